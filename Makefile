@@ -1,0 +1,128 @@
+# Warble build.  Everything is built out of tree under $(BUILD).
+#
+#   make            libraries, daemons, tools and tests
+#   make deps       install what a fresh Debian 12 machine lacks (as root)
+#   make test       every test; ends with "tests: N passed, M failed"
+#   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
+#   make run        install deps, build, start all five daemons locally
+#   make bench      store vs raw RocksDB and the fan-out load benchmarks
+#   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
+#   make install    PREFIX=/usr/local DESTDIR= : SDK, headers, warblectl
+#
+# Libraries: nng ships no pkg-config file in Debian 12, so it is linked
+# as -lnng; msgpack-c, RocksDB, libsodium, jansson and Criterion are found
+# with pkg-config.
+
+SANITIZE ?=
+ifeq ($(SANITIZE),1)
+BUILD   ?= build-san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD   ?= build
+SANFLAGS =
+endif
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+PKGS     = msgpack rocksdb libsodium jansson
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+WFLAGS   = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+INCS     = -Iproto -Ishared/hb -Ishared/rt -Ishared/sdk
+ALL_CFLAGS  = $(WFLAGS) $(CFLAGS) $(SANFLAGS) -fPIC -MMD -MP -D_GNU_SOURCE $(INCS) \
+              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+EXT_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnng -lpthread -lm
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+
+# Each library is every .c in its folder except tests (*_test.c),
+# benchmarks (*_bench.c) and fuzz targets (*_fuzz.c).
+lib_srcs = $(filter-out %_test.c %_bench.c %_fuzz.c,$(wildcard $(1)/*.c))
+objs     = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+PROTO_SRCS = $(call lib_srcs,proto)
+HB_SRCS    = $(call lib_srcs,shared/hb)
+RT_SRCS    = $(call lib_srcs,shared/rt)
+SDK_SRCS   = $(call lib_srcs,shared/sdk)
+
+LIB_PROTO = $(BUILD)/lib/libwbproto.a
+LIB_HB    = $(BUILD)/lib/libhb.a
+LIB_RT    = $(BUILD)/lib/librt.a
+LIB_SDK   = $(BUILD)/lib/libwarble.a
+LIBS      = $(LIB_SDK) $(LIB_RT) $(LIB_HB) $(LIB_PROTO)
+
+# Services: services/NAME/main.c is the daemon's entry point; the other
+# .c files of the folder form libsvc_NAME.a, which its tests link too.
+SERVICES  = $(notdir $(patsubst %/main.c,%,$(wildcard services/*/main.c)))
+SVC_BINS  = $(patsubst %,$(BUILD)/bin/warble-%,$(SERVICES))
+svc_lib   = $(BUILD)/lib/libsvc_$(1).a
+
+# Tools: tools/NAME.c or tools/NAME/*.c are built as $(BUILD)/bin/NAME.
+TOOL_BINS = $(patsubst tools/%.c,$(BUILD)/bin/%,$(wildcard tools/*.c))
+
+# Tests: every *_test.c becomes one Criterion binary in $(BUILD)/test/.
+TEST_SRCS  = $(shell find proto shared services tests -name '*_test.c' 2>/dev/null)
+TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
+BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
+BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
+
+.PHONY: all deps test check bench fuzz run install clean
+all: $(LIBS) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB_PROTO): $(call objs,$(PROTO_SRCS))
+$(LIB_HB):    $(call objs,$(HB_SRCS))
+$(LIB_RT):    $(call objs,$(RT_SRCS))
+$(LIB_SDK):   $(call objs,$(SDK_SRCS))
+$(BUILD)/lib/%.a:
+	@mkdir -p $(dir $@)
+	rm -f $@ && $(AR) rcs $@ $^
+
+define service_rules
+$(call svc_lib,$(1)): $(call objs,$(filter-out %/main.c,$(call lib_srcs,services/$(1))))
+$(BUILD)/bin/warble-$(1): $(BUILD)/obj/services/$(1)/main.o $(call svc_lib,$(1)) $(LIBS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS)
+endef
+$(foreach s,$(SERVICES),$(eval $(call service_rules,$(s))))
+
+$(BUILD)/bin/%: $(BUILD)/obj/tools/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXT_LIBS)
+
+# A test links its own folder's service library (if any) and every shared library.
+define test_rules
+$(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter services/%,$(1)),$(call svc_lib,$(word 2,$(subst /, ,$(1))))) $(LIBS) | $(SVC_BINS) $(TOOL_BINS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o %.a,$$^) $$(EXT_LIBS) $$(shell pkg-config --libs criterion)
+endef
+$(foreach t,$(TEST_SRCS),$(eval $(call test_rules,$(t))))
+
+define bench_rules
+$(BUILD)/bench/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS)
+endef
+$(foreach b,$(BENCH_SRCS),$(eval $(call bench_rules,$(b))))
+
+deps:
+	@tests/deps.sh
+
+test check: all
+	@BUILD=$(BUILD) tests/run.sh
+
+bench: all
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+fuzz:
+	@$(MAKE) -f tests/fuzz.mk
+
+run: deps all
+	@BUILD=$(BUILD) deploy/warble-local
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,324 @@
+/*
+ * wb_proto.h - the Warble wire protocol: every field, every operation, and
+ * the message object the codec reads and writes.  This file is the one
+ * source of truth used by the services, the SDK and the HTTP mapping.
+ *
+ * A message is a msgpack map from field names to values:
+ *
+ *   request  {"op": "post.publish", "v": 1, "uid": 7, "text": "hi"}
+ *   reply    {"ok": true, "id": 51234...}
+ *   error    {"ok": false, "err": "TEXT_TOO_LONG", "msg": "post text ..."}
+ *
+ * Field values have one type each, fixed below; nested records (posts,
+ * users, events, stats) are arrays of maps built from the same fields.
+ */
+#ifndef WB_PROTO_H
+#define WB_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wb_errors.h"
+
+#define WB_PROTO_VERSION 1
+
+/* Value types.  ID and IDS are u64 on the wire but strings in JSON, since
+ * post ids exceed 2^53 (JavaScript's exact integer range). */
+typedef enum wb_type {
+	WB_T_U64,
+	WB_T_ID,
+	WB_T_BOOL,
+	WB_T_STR,
+	WB_T_U64S,
+	WB_T_IDS,
+	WB_T_OBJS,
+} wb_type;
+
+/*   enum        wire name      type     meaning */
+#define WB_FIELDS(X)                                                            \
+	X(OP,        "op",          STR)  /* operation name (requests) */       \
+	X(V,         "v",           U64)  /* protocol version (requests) */     \
+	X(OK,        "ok",          BOOL) /* reply status */                    \
+	X(ERR,       "err",         STR)  /* error code name (error replies) */ \
+	X(MSG,       "msg",         STR)  /* human error message */             \
+	X(TOKEN,     "token",       STR)  /* session token */                   \
+	X(UID,       "uid",         U64)  /* user id */                         \
+	X(UIDS,      "uids",        U64S) /* user ids */                        \
+	X(TARGET,    "target",      U64)  /* the other user of a relation */    \
+	X(NAME,      "name",        STR)  /* username */                        \
+	X(PASSWORD,  "password",    STR)  /* password (never stored/logged) */  \
+	X(DISPLAY,   "display",     STR)  /* display name */                    \
+	X(BIO,       "bio",         STR)  /* profile text */                    \
+	X(CREATED,   "created",     U64)  /* ms since Unix epoch */             \
+	X(ID,        "id",          ID)   /* post id */                         \
+	X(IDS,       "ids",         IDS)  /* post ids */                        \
+	X(AUTHOR,    "author",      U64)  /* author uid */                      \
+	X(AUTHOR_NAME, "author_name", STR) /* author username (hydrated) */     \
+	X(TEXT,      "text",        STR)  /* post text */                       \
+	X(TIME,      "time",        U64)  /* ms since Unix epoch */             \
+	X(BEFORE,    "before",      ID)   /* page cursor: ids below this */     \
+	X(AFTER,     "after",       U64)  /* page cursor: uids above this */    \
+	X(SINCE,     "since",       U64)  /* time range start, ms, inclusive */ \
+	X(UNTIL,     "until",       U64)  /* time range end, ms, exclusive */   \
+	X(LIMIT,     "limit",       U64)  /* page size */                       \
+	X(NEXT,      "next",        ID)   /* cursor of the next page, if any */ \
+	X(FOLLOWING, "following",   U64)  /* following count */                 \
+	X(FOLLOWERS, "followers",   U64)  /* follower count */                  \
+	X(FOLLOWED,  "followed",    BOOL) /* the caller follows this user */    \
+	X(POSTS,     "posts",       OBJS) /* post records */                    \
+	X(USERS,     "users",       OBJS) /* user records */                    \
+	X(MISSING,   "missing",     U64S) /* requested ids not found */         \
+	X(EVENTS,    "events",      OBJS) /* event records */                   \
+	X(SOURCE,    "source",      STR)  /* event source service */            \
+	X(SEQ,       "seq",         U64)  /* event sequence number */           \
+	X(FROM,      "from",        U64)  /* first seq to read */               \
+	X(LAST,      "last",        U64)  /* last seq in a log */               \
+	X(TYPE,      "type",        STR)  /* event type */                      \
+	X(SERVICE,   "service",     STR)  /* service name (stats) */            \
+	X(UPTIME,    "uptime_ms",   U64)  /* ms since start (stats) */          \
+	X(STATS,     "stats",       OBJS) /* per-operation stats */             \
+	X(COUNT,     "count",       U64)  /* requests (stats) */                \
+	X(ERRORS,    "errors",      U64)  /* error replies (stats) */           \
+	X(SUM_US,    "sum_us",      U64)  /* total latency, us (stats) */       \
+	X(HIST,      "hist",        U64S) /* latency histogram (stats) */       \
+	X(GAUGES,    "gauges",      OBJS) /* named values (stats) */            \
+	X(VALUE,     "value",       U64)  /* a gauge value */
+
+typedef enum wb_field {
+#define WB_FIELD_ENUM(e, name, type) WB_F_##e,
+	WB_FIELDS(WB_FIELD_ENUM)
+#undef WB_FIELD_ENUM
+	WB_F_COUNT
+} wb_field;
+
+/* WB_M(F) is the bit of field F in an operation's field masks. */
+#define WB_M(f) (UINT64_C(1) << WB_F_##f)
+
+/*
+ * Operations: enum, wire name, required fields, optional fields.
+ * Internal operations are prefixed with their service; the unprefixed
+ * ones are the gateway's public API (token = the caller's session).
+ */
+#define WB_OPS(X)                                                                  \
+	/* every service */                                                        \
+	X(PING,           "ping",             0, 0)                                \
+	X(STATS,          "stats",            0, 0)                                \
+	/* user service */                                                         \
+	X(USER_REGISTER,  "user.register",    WB_M(NAME) | WB_M(PASSWORD), 0)      \
+	X(USER_LOGIN,     "user.login",       WB_M(NAME) | WB_M(PASSWORD), 0)      \
+	X(USER_LOGOUT,    "user.logout",      WB_M(TOKEN), 0)                      \
+	X(USER_AUTH,      "user.auth",        WB_M(TOKEN), 0)                      \
+	X(USER_GET,       "user.get",         WB_M(UIDS), 0)                       \
+	X(USER_LOOKUP,    "user.lookup",      WB_M(NAME), 0)                       \
+	X(USER_UPDATE,    "user.update",      WB_M(UID), WB_M(DISPLAY) | WB_M(BIO)) \
+	/* relation service */                                                     \
+	X(REL_FOLLOW,     "rel.follow",       WB_M(UID) | WB_M(TARGET), 0)         \
+	X(REL_UNFOLLOW,   "rel.unfollow",     WB_M(UID) | WB_M(TARGET), 0)         \
+	X(REL_FOLLOWING,  "rel.following",    WB_M(UID), WB_M(AFTER) | WB_M(LIMIT)) \
+	X(REL_FANS,       "rel.fans",         WB_M(UID), WB_M(AFTER) | WB_M(LIMIT)) \
+	X(REL_IS_FOLLOWING, "rel.is_following", WB_M(UID) | WB_M(TARGET), 0)       \
+	X(REL_COUNTS,     "rel.counts",       WB_M(UIDS), 0)                       \
+	X(REL_LOG,        "rel.log",          WB_M(FROM), WB_M(LIMIT))             \
+	/* content service */                                                      \
+	X(POST_PUBLISH,   "post.publish",     WB_M(UID) | WB_M(TEXT), 0)           \
+	X(POST_GET,       "post.get",         WB_M(IDS), 0)                        \
+	X(POST_TIMELINE,  "post.timeline",    WB_M(UID),                           \
+	    WB_M(BEFORE) | WB_M(LIMIT) | WB_M(SINCE) | WB_M(UNTIL))                \
+	X(POST_DELETE,    "post.delete",      WB_M(UID) | WB_M(ID), 0)             \
+	X(POST_LOG,       "post.log",         WB_M(FROM), WB_M(LIMIT))             \
+	/* inbox service */                                                        \
+	X(INBOX_HOME,     "inbox.home",       WB_M(UID), WB_M(BEFORE) | WB_M(LIMIT)) \
+	/* pub/sub: a batch of events from one source */                          \
+	X(EVENTS,         "events",           WB_M(SOURCE) | WB_M(EVENTS), 0)      \
+	/* gateway: the public API */                                              \
+	X(REGISTER,       "register",         WB_M(NAME) | WB_M(PASSWORD), 0)      \
+	X(LOGIN,          "login",            WB_M(NAME) | WB_M(PASSWORD), 0)      \
+	X(LOGOUT,         "logout",           WB_M(TOKEN), 0)                      \
+	X(WHOAMI,         "whoami",           WB_M(TOKEN), 0)                      \
+	X(PUBLISH,        "publish",          WB_M(TOKEN) | WB_M(TEXT), 0)         \
+	X(DELETE,         "delete",           WB_M(TOKEN) | WB_M(ID), 0)           \
+	X(HOME,           "home",             WB_M(TOKEN), WB_M(BEFORE) | WB_M(LIMIT)) \
+	X(TIMELINE,       "timeline",         WB_M(NAME), WB_M(TOKEN) |            \
+	    WB_M(BEFORE) | WB_M(LIMIT) | WB_M(SINCE) | WB_M(UNTIL))                \
+	X(FOLLOW,         "follow",           WB_M(TOKEN) | WB_M(NAME), 0)         \
+	X(UNFOLLOW,       "unfollow",         WB_M(TOKEN) | WB_M(NAME), 0)         \
+	X(FOLLOWING_LIST, "following",        WB_M(NAME), WB_M(TOKEN) | WB_M(AFTER) | WB_M(LIMIT)) \
+	X(FANS_LIST,      "fans",             WB_M(NAME), WB_M(TOKEN) | WB_M(AFTER) | WB_M(LIMIT)) \
+	X(PROFILE,        "profile",          WB_M(NAME), WB_M(TOKEN))             \
+	X(UPDATE_PROFILE, "update_profile",   WB_M(TOKEN), WB_M(DISPLAY) | WB_M(BIO))
+
+typedef enum wb_op {
+	WB_OP_NONE = 0,
+#define WB_OP_ENUM(e, name, req, opt) WB_OP_##e,
+	WB_OPS(WB_OP_ENUM)
+#undef WB_OP_ENUM
+	WB_OP_COUNT
+} wb_op;
+
+/*
+ * wb_obj: a map of known fields.  A root object owns an arena; every
+ * string, array and nested object set on it (or decoded into it) lives in
+ * that arena and is freed with the root by wb_msg_free.  Objects are small
+ * (fields are stored sparsely) and not thread-safe.
+ */
+typedef struct wb_obj   wb_obj;
+typedef struct wb_arena wb_arena;
+
+typedef struct wb_val {
+	uint16_t field; /* wb_field */
+	union {
+		uint64_t u;
+		bool     b;
+		struct {
+			const char *p; /* NUL-terminated */
+			uint32_t    n;
+		} s;
+		struct {
+			uint64_t *v;
+			uint32_t  n;
+		} a;
+		struct {
+			wb_obj  *v;
+			uint32_t n;
+		} o;
+	};
+} wb_val;
+
+struct wb_obj {
+	wb_arena *arena;
+	wb_val   *vals;
+	uint16_t  n, cap;
+};
+
+/* Limits the decoder enforces; wb_limits_default gives sane defaults. */
+typedef struct wb_limits {
+	size_t max_bytes;   /* whole message (default 4 MiB) */
+	size_t max_str;     /* one string (default 64 KiB) */
+	size_t max_array;   /* elements of one array (default 100000) */
+	size_t max_fields;  /* fields of one map (default 64) */
+	int    max_depth;   /* nesting of maps/arrays (default 4) */
+} wb_limits;
+
+extern const wb_limits wb_limits_default;
+
+/* wb_field_name returns a field's wire name. */
+const char *wb_field_name(wb_field f);
+
+/* wb_field_type returns a field's value type. */
+wb_type wb_field_type(wb_field f);
+
+/* wb_field_lookup maps a wire name to a field, or returns -1. */
+int wb_field_lookup(const char *name, size_t len);
+
+/* wb_op_name returns an operation's wire name ("?" for WB_OP_NONE). */
+const char *wb_op_name(wb_op op);
+
+/* wb_op_lookup maps a wire name to an operation, or WB_OP_NONE. */
+wb_op wb_op_lookup(const char *name, size_t len);
+
+/* wb_op_fields gives an operation's required and optional field masks. */
+void wb_op_fields(wb_op op, uint64_t *required, uint64_t *optional);
+
+/* wb_msg_new creates an empty root object with its own arena (NULL if out of memory). */
+wb_obj *wb_msg_new(void);
+
+/* wb_msg_free frees a root object and everything in its arena; NULL is ignored. */
+void wb_msg_free(wb_obj *m);
+
+/* wb_request creates a root object with op and protocol version set. */
+wb_obj *wb_request(wb_op op);
+
+/* wb_reset empties a root object and its arena for reuse. */
+void wb_reset(wb_obj *m);
+
+/* wb_set_u64 sets a U64/ID field (replacing any value); returns a wb_err. */
+int wb_set_u64(wb_obj *o, wb_field f, uint64_t v);
+
+/* wb_set_bool sets a BOOL field. */
+int wb_set_bool(wb_obj *o, wb_field f, bool v);
+
+/* wb_set_str copies n bytes into a STR field (NUL-terminated copy). */
+int wb_set_str(wb_obj *o, wb_field f, const char *s, size_t n);
+
+/* wb_set_cstr sets a STR field from a C string. */
+int wb_set_cstr(wb_obj *o, wb_field f, const char *s);
+
+/* wb_set_u64s copies an array into a U64S/IDS field. */
+int wb_set_u64s(wb_obj *o, wb_field f, const uint64_t *v, size_t n);
+
+/* wb_add_u64s allocates an n-element U64S/IDS field for the caller to fill (NULL on error). */
+uint64_t *wb_add_u64s(wb_obj *o, wb_field f, size_t n);
+
+/* wb_add_objs allocates n empty nested objects in an OBJS field (NULL on error). */
+wb_obj *wb_add_objs(wb_obj *o, wb_field f, size_t n);
+
+/* wb_shrink shortens an array field already set to n elements (n <= current). */
+void wb_shrink(wb_obj *o, wb_field f, size_t n);
+
+/* wb_del removes a field if present. */
+void wb_del(wb_obj *o, wb_field f);
+
+/* wb_has tells whether a field is present. */
+bool wb_has(const wb_obj *o, wb_field f);
+
+/* wb_get_u64 reads a U64/ID field; false if absent. */
+bool wb_get_u64(const wb_obj *o, wb_field f, uint64_t *out);
+
+/* wb_u64 reads a U64/ID field or returns dflt. */
+uint64_t wb_u64(const wb_obj *o, wb_field f, uint64_t dflt);
+
+/* wb_get_bool reads a BOOL field; false if absent. */
+bool wb_get_bool(const wb_obj *o, wb_field f, bool *out);
+
+/* wb_get_str reads a STR field (NUL-terminated, length in *n if n != NULL). */
+bool wb_get_str(const wb_obj *o, wb_field f, const char **s, size_t *n);
+
+/* wb_str reads a STR field or returns dflt. */
+const char *wb_str(const wb_obj *o, wb_field f, const char *dflt);
+
+/* wb_get_u64s reads a U64S/IDS field. */
+bool wb_get_u64s(const wb_obj *o, wb_field f, const uint64_t **v, size_t *n);
+
+/* wb_get_objs reads an OBJS field. */
+bool wb_get_objs(const wb_obj *o, wb_field f, const wb_obj **v, size_t *n);
+
+/* wb_op_of returns a request's operation (WB_OP_NONE if absent or unknown). */
+wb_op wb_op_of(const wb_obj *req);
+
+/*
+ * wb_check_request validates a decoded request: known op, supported
+ * version, every required field present, no field the op does not take.
+ * On error it writes a human message to err (errlen bytes).
+ */
+int wb_check_request(const wb_obj *req, wb_op *op, char *err, size_t errlen);
+
+/* wb_reply_ok turns an empty root object into a success reply. */
+int wb_reply_ok(wb_obj *rep);
+
+/* wb_reply_error resets rep into an error reply with code and a printf-style message (NULL fmt: the code's message). */
+int wb_reply_error(wb_obj *rep, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* wb_reply_code returns WB_OK for a success reply, else the error code it carries (and its message in *msg). */
+int wb_reply_code(const wb_obj *rep, const char **msg);
+
+/* wb_write_fn receives encoded bytes; returns 0 or a nonzero error. */
+typedef int (*wb_write_fn)(void *arg, const char *buf, size_t len);
+
+/* wb_encode writes m as msgpack through fn. */
+int wb_encode(const wb_obj *m, wb_write_fn fn, void *arg);
+
+/* wb_encode_buf encodes m into a malloc'd buffer the caller frees. */
+int wb_encode_buf(const wb_obj *m, char **buf, size_t *len);
+
+/*
+ * wb_decode parses msgpack bytes into a new root object.  It checks every
+ * declared length against the bytes present and the limits before anything
+ * is allocated, so hostile input costs at most O(len) memory.  On error it
+ * returns a code (WB_EBADMSG, WB_ETOOBIG, WB_ENOMEM) and a message in err.
+ */
+int wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim,
+    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * rt_client.h - a REQ client for service-to-service calls and the SDK.
+ * Thread-safe: each call opens its own nng context, so many threads can
+ * call through one client at once.  Every call has a deadline; a server
+ * that is gone gives WB_EUNAVAIL or WB_ETIMEDOUT, never a hang.
+ */
+#ifndef RT_CLIENT_H
+#define RT_CLIENT_H
+
+#include "wb_proto.h"
+
+typedef struct rt_client rt_client;
+
+typedef struct rt_client_opts {
+	int timeout_ms; /* whole-call deadline (default 5000) */
+	int retries;    /* resends after a timeout, for idempotent calls (default 0) */
+	size_t max_msg; /* largest reply in bytes (default 16 MiB) */
+} rt_client_opts;
+
+/* rt_client_open dials url (non-blocking: the connection is made in the background). */
+int rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts);
+
+/* rt_client_close closes the client; NULL is ignored. */
+void rt_client_close(rt_client *c);
+
+/*
+ * rt_call sends req and waits for the reply.  Returns WB_OK with *rep a
+ * success reply, the server's error code with *rep the error reply (its
+ * message via wb_reply_code), or a transport error (WB_EUNAVAIL,
+ * WB_ETIMEDOUT, WB_EBADMSG) with *rep NULL.  The caller frees *rep.
+ */
+int rt_call(rt_client *c, const wb_obj *req, wb_obj **rep);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * rt_server.h - a REP server: many nng contexts in flight, each a small
+ * state machine (RECV -> WORK -> SEND), with the work (decoding, the
+ * handler, encoding) run on a worker pool so nng's callbacks never block.
+ *
+ * ping and stats are built in; stats reports per-op counts, errors and
+ * latency histograms, plus any gauges the service registers.
+ */
+#ifndef RT_SERVER_H
+#define RT_SERVER_H
+
+#include <stdint.h>
+
+#include "wb_proto.h"
+
+typedef struct rt_server rt_server;
+
+/* A handler runs on a worker thread, may block, fills rep and returns a
+ * wb_err.  A nonzero return with rep left empty becomes an error reply
+ * with the code's message; handlers call wb_reply_error for a better one. */
+typedef int (*rt_handler_fn)(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* A gauge reads one named figure for stats. */
+typedef uint64_t (*rt_gauge_fn)(void *arg);
+
+typedef struct rt_server_opts {
+	const char *name;     /* service name, for logs and stats */
+	const char *url;      /* listen URL */
+	int         workers;  /* worker threads (default 8) */
+	int         contexts; /* requests in flight (default 64) */
+	size_t      max_msg;  /* largest request in bytes (default 4 MiB) */
+} rt_server_opts;
+
+/* rt_server_open creates a server (not yet listening). */
+int rt_server_open(rt_server **out, const rt_server_opts *opts);
+
+/* rt_server_handle routes op to fn; call before rt_server_start. */
+int rt_server_handle(rt_server *s, wb_op op, rt_handler_fn fn, void *arg);
+
+/* rt_server_gauge adds a named figure to the stats reply; call before rt_server_start. */
+int rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg);
+
+/* rt_server_start listens and begins serving. */
+int rt_server_start(rt_server *s);
+
+/* rt_server_close stops accepting, finishes requests in flight, and frees the server. */
+void rt_server_close(rt_server *s);
+
+/* rt_wait_for_signal blocks until SIGTERM or SIGINT (the handler only sets a flag). */
+void rt_wait_for_signal(void);
+
+/* rt_signal_init installs the SIGTERM/SIGINT handler and ignores SIGPIPE. */
+void rt_signal_init(void);
+
+/* rt_stopping tells whether SIGTERM or SIGINT has arrived. */
+bool rt_stopping(void);
+
+#endif

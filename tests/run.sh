@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test binary in $BUILD/test (Criterion, TAP output), each
+# under a time limit, and ends with one line: "tests: N passed, M failed".
+# A binary that crashes or times out counts as one failed test more.
+#   TESTS="hb_test codec_test" tests/run.sh    runs only those binaries
+set -u
+BUILD=${BUILD:-build}
+LIMIT=${TEST_TIMEOUT:-900}
+JOBS=${TEST_JOBS:-2}
+cd "$(dirname "$0")/.."
+bins=()
+if [ -n "${TESTS:-}" ]; then
+	for t in $TESTS; do bins+=("$BUILD/test/$t"); done
+else
+	for t in "$BUILD"/test/*; do [ -x "$t" ] && bins+=("$t"); done
+fi
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+passed=0 failed=0
+for bin in "${bins[@]}"; do
+	name=$(basename "$bin")
+	start=$(date +%s)
+	timeout --kill-after=10 "$LIMIT" "$bin" --tap=- -j"$JOBS" >"$log/$name.tap" 2>"$log/$name.err"
+	rc=$?
+	p=$(grep -c '^ok ' "$log/$name.tap")
+	f=$(grep -c '^not ok ' "$log/$name.tap")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1 # crashed, timed out or failed outside a test
+		echo "not ok - $name exited with status $rc" >>"$log/$name.tap"
+	fi
+	passed=$((passed + p)) failed=$((failed + f))
+	printf '%-28s %4d passed %4d failed  %3ds\n' "$name" "$p" "$f" $(($(date +%s) - start))
+	if [ "$f" -ne 0 ]; then
+		grep -A12 '^not ok' "$log/$name.tap" | sed 's/^/    /'
+		tail -n 30 "$log/$name.err" | sed 's/^/    stderr: /'
+	fi
+done
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
