@@ -154,6 +154,8 @@ int hb_write(hb_table *t, hb_batch *b);
 typedef struct hb_scan_opts {
 	const void *start_row; /* first row, inclusive */
 	size_t      start_row_len;
+	const void *start_qual; /* in start_row only: first qualifier, inclusive */
+	size_t      start_qual_len;
 	const void *stop_row; /* last row, exclusive */
 	size_t      stop_row_len;
 	const void *row_prefix; /* only rows starting with these bytes */
