@@ -89,7 +89,7 @@ typedef enum wb_field {
 #define WB_FIELD_ENUM(e, name, type) WB_F_##e,
 	WB_FIELDS(WB_FIELD_ENUM)
 #undef WB_FIELD_ENUM
-	WB_F_COUNT
+	WB_FIELD_COUNT /* number of fields (WB_F_COUNT is the "count" field) */
 } wb_field;
 
 /* WB_M(F) is the bit of field F in an operation's field masks. */
@@ -282,6 +282,9 @@ bool wb_get_u64s(const wb_obj *o, wb_field f, const uint64_t **v, size_t *n);
 
 /* wb_get_objs reads an OBJS field. */
 bool wb_get_objs(const wb_obj *o, wb_field f, const wb_obj **v, size_t *n);
+
+/* wb_equal tells whether two objects hold the same fields with the same values (order aside). */
+bool wb_equal(const wb_obj *a, const wb_obj *b);
 
 /* wb_op_of returns a request's operation (WB_OP_NONE if absent or unknown). */
 wb_op wb_op_of(const wb_obj *req);
