@@ -1,0 +1,238 @@
+/*
+ * rt_client.c - REQ client with a deadline on every call.
+ *
+ * One req0 socket per client, dialed in the background (NNG_FLAG_NONBLOCK)
+ * so that a client can be opened before its server is up; nng redials on
+ * its own.  Each rt_call opens a fresh context, so calls from many
+ * threads share the connection without sharing state.  Both the send and
+ * the receive carry a timeout: a synchronous REQ send waits forever for a
+ * pipe once the server is gone, so the send needs one as much as the
+ * receive.
+ *
+ * The client counts its connected pipes (pipe notifications) to tell a
+ * server that is not there (WB_EUNAVAIL) from one that is slow
+ * (WB_ETIMEDOUT).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "rt_client.h"
+
+#define RT_CLIENT_TIMEOUT_MS 5000
+#define RT_CLIENT_MAX_MSG    (16u << 20)
+#define RT_CLIENT_RECONN_MIN 10
+#define RT_CLIENT_RECONN_MAX 500
+#define RT_CLIENT_RESEND_MS  (3600 * 1000) /* calls retry by themselves */
+
+struct rt_client {
+	nng_socket sock;
+	int        timeout_ms;
+	int        retries;
+	size_t     max_msg;
+	atomic_int npipes;
+};
+
+static int64_t
+rt_client_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+rt_client_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	rt_client *c = arg;
+
+	(void) p;
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		atomic_fetch_add(&c->npipes, 1);
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		atomic_fetch_sub(&c->npipes, 1);
+	}
+}
+
+/* rt_client_open dials url (non-blocking: the connection is made in the background). */
+int
+rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
+{
+	rt_client *c;
+	int        rv;
+
+	if (url == NULL) {
+		return WB_EINVAL;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		return WB_ENOMEM;
+	}
+	c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : RT_CLIENT_TIMEOUT_MS;
+	c->retries    = opts != NULL && opts->retries > 0 ? opts->retries : 0;
+	c->max_msg    = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_CLIENT_MAX_MSG;
+	atomic_init(&c->npipes, 0);
+	if ((rv = nng_req0_open(&c->sock)) != 0) {
+		free(c);
+		return WB_ENOMEM;
+	}
+	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, c->max_msg);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, RT_CLIENT_RECONN_MIN);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, RT_CLIENT_RECONN_MAX);
+	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, RT_CLIENT_RESEND_MS);
+	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, c->timeout_ms);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, c->timeout_ms);
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, rt_client_pipe_cb, c);
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, rt_client_pipe_cb, c);
+	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		nng_close(c->sock);
+		free(c);
+		return WB_EINVAL; /* a URL nng cannot parse or a transport it lacks */
+	}
+	*out = c;
+	return WB_OK;
+}
+
+/* rt_client_close closes the client; NULL is ignored. */
+void
+rt_client_close(rt_client *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	nng_close(c->sock);
+	free(c);
+}
+
+static int
+rt_client_err(rt_client *c, int nrv)
+{
+	switch (nrv) {
+	case NNG_ETIMEDOUT:
+		return atomic_load(&c->npipes) > 0 ? WB_ETIMEDOUT : WB_EUNAVAIL;
+	case NNG_ENOMEM:
+		return WB_ENOMEM;
+	default:
+		/* ECLOSED, ECONNREFUSED, ECONNRESET, ECONNSHUT, ECANCELED... */
+		return WB_EUNAVAIL;
+	}
+}
+
+static int
+rt_client_msg_write(void *arg, const char *buf, size_t len)
+{
+	return nng_msg_append(arg, buf, len) == 0 ? 0 : WB_ENOMEM;
+}
+
+/* rt_client_attempt sends msg (consumed) on a fresh context and waits up to ms for the reply. */
+static int
+rt_client_attempt(rt_client *c, nng_msg *msg, int ms, nng_msg **reply)
+{
+	nng_ctx  ctx;
+	nng_aio *aio;
+	int64_t  end = rt_client_now_ms() + ms;
+	int64_t  left;
+	int      rv;
+
+	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0) {
+		nng_msg_free(msg);
+		return WB_ENOMEM;
+	}
+	if ((rv = nng_ctx_open(&ctx, c->sock)) != 0) {
+		nng_aio_free(aio);
+		nng_msg_free(msg);
+		return rt_client_err(c, rv);
+	}
+	nng_ctx_set_ms(ctx, NNG_OPT_SENDTIMEO, ms);
+	nng_ctx_set_ms(ctx, NNG_OPT_RECVTIMEO, ms);
+
+	nng_aio_set_msg(aio, msg);
+	nng_aio_set_timeout(aio, ms);
+	nng_ctx_send(ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(aio)); /* a failed send leaves the msg with us */
+		goto out;
+	}
+	left = end - rt_client_now_ms();
+	nng_aio_set_timeout(aio, left > 0 ? (nng_duration) left : 1);
+	nng_ctx_recv(ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) == 0) {
+		*reply = nng_aio_get_msg(aio);
+	}
+out:
+	nng_ctx_close(ctx);
+	nng_aio_free(aio);
+	return rv == 0 ? WB_OK : rt_client_err(c, rv);
+}
+
+/*
+ * rt_call sends req and waits for the reply.  Returns WB_OK with *rep a
+ * success reply, the server's error code with *rep the error reply (its
+ * message via wb_reply_code), or a transport error (WB_EUNAVAIL,
+ * WB_ETIMEDOUT, WB_EBADMSG) with *rep NULL.  The caller frees *rep.
+ */
+int
+rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
+{
+	nng_msg  *msg, *reply = NULL;
+	wb_obj   *r           = NULL;
+	wb_limits lim         = wb_limits_default;
+	int64_t   deadline    = rt_client_now_ms() + c->timeout_ms;
+	int       attempts    = c->retries + 1;
+	char        err[128];
+	const char *emsg;
+	int         rv;
+
+	*rep = NULL;
+	if (nng_msg_alloc(&msg, 0) != 0) {
+		return WB_ENOMEM;
+	}
+	if ((rv = wb_encode(req, rt_client_msg_write, msg)) != 0) {
+		nng_msg_free(msg);
+		return rv;
+	}
+	rv = WB_ETIMEDOUT;
+	for (int a = 0; a < attempts; a++) {
+		int64_t  left = deadline - rt_client_now_ms();
+		nng_msg *m;
+
+		if (left <= 0) {
+			break;
+		}
+		if (a + 1 < attempts) {
+			/* share what is left fairly between the remaining attempts */
+			left /= attempts - a;
+			if (nng_msg_dup(&m, msg) != 0) {
+				rv = WB_ENOMEM;
+				break;
+			}
+		} else {
+			m   = msg;
+			msg = NULL;
+		}
+		rv = rt_client_attempt(c, m, left > 0 ? (int) left : 1, &reply);
+		if (rv != WB_ETIMEDOUT && rv != WB_EUNAVAIL) {
+			break;
+		}
+	}
+	if (msg != NULL) {
+		nng_msg_free(msg);
+	}
+	if (rv != WB_OK) {
+		return rv;
+	}
+	lim.max_bytes = c->max_msg;
+	rv = wb_decode(&r, nng_msg_body(reply), nng_msg_len(reply), &lim, err, sizeof(err));
+	nng_msg_free(reply);
+	if (rv != 0) {
+		return rv == WB_ENOMEM ? WB_ENOMEM : WB_EBADMSG;
+	}
+	*rep = r;
+	return wb_reply_code(r, &emsg);
+}

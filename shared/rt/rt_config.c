@@ -1,0 +1,147 @@
+/*
+ * rt_config.c - WARBLE_* environment variables overridden by --flags, with
+ * usage generated from the same rt_opt table.  A value comes from, in
+ * order: the flag, the environment (an empty variable counts as unset),
+ * the default; an option without a default is required.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_config.h"
+#include "wb_errors.h"
+
+#define RT_CONFIG_MAX 64
+
+static void
+rt_config_usage(const rt_opt *opts, const char *prog, const char *summary, FILE *f)
+{
+	fprintf(f, "usage: %s [--flag=value ...]\n", prog);
+	if (summary != NULL) {
+		fprintf(f, "%s\n", summary);
+	}
+	fprintf(f, "\nflags (a flag overrides its environment variable):\n");
+	for (const rt_opt *o = opts; o->flag != NULL; o++) {
+		fprintf(f, "  --%-22s %s\n", o->flag, o->help != NULL ? o->help : "");
+		fprintf(f, "  %-24s env %s, ", "", o->env != NULL ? o->env : "(none)");
+		if (o->dflt != NULL) {
+			fprintf(f, "default \"%s\"\n", o->dflt);
+		} else {
+			fprintf(f, "required\n");
+		}
+	}
+	fprintf(f, "  --%-22s %s\n", "help", "print this help and exit");
+}
+
+/* rt_config_parse fills every option from flag, env or default (in that order);
+ * prints usage and returns RT_CONFIG_HELP on --help, a message and WB_EINVAL on bad flags. */
+int
+rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc,
+    char **argv)
+{
+	struct option lopts[RT_CONFIG_MAX + 2];
+	const char   *flagval[RT_CONFIG_MAX];
+	int           n = 0;
+	int           c, idx;
+
+	if (prog == NULL) {
+		prog = "warble";
+	}
+	for (const rt_opt *o = opts; o->flag != NULL; o++) {
+		if (n == RT_CONFIG_MAX) {
+			fprintf(stderr, "%s: too many options (max %d)\n", prog, RT_CONFIG_MAX);
+			return WB_EINVAL;
+		}
+		lopts[n].name    = o->flag;
+		lopts[n].has_arg = required_argument;
+		lopts[n].flag    = NULL;
+		lopts[n].val     = 0;
+		flagval[n]       = NULL;
+		n++;
+	}
+	lopts[n]     = (struct option) { "help", no_argument, NULL, 'h' };
+	lopts[n + 1] = (struct option) { NULL, 0, NULL, 0 };
+
+	optind = 0; /* GNU: full reinitialisation, so parse can run again */
+	opterr = 0;
+	for (;;) {
+		idx = -1;
+		c   = getopt_long(argc, argv, ":h", lopts, &idx);
+		if (c == -1) {
+			break;
+		}
+		if (c == 'h') {
+			rt_config_usage(opts, prog, summary, stdout);
+			return RT_CONFIG_HELP;
+		}
+		if (c == ':') {
+			fprintf(stderr, "%s: option '%s' needs a value (see --help)\n", prog,
+			    argv[optind - 1]);
+			return WB_EINVAL;
+		}
+		if (c == '?' || idx < 0 || idx >= n) {
+			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog,
+			    argv[optind - 1]);
+			return WB_EINVAL;
+		}
+		flagval[idx] = optarg;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", prog, argv[optind]);
+		return WB_EINVAL;
+	}
+
+	idx = 0;
+	for (rt_opt *o = opts; o->flag != NULL; o++, idx++) {
+		const char *v = flagval[idx];
+
+		if (v == NULL && o->env != NULL) {
+			v = getenv(o->env);
+			if (v != NULL && v[0] == '\0') {
+				v = NULL;
+			}
+		}
+		if (v == NULL) {
+			v = o->dflt;
+		}
+		if (v == NULL) {
+			fprintf(stderr, "%s: missing required --%s%s%s (see --help)\n", prog,
+			    o->flag, o->env != NULL ? " or " : "", o->env != NULL ? o->env : "");
+			return WB_EINVAL;
+		}
+		if (o->value != NULL) {
+			*o->value = v;
+		}
+	}
+	return WB_OK;
+}
+
+/* rt_config_u64 parses a decimal option value within [min, max], naming it in the error message. */
+int
+rt_config_u64(const char *name, const char *s, uint64_t min, uint64_t max,
+    uint64_t *out)
+{
+	char              *end;
+	unsigned long long v;
+
+	if (s == NULL || s[0] < '0' || s[0] > '9') {
+		fprintf(stderr, "%s: '%s' is not a number\n", name, s != NULL ? s : "");
+		return WB_EINVAL;
+	}
+	errno = 0;
+	v     = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0') {
+		fprintf(stderr, "%s: '%s' is not a number in range\n", name, s);
+		return WB_EINVAL;
+	}
+	if (v < min || v > max) {
+		fprintf(stderr, "%s: %s out of range [%" PRIu64 ", %" PRIu64 "]\n", name, s,
+		    min, max);
+		return WB_EINVAL;
+	}
+	*out = v;
+	return WB_OK;
+}
