@@ -1,0 +1,270 @@
+/*
+ * gw.c - the gateway's plumbing: downstream clients, the call helper that
+ * turns downstream failures into public errors, authentication, name
+ * lookup, and the table routing each public operation to its handler.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw.h"
+#include "gw_tokens.h"
+
+struct gw {
+	rt_client *svc[GW_SVC_COUNT];
+	gw_tokens *tokens;
+};
+
+static const char *gw_svc_names[GW_SVC_COUNT] = {
+	"user", "relation", "content", "inbox",
+};
+
+typedef int (*gw_op_fn)(gw *g, const wb_obj *req, wb_obj *rep);
+
+static const struct {
+	wb_op    op;
+	gw_op_fn fn;
+} gw_routes[] = {
+	{ WB_OP_REGISTER, gw_op_register },
+	{ WB_OP_LOGIN, gw_op_login },
+	{ WB_OP_LOGOUT, gw_op_logout },
+	{ WB_OP_WHOAMI, gw_op_whoami },
+	{ WB_OP_PUBLISH, gw_op_publish },
+	{ WB_OP_DELETE, gw_op_delete },
+	{ WB_OP_HOME, gw_op_home },
+	{ WB_OP_TIMELINE, gw_op_timeline },
+	{ WB_OP_FOLLOW, gw_op_follow },
+	{ WB_OP_UNFOLLOW, gw_op_unfollow },
+	{ WB_OP_FOLLOWING_LIST, gw_op_following },
+	{ WB_OP_FANS_LIST, gw_op_fans },
+	{ WB_OP_PROFILE, gw_op_profile },
+	{ WB_OP_UPDATE_PROFILE, gw_op_update_profile },
+};
+
+#define GW_NROUTES (sizeof(gw_routes) / sizeof(gw_routes[0]))
+
+int
+gw_open(gw **out, const gw_opts *opts)
+{
+	gw            *g;
+	rt_client_opts co = { 0 };
+	int            rc;
+
+	*out = NULL;
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		return WB_ENOMEM;
+	}
+	co.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
+	for (int i = 0; i < GW_SVC_COUNT; i++) {
+		if (opts->urls[i] == NULL) {
+			gw_close(g);
+			return WB_EINVAL;
+		}
+		if ((rc = rt_client_open(&g->svc[i], opts->urls[i], &co)) != WB_OK) {
+			gw_close(g);
+			return rc;
+		}
+	}
+	if ((rc = gw_tokens_open(&g->tokens, opts->auth_cache_ms)) != WB_OK) {
+		gw_close(g);
+		return rc;
+	}
+	*out = g;
+	return WB_OK;
+}
+
+void
+gw_close(gw *g)
+{
+	if (g == NULL) {
+		return;
+	}
+	for (int i = 0; i < GW_SVC_COUNT; i++) {
+		rt_client_close(g->svc[i]);
+	}
+	gw_tokens_close(g->tokens);
+	free(g);
+}
+
+int
+gw_is_public(wb_op op)
+{
+	for (size_t i = 0; i < GW_NROUTES; i++) {
+		if (gw_routes[i].op == op) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int
+gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
+{
+	for (size_t i = 0; i < GW_NROUTES; i++) {
+		if (gw_routes[i].op == op) {
+			return gw_routes[i].fn(g, req, rep);
+		}
+	}
+	wb_reply_error(rep, WB_EBADOP, "unknown operation");
+	return WB_EBADOP;
+}
+
+int
+gw_handler(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	char  err[128];
+	wb_op op;
+	int   rc;
+
+	if ((rc = wb_check_request(req, &op, err, sizeof(err))) != WB_OK) {
+		wb_reply_error(rep, rc, "%s", err);
+		return rc;
+	}
+	return gw_dispatch(arg, op, req, rep);
+}
+
+/*
+ * gw_call runs one downstream call.  The service's own error (NAME_TAKEN,
+ * NO_SUCH_POST...) passes through with its message; a transport failure
+ * (no connection, dead peer, garbled reply) becomes UNAVAILABLE, a missed
+ * deadline TIMEOUT, each naming the service.
+ */
+int
+gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep)
+{
+	wb_obj     *r = NULL;
+	const char *msg;
+	int         rc;
+
+	*out = NULL;
+	if (req == NULL) {
+		wb_reply_error(rep, WB_ENOMEM, NULL);
+		return WB_ENOMEM;
+	}
+	rc = rt_call(g->svc[svc], req, &r);
+	wb_msg_free(req);
+	if (rc == WB_OK && r != NULL) {
+		*out = r;
+		return WB_OK;
+	}
+	if (r == NULL) {
+		if (rc != WB_ETIMEDOUT && rc != WB_ENOMEM) {
+			rc = WB_EUNAVAIL;
+		}
+		wb_reply_error(rep, rc, "%s service %s", gw_svc_names[svc],
+		    rc == WB_ETIMEDOUT ? "timed out" : "unavailable");
+		return rc;
+	}
+	msg = NULL;
+	wb_reply_code(r, &msg);
+	wb_reply_error(rep, rc, "%s", msg != NULL ? msg : wb_strerror(rc));
+	wb_msg_free(r);
+	return rc;
+}
+
+int
+gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
+{
+	const char *tok;
+	size_t      len;
+	wb_obj     *q, *r;
+	uint64_t    asked;
+	int         rc;
+
+	if (!wb_get_str(req, WB_F_TOKEN, &tok, &len) || len == 0) {
+		wb_reply_error(rep, WB_EAUTH, "a session token is required");
+		return WB_EAUTH;
+	}
+	if (gw_tokens_get(g->tokens, tok, len, uid)) {
+		return WB_OK;
+	}
+	asked = gw_tokens_now();
+	if ((q = wb_request(WB_OP_USER_AUTH)) != NULL &&
+	    wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = gw_call(g, GW_USER, q, &r, rep)) != WB_OK) {
+		return rc;
+	}
+	if (!wb_get_u64(r, WB_F_UID, uid) || *uid == 0) {
+		wb_msg_free(r);
+		wb_reply_error(rep, WB_EINTERNAL, "user service gave no uid");
+		return WB_EINTERNAL;
+	}
+	wb_msg_free(r);
+	gw_tokens_put(g->tokens, tok, len, *uid, asked);
+	return WB_OK;
+}
+
+int
+gw_auth_optional(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
+{
+	int rc;
+
+	*uid = 0;
+	if (!wb_has(req, WB_F_TOKEN)) {
+		return WB_OK;
+	}
+	rc = gw_auth(g, req, uid, rep);
+	if (rc == WB_EAUTH) {
+		/* A stale token on a public read: answer as to anyone. */
+		wb_reset(rep);
+		*uid = 0;
+		return WB_OK;
+	}
+	return rc;
+}
+
+void
+gw_auth_forget(gw *g, const char *token, size_t len)
+{
+	gw_tokens_drop(g->tokens, token, len);
+}
+
+int
+gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep)
+{
+	wb_obj       *q, *r;
+	const wb_obj *users;
+	size_t        n;
+	int           rc;
+
+	if ((q = wb_request(WB_OP_USER_LOOKUP)) != NULL &&
+	    wb_set_cstr(q, WB_F_NAME, name) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	rc = gw_call(g, GW_USER, q, &r, rep);
+	if (rc == WB_ENOTFOUND) {
+		wb_reply_error(rep, WB_ENOUSER, "no such user: %s", name);
+		return WB_ENOUSER;
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	*uid = 0;
+	if (!wb_get_u64(r, WB_F_UID, uid) &&
+	    wb_get_objs(r, WB_F_USERS, &users, &n) && n > 0) {
+		wb_get_u64(&users[0], WB_F_UID, uid);
+	}
+	wb_msg_free(r);
+	if (*uid == 0) {
+		wb_reply_error(rep, WB_ENOUSER, "no such user: %s", name);
+		return WB_ENOUSER;
+	}
+	return WB_OK;
+}
+
+int
+gw_limit(const wb_obj *req, uint64_t *limit, wb_obj *rep)
+{
+	*limit = wb_u64(req, WB_F_LIMIT, GW_PAGE_DEFAULT);
+	if (*limit == 0) {
+		wb_reply_error(rep, WB_EINVAL, "limit must be 1-%d", GW_PAGE_MAX);
+		return WB_EINVAL;
+	}
+	if (*limit > GW_PAGE_MAX) {
+		*limit = GW_PAGE_MAX;
+	}
+	return WB_OK;
+}

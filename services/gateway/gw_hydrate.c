@@ -1,0 +1,196 @@
+/*
+ * gw_hydrate.c - turning ids into records for public replies.
+ *
+ *   post ids --post.get--> {id, author, text, time} --user.get--> author_name
+ *   uids     --user.get--> {uid, name, display, bio, created}
+ *
+ * Results keep the order of the ids asked for.  A post or user reported
+ * missing (deleted since the id was stored) is skipped, not an error.
+ */
+#include <string.h>
+
+#include "gw.h"
+
+int
+gw_copy_user(const wb_obj *src, wb_obj *dst)
+{
+	static const wb_field strs[] = { WB_F_NAME, WB_F_DISPLAY, WB_F_BIO };
+	const char           *s;
+	size_t                n;
+	uint64_t              v;
+	int                   rc = wb_set_u64(dst, WB_F_UID, wb_u64(src, WB_F_UID, 0));
+
+	for (size_t i = 0; rc == WB_OK && i < sizeof(strs) / sizeof(strs[0]); i++) {
+		if (wb_get_str(src, strs[i], &s, &n)) {
+			rc = wb_set_str(dst, strs[i], s, n);
+		}
+	}
+	if (rc == WB_OK && wb_get_u64(src, WB_F_CREATED, &v)) {
+		rc = wb_set_u64(dst, WB_F_CREATED, v);
+	}
+	return rc;
+}
+
+/* gw_hydrate_post copies one post record, adding its author's name. */
+static int
+gw_hydrate_post(const wb_obj *src, const char *name, wb_obj *dst)
+{
+	const char *text = "";
+	size_t      len  = 0;
+	int         rc;
+
+	wb_get_str(src, WB_F_TEXT, &text, &len);
+	if ((rc = wb_set_u64(dst, WB_F_ID, wb_u64(src, WB_F_ID, 0))) != WB_OK ||
+	    (rc = wb_set_u64(dst, WB_F_AUTHOR, wb_u64(src, WB_F_AUTHOR, 0))) != WB_OK ||
+	    (rc = wb_set_str(dst, WB_F_TEXT, text, len)) != WB_OK ||
+	    (rc = wb_set_u64(dst, WB_F_TIME, wb_u64(src, WB_F_TIME, 0))) != WB_OK) {
+		return rc;
+	}
+	return wb_set_cstr(dst, WB_F_AUTHOR_NAME, name != NULL ? name : "");
+}
+
+int
+gw_copy_posts(const wb_obj *posts, size_t n, const char *name, wb_obj *rep)
+{
+	wb_obj *out;
+	int     rc = WB_OK;
+
+	if (n == 0) {
+		(void)wb_add_objs(rep, WB_F_POSTS, 0); /* an empty list, if it can */
+		return WB_OK;
+	}
+	if ((out = wb_add_objs(rep, WB_F_POSTS, n)) == NULL) {
+		return WB_ENOMEM;
+	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		rc = gw_hydrate_post(&posts[i], name, &out[i]);
+	}
+	return rc;
+}
+
+/* gw_hydrate_find returns the record in objs whose field f equals v, or NULL. */
+static const wb_obj *
+gw_hydrate_find(const wb_obj *objs, size_t n, wb_field f, uint64_t v)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (wb_u64(&objs[i], f, 0) == v) {
+			return &objs[i];
+		}
+	}
+	return NULL;
+}
+
+/* gw_hydrate_get asks svc (op: post.get or user.get) for the records of ids, in field f of its reply. */
+static int
+gw_hydrate_get(gw *g, gw_svc svc, wb_op op, wb_field f, const uint64_t *ids,
+    size_t n, wb_obj **r, const wb_obj **objs, size_t *nobjs, wb_obj *rep)
+{
+	wb_obj *q;
+	int     rc;
+
+	*objs  = NULL;
+	*nobjs = 0;
+	if ((q = wb_request(op)) != NULL &&
+	    wb_set_u64s(q, op == WB_OP_POST_GET ? WB_F_IDS : WB_F_UIDS, ids, n) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = gw_call(g, svc, q, r, rep)) != WB_OK) {
+		return rc;
+	}
+	wb_get_objs(*r, f, objs, nobjs);
+	return WB_OK;
+}
+
+int
+gw_hydrate_posts(gw *g, const uint64_t *ids, size_t n, wb_obj *rep)
+{
+	uint64_t      authors[GW_PAGE_MAX];
+	size_t        na = 0, np = 0, nu = 0, kept = 0;
+	const wb_obj *posts = NULL, *users = NULL, *p, *u;
+	wb_obj       *pr = NULL, *ur = NULL, *out = NULL;
+	int           rc;
+
+	if (n > GW_PAGE_MAX) {
+		n = GW_PAGE_MAX;
+	}
+	if (n > 0 &&
+	    (rc = gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, ids, n,
+	         &pr, &posts, &np, rep)) != WB_OK) {
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((p = gw_hydrate_find(posts, np, WB_F_ID, ids[i])) == NULL) {
+			continue;
+		}
+		kept++;
+		uint64_t a    = wb_u64(p, WB_F_AUTHOR, 0);
+		bool     seen = false;
+		for (size_t j = 0; j < na && !seen; j++) {
+			seen = authors[j] == a;
+		}
+		if (!seen) {
+			authors[na++] = a;
+		}
+	}
+	if (na > 0 &&
+	    (rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, authors, na,
+	         &ur, &users, &nu, rep)) != WB_OK) {
+		wb_msg_free(pr);
+		return rc;
+	}
+	wb_reset(rep);
+	if ((rc = wb_reply_ok(rep)) == WB_OK &&
+	    (out = wb_add_objs(rep, WB_F_POSTS, kept)) == NULL && kept > 0) {
+		rc = WB_ENOMEM;
+	}
+	for (size_t i = 0, k = 0; rc == WB_OK && i < n; i++) {
+		if ((p = gw_hydrate_find(posts, np, WB_F_ID, ids[i])) == NULL) {
+			continue;
+		}
+		u  = gw_hydrate_find(users, nu, WB_F_UID, wb_u64(p, WB_F_AUTHOR, 0));
+		rc = gw_hydrate_post(p, u != NULL ? wb_str(u, WB_F_NAME, "") : "", &out[k++]);
+	}
+	if (rc != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	wb_msg_free(ur);
+	wb_msg_free(pr);
+	return rc;
+}
+
+int
+gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep)
+{
+	const wb_obj *users = NULL, *u;
+	size_t        nu = 0, kept = 0;
+	wb_obj       *ur = NULL, *out = NULL;
+	int           rc;
+
+	if (n > GW_PAGE_MAX) {
+		n = GW_PAGE_MAX;
+	}
+	if (n > 0 &&
+	    (rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, uids, n, &ur,
+	         &users, &nu, rep)) != WB_OK) {
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		kept += gw_hydrate_find(users, nu, WB_F_UID, uids[i]) != NULL;
+	}
+	wb_reset(rep);
+	if ((rc = wb_reply_ok(rep)) == WB_OK &&
+	    (out = wb_add_objs(rep, WB_F_USERS, kept)) == NULL && kept > 0) {
+		rc = WB_ENOMEM;
+	}
+	for (size_t i = 0, k = 0; rc == WB_OK && i < n; i++) {
+		if ((u = gw_hydrate_find(users, nu, WB_F_UID, uids[i])) != NULL) {
+			rc = gw_copy_user(u, &out[k++]);
+		}
+	}
+	if (rc != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	wb_msg_free(ur);
+	return rc;
+}

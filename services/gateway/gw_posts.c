@@ -1,0 +1,170 @@
+/*
+ * gw_posts.c - posts and timelines: publish, delete, home, timeline.
+ *
+ *   home      token -> uid -> inbox.home ids -> post.get -> user.get names
+ *   timeline  name -> user.lookup uid -> post.timeline (author known)
+ */
+#include "gw.h"
+
+int
+gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	const char *text;
+	size_t      len;
+	uint64_t    uid, id = 0, time = 0;
+	wb_obj     *q, *r;
+	int         rc;
+
+	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK) {
+		return rc;
+	}
+	if (!wb_get_str(req, WB_F_TEXT, &text, &len)) {
+		wb_reply_error(rep, WB_EINVAL, "text is required");
+		return WB_EINVAL;
+	}
+	if ((q = wb_request(WB_OP_POST_PUBLISH)) != NULL &&
+	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
+	        wb_set_str(q, WB_F_TEXT, text, len) != WB_OK)) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = gw_call(g, GW_CONTENT, q, &r, rep)) != WB_OK) {
+		return rc;
+	}
+	wb_get_u64(r, WB_F_ID, &id);
+	wb_get_u64(r, WB_F_TIME, &time);
+	wb_msg_free(r);
+	if ((rc = wb_reply_ok(rep)) != WB_OK ||
+	    (rc = wb_set_u64(rep, WB_F_ID, id)) != WB_OK ||
+	    (time != 0 && (rc = wb_set_u64(rep, WB_F_TIME, time)) != WB_OK)) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	return rc;
+}
+
+int
+gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	uint64_t uid, id;
+	wb_obj  *q, *r;
+	int      rc;
+
+	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK) {
+		return rc;
+	}
+	if (!wb_get_u64(req, WB_F_ID, &id) || id == 0) {
+		wb_reply_error(rep, WB_EINVAL, "a post id is required");
+		return WB_EINVAL;
+	}
+	if ((q = wb_request(WB_OP_POST_DELETE)) != NULL &&
+	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
+	        wb_set_u64(q, WB_F_ID, id) != WB_OK)) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	rc = gw_call(g, GW_CONTENT, q, &r, rep);
+	if (rc == WB_ENOTFOUND) {
+		wb_reply_error(rep, WB_ENOPOST, "no such post");
+		return WB_ENOPOST;
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	wb_msg_free(r);
+	return wb_reply_ok(rep);
+}
+
+/* gw_posts_page adds the optional cursor/time fields of req to q. */
+static int
+gw_posts_page(const wb_obj *req, wb_obj *q, uint64_t limit, bool range)
+{
+	static const wb_field opt[] = { WB_F_BEFORE, WB_F_SINCE, WB_F_UNTIL };
+	uint64_t              v;
+	int                   rc = wb_set_u64(q, WB_F_LIMIT, limit);
+
+	for (size_t i = 0; rc == WB_OK && i < (range ? 3 : 1); i++) {
+		if (wb_get_u64(req, opt[i], &v)) {
+			rc = wb_set_u64(q, opt[i], v);
+		}
+	}
+	return rc;
+}
+
+/* gw_posts_next copies a downstream page cursor into rep. */
+static int
+gw_posts_next(const wb_obj *r, wb_obj *rep)
+{
+	uint64_t next;
+	int      rc = WB_OK;
+
+	if (wb_get_u64(r, WB_F_NEXT, &next) && next != 0 &&
+	    (rc = wb_set_u64(rep, WB_F_NEXT, next)) != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	return rc;
+}
+
+int
+gw_op_home(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	uint64_t        uid, limit;
+	const uint64_t *ids = NULL;
+	size_t          n   = 0;
+	wb_obj         *q, *r;
+	int             rc;
+
+	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK ||
+	    (rc = gw_limit(req, &limit, rep)) != WB_OK) {
+		return rc;
+	}
+	if ((q = wb_request(WB_OP_INBOX_HOME)) != NULL &&
+	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
+	        gw_posts_page(req, q, limit, false) != WB_OK)) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = gw_call(g, GW_INBOX, q, &r, rep)) != WB_OK) {
+		return rc;
+	}
+	wb_get_u64s(r, WB_F_IDS, &ids, &n);
+	if ((rc = gw_hydrate_posts(g, ids, n, rep)) == WB_OK) {
+		rc = gw_posts_next(r, rep);
+	}
+	wb_msg_free(r);
+	return rc;
+}
+
+int
+gw_op_timeline(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	const char   *name;
+	uint64_t      uid, limit;
+	const wb_obj *posts = NULL;
+	size_t        n     = 0;
+	wb_obj       *q, *r;
+	int           rc;
+
+	name = wb_str(req, WB_F_NAME, "");
+	if ((rc = gw_limit(req, &limit, rep)) != WB_OK ||
+	    (rc = gw_lookup(g, name, &uid, rep)) != WB_OK) {
+		return rc;
+	}
+	if ((q = wb_request(WB_OP_POST_TIMELINE)) != NULL &&
+	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
+	        gw_posts_page(req, q, limit, true) != WB_OK)) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = gw_call(g, GW_CONTENT, q, &r, rep)) != WB_OK) {
+		return rc;
+	}
+	wb_get_objs(r, WB_F_POSTS, &posts, &n);
+	if ((rc = wb_reply_ok(rep)) != WB_OK ||
+	    (rc = gw_copy_posts(posts, n, name, rep)) != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	} else {
+		rc = gw_posts_next(r, rep);
+	}
+	wb_msg_free(r);
+	return rc;
+}

@@ -1,0 +1,169 @@
+/*
+ * gw_session.c - accounts and sessions: register, login, logout, whoami,
+ * update_profile.  Passwords and tokens pass through to the user service
+ * and are never logged.
+ */
+#include "gw.h"
+
+/* gw_session_name_pass builds a user-service request carrying req's name and password. */
+static wb_obj *
+gw_session_name_pass(wb_op op, const wb_obj *req)
+{
+	const char *name, *pass;
+	size_t      nn, pn;
+	wb_obj     *q;
+
+	if (!wb_get_str(req, WB_F_NAME, &name, &nn) ||
+	    !wb_get_str(req, WB_F_PASSWORD, &pass, &pn)) {
+		return NULL;
+	}
+	if ((q = wb_request(op)) == NULL) {
+		return NULL;
+	}
+	if (wb_set_str(q, WB_F_NAME, name, nn) != WB_OK ||
+	    wb_set_str(q, WB_F_PASSWORD, pass, pn) != WB_OK) {
+		wb_msg_free(q);
+		return NULL;
+	}
+	return q;
+}
+
+static int
+gw_session_need(const wb_obj *req, wb_field a, wb_field b, wb_obj *rep)
+{
+	if (!wb_has(req, a) || !wb_has(req, b)) {
+		wb_reply_error(rep, WB_EINVAL, "%s and %s are required",
+		    wb_field_name(a), wb_field_name(b));
+		return WB_EINVAL;
+	}
+	return WB_OK;
+}
+
+int
+gw_op_register(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	wb_obj  *r;
+	uint64_t uid = 0;
+	int      rc;
+
+	if ((rc = gw_session_need(req, WB_F_NAME, WB_F_PASSWORD, rep)) != WB_OK) {
+		return rc;
+	}
+	rc = gw_call(g, GW_USER, gw_session_name_pass(WB_OP_USER_REGISTER, req), &r, rep);
+	if (rc != WB_OK) {
+		return rc;
+	}
+	wb_get_u64(r, WB_F_UID, &uid);
+	wb_msg_free(r);
+	if ((rc = wb_reply_ok(rep)) != WB_OK ||
+	    (rc = wb_set_u64(rep, WB_F_UID, uid)) != WB_OK ||
+	    (rc = wb_set_cstr(rep, WB_F_NAME, wb_str(req, WB_F_NAME, ""))) != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	return rc;
+}
+
+int
+gw_op_login(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	wb_obj     *r;
+	const char *tok;
+	size_t      len;
+	uint64_t    uid = 0;
+	int         rc;
+
+	if ((rc = gw_session_need(req, WB_F_NAME, WB_F_PASSWORD, rep)) != WB_OK) {
+		return rc;
+	}
+	rc = gw_call(g, GW_USER, gw_session_name_pass(WB_OP_USER_LOGIN, req), &r, rep);
+	if (rc != WB_OK) {
+		return rc;
+	}
+	if (!wb_get_str(r, WB_F_TOKEN, &tok, &len) || len == 0) {
+		wb_msg_free(r);
+		wb_reply_error(rep, WB_EINTERNAL, "user service gave no token");
+		return WB_EINTERNAL;
+	}
+	wb_get_u64(r, WB_F_UID, &uid);
+	if ((rc = wb_reply_ok(rep)) != WB_OK ||
+	    (rc = wb_set_str(rep, WB_F_TOKEN, tok, len)) != WB_OK ||
+	    (rc = wb_set_u64(rep, WB_F_UID, uid)) != WB_OK ||
+	    (rc = wb_set_cstr(rep, WB_F_NAME, wb_str(req, WB_F_NAME, ""))) != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	wb_msg_free(r);
+	return rc;
+}
+
+int
+gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	const char *tok;
+	size_t      len;
+	wb_obj     *q, *r;
+	int         rc;
+
+	if (!wb_get_str(req, WB_F_TOKEN, &tok, &len) || len == 0) {
+		wb_reply_error(rep, WB_EAUTH, "a session token is required");
+		return WB_EAUTH;
+	}
+	/* Forget it first: no request may use it from here on. */
+	gw_auth_forget(g, tok, len);
+	if ((q = wb_request(WB_OP_USER_LOGOUT)) != NULL &&
+	    wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = gw_call(g, GW_USER, q, &r, rep)) != WB_OK) {
+		return rc;
+	}
+	wb_msg_free(r);
+	return wb_reply_ok(rep);
+}
+
+int
+gw_op_whoami(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	uint64_t uid;
+	int      rc;
+
+	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK) {
+		return rc;
+	}
+	return gw_profile_fill(g, uid, 0, rep);
+}
+
+int
+gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	const char *s;
+	size_t      n;
+	uint64_t    uid;
+	wb_obj     *q, *r;
+	int         rc;
+
+	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK) {
+		return rc;
+	}
+	if ((q = wb_request(WB_OP_USER_UPDATE)) == NULL) {
+		wb_reply_error(rep, WB_ENOMEM, NULL);
+		return WB_ENOMEM;
+	}
+	rc = wb_set_u64(q, WB_F_UID, uid);
+	if (rc == WB_OK && wb_get_str(req, WB_F_DISPLAY, &s, &n)) {
+		rc = wb_set_str(q, WB_F_DISPLAY, s, n);
+	}
+	if (rc == WB_OK && wb_get_str(req, WB_F_BIO, &s, &n)) {
+		rc = wb_set_str(q, WB_F_BIO, s, n);
+	}
+	if (rc != WB_OK) {
+		wb_msg_free(q);
+		wb_reply_error(rep, rc, NULL);
+		return rc;
+	}
+	if ((rc = gw_call(g, GW_USER, q, &r, rep)) != WB_OK) {
+		return rc;
+	}
+	wb_msg_free(r);
+	return gw_profile_fill(g, uid, 0, rep);
+}

@@ -1,0 +1,100 @@
+/*
+ * warble-gateway: Warble's public API.  Serves msgpack REQ/REP on
+ * WARBLE_GATEWAY_URL for the SDK and warblectl, and calls the user,
+ * relation, content and inbox services for each request.  It has no
+ * store of its own.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gw.h"
+#include "rt_config.h"
+#include "rt_log.h"
+#include "rt_server.h"
+
+int
+main(int argc, char **argv)
+{
+	static const char *url, *urls[GW_SVC_COUNT], *level, *workers, *timeout,
+	    *cache;
+	rt_opt opts[] = {
+		{ "gateway-url", "WARBLE_GATEWAY_URL", "tcp://127.0.0.1:7100",
+		    "listen URL (msgpack API)", &url },
+		{ "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101",
+		    "user service", &urls[GW_USER] },
+		{ "relation-url", "WARBLE_RELATION_URL", "tcp://127.0.0.1:7102",
+		    "relation service", &urls[GW_RELATION] },
+		{ "content-url", "WARBLE_CONTENT_URL", "tcp://127.0.0.1:7103",
+		    "content service", &urls[GW_CONTENT] },
+		{ "inbox-url", "WARBLE_INBOX_URL", "tcp://127.0.0.1:7104",
+		    "inbox service", &urls[GW_INBOX] },
+		{ "workers", "WARBLE_WORKERS", "16",
+		    "worker threads (each may wait on a downstream call)", &workers },
+		{ "timeout-ms", "WARBLE_GATEWAY_TIMEOUT_MS", "5000",
+		    "deadline of each downstream call, ms", &timeout },
+		{ "auth-cache-ms", "WARBLE_AUTH_CACHE_MS", "1000",
+		    "how long a checked token is trusted, ms (0-1000)", &cache },
+		{ "log-level", "WARBLE_LOG_LEVEL", "info",
+		    "debug|info|warn|error", &level },
+		{ NULL },
+	};
+	gw_opts        go = { 0 };
+	rt_server_opts so = { 0 };
+	rt_server     *srv;
+	gw            *g;
+	uint64_t       nworkers, tmo, ttl;
+	int            rc, lvl;
+
+	rc = rt_config_parse(opts, "warble-gateway",
+	    "Warble's public API gateway (msgpack over nng REQ/REP)", argc, argv);
+	if (rc != 0) {
+		return rc == RT_CONFIG_HELP ? 0 : 2;
+	}
+	if ((lvl = rt_log_level_parse(level)) < 0) {
+		fprintf(stderr, "warble-gateway: bad log level: %s\n", level);
+		return 2;
+	}
+	if (rt_config_u64("workers", workers, 1, 1024, &nworkers) != 0 ||
+	    rt_config_u64("timeout-ms", timeout, 1, 600000, &tmo) != 0 ||
+	    rt_config_u64("auth-cache-ms", cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0) {
+		return 2;
+	}
+	rt_log_init("gateway", (rt_level)lvl);
+	rt_signal_init();
+
+	for (int i = 0; i < GW_SVC_COUNT; i++) {
+		go.urls[i] = urls[i];
+	}
+	go.timeout_ms    = (int)tmo;
+	go.auth_cache_ms = (int)ttl;
+	if ((rc = gw_open(&g, &go)) != WB_OK) {
+		RT_ERRORF("cannot dial the services: %s", wb_strerror(rc));
+		return 1;
+	}
+	so.name     = "gateway";
+	so.url      = url;
+	so.workers  = (int)nworkers;
+	so.contexts = (int)nworkers * 4;
+	if ((rc = rt_server_open(&srv, &so)) != WB_OK) {
+		RT_ERRORF("cannot create the server: %s", wb_strerror(rc));
+		gw_close(g);
+		return 1;
+	}
+	for (int op = 1; op < WB_OP_COUNT; op++) {
+		if (gw_is_public((wb_op)op)) {
+			rt_server_handle(srv, (wb_op)op, gw_handler, g);
+		}
+	}
+	if ((rc = rt_server_start(srv)) != WB_OK) {
+		RT_ERRORF("cannot listen on %s: %s", url, wb_strerror(rc));
+		rt_server_close(srv);
+		gw_close(g);
+		return 1;
+	}
+	RT_INFOF("listening on %s, %d workers", url, so.workers);
+	rt_wait_for_signal();
+	RT_INFOF("shutting down");
+	rt_server_close(srv);
+	gw_close(g);
+	return 0;
+}
