@@ -36,6 +36,7 @@
 #define HB_VARLEN 0       /* row_len/qual_len: variable length, escaped */
 #define HB_NONE   0xFFFFu /* qual_len: the family has no qualifiers */
 #define HB_LATEST UINT64_MAX /* version argument: the newest version */
+#define HB_MAX_PART 1024  /* longest row or qualifier, bytes (else WB_ETOOBIG) */
 
 typedef struct hb_table hb_table;
 typedef struct hb_batch hb_batch;

@@ -1,0 +1,730 @@
+/*
+ * hb.c - tables, families, single-cell reads and writes, batches.
+ *
+ * Durability: every write goes through RocksDB's WAL.  With
+ * hb_table_opts.sync off (the default), a killed process loses nothing
+ * that hb_put or hb_write acknowledged (the WAL is in the OS page cache);
+ * a power cut or kernel crash may lose the last acknowledged writes, but a
+ * batch is still all or nothing.  With sync on, the WAL is fsync'ed before
+ * a write returns and nothing acknowledged is lost.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hb_int.h"
+
+static __thread char hb_errbuf[256];
+
+struct hb_batch {
+	rocksdb_writebatch_t *wb;
+	hb_table             *t; /* the table the batch's operations are for */
+};
+
+const char *
+hb_last_error(void)
+{
+	return hb_errbuf;
+}
+
+int
+hb_err_set(int code, const char *msg)
+{
+	snprintf(hb_errbuf, sizeof(hb_errbuf), "%s", msg ? msg : "");
+	return code;
+}
+
+int
+hb_err_rocks(char *err)
+{
+	int code = WB_EIO;
+
+	if (err == NULL)
+		return WB_EIO;
+	if (strncmp(err, "Corruption", 10) == 0)
+		code = WB_ECORRUPT;
+	hb_err_set(code, err);
+	rocksdb_free(err);
+	return code;
+}
+
+uint64_t
+hb_now(const hb_table *t)
+{
+	struct timespec ts;
+
+	if (t->now_ms != NULL)
+		return t->now_ms(t->now_arg);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void
+hb_u64_be(void *dst, uint64_t v)
+{
+	uint8_t *p = dst;
+
+	for (int i = 7; i >= 0; i--) {
+		p[i] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+uint64_t
+hb_be_u64(const void *src)
+{
+	const uint8_t *p = src;
+	uint64_t       v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* hb_fam_check validates one family's settings. */
+static int
+hb_fam_check(const hb_family_opts *o)
+{
+	if (o->name == NULL || o->name[0] == '\0')
+		return WB_EINVAL;
+	if (o->row_len > HB_MAX_PART)
+		return WB_EINVAL;
+	if (o->qual_len > HB_MAX_PART && o->qual_len != HB_NONE)
+		return WB_EINVAL;
+	if (o->compression > HB_COMPRESS_ZSTD || o->bloom_bits < 0 ||
+	    o->bloom_bits > 64)
+		return WB_EINVAL;
+	/* A counter is one cell at version 0: no TTL, no version mapping. */
+	if (o->counter && (o->ttl_ms != 0 || o->version_ms != NULL))
+		return WB_EINVAL;
+	return WB_OK;
+}
+
+/*
+ * hb_fam_options builds the RocksDB options of one family.  Block-based
+ * tables with delta-encoded keys; compressed families get 16 KiB blocks
+ * (ZSTD/LZ4 find more to share); a bloom filter is on rows (prefix) for
+ * fixed-length rows, on whole keys otherwise.
+ */
+static int
+hb_fam_options(hb_table *t, hb_fam *f)
+{
+	const hb_family_opts *o = &f->o;
+
+	if ((f->opts = rocksdb_options_create()) == NULL ||
+	    (f->bbt = rocksdb_block_based_options_create()) == NULL)
+		return WB_ENOMEM;
+	rocksdb_block_based_options_set_block_cache(f->bbt, t->cache);
+	rocksdb_block_based_options_set_format_version(f->bbt, 5);
+	rocksdb_block_based_options_set_cache_index_and_filter_blocks(f->bbt, 1);
+	rocksdb_block_based_options_set_pin_l0_filter_and_index_blocks_in_cache(f->bbt, 1);
+	if (o->compression != HB_COMPRESS_NONE) {
+		rocksdb_block_based_options_set_block_size(f->bbt, 16 * 1024);
+		rocksdb_block_based_options_set_block_restart_interval(f->bbt, 16);
+	}
+	f->prefix_rows = o->row_len != HB_VARLEN && !o->counter;
+	if (f->prefix_rows)
+		rocksdb_options_set_prefix_extractor(f->opts,
+		    rocksdb_slicetransform_create_fixed_prefix(o->row_len));
+	if (o->bloom_bits > 0) {
+		rocksdb_block_based_options_set_filter_policy(f->bbt,
+		    rocksdb_filterpolicy_create_bloom_full(o->bloom_bits));
+		/* cells are found by seeking (version unknown): whole keys
+		 * only help the exact Get of counters */
+		rocksdb_block_based_options_set_whole_key_filtering(f->bbt,
+		    f->prefix_rows ? 0 : 1);
+	}
+	rocksdb_options_set_block_based_table_factory(f->opts, f->bbt);
+	switch (o->compression) {
+	case HB_COMPRESS_LZ4:
+		rocksdb_options_set_compression(f->opts, rocksdb_lz4_compression);
+		break;
+	case HB_COMPRESS_ZSTD:
+		rocksdb_options_set_compression(f->opts, rocksdb_zstd_compression);
+		break;
+	default:
+		rocksdb_options_set_compression(f->opts, rocksdb_no_compression);
+		break;
+	}
+	if (o->counter)
+		rocksdb_options_set_merge_operator(f->opts, hb_counter_merge());
+	rocksdb_compactionfilterfactory_t *ff = hb_filter_factory(f);
+	if (ff != NULL)
+		rocksdb_options_set_compaction_filter_factory(f->opts, ff);
+	return WB_OK;
+}
+
+/* hb_table_free releases everything of a table; the db must be closed. */
+static void
+hb_table_free(hb_table *t)
+{
+	for (size_t i = 0; i < t->nfams; i++) {
+		if (t->fams[i].opts)
+			rocksdb_options_destroy(t->fams[i].opts);
+		if (t->fams[i].bbt)
+			rocksdb_block_based_options_destroy(t->fams[i].bbt);
+		free(t->fams[i].name);
+	}
+	free(t->fams);
+	free(t->extra);
+	if (t->extra_opts)
+		rocksdb_options_destroy(t->extra_opts);
+	if (t->dbopts)
+		rocksdb_options_destroy(t->dbopts);
+	if (t->wo)
+		rocksdb_writeoptions_destroy(t->wo);
+	if (t->ro)
+		rocksdb_readoptions_destroy(t->ro);
+	if (t->cache)
+		rocksdb_cache_destroy(t->cache);
+	free(t);
+}
+
+int
+hb_open(hb_table **out, const char *path, const hb_family_opts *fams,
+    size_t nfams, const hb_table_opts *opts)
+{
+	hb_table *t;
+	char     *err = NULL, **ondisk = NULL;
+	size_t    nondisk = 0;
+	int       rv;
+
+	if (out == NULL || path == NULL || fams == NULL || nfams == 0 ||
+	    nfams > 1000)
+		return hb_err_set(WB_EINVAL, "bad arguments");
+	*out = NULL;
+	for (size_t i = 0; i < nfams; i++) {
+		if ((rv = hb_fam_check(&fams[i])) != WB_OK)
+			return hb_err_set(rv, "bad family settings");
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(fams[i].name, fams[j].name) == 0)
+				return hb_err_set(WB_EINVAL, "duplicate family");
+	}
+	if ((t = calloc(1, sizeof(*t))) == NULL ||
+	    (t->fams = calloc(nfams, sizeof(*t->fams))) == NULL) {
+		free(t);
+		return hb_err_set(WB_ENOMEM, "out of memory");
+	}
+	t->nfams = nfams;
+	if (opts != NULL) {
+		t->now_ms = opts->now_ms;
+		t->now_arg = opts->now_arg;
+	}
+	size_t cache_mb = opts && opts->cache_mb ? opts->cache_mb : 64;
+	t->cache = rocksdb_cache_create_lru(cache_mb << 20);
+	t->dbopts = rocksdb_options_create();
+	t->extra_opts = rocksdb_options_create();
+	t->wo = rocksdb_writeoptions_create();
+	t->ro = rocksdb_readoptions_create();
+	rocksdb_options_set_create_if_missing(t->dbopts, 1);
+	rocksdb_options_set_create_missing_column_families(t->dbopts, 1);
+	rocksdb_options_set_max_background_jobs(t->dbopts, 2);
+	rocksdb_options_set_keep_log_file_num(t->dbopts, 2);
+	rocksdb_options_set_info_log_level(t->dbopts, 2); /* warnings */
+	rocksdb_writeoptions_set_sync(t->wo, opts && opts->sync ? 1 : 0);
+	for (size_t i = 0; i < nfams; i++) {
+		hb_fam *f = &t->fams[i];
+		f->o = fams[i];
+		f->t = t;
+		f->fmt.row_len = fams[i].row_len;
+		f->fmt.qual_len = fams[i].qual_len;
+		if ((f->name = strdup(fams[i].name)) == NULL ||
+		    (rv = hb_fam_options(t, f)) != WB_OK) {
+			hb_table_free(t);
+			return hb_err_set(WB_ENOMEM, "out of memory");
+		}
+		f->o.name = f->name;
+	}
+
+	/* RocksDB must open every column family on disk: the caller's, the
+	 * default one and any other (kept open with default settings). */
+	ondisk = rocksdb_list_column_families(t->dbopts, path, &nondisk, &err);
+	if (err != NULL) { /* no database yet (or not a database: open says) */
+		rocksdb_free(err);
+		err = NULL;
+		ondisk = NULL;
+		nondisk = 0;
+	}
+	size_t                           n = nfams + nondisk + 1, k = 0;
+	const char                     **names = calloc(n, sizeof(*names));
+	const rocksdb_options_t        **copts = calloc(n, sizeof(*copts));
+	rocksdb_column_family_handle_t **handles = calloc(n, sizeof(*handles));
+	t->extra = calloc(n, sizeof(*t->extra));
+	if (names == NULL || copts == NULL || handles == NULL || t->extra == NULL) {
+		rv = hb_err_set(WB_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < nfams; i++) {
+		names[k] = t->fams[i].name;
+		copts[k++] = t->fams[i].opts;
+	}
+	size_t first_extra = k;
+	bool   need_default = true;
+	for (size_t i = 0; i < nfams; i++)
+		if (strcmp(t->fams[i].name, "default") == 0)
+			need_default = false;
+	if (need_default) {
+		names[k] = "default";
+		copts[k++] = t->extra_opts;
+	}
+	for (size_t i = 0; i < nondisk; i++) {
+		bool known = strcmp(ondisk[i], "default") == 0;
+		for (size_t j = 0; j < nfams && !known; j++)
+			known = strcmp(ondisk[i], t->fams[j].name) == 0;
+		if (!known) {
+			names[k] = ondisk[i];
+			copts[k++] = t->extra_opts;
+		}
+	}
+	t->db = rocksdb_open_column_families(t->dbopts, path, (int)k, names,
+	    copts, handles, &err);
+	if (err != NULL) {
+		t->db = NULL;
+		rv = hb_err_rocks(err);
+		goto done;
+	}
+	for (size_t i = 0; i < nfams; i++)
+		t->fams[i].cf = handles[i];
+	for (size_t i = first_extra; i < k; i++)
+		t->extra[t->nextra++] = handles[i];
+	rv = WB_OK;
+done:
+	if (ondisk != NULL)
+		rocksdb_list_column_families_destroy(ondisk, nondisk);
+	free(names);
+	free(copts);
+	free(handles);
+	if (rv != WB_OK) {
+		hb_table_free(t);
+		return rv;
+	}
+	*out = t;
+	return WB_OK;
+}
+
+void
+hb_close(hb_table *t)
+{
+	if (t == NULL)
+		return;
+	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+	rocksdb_flushoptions_set_wait(fo, 1);
+	for (size_t i = 0; i < t->nfams; i++) {
+		char *err = NULL;
+		rocksdb_flush_cf(t->db, fo, t->fams[i].cf, &err);
+		if (err != NULL)
+			hb_err_rocks(err); /* the WAL still has it */
+	}
+	rocksdb_flushoptions_destroy(fo);
+	for (size_t i = 0; i < t->nfams; i++)
+		rocksdb_column_family_handle_destroy(t->fams[i].cf);
+	for (size_t i = 0; i < t->nextra; i++)
+		rocksdb_column_family_handle_destroy(t->extra[i]);
+	rocksdb_close(t->db);
+	hb_table_free(t);
+}
+
+/* hb_cell_args checks the row and qualifier of a cell operation. */
+static int
+hb_cell_args(const hb_fam *f, const void *row, size_t row_len,
+    const void *qual, size_t qual_len)
+{
+	int rv;
+
+	if ((row == NULL && row_len != 0) || (qual == NULL && qual_len != 0))
+		return WB_EINVAL;
+	if ((rv = hb_key_check_row(&f->fmt, row_len)) != WB_OK)
+		return rv;
+	return hb_key_check_qual(&f->fmt, qual_len);
+}
+
+int
+hb_put(hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, uint64_t version, const void *val,
+    size_t val_len)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+	uint8_t key[HB_KEY_MAX];
+	char   *err = NULL;
+	int     rv;
+
+	if (f == NULL || f->o.counter || (val == NULL && val_len != 0))
+		return WB_EINVAL;
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+		return rv;
+	if (version == HB_LATEST)
+		version = hb_now(t);
+	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, version);
+	rocksdb_put_cf(t->db, t->wo, f->cf, (const char *)key, n, val, val_len, &err);
+	return err ? hb_err_rocks(err) : WB_OK;
+}
+
+/* hb_cell_make copies a cell into one allocation. */
+static hb_cell *
+hb_cell_make(const void *row, size_t row_len, const void *qual,
+    size_t qual_len, uint64_t version, const void *val, size_t val_len)
+{
+	hb_cell *c = malloc(sizeof(*c) + row_len + qual_len + val_len + 1);
+	uint8_t *p;
+
+	if (c == NULL)
+		return NULL;
+	p = (uint8_t *)(c + 1);
+	if (row_len)
+		memcpy(p, row, row_len);
+	c->row = p;
+	c->row_len = row_len;
+	p += row_len;
+	if (qual_len)
+		memcpy(p, qual, qual_len);
+	c->qual = p;
+	c->qual_len = qual_len;
+	p += qual_len;
+	if (val_len)
+		memcpy(p, val, val_len);
+	p[val_len] = 0; /* handy for text values */
+	c->value = p;
+	c->value_len = val_len;
+	c->version = version;
+	return c;
+}
+
+int
+hb_get(hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, hb_cell **out)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+	uint8_t key[HB_KEY_MAX + 1], upper[HB_KEY_MAX + 1];
+	char   *err = NULL;
+	int     rv;
+
+	if (out == NULL)
+		return WB_EINVAL;
+	*out = NULL;
+	if (f == NULL)
+		return WB_EINVAL;
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+		return rv;
+	/*
+	 * Seek to the column's newest possible key; the upper bound ends the
+	 * column, so tombstones of other columns are never walked:
+	 *   [col|00..00]  ...versions...  [col|FF..FF] < [col|FF..FF|00]
+	 */
+	size_t cl = hb_key_column(key, &f->fmt, row, row_len, qual, qual_len);
+	memcpy(upper, key, cl);
+	memset(upper + cl, 0xFF, 8);
+	upper[cl + 8] = 0;
+	hb_key_put_version(key + cl, HB_LATEST);
+
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)upper, cl + 9);
+	if (f->prefix_rows)
+		rocksdb_readoptions_set_prefix_same_as_start(ro, 1);
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(t->db, ro, f->cf);
+	rocksdb_iter_seek(it, (const char *)key, cl + 8);
+	rv = WB_ENOTFOUND;
+	if (rocksdb_iter_valid(it)) {
+		size_t      klen, vlen;
+		const char *k = rocksdb_iter_key(it, &klen);
+		const char *v = rocksdb_iter_value(it, &vlen);
+		if (klen == cl + 8 && memcmp(k, key, cl) == 0) {
+			uint64_t version = hb_key_version((const uint8_t *)k, klen);
+			if (!hb_expired(f, version, hb_now(t))) {
+				*out = hb_cell_make(row, row_len, qual, qual_len,
+				    version, v, vlen);
+				rv = *out ? WB_OK : WB_ENOMEM;
+			}
+		}
+	} else {
+		rocksdb_iter_get_error(it, &err);
+		if (err != NULL)
+			rv = hb_err_rocks(err);
+	}
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+	return rv;
+}
+
+void
+hb_cell_free(hb_cell *c)
+{
+	free(c);
+}
+
+int
+hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, int64_t *out)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+	uint8_t key[HB_KEY_MAX];
+	char   *err = NULL;
+	int     rv;
+
+	if (out == NULL)
+		return WB_EINVAL;
+	*out = 0;
+	if (f == NULL || !f->o.counter)
+		return WB_EINVAL;
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+		return rv;
+	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, 0);
+	rocksdb_pinnableslice_t *ps = rocksdb_get_pinned_cf(t->db, t->ro, f->cf,
+	    (const char *)key, n, &err);
+	if (err != NULL)
+		return hb_err_rocks(err);
+	if (ps == NULL)
+		return WB_OK;
+	size_t         vlen;
+	const uint8_t *v = (const uint8_t *)rocksdb_pinnableslice_value(ps, &vlen);
+	rv = WB_OK;
+	if (vlen != 8) {
+		rv = hb_err_set(WB_ECORRUPT, "counter value is not 8 bytes");
+	} else {
+		uint64_t x = 0;
+		for (int i = 7; i >= 0; i--)
+			x = (x << 8) | v[i];
+		*out = (int64_t)x;
+	}
+	rocksdb_pinnableslice_destroy(ps);
+	return rv;
+}
+
+int
+hb_batch_new(hb_batch **out)
+{
+	hb_batch *b;
+
+	if (out == NULL)
+		return WB_EINVAL;
+	if ((b = calloc(1, sizeof(*b))) == NULL ||
+	    (b->wb = rocksdb_writebatch_create()) == NULL) {
+		free(b);
+		*out = NULL;
+		return WB_ENOMEM;
+	}
+	*out = b;
+	return WB_OK;
+}
+
+void
+hb_batch_free(hb_batch *b)
+{
+	if (b == NULL)
+		return;
+	rocksdb_writebatch_destroy(b->wb);
+	free(b);
+}
+
+void
+hb_batch_clear(hb_batch *b)
+{
+	if (b == NULL)
+		return;
+	rocksdb_writebatch_clear(b->wb);
+	b->t = NULL;
+}
+
+size_t
+hb_batch_count(const hb_batch *b)
+{
+	return b ? (size_t)rocksdb_writebatch_count(b->wb) : 0;
+}
+
+/* hb_batch_fam checks a batch operation's table and family. */
+static hb_fam *
+hb_batch_fam(hb_batch *b, hb_table *t, int fam)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+
+	if (b == NULL || f == NULL || (b->t != NULL && b->t != t))
+		return NULL;
+	b->t = t;
+	return f;
+}
+
+int
+hb_batch_put(hb_batch *b, hb_table *t, int fam, const void *row,
+    size_t row_len, const void *qual, size_t qual_len, uint64_t version,
+    const void *val, size_t val_len)
+{
+	hb_fam *f = hb_batch_fam(b, t, fam);
+	uint8_t key[HB_KEY_MAX];
+	int     rv;
+
+	if (f == NULL || f->o.counter || (val == NULL && val_len != 0))
+		return WB_EINVAL;
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+		return rv;
+	if (version == HB_LATEST)
+		version = hb_now(t);
+	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, version);
+	rocksdb_writebatch_put_cf(b->wb, f->cf, (const char *)key, n, val, val_len);
+	return WB_OK;
+}
+
+int
+hb_batch_delete_version(hb_batch *b, hb_table *t, int fam,
+    const void *row, size_t row_len, const void *qual, size_t qual_len,
+    uint64_t version)
+{
+	hb_fam *f = hb_batch_fam(b, t, fam);
+	uint8_t key[HB_KEY_MAX];
+	int     rv;
+
+	if (f == NULL || version == HB_LATEST)
+		return WB_EINVAL;
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+		return rv;
+	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, version);
+	rocksdb_writebatch_delete_cf(b->wb, f->cf, (const char *)key, n);
+	return WB_OK;
+}
+
+int
+hb_batch_delete_column(hb_batch *b, hb_table *t, int fam,
+    const void *row, size_t row_len, const void *qual, size_t qual_len,
+    uint64_t version)
+{
+	hb_fam *f = hb_batch_fam(b, t, fam);
+	uint8_t begin[HB_KEY_MAX + 1], end[HB_KEY_MAX + 1];
+	int     rv;
+
+	if (f == NULL)
+		return WB_EINVAL;
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+		return rv;
+	/* versions <= version: [col|~version, col|FF..FF|00) */
+	size_t cl = hb_key_column(begin, &f->fmt, row, row_len, qual, qual_len);
+	memcpy(end, begin, cl);
+	memset(end + cl, 0xFF, 8);
+	end[cl + 8] = 0;
+	hb_key_put_version(begin + cl, version);
+	rocksdb_writebatch_delete_range_cf(b->wb, f->cf, (const char *)begin,
+	    cl + 8, (const char *)end, cl + 9);
+	return WB_OK;
+}
+
+int
+hb_batch_delete_row(hb_batch *b, hb_table *t, int fam, const void *row,
+    size_t row_len)
+{
+	hb_fam *f = hb_batch_fam(b, t, fam);
+	uint8_t begin[HB_KEY_PART_MAX], end[HB_KEY_MAX + 16];
+	int     rv;
+
+	if (f == NULL)
+		return WB_EINVAL;
+	if (row == NULL && row_len != 0)
+		return WB_EINVAL;
+	if ((rv = hb_key_check_row(&f->fmt, row_len)) != WB_OK)
+		return rv;
+	/* every key of the row starts with enc(row): [enc(row), successor) */
+	size_t bl = (size_t)(hb_key_part(begin, row, row_len, f->fmt.row_len) - begin);
+	size_t el = bl;
+	memcpy(end, begin, bl);
+	if (!hb_key_successor(end, &el)) {
+		/* an all-0xFF fixed row: pad past the longest possible key */
+		memset(end + bl, 0xFF, sizeof(end) - bl);
+		el = sizeof(end);
+	}
+	rocksdb_writebatch_delete_range_cf(b->wb, f->cf, (const char *)begin,
+	    bl, (const char *)end, el);
+	return WB_OK;
+}
+
+int
+hb_batch_add(hb_batch *b, hb_table *t, int fam, const void *row,
+    size_t row_len, const void *qual, size_t qual_len, int64_t delta)
+{
+	hb_fam *f = hb_batch_fam(b, t, fam);
+	uint8_t key[HB_KEY_MAX], v[8];
+	uint64_t d = (uint64_t)delta;
+	int     rv;
+
+	if (f == NULL || !f->o.counter)
+		return WB_EINVAL;
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+		return rv;
+	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, 0);
+	for (int i = 0; i < 8; i++)
+		v[i] = (uint8_t)(d >> (8 * i));
+	rocksdb_writebatch_merge_cf(b->wb, f->cf, (const char *)key, n,
+	    (const char *)v, 8);
+	return WB_OK;
+}
+
+int
+hb_write(hb_table *t, hb_batch *b)
+{
+	char *err = NULL;
+
+	if (t == NULL || b == NULL || (b->t != NULL && b->t != t))
+		return WB_EINVAL;
+	if (rocksdb_writebatch_count(b->wb) == 0)
+		return WB_OK;
+	rocksdb_write(t->db, t->wo, b->wb, &err);
+	return err ? hb_err_rocks(err) : WB_OK;
+}
+
+int
+hb_flush(hb_table *t, int fam)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+	char   *err = NULL;
+
+	if (f == NULL)
+		return WB_EINVAL;
+	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
+	rocksdb_flushoptions_set_wait(fo, 1);
+	rocksdb_flush_cf(t->db, fo, f->cf, &err);
+	rocksdb_flushoptions_destroy(fo);
+	return err ? hb_err_rocks(err) : WB_OK;
+}
+
+int
+hb_compact(hb_table *t, int fam)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+	int     rv;
+
+	if (f == NULL)
+		return WB_EINVAL;
+	if ((rv = hb_flush(t, fam)) != WB_OK)
+		return rv;
+	/* force the bottommost level through the filter too */
+	rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+	rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
+	rocksdb_compactoptions_set_exclusive_manual_compaction(co, 0);
+	rocksdb_compact_range_cf_opt(t->db, f->cf, co, NULL, 0, NULL, 0);
+	rocksdb_compactoptions_destroy(co);
+	return WB_OK;
+}
+
+/* hb_prop_u64 reads a numeric property of a column family. */
+static uint64_t
+hb_prop_u64(hb_table *t, hb_fam *f, const char *name)
+{
+	char    *v = rocksdb_property_value_cf(t->db, f->cf, name);
+	uint64_t x = 0;
+
+	if (v != NULL) {
+		x = strtoull(v, NULL, 10);
+		rocksdb_free(v);
+	}
+	return x;
+}
+
+int
+hb_family_stats(hb_table *t, int fam, uint64_t *disk_bytes, uint64_t *keys)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+
+	if (f == NULL)
+		return WB_EINVAL;
+	if (disk_bytes)
+		*disk_bytes = hb_prop_u64(t, f, "rocksdb.total-sst-files-size");
+	if (keys)
+		*keys = hb_prop_u64(t, f, "rocksdb.estimate-num-keys");
+	return WB_OK;
+}
