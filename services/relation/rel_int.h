@@ -1,0 +1,54 @@
+/*
+ * rel_int.h - the relation service's state and helpers shared by its
+ * files (rel_users.c, rel_write.c, rel_read.c).  Not for other modules.
+ */
+#ifndef REL_INT_H
+#define REL_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "rel_svc.h"
+
+#define REL_STRIPES 256 /* edge locks, keyed by (uid, target) */
+
+/* rel_known: the uids known to exist (users are never deleted), an
+ * open-addressing set of nonzero u64; cleared when it reaches its cap. */
+typedef struct rel_known {
+	pthread_rwlock_t mu;
+	uint64_t        *slots;
+	size_t           cap; /* power of two */
+	size_t           n;
+} rel_known;
+
+struct rel_svc {
+	hb_table       *t;
+	evlog          *log;
+	rt_client      *users;
+	rel_known       known;
+	pthread_mutex_t stripes[REL_STRIPES];
+	atomic_ulong    user_calls; /* user.get calls made (stats gauge) */
+};
+
+/* rel_fail fills rep with an error (msg NULL: the code's message) and returns code. */
+int rel_fail(wb_obj *rep, int code, const char *msg);
+
+/* rel_known_init / rel_known_free set up and free the known-users set. */
+int  rel_known_init(rel_known *k);
+void rel_known_free(rel_known *k);
+
+/* rel_users_exist checks that every uid names a user (cache, then
+ * user.get); WB_ENOUSER if one does not, a transport error if the user
+ * service cannot answer. */
+int rel_users_exist(rel_svc *r, const uint64_t *uids, size_t n);
+
+/* Handlers (rt_handler_fn), by job. */
+int rel_handle_follow(void *arg, const wb_obj *req, wb_obj *rep);
+int rel_handle_unfollow(void *arg, const wb_obj *req, wb_obj *rep);
+int rel_handle_following(void *arg, const wb_obj *req, wb_obj *rep);
+int rel_handle_fans(void *arg, const wb_obj *req, wb_obj *rep);
+int rel_handle_is_following(void *arg, const wb_obj *req, wb_obj *rep);
+int rel_handle_counts(void *arg, const wb_obj *req, wb_obj *rep);
+int rel_handle_log(void *arg, const wb_obj *req, wb_obj *rep);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * rel_read.c - the read side: following and fans lists (paged by uid),
+ * is-following, counts, and the event log.
+ */
+#include <string.h>
+
+#include "rel_int.h"
+#include "rt_log.h"
+#include "schema.h"
+
+/*
+ * rel_list pages through one row of follow or fan: the uids above
+ * `after`, ascending, at most limit of them.  The scan starts at
+ * qualifier after + 1 inside the row and writes straight into the reply
+ * array; one extra cell is read to know whether to give a next cursor.
+ */
+static int
+rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
+{
+	uint64_t     uid   = wb_u64(req, WB_F_UID, 0);
+	uint64_t     limit = wb_u64(req, WB_F_LIMIT, REL_LIST_DEFAULT);
+	uint64_t     after = 0, *out;
+	bool         has_after = wb_get_u64(req, WB_F_AFTER, &after);
+	uint8_t      row[8], qual[8];
+	hb_scan_opts so = { 0 };
+	hb_scan     *s;
+	hb_cell      c;
+	size_t       n    = 0;
+	bool         more = false;
+	int          rc;
+
+	if (limit == 0) {
+		limit = REL_LIST_DEFAULT;
+	}
+	if (limit > REL_LIST_MAX) {
+		limit = REL_LIST_MAX;
+	}
+	wb_reply_ok(rep);
+	if ((out = wb_add_u64s(rep, WB_F_UIDS, limit)) == NULL) {
+		return rel_fail(rep, WB_ENOMEM, NULL);
+	}
+	if (has_after && after == UINT64_MAX) {
+		wb_shrink(rep, WB_F_UIDS, 0);
+		return WB_OK;
+	}
+	hb_u64_be(row, uid);
+	so.row_prefix     = row;
+	so.row_prefix_len = sizeof(row);
+	so.start_row      = row;
+	so.start_row_len  = sizeof(row);
+	if (has_after) {
+		hb_u64_be(qual, after + 1);
+		so.start_qual     = qual;
+		so.start_qual_len = sizeof(qual);
+	}
+	so.limit = limit + 1;
+	if ((rc = hb_scan_open(&s, r->t, fam, &so)) != WB_OK) {
+		return rel_fail(rep, rc, NULL);
+	}
+	while ((rc = hb_scan_next(s, &c)) == WB_OK) {
+		if (c.qual_len != 8) {
+			rc = WB_ECORRUPT;
+			break;
+		}
+		if (n == limit) {
+			more = true;
+			break;
+		}
+		out[n++] = hb_be_u64(c.qual);
+	}
+	hb_scan_close(s);
+	if (rc != WB_OK && rc != WB_EEND) {
+		RT_ERRORF("relation: list of %llu failed: %s %s",
+		    (unsigned long long) uid, wb_strerror(rc), hb_last_error());
+		return rel_fail(rep, rc, NULL);
+	}
+	wb_shrink(rep, WB_F_UIDS, n);
+	if (more) {
+		return wb_set_u64(rep, WB_F_NEXT, out[n - 1]);
+	}
+	return WB_OK;
+}
+
+/* rel_handle_following: rel.following {uid, after?, limit?} -> {uids, next?}. */
+int
+rel_handle_following(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	return rel_list(arg, REL_FAM_FOLLOW, req, rep);
+}
+
+/* rel_handle_fans: rel.fans {uid, after?, limit?} -> {uids, next?}. */
+int
+rel_handle_fans(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	return rel_list(arg, REL_FAM_FAN, req, rep);
+}
+
+/* rel_handle_is_following: rel.is_following {uid, target} -> {followed}. */
+int
+rel_handle_is_following(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	rel_svc *r = arg;
+	uint8_t  a[8], t[8];
+	hb_cell *c;
+	int      rc;
+
+	hb_u64_be(a, wb_u64(req, WB_F_UID, 0));
+	hb_u64_be(t, wb_u64(req, WB_F_TARGET, 0));
+	rc = hb_get(r->t, REL_FAM_FOLLOW, a, 8, t, 8, &c);
+	if (rc == WB_OK) {
+		hb_cell_free(c);
+	} else if (rc != WB_ENOTFOUND) {
+		return rel_fail(rep, rc, NULL);
+	}
+	wb_reply_ok(rep);
+	return wb_set_bool(rep, WB_F_FOLLOWED, rc == WB_OK);
+}
+
+/* rel_count reads one counter, clamping a (never expected) negative to 0. */
+static int
+rel_count(rel_svc *r, const uint8_t *row, const char *q, uint64_t *out)
+{
+	int64_t v = 0;
+	int     rc;
+
+	rc   = hb_counter_get(r->t, REL_FAM_COUNT, row, 8, q, strlen(q), &v);
+	*out = v > 0 ? (uint64_t) v : 0;
+	if (rc == WB_OK && v < 0) {
+		RT_ERRORF("relation: counter %s of %llu is negative (%lld)", q,
+		    (unsigned long long) hb_be_u64(row), (long long) v);
+	}
+	return rc;
+}
+
+/* rel_handle_counts: rel.counts {uids} -> {users: [{uid, following, followers}]}. */
+int
+rel_handle_counts(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	rel_svc        *r = arg;
+	const uint64_t *uids;
+	size_t          n = 0;
+	wb_obj         *recs = NULL;
+	int             rc = WB_OK;
+
+	if (!wb_get_u64s(req, WB_F_UIDS, &uids, &n)) {
+		n = 0;
+	}
+	if (n > REL_COUNTS_MAX) {
+		wb_reply_error(rep, WB_EINVAL, "rel.counts takes at most %d uids, got %zu",
+		    REL_COUNTS_MAX, n);
+		return WB_EINVAL;
+	}
+	wb_reply_ok(rep);
+	if (n > 0 && (recs = wb_add_objs(rep, WB_F_USERS, n)) == NULL) {
+		return rel_fail(rep, WB_ENOMEM, NULL);
+	}
+	for (size_t i = 0; i < n && rc == WB_OK; i++) {
+		uint8_t  row[8];
+		uint64_t following = 0, followers = 0;
+
+		hb_u64_be(row, uids[i]);
+		rc = rel_count(r, row, REL_Q_FOLLOWING, &following);
+		if (rc == WB_OK) {
+			rc = rel_count(r, row, REL_Q_FOLLOWERS, &followers);
+		}
+		if (rc == WB_OK) {
+			rc = wb_set_u64(&recs[i], WB_F_UID, uids[i]);
+		}
+		if (rc == WB_OK) {
+			rc = wb_set_u64(&recs[i], WB_F_FOLLOWING, following);
+		}
+		if (rc == WB_OK) {
+			rc = wb_set_u64(&recs[i], WB_F_FOLLOWERS, followers);
+		}
+	}
+	if (rc != WB_OK) {
+		return rel_fail(rep, rc, NULL);
+	}
+	return WB_OK;
+}
+
+/* rel_handle_log: rel.log {from, limit?} -> {events, last}. */
+int
+rel_handle_log(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	rel_svc *r     = arg;
+	uint64_t from  = wb_u64(req, WB_F_FROM, 1);
+	uint64_t limit = wb_u64(req, WB_F_LIMIT, EVLOG_READ_MAX);
+	int      rc;
+
+	if (limit == 0 || limit > EVLOG_READ_MAX) {
+		limit = EVLOG_READ_MAX;
+	}
+	wb_reply_ok(rep);
+	if ((rc = evlog_read(r->log, from, (size_t) limit, rep)) != WB_OK) {
+		return rel_fail(rep, rc, NULL);
+	}
+	return WB_OK;
+}

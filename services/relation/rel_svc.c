@@ -1,0 +1,102 @@
+/*
+ * rel_svc.c - the relation service's state and routes.
+ */
+#include <stdlib.h>
+
+#include "rel_int.h"
+
+/* rel_svc_open creates the service. */
+int
+rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users)
+{
+	rel_svc *r;
+	int      rc;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		return WB_ENOMEM;
+	}
+	if ((rc = rel_known_init(&r->known)) != WB_OK) {
+		free(r);
+		return rc;
+	}
+	r->t     = t;
+	r->log   = log;
+	r->users = users;
+	for (int i = 0; i < REL_STRIPES; i++) {
+		pthread_mutex_init(&r->stripes[i], NULL);
+	}
+	atomic_init(&r->user_calls, 0);
+	*out = r;
+	return WB_OK;
+}
+
+static uint64_t
+rel_gauge_last_seq(void *arg)
+{
+	rel_svc *r = arg;
+
+	return evlog_last(r->log);
+}
+
+static uint64_t
+rel_gauge_user_calls(void *arg)
+{
+	rel_svc *r = arg;
+
+	return atomic_load(&r->user_calls);
+}
+
+/* rel_svc_route registers the service's handlers and gauges on a server. */
+int
+rel_svc_route(rel_svc *r, rt_server *s)
+{
+	static const struct {
+		wb_op         op;
+		rt_handler_fn fn;
+	} routes[] = {
+		{ WB_OP_REL_FOLLOW, rel_handle_follow },
+		{ WB_OP_REL_UNFOLLOW, rel_handle_unfollow },
+		{ WB_OP_REL_FOLLOWING, rel_handle_following },
+		{ WB_OP_REL_FANS, rel_handle_fans },
+		{ WB_OP_REL_IS_FOLLOWING, rel_handle_is_following },
+		{ WB_OP_REL_COUNTS, rel_handle_counts },
+		{ WB_OP_REL_LOG, rel_handle_log },
+	};
+	int rc;
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if ((rc = rt_server_handle(s, routes[i].op, routes[i].fn, r)) != WB_OK) {
+			return rc;
+		}
+	}
+	if ((rc = rt_server_gauge(s, "log_last_seq", rel_gauge_last_seq, r)) != WB_OK) {
+		return rc;
+	}
+	return rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r);
+}
+
+/* rel_svc_close frees the service; NULL is ignored. */
+void
+rel_svc_close(rel_svc *r)
+{
+	if (r == NULL) {
+		return;
+	}
+	for (int i = 0; i < REL_STRIPES; i++) {
+		pthread_mutex_destroy(&r->stripes[i]);
+	}
+	rel_known_free(&r->known);
+	free(r);
+}
+
+/* rel_fail fills rep with an error and returns code. */
+int
+rel_fail(wb_obj *rep, int code, const char *msg)
+{
+	if (msg != NULL) {
+		wb_reply_error(rep, code, "%s", msg);
+	} else {
+		wb_reply_error(rep, code, NULL);
+	}
+	return code;
+}

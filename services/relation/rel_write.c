@@ -1,0 +1,169 @@
+/*
+ * rel_write.c - follow and unfollow: the one write path of the service.
+ *
+ * An edge change is one atomic batch through the event log:
+ *
+ *   follow(a, b):  put follow[a][b], put fan[b][a],
+ *                  count[a]["following"] += 1, count[b]["followers"] += 1,
+ *                  log[seq] = {type "follow", uid a, target b}
+ *
+ * and the mirror image for unfollow.  The existence check of follow[a][b]
+ * and the commit run under the pair's stripe lock, so concurrent follows
+ * and unfollows of one pair alternate cleanly and the counters never
+ * drift.  Stripes (not one lock) let different pairs do their reads and
+ * their user checks in parallel; evlog_commit serializes the writes
+ * themselves.  A batched follow (bulk setup) would call rel_edge_apply
+ * once per pair, or take several stripes in ascending order.
+ */
+#include <string.h>
+
+#include "rel_int.h"
+#include "rt_log.h"
+#include "schema.h"
+
+/* rel_stripe picks the lock of the (uid, target) pair. */
+static pthread_mutex_t *
+rel_stripe(rel_svc *r, uint64_t uid, uint64_t target)
+{
+	uint64_t h = uid * UINT64_C(0x9E3779B97F4A7C15) ^ target;
+
+	h ^= h >> 29;
+	h *= UINT64_C(0xBF58476D1CE4E5B9);
+	h ^= h >> 32;
+	return &r->stripes[h % REL_STRIPES];
+}
+
+/* rel_edge_exists tells whether uid follows target. */
+static int
+rel_edge_exists(rel_svc *r, const uint8_t *a, const uint8_t *b, bool *exists)
+{
+	hb_cell *c;
+	int      rc;
+
+	rc = hb_get(r->t, REL_FAM_FOLLOW, a, 8, b, 8, &c);
+	if (rc == WB_OK) {
+		hb_cell_free(c);
+		*exists = true;
+	} else if (rc == WB_ENOTFOUND) {
+		*exists = false;
+		rc      = WB_OK;
+	}
+	return rc;
+}
+
+/* rel_edge_batch adds the cells of one edge change to b. */
+static int
+rel_edge_batch(rel_svc *r, hb_batch *b, const uint8_t *a, const uint8_t *t,
+    bool follow)
+{
+	int64_t d = follow ? 1 : -1;
+	int     rc;
+
+	if (follow) {
+		rc = hb_batch_put(b, r->t, REL_FAM_FOLLOW, a, 8, t, 8, REL_VERSION, "", 0);
+		if (rc == WB_OK) {
+			rc = hb_batch_put(b, r->t, REL_FAM_FAN, t, 8, a, 8, REL_VERSION, "", 0);
+		}
+	} else {
+		rc = hb_batch_delete_column(b, r->t, REL_FAM_FOLLOW, a, 8, t, 8, HB_LATEST);
+		if (rc == WB_OK) {
+			rc = hb_batch_delete_column(b, r->t, REL_FAM_FAN, t, 8, a, 8, HB_LATEST);
+		}
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_add(b, r->t, REL_FAM_COUNT, a, 8, REL_Q_FOLLOWING,
+		    strlen(REL_Q_FOLLOWING), d);
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_add(b, r->t, REL_FAM_COUNT, t, 8, REL_Q_FOLLOWERS,
+		    strlen(REL_Q_FOLLOWERS), d);
+	}
+	return rc;
+}
+
+/*
+ * rel_edge_apply makes uid follow (or stop following) target, if it does
+ * not already; *seq is the event's seq, or 0 when nothing changed.  b is
+ * an empty batch the caller owns (cleared again on return).
+ */
+static int
+rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target,
+    bool follow, uint64_t *seq)
+{
+	pthread_mutex_t *mu = rel_stripe(r, uid, target);
+	uint8_t          a[8], t[8];
+	bool             exists;
+	wb_obj          *ev = NULL;
+	int              rc;
+
+	*seq = 0;
+	hb_u64_be(a, uid);
+	hb_u64_be(t, target);
+	pthread_mutex_lock(mu);
+	rc = rel_edge_exists(r, a, t, &exists);
+	if (rc != WB_OK || exists == follow) {
+		goto out; /* error, or already as asked: nothing to do */
+	}
+	if ((rc = rel_edge_batch(r, b, a, t, follow)) != WB_OK) {
+		goto out;
+	}
+	if ((ev = wb_msg_new()) == NULL) {
+		rc = WB_ENOMEM;
+		goto out;
+	}
+	if ((rc = wb_set_cstr(ev, WB_F_TYPE, follow ? "follow" : "unfollow")) != WB_OK ||
+	    (rc = wb_set_u64(ev, WB_F_UID, uid)) != WB_OK ||
+	    (rc = wb_set_u64(ev, WB_F_TARGET, target)) != WB_OK) {
+		goto out;
+	}
+	rc = evlog_commit(r->log, b, ev, seq);
+out:
+	pthread_mutex_unlock(mu);
+	wb_msg_free(ev);
+	hb_batch_clear(b);
+	return rc;
+}
+
+/* rel_handle_edge serves rel.follow and rel.unfollow. */
+static int
+rel_handle_edge(rel_svc *r, const wb_obj *req, wb_obj *rep, bool follow)
+{
+	uint64_t  uids[2] = { wb_u64(req, WB_F_UID, 0), wb_u64(req, WB_F_TARGET, 0) };
+	uint64_t  seq;
+	hb_batch *b;
+	int       rc;
+
+	if (uids[0] == uids[1]) {
+		return rel_fail(rep, WB_ESELF, follow ? NULL : "cannot unfollow yourself");
+	}
+	/* unfollow needs no user check: an edge to a missing user cannot exist */
+	if (follow && (rc = rel_users_exist(r, uids, 2)) != WB_OK) {
+		return rel_fail(rep, rc, NULL);
+	}
+	if ((rc = hb_batch_new(&b)) != WB_OK) {
+		return rel_fail(rep, rc, NULL);
+	}
+	rc = rel_edge_apply(r, b, uids[0], uids[1], follow, &seq);
+	hb_batch_free(b);
+	if (rc != WB_OK) {
+		RT_ERRORF("relation: %s %llu -> %llu failed: %s %s",
+		    follow ? "follow" : "unfollow", (unsigned long long) uids[0],
+		    (unsigned long long) uids[1], wb_strerror(rc), hb_last_error());
+		return rel_fail(rep, rc, NULL);
+	}
+	return wb_reply_ok(rep);
+}
+
+/* rel_handle_follow: rel.follow {uid, target} -> {}; idempotent. */
+int
+rel_handle_follow(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	return rel_handle_edge(arg, req, rep, true);
+}
+
+/* rel_handle_unfollow: rel.unfollow {uid, target} -> {}; idempotent. */
+int
+rel_handle_unfollow(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	return rel_handle_edge(arg, req, rep, false);
+}

@@ -1,0 +1,34 @@
+/*
+ * schema.c - the relation service's column family settings (layouts in schema.h).
+ */
+#include "evlog.h"
+#include "schema.h"
+
+/* rel_schema fills fams[REL_FAM_NFAMS] with the families. */
+void
+rel_schema(hb_family_opts *fams)
+{
+	fams[REL_FAM_FOLLOW] = (hb_family_opts) {
+		.name         = "follow",
+		.max_versions = 1,
+		.row_len      = 8,
+		.qual_len     = 8,
+		.compression  = HB_COMPRESS_LZ4,
+		.bloom_bits   = 10,
+	};
+	fams[REL_FAM_FAN] = (hb_family_opts) {
+		.name         = "fan",
+		.max_versions = 1,
+		.row_len      = 8,
+		.qual_len     = 8,
+		.compression  = HB_COMPRESS_LZ4,
+		.bloom_bits   = 10,
+	};
+	fams[REL_FAM_COUNT] = (hb_family_opts) {
+		.name     = "count",
+		.row_len  = 8,
+		.qual_len = HB_VARLEN,
+		.counter  = true,
+	};
+	fams[REL_FAM_LOG] = evlog_family("log");
+}

@@ -1,0 +1,291 @@
+/*
+ * user_account.c - registration, password login and sessions.
+ *
+ * Passwords are hashed with argon2id (crypto_pwhash_str) on the server's
+ * worker threads, outside any lock.  Neither passwords, nor tokens, nor
+ * their hashes are ever logged.
+ */
+#include <string.h>
+
+#include "rt_log.h"
+#include "schema.h"
+#include "user_check.h"
+#include "user_int.h"
+#include "wb_id.h"
+
+/*
+ * user_account_create writes a new account in one batch: the name claim,
+ * the info cells and the uid counter.  The name is checked again and the
+ * uid assigned under alloc_mu, so two registrations of one name (or two
+ * at once of any names) can never collide.
+ */
+static int
+user_account_create(user_svc *u, const char *name, const char *hash,
+    uint64_t *uid_out)
+{
+	hb_batch *b;
+	uint8_t   row[8], uidv[8], created[8];
+	uint64_t  uid;
+	size_t    name_len = strlen(name);
+	int       rc;
+
+	if ((rc = hb_batch_new(&b)) != WB_OK) {
+		return rc;
+	}
+	hb_u64_be(created, wb_now_ms());
+	pthread_mutex_lock(&u->alloc_mu);
+	rc = user_name_uid(u, name, &uid);
+	if (rc == WB_OK) {
+		rc = WB_EEXIST;
+	} else if (rc == WB_ENOTFOUND) {
+		uid = u->last_uid + 1;
+		hb_u64_be(row, uid);
+		hb_u64_be(uidv, uid);
+		const struct {
+			const char *q;
+			const void *v;
+			size_t      n;
+		} cells[] = {
+			{ USER_Q_NAME, name, name_len },
+			{ USER_Q_PW, hash, strlen(hash) },
+			{ USER_Q_CREATED, created, sizeof(created) },
+		};
+		rc = WB_OK;
+		for (size_t i = 0; rc == WB_OK && i < sizeof(cells) / sizeof(cells[0]); i++) {
+			rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row),
+			    cells[i].q, strlen(cells[i].q), USER_VERSION, cells[i].v,
+			    cells[i].n);
+		}
+		if (rc == WB_OK) {
+			rc = hb_batch_put(b, u->t, USER_FAM_NAME, name, name_len, NULL,
+			    0, USER_VERSION, uidv, 8);
+		}
+		if (rc == WB_OK) {
+			rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_UID,
+			    strlen(USER_META_UID), NULL, 0, USER_VERSION, uidv, 8);
+		}
+		if (rc == WB_OK && (rc = hb_write(u->t, b)) == WB_OK) {
+			u->last_uid = uid;
+			*uid_out    = uid;
+		}
+	}
+	pthread_mutex_unlock(&u->alloc_mu);
+	hb_batch_free(b);
+	return rc;
+}
+
+/* user_handle_register: user.register {name, password} -> {uid}. */
+int
+user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc   *u = arg;
+	const char *name = NULL, *pw = NULL;
+	size_t      name_len = 0, pw_len = 0;
+	char        lname[USER_NAME_MAX + 1];
+	char        hash[crypto_pwhash_STRBYTES];
+	uint64_t    uid;
+	int         rc;
+
+	wb_get_str(req, WB_F_NAME, &name, &name_len);
+	wb_get_str(req, WB_F_PASSWORD, &pw, &pw_len);
+	if (user_name_normalize(lname, name, name_len) != WB_OK) {
+		return user_fail(rep, WB_EBADNAME, NULL);
+	}
+	if (user_password_check(pw_len) != WB_OK) {
+		return user_fail(rep, WB_EBADPASS,
+		    "password must be 8 to 1024 bytes long");
+	}
+	/* Cheap early answer for a taken name; checked again under the lock. */
+	rc = user_name_uid(u, lname, &uid);
+	if (rc == WB_OK) {
+		return user_fail(rep, WB_EEXIST, NULL);
+	}
+	if (rc != WB_ENOTFOUND) {
+		return user_fail(rep, rc, NULL);
+	}
+	if (crypto_pwhash_str(hash, pw, pw_len, u->opts.pwhash_ops,
+	        u->opts.pwhash_mem) != 0) {
+		return user_fail(rep, WB_ENOMEM, "password hashing ran out of memory");
+	}
+	rc = user_account_create(u, lname, hash, &uid);
+	sodium_memzero(hash, sizeof(hash));
+	if (rc != WB_OK) {
+		if (rc != WB_EEXIST) {
+			RT_ERRORF("user: register %s failed: %s %s", lname,
+			    wb_strerror(rc), hb_last_error());
+		}
+		return user_fail(rep, rc, NULL);
+	}
+	RT_INFOF("user: registered %s as uid %llu", lname, (unsigned long long) uid);
+	wb_reply_ok(rep);
+	return wb_set_u64(rep, WB_F_UID, uid);
+}
+
+/* user_password_verify checks pw against a user's stored hash (WB_ELOGIN if wrong). */
+static int
+user_password_verify(user_svc *u, uint64_t uid, const char *pw, size_t pw_len)
+{
+	uint8_t  row[8];
+	char     hash[crypto_pwhash_STRBYTES];
+	hb_cell *c;
+	int      rc;
+
+	hb_u64_be(row, uid);
+	rc = hb_get(u->t, USER_FAM_INFO, row, 8, USER_Q_PW, strlen(USER_Q_PW), &c);
+	if (rc == WB_ENOTFOUND) {
+		return WB_ECORRUPT; /* a name row without its account */
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	if (c->value_len == 0 || c->value_len >= sizeof(hash)) {
+		hb_cell_free(c);
+		return WB_ECORRUPT;
+	}
+	memcpy(hash, c->value, c->value_len);
+	hash[c->value_len] = '\0';
+	hb_cell_free(c);
+	rc = crypto_pwhash_str_verify(hash, pw, pw_len) == 0 ? WB_OK : WB_ELOGIN;
+	sodium_memzero(hash, sizeof(hash));
+	return rc;
+}
+
+/* user_session_new stores a fresh session for uid and returns its token. */
+static int
+user_session_new(user_svc *u, uint64_t uid, char *token)
+{
+	uint8_t key[USER_TOKEN_HASH], val[8];
+	int     rc;
+
+	user_token_new(token);
+	if ((rc = user_token_hash(key, token, USER_TOKEN_LEN)) != WB_OK) {
+		return WB_EINTERNAL;
+	}
+	hb_u64_be(val, uid);
+	/* version = login time: the family's TTL counts from it */
+	rc = hb_put(u->t, USER_FAM_SESSION, key, sizeof(key), NULL, 0,
+	    wb_now_ms(), val, sizeof(val));
+	sodium_memzero(key, sizeof(key));
+	return rc;
+}
+
+/* user_handle_login: user.login {name, password} -> {uid, token}. */
+int
+user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc   *u = arg;
+	const char *name = NULL, *pw = NULL;
+	size_t      name_len = 0, pw_len = 0;
+	char        lname[USER_NAME_MAX + 1];
+	char        token[USER_TOKEN_LEN + 1];
+	uint64_t    uid = 0;
+	int         rc;
+
+	wb_get_str(req, WB_F_NAME, &name, &name_len);
+	wb_get_str(req, WB_F_PASSWORD, &pw, &pw_len);
+	if (pw_len > USER_PASS_MAX) {
+		return user_fail(rep, WB_ELOGIN, NULL);
+	}
+	rc = user_name_normalize(lname, name, name_len);
+	if (rc == WB_OK) {
+		rc = user_name_uid(u, lname, &uid);
+	}
+	if (rc == WB_OK) {
+		rc = user_password_verify(u, uid, pw, pw_len);
+	} else if (rc == WB_ENOTFOUND || rc == WB_EBADNAME) {
+		/* same work and the same answer as a wrong password */
+		if (crypto_pwhash_str_verify(u->dummy_hash, pw, pw_len) == 0) {
+			RT_DEBUGF("user: a login matched the decoy hash");
+		}
+		rc = WB_ELOGIN;
+	}
+	if (rc == WB_OK) {
+		rc = user_session_new(u, uid, token);
+	}
+	if (rc != WB_OK) {
+		if (rc != WB_ELOGIN) {
+			RT_ERRORF("user: login of uid %llu failed: %s %s",
+			    (unsigned long long) uid, wb_strerror(rc), hb_last_error());
+		}
+		return user_fail(rep, rc, NULL);
+	}
+	wb_reply_ok(rep);
+	rc = wb_set_u64(rep, WB_F_UID, uid);
+	if (rc == WB_OK) {
+		rc = wb_set_str(rep, WB_F_TOKEN, token, USER_TOKEN_LEN);
+	}
+	sodium_memzero(token, sizeof(token));
+	return rc;
+}
+
+/* user_session_find maps a token to its session key and uid (WB_EAUTH if unknown, expired or malformed). */
+static int
+user_session_find(user_svc *u, const wb_obj *req, uint8_t *key, uint64_t *uid)
+{
+	const char *token = NULL;
+	size_t      len   = 0;
+	hb_cell    *c;
+	int         rc;
+
+	wb_get_str(req, WB_F_TOKEN, &token, &len);
+	if (user_token_hash(key, token, len) != WB_OK) {
+		return WB_EAUTH;
+	}
+	rc = hb_get(u->t, USER_FAM_SESSION, key, USER_TOKEN_HASH, NULL, 0, &c);
+	if (rc == WB_ENOTFOUND) {
+		return WB_EAUTH;
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	if (c->value_len != 8) {
+		hb_cell_free(c);
+		return WB_ECORRUPT;
+	}
+	*uid = hb_be_u64(c->value);
+	hb_cell_free(c);
+	return WB_OK;
+}
+
+/* user_handle_logout: user.logout {token} -> {}; the session is deleted. */
+int
+user_handle_logout(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc *u = arg;
+	uint8_t   key[USER_TOKEN_HASH];
+	uint64_t  uid;
+	hb_batch *b;
+	int       rc;
+
+	if ((rc = user_session_find(u, req, key, &uid)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	if ((rc = hb_batch_new(&b)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, key, sizeof(key));
+	if (rc == WB_OK) {
+		rc = hb_write(u->t, b);
+	}
+	hb_batch_free(b);
+	if (rc != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	return wb_reply_ok(rep);
+}
+
+/* user_handle_auth: user.auth {token} -> {uid}. */
+int
+user_handle_auth(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc *u = arg;
+	uint8_t   key[USER_TOKEN_HASH];
+	uint64_t  uid;
+	int       rc;
+
+	if ((rc = user_session_find(u, req, key, &uid)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	wb_reply_ok(rep);
+	return wb_set_u64(rep, WB_F_UID, uid);
+}

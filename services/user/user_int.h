@@ -1,0 +1,43 @@
+/*
+ * user_int.h - the user service's state and helpers shared by its handler
+ * files (user_account.c, user_profile.c).  Not for other modules.
+ */
+#ifndef USER_INT_H
+#define USER_INT_H
+
+#include <pthread.h>
+#include <sodium.h>
+
+#include "hb.h"
+#include "user_svc.h"
+#include "wb_proto.h"
+
+struct user_svc {
+	hb_table       *t;
+	user_svc_opts   opts;
+	pthread_mutex_t alloc_mu; /* serializes uid allocation and name claims */
+	uint64_t        last_uid; /* under alloc_mu */
+	/* A hash of a random password, verified when the name is unknown so
+	 * that a wrong name costs as much time as a wrong password. */
+	char dummy_hash[crypto_pwhash_STRBYTES];
+};
+
+/* user_fail fills rep with an error (msg NULL: the code's message) and returns code. */
+int user_fail(wb_obj *rep, int code, const char *msg);
+
+/* user_name_uid looks up a lowercased username's uid (WB_ENOTFOUND if none). */
+int user_name_uid(user_svc *u, const char *name, uint64_t *uid);
+
+/* user_record_load fills rec with a user's public record; WB_ENOTFOUND if no such user. */
+int user_record_load(user_svc *u, uint64_t uid, wb_obj *rec);
+
+/* Handlers (rt_handler_fn), by job. */
+int user_handle_register(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_login(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_logout(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_auth(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_get(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_lookup(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_update(void *arg, const wb_obj *req, wb_obj *rep);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * user_svc.c - the user service's state, routes and shared lookups.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_log.h"
+#include "schema.h"
+#include "user_int.h"
+
+/* user_meta_load reads the last allocated uid (0 on a fresh table). */
+static int
+user_meta_load(user_svc *u)
+{
+	hb_cell *c;
+	int      rc;
+
+	rc = hb_get(u->t, USER_FAM_META, USER_META_UID, strlen(USER_META_UID),
+	    NULL, 0, &c);
+	if (rc == WB_ENOTFOUND) {
+		u->last_uid = 0;
+		return WB_OK;
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	if (c->value_len != 8) {
+		hb_cell_free(c);
+		return WB_ECORRUPT;
+	}
+	u->last_uid = hb_be_u64(c->value);
+	hb_cell_free(c);
+	return WB_OK;
+}
+
+/* user_svc_open creates the service over an open table. */
+int
+user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
+{
+	user_svc *u;
+	uint8_t   pw[32];
+	int       rc;
+
+	if (sodium_init() < 0) {
+		return WB_EINTERNAL;
+	}
+	if ((u = calloc(1, sizeof(*u))) == NULL) {
+		return WB_ENOMEM;
+	}
+	u->t    = t;
+	u->opts = *opts;
+	pthread_mutex_init(&u->alloc_mu, NULL);
+	if ((rc = user_meta_load(u)) != WB_OK) {
+		RT_ERRORF("user: cannot read the uid counter: %s", wb_strerror(rc));
+		user_svc_close(u);
+		return rc;
+	}
+	randombytes_buf(pw, sizeof(pw));
+	if (crypto_pwhash_str(u->dummy_hash, (const char *) pw, sizeof(pw),
+	        u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
+		RT_ERRORF("user: password hashing failed (memory limit %zu bytes)",
+		    u->opts.pwhash_mem);
+		user_svc_close(u);
+		return WB_ENOMEM;
+	}
+	*out = u;
+	return WB_OK;
+}
+
+static uint64_t
+user_gauge_users(void *arg)
+{
+	user_svc *u = arg;
+	uint64_t  n;
+
+	pthread_mutex_lock(&u->alloc_mu);
+	n = u->last_uid;
+	pthread_mutex_unlock(&u->alloc_mu);
+	return n;
+}
+
+/* user_svc_route registers the service's handlers and gauges on a server. */
+int
+user_svc_route(user_svc *u, rt_server *s)
+{
+	static const struct {
+		wb_op         op;
+		rt_handler_fn fn;
+	} routes[] = {
+		{ WB_OP_USER_REGISTER, user_handle_register },
+		{ WB_OP_USER_LOGIN, user_handle_login },
+		{ WB_OP_USER_LOGOUT, user_handle_logout },
+		{ WB_OP_USER_AUTH, user_handle_auth },
+		{ WB_OP_USER_GET, user_handle_get },
+		{ WB_OP_USER_LOOKUP, user_handle_lookup },
+		{ WB_OP_USER_UPDATE, user_handle_update },
+	};
+	int rc;
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if ((rc = rt_server_handle(s, routes[i].op, routes[i].fn, u)) != WB_OK) {
+			return rc;
+		}
+	}
+	return rt_server_gauge(s, "users", user_gauge_users, u);
+}
+
+/* user_svc_close frees the service; NULL is ignored. */
+void
+user_svc_close(user_svc *u)
+{
+	if (u == NULL) {
+		return;
+	}
+	pthread_mutex_destroy(&u->alloc_mu);
+	sodium_memzero(u->dummy_hash, sizeof(u->dummy_hash));
+	free(u);
+}
+
+/* user_fail fills rep with an error and returns code. */
+int
+user_fail(wb_obj *rep, int code, const char *msg)
+{
+	if (msg != NULL) {
+		wb_reply_error(rep, code, "%s", msg);
+	} else {
+		wb_reply_error(rep, code, NULL);
+	}
+	return code;
+}
+
+/* user_name_uid looks up a lowercased username's uid. */
+int
+user_name_uid(user_svc *u, const char *name, uint64_t *uid)
+{
+	hb_cell *c;
+	int      rc;
+
+	rc = hb_get(u->t, USER_FAM_NAME, name, strlen(name), NULL, 0, &c);
+	if (rc != WB_OK) {
+		return rc;
+	}
+	if (c->value_len != 8) {
+		hb_cell_free(c);
+		return WB_ECORRUPT;
+	}
+	*uid = hb_be_u64(c->value);
+	hb_cell_free(c);
+	return WB_OK;
+}
+
+static bool
+user_qual_is(const hb_cell *c, const char *q)
+{
+	size_t n = strlen(q);
+
+	return c->qual_len == n && memcmp(c->qual, q, n) == 0;
+}
+
+/*
+ * user_record_load reads every info cell of one user (a scan of its row)
+ * into rec: uid, name, display, bio, created.  The password hash is
+ * skipped.  Display and bio are "" until set.
+ */
+int
+user_record_load(user_svc *u, uint64_t uid, wb_obj *rec)
+{
+	uint8_t      row[8];
+	hb_scan_opts so = { 0 };
+	hb_scan     *s;
+	hb_cell      c;
+	bool         named = false;
+	int          rc;
+
+	hb_u64_be(row, uid);
+	so.row_prefix     = row;
+	so.row_prefix_len = sizeof(row);
+	if ((rc = hb_scan_open(&s, u->t, USER_FAM_INFO, &so)) != WB_OK) {
+		return rc;
+	}
+	rc = wb_set_u64(rec, WB_F_UID, uid);
+	if (rc == WB_OK) {
+		rc = wb_set_cstr(rec, WB_F_DISPLAY, "");
+	}
+	if (rc == WB_OK) {
+		rc = wb_set_cstr(rec, WB_F_BIO, "");
+	}
+	while (rc == WB_OK && (rc = hb_scan_next(s, &c)) == WB_OK) {
+		if (user_qual_is(&c, USER_Q_NAME)) {
+			rc    = wb_set_str(rec, WB_F_NAME, c.value, c.value_len);
+			named = true;
+		} else if (user_qual_is(&c, USER_Q_DISPLAY)) {
+			rc = wb_set_str(rec, WB_F_DISPLAY, c.value, c.value_len);
+		} else if (user_qual_is(&c, USER_Q_BIO)) {
+			rc = wb_set_str(rec, WB_F_BIO, c.value, c.value_len);
+		} else if (user_qual_is(&c, USER_Q_CREATED) && c.value_len == 8) {
+			rc = wb_set_u64(rec, WB_F_CREATED, hb_be_u64(c.value));
+		}
+	}
+	hb_scan_close(s);
+	if (rc != WB_EEND) {
+		return rc;
+	}
+	return named ? WB_OK : WB_ENOTFOUND;
+}

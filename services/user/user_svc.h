@@ -1,0 +1,39 @@
+/*
+ * user_svc.h - the user service: accounts, password logins and sessions.
+ *
+ *   user.register {name, password}      -> {uid}
+ *   user.login    {name, password}      -> {uid, token}
+ *   user.logout   {token}               -> {}
+ *   user.auth     {token}               -> {uid}
+ *   user.get      {uids}                -> {users, missing}
+ *   user.lookup   {name}                -> {uid, users}
+ *   user.update   {uid, display?, bio?} -> {}
+ */
+#ifndef USER_SVC_H
+#define USER_SVC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hb.h"
+#include "rt_server.h"
+
+#define USER_GET_MAX 1000 /* most uids one user.get takes */
+
+typedef struct user_svc user_svc;
+
+typedef struct user_svc_opts {
+	uint64_t pwhash_ops; /* argon2id passes (crypto_pwhash opslimit) */
+	size_t   pwhash_mem; /* argon2id memory in bytes (memlimit) */
+} user_svc_opts;
+
+/* user_svc_open creates the service over an open table (families from user_schema). */
+int user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts);
+
+/* user_svc_route registers the service's handlers and gauges on a server. */
+int user_svc_route(user_svc *u, rt_server *s);
+
+/* user_svc_close frees the service (after its server is closed); NULL is ignored. */
+void user_svc_close(user_svc *u);
+
+#endif
