@@ -1,0 +1,343 @@
+/*
+ * warble_ops.c - one function per public operation of the gateway.  Each
+ * builds the request, sends it through warble_call and converts the
+ * reply; the wire fields are those of proto/wb_proto.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "warble_int.h"
+
+/* warble_ops_req starts a request for op with a string field (if s is given); NULL if out of memory. */
+static wb_obj *
+warble_ops_req(wb_op op, wb_field f, const char *s)
+{
+	wb_obj *q = wb_request(op);
+
+	if (q != NULL && s != NULL && wb_set_cstr(q, f, s) != WB_OK) {
+		wb_msg_free(q);
+		return NULL;
+	}
+	return q;
+}
+
+/* warble_ops_simple sends op with an optional string field and drops the reply. */
+static int
+warble_ops_simple(warble_client *c, wb_op op, wb_field f, const char *s,
+    warble_auth auth)
+{
+	wb_obj *r;
+	int     rc = warble_call(c, warble_ops_req(op, f, s), auth, &r);
+
+	wb_msg_free(r);
+	return rc;
+}
+
+/* warble_ops_bad rejects a missing argument before anything is sent. */
+static int
+warble_ops_bad(warble_client *c, const char *what)
+{
+	return warble_fail(c, WARBLE_EINVAL, what);
+}
+
+int
+warble_register(warble_client *c, const char *name, const char *password,
+    uint64_t *uid)
+{
+	wb_obj *q, *r;
+	int     rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (name == NULL || password == NULL) {
+		return warble_ops_bad(c, "name and password are required");
+	}
+	q = warble_ops_req(WB_OP_REGISTER, WB_F_NAME, name);
+	if (q != NULL && wb_set_cstr(q, WB_F_PASSWORD, password) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = warble_call(c, q, WARBLE_AUTH_NONE, &r)) != WARBLE_OK) {
+		return rc;
+	}
+	if (uid != NULL) {
+		*uid = wb_u64(r, WB_F_UID, 0);
+	}
+	wb_msg_free(r);
+	return WARBLE_OK;
+}
+
+int
+warble_login(warble_client *c, const char *name, const char *password,
+    uint64_t *uid)
+{
+	wb_obj *q, *r;
+	int     rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (name == NULL || password == NULL) {
+		return warble_ops_bad(c, "name and password are required");
+	}
+	q = warble_ops_req(WB_OP_LOGIN, WB_F_NAME, name);
+	if (q != NULL && wb_set_cstr(q, WB_F_PASSWORD, password) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = warble_call(c, q, WARBLE_AUTH_NONE, &r)) != WARBLE_OK) {
+		return rc;
+	}
+	if (!wb_has(r, WB_F_TOKEN)) {
+		wb_msg_free(r);
+		return warble_fail(c, WARBLE_EBADMSG, "login reply carries no token");
+	}
+	rc = warble_set_token(c, wb_str(r, WB_F_TOKEN, ""));
+	if (rc == WARBLE_OK && uid != NULL) {
+		*uid = wb_u64(r, WB_F_UID, 0);
+	}
+	wb_msg_free(r);
+	return rc;
+}
+
+int
+warble_logout(warble_client *c)
+{
+	int rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	rc = warble_ops_simple(c, WB_OP_LOGOUT, WB_F_TOKEN, NULL, WARBLE_AUTH_REQUIRED);
+	if (rc == WARBLE_OK || rc == WARBLE_EAUTH) {
+		warble_set_token(c, NULL);
+	}
+	return rc;
+}
+
+/* warble_ops_user runs a request whose reply is one user record. */
+static int
+warble_ops_user(warble_client *c, wb_obj *q, warble_auth auth, warble_user_t **out)
+{
+	warble_user_t *u;
+	wb_obj        *r;
+	int            rc;
+
+	*out = NULL;
+	if ((rc = warble_call(c, q, auth, &r)) != WARBLE_OK) {
+		return rc;
+	}
+	if ((u = malloc(sizeof(*u))) == NULL || warble_user_from(u, r) != WARBLE_OK) {
+		free(u);
+		wb_msg_free(r);
+		return warble_fail(c, WARBLE_ENOMEM, NULL);
+	}
+	wb_msg_free(r);
+	*out = u;
+	return WARBLE_OK;
+}
+
+int
+warble_whoami(warble_client *c, warble_user_t **out)
+{
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	return warble_ops_user(c, wb_request(WB_OP_WHOAMI), WARBLE_AUTH_REQUIRED, out);
+}
+
+int
+warble_profile(warble_client *c, const char *name, warble_user_t **out)
+{
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	if (name == NULL) {
+		return warble_ops_bad(c, "a username is required");
+	}
+	return warble_ops_user(c, warble_ops_req(WB_OP_PROFILE, WB_F_NAME, name),
+	    WARBLE_AUTH_OPTIONAL, out);
+}
+
+int
+warble_post(warble_client *c, const char *text, uint64_t *id)
+{
+	wb_obj *r;
+	int     rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (text == NULL) {
+		return warble_ops_bad(c, "text is required");
+	}
+	rc = warble_call(c, warble_ops_req(WB_OP_PUBLISH, WB_F_TEXT, text),
+	    WARBLE_AUTH_REQUIRED, &r);
+	if (rc != WARBLE_OK) {
+		return rc;
+	}
+	if (id != NULL) {
+		*id = wb_u64(r, WB_F_ID, 0);
+	}
+	wb_msg_free(r);
+	return WARBLE_OK;
+}
+
+int
+warble_delete(warble_client *c, uint64_t id)
+{
+	wb_obj *q, *r;
+	int     rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if ((q = wb_request(WB_OP_DELETE)) != NULL && wb_set_u64(q, WB_F_ID, id) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	rc = warble_call(c, q, WARBLE_AUTH_REQUIRED, &r);
+	wb_msg_free(r);
+	return rc;
+}
+
+/* warble_ops_page adds a cursor (if nonzero) and a limit (if nonzero) to q. */
+static wb_obj *
+warble_ops_page(wb_obj *q, wb_field cursor, uint64_t at, unsigned limit)
+{
+	if (q != NULL && ((at != 0 && wb_set_u64(q, cursor, at) != WB_OK) ||
+	                     (limit != 0 && wb_set_u64(q, WB_F_LIMIT, limit) != WB_OK))) {
+		wb_msg_free(q);
+		return NULL;
+	}
+	return q;
+}
+
+/* warble_ops_posts runs a request whose reply is a page of posts. */
+static int
+warble_ops_posts(warble_client *c, wb_obj *q, warble_auth auth, warble_posts_t **out)
+{
+	wb_obj *r;
+	int     rc;
+
+	if ((rc = warble_call(c, q, auth, &r)) != WARBLE_OK) {
+		return rc;
+	}
+	rc = warble_posts_from(out, r);
+	wb_msg_free(r);
+	return rc == WARBLE_OK ? rc : warble_fail(c, rc, NULL);
+}
+
+int
+warble_home(warble_client *c, uint64_t before, unsigned limit, warble_posts_t **out)
+{
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	return warble_ops_posts(c,
+	    warble_ops_page(wb_request(WB_OP_HOME), WB_F_BEFORE, before, limit),
+	    WARBLE_AUTH_REQUIRED, out);
+}
+
+int
+warble_timeline(warble_client *c, const char *name, uint64_t before,
+    unsigned limit, warble_posts_t **out)
+{
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	if (name == NULL) {
+		return warble_ops_bad(c, "a username is required");
+	}
+	return warble_ops_posts(c,
+	    warble_ops_page(warble_ops_req(WB_OP_TIMELINE, WB_F_NAME, name), WB_F_BEFORE,
+	        before, limit),
+	    WARBLE_AUTH_OPTIONAL, out);
+}
+
+int
+warble_follow(warble_client *c, const char *name)
+{
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (name == NULL) {
+		return warble_ops_bad(c, "a username is required");
+	}
+	return warble_ops_simple(c, WB_OP_FOLLOW, WB_F_NAME, name, WARBLE_AUTH_REQUIRED);
+}
+
+int
+warble_unfollow(warble_client *c, const char *name)
+{
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (name == NULL) {
+		return warble_ops_bad(c, "a username is required");
+	}
+	return warble_ops_simple(c, WB_OP_UNFOLLOW, WB_F_NAME, name, WARBLE_AUTH_REQUIRED);
+}
+
+/* warble_ops_users runs following or fans. */
+static int
+warble_ops_users(warble_client *c, wb_op op, const char *name, uint64_t after,
+    unsigned limit, warble_users_t **out)
+{
+	wb_obj *r;
+	int     rc;
+
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	if (name == NULL) {
+		return warble_ops_bad(c, "a username is required");
+	}
+	rc = warble_call(c,
+	    warble_ops_page(warble_ops_req(op, WB_F_NAME, name), WB_F_AFTER, after, limit),
+	    WARBLE_AUTH_OPTIONAL, &r);
+	if (rc != WARBLE_OK) {
+		return rc;
+	}
+	rc = warble_users_from(out, r);
+	wb_msg_free(r);
+	return rc == WARBLE_OK ? rc : warble_fail(c, rc, NULL);
+}
+
+int
+warble_following(warble_client *c, const char *name, uint64_t after,
+    unsigned limit, warble_users_t **out)
+{
+	return warble_ops_users(c, WB_OP_FOLLOWING_LIST, name, after, limit, out);
+}
+
+int
+warble_fans(warble_client *c, const char *name, uint64_t after, unsigned limit,
+    warble_users_t **out)
+{
+	return warble_ops_users(c, WB_OP_FANS_LIST, name, after, limit, out);
+}
+
+int
+warble_update_profile(warble_client *c, const char *display, const char *bio)
+{
+	wb_obj *q, *r;
+	int     rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	q = warble_ops_req(WB_OP_UPDATE_PROFILE, WB_F_DISPLAY, display);
+	if (q != NULL && bio != NULL && wb_set_cstr(q, WB_F_BIO, bio) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	rc = warble_call(c, q, WARBLE_AUTH_REQUIRED, &r);
+	wb_msg_free(r);
+	return rc;
+}
