@@ -1,0 +1,44 @@
+/*
+ * content.h - the content service: posts by author and by id, and the
+ * post event log that drives inbox fan-out.
+ */
+#ifndef CONTENT_H
+#define CONTENT_H
+
+#include <stdint.h>
+
+#include "evlog.h"
+#include "hb.h"
+#include "rt_server.h"
+
+#define CONTENT_GET_MAX 1000       /* ids per post.get */
+#define CONTENT_PAGE_DEFAULT 20    /* post.timeline default limit */
+#define CONTENT_PAGE_MAX 100       /* post.timeline largest limit */
+
+typedef struct content content;
+
+/* content_open prepares the service over an open table and log; node is the id generator's node. */
+int content_open(content **out, hb_table *t, evlog *log, unsigned node);
+
+/* content_close frees the service (the table and log stay open). */
+void content_close(content *c);
+
+/* content_register routes the post.* operations of s to c. */
+int content_register(content *c, rt_server *s);
+
+/* content_publish handles post.publish {uid, text} -> {id, time}. */
+int content_publish(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_delete handles post.delete {uid, id}: the author only. */
+int content_delete(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_get handles post.get {ids} -> {posts, missing}. */
+int content_get(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_timeline handles post.timeline {uid, before?, limit?, since?, until?} -> {posts, next?}. */
+int content_timeline(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_log handles post.log {from, limit?} -> {events, last}. */
+int content_log(void *arg, const wb_obj *req, wb_obj *rep);
+
+#endif

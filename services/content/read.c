@@ -1,0 +1,163 @@
+/*
+ * read.c - post.get, post.timeline and post.log.
+ */
+#include <stdlib.h>
+
+#include "content_int.h"
+#include "schema.h"
+
+/* content_post_fill writes one post record into o. */
+static int content_post_fill(wb_obj *o, uint64_t id, uint64_t author,
+    const void *text, size_t len)
+{
+	int rc = wb_set_u64(o, WB_F_ID, id);
+	if (rc == WB_OK)
+		rc = wb_set_u64(o, WB_F_AUTHOR, author);
+	if (rc == WB_OK)
+		rc = wb_set_str(o, WB_F_TEXT, text, len);
+	if (rc == WB_OK)
+		rc = wb_set_u64(o, WB_F_TIME, wb_id_ms(id));
+	return rc;
+}
+
+/* content_post_read reads post id of author into o (WB_ENOPOST if gone). */
+static int content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o)
+{
+	uint8_t      row[8];
+	hb_scan     *s = NULL;
+	hb_cell      cell;
+	hb_scan_opts opts = {
+		.start_row = row, .start_row_len = 8,
+		.row_prefix = row, .row_prefix_len = 8,
+		.min_version = id, .max_version = id,
+		.limit = 1,
+	};
+	hb_u64_be(row, author);
+	int rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
+	if (rc != WB_OK)
+		return rc;
+	rc = hb_scan_next(s, &cell);
+	if (rc == WB_OK && cell.version == id)
+		rc = content_post_fill(o, id, author, cell.value, cell.value_len);
+	else if (rc == WB_OK || rc == WB_EEND)
+		rc = WB_ENOPOST;
+	hb_scan_close(s);
+	return rc;
+}
+
+int content_get(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	content        *c = arg;
+	const uint64_t *ids = NULL;
+	size_t          n = 0;
+	(void)wb_get_u64s(req, WB_F_IDS, &ids, &n);
+	if (n > CONTENT_GET_MAX) {
+		wb_reply_error(rep, WB_ETOOBIG, "at most %d ids per post.get",
+		    CONTENT_GET_MAX);
+		return WB_ETOOBIG;
+	}
+	uint64_t *missing = n ? malloc(n * sizeof(*missing)) : NULL;
+	if (n && missing == NULL)
+		return WB_ENOMEM;
+	wb_reply_ok(rep);
+	wb_obj *posts = n ? wb_add_objs(rep, WB_F_POSTS, n) : NULL;
+	int     rc = (n && posts == NULL) ? WB_ENOMEM : WB_OK;
+	size_t  found = 0, nmiss = 0;
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		uint64_t author = 0;
+		rc = content_author(c, ids[i], &author);
+		if (rc == WB_OK)
+			rc = content_post_read(c, author, ids[i], &posts[found]);
+		if (rc == WB_OK) {
+			found++;
+		} else if (rc == WB_ENOPOST) {
+			missing[nmiss++] = ids[i];
+			rc = WB_OK;
+		}
+	}
+	if (rc == WB_OK && n)
+		wb_shrink(rep, WB_F_POSTS, found);
+	if (rc == WB_OK)
+		rc = wb_set_u64s(rep, WB_F_MISSING, missing, nmiss);
+	free(missing);
+	return rc;
+}
+
+int content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	content *c = arg;
+	uint64_t uid = wb_u64(req, WB_F_UID, 0);
+	uint64_t limit = wb_u64(req, WB_F_LIMIT, CONTENT_PAGE_DEFAULT);
+	uint64_t minv = 0, maxv = UINT64_MAX, v;
+	bool     empty = false;
+	if (limit == 0)
+		limit = CONTENT_PAGE_DEFAULT;
+	if (limit > CONTENT_PAGE_MAX)
+		limit = CONTENT_PAGE_MAX;
+	if (wb_get_u64(req, WB_F_BEFORE, &v)) {
+		if (v == 0)
+			empty = true;
+		else
+			maxv = v - 1;
+	}
+	if (wb_get_u64(req, WB_F_UNTIL, &v)) {
+		uint64_t m = wb_id_min(v);
+		if (m == 0)
+			empty = true;
+		else if (m - 1 < maxv)
+			maxv = m - 1;
+	}
+	if (wb_get_u64(req, WB_F_SINCE, &v))
+		minv = wb_id_min(v);
+	if (minv > maxv)
+		empty = true;
+
+	wb_reply_ok(rep);
+	if (empty) {
+		(void)wb_add_objs(rep, WB_F_POSTS, 0);
+		return WB_OK;
+	}
+	wb_obj *posts = wb_add_objs(rep, WB_F_POSTS, limit);
+	if (posts == NULL)
+		return WB_ENOMEM;
+	uint8_t      row[8];
+	hb_scan     *s = NULL;
+	hb_cell      cell;
+	hb_scan_opts opts = {
+		.start_row = row, .start_row_len = 8,
+		.row_prefix = row, .row_prefix_len = 8,
+		.min_version = minv,
+		.max_version = maxv == UINT64_MAX ? 0 : maxv,
+		.limit = limit + 1,
+	};
+	hb_u64_be(row, uid);
+	int rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
+	size_t n = 0;
+	bool   more = false;
+	while (rc == WB_OK && (rc = hb_scan_next(s, &cell)) == WB_OK) {
+		if (n == limit) {
+			more = true;
+			break;
+		}
+		rc = content_post_fill(&posts[n++], cell.version, uid, cell.value,
+		    cell.value_len);
+	}
+	hb_scan_close(s);
+	if (rc == WB_EEND)
+		rc = WB_OK;
+	if (rc != WB_OK)
+		return rc;
+	wb_shrink(rep, WB_F_POSTS, n);
+	if (more && n > 0)
+		rc = wb_set_u64(rep, WB_F_NEXT, wb_u64(&posts[n - 1], WB_F_ID, 0));
+	return rc;
+}
+
+int content_log(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	content *c = arg;
+	uint64_t from = wb_u64(req, WB_F_FROM, 1);
+	uint64_t limit = wb_u64(req, WB_F_LIMIT, EVLOG_READ_MAX);
+	wb_reply_ok(rep);
+	return evlog_read(c->log, from, (size_t)limit, rep);
+}

@@ -1,0 +1,30 @@
+/*
+ * schema.c - the content service's family settings (layouts in schema.h).
+ */
+#include "schema.h"
+
+#include "evlog.h"
+
+void content_schema_families(hb_family_opts *fams)
+{
+	fams[CONTENT_FAM_POST] = (hb_family_opts){
+		.name        = "post",
+		.row_len     = 8,
+		.qual_len    = HB_NONE,
+		.compression = HB_COMPRESS_LZ4,
+		.bloom_bits  = 10,
+	};
+	fams[CONTENT_FAM_PIDX] = (hb_family_opts){
+		.name         = "pidx",
+		.max_versions = 1,
+		.row_len      = 8,
+		.qual_len     = HB_NONE,
+		.bloom_bits   = 10,
+	};
+	fams[CONTENT_FAM_META] = (hb_family_opts){
+		.name         = "meta",
+		.max_versions = 1,
+		.qual_len     = HB_NONE,
+	};
+	fams[CONTENT_FAM_LOG] = evlog_family("log");
+}

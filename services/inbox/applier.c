@@ -1,0 +1,362 @@
+/*
+ * applier.c - the event queue, the applier thread and the log pulls.
+ *
+ * Per source, the applier keeps the last applied seq (also stored in
+ * meta, in the batch that finishes each event).  For an event with seq:
+ *
+ *   seq <= applied       already applied: skip
+ *   seq == applied + 1   apply
+ *   seq >  applied + 1   a gap (pub/sub dropped something): pull the log
+ *                        from applied + 1, then continue
+ *
+ * It also pulls on start and whenever a source has been quiet for
+ * poll_ms.  A source (or the service fan-out needs) that fails is retried
+ * with backoff (100 ms doubling to 5 s) while inbox.home keeps serving.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "inbox_int.h"
+#include "rt_log.h"
+#include "schema.h"
+#include "wb_id.h"
+
+#define INBOX_BACKOFF_MIN 100
+#define INBOX_BACKOFF_MAX 5000
+
+/* inbox_mono_ms returns a monotonic clock in ms. */
+static uint64_t inbox_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+bool inbox_event_parse(const wb_obj *o, inbox_event *ev)
+{
+	const char *type = NULL;
+	size_t      len = 0;
+	memset(ev, 0, sizeof(*ev));
+	if (!wb_get_u64(o, WB_F_SEQ, &ev->seq) || ev->seq == 0)
+		return false;
+	ev->uid = wb_u64(o, WB_F_UID, 0);
+	ev->target = wb_u64(o, WB_F_TARGET, 0);
+	ev->id = wb_u64(o, WB_F_ID, 0);
+	ev->type = INBOX_EV_OTHER;
+	if (wb_get_str(o, WB_F_TYPE, &type, &len)) {
+		if (len == 4 && memcmp(type, "post", 4) == 0)
+			ev->type = INBOX_EV_POST;
+		else if (len == 6 && memcmp(type, "delete", 6) == 0)
+			ev->type = INBOX_EV_DELETE;
+		else if (len == 6 && memcmp(type, "follow", 6) == 0)
+			ev->type = INBOX_EV_FOLLOW;
+		else if (len == 8 && memcmp(type, "unfollow", 8) == 0)
+			ev->type = INBOX_EV_UNFOLLOW;
+	}
+	return true;
+}
+
+void inbox_sub_cb(void *arg, const wb_obj *msg)
+{
+	inbox_source *s = arg;
+	inbox        *in = s->in;
+	const wb_obj *evs = NULL;
+	size_t        n = 0;
+	const char   *src = NULL;
+	if (wb_op_of(msg) != WB_OP_EVENTS || !wb_get_str(msg, WB_F_SOURCE, &src, NULL) ||
+	    strcmp(src, s->name) != 0 || !wb_get_objs(msg, WB_F_EVENTS, &evs, &n) ||
+	    n == 0)
+		return;
+	inbox_msg *m = malloc(sizeof(*m) + n * sizeof(m->ev[0]));
+	if (m == NULL) {
+		INBOX_ADD(&in->dropped, n);
+		return;
+	}
+	m->next = NULL;
+	m->src = s->idx;
+	m->n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (inbox_event_parse(&evs[i], &m->ev[m->n]))
+			m->n++;
+	pthread_mutex_lock(&in->mu);
+	if (in->queued + m->n > INBOX_QUEUE_MAX || in->stop) {
+		pthread_mutex_unlock(&in->mu);
+		INBOX_ADD(&in->dropped, m->n);
+		free(m);
+		return;
+	}
+	if (in->tail)
+		in->tail->next = m;
+	else
+		in->head = m;
+	in->tail = m;
+	in->queued += m->n;
+	pthread_cond_signal(&in->cv);
+	pthread_mutex_unlock(&in->mu);
+}
+
+/* inbox_source_fail notes a failure of s and schedules its retry. */
+static void inbox_source_fail(inbox_source *s, int rc, const char *what)
+{
+	uint64_t b = s->backoff_ms ? s->backoff_ms * 2 : INBOX_BACKOFF_MIN;
+	if (b > INBOX_BACKOFF_MAX)
+		b = INBOX_BACKOFF_MAX;
+	s->backoff_ms = b;
+	s->retry_ms = inbox_mono_ms() + b;
+	INBOX_ADD(&s->in->source_errors, 1);
+	RT_WARNF("%s events: %s failed at seq %llu: %s; retry in %llu ms", s->name,
+	    what, (unsigned long long)(s->applied + 1), wb_strerror(rc),
+	    (unsigned long long)b);
+}
+
+/* inbox_source_known raises the newest seq known from s. */
+static void inbox_source_known(inbox_source *s, uint64_t seq)
+{
+	if (seq > INBOX_LOAD(&s->known_last))
+		INBOX_STORE(&s->known_last, seq);
+}
+
+/* inbox_source_pull reads s's log from applied + 1 to its end, applying
+ * every event; stops at the first failure (retried after backoff). */
+static int inbox_source_pull(inbox_source *s)
+{
+	inbox *in = s->in;
+	INBOX_ADD(&in->pulls, 1);
+	for (;;) {
+		wb_obj *req = wb_request(s->log_op), *rep = NULL;
+		if (req == NULL)
+			return WB_ENOMEM;
+		wb_set_u64(req, WB_F_FROM, s->applied + 1);
+		wb_set_u64(req, WB_F_LIMIT, INBOX_LOG_PAGE);
+		int rc = rt_call(*s->client, req, &rep);
+		wb_msg_free(req);
+		if (rc != WB_OK) {
+			wb_msg_free(rep);
+			inbox_source_fail(s, rc, wb_op_name(s->log_op));
+			return rc;
+		}
+		uint64_t      last = wb_u64(rep, WB_F_LAST, 0);
+		const wb_obj *evs = NULL;
+		size_t        n = 0, used = 0;
+		(void)wb_get_objs(rep, WB_F_EVENTS, &evs, &n);
+		inbox_source_known(s, last);
+		for (size_t i = 0; rc == WB_OK && i < n; i++) {
+			inbox_event ev;
+			if (!inbox_event_parse(&evs[i], &ev) || ev.seq <= s->applied)
+				continue;
+			if (ev.seq != s->applied + 1)
+				RT_WARNF("%s log starts at %llu, past applied %llu "
+				    "(trimmed?): skipping ahead", s->name,
+				    (unsigned long long)ev.seq,
+				    (unsigned long long)s->applied);
+			rc = inbox_apply(in, s, &ev);
+			used++;
+			if (in->stop)
+				break;
+		}
+		wb_msg_free(rep);
+		if (rc != WB_OK) {
+			inbox_source_fail(s, rc, "apply");
+			return rc;
+		}
+		if (in->stop || n == 0 || used == 0 || s->applied >= last)
+			break;
+	}
+	s->heard_ms = inbox_mono_ms();
+	s->backoff_ms = 0;
+	s->retry_ms = 0;
+	return WB_OK;
+}
+
+/* inbox_source_offer handles one event received over pub/sub. */
+static void inbox_source_offer(inbox_source *s, const inbox_event *ev)
+{
+	inbox_source_known(s, ev->seq);
+	if (ev->seq <= s->applied || inbox_mono_ms() < s->retry_ms)
+		return; /* done, or the source is in backoff: a pull will catch up */
+	if (ev->seq > s->applied + 1 && inbox_source_pull(s) != WB_OK)
+		return;
+	if (ev->seq != s->applied + 1)
+		return;
+	int rc = inbox_apply(s->in, s, ev);
+	if (rc != WB_OK)
+		inbox_source_fail(s, rc, "apply");
+	else
+		s->backoff_ms = 0;
+}
+
+/* inbox_queue_pop waits up to wait_ms for a queued message (NULL if none or stopping). */
+static inbox_msg *inbox_queue_pop(inbox *in, uint64_t wait_ms)
+{
+	pthread_mutex_lock(&in->mu);
+	if (in->head == NULL && !in->stop && wait_ms > 0) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += (time_t)(wait_ms / 1000);
+		dl.tv_nsec += (long)(wait_ms % 1000) * 1000000;
+		if (dl.tv_nsec >= 1000000000) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000;
+		}
+		while (in->head == NULL && !in->stop)
+			if (pthread_cond_timedwait(&in->cv, &in->mu, &dl) != 0)
+				break;
+	}
+	inbox_msg *m = in->stop ? NULL : in->head;
+	if (m != NULL) {
+		in->head = m->next;
+		if (in->head == NULL)
+			in->tail = NULL;
+		in->queued -= m->n;
+	}
+	pthread_mutex_unlock(&in->mu);
+	return m;
+}
+
+/* inbox_meta_load reads the applied seq of s from meta. */
+static int inbox_meta_load(inbox_source *s)
+{
+	hb_cell *c = NULL;
+	int rc = hb_get(s->in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, &c);
+	if (rc == WB_ENOTFOUND)
+		return WB_OK;
+	if (rc != WB_OK)
+		return rc;
+	if (c->value_len == 8)
+		INBOX_STORE(&s->applied, hb_be_u64(c->value));
+	else
+		rc = WB_ECORRUPT;
+	hb_cell_free(c);
+	return rc;
+}
+
+void *inbox_applier_main(void *arg)
+{
+	inbox   *in = arg;
+	uint64_t poll = in->opts.poll_ms ? in->opts.poll_ms : 500;
+	for (int i = 0; i < INBOX_SRC_COUNT; i++)
+		if (!in->stop)
+			(void)inbox_source_pull(&in->src[i]);
+	while (!in->stop) {
+		/* sleep until the next quiet-source poll or retry is due */
+		uint64_t now = inbox_mono_ms(), wait = poll;
+		for (int i = 0; i < INBOX_SRC_COUNT; i++) {
+			inbox_source *s = &in->src[i];
+			uint64_t due = s->heard_ms + poll;
+			if (s->retry_ms > due)
+				due = s->retry_ms;
+			uint64_t w = due > now ? due - now : 0;
+			if (w < wait)
+				wait = w;
+		}
+		inbox_msg *m = inbox_queue_pop(in, wait);
+		if (m != NULL) {
+			inbox_source *s = &in->src[m->src];
+			s->heard_ms = inbox_mono_ms();
+			for (size_t i = 0; i < m->n && !in->stop; i++)
+				inbox_source_offer(s, &m->ev[i]);
+			free(m);
+		}
+		now = inbox_mono_ms();
+		for (int i = 0; i < INBOX_SRC_COUNT && !in->stop; i++) {
+			inbox_source *s = &in->src[i];
+			if (now >= s->heard_ms + poll && now >= s->retry_ms)
+				(void)inbox_source_pull(s);
+		}
+	}
+	return NULL;
+}
+
+int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
+{
+	*out = NULL;
+	inbox *in = calloc(1, sizeof(*in));
+	if (in == NULL)
+		return WB_ENOMEM;
+	in->t = t;
+	in->opts = *opts;
+	int rc = hb_batch_new(&in->batch);
+	if (rc != WB_OK) {
+		free(in);
+		return rc;
+	}
+	pthread_mutex_init(&in->mu, NULL);
+	pthread_cond_init(&in->cv, NULL);
+	static const char *names[INBOX_SRC_COUNT] = { "content", "relation" };
+	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
+		inbox_source *s = &in->src[i];
+		s->in = in;
+		s->idx = i;
+		s->name = names[i];
+		s->pub_url = i == INBOX_SRC_CONTENT ? opts->content_pub_url
+		                                    : opts->relation_pub_url;
+		s->log_op = i == INBOX_SRC_CONTENT ? WB_OP_POST_LOG : WB_OP_REL_LOG;
+		s->client = i == INBOX_SRC_CONTENT ? &in->content : &in->relation;
+		if (rc == WB_OK)
+			rc = inbox_meta_load(s);
+	}
+	if (rc != WB_OK) {
+		inbox_close(in);
+		return rc;
+	}
+	*out = in;
+	return WB_OK;
+}
+
+int inbox_start(inbox *in)
+{
+	rt_client_opts co = { .timeout_ms = 10000 };
+	int rc = rt_client_open(&in->content, in->opts.content_url, &co);
+	if (rc == WB_OK)
+		rc = rt_client_open(&in->relation, in->opts.relation_url, &co);
+	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++)
+		rc = rt_sub_open(&in->src[i].sub, in->src[i].pub_url, inbox_sub_cb,
+		    &in->src[i]);
+	if (rc == WB_OK && pthread_create(&in->applier, NULL, inbox_applier_main, in) != 0)
+		rc = WB_ENOMEM;
+	if (rc != WB_OK) {
+		inbox_stop(in);
+		return rc;
+	}
+	in->running = true;
+	RT_INFOF("applied seqs: content %llu, relation %llu",
+	    (unsigned long long)in->src[0].applied,
+	    (unsigned long long)in->src[1].applied);
+	return WB_OK;
+}
+
+void inbox_stop(inbox *in)
+{
+	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
+		rt_sub_close(in->src[i].sub);
+		in->src[i].sub = NULL;
+	}
+	pthread_mutex_lock(&in->mu);
+	in->stop = true;
+	pthread_cond_broadcast(&in->cv);
+	pthread_mutex_unlock(&in->mu);
+	if (in->running) {
+		pthread_join(in->applier, NULL);
+		in->running = false;
+	}
+	rt_client_close(in->content);
+	rt_client_close(in->relation);
+	in->content = in->relation = NULL;
+}
+
+void inbox_close(inbox *in)
+{
+	if (in == NULL)
+		return;
+	inbox_stop(in);
+	while (in->head) {
+		inbox_msg *m = in->head;
+		in->head = m->next;
+		free(m);
+	}
+	hb_batch_free(in->batch);
+	pthread_mutex_destroy(&in->mu);
+	pthread_cond_destroy(&in->cv);
+	free(in);
+}

@@ -1,0 +1,273 @@
+/*
+ * fanout.c - applying events to inboxes.
+ *
+ *   post {uid, id}         every current fan of uid gets (fan, id) -> uid
+ *   delete {uid, id}       every current fan of uid loses version id
+ *   follow {uid, target}   uid's inbox gets target's newest posts (backfill)
+ *   unfollow {uid, target} uid's inbox loses every post by target
+ *
+ * Fans are read a page (INBOX_FANS_PAGE) at a time and each page is one
+ * write batch; the next page is requested on a helper thread while the
+ * current one is written.  The batch that ends an event also carries the
+ * source's applied seq, so a crash mid-event replays the whole event
+ * (rewriting or re-deleting a cell is harmless).  Fan-out reads the
+ * current fans and backfill the current posts: with one applier taking
+ * each source in seq order, any interleaving of the two sources ends in
+ * the same inboxes.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "inbox_int.h"
+#include "rt_log.h"
+#include "schema.h"
+#include "wb_id.h"
+
+/* A rel.fans call run on a helper thread, so the next page is on its way
+ * while the current one is written. */
+typedef struct inbox_fetch {
+	inbox    *in;
+	uint64_t  uid, after;
+	wb_obj   *rep;
+	int       rc;
+	pthread_t thread;
+	bool      running;
+} inbox_fetch;
+
+/* inbox_fetch_run calls rel.fans {uid, after, limit}. */
+static void *inbox_fetch_run(void *arg)
+{
+	inbox_fetch *f = arg;
+	wb_obj      *req = wb_request(WB_OP_REL_FANS);
+	f->rep = NULL;
+	if (req == NULL) {
+		f->rc = WB_ENOMEM;
+		return NULL;
+	}
+	wb_set_u64(req, WB_F_UID, f->uid);
+	if (f->after)
+		wb_set_u64(req, WB_F_AFTER, f->after);
+	wb_set_u64(req, WB_F_LIMIT, INBOX_FANS_PAGE);
+	f->rc = rt_call(f->in->relation, req, &f->rep);
+	wb_msg_free(req);
+	return NULL;
+}
+
+/* inbox_fetch_start begins fetching the page after `after` (on a thread, or inline if none can start). */
+static void inbox_fetch_start(inbox_fetch *f, inbox *in, uint64_t uid, uint64_t after)
+{
+	f->in = in;
+	f->uid = uid;
+	f->after = after;
+	f->rep = NULL;
+	f->rc = WB_OK;
+	f->running = pthread_create(&f->thread, NULL, inbox_fetch_run, f) == 0;
+	if (!f->running)
+		inbox_fetch_run(f);
+}
+
+/* inbox_fetch_wait waits for the page; returns its code (rep owned by f). */
+static int inbox_fetch_wait(inbox_fetch *f)
+{
+	if (f->running) {
+		pthread_join(f->thread, NULL);
+		f->running = false;
+	}
+	return f->rc;
+}
+
+/* inbox_meta_put adds source s's applied seq to batch b. */
+static int inbox_meta_put(inbox *in, hb_batch *b, inbox_source *s, uint64_t seq)
+{
+	uint8_t v[8];
+	hb_u64_be(v, seq);
+	return hb_batch_put(b, in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL,
+	    0, 0, v, 8);
+}
+
+/* inbox_commit writes b (adding the meta seq when last) and clears it. */
+static int inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
+{
+	hb_batch *b = in->batch;
+	int       rc = last ? inbox_meta_put(in, b, s, seq) : WB_OK;
+	if (rc == WB_OK)
+		rc = hb_write(in->t, b);
+	hb_batch_clear(b);
+	if (rc == WB_OK && last)
+		INBOX_STORE(&s->applied, seq);
+	if (rc != WB_OK)
+		RT_ERRORF("inbox write failed: %s %s", wb_strerror(rc), hb_last_error());
+	return rc;
+}
+
+/* inbox_fans_each pages through author's fans, adding a put (post) or a
+ * delete of version id to each fan's row, one batch per page. */
+static int inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
+{
+	uint8_t     row[8], val[8];
+	inbox_fetch f[2]; /* the page being written and the next one */
+	int         c = 0;
+	uint64_t    cells = 0;
+	int         rc;
+	hb_u64_be(val, ev->uid);
+	inbox_fetch_start(&f[c], in, ev->uid, 0);
+	for (;;) {
+		inbox_fetch *cur = &f[c];
+		rc = inbox_fetch_wait(cur);
+		if (rc != WB_OK) {
+			wb_msg_free(cur->rep);
+			return rc;
+		}
+		const uint64_t *fans = NULL;
+		size_t          n = 0;
+		uint64_t        after = 0;
+		(void)wb_get_u64s(cur->rep, WB_F_UIDS, &fans, &n);
+		bool more = wb_get_u64(cur->rep, WB_F_NEXT, &after) && n > 0 && after != 0;
+		if (more)
+			inbox_fetch_start(&f[c ^ 1], in, ev->uid, after);
+		hb_batch *b = in->batch;
+		for (size_t i = 0; rc == WB_OK && i < n; i++) {
+			if (fans[i] == ev->uid)
+				continue; /* nobody's own posts in their home */
+			hb_u64_be(row, fans[i]);
+			if (put)
+				rc = hb_batch_put(b, in->t, INBOX_FAM_TL, row, 8, NULL, 0,
+				    ev->id, val, 8);
+			else
+				rc = hb_batch_delete_version(b, in->t, INBOX_FAM_TL, row,
+				    8, NULL, 0, ev->id);
+		}
+		wb_msg_free(cur->rep);
+		cur->rep = NULL;
+		if (rc == WB_OK)
+			rc = inbox_commit(in, s, ev->seq, !more);
+		else
+			hb_batch_clear(b);
+		if (rc == WB_OK) {
+			cells += n;
+			INBOX_ADD(put ? &in->cells_written : &in->cells_deleted, n);
+		}
+		if (!more)
+			break;
+		c ^= 1;
+		if (rc != WB_OK) {
+			inbox_fetch_wait(&f[c]);
+			wb_msg_free(f[c].rep);
+			return rc;
+		}
+	}
+	if (rc == WB_OK)
+		INBOX_STORE(&in->last_fanout_cells, cells);
+	return rc;
+}
+
+/* inbox_backfill copies target's newest posts (up to opts.backfill) into follower's inbox. */
+static int inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
+{
+	uint8_t  row[8], val[8];
+	uint64_t before = 0, left = in->opts.backfill;
+	int      rc = WB_OK;
+	hb_u64_be(row, ev->uid);
+	hb_u64_be(val, ev->target);
+	while (rc == WB_OK && left > 0 && ev->uid != ev->target) {
+		wb_obj *req = wb_request(WB_OP_POST_TIMELINE), *rep = NULL;
+		if (req == NULL)
+			return WB_ENOMEM;
+		wb_set_u64(req, WB_F_UID, ev->target);
+		wb_set_u64(req, WB_F_LIMIT, left < 100 ? left : 100);
+		if (before)
+			wb_set_u64(req, WB_F_BEFORE, before);
+		rc = rt_call(in->content, req, &rep);
+		wb_msg_free(req);
+		const wb_obj *posts = NULL;
+		size_t        n = 0;
+		if (rc == WB_OK)
+			(void)wb_get_objs(rep, WB_F_POSTS, &posts, &n);
+		for (size_t i = 0; rc == WB_OK && i < n && left > 0; i++, left--) {
+			uint64_t id = wb_u64(&posts[i], WB_F_ID, 0);
+			if (id != 0)
+				rc = hb_batch_put(in->batch, in->t, INBOX_FAM_TL, row, 8,
+				    NULL, 0, id, val, 8);
+		}
+		if (rc == WB_OK)
+			INBOX_ADD(&in->cells_written, n);
+		if (rc == WB_OK && (n == 0 || !wb_get_u64(rep, WB_F_NEXT, &before)))
+			left = 0;
+		wb_msg_free(rep);
+	}
+	if (rc == WB_OK)
+		return inbox_commit(in, s, ev->seq, true);
+	hb_batch_clear(in->batch);
+	return rc;
+}
+
+/* inbox_purge deletes every post by target from follower's inbox. */
+static int inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
+{
+	uint8_t      row[8];
+	hb_scan     *sc = NULL;
+	hb_cell      c;
+	hb_scan_opts o = {
+		.start_row = row, .start_row_len = 8,
+		.row_prefix = row, .row_prefix_len = 8,
+	};
+	hb_u64_be(row, ev->uid);
+	int rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);
+	size_t n = 0;
+	while (rc == WB_OK && (rc = hb_scan_next(sc, &c)) == WB_OK) {
+		if (c.value_len == 8 && hb_be_u64(c.value) == ev->target) {
+			rc = hb_batch_delete_version(in->batch, in->t, INBOX_FAM_TL,
+			    row, 8, NULL, 0, c.version);
+			n++;
+		}
+	}
+	hb_scan_close(sc);
+	if (rc == WB_EEND)
+		rc = WB_OK;
+	if (rc != WB_OK) {
+		hb_batch_clear(in->batch);
+		return rc;
+	}
+	INBOX_ADD(&in->cells_deleted, n);
+	return inbox_commit(in, s, ev->seq, true);
+}
+
+/* inbox_now_us returns a monotonic clock in us. */
+static uint64_t inbox_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
+{
+	int rc;
+	hb_batch_clear(in->batch);
+	switch (ev->type) {
+	case INBOX_EV_POST:
+	case INBOX_EV_DELETE: {
+		uint64_t t0 = inbox_now_us();
+		INBOX_STORE(&in->fanout_in_progress, 1);
+		rc = inbox_fans_each(in, s, ev, ev->type == INBOX_EV_POST);
+		INBOX_STORE(&in->fanout_in_progress, 0);
+		if (rc == WB_OK)
+			INBOX_STORE(&in->last_fanout_ms, (inbox_now_us() - t0 + 500) / 1000);
+		break;
+	}
+	case INBOX_EV_FOLLOW:
+		rc = inbox_backfill(in, s, ev);
+		break;
+	case INBOX_EV_UNFOLLOW:
+		rc = inbox_purge(in, s, ev);
+		break;
+	default:
+		rc = inbox_commit(in, s, ev->seq, true);
+		break;
+	}
+	if (rc == WB_OK)
+		INBOX_ADD(&in->events_applied, 1);
+	return rc;
+}

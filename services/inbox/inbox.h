@@ -1,0 +1,47 @@
+/*
+ * inbox.h - the inbox service: every reader's home timeline as post ids,
+ * filled by fan-out on write from the content and relation event logs.
+ */
+#ifndef INBOX_H
+#define INBOX_H
+
+#include <stdint.h>
+
+#include "hb.h"
+#include "rt_server.h"
+
+#define INBOX_PAGE_DEFAULT 20  /* inbox.home default limit */
+#define INBOX_PAGE_MAX 100     /* inbox.home largest limit */
+#define INBOX_FANS_PAGE 10000  /* fans per rel.fans page (one write batch) */
+#define INBOX_LOG_PAGE 1000    /* events per post.log / rel.log page */
+
+typedef struct inbox inbox;
+
+typedef struct inbox_opts {
+	const char *content_url;     /* content REP (post.log, post.timeline) */
+	const char *relation_url;    /* relation REP (rel.fans, rel.log) */
+	const char *content_pub_url; /* content events */
+	const char *relation_pub_url;/* relation events */
+	uint32_t    backfill;        /* posts copied into an inbox on follow */
+	uint32_t    poll_ms;         /* pull a quiet source's log this often */
+} inbox_opts;
+
+/* inbox_open prepares the service over an open table (nothing runs yet). */
+int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts);
+
+/* inbox_register routes inbox.home and the fan-out gauges of s to in. */
+int inbox_register(inbox *in, rt_server *s);
+
+/* inbox_start dials the sources, subscribes to their events and starts the applier. */
+int inbox_start(inbox *in);
+
+/* inbox_stop closes the subscriptions and stops the applier (an event half applied is replayed on the next start). */
+void inbox_stop(inbox *in);
+
+/* inbox_close frees the service (stopping it first if needed); NULL is ignored. */
+void inbox_close(inbox *in);
+
+/* inbox_home handles inbox.home {uid, before?, limit?} -> {posts: [{id, author}], next?}. */
+int inbox_home(void *arg, const wb_obj *req, wb_obj *rep);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * inbox_int.h - the inbox service's state, shared by its files.
+ *
+ *   content SUB ---\                       /--> post.log, post.timeline
+ *                   > queue -> applier ---<
+ *   relation SUB --/   (one thread)        \--> rel.log, rel.fans
+ *                          |
+ *                          v
+ *                tl cells + meta seq (one batch per page)
+ *
+ * One applier thread applies both sources' events, each source in seq
+ * order; subscriber callbacks only copy events into the queue.
+ */
+#ifndef INBOX_INT_H
+#define INBOX_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "inbox.h"
+#include "rt_client.h"
+#include "rt_pubsub.h"
+
+#define INBOX_QUEUE_MAX 200000 /* queued events beyond this are dropped (the log has them) */
+
+typedef enum inbox_ev_type {
+	INBOX_EV_OTHER = 0,
+	INBOX_EV_POST,
+	INBOX_EV_DELETE,
+	INBOX_EV_FOLLOW,
+	INBOX_EV_UNFOLLOW,
+} inbox_ev_type;
+
+/* An event as the applier needs it. */
+typedef struct inbox_event {
+	uint64_t      seq, uid, target, id;
+	inbox_ev_type type;
+} inbox_event;
+
+/* A queued message: the events of one published batch. */
+typedef struct inbox_msg {
+	struct inbox_msg *next;
+	int               src;
+	size_t            n;
+	inbox_event       ev[];
+} inbox_msg;
+
+enum { INBOX_SRC_CONTENT = 0, INBOX_SRC_RELATION, INBOX_SRC_COUNT };
+
+/* One event source (content or relation). */
+typedef struct inbox_source {
+	inbox      *in;
+	int         idx;
+	const char *name;   /* "content", "relation": the meta row */
+	const char *pub_url;
+	wb_op       log_op; /* post.log or rel.log */
+	rt_client **client; /* the service that serves log_op */
+	rt_sub     *sub;
+	uint64_t    applied;    /* last applied seq (atomic for gauges) */
+	uint64_t    known_last; /* newest seq seen from the source (atomic) */
+	uint64_t    heard_ms;   /* last message or successful pull */
+	uint64_t    retry_ms;   /* after a failure: nothing before this */
+	uint64_t    backoff_ms;
+} inbox_source;
+
+struct inbox {
+	hb_table    *t;
+	inbox_opts   opts;
+	rt_client   *content;
+	rt_client   *relation;
+	inbox_source src[INBOX_SRC_COUNT];
+	hb_batch    *batch; /* the applier's, reused */
+
+	pthread_mutex_t mu; /* queue */
+	pthread_cond_t  cv;
+	inbox_msg      *head, *tail;
+	size_t          queued; /* events in the queue */
+	bool            stop;
+	bool            running;
+	pthread_t       applier;
+
+	/* figures for stats (atomic) */
+	uint64_t events_applied;
+	uint64_t cells_written;
+	uint64_t cells_deleted;
+	uint64_t last_fanout_ms;
+	uint64_t last_fanout_cells;
+	uint64_t fanout_in_progress;
+	uint64_t dropped;
+	uint64_t pulls;
+	uint64_t source_errors;
+};
+
+/* inbox_apply applies one event of source s (whose seq is applied + 1, or
+ * the first after a trimmed log), writing the meta seq with its last
+ * cells; on success s->applied is the event's seq. */
+int inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev);
+
+/* inbox_applier_main is the applier thread. */
+void *inbox_applier_main(void *arg);
+
+/* inbox_sub_cb queues a published batch of events (a subscriber callback; arg is the source). */
+void inbox_sub_cb(void *arg, const wb_obj *msg);
+
+/* inbox_event_parse reads an event record (false if it lacks a seq). */
+bool inbox_event_parse(const wb_obj *o, inbox_event *ev);
+
+#define INBOX_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define INBOX_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define INBOX_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+
+#endif

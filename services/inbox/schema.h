@@ -1,0 +1,38 @@
+/*
+ * schema.h - the inbox service's table: families and key layouts.
+ *
+ * tl: one row per reader, one versioned cell per post in the inbox.
+ *
+ *   key:   +-------------------+------------------------+
+ *          | reader uid (8 BE) | ~post id (8 BE)        |   no qualifier
+ *          +-------------------+------------------------+
+ *   value: +-------------------+
+ *          | author uid (8 BE) |
+ *          +-------------------+
+ *
+ *   16 key bytes + 8 value bytes per entry before RocksDB's prefix
+ *   compression and ZSTD.  Versions (post ids) read newest first, so a
+ *   home page is one row scan; max versions (WARBLE_INBOX_MAX) and TTL
+ *   (WARBLE_INBOX_TTL, counted from the id's time) bound each inbox.
+ *
+ * meta: row = source name ("content", "relation") -> the last applied
+ *   seq of that source (8 BE), written in the same batch as the last
+ *   inbox cells of the event.
+ */
+#ifndef INBOX_SCHEMA_H
+#define INBOX_SCHEMA_H
+
+#include <stdint.h>
+
+#include "hb.h"
+
+enum {
+	INBOX_FAM_TL = 0,
+	INBOX_FAM_META,
+	INBOX_FAM_COUNT,
+};
+
+/* inbox_schema_families fills fams (INBOX_FAM_COUNT entries); max_versions and ttl_ms bound each inbox. */
+void inbox_schema_families(hb_family_opts *fams, uint32_t max_versions, uint64_t ttl_ms);
+
+#endif
