@@ -95,7 +95,7 @@ main(int argc, char **argv)
 	    (rc = rt_server_start(srv)) != WB_OK) {
 		RT_ERRORF("cannot start on %s (events on %s): %s", url, pub_url, wb_strerror(rc));
 	} else {
-		RT_INFOF("listening on %s, events on %s, data in %s", url, pub_url, path);
+		RT_INFOF("events on %s, data in %s", pub_url, path);
 		rt_wait_for_signal();
 		RT_INFOF("shutting down");
 	}

@@ -70,7 +70,7 @@ rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 	}
 	hb_scan_close(s);
 	if (rc != WB_OK && rc != WB_EEND) {
-		RT_ERRORF("relation: list of %llu failed: %s %s",
+		RT_ERRORF("list of %llu failed: %s %s",
 		    (unsigned long long) uid, wb_strerror(rc), hb_last_error());
 		return rel_fail(rep, rc, NULL);
 	}
@@ -126,7 +126,7 @@ rel_count(rel_svc *r, const uint8_t *row, const char *q, uint64_t *out)
 	rc   = hb_counter_get(r->t, REL_FAM_COUNT, row, 8, q, strlen(q), &v);
 	*out = v > 0 ? (uint64_t) v : 0;
 	if (rc == WB_OK && v < 0) {
-		RT_ERRORF("relation: counter %s of %llu is negative (%lld)", q,
+		RT_ERRORF("counter %s of %llu is negative (%lld)", q,
 		    (unsigned long long) hb_be_u64(row), (long long) v);
 	}
 	return rc;

@@ -146,7 +146,7 @@ rel_users_exist(rel_svc *r, const uint64_t *uids, size_t n)
 	}
 	wb_msg_free(req);
 	if (rc != WB_OK) {
-		RT_WARNF("relation: user.get failed: %s", wb_strerror(rc));
+		RT_WARNF("user.get failed: %s", wb_strerror(rc));
 		wb_msg_free(rep);
 		return rc == WB_ETIMEDOUT ? rc : WB_EUNAVAIL;
 	}
@@ -158,7 +158,7 @@ rel_users_exist(rel_svc *r, const uint64_t *uids, size_t n)
 	}
 	if (!wb_get_objs(rep, WB_F_USERS, &users, &nusers) || nusers != nask) {
 		wb_msg_free(rep);
-		RT_WARNF("relation: user.get answered %zu users for %zu uids", nusers, nask);
+		RT_WARNF("user.get answered %zu users for %zu uids", nusers, nask);
 		return WB_EUNAVAIL;
 	}
 	wb_msg_free(rep);

@@ -146,7 +146,7 @@ rel_handle_edge(rel_svc *r, const wb_obj *req, wb_obj *rep, bool follow)
 	rc = rel_edge_apply(r, b, uids[0], uids[1], follow, &seq);
 	hb_batch_free(b);
 	if (rc != WB_OK) {
-		RT_ERRORF("relation: %s %llu -> %llu failed: %s %s",
+		RT_ERRORF("%s %llu -> %llu failed: %s %s",
 		    follow ? "follow" : "unfollow", (unsigned long long) uids[0],
 		    (unsigned long long) uids[1], wb_strerror(rc), hb_last_error());
 		return rel_fail(rep, rc, NULL);

@@ -112,7 +112,7 @@ main(int argc, char **argv)
 		hb_close(t);
 		return 1;
 	}
-	RT_INFOF("listening on %s, data in %s", url, path);
+	RT_INFOF("data in %s", path);
 	rt_wait_for_signal();
 	RT_INFOF("shutting down");
 	rt_server_close(srv);

@@ -111,12 +111,12 @@ user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 	sodium_memzero(hash, sizeof(hash));
 	if (rc != WB_OK) {
 		if (rc != WB_EEXIST) {
-			RT_ERRORF("user: register %s failed: %s %s", lname,
+			RT_ERRORF("register %s failed: %s %s", lname,
 			    wb_strerror(rc), hb_last_error());
 		}
 		return user_fail(rep, rc, NULL);
 	}
-	RT_INFOF("user: registered %s as uid %llu", lname, (unsigned long long) uid);
+	RT_INFOF("registered %s as uid %llu", lname, (unsigned long long) uid);
 	wb_reply_ok(rep);
 	return wb_set_u64(rep, WB_F_UID, uid);
 }
@@ -195,7 +195,7 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	} else if (rc == WB_ENOTFOUND || rc == WB_EBADNAME) {
 		/* same work and the same answer as a wrong password */
 		if (crypto_pwhash_str_verify(u->dummy_hash, pw, pw_len) == 0) {
-			RT_DEBUGF("user: a login matched the decoy hash");
+			RT_DEBUGF("a login matched the decoy hash");
 		}
 		rc = WB_ELOGIN;
 	}
@@ -204,7 +204,7 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	if (rc != WB_OK) {
 		if (rc != WB_ELOGIN) {
-			RT_ERRORF("user: login of uid %llu failed: %s %s",
+			RT_ERRORF("login of uid %llu failed: %s %s",
 			    (unsigned long long) uid, wb_strerror(rc), hb_last_error());
 		}
 		return user_fail(rep, rc, NULL);

@@ -148,7 +148,7 @@ user_handle_update(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	hb_batch_free(b);
 	if (rc != WB_OK) {
-		RT_ERRORF("user: update of uid %llu failed: %s %s",
+		RT_ERRORF("update of uid %llu failed: %s %s",
 		    (unsigned long long) uid, wb_strerror(rc), hb_last_error());
 		return user_fail(rep, rc, NULL);
 	}

@@ -51,14 +51,14 @@ user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
 	u->opts = *opts;
 	pthread_mutex_init(&u->alloc_mu, NULL);
 	if ((rc = user_meta_load(u)) != WB_OK) {
-		RT_ERRORF("user: cannot read the uid counter: %s", wb_strerror(rc));
+		RT_ERRORF("cannot read the uid counter: %s", wb_strerror(rc));
 		user_svc_close(u);
 		return rc;
 	}
 	randombytes_buf(pw, sizeof(pw));
 	if (crypto_pwhash_str(u->dummy_hash, (const char *) pw, sizeof(pw),
 	        u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
-		RT_ERRORF("user: password hashing failed (memory limit %zu bytes)",
+		RT_ERRORF("password hashing failed (memory limit %zu bytes)",
 		    u->opts.pwhash_mem);
 		user_svc_close(u);
 		return WB_ENOMEM;
