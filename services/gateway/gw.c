@@ -235,7 +235,7 @@ gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep)
 		q = NULL;
 	}
 	rc = gw_call(g, GW_USER, q, &r, rep);
-	if (rc == WB_ENOTFOUND) {
+	if (rc == WB_ENOTFOUND || rc == WB_ENOUSER) {
 		wb_reply_error(rep, WB_ENOUSER, "no such user: %s", name);
 		return WB_ENOUSER;
 	}

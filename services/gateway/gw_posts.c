@@ -107,9 +107,10 @@ gw_posts_next(const wb_obj *r, wb_obj *rep)
 int
 gw_op_home(gw *g, const wb_obj *req, wb_obj *rep)
 {
-	uint64_t        uid, limit;
+	uint64_t        uid, limit, picked[GW_PAGE_MAX];
 	const uint64_t *ids = NULL;
-	size_t          n   = 0;
+	const wb_obj   *posts;
+	size_t          n = 0;
 	wb_obj         *q, *r;
 	int             rc;
 
@@ -126,7 +127,15 @@ gw_op_home(gw *g, const wb_obj *req, wb_obj *rep)
 	if ((rc = gw_call(g, GW_INBOX, q, &r, rep)) != WB_OK) {
 		return rc;
 	}
-	wb_get_u64s(r, WB_F_IDS, &ids, &n);
+	/* The inbox answers post records {id, author}; older builds answered ids. */
+	if (!wb_get_u64s(r, WB_F_IDS, &ids, &n) &&
+	    wb_get_objs(r, WB_F_POSTS, &posts, &n)) {
+		n = n < GW_PAGE_MAX ? n : GW_PAGE_MAX;
+		for (size_t i = 0; i < n; i++) {
+			picked[i] = wb_u64(&posts[i], WB_F_ID, 0);
+		}
+		ids = picked;
+	}
 	if ((rc = gw_hydrate_posts(g, ids, n, rep)) == WB_OK) {
 		rc = gw_posts_next(r, rep);
 	}

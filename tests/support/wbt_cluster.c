@@ -1,0 +1,121 @@
+/* wbt_cluster.c - the five Warble daemons for a test (see wbt_cluster.h). */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "wbt_cluster.h"
+
+#define WBT_CLUSTER_READY_MS 20000
+#define WBT_CLUSTER_ENV_MAX  48
+
+/* wbt_cluster_urls names every endpoint after a prefix unique in this process. */
+static int
+wbt_cluster_urls(wbt_cluster *c)
+{
+	static int n;
+	char       p[32], name[64];
+	int        rc = 0;
+
+	snprintf(p, sizeof(p), "c%d", n++);
+#define WBT_URL(field, what)                                          \
+	snprintf(name, sizeof(name), "%s%s", p, what);               \
+	rc |= wbt_ipc_url(c->field, sizeof(c->field), name)
+	WBT_URL(user_url, "u");
+	WBT_URL(relation_url, "r");
+	WBT_URL(content_url, "c");
+	WBT_URL(inbox_url, "i");
+	WBT_URL(gateway_url, "g");
+	WBT_URL(relation_pub_url, "rp");
+	WBT_URL(content_pub_url, "cp");
+#undef WBT_URL
+	snprintf(name, sizeof(name), "%sdata", p);
+	rc |= wbt_path(c->data, sizeof(c->data), name);
+	return rc == 0 ? 0 : -1;
+}
+
+int
+wbt_cluster_env(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const char **env, int n)
+{
+	const struct {
+		const char *key, *val;
+	} vars[] = {
+		{ "WARBLE_USER_URL", c->user_url },
+		{ "WARBLE_RELATION_URL", c->relation_url },
+		{ "WARBLE_CONTENT_URL", c->content_url },
+		{ "WARBLE_INBOX_URL", c->inbox_url },
+		{ "WARBLE_GATEWAY_URL", c->gateway_url },
+		{ "WARBLE_RELATION_PUB_URL", c->relation_pub_url },
+		{ "WARBLE_CONTENT_PUB_URL", c->content_pub_url },
+		{ "WARBLE_DATA", c->data },
+	};
+	int k = 0;
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]) && k + 1 < n; i++) {
+		snprintf(bufs[k], WBT_URL_MAX + 32, "%s=%s", vars[i].key, vars[i].val);
+		env[k] = bufs[k];
+		k++;
+	}
+	env[k] = NULL;
+	return k;
+}
+
+/* wbt_cluster_one spawns one daemon and waits until url answers. */
+static wbt_daemon *
+wbt_cluster_one(const char *name, const char *url, const char *const *env)
+{
+	wbt_daemon *d = wbt_spawn(name, NULL, env);
+
+	if (d == NULL) {
+		return NULL;
+	}
+	if (wbt_wait_ready(d, url, WBT_CLUSTER_READY_MS) != 0) {
+		fprintf(stderr, "wbt_cluster: %s did not answer on %s\n", name, url);
+		return NULL;
+	}
+	return d;
+}
+
+int
+wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
+{
+	char        bufs[16][WBT_URL_MAX + 32];
+	const char *env[WBT_CLUSTER_ENV_MAX];
+	int         k;
+
+	memset(c, 0, sizeof(*c));
+	if (wbt_cluster_urls(c) != 0) {
+		fprintf(stderr, "wbt_cluster: temp dir path too long for ipc:// URLs\n");
+		return -1;
+	}
+	k        = wbt_cluster_env(c, bufs, env, 16);
+	env[k++] = "WARBLE_PWHASH_OPS=1";
+	env[k++] = "WARBLE_PWHASH_MEM=8192";
+	env[k++] = "WARBLE_LOG_LEVEL=warn";
+	for (int i = 0; extra_env != NULL && extra_env[i] != NULL &&
+	                k + 1 < WBT_CLUSTER_ENV_MAX; i++) {
+		env[k++] = extra_env[i];
+	}
+	env[k] = NULL;
+	if ((c->user = wbt_cluster_one("warble-user", c->user_url, env)) == NULL ||
+	    (c->relation = wbt_cluster_one("warble-relation", c->relation_url, env)) == NULL ||
+	    (c->content = wbt_cluster_one("warble-content", c->content_url, env)) == NULL ||
+	    (c->inbox = wbt_cluster_one("warble-inbox", c->inbox_url, env)) == NULL ||
+	    (c->gateway = wbt_cluster_one("warble-gateway", c->gateway_url, env)) == NULL) {
+		return -1;
+	}
+	return 0;
+}
+
+int
+wbt_cluster_stop(wbt_cluster *c, int timeout_ms)
+{
+	wbt_daemon *order[] = { c->gateway, c->inbox, c->content, c->relation, c->user };
+	int         rc      = 0;
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (order[i] != NULL && wbt_stop(order[i], SIGTERM, timeout_ms) != 0) {
+			rc = -1;
+		}
+	}
+	return rc;
+}
