@@ -1,0 +1,378 @@
+/*
+ * content_test.c - the UTF-8 validator (unit) and warble-content as a real
+ * daemon: publish, get, timeline paging and time ranges, delete and its
+ * permissions, text limits, id order, the event log.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rt_client.h"
+#include "text.h"
+#include "wb_id.h"
+#include "wbt.h"
+
+/* ---- the validator ---- */
+
+typedef struct utf8_case {
+	const char *bytes;
+	size_t      len;
+	long        count; /* -1: invalid */
+	const char *what;
+} utf8_case;
+
+#define U(s, c, w) { s, sizeof(s) - 1, c, w }
+
+static const utf8_case utf8_cases[] = {
+	U("", 0, "empty"),
+	U("hello", 5, "ascii"),
+	U("\x00", 1, "NUL is a code point"),
+	U("\x7f", 1, "U+007F"),
+	U("\xc2\x80", 1, "U+0080 smallest 2-byte"),
+	U("\xdf\xbf", 1, "U+07FF largest 2-byte"),
+	U("\xe0\xa0\x80", 1, "U+0800 smallest 3-byte"),
+	U("\xed\x9f\xbf", 1, "U+D7FF before surrogates"),
+	U("\xee\x80\x80", 1, "U+E000 after surrogates"),
+	U("\xef\xbf\xbd", 1, "U+FFFD"),
+	U("\xef\xbf\xbf", 1, "U+FFFF"),
+	U("\xf0\x90\x80\x80", 1, "U+10000 smallest 4-byte"),
+	U("\xf4\x8f\xbf\xbf", 1, "U+10FFFF largest"),
+	U("h\xc3\xa9llo w\xc3\xb6rld \xe5\xbe\xae\xe5\x8d\x9a \xf0\x9f\x90\xa6", 16, "mixed"),
+	U("\x80", -1, "lone continuation"),
+	U("\xbf", -1, "lone continuation BF"),
+	U("\xc0\x80", -1, "overlong NUL (C0)"),
+	U("\xc1\xbf", -1, "overlong C1"),
+	U("\xe0\x80\x80", -1, "overlong 3-byte NUL"),
+	U("\xe0\x9f\xbf", -1, "overlong U+07FF in 3 bytes"),
+	U("\xf0\x80\x80\x80", -1, "overlong 4-byte NUL"),
+	U("\xf0\x8f\xbf\xbf", -1, "overlong U+FFFF in 4 bytes"),
+	U("\xed\xa0\x80", -1, "surrogate U+D800"),
+	U("\xed\xbf\xbf", -1, "surrogate U+DFFF"),
+	U("\xed\xa0\xbd\xed\xb2\xa9", -1, "CESU-8 surrogate pair"),
+	U("\xf4\x90\x80\x80", -1, "U+110000"),
+	U("\xf5\x80\x80\x80", -1, "F5 lead"),
+	U("\xf8\x88\x80\x80\x80", -1, "5-byte form"),
+	U("\xfc\x84\x80\x80\x80\x80", -1, "6-byte form"),
+	U("\xfe", -1, "FE"),
+	U("\xff", -1, "FF"),
+	U("\xc2", -1, "truncated 2-byte"),
+	U("\xe2\x82", -1, "truncated 3-byte"),
+	U("\xf0\x9f\x90", -1, "truncated 4-byte"),
+	U("a\xc2", -1, "truncated at the end"),
+	U("\xc2\x41", -1, "bad continuation (ASCII)"),
+	U("\xe2\x28\xa1", -1, "bad second byte"),
+	U("\xe2\x82\x28", -1, "bad third byte"),
+	U("\xf0\x9f\x90\x28", -1, "bad fourth byte"),
+	U("\xc2\xc2\x80", -1, "lead byte as continuation"),
+};
+
+Test(text, utf8_table)
+{
+	for (size_t i = 0; i < sizeof(utf8_cases) / sizeof(utf8_cases[0]); i++) {
+		const utf8_case *c = &utf8_cases[i];
+		cr_expect_eq(text_utf8_count(c->bytes, c->len), c->count, "%s: got %ld want %ld",
+		    c->what, text_utf8_count(c->bytes, c->len), c->count);
+	}
+}
+
+Test(text, every_two_byte_sequence)
+{
+	/* exhaustive over 2 bytes: valid iff a correct 1- or 2-byte form */
+	for (int a = 0; a < 256; a++) {
+		for (int b = 0; b < 256; b++) {
+			char s[2] = { (char)a, (char)b };
+			bool ascii = a < 0x80 && b < 0x80;
+			bool two = a >= 0xc2 && a <= 0xdf && b >= 0x80 && b <= 0xbf;
+			long want = ascii ? 2 : two ? 1 : -1;
+			cr_assert_eq(text_utf8_count(s, 2), want, "%02x %02x", a, b);
+		}
+	}
+}
+
+Test(text, limits)
+{
+	char buf[4 * 300];
+	memset(buf, 'a', 280);
+	cr_assert_eq(text_check(buf, 280), WB_OK);
+	cr_assert_eq(text_check(buf, 281), WB_ETOOLONG);
+	cr_assert_eq(text_check(buf, 0), WB_EBADTEXT);
+	cr_assert_eq(text_check(NULL, 0), WB_EBADTEXT);
+	for (int i = 0; i < 281; i++)
+		memcpy(buf + 4 * i, "\xf0\x9f\x90\xa6", 4); /* 4 bytes, 1 code point */
+	cr_assert_eq(text_check(buf, 4 * 280), WB_OK);
+	cr_assert_eq(text_check(buf, 4 * 281), WB_ETOOLONG);
+	cr_assert_eq(text_check(buf, 4 * 280 - 1), WB_EBADTEXT);
+	buf[0] = (char)0xc0;
+	cr_assert_eq(text_check(buf, 4 * 281), WB_EBADTEXT); /* invalid beats long */
+}
+
+/* ---- the daemon ---- */
+
+static char        url[128], pub_url[128];
+static wbt_daemon *daemon_;
+static rt_client  *cli;
+
+static void start(void)
+{
+	char data[256];
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "content"), 0);
+	cr_assert_eq(wbt_ipc_url(pub_url, sizeof(pub_url), "content-pub"), 0);
+	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
+	const char *args[] = { "--content-url", url, "--content-pub-url", pub_url,
+		"--data", data, "--node", "3", NULL };
+	daemon_ = wbt_spawn("warble-content", args, NULL);
+	cr_assert(daemon_ != NULL);
+	cr_assert_eq(wbt_wait_ready(daemon_, url, 15000), 0);
+	rt_client_opts o = { .timeout_ms = 10000 };
+	cr_assert_eq(rt_client_open(&cli, url, &o), WB_OK);
+}
+
+static void stop(void)
+{
+	rt_client_close(cli);
+	cli = NULL;
+	wbt_cleanup();
+}
+
+/* call sends req (freed) and returns the reply code; *rep gets the reply (caller frees). */
+static int call(wb_obj *req, wb_obj **rep)
+{
+	wb_obj *r = NULL;
+	int     rc = rt_call(cli, req, &r);
+	wb_msg_free(req);
+	if (rep)
+		*rep = r;
+	else
+		wb_msg_free(r);
+	return rc;
+}
+
+static int publish(uint64_t uid, const char *text, size_t len, uint64_t *id)
+{
+	wb_obj *req = wb_request(WB_OP_POST_PUBLISH), *rep = NULL;
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_str(req, WB_F_TEXT, text, len);
+	int rc = call(req, &rep);
+	if (rc == WB_OK) {
+		cr_assert(wb_get_u64(rep, WB_F_ID, id));
+		cr_assert_eq(wb_u64(rep, WB_F_TIME, 0), wb_id_ms(*id));
+	}
+	wb_msg_free(rep);
+	return rc;
+}
+
+static wb_obj *timeline(uint64_t uid, uint64_t before, uint64_t limit, uint64_t since,
+    uint64_t until)
+{
+	wb_obj *req = wb_request(WB_OP_POST_TIMELINE), *rep = NULL;
+	wb_set_u64(req, WB_F_UID, uid);
+	if (before)
+		wb_set_u64(req, WB_F_BEFORE, before);
+	if (limit)
+		wb_set_u64(req, WB_F_LIMIT, limit);
+	if (since)
+		wb_set_u64(req, WB_F_SINCE, since);
+	if (until)
+		wb_set_u64(req, WB_F_UNTIL, until);
+	cr_assert_eq(call(req, &rep), WB_OK);
+	return rep;
+}
+
+Test(content, publish_get_delete, .init = start, .fini = stop, .timeout = 60)
+{
+	uint64_t id1, id2;
+	cr_assert_eq(publish(7, "hello", 5, &id1), WB_OK);
+	cr_assert_eq(publish(8, "w\xc3\xb6rld", 6, &id2), WB_OK);
+	cr_assert_gt(id2, id1);
+	cr_assert_eq((id1 >> WB_ID_SEQ_BITS) & WB_ID_NODE_MAX, 3, "node in the id");
+
+	wb_obj   *req = wb_request(WB_OP_POST_GET), *rep = NULL;
+	uint64_t  ids[] = { id2, 12345, id1 };
+	wb_set_u64s(req, WB_F_IDS, ids, 3);
+	cr_assert_eq(call(req, &rep), WB_OK);
+	const wb_obj   *posts;
+	size_t          n, nm;
+	const uint64_t *missing;
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 2);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_ID, 0), id2);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_AUTHOR, 0), 8);
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_TEXT, ""), "w\xc3\xb6rld");
+	cr_assert_eq(wb_u64(&posts[0], WB_F_TIME, 0), wb_id_ms(id2));
+	cr_assert_eq(wb_u64(&posts[1], WB_F_ID, 0), id1);
+	cr_assert_str_eq(wb_str(&posts[1], WB_F_TEXT, ""), "hello");
+	cr_assert(wb_get_u64s(rep, WB_F_MISSING, &missing, &nm));
+	cr_assert_eq(nm, 1);
+	cr_assert_eq(missing[0], 12345);
+	wb_msg_free(rep);
+
+	/* only the author deletes */
+	req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, 8);
+	wb_set_u64(req, WB_F_ID, id1);
+	cr_assert_eq(call(req, NULL), WB_EPERM);
+	req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, 7);
+	wb_set_u64(req, WB_F_ID, id1 + 1000);
+	cr_assert_eq(call(req, NULL), WB_ENOPOST);
+	req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, 7);
+	wb_set_u64(req, WB_F_ID, id1);
+	cr_assert_eq(call(req, NULL), WB_OK);
+	req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, 7);
+	wb_set_u64(req, WB_F_ID, id1);
+	cr_assert_eq(call(req, NULL), WB_ENOPOST, "deleted twice");
+
+	req = wb_request(WB_OP_POST_GET);
+	wb_set_u64s(req, WB_F_IDS, &id1, 1);
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert(!wb_get_objs(rep, WB_F_POSTS, &posts, &n) || n == 0);
+	cr_assert(wb_get_u64s(rep, WB_F_MISSING, &missing, &nm) && nm == 1);
+	wb_msg_free(rep);
+	rep = timeline(7, 0, 0, 0, 0);
+	cr_assert(!wb_get_objs(rep, WB_F_POSTS, &posts, &n) || n == 0);
+	wb_msg_free(rep);
+
+	/* the log: post 7, post 8, delete 7 */
+	req = wb_request(WB_OP_POST_LOG);
+	wb_set_u64(req, WB_F_FROM, 1);
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert_eq(wb_u64(rep, WB_F_LAST, 0), 3);
+	cr_assert(wb_get_objs(rep, WB_F_EVENTS, &posts, &n));
+	cr_assert_eq(n, 3);
+	static const char *types[] = { "post", "post", "delete" };
+	uint64_t           evid[] = { id1, id2, id1 }, evuid[] = { 7, 8, 7 };
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(wb_u64(&posts[i], WB_F_SEQ, 0), i + 1);
+		cr_assert_str_eq(wb_str(&posts[i], WB_F_TYPE, ""), types[i]);
+		cr_assert_eq(wb_u64(&posts[i], WB_F_ID, 0), evid[i]);
+		cr_assert_eq(wb_u64(&posts[i], WB_F_UID, 0), evuid[i]);
+	}
+	wb_msg_free(rep);
+
+	/* too many ids */
+	req = wb_request(WB_OP_POST_GET);
+	uint64_t *many = wb_add_u64s(req, WB_F_IDS, 1001);
+	for (int i = 0; i < 1001; i++)
+		many[i] = (uint64_t)i + 1;
+	cr_assert_eq(call(req, NULL), WB_ETOOBIG);
+}
+
+Test(content, text_rules, .init = start, .fini = stop, .timeout = 60)
+{
+	char     buf[4 * 300];
+	uint64_t id;
+	memset(buf, 'x', 281);
+	cr_assert_eq(publish(1, buf, 280, &id), WB_OK);
+	cr_assert_eq(publish(1, buf, 281, &id), WB_ETOOLONG);
+	for (int i = 0; i < 281; i++)
+		memcpy(buf + 3 * i, "\xe5\xbe\xae", 3);
+	cr_assert_eq(publish(1, buf, 3 * 280, &id), WB_OK);
+	cr_assert_eq(publish(1, buf, 3 * 281, &id), WB_ETOOLONG);
+	cr_assert_eq(publish(1, "", 0, &id), WB_EBADTEXT);
+	cr_assert_eq(publish(1, "\xc0\xaf", 2, &id), WB_EBADTEXT);
+	cr_assert_eq(publish(1, "\xed\xa0\x80", 3, &id), WB_EBADTEXT);
+	cr_assert_eq(publish(1, "\xf4\x90\x80\x80", 4, &id), WB_EBADTEXT);
+	cr_assert_eq(publish(1, "ok\xe2\x82", 4, &id), WB_EBADTEXT);
+	wb_obj *rep = timeline(1, 0, 100, 0, 0);
+	const wb_obj *posts;
+	size_t        n;
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 2, "only the two valid posts were stored");
+	wb_msg_free(rep);
+}
+
+Test(content, timeline_paging_and_time_range, .init = start, .fini = stop, .timeout = 120)
+{
+	enum { N = 250 };
+	static uint64_t ids[N];
+	char            text[32];
+	for (int i = 0; i < N; i++) {
+		int len = snprintf(text, sizeof(text), "post %d", i);
+		cr_assert_eq(publish(42, text, (size_t)len, &ids[i]), WB_OK);
+		if (i > 0)
+			cr_assert_gt(ids[i], ids[i - 1], "ids increase");
+		if (i % 50 == 0)
+			wbt_sleep_ms(3); /* spread the posts over a few ms */
+	}
+	uint64_t other;
+	cr_assert_eq(publish(43, "not mine", 8, &other), WB_OK);
+
+	/* default page is 20, newest first */
+	wb_obj       *rep = timeline(42, 0, 0, 0, 0);
+	const wb_obj *posts;
+	size_t        n;
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 20);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_ID, 0), ids[N - 1]);
+	wb_msg_free(rep);
+
+	/* page through everything with limit 33 (and a limit over 100 is capped) */
+	uint64_t before = 0;
+	int      seen = 0, pages = 0;
+	for (;;) {
+		cr_assert(pages++ < 100);
+		rep = timeline(42, before, 33, 0, 0);
+		cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n) || seen == N);
+		for (size_t i = 0; i < n; i++) {
+			cr_assert_eq(wb_u64(&posts[i], WB_F_ID, 0), ids[N - 1 - seen]);
+			cr_assert_eq(wb_u64(&posts[i], WB_F_AUTHOR, 0), 42);
+			snprintf(text, sizeof(text), "post %d", N - 1 - seen);
+			cr_assert_str_eq(wb_str(&posts[i], WB_F_TEXT, ""), text);
+			seen++;
+		}
+		bool more = wb_get_u64(rep, WB_F_NEXT, &before);
+		wb_msg_free(rep);
+		if (!more)
+			break;
+	}
+	cr_assert_eq(seen, N);
+	cr_assert_eq(pages, (N + 32) / 33, "no empty last page");
+	rep = timeline(42, 0, 1000, 0, 0);
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 100);
+	wb_msg_free(rep);
+
+	/* time range [since, until): compare with the ids' own times */
+	uint64_t since = wb_id_ms(ids[60]), until = wb_id_ms(ids[180]);
+	int      want = 0, first = -1;
+	for (int i = N - 1; i >= 0; i--) {
+		uint64_t ms = wb_id_ms(ids[i]);
+		if (ms >= since && ms < until) {
+			if (first < 0)
+				first = i;
+			want++;
+		}
+	}
+	rep = timeline(42, 0, 100, since, until);
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n) || want == 0);
+	cr_assert_eq((int)n, want < 100 ? want : 100);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = wb_u64(&posts[i], WB_F_TIME, 0);
+		cr_assert(t >= since && t < until);
+		cr_assert_eq(wb_u64(&posts[i], WB_F_ID, 0), ids[first - (int)i]);
+	}
+	wb_msg_free(rep);
+	rep = timeline(42, 0, 100, until, since); /* empty range */
+	cr_assert(!wb_get_objs(rep, WB_F_POSTS, &posts, &n) || n == 0);
+	wb_msg_free(rep);
+}
+
+Test(content, ids_survive_restart, .init = start, .fini = stop, .timeout = 60)
+{
+	uint64_t a, b;
+	cr_assert_eq(publish(5, "before", 6, &a), WB_OK);
+	rt_client_close(cli);
+	cli = NULL;
+	cr_assert_eq(wbt_stop(daemon_, SIGKILL, 10000), 128 + SIGKILL);
+	start();
+	cr_assert_eq(publish(5, "after", 5, &b), WB_OK);
+	cr_assert_gt(b, a);
+	wb_obj *req = wb_request(WB_OP_POST_LOG), *rep = NULL;
+	wb_set_u64(req, WB_F_FROM, 1);
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert_eq(wb_u64(rep, WB_F_LAST, 0), 2, "seq continues after a kill");
+	wb_msg_free(rep);
+}
