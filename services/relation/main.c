@@ -86,9 +86,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rt_server_opts sopts = { .name = "relation", .url = url, .workers = (int) nworkers };
+	/* user.get is idempotent: one resend rides out a user service restart,
+	 * and the whole check stays well inside a caller's 5 s deadline */
+	rt_client_opts uopts = { .timeout_ms = 1500, .retries = 1 };
 	if ((rc = rt_pub_open(&pub, pub_url)) != WB_OK ||
 	    (rc = evlog_open(&log, t, REL_FAM_LOG, "relation", pub)) != WB_OK ||
-	    (rc = rt_client_open(&users, user_url, NULL)) != WB_OK ||
+	    (rc = rt_client_open(&users, user_url, &uopts)) != WB_OK ||
 	    (rc = rel_svc_open(&svc, t, log, users)) != WB_OK ||
 	    (rc = rt_server_open(&srv, &sopts)) != WB_OK ||
 	    (rc = rel_svc_route(svc, srv)) != WB_OK ||
