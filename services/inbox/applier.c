@@ -276,6 +276,8 @@ int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 		return WB_ENOMEM;
 	in->t = t;
 	in->opts = *opts;
+	if (in->opts.fans_page == 0 || in->opts.fans_page > INBOX_FANS_PAGE)
+		in->opts.fans_page = INBOX_FANS_PAGE;
 	int rc = hb_batch_new(&in->batch);
 	if (rc != WB_OK) {
 		free(in);

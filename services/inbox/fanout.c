@@ -49,7 +49,7 @@ static void *inbox_fetch_run(void *arg)
 	wb_set_u64(req, WB_F_UID, f->uid);
 	if (f->after)
 		wb_set_u64(req, WB_F_AFTER, f->after);
-	wb_set_u64(req, WB_F_LIMIT, INBOX_FANS_PAGE);
+	wb_set_u64(req, WB_F_LIMIT, f->in->opts.fans_page);
 	f->rc = rt_call(f->in->relation, req, &f->rep);
 	wb_msg_free(req);
 	return NULL;

@@ -32,7 +32,7 @@ static int main_mkdirs(const char *path)
 int main(int argc, char **argv)
 {
 	static const char *url, *content_url, *relation_url, *content_pub, *relation_pub;
-	static const char *data, *level, *workers, *sync, *max, *ttl, *backfill, *poll;
+	static const char *data, *level, *workers, *sync, *max, *ttl, *backfill, *poll, *page;
 	rt_opt opts[] = {
 		{ "inbox-url", "WARBLE_INBOX_URL", "tcp://127.0.0.1:7104", "listen URL", &url },
 		{ "content-url", "WARBLE_CONTENT_URL", "tcp://127.0.0.1:7103", "content service", &content_url },
@@ -47,9 +47,10 @@ int main(int argc, char **argv)
 		{ "inbox-ttl", "WARBLE_INBOX_TTL", "2592000", "seconds a post stays in inboxes", &ttl },
 		{ "backfill", "WARBLE_BACKFILL", "50", "posts copied into an inbox on follow", &backfill },
 		{ "inbox-poll-ms", "WARBLE_INBOX_POLL_MS", "500", "pull a quiet source's log this often, ms", &poll },
+		{ "inbox-fanout-page", "WARBLE_INBOX_FANOUT_PAGE", "10000", "fans per rel.fans page and write batch (1..10000)", &page },
 		{ NULL },
 	};
-	uint64_t       nworkers, fsync, nmax, ttl_s, nback, poll_ms;
+	uint64_t       nworkers, fsync, nmax, ttl_s, nback, poll_ms, npage;
 	int            lvl, rc;
 	char           path[4096];
 	hb_family_opts fams[INBOX_FAM_COUNT];
@@ -70,7 +71,8 @@ int main(int argc, char **argv)
 	    rt_config_u64("inbox-max", max, 1, 1000000, &nmax) != 0 ||
 	    rt_config_u64("inbox-ttl", ttl, 1, UINT64_MAX / 1000, &ttl_s) != 0 ||
 	    rt_config_u64("backfill", backfill, 0, 100000, &nback) != 0 ||
-	    rt_config_u64("inbox-poll-ms", poll, 1, 3600000, &poll_ms) != 0)
+	    rt_config_u64("inbox-poll-ms", poll, 1, 3600000, &poll_ms) != 0 ||
+	    rt_config_u64("inbox-fanout-page", page, 1, 10000, &npage) != 0)
 		return 2;
 	rt_signal_init();
 
@@ -93,6 +95,7 @@ int main(int argc, char **argv)
 		.relation_pub_url = relation_pub,
 		.backfill = (uint32_t)nback,
 		.poll_ms = (uint32_t)poll_ms,
+		.fans_page = (uint32_t)npage,
 	};
 	rt_server_opts sopts = { .name = "inbox", .url = url, .workers = (int)nworkers };
 	if ((rc = inbox_open(&svc, t, &iopts)) != WB_OK ||

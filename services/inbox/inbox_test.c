@@ -1,0 +1,434 @@
+/*
+ * inbox_test.c - fan-out end to end: user, relation, content and inbox as
+ * real daemons on ipc://.  Fan-out is exact, follow backfills, unfollow
+ * purges, delete removes, and the inbox ends exactly right after a
+ * SIGKILL mid fan-out, a SIGSTOP while posts flow, or a late start.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_client.h"
+#include "wbt.h"
+
+enum { SVC_USER, SVC_REL, SVC_CONTENT, SVC_INBOX, SVC_N };
+
+static const char *svc_bin[SVC_N] = { "warble-user", "warble-relation", "warble-content",
+	"warble-inbox" };
+static char        svc_url[SVC_N][128];
+static char        rel_pub[128], content_pub[128], data[256];
+static wbt_daemon *svc_d[SVC_N];
+static rt_client  *svc_c[SVC_N];
+static const char *inbox_extra[8]; /* extra inbox flags for a test */
+
+/* spawn starts service i and connects its client. */
+static void spawn(int i)
+{
+	const char *args[40];
+	int         n = 0;
+#define ARG(k, v) (args[n++] = (k), args[n++] = (v))
+	ARG("--data", data);
+	ARG("--log-level", "warn");
+	switch (i) {
+	case SVC_USER:
+		ARG("--user-url", svc_url[SVC_USER]);
+		ARG("--pwhash-ops", "1");
+		ARG("--pwhash-mem", "8192");
+		break;
+	case SVC_REL:
+		ARG("--user-url", svc_url[SVC_USER]);
+		ARG("--relation-url", svc_url[SVC_REL]);
+		ARG("--relation-pub-url", rel_pub);
+		break;
+	case SVC_CONTENT:
+		ARG("--content-url", svc_url[SVC_CONTENT]);
+		ARG("--content-pub-url", content_pub);
+		break;
+	case SVC_INBOX:
+		ARG("--inbox-url", svc_url[SVC_INBOX]);
+		ARG("--content-url", svc_url[SVC_CONTENT]);
+		ARG("--relation-url", svc_url[SVC_REL]);
+		ARG("--content-pub-url", content_pub);
+		ARG("--relation-pub-url", rel_pub);
+		ARG("--inbox-poll-ms", "200");
+		for (int k = 0; inbox_extra[k] && inbox_extra[k + 1]; k += 2)
+			ARG(inbox_extra[k], inbox_extra[k + 1]);
+		break;
+	}
+#undef ARG
+	args[n] = NULL;
+	svc_d[i] = wbt_spawn(svc_bin[i], args, NULL);
+	cr_assert(svc_d[i] != NULL);
+	cr_assert_eq(wbt_wait_ready(svc_d[i], svc_url[i], 20000), 0, "%s not ready", svc_bin[i]);
+	rt_client_opts o = { .timeout_ms = 20000 };
+	cr_assert_eq(rt_client_open(&svc_c[i], svc_url[i], &o), WB_OK);
+}
+
+/* kill_svc stops service i with sig and closes its client. */
+static void kill_svc(int i, int sig)
+{
+	rt_client_close(svc_c[i]);
+	svc_c[i] = NULL;
+	int st = wbt_stop(svc_d[i], sig, 20000);
+	cr_assert(st == 0 || st == 128 + sig, "%s stopped with %d", svc_bin[i], st);
+}
+
+static void setup_urls(void)
+{
+	static const char *names[SVC_N] = { "user", "rel", "content", "inbox" };
+	for (int i = 0; i < SVC_N; i++)
+		cr_assert_eq(wbt_ipc_url(svc_url[i], sizeof(svc_url[i]), names[i]), 0);
+	cr_assert_eq(wbt_ipc_url(rel_pub, sizeof(rel_pub), "rel-pub"), 0);
+	cr_assert_eq(wbt_ipc_url(content_pub, sizeof(content_pub), "content-pub"), 0);
+	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
+}
+
+static void start_all(void)
+{
+	setup_urls();
+	for (int i = 0; i < SVC_N; i++)
+		spawn(i);
+}
+
+static void stop_all(void)
+{
+	for (int i = 0; i < SVC_N; i++) {
+		rt_client_close(svc_c[i]);
+		svc_c[i] = NULL;
+	}
+	wbt_cleanup();
+}
+
+/* call sends req (freed) to service i; returns the code, *rep the reply (caller frees) if rep. */
+static int call(int i, wb_obj *req, wb_obj **rep)
+{
+	wb_obj *r = NULL;
+	int     rc = rt_call(svc_c[i], req, &r);
+	wb_msg_free(req);
+	if (rep)
+		*rep = r;
+	else
+		wb_msg_free(r);
+	return rc;
+}
+
+static uint64_t reg(const char *name)
+{
+	wb_obj *req = wb_request(WB_OP_USER_REGISTER), *rep = NULL;
+	wb_set_cstr(req, WB_F_NAME, name);
+	wb_set_cstr(req, WB_F_PASSWORD, "password123");
+	int rc = call(SVC_USER, req, &rep);
+	cr_assert_eq(rc, WB_OK, "register %s: %s", name, wb_strerror(rc));
+	uint64_t uid = wb_u64(rep, WB_F_UID, 0);
+	wb_msg_free(rep);
+	cr_assert(uid != 0);
+	return uid;
+}
+
+/* reg_many registers n users prefix0..prefixN-1 into uids. */
+static void reg_many(const char *prefix, uint64_t *uids, int n)
+{
+	char name[32];
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s%d", prefix, i);
+		uids[i] = reg(name);
+	}
+}
+
+static void rel(wb_op op, uint64_t uid, uint64_t target)
+{
+	wb_obj *req = wb_request(op);
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_u64(req, WB_F_TARGET, target);
+	int rc = call(SVC_REL, req, NULL);
+	cr_assert_eq(rc, WB_OK, "%s %llu -> %llu: %s", wb_op_name(op), (unsigned long long)uid,
+	    (unsigned long long)target, wb_strerror(rc));
+}
+
+static uint64_t post(uint64_t uid, const char *text)
+{
+	wb_obj *req = wb_request(WB_OP_POST_PUBLISH), *rep = NULL;
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_cstr(req, WB_F_TEXT, text);
+	cr_assert_eq(call(SVC_CONTENT, req, &rep), WB_OK);
+	uint64_t id = wb_u64(rep, WB_F_ID, 0);
+	wb_msg_free(rep);
+	return id;
+}
+
+static void del(uint64_t uid, uint64_t id)
+{
+	wb_obj *req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_u64(req, WB_F_ID, id);
+	cr_assert_eq(call(SVC_CONTENT, req, NULL), WB_OK);
+}
+
+/* log_last asks service i (content or relation) for its last seq. */
+static uint64_t log_last(int i)
+{
+	wb_obj *req = wb_request(i == SVC_CONTENT ? WB_OP_POST_LOG : WB_OP_REL_LOG), *rep = NULL;
+	wb_set_u64(req, WB_F_FROM, UINT64_MAX / 2);
+	cr_assert_eq(call(i, req, &rep), WB_OK);
+	uint64_t last = wb_u64(rep, WB_F_LAST, 0);
+	wb_msg_free(rep);
+	return last;
+}
+
+/* gauge reads a named gauge from the inbox's stats (UINT64_MAX if absent or unreachable). */
+static uint64_t gauge(const char *name)
+{
+	wb_obj       *rep = NULL;
+	const wb_obj *g = NULL;
+	size_t        n = 0;
+	uint64_t      v = UINT64_MAX;
+	if (call(SVC_INBOX, wb_request(WB_OP_STATS), &rep) != WB_OK) {
+		wb_msg_free(rep);
+		return v;
+	}
+	(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0)
+			v = wb_u64(&g[i], WB_F_VALUE, 0);
+	wb_msg_free(rep);
+	return v;
+}
+
+/* wait_caught_up waits until the inbox has applied both logs to their current ends. */
+static void wait_caught_up(int timeout_ms)
+{
+	uint64_t  c = log_last(SVC_CONTENT), r = log_last(SVC_REL);
+	long long dl = wbt_now_ms() + timeout_ms;
+	for (;;) {
+		uint64_t ca = gauge("content_applied"), ra = gauge("relation_applied");
+		if (ca != UINT64_MAX && ca >= c && ra >= r)
+			return;
+		cr_assert(wbt_now_ms() < dl, "inbox behind: content %llu/%llu relation %llu/%llu",
+		    (unsigned long long)ca, (unsigned long long)c, (unsigned long long)ra,
+		    (unsigned long long)r);
+		wbt_sleep_ms(20);
+	}
+}
+
+/* home reads uid's whole inbox (every page) into ids/authors; returns the count. */
+static size_t home(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
+{
+	uint64_t before = 0;
+	size_t   n = 0;
+	for (int pages = 0; pages < 100; pages++) {
+		wb_obj *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
+		wb_set_u64(req, WB_F_UID, uid);
+		wb_set_u64(req, WB_F_LIMIT, 100);
+		if (before)
+			wb_set_u64(req, WB_F_BEFORE, before);
+		cr_assert_eq(call(SVC_INBOX, req, &rep), WB_OK);
+		const wb_obj *p = NULL;
+		size_t        m = 0;
+		(void)wb_get_objs(rep, WB_F_POSTS, &p, &m);
+		for (size_t i = 0; i < m; i++) {
+			cr_assert(n < cap);
+			ids[n] = wb_u64(&p[i], WB_F_ID, 0);
+			if (authors)
+				authors[n] = wb_u64(&p[i], WB_F_AUTHOR, 0);
+			if (n > 0)
+				cr_assert_lt(ids[n], ids[n - 1], "newest first");
+			n++;
+		}
+		bool more = wb_get_u64(rep, WB_F_NEXT, &before);
+		wb_msg_free(rep);
+		if (!more)
+			return n;
+	}
+	cr_assert_fail("too many pages");
+	return n;
+}
+
+/* expect_home checks uid's inbox is exactly want[0..n) (newest first). */
+static void expect_home(uint64_t uid, const uint64_t *want, size_t n)
+{
+	uint64_t got[1000];
+	size_t   m = home(uid, got, NULL, 1000);
+	cr_assert_eq(m, n, "uid %llu: %zu posts, want %zu", (unsigned long long)uid, m, n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(got[i], want[i], "uid %llu post %zu", (unsigned long long)uid, i);
+}
+
+/* reversed copies ids[0..n) newest first. */
+static void reversed(const uint64_t *ids, size_t n, uint64_t *out)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = ids[n - 1 - i];
+}
+
+Test(inbox, fanout_is_exact, .init = start_all, .fini = stop_all, .timeout = 240)
+{
+	enum { FANS = 2000, POSTS = 3 };
+	static uint64_t fans[FANS];
+	uint64_t        author = reg("author"), loner = reg("loner"), ids[POSTS], want[POSTS];
+	reg_many("fan", fans, FANS);
+	for (int i = 0; i < FANS; i++)
+		rel(WB_OP_REL_FOLLOW, fans[i], author);
+	for (int i = 0; i < POSTS; i++)
+		ids[i] = post(author, "to all my fans");
+	wait_caught_up(60000);
+	reversed(ids, POSTS, want);
+	uint64_t got[8], authors[8];
+	for (int i = 0; i < FANS; i++) {
+		size_t n = home(fans[i], got, authors, 8);
+		cr_assert_eq(n, POSTS, "fan %d has %zu", i, n);
+		for (size_t k = 0; k < n; k++) {
+			cr_assert_eq(got[k], want[k]);
+			cr_assert_eq(authors[k], author);
+		}
+	}
+	expect_home(author, NULL, 0); /* one's own posts are not in one's home */
+	expect_home(loner, NULL, 0);
+	cr_assert_geq(gauge("cells_written"), FANS * POSTS);
+	cr_assert_eq(gauge("events_behind"), 0);
+	cr_assert_eq(gauge("fanout_in_progress"), 0);
+}
+
+static void small_backfill(void)
+{
+	inbox_extra[0] = "--backfill";
+	inbox_extra[1] = "4";
+	inbox_extra[2] = NULL;
+	start_all();
+}
+
+Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .timeout = 120)
+{
+	uint64_t a = reg("alice"), b = reg("bob"), c = reg("carol"), d = reg("dave");
+	uint64_t pa[6], pc[3], want[16];
+	for (int i = 0; i < 6; i++)
+		pa[i] = post(a, "alice says");
+	rel(WB_OP_REL_FOLLOW, b, a); /* backfill: alice's newest 4 */
+	rel(WB_OP_REL_FOLLOW, d, b); /* dave follows bob, who posts nothing */
+	wait_caught_up(30000);
+	reversed(pa + 2, 4, want);
+	expect_home(b, want, 4);
+	expect_home(d, NULL, 0);
+
+	for (int i = 0; i < 3; i++)
+		pc[i] = post(c, "carol says");
+	rel(WB_OP_REL_FOLLOW, b, c);
+	uint64_t pa6 = post(a, "alice again");
+	wait_caught_up(30000);
+	/* b: alice's 4 backfilled + alice's new one + carol's 3, newest first */
+	uint64_t all[] = { pa6, pc[2], pc[1], pc[0], pa[5], pa[4], pa[3], pa[2] };
+	expect_home(b, all, 8);
+
+	rel(WB_OP_REL_UNFOLLOW, b, a); /* purge alice's posts */
+	wait_caught_up(30000);
+	uint64_t only_c[] = { pc[2], pc[1], pc[0] };
+	expect_home(b, only_c, 3);
+
+	del(c, pc[1]); /* gone from every fan's inbox */
+	wait_caught_up(30000);
+	uint64_t after_del[] = { pc[2], pc[0] };
+	expect_home(b, after_del, 2);
+
+	rel(WB_OP_REL_FOLLOW, b, a); /* refollow: alice's newest 4 again */
+	wait_caught_up(30000);
+	uint64_t refollow[] = { pa6, pc[2], pc[0], pa[5], pa[4], pa[3] };
+	expect_home(b, refollow, 6);
+}
+
+static void small_pages(void)
+{
+	inbox_extra[0] = "--inbox-fanout-page";
+	inbox_extra[1] = "97";
+	inbox_extra[2] = NULL;
+	start_all();
+}
+
+/* fans_expect checks every fan's inbox holds exactly ids[0..n) (oldest first). */
+static void fans_expect(const uint64_t *fans, int nfans, const uint64_t *ids, size_t n)
+{
+	uint64_t want[200];
+	cr_assert(n <= 200);
+	reversed(ids, n, want);
+	for (int i = 0; i < nfans; i++)
+		expect_home(fans[i], want, n);
+}
+
+Test(inbox, sigkill_during_fanout, .init = small_pages, .fini = stop_all, .timeout = 240)
+{
+	enum { FANS = 2000, POSTS = 40 };
+	static uint64_t fans[FANS], ids[POSTS];
+	uint64_t        author = reg("author");
+	reg_many("fan", fans, FANS);
+	for (int i = 0; i < FANS; i++)
+		rel(WB_OP_REL_FOLLOW, fans[i], author);
+	wait_caught_up(60000);
+	for (int i = 0; i < POSTS; i++)
+		ids[i] = post(author, "many batches each");
+	/* kill the inbox once fan-out is under way but not done */
+	long long dl = wbt_now_ms() + 30000;
+	uint64_t  applied;
+	while ((applied = gauge("content_applied")) < 1 || gauge("cells_written") == 0)
+		cr_assert(wbt_now_ms() < dl, "fan-out never started");
+	kill_svc(SVC_INBOX, SIGKILL);
+	cr_assert_lt(applied, (uint64_t)POSTS, "killed too late to prove anything");
+	spawn(SVC_INBOX);
+	wait_caught_up(120000);
+	fans_expect(fans, FANS, ids, POSTS);
+}
+
+Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout = 240)
+{
+	enum { FANS = 50, POSTS = 3000 };
+	static uint64_t fans[FANS], ids[POSTS];
+	uint64_t        author = reg("author");
+	reg_many("fan", fans, FANS);
+	for (int i = 0; i < FANS; i++)
+		rel(WB_OP_REL_FOLLOW, fans[i], author);
+	wait_caught_up(60000);
+	cr_assert_eq(kill(svc_d[SVC_INBOX]->pid, SIGSTOP), 0);
+	for (int i = 0; i < POSTS; i++)
+		ids[i] = post(author, "while you were stopped");
+	cr_assert_eq(kill(svc_d[SVC_INBOX]->pid, SIGCONT), 0);
+	wait_caught_up(120000);
+	/* inboxes keep the newest 800 (WARBLE_INBOX_MAX) */
+	for (int i = 0; i < FANS; i++) {
+		uint64_t got[1000];
+		size_t   n = home(fans[i], got, NULL, 1000);
+		cr_assert_eq(n, 800, "fan %d has %zu", i, n);
+		for (size_t k = 0; k < n; k++)
+			cr_assert_eq(got[k], ids[POSTS - 1 - k]);
+	}
+}
+
+Test(inbox, late_start_catches_up, .fini = stop_all, .timeout = 240)
+{
+	enum { FANS = 30, POSTS = 25 };
+	uint64_t fans[FANS], ids[POSTS];
+	setup_urls();
+	spawn(SVC_USER);
+	spawn(SVC_REL);
+	spawn(SVC_CONTENT);
+	uint64_t author = reg("author");
+	reg_many("fan", fans, FANS);
+	for (int i = 0; i < FANS; i++)
+		rel(WB_OP_REL_FOLLOW, fans[i], author);
+	for (int i = 0; i < POSTS; i++)
+		ids[i] = post(author, "before the inbox existed");
+	del(author, ids[7]);
+	rel(WB_OP_REL_UNFOLLOW, fans[0], author);
+	spawn(SVC_INBOX);
+	wait_caught_up(60000);
+	uint64_t kept[POSTS];
+	size_t   n = 0;
+	for (int i = 0; i < POSTS; i++)
+		if (i != 7)
+			kept[n++] = ids[i];
+	fans_expect(fans + 1, FANS - 1, kept, n);
+	expect_home(fans[0], NULL, 0);
+	/* and it keeps up with live events after catching up */
+	uint64_t live = post(author, "live");
+	kept[n++] = live;
+	wait_caught_up(30000);
+	fans_expect(fans + 1, FANS - 1, kept, n);
+}
