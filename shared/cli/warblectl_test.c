@@ -1,0 +1,295 @@
+/*
+ * warblectl_test.c - warblectl as a real program: spawned with argument
+ * vectors (no shell), its stdout, stderr and exit status checked, against
+ * a real cluster (wbt_cluster) for the happy path and the errors.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wbt.h"
+#include "wbt_cluster.h"
+
+extern char **environ;
+
+#define CT_OUT_MAX 65536
+
+typedef struct ct_out {
+	int  status; /* exit code, or 128+signal */
+	char out[CT_OUT_MAX];
+	char err[CT_OUT_MAX];
+} ct_out;
+
+static wbt_cluster cl;
+static char        gateway_env[WBT_URL_MAX + 32];
+
+/* ct_env builds the child's environment: ours minus WARBLE_* and XDG_CONFIG_HOME, plus extra. */
+static char **
+ct_env(const char *const *extra)
+{
+	static char *envp[512];
+	int          k = 0;
+
+	for (char **e = environ; *e != NULL && k < 400; e++) {
+		if (strncmp(*e, "WARBLE_", 7) != 0 && strncmp(*e, "XDG_CONFIG_HOME=", 16) != 0) {
+			envp[k++] = *e;
+		}
+	}
+	if (gateway_env[0] != '\0') {
+		envp[k++] = gateway_env;
+	}
+	for (int i = 0; extra != NULL && extra[i] != NULL && k < 510; i++) {
+		envp[k++] = (char *)extra[i];
+	}
+	envp[k] = NULL;
+	return envp;
+}
+
+/* ct_run runs warblectl with args (NULL-terminated, after argv[0]) and extra env; stdin is /dev/null. */
+static void
+ct_run(ct_out *o, const char *const *extra_env, const char *const *args)
+{
+	char                       bin[512];
+	char                      *argv[64];
+	int                        po[2], pe[2], n = 0, st;
+	size_t                     lo = 0, le = 0;
+	pid_t                      pid;
+	posix_spawn_file_actions_t fa;
+
+	memset(o, 0, sizeof(*o));
+	cr_assert_eq(wbt_bin_path(bin, sizeof(bin), "warblectl"), 0);
+	argv[n++] = bin;
+	for (int i = 0; args[i] != NULL && n < 62; i++) {
+		argv[n++] = (char *)args[i];
+	}
+	argv[n] = NULL;
+	cr_assert_eq(pipe2(po, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(pe, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, ct_env(extra_env)), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(po[1]);
+	close(pe[1]);
+
+	long long deadline = wbt_now_ms() + 20000;
+	struct pollfd pf[2] = { { .fd = po[0], .events = POLLIN }, { .fd = pe[0], .events = POLLIN } };
+	int open_fds = 2;
+	while (open_fds > 0) {
+		int left = (int)(deadline - wbt_now_ms());
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			cr_assert_fail("warblectl %s did not finish in 20 s", args[0]);
+		}
+		if (poll(pf, 2, left) < 0) {
+			continue;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (pf[i].fd < 0 || (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) {
+				continue;
+			}
+			char   *buf = i == 0 ? o->out : o->err;
+			size_t *len = i == 0 ? &lo : &le;
+			char    tmp[4096];
+			ssize_t r   = read(pf[i].fd, tmp, sizeof(tmp));
+			if (r <= 0) {
+				close(pf[i].fd);
+				pf[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			size_t take = (size_t)r < CT_OUT_MAX - 1 - *len ? (size_t)r : CT_OUT_MAX - 1 - *len;
+			memcpy(buf + *len, tmp, take);
+			*len += take;
+		}
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define CT_ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* ct_expect runs a command and checks its exit status and that stderr contains want_err (if given). */
+static void
+ct_expect(ct_out *o, const char *const *env, const char *const *args, int status,
+    const char *want_err)
+{
+	ct_run(o, env, args);
+	cr_assert_eq(o->status, status, "warblectl %s %s: status %d, want %d\nstdout: %s\nstderr: %s",
+	    args[0], args[1] != NULL ? args[1] : "", o->status, status, o->out, o->err);
+	if (want_err != NULL) {
+		cr_assert(strstr(o->err, want_err) != NULL, "stderr lacks '%s': %s", want_err,
+		    o->err);
+	}
+}
+
+/* ct_json parses a command's stdout as one JSON object. */
+static json_t *
+ct_json(const ct_out *o)
+{
+	json_error_t e;
+	json_t      *j = json_loads(o->out, 0, &e);
+
+	cr_assert_not_null(j, "not JSON (%s): %s", e.text, o->out);
+	cr_assert(json_is_object(j));
+	return j;
+}
+
+Test(warblectl, usage_errors, .fini = wbt_cleanup, .timeout = 60)
+{
+	ct_out *o = malloc(sizeof(*o));
+	char    nowhere[WBT_URL_MAX];
+
+	cr_assert_eq(wbt_ipc_url(nowhere, sizeof(nowhere), "nothing-here"), 0);
+	snprintf(gateway_env, sizeof(gateway_env), "WARBLE_GATEWAY_URL=%s", nowhere);
+	ct_expect(o, NULL, CT_ARGS("--help"), 0, NULL);
+	cr_assert(strstr(o->out, "usage: warblectl") != NULL);
+	cr_assert(strstr(o->out, "timeline USER") != NULL);
+	ct_run(o, NULL, (const char *const[]){ NULL });
+	cr_assert_eq(o->status, 2);
+	ct_expect(o, NULL, CT_ARGS("frobnicate"), 2, "unknown command 'frobnicate'");
+	ct_expect(o, NULL, CT_ARGS("--bogus", "whoami"), 2, "unknown option");
+	ct_expect(o, NULL, CT_ARGS("home", "--limit", "abc"), 2, "bad --limit");
+	ct_expect(o, NULL, CT_ARGS("home", "--limit", "0"), 2, "bad --limit");
+	ct_expect(o, NULL, CT_ARGS("home", "--limit", "101"), 2, "bad --limit");
+	ct_expect(o, NULL, CT_ARGS("home", "--limit", "-5"), 2, "bad --limit");
+	ct_expect(o, NULL, CT_ARGS("home", "--before", "12x"), 2, "bad --before");
+	ct_expect(o, NULL, CT_ARGS("home", "--before", "99999999999999999999999"), 2,
+	    "bad --before");
+	ct_expect(o, NULL, CT_ARGS("home", "--limit"), 2, "needs a value");
+	ct_expect(o, NULL, CT_ARGS("delete", "abc"), 2, "bad post id");
+	ct_expect(o, NULL, CT_ARGS("delete", "0"), 2, "bad post id");
+	ct_expect(o, NULL, CT_ARGS("post"), 2, "needs more arguments");
+	ct_expect(o, NULL, CT_ARGS("follow", "a", "b"), 2, "takes fewer arguments");
+	ct_expect(o, NULL, CT_ARGS("follow", "bob", "--limit", "5"), 2, "does not apply");
+	ct_expect(o, NULL, CT_ARGS("--timeout", "soon", "whoami"), 2, "bad --timeout");
+	ct_expect(o, NULL, CT_ARGS("register", "zed"), 2, "password is required");
+	/* Well-formed, but nobody is listening: a request failure, not usage. */
+	ct_expect(o, NULL, CT_ARGS("--timeout", "500", "profile", "zed"), 1, "warblectl: ");
+	cr_assert(strstr(o->err, "UNAVAILABLE") != NULL || strstr(o->err, "TIMEOUT") != NULL,
+	    "%s", o->err);
+	free(o);
+}
+
+Test(warblectl, happy_path_and_errors, .fini = wbt_cleanup, .timeout = 120)
+{
+	ct_out     *o = malloc(sizeof(*o));
+	char        xa[300], xb[300], tokpath[320], toolong[300];
+	json_t     *j;
+	struct stat sb;
+
+	cr_assert_eq(wbt_cluster_start(&cl, NULL), 0);
+	snprintf(gateway_env, sizeof(gateway_env), "WARBLE_GATEWAY_URL=%s", cl.gateway_url);
+	cr_assert_eq(wbt_path(xa + 16, sizeof(xa) - 16, "cfg-alice"), 0);
+	memcpy(xa, "XDG_CONFIG_HOME=", 16);
+	cr_assert_eq(wbt_path(xb + 16, sizeof(xb) - 16, "cfg-bob"), 0);
+	memcpy(xb, "XDG_CONFIG_HOME=", 16);
+	const char *const alice[] = { xa, "WARBLE_PASSWORD=password1", NULL };
+	const char *const bob[]   = { xb, NULL };
+
+	ct_expect(o, alice, CT_ARGS("register", "alice"), 0, NULL);
+	cr_assert(strstr(o->out, "registered @alice") != NULL, "%s", o->out);
+	ct_expect(o, alice, CT_ARGS("register", "alice"), 1,
+	    "warblectl: NAME_TAKEN: username already taken");
+	ct_expect(o, bob, CT_ARGS("--json", "register", "bob", "--password", "password2"), 0,
+	    NULL);
+	j = ct_json(o);
+	cr_assert(json_is_true(json_object_get(j, "ok")));
+	cr_assert_str_eq(json_string_value(json_object_get(j, "name")), "bob");
+	cr_assert_gt(json_integer_value(json_object_get(j, "uid")), 0);
+	json_decref(j);
+
+	ct_expect(o, alice, CT_ARGS("login", "alice", "--password", "wrong-password"), 1,
+	    "warblectl: BAD_CREDENTIALS");
+	ct_expect(o, alice, CT_ARGS("whoami"), 1, "UNAUTHORIZED");
+	ct_expect(o, alice, CT_ARGS("login", "alice"), 0, NULL);
+	snprintf(tokpath, sizeof(tokpath), "%s/warble/token", xa + 16);
+	cr_assert_eq(stat(tokpath, &sb), 0, "login saves the token");
+	cr_assert_eq(sb.st_mode & 0777, 0600, "token file mode %o", sb.st_mode & 0777);
+	ct_expect(o, bob, CT_ARGS("login", "bob", "--password", "password2"), 0, NULL);
+
+	ct_expect(o, alice, CT_ARGS("whoami"), 0, NULL);
+	cr_assert(strstr(o->out, "@alice") != NULL, "%s", o->out);
+	ct_expect(o, alice, CT_ARGS("post", "hello from the shell-less test"), 0, NULL);
+	cr_assert(strstr(o->out, "posted #") != NULL, "%s", o->out);
+	ct_expect(o, alice, CT_ARGS("--json", "post", "second post"), 0, NULL);
+	j = ct_json(o);
+	const char *id = json_string_value(json_object_get(j, "id"));
+	cr_assert_not_null(id, "ids are JSON strings: %s", o->out);
+	char idbuf[32];
+	snprintf(idbuf, sizeof(idbuf), "%s", id);
+	json_decref(j);
+
+	memset(toolong, 'z', 281);
+	toolong[281] = '\0';
+	ct_expect(o, alice, CT_ARGS("post", toolong), 1, "warblectl: TEXT_TOO_LONG");
+	ct_expect(o, alice, CT_ARGS("post", "bad \xff utf-8"), 1, "warblectl: BAD_TEXT");
+	ct_expect(o, alice, CT_ARGS("--json", "follow", "alice"), 1, "FOLLOW_SELF");
+	j = ct_json(o);
+	cr_assert(json_is_false(json_object_get(j, "ok")));
+	cr_assert_str_eq(json_string_value(json_object_get(j, "err")), "FOLLOW_SELF");
+	json_decref(j);
+	ct_expect(o, alice, CT_ARGS("follow", "nobody"), 1, "warblectl: NO_SUCH_USER");
+	ct_expect(o, alice, CT_ARGS("profile", "nobody"), 1, "NO_SUCH_USER");
+	const char *const bogus[] = { xa, "WARBLE_TOKEN=bogus", NULL };
+	ct_expect(o, bogus, CT_ARGS("whoami"), 1, "warblectl: UNAUTHORIZED");
+
+	ct_expect(o, bob, CT_ARGS("follow", "alice"), 0, NULL);
+	cr_assert(strstr(o->out, "following @alice") != NULL, "%s", o->out);
+	long long deadline = wbt_now_ms() + 10000;
+	for (;;) {
+		ct_expect(o, bob, CT_ARGS("--json", "home", "--limit", "10"), 0, NULL);
+		j             = ct_json(o);
+		json_t *posts = json_object_get(j, "posts");
+		cr_assert(json_is_array(posts));
+		size_t n = json_array_size(posts);
+		if (n == 2) {
+			json_t *p0 = json_array_get(posts, 0);
+			cr_assert_str_eq(json_string_value(json_object_get(p0, "id")), idbuf);
+			cr_assert_str_eq(json_string_value(json_object_get(p0, "author_name")), "alice");
+			cr_assert_str_eq(json_string_value(json_object_get(p0, "text")), "second post");
+			json_decref(j);
+			break;
+		}
+		json_decref(j);
+		cr_assert_lt(wbt_now_ms(), deadline, "home never got both posts");
+		wbt_sleep_ms(50);
+	}
+	ct_expect(o, bob, CT_ARGS("home"), 0, NULL);
+	cr_assert(strstr(o->out, "@alice") != NULL && strstr(o->out, "second post") != NULL,
+	    "%s", o->out);
+	ct_expect(o, bob, CT_ARGS("timeline", "alice", "--limit", "1"), 0, NULL);
+	cr_assert(strstr(o->out, "more: --before") != NULL, "%s", o->out);
+
+	ct_expect(o, bob, CT_ARGS("--json", "profile", "alice"), 0, NULL);
+	j = ct_json(o);
+	cr_assert_eq(json_integer_value(json_object_get(j, "followers")), 1);
+	cr_assert(json_is_true(json_object_get(j, "followed")));
+	json_decref(j);
+	ct_expect(o, bob, CT_ARGS("fans", "alice"), 0, NULL);
+	cr_assert(strstr(o->out, "@bob") != NULL, "%s", o->out);
+	ct_expect(o, bob, CT_ARGS("following", "bob"), 0, NULL);
+	cr_assert(strstr(o->out, "@alice") != NULL, "%s", o->out);
+
+	ct_expect(o, alice, CT_ARGS("delete", idbuf), 0, NULL);
+	ct_expect(o, alice, CT_ARGS("delete", idbuf), 1, "NO_SUCH_POST");
+	ct_expect(o, bob, CT_ARGS("unfollow", "alice"), 0, NULL);
+
+	ct_expect(o, alice, CT_ARGS("logout"), 0, NULL);
+	cr_assert_neq(stat(tokpath, &sb), 0, "logout removes the token file");
+	ct_expect(o, alice, CT_ARGS("whoami"), 1, "warblectl: UNAUTHORIZED");
+	cr_assert_eq(wbt_cluster_stop(&cl, 10000), 0);
+	free(o);
+}
