@@ -125,4 +125,6 @@ run: deps all
 clean:
 	rm -rf build build-san build-fuzz
 
+include shared/sdk/install.mk
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
