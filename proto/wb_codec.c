@@ -161,10 +161,22 @@ wb_codec_buf_write(void *arg, const char *b, size_t n)
 {
 	wb_codec_buf *buf = arg;
 
+	char         *d   = buf->p + buf->len;
+
 	if (n > buf->cap - buf->len) {
 		return WB_EINTERNAL; /* the size walk disagrees with the packer */
 	}
-	memcpy(buf->p + buf->len, b, n);
+	/* The packer writes one header or scalar at a time: 1, 2, 3, 5 or 9
+	 * bytes.  Fixed-size copies compile to plain moves; a libc call per
+	 * integer would dominate the encoding of a long id list. */
+	switch (n) {
+	case 1: d[0] = b[0]; break;
+	case 2: memcpy(d, b, 2); break;
+	case 3: memcpy(d, b, 3); break;
+	case 5: memcpy(d, b, 5); break;
+	case 9: memcpy(d, b, 9); break;
+	default: memcpy(d, b, n); break;
+	}
 	buf->len += n;
 	return 0;
 }
@@ -285,6 +297,21 @@ wb_scan_container(wb_scan *s, size_t hdr, size_t n, int per, int depth)
 	s->p += hdr;
 	n *= (size_t)per;
 	for (size_t i = 0; i < n; i++) {
+		/* fast path for the common elements of id lists: unsigned ints */
+		uint8_t b = s->p < s->end ? *s->p : 0xc1;
+		if (b <= 0x7f && s->budget != 0) {
+			s->p++;
+			s->budget--;
+			continue;
+		}
+		if (b >= 0xcc && b <= 0xcf && s->budget != 0) {
+			size_t sz = (size_t)1 + ((size_t)1 << (b - 0xcc)); /* 2, 3, 5, 9 */
+			if (sz <= (size_t)(s->end - s->p)) {
+				s->p += sz;
+				s->budget--;
+				continue;
+			}
+		}
 		if ((rv = wb_scan_value(s, depth + 1)) != WB_OK) {
 			return rv;
 		}
@@ -561,12 +588,13 @@ wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char 
 	}
 
 	/* (1) the pre-walk: nothing is allocated before it accepts the bytes. */
+	size_t budget0 = lim->max_array < SIZE_MAX / 4 - 1024 ? 4 * lim->max_array + 1024 : SIZE_MAX;
 	s = (wb_scan){
 		.p         = buf,
 		.end       = (const uint8_t *)buf + len,
 		.lim       = lim,
 		.max_depth = lim->max_depth < WB_DEPTH_CAP ? lim->max_depth : WB_DEPTH_CAP,
-		.budget    = lim->max_array < SIZE_MAX / 4 - 1024 ? 4 * lim->max_array + 1024 : SIZE_MAX,
+		.budget    = budget0,
 		.err       = err,
 		.errlen    = errlen,
 	};
@@ -584,7 +612,10 @@ wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char 
 	}
 
 	/* (2) msgpack-c parses what the pre-walk bounded. */
-	if (!msgpack_zone_init(&zone, len < 2048 ? 4096 : 2 * len)) {
+	/* The pre-walk counted the values: msgpack-c needs one msgpack_object
+	 * each (a map entry is two), so one zone chunk of that size suffices. */
+	size_t values = budget0 - s.budget;
+	if (!msgpack_zone_init(&zone, values * sizeof(msgpack_object) + 256)) {
 		return wb_codec_fail(err, errlen, WB_ENOMEM, "out of memory");
 	}
 	switch (msgpack_unpack(buf, len, &off, &zone, &mo)) {
