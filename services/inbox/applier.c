@@ -175,8 +175,11 @@ static void inbox_source_offer(inbox_source *s, const inbox_event *ev)
 	inbox_source_known(s, ev->seq);
 	if (ev->seq <= s->applied || inbox_mono_ms() < s->retry_ms)
 		return; /* done, or the source is in backoff: a pull will catch up */
-	if (ev->seq > s->applied + 1 && inbox_source_pull(s) != WB_OK)
-		return;
+	if (ev->seq > s->applied + 1) {
+		INBOX_ADD(&s->in->gaps, 1);
+		if (inbox_source_pull(s) != WB_OK)
+			return;
+	}
 	if (ev->seq != s->applied + 1)
 		return;
 	int rc = inbox_apply(s->in, s, ev);

@@ -98,6 +98,7 @@ INBOX_GAUGE(last_fanout_cells)
 INBOX_GAUGE(fanout_in_progress)
 INBOX_GAUGE(dropped)
 INBOX_GAUGE(pulls)
+INBOX_GAUGE(gaps)
 INBOX_GAUGE(source_errors)
 
 int inbox_register(inbox *in, rt_server *s)
@@ -124,6 +125,7 @@ int inbox_register(inbox *in, rt_server *s)
 		{ "last_fanout_cells", inbox_g_last_fanout_cells, in },
 		{ "fanout_in_progress", inbox_g_fanout_in_progress, in },
 		{ "log_pulls", inbox_g_pulls, in },
+		{ "seq_gaps", inbox_g_gaps, in },
 		{ "source_errors", inbox_g_source_errors, in },
 	};
 	int rc = rt_server_handle(s, WB_OP_INBOX_HOME, inbox_home, in);

@@ -88,6 +88,7 @@ struct inbox {
 	uint64_t fanout_in_progress;
 	uint64_t dropped;
 	uint64_t pulls;
+	uint64_t gaps;
 	uint64_t source_errors;
 };
 

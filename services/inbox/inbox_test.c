@@ -5,6 +5,7 @@
  * SIGKILL mid fan-out, a SIGSTOP while posts flow, or a late start.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,6 +305,7 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 	uint64_t pa[6], pc[3], want[16];
 	for (int i = 0; i < 6; i++)
 		pa[i] = post(a, "alice says");
+	wait_caught_up(30000); /* else alice's fan-out may already see bob */
 	rel(WB_OP_REL_FOLLOW, b, a); /* backfill: alice's newest 4 */
 	rel(WB_OP_REL_FOLLOW, d, b); /* dave follows bob, who posts nothing */
 	wait_caught_up(30000);
@@ -313,6 +315,7 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 
 	for (int i = 0; i < 3; i++)
 		pc[i] = post(c, "carol says");
+	wait_caught_up(30000);
 	rel(WB_OP_REL_FOLLOW, b, c);
 	uint64_t pa6 = post(a, "alice again");
 	wait_caught_up(30000);
@@ -377,9 +380,31 @@ Test(inbox, sigkill_during_fanout, .init = small_pages, .fini = stop_all, .timeo
 	fans_expect(fans, FANS, ids, POSTS);
 }
 
+typedef struct poster {
+	uint64_t  author;
+	uint64_t *ids;
+	int       n;
+} poster;
+
+static void *poster_main(void *arg)
+{
+	poster *p = arg;
+	for (int i = 0; i < p->n; i++)
+		p->ids[i] = post(p->author, "while you were stopped");
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout = 240)
 {
-	enum { FANS = 50, POSTS = 3000 };
+	/* posts pile up in the socket and queue buffers (or are dropped)
+	 * while the inbox is stopped; it must end exactly right either way */
+	enum { FANS = 20, POSTS = 4000, THREADS = 4 };
 	static uint64_t fans[FANS], ids[POSTS];
 	uint64_t        author = reg("author");
 	reg_many("fan", fans, FANS);
@@ -387,10 +412,19 @@ Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout
 		rel(WB_OP_REL_FOLLOW, fans[i], author);
 	wait_caught_up(60000);
 	cr_assert_eq(kill(svc_d[SVC_INBOX]->pid, SIGSTOP), 0);
-	for (int i = 0; i < POSTS; i++)
-		ids[i] = post(author, "while you were stopped");
+	poster    p[THREADS];
+	pthread_t th[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		p[i] = (poster){ author, ids + i * (POSTS / THREADS), POSTS / THREADS };
+		cr_assert_eq(pthread_create(&th[i], NULL, poster_main, &p[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	qsort(ids, POSTS, sizeof(ids[0]), cmp_u64);
 	cr_assert_eq(kill(svc_d[SVC_INBOX]->pid, SIGCONT), 0);
 	wait_caught_up(120000);
+	cr_log_info("seq gaps %llu, log pulls %llu", (unsigned long long)gauge("seq_gaps"),
+	    (unsigned long long)gauge("log_pulls"));
 	/* inboxes keep the newest 800 (WARBLE_INBOX_MAX) */
 	for (int i = 0; i < FANS; i++) {
 		uint64_t got[1000];
@@ -431,4 +465,33 @@ Test(inbox, late_start_catches_up, .fini = stop_all, .timeout = 240)
 	kept[n++] = live;
 	wait_caught_up(30000);
 	fans_expect(fans + 1, FANS - 1, kept, n);
+}
+
+static void deaf_inbox(void)
+{
+	static char nowhere[128];
+	cr_assert_eq(wbt_ipc_url(nowhere, sizeof(nowhere), "nobody-publishes-here"), 0);
+	inbox_extra[0] = "--content-pub-url";
+	inbox_extra[1] = nowhere;
+	inbox_extra[2] = NULL;
+	start_all();
+}
+
+Test(inbox, quiet_source_is_polled, .init = deaf_inbox, .fini = stop_all, .timeout = 120)
+{
+	/* the inbox hears no content events at all: polling the log after
+	 * each quiet interval must still deliver every post */
+	enum { FANS = 10, POSTS = 30 };
+	uint64_t fans[FANS], ids[POSTS];
+	uint64_t author = reg("author");
+	reg_many("fan", fans, FANS);
+	for (int i = 0; i < FANS; i++)
+		rel(WB_OP_REL_FOLLOW, fans[i], author);
+	wait_caught_up(30000);
+	uint64_t pulls = gauge("log_pulls");
+	for (int i = 0; i < POSTS; i++)
+		ids[i] = post(author, "heard only through the log");
+	wait_caught_up(30000);
+	fans_expect(fans, FANS, ids, POSTS);
+	cr_assert_gt(gauge("log_pulls"), pulls);
 }
