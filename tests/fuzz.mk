@@ -58,7 +58,7 @@ build: $(FUZZ_BINS)
 
 $(BF)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FCC) $(FCFLAGS) -c $< -o $@
+	$(FCC) $(FCFLAGS) -MMD -MP -c $< -o $@
 
 $(BF)/lib/%.a:
 	@mkdir -p $(dir $@)
@@ -106,3 +106,5 @@ corpus:
 
 clean:
 	rm -rf $(BF)
+
+-include $(shell find $(BF)/obj -name '*.d' 2>/dev/null)
