@@ -327,6 +327,11 @@ Test(wb_decode, truncation_at_every_offset)
 	cr_assert_eq(dec("", 0, NULL, err, sizeof(err)), WB_EBADMSG);
 	cr_assert_str_eq(err, "empty message");
 	cr_assert_eq(dec(NULL, 5, NULL, err, sizeof(err)), WB_EBADMSG);
+	/* no room for a message is fine too */
+	cr_assert_eq(dec("\x81\xa3uid", 5, NULL, NULL, 0), WB_EBADMSG);
+	cr_assert_eq(dec("\x81\xa5" "bogus\x01", 8, NULL, err, 1), WB_EBADMSG);
+	cr_assert_str_eq(err, "");
+	cr_assert_eq(wb_decode(NULL, "\x80", 1, NULL, NULL, 0), WB_EINVAL);
 }
 
 Test(wb_decode, limits)

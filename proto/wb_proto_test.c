@@ -1,5 +1,6 @@
 /* wb_proto_test.c - tables, lookups, wb_obj, request checks and replies. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,38 @@ Test(wb_tables, unknown_names_do_not_match)
 	/* names that are both ("following", "stats", "events") map in their own table */
 	cr_assert_eq(wb_op_lookup("following", 9), WB_OP_FOLLOWING_LIST);
 	cr_assert_eq(wb_field_lookup("following", 9), WB_F_FOLLOWING);
+}
+
+static void *
+lookup_all(void *arg)
+{
+	long bad = 0;
+	(void)arg;
+	for (int round = 0; round < 2000; round++) {
+		for (int f = 0; f < WB_FIELD_COUNT; f++) {
+			const char *name = wb_field_name((wb_field)f);
+			bad += wb_field_lookup(name, strlen(name)) != f;
+		}
+		for (int op = 1; op < WB_OP_COUNT; op++) {
+			const char *name = wb_op_name((wb_op)op);
+			bad += wb_op_lookup(name, strlen(name)) != (wb_op)op;
+		}
+	}
+	return (void *)bad;
+}
+
+Test(wb_tables, first_lookups_race_from_several_threads)
+{
+	pthread_t t[4];
+	void     *bad;
+
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(pthread_create(&t[i], NULL, lookup_all, NULL), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(pthread_join(t[i], &bad), 0);
+		cr_assert_null(bad, "thread %d saw %ld wrong lookups", i, (long)bad);
+	}
 }
 
 Test(wb_obj, setters_getters_and_replacement)
