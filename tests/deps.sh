@@ -4,7 +4,8 @@
 #   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL, gnuplot)
 set -eu
 pkgs="build-essential pkg-config clang libclang-rt-14-dev libnng-dev
-      libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev"
+      libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev
+      docker-compose"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox"
 fi
