@@ -20,6 +20,12 @@ static __thread char hb_errbuf[256];
 struct hb_batch {
 	rocksdb_writebatch_t *wb;
 	hb_table             *t; /* the table the batch's operations are for */
+	size_t                n; /* operations added */
+	/* keys put into families with max versions: a later range delete in
+	 * the same batch point-deletes them too (see hb_batch_delete_range).
+	 * Entries: fam(2) | len(2) | key */
+	uint8_t              *keys;
+	size_t                keys_len, keys_cap;
 };
 
 const char *
@@ -513,6 +519,7 @@ hb_batch_free(hb_batch *b)
 	if (b == NULL)
 		return;
 	rocksdb_writebatch_destroy(b->wb);
+	free(b->keys);
 	free(b);
 }
 
@@ -523,12 +530,14 @@ hb_batch_clear(hb_batch *b)
 		return;
 	rocksdb_writebatch_clear(b->wb);
 	b->t = NULL;
+	b->n = 0;
+	b->keys_len = 0;
 }
 
 size_t
 hb_batch_count(const hb_batch *b)
 {
-	return b ? (size_t)rocksdb_writebatch_count(b->wb) : 0;
+	return b ? b->n : 0;
 }
 
 /* hb_batch_fam checks a batch operation's table and family. */
@@ -541,6 +550,30 @@ hb_batch_fam(hb_batch *b, hb_table *t, int fam)
 		return NULL;
 	b->t = t;
 	return f;
+}
+
+/* hb_batch_keep_key remembers a key put into a family with max versions. */
+static int
+hb_batch_keep_key(hb_batch *b, const hb_fam *f, const uint8_t *key, size_t n)
+{
+	size_t need = b->keys_len + 4 + n;
+
+	if (need > b->keys_cap) {
+		size_t   cap = b->keys_cap ? b->keys_cap * 2 : 1024;
+		uint8_t *k;
+		while (cap < need)
+			cap *= 2;
+		if ((k = realloc(b->keys, cap)) == NULL)
+			return WB_ENOMEM;
+		b->keys = k;
+		b->keys_cap = cap;
+	}
+	uint16_t fam = (uint16_t)(f - f->t->fams), len = (uint16_t)n;
+	memcpy(b->keys + b->keys_len, &fam, 2);
+	memcpy(b->keys + b->keys_len + 2, &len, 2);
+	memcpy(b->keys + b->keys_len + 4, key, n);
+	b->keys_len = need;
+	return WB_OK;
 }
 
 int
@@ -559,7 +592,10 @@ hb_batch_put(hb_batch *b, hb_table *t, int fam, const void *row,
 	if (version == HB_LATEST)
 		version = hb_now(t);
 	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, version);
+	if (f->o.max_versions != 0 && hb_batch_keep_key(b, f, key, n) != WB_OK)
+		return WB_ENOMEM;
 	rocksdb_writebatch_put_cf(b->wb, f->cf, (const char *)key, n, val, val_len);
+	b->n++;
 	return WB_OK;
 }
 
@@ -578,7 +614,64 @@ hb_batch_delete_version(hb_batch *b, hb_table *t, int fam,
 		return rv;
 	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, version);
 	rocksdb_writebatch_delete_cf(b->wb, f->cf, (const char *)key, n);
+	b->n++;
 	return WB_OK;
+}
+
+/* hb_bytes_cmp compares like RocksDB's bytewise comparator. */
+static int
+hb_bytes_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+
+	return c ? c : (al > bl) - (al < bl);
+}
+
+/*
+ * hb_batch_delete_range deletes [begin, end) of a family.
+ *
+ * RocksDB hands cells covered by a range tombstone to the compaction
+ * filter, and a flush drops older point tombstones a newer range tombstone
+ * covers.  The filter would then count deleted cells as versions and drop
+ * live versions written later beyond max versions.  So in families with
+ * max versions a range delete is written as point tombstones: one for each
+ * cell now in the range and each cell this batch put there before.  A cell
+ * another thread writes between this call and hb_write survives the
+ * delete.  Families without max versions get one range tombstone.
+ */
+static void
+hb_batch_delete_range(hb_batch *b, hb_fam *f, const uint8_t *begin,
+    size_t blen, const uint8_t *end, size_t elen)
+{
+	if (f->o.max_versions == 0) {
+		rocksdb_writebatch_delete_range_cf(b->wb, f->cf,
+		    (const char *)begin, blen, (const char *)end, elen);
+		return;
+	}
+	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+	rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)end, elen);
+	rocksdb_readoptions_set_total_order_seek(ro, 1);
+	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(f->t->db, ro, f->cf);
+	for (rocksdb_iter_seek(it, (const char *)begin, blen);
+	     rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+		size_t      klen;
+		const char *k = rocksdb_iter_key(it, &klen);
+		rocksdb_writebatch_delete_cf(b->wb, f->cf, k, klen);
+	}
+	rocksdb_iter_destroy(it);
+	rocksdb_readoptions_destroy(ro);
+	/* and what this batch put there before */
+	uint16_t fam = (uint16_t)(f - f->t->fams);
+	for (size_t off = 0; off < b->keys_len;) {
+		uint16_t kf, kl;
+		memcpy(&kf, b->keys + off, 2);
+		memcpy(&kl, b->keys + off + 2, 2);
+		const uint8_t *k = b->keys + off + 4;
+		if (kf == fam && hb_bytes_cmp(k, kl, begin, blen) >= 0 &&
+		    hb_bytes_cmp(k, kl, end, elen) < 0)
+			rocksdb_writebatch_delete_cf(b->wb, f->cf, (const char *)k, kl);
+		off += 4 + (size_t)kl;
+	}
 }
 
 int
@@ -600,8 +693,8 @@ hb_batch_delete_column(hb_batch *b, hb_table *t, int fam,
 	memset(end + cl, 0xFF, 8);
 	end[cl + 8] = 0;
 	hb_key_put_version(begin + cl, version);
-	rocksdb_writebatch_delete_range_cf(b->wb, f->cf, (const char *)begin,
-	    cl + 8, (const char *)end, cl + 9);
+	hb_batch_delete_range(b, f, begin, cl + 8, end, cl + 9);
+	b->n++;
 	return WB_OK;
 }
 
@@ -628,8 +721,8 @@ hb_batch_delete_row(hb_batch *b, hb_table *t, int fam, const void *row,
 		memset(end + bl, 0xFF, sizeof(end) - bl);
 		el = sizeof(end);
 	}
-	rocksdb_writebatch_delete_range_cf(b->wb, f->cf, (const char *)begin,
-	    bl, (const char *)end, el);
+	hb_batch_delete_range(b, f, begin, bl, end, el);
+	b->n++;
 	return WB_OK;
 }
 
@@ -651,6 +744,7 @@ hb_batch_add(hb_batch *b, hb_table *t, int fam, const void *row,
 		v[i] = (uint8_t)(d >> (8 * i));
 	rocksdb_writebatch_merge_cf(b->wb, f->cf, (const char *)key, n,
 	    (const char *)v, 8);
+	b->n++;
 	return WB_OK;
 }
 

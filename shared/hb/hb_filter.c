@@ -15,6 +15,9 @@
  * the compaction is still counted, so deleting a newer version does not
  * bring back versions beyond max versions once compaction dropped them
  * (HBase behaves the same way); reads before that compaction may show them.
+ * Row and column deletes in such families are point tombstones, never range
+ * tombstones (see hb_batch_delete_range in hb.c): RocksDB passes cells under
+ * a range tombstone to the filter, which would count them.
  */
 #include <stdlib.h>
 #include <string.h>
