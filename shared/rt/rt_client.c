@@ -9,6 +9,13 @@
  * pipe once the server is gone, so the send needs one as much as the
  * receive.
  *
+ * nng's own resend timer is switched off (NNG_OPT_REQ_RESENDTIME =
+ * infinite): rt_call decides about retries itself, and with the timer on,
+ * nng 1.5.2 re-queues a request whose connection dropped and nng_close
+ * then waits for that timer (seen here: a refused oversized request made
+ * rt_client_close hang until the resend time).  With it off, a dropped
+ * connection fails the call at once (NNG_ECONNRESET -> WB_EUNAVAIL).
+ *
  * The client counts its connected pipes (pipe notifications) to tell a
  * server that is not there (WB_EUNAVAIL) from one that is slow
  * (WB_ETIMEDOUT).
@@ -27,7 +34,6 @@
 #define RT_CLIENT_MAX_MSG    (16u << 20)
 #define RT_CLIENT_RECONN_MIN 10
 #define RT_CLIENT_RECONN_MAX 500
-#define RT_CLIENT_RESEND_MS  (3600 * 1000) /* calls retry by themselves */
 
 struct rt_client {
 	nng_socket sock;
@@ -83,7 +89,7 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, c->max_msg);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, RT_CLIENT_RECONN_MIN);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, RT_CLIENT_RECONN_MAX);
-	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, RT_CLIENT_RESEND_MS);
+	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, c->timeout_ms);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, c->timeout_ms);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, rt_client_pipe_cb, c);

@@ -1,0 +1,670 @@
+/*
+ * rt_server_test.c - the REP server and client end to end: against a real
+ * warble-ping process (load, SIGTERM under load, bare TCP probes,
+ * malformed bytes, oversized messages) and in-process with custom
+ * handlers (error replies, gauges, close with requests in flight).
+ */
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "rt_client.h"
+#include "rt_server.h"
+#include "rt_stats.h"
+#include "wbt.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static wbt_daemon *
+ping_start(char *url, size_t n, bool tcp)
+{
+	wbt_daemon *d;
+
+	if (tcp) {
+		cr_assert(wbt_tcp_url(url, n) > 0);
+	} else {
+		cr_assert_eq(wbt_ipc_url(url, n, "ping"), 0);
+	}
+	const char *args[] = { "--url", url, "--workers", "4", NULL };
+	const char *env[]  = { "WARBLE_LOG_LEVEL=info", NULL };
+	cr_assert_not_null(d = wbt_spawn("warble-ping", args, env));
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0, "warble-ping did not come up on %s", url);
+	return d;
+}
+
+/* op_stat finds one op's figures in a stats reply. */
+static bool
+op_stat(const wb_obj *rep, const char *op, uint64_t *count, uint64_t *errors)
+{
+	const wb_obj *st;
+	size_t        n;
+
+	*count = *errors = 0;
+	if (!wb_get_objs(rep, WB_F_STATS, &st, &n)) {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(wb_str(&st[i], WB_F_NAME, ""), op) == 0) {
+			*count  = wb_u64(&st[i], WB_F_COUNT, 0);
+			*errors = wb_u64(&st[i], WB_F_ERRORS, 0);
+			return true;
+		}
+	}
+	return false;
+}
+
+static wb_obj *
+stats_get(rt_client *c)
+{
+	wb_obj *req = wb_request(WB_OP_STATS), *rep = NULL;
+	int     rv  = rt_call(c, req, &rep);
+
+	wb_msg_free(req);
+	cr_assert_eq(rv, WB_OK, "stats: %s", wb_err_name(rv));
+	cr_assert_str_eq(wb_str(rep, WB_F_SERVICE, ""), "ping");
+	return rep;
+}
+
+/* ---- 32 threads x 1000 requests --------------------------------------- */
+
+#define LOAD_THREADS 32
+#define LOAD_CALLS   1000
+
+typedef struct load_ctx {
+	rt_client  *c;
+	atomic_int  bad;
+	atomic_int  done;
+	atomic_bool stop;
+	char        first[256];
+	pthread_mutex_t mtx;
+} load_ctx;
+
+static void
+load_fail(load_ctx *lc, const char *what, int i, int rv)
+{
+	pthread_mutex_lock(&lc->mtx);
+	if (lc->first[0] == '\0') {
+		snprintf(lc->first, sizeof(lc->first), "%s #%d: %s", what, i, wb_err_name(rv));
+	}
+	pthread_mutex_unlock(&lc->mtx);
+	atomic_fetch_add(&lc->bad, 1);
+}
+
+/*
+ * Each thread sends, of every 100 requests: 1 stats (answer names the
+ * service), 1 ping with a field ping does not take (INVALID error reply),
+ * 98 good pings.
+ */
+static void *
+load_thread(void *arg)
+{
+	load_ctx *lc = arg;
+
+	for (int i = 0; i < LOAD_CALLS; i++) {
+		wb_obj *req, *rep = NULL;
+		int     rv, want = WB_OK;
+
+		if (i % 100 == 99) {
+			req = wb_request(WB_OP_STATS);
+		} else {
+			req = wb_request(WB_OP_PING);
+			if (i % 50 == 49) {
+				wb_set_u64(req, WB_F_UID, (uint64_t) i);
+				want = WB_EINVAL;
+			}
+		}
+		rv = rt_call(lc->c, req, &rep);
+		if (rv != want) {
+			load_fail(lc, "unexpected code", i, rv);
+		} else if (rv == WB_EINVAL && strcmp(wb_str(rep, WB_F_ERR, ""), "INVALID") != 0) {
+			load_fail(lc, "error reply without its code name", i, rv);
+		} else if (i % 100 == 99 && strcmp(wb_str(rep, WB_F_SERVICE, ""), "ping") != 0) {
+			load_fail(lc, "stats reply without the service", i, rv);
+		} else if (rv == WB_OK && !wb_has(rep, WB_F_OK)) {
+			load_fail(lc, "reply without ok", i, rv);
+		}
+		wb_msg_free(rep);
+		wb_msg_free(req);
+		atomic_fetch_add(&lc->done, 1);
+	}
+	return NULL;
+}
+
+Test(rt_server, load_32_threads, .fini = wbt_cleanup, .timeout = 150)
+{
+	char           url[128];
+	wbt_daemon    *d = ping_start(url, sizeof(url), false);
+	rt_client_opts o = { .timeout_ms = 30000 };
+	load_ctx       lc;
+	pthread_t      th[LOAD_THREADS];
+	uint64_t       c0, e0, c1, e1, s0, se0, s1, se1;
+	wb_obj        *rep;
+	long long      t0;
+
+	memset(&lc, 0, sizeof(lc));
+	pthread_mutex_init(&lc.mtx, NULL);
+	cr_assert_eq(rt_client_open(&lc.c, url, &o), WB_OK);
+	rep = stats_get(lc.c);
+	op_stat(rep, "ping", &c0, &e0);
+	op_stat(rep, "stats", &s0, &se0);
+	wb_msg_free(rep);
+
+	t0 = wbt_now_ms();
+	for (int i = 0; i < LOAD_THREADS; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, load_thread, &lc), 0);
+	}
+	for (int i = 0; i < LOAD_THREADS; i++) {
+		pthread_join(th[i], NULL);
+	}
+	t0 = wbt_now_ms() - t0;
+	cr_log_info("%d requests from %d threads in %lld ms (%.0f req/s)", LOAD_THREADS * LOAD_CALLS,
+	    LOAD_THREADS, t0, LOAD_THREADS * LOAD_CALLS * 1000.0 / (double) (t0 > 0 ? t0 : 1));
+	fprintf(stderr, "load: %d requests from %d threads in %lld ms (%.0f req/s)\n",
+	    LOAD_THREADS * LOAD_CALLS, LOAD_THREADS, t0,
+	    LOAD_THREADS * LOAD_CALLS * 1000.0 / (double) (t0 > 0 ? t0 : 1));
+	cr_assert_eq(atomic_load(&lc.bad), 0, "%d bad answers, first: %s", atomic_load(&lc.bad),
+	    lc.first);
+
+	rep = stats_get(lc.c);
+	cr_assert(op_stat(rep, "ping", &c1, &e1));
+	cr_assert(op_stat(rep, "stats", &s1, &se1));
+	cr_assert_eq(c1 - c0, LOAD_THREADS * 990, "ping count %lu", (unsigned long) (c1 - c0));
+	cr_assert_eq(e1 - e0, LOAD_THREADS * 10, "ping errors %lu", (unsigned long) (e1 - e0));
+	cr_assert_eq(s1 - s0, LOAD_THREADS * 10 + 1, "stats count %lu", (unsigned long) (s1 - s0));
+	cr_assert_eq(se1 - se0, 0);
+	cr_assert_gt(wb_u64(rep, WB_F_UPTIME, 0), 0);
+	wb_msg_free(rep);
+	rt_client_close(lc.c);
+	pthread_mutex_destroy(&lc.mtx);
+	cr_assert_eq(wbt_stop(d, SIGTERM, 15000), 0);
+}
+
+/* ---- SIGTERM under load ------------------------------------------------ */
+
+static void *
+hammer_thread(void *arg)
+{
+	load_ctx *lc = arg;
+
+	while (!atomic_load(&lc->stop)) {
+		wb_obj *req = wb_request(WB_OP_PING), *rep = NULL;
+
+		rt_call(lc->c, req, &rep);
+		wb_msg_free(rep);
+		wb_msg_free(req);
+		atomic_fetch_add(&lc->done, 1);
+	}
+	return NULL;
+}
+
+Test(rt_server, sigterm_under_load_exits_0, .fini = wbt_cleanup, .timeout = 90)
+{
+	char           url[128];
+	wbt_daemon    *d = ping_start(url, sizeof(url), false);
+	rt_client_opts o = { .timeout_ms = 1000 };
+	load_ctx       lc;
+	pthread_t      th[8];
+	long long      end;
+
+	memset(&lc, 0, sizeof(lc));
+	cr_assert_eq(rt_client_open(&lc.c, url, &o), WB_OK);
+	for (int i = 0; i < 8; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, hammer_thread, &lc), 0);
+	}
+	/* wait until the load is really on */
+	end = wbt_now_ms() + 20000;
+	while (atomic_load(&lc.done) < 2000 && wbt_now_ms() < end) {
+		wbt_sleep_ms(5);
+	}
+	cr_assert_geq(atomic_load(&lc.done), 2000, "load never got going");
+	int st = wbt_stop(d, SIGTERM, 20000);
+	atomic_store(&lc.stop, true);
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+	}
+	rt_client_close(lc.c);
+	cr_assert_eq(st, 0, "warble-ping exited with %d under load", st);
+}
+
+/* ---- bare TCP probes (nng #1518) ---------------------------------------- */
+
+static int
+tcp_port_of(const char *url)
+{
+	const char *p = strrchr(url, ':');
+	return p != NULL ? atoi(p + 1) : -1;
+}
+
+/* tcp_probe connects to 127.0.0.1:port, optionally writes bytes, and closes. */
+static void
+tcp_probe(int port, const char *bytes, size_t n)
+{
+	struct sockaddr_in sa;
+	int                fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert_geq(fd, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family      = AF_INET;
+	sa.sin_port        = htons((uint16_t) port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+	if (n > 0) {
+		cr_assert_eq(write(fd, bytes, n), (ssize_t) n);
+	}
+	close(fd);
+}
+
+static void
+pings_must_work(const char *url, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int rv = wbt_ping(url, 3000);
+		cr_assert_eq(rv, WB_OK, "ping %d after probes: %s", i, wb_err_name(rv));
+	}
+}
+
+Test(rt_server, tcp_probes_do_not_break_listener, .fini = wbt_cleanup, .timeout = 90)
+{
+	char           url[128];
+	wbt_daemon    *d    = ping_start(url, sizeof(url), true);
+	int            port = tcp_port_of(url);
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 3000 };
+
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	/* 100 bare connect-and-close probes, as a port scanner or health check does */
+	for (int i = 0; i < 100; i++) {
+		tcp_probe(port, NULL, 0);
+	}
+	pings_must_work(url, 50);
+	/* probes that send part of a handshake, or garbage, then vanish */
+	for (int i = 0; i < 50; i++) {
+		tcp_probe(port, "\0SP\0", 4);
+		tcp_probe(port, "GET / HTTP/1.0\r\n\r\n", 18);
+	}
+	pings_must_work(url, 50);
+	/* a client connected before the probes still works */
+	for (int i = 0; i < 20; i++) {
+		wb_obj *req = wb_request(WB_OP_PING), *rep = NULL;
+		cr_assert_eq(rt_call(c, req, &rep), WB_OK);
+		wb_msg_free(rep);
+		wb_msg_free(req);
+	}
+	rt_client_close(c);
+	cr_assert_eq(wbt_stop(d, SIGTERM, 15000), 0);
+}
+
+/* ---- malformed input --------------------------------------------------- */
+
+/* raw_call sends bytes on a raw req0 socket and decodes the reply (NULL if none). */
+static wb_obj *
+raw_call(nng_socket s, const void *buf, size_t n)
+{
+	nng_msg *m;
+	wb_obj  *rep = NULL;
+	char     err[128];
+
+	cr_assert_eq(nng_msg_alloc(&m, 0), 0);
+	cr_assert_eq(nng_msg_append(m, buf, n), 0);
+	cr_assert_eq(nng_sendmsg(s, m, 0), 0);
+	if (nng_recvmsg(s, &m, 0) != 0) {
+		return NULL;
+	}
+	wb_decode(&rep, nng_msg_body(m), nng_msg_len(m), &wb_limits_default, err, sizeof(err));
+	nng_msg_free(m);
+	return rep;
+}
+
+Test(rt_server, malformed_bytes_get_error_replies, .fini = wbt_cleanup, .timeout = 90)
+{
+	static const struct {
+		const char *what;
+		const char *bytes;
+		size_t      n;
+		const char *err;
+	} cases[] = {
+		{ "empty message", "", sizeof("") - 1, "BAD_MESSAGE" },
+		{ "never-used byte", "\xc1", sizeof("\xc1") - 1, "BAD_MESSAGE" },
+		{ "not a map", "\x2a", sizeof("\x2a") - 1, "BAD_MESSAGE" },
+		{ "truncated map", "\x82\xa2op", sizeof("\x82\xa2op") - 1, "BAD_MESSAGE" },
+		{ "array claiming 16M elements", "\xdd\x01\x00\x00\x00", sizeof("\xdd\x01\x00\x00\x00") - 1, "BAD_MESSAGE" },
+		{ "map claiming 4G pairs", "\xdf\xff\xff\xff\xff", sizeof("\xdf\xff\xff\xff\xff") - 1, "BAD_MESSAGE" },
+		{ "string claiming 4 GB", "\x81\xa2op\xdb\xff\xff\xff\xff", sizeof("\x81\xa2op\xdb\xff\xff\xff\xff") - 1, "BAD_MESSAGE" },
+		{ "unknown op", "\x82\xa2op\xa3zzz\xa1v\x01", sizeof("\x82\xa2op\xa3zzz\xa1v\x01") - 1, "UNKNOWN_OP" },
+		{ "bad version", "\x82\xa2op\xa4ping\xa1v\x07", sizeof("\x82\xa2op\xa4ping\xa1v\x07") - 1, "BAD_VERSION" },
+		{ "no op", "\x81\xa1v\x01", sizeof("\x81\xa1v\x01") - 1, "UNKNOWN_OP" },
+		{ "op of wrong type", "\x82\xa2op\x05\xa1v\x01", sizeof("\x82\xa2op\x05\xa1v\x01") - 1, "BAD_MESSAGE" },
+	};
+	char        url[128];
+	wbt_daemon *d = ping_start(url, sizeof(url), false);
+	nng_socket  s;
+	char        junk[4096];
+
+	cr_assert_eq(nng_req0_open(&s), 0);
+	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 5000);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 5000);
+	cr_assert_eq(nng_dial(s, url, NULL, 0), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		wb_obj     *rep = raw_call(s, cases[i].bytes, cases[i].n);
+		const char *msg = NULL;
+
+		cr_assert_not_null(rep, "%s: no reply", cases[i].what);
+		cr_assert_neq(wb_reply_code(rep, &msg), WB_OK, "%s: accepted", cases[i].what);
+		cr_assert_str_eq(wb_str(rep, WB_F_ERR, ""), cases[i].err, "%s: got %s (%s)",
+		    cases[i].what, wb_str(rep, WB_F_ERR, ""), wb_str(rep, WB_F_MSG, ""));
+		cr_assert(wb_has(rep, WB_F_MSG), "%s: no message", cases[i].what);
+		wb_msg_free(rep);
+	}
+	/* pseudo-random junk of many sizes */
+	srand(1234);
+	for (int i = 0; i < 200; i++) {
+		size_t  n = (size_t) (rand() % (int) sizeof(junk));
+		wb_obj *rep;
+
+		for (size_t j = 0; j < n; j++) {
+			junk[j] = (char) rand();
+		}
+		rep = raw_call(s, junk, n);
+		cr_assert_not_null(rep, "junk #%d: no reply", i);
+		wb_msg_free(rep);
+	}
+	nng_close(s);
+	cr_assert(wbt_alive(d));
+	cr_assert_eq(wbt_ping(url, 3000), WB_OK);
+	cr_assert_eq(wbt_stop(d, SIGTERM, 15000), 0);
+}
+
+Test(rt_server, oversized_request_is_refused, .fini = wbt_cleanup, .timeout = 60)
+{
+	char           url[128];
+	wbt_daemon    *d = ping_start(url, sizeof(url), false);
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 1500 };
+	wb_obj        *req, *rep = NULL;
+	char          *big;
+	size_t         n = 5u << 20; /* over the 4 MiB default */
+	int            rv;
+
+	cr_assert_not_null(big = malloc(n + 1));
+	memset(big, 'a', n);
+	big[n] = '\0';
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	req = wb_request(WB_OP_PING);
+	/* the decoder would refuse it too, but nng drops it first (RECVMAXSZ) */
+	wb_set_str(req, WB_F_TEXT, big, n);
+	rv = rt_call(c, req, &rep);
+	cr_assert(rv == WB_ETIMEDOUT || rv == WB_EUNAVAIL || rv == WB_ETOOBIG,
+	    "oversized request: %s", wb_err_name(rv));
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	free(big);
+	rt_client_close(c);
+	cr_assert(wbt_alive(d));
+	cr_assert_eq(wbt_ping(url, 3000), WB_OK);
+	cr_assert_eq(wbt_stop(d, SIGTERM, 15000), 0);
+}
+
+/* ---- in-process: handlers, gauges, close with work in flight ----------- */
+
+static atomic_int slow_entered;
+
+static int
+h_notfound(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	(void) arg;
+	(void) req;
+	(void) rep;
+	return WB_ENOTFOUND;
+}
+
+static int
+h_nouser(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	(void) arg;
+	return wb_reply_error(rep, WB_ENOUSER, "no user named %s", wb_str(req, WB_F_NAME, "?")) ==
+	        WB_OK ?
+	    WB_ENOUSER :
+	    WB_ENOMEM;
+}
+
+static int
+h_ids(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	const uint64_t *ids;
+	size_t          n;
+
+	(void) arg;
+	wb_get_u64s(req, WB_F_IDS, &ids, &n);
+	return wb_set_u64s(rep, WB_F_IDS, ids, n);
+}
+
+static int
+h_slow(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	(void) arg;
+	(void) req;
+	(void) rep;
+	atomic_fetch_add(&slow_entered, 1);
+	wbt_sleep_ms(400); /* stands in for a slow store call */
+	return WB_OK;
+}
+
+static uint64_t
+g_answer(void *arg)
+{
+	return (uint64_t) (uintptr_t) arg;
+}
+
+static rt_server *
+local_server(char *url, size_t n)
+{
+	rt_server_opts so = { .name = "local", .workers = 4, .contexts = 16 };
+	rt_server     *s;
+
+	cr_assert_eq(wbt_ipc_url(url, n, "local"), 0);
+	so.url = url;
+	cr_assert_eq(rt_server_open(&s, &so), WB_OK);
+	cr_assert_eq(rt_server_handle(s, WB_OP_USER_GET, h_notfound, NULL), WB_OK);
+	cr_assert_eq(rt_server_handle(s, WB_OP_USER_LOOKUP, h_nouser, NULL), WB_OK);
+	cr_assert_eq(rt_server_handle(s, WB_OP_POST_GET, h_ids, NULL), WB_OK);
+	cr_assert_eq(rt_server_handle(s, WB_OP_REL_FOLLOW, h_slow, NULL), WB_OK);
+	cr_assert_eq(rt_server_gauge(s, "answer", g_answer, (void *) (uintptr_t) 42), WB_OK);
+	cr_assert_eq(rt_server_start(s), WB_OK);
+	cr_assert_neq(rt_server_handle(s, WB_OP_POST_DELETE, h_ids, NULL), WB_OK,
+	    "routes are fixed once started");
+	return s;
+}
+
+Test(rt_server, handler_errors_and_gauges, .fini = wbt_cleanup, .timeout = 60)
+{
+	char           url[128];
+	rt_server     *s = local_server(url, sizeof(url));
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 5000 };
+	wb_obj        *req, *rep;
+	const char    *msg;
+	uint64_t       ids[3] = { 7, 8, UINT64_MAX };
+
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+
+	/* a bare error code becomes an error reply with the code's name and message */
+	req = wb_request(WB_OP_USER_GET);
+	wb_set_u64s(req, WB_F_UIDS, ids, 2);
+	cr_assert_eq(rt_call(c, req, &rep), WB_ENOTFOUND);
+	cr_assert_str_eq(wb_str(rep, WB_F_ERR, ""), "NOT_FOUND");
+	cr_assert_eq(wb_reply_code(rep, &msg), WB_ENOTFOUND);
+	cr_assert_str_eq(msg, wb_strerror(WB_ENOTFOUND));
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	/* a handler's own message survives */
+	req = wb_request(WB_OP_USER_LOOKUP);
+	wb_set_cstr(req, WB_F_NAME, "alice");
+	cr_assert_eq(rt_call(c, req, &rep), WB_ENOUSER);
+	cr_assert_eq(wb_reply_code(rep, &msg), WB_ENOUSER);
+	cr_assert_str_eq(msg, "no user named alice");
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	/* a success reply carries the handler's fields */
+	req = wb_request(WB_OP_POST_GET);
+	wb_set_u64s(req, WB_F_IDS, ids, 3);
+	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
+	{
+		const uint64_t *got;
+		size_t          n;
+		bool            ok = false;
+		cr_assert(wb_get_u64s(rep, WB_F_IDS, &got, &n));
+		cr_assert_eq(n, 3);
+		cr_assert_eq(got[2], UINT64_MAX);
+		cr_assert(wb_get_bool(rep, WB_F_OK, &ok) && ok);
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	/* a valid operation this service does not serve */
+	req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, 1);
+	wb_set_u64(req, WB_F_ID, 2);
+	cr_assert_eq(rt_call(c, req, &rep), WB_EBADOP);
+	cr_assert_str_eq(wb_str(rep, WB_F_ERR, ""), "UNKNOWN_OP");
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	/* missing a required field */
+	req = wb_request(WB_OP_POST_GET);
+	cr_assert_eq(rt_call(c, req, &rep), WB_EINVAL);
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	/* stats: per-op counts and errors, and the gauge */
+	req = wb_request(WB_OP_STATS);
+	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
+	cr_assert_str_eq(wb_str(rep, WB_F_SERVICE, ""), "local");
+	{
+		uint64_t      count, errors;
+		const wb_obj *g;
+		size_t        n;
+		const uint64_t *h;
+		size_t          hn;
+		const wb_obj   *st;
+		size_t          sn;
+
+		cr_assert(op_stat(rep, "user.get", &count, &errors));
+		cr_assert_eq(count, 1);
+		cr_assert_eq(errors, 1);
+		cr_assert(op_stat(rep, "post.get", &count, &errors));
+		cr_assert_eq(count, 2);
+		cr_assert_eq(errors, 1);
+		cr_assert(wb_get_objs(rep, WB_F_GAUGES, &g, &n));
+		cr_assert_eq(n, 1);
+		cr_assert_str_eq(wb_str(&g[0], WB_F_NAME, ""), "answer");
+		cr_assert_eq(wb_u64(&g[0], WB_F_VALUE, 0), 42);
+		cr_assert(wb_get_objs(rep, WB_F_STATS, &st, &sn));
+		cr_assert(wb_get_u64s(&st[0], WB_F_HIST, &h, &hn));
+		cr_assert_eq(hn, RT_HIST_BUCKETS);
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	rt_client_close(c);
+	rt_server_close(s);
+}
+
+typedef struct slow_call {
+	rt_client *c;
+	int        rv;
+} slow_call;
+
+static void *
+slow_thread(void *arg)
+{
+	slow_call *sc  = arg;
+	wb_obj    *req = wb_request(WB_OP_REL_FOLLOW), *rep = NULL;
+
+	wb_set_u64(req, WB_F_UID, 1);
+	wb_set_u64(req, WB_F_TARGET, 2);
+	sc->rv = rt_call(sc->c, req, &rep);
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	return NULL;
+}
+
+Test(rt_server, close_finishes_requests_in_flight, .fini = wbt_cleanup, .timeout = 60)
+{
+	char           url[128];
+	rt_server     *s;
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 5000 };
+	slow_call      sc[4];
+	pthread_t      th[4];
+	long long      t0, end;
+
+	atomic_store(&slow_entered, 0);
+	s = local_server(url, sizeof(url));
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	for (int i = 0; i < 4; i++) {
+		sc[i].c = c;
+		cr_assert_eq(pthread_create(&th[i], NULL, slow_thread, &sc[i]), 0);
+	}
+	end = wbt_now_ms() + 10000;
+	while (atomic_load(&slow_entered) < 4 && wbt_now_ms() < end) {
+		wbt_sleep_ms(2);
+	}
+	cr_assert_eq(atomic_load(&slow_entered), 4);
+	t0 = wbt_now_ms();
+	rt_server_close(s);
+	t0 = wbt_now_ms() - t0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(sc[i].rv, WB_OK, "call %d in flight at close: %s", i,
+		    wb_err_name(sc[i].rv));
+	}
+	cr_assert_lt(t0, 3000, "close took %lld ms", t0);
+	/* and the server is gone: a new call fails within its deadline */
+	{
+		rt_client_opts o2 = { .timeout_ms = 300 };
+		rt_client     *c2;
+		wb_obj        *req = wb_request(WB_OP_PING), *rep = NULL;
+		int            rv;
+
+		cr_assert_eq(rt_client_open(&c2, url, &o2), WB_OK);
+		rv = rt_call(c2, req, &rep);
+		cr_assert(rv == WB_EUNAVAIL || rv == WB_ETIMEDOUT, "%s", wb_err_name(rv));
+		wb_msg_free(req);
+		rt_client_close(c2);
+	}
+	rt_client_close(c);
+}
+
+Test(rt_server, open_close_without_start)
+{
+	rt_server_opts so = { .name = "idle", .url = "ipc:///tmp/never-used.ipc" };
+	rt_server     *s;
+
+	cr_assert_eq(rt_server_open(&s, &so), WB_OK);
+	rt_server_close(s);
+	rt_server_close(NULL);
+	so.url = NULL;
+	cr_assert_eq(rt_server_open(&s, &so), WB_EINVAL);
+}
+
+Test(rt_server, listen_failure_is_reported, .fini = wbt_cleanup)
+{
+	rt_server_opts so = { .name = "bad", .url = "tcp://256.1.1.1:1" };
+	rt_server     *s;
+
+	cr_assert_eq(rt_server_open(&s, &so), WB_OK);
+	cr_assert_neq(rt_server_start(s), WB_OK);
+	rt_server_close(s);
+}

@@ -1,0 +1,527 @@
+/*
+ * wbt.c - the Warble test harness (see wbt.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt_client.h"
+#include "wbt.h"
+
+#define WBT_MAX_DAEMONS 64
+#define WBT_TAIL_LINES  40
+
+extern char **environ;
+
+static pthread_mutex_t wbt_mtx = PTHREAD_MUTEX_INITIALIZER;
+static char            wbt_tmp[64];
+static pid_t           wbt_owner; /* the process that made wbt_tmp */
+static wbt_daemon      wbt_daemons[WBT_MAX_DAEMONS];
+static int             wbt_ndaemons;
+static bool            wbt_atexit_set;
+
+/* wbt_now_ms returns a monotonic clock in milliseconds, for deadlines. */
+long long
+wbt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* wbt_sleep_ms sleeps for ms milliseconds (for poll loops, never as synchronization). */
+void
+wbt_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+}
+
+static void
+wbt_atexit(void)
+{
+	wbt_cleanup();
+}
+
+static void
+wbt_atexit_ensure(void)
+{
+	/* caller holds wbt_mtx */
+	if (!wbt_atexit_set) {
+		wbt_atexit_set = true;
+		atexit(wbt_atexit);
+	}
+}
+
+/* wbt_dir returns this process's temp dir, creating it on first use (NULL on failure). */
+const char *
+wbt_dir(void)
+{
+	const char *d = NULL;
+
+	pthread_mutex_lock(&wbt_mtx);
+	wbt_atexit_ensure();
+	if (wbt_tmp[0] == '\0' || wbt_owner != getpid()) {
+		snprintf(wbt_tmp, sizeof(wbt_tmp), "/tmp/wbt.XXXXXX");
+		if (mkdtemp(wbt_tmp) == NULL) {
+			fprintf(stderr, "wbt: mkdtemp: %s\n", strerror(errno));
+			wbt_tmp[0] = '\0';
+		} else {
+			wbt_owner = getpid();
+		}
+	}
+	if (wbt_tmp[0] != '\0') {
+		d = wbt_tmp;
+	}
+	pthread_mutex_unlock(&wbt_mtx);
+	return d;
+}
+
+/* wbt_path writes <dir>/<name> into buf; returns 0, or -1 if it does not fit. */
+int
+wbt_path(char *buf, size_t n, const char *name)
+{
+	const char *d = wbt_dir();
+	int         rv;
+
+	if (d == NULL) {
+		return -1;
+	}
+	rv = snprintf(buf, n, "%s/%s", d, name);
+	return rv < 0 || (size_t) rv >= n ? -1 : 0;
+}
+
+/* wbt_ipc_url writes ipc://<dir>/<name>.ipc into buf; returns 0, or -1 if it does not fit. */
+int
+wbt_ipc_url(char *buf, size_t n, const char *name)
+{
+	const char *d = wbt_dir();
+	int         rv;
+
+	if (d == NULL) {
+		return -1;
+	}
+	rv = snprintf(buf, n, "ipc://%s/%s.ipc", d, name);
+	/* sun_path holds 108 bytes including the NUL */
+	return rv < 0 || (size_t) rv >= n || rv - 6 >= 104 ? -1 : 0;
+}
+
+/* wbt_free_port returns a TCP port on 127.0.0.1 that was free a moment ago (-1 on error). */
+int
+wbt_free_port(void)
+{
+	struct sockaddr_in sa;
+	socklen_t          len = sizeof(sa);
+	int                fd, port = -1;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family      = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port        = 0;
+	if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *) &sa, &len) == 0) {
+		port = ntohs(sa.sin_port);
+	}
+	close(fd);
+	return port;
+}
+
+/* wbt_tcp_url writes tcp://127.0.0.1:<free port> into buf; returns the port or -1. */
+int
+wbt_tcp_url(char *buf, size_t n)
+{
+	int port = wbt_free_port();
+
+	if (port < 0) {
+		return -1;
+	}
+	snprintf(buf, n, "tcp://127.0.0.1:%d", port);
+	return port;
+}
+
+/* wbt_bin_path finds a program of the build (see wbt.h) into buf; returns 0 or -1. */
+int
+wbt_bin_path(char *buf, size_t n, const char *name)
+{
+	const char *dir = getenv("WBT_BIN_DIR");
+	char        self[512];
+	ssize_t     len;
+	int         rv;
+
+	if (dir != NULL && dir[0] != '\0') {
+		rv = snprintf(buf, n, "%s/%s", dir, name);
+	} else {
+		if ((len = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0) {
+			return -1;
+		}
+		self[len] = '\0';
+		/* <build>/test/<test> -> <build>/bin/<name> */
+		rv = snprintf(buf, n, "%s/../bin/%s", dirname(self), name);
+	}
+	if (rv < 0 || (size_t) rv >= n) {
+		return -1;
+	}
+	return access(buf, X_OK) == 0 ? 0 : -1;
+}
+
+/* wbt_env_build copies environ with each "KEY=VALUE" of extra overriding or added. */
+static char **
+wbt_env_build(const char *const *extra)
+{
+	size_t ne = 0, nx = 0, k = 0;
+	char **envp;
+
+	while (environ[ne] != NULL) {
+		ne++;
+	}
+	while (extra != NULL && extra[nx] != NULL) {
+		nx++;
+	}
+	if ((envp = calloc(ne + nx + 1, sizeof(char *))) == NULL) {
+		return NULL;
+	}
+	for (size_t i = 0; i < ne; i++) {
+		const char *eq      = strchr(environ[i], '=');
+		size_t      keylen  = eq != NULL ? (size_t) (eq - environ[i]) : strlen(environ[i]);
+		bool        shadowed = false;
+
+		for (size_t j = 0; j < nx; j++) {
+			if (strncmp(extra[j], environ[i], keylen) == 0 && extra[j][keylen] == '=') {
+				shadowed = true;
+			}
+		}
+		if (!shadowed) {
+			envp[k++] = environ[i];
+		}
+	}
+	for (size_t j = 0; j < nx; j++) {
+		envp[k++] = (char *) extra[j];
+	}
+	envp[k] = NULL;
+	return envp;
+}
+
+/* wbt_spawn starts build/bin/<name> with args and extra env; see wbt.h. */
+wbt_daemon *
+wbt_spawn(const char *name, const char *const *args, const char *const *env)
+{
+	char        bin[512];
+	char      **argv = NULL, **envp = NULL;
+	size_t      na   = 0;
+	wbt_daemon *d    = NULL;
+	pid_t       parent, pid;
+	int         fd = -1;
+
+	if (wbt_dir() == NULL) {
+		return NULL;
+	}
+	if (wbt_bin_path(bin, sizeof(bin), name) != 0) {
+		fprintf(stderr, "wbt: cannot find the program %s (build it, or set WBT_BIN_DIR)\n", name);
+		return NULL;
+	}
+	while (args != NULL && args[na] != NULL) {
+		na++;
+	}
+	if ((argv = calloc(na + 2, sizeof(char *))) == NULL ||
+	    (envp = wbt_env_build(env)) == NULL) {
+		goto out;
+	}
+	argv[0] = (char *) name;
+	for (size_t i = 0; i < na; i++) {
+		argv[i + 1] = (char *) args[i];
+	}
+
+	pthread_mutex_lock(&wbt_mtx);
+	if (wbt_ndaemons == WBT_MAX_DAEMONS) {
+		pthread_mutex_unlock(&wbt_mtx);
+		fprintf(stderr, "wbt: more than %d daemons in one test\n", WBT_MAX_DAEMONS);
+		goto out;
+	}
+	d = &wbt_daemons[wbt_ndaemons];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	snprintf(d->log, sizeof(d->log), "%s/%s.%d.log", wbt_tmp, name, wbt_ndaemons);
+	d->status = -1;
+	pthread_mutex_unlock(&wbt_mtx);
+
+	if ((fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
+		fprintf(stderr, "wbt: %s: %s\n", d->log, strerror(errno));
+		d = NULL;
+		goto out;
+	}
+	parent = getpid();
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		fprintf(stderr, "wbt: fork: %s\n", strerror(errno));
+		d = NULL;
+		goto out;
+	}
+	if (pid == 0) {
+		/* Child: async-signal-safe calls only until execve. */
+		struct sigaction sa;
+		sigset_t         none;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) {
+			_exit(127); /* the test died before we set the death signal */
+		}
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGPIPE, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execve(bin, argv, envp);
+		_exit(127);
+	}
+	pthread_mutex_lock(&wbt_mtx);
+	d->pid = pid;
+	wbt_ndaemons++;
+	pthread_mutex_unlock(&wbt_mtx);
+out:
+	if (fd >= 0) {
+		close(fd);
+	}
+	free(argv);
+	free(envp);
+	return d;
+}
+
+/* wbt_ping sends one ping to url with a deadline; returns a wb_err code (0 = answered ok). */
+int
+wbt_ping(const char *url, int timeout_ms)
+{
+	rt_client_opts o = { .timeout_ms = timeout_ms };
+	rt_client     *c;
+	wb_obj        *req, *rep = NULL;
+	int            rv;
+
+	if ((rv = rt_client_open(&c, url, &o)) != 0) {
+		return rv;
+	}
+	if ((req = wb_request(WB_OP_PING)) == NULL) {
+		rt_client_close(c);
+		return WB_ENOMEM;
+	}
+	rv = rt_call(c, req, &rep);
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	rt_client_close(c);
+	return rv;
+}
+
+/* wbt_reap records d's exit if it has exited (non-blocking); true if it has. */
+static bool
+wbt_reap(wbt_daemon *d)
+{
+	int   st;
+	pid_t r;
+
+	if (d->pid == 0) {
+		return true;
+	}
+	r = waitpid(d->pid, &st, WNOHANG);
+	if (r == 0) {
+		return false;
+	}
+	if (r < 0) {
+		d->status = -1; /* not our child any more: nothing to wait for */
+	} else if (WIFEXITED(st)) {
+		d->status = WEXITSTATUS(st);
+	} else if (WIFSIGNALED(st)) {
+		d->status = 128 + WTERMSIG(st);
+	}
+	d->pid = 0;
+	return true;
+}
+
+/* wbt_alive tells whether d is still running (reaping it if it exited). */
+bool
+wbt_alive(wbt_daemon *d)
+{
+	return d != NULL && !wbt_reap(d);
+}
+
+/* wbt_wait_ready pings url until it answers (0) or timeout_ms passes or d dies (-1, log tail printed). */
+int
+wbt_wait_ready(wbt_daemon *d, const char *url, int timeout_ms)
+{
+	long long end = wbt_now_ms() + timeout_ms;
+	int       rv  = WB_EUNAVAIL;
+
+	while (wbt_now_ms() < end) {
+		long long left = end - wbt_now_ms();
+
+		if (d != NULL && !wbt_alive(d)) {
+			fprintf(stderr, "wbt: %s exited with status %d before answering on %s\n", d->name,
+			    d->status, url);
+			wbt_log_tail(d, WBT_TAIL_LINES);
+			return -1;
+		}
+		if ((rv = wbt_ping(url, left < 500 ? (int) left : 500)) == 0) {
+			return 0;
+		}
+		wbt_sleep_ms(10);
+	}
+	fprintf(stderr, "wbt: no answer on %s within %d ms (last: %s)\n", url, timeout_ms,
+	    wb_err_name(rv));
+	if (d != NULL) {
+		wbt_log_tail(d, WBT_TAIL_LINES);
+	}
+	return -1;
+}
+
+/* wbt_wait_exit waits up to timeout_ms for d to exit; returns its status or -1 if still running. */
+int
+wbt_wait_exit(wbt_daemon *d, int timeout_ms)
+{
+	long long end = wbt_now_ms() + timeout_ms;
+
+	for (;;) {
+		if (wbt_reap(d)) {
+			return d->status;
+		}
+		if (wbt_now_ms() >= end) {
+			return -1;
+		}
+		wbt_sleep_ms(5);
+	}
+}
+
+/* wbt_stop sends sig and waits up to timeout_ms for d to exit; see wbt.h. */
+int
+wbt_stop(wbt_daemon *d, int sig, int timeout_ms)
+{
+	int st;
+
+	if (d == NULL) {
+		return -1;
+	}
+	d->stopping = true;
+	if (d->pid != 0) {
+		kill(d->pid, sig);
+	}
+	if ((st = wbt_wait_exit(d, timeout_ms)) < 0) {
+		fprintf(stderr, "wbt: %s (pid %d) did not exit within %d ms of signal %d; killing it\n",
+		    d->name, (int) d->pid, timeout_ms, sig);
+		kill(d->pid, SIGKILL);
+		wbt_wait_exit(d, 10000);
+		wbt_log_tail(d, WBT_TAIL_LINES);
+		return -1;
+	}
+	if (st != 0) {
+		fprintf(stderr, "wbt: %s exited with status %d after signal %d\n", d->name, st, sig);
+		wbt_log_tail(d, WBT_TAIL_LINES);
+	}
+	return st;
+}
+
+/* wbt_log_tail prints the last lines of d's log to stderr. */
+void
+wbt_log_tail(const wbt_daemon *d, int lines)
+{
+	char   buf[16384];
+	FILE  *f;
+	long   size, from;
+	size_t n;
+	char  *p;
+
+	if (d == NULL || (f = fopen(d->log, "r")) == NULL) {
+		return;
+	}
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	from = size > (long) sizeof(buf) - 1 ? size - (long) sizeof(buf) + 1 : 0;
+	fseek(f, from, SEEK_SET);
+	n      = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	p = buf + n;
+	for (int seen = 0; p > buf; p--) {
+		if (p[-1] == '\n' && p != buf + n && ++seen > lines) {
+			break;
+		}
+	}
+	fprintf(stderr, "---- last lines of %s ----\n%s%s---- end of %s ----\n", d->log, p,
+	    (n > 0 && buf[n - 1] != '\n') ? "\n" : "", d->name);
+}
+
+/* wbt_kill_all kills (SIGKILL) and reaps every daemon still running. */
+void
+wbt_kill_all(void)
+{
+	pthread_mutex_lock(&wbt_mtx);
+	for (int i = 0; i < wbt_ndaemons; i++) {
+		wbt_daemon *d = &wbt_daemons[i];
+
+		if (d->pid == 0) {
+			continue;
+		}
+		if (wbt_reap(d)) {
+			if (!d->stopping && d->status != 0) {
+				fprintf(stderr, "wbt: %s died on its own (status %d)\n", d->name, d->status);
+				wbt_log_tail(d, WBT_TAIL_LINES);
+			}
+			continue;
+		}
+		d->stopping = true;
+		kill(d->pid, SIGKILL);
+		if (waitpid(d->pid, NULL, 0) < 0 && errno != ECHILD) {
+			fprintf(stderr, "wbt: waitpid %d: %s\n", (int) d->pid, strerror(errno));
+		}
+		d->pid    = 0;
+		d->status = 128 + SIGKILL;
+	}
+	pthread_mutex_unlock(&wbt_mtx);
+}
+
+static int
+wbt_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void) sb;
+	(void) flag;
+	(void) ftw;
+	remove(path);
+	return 0;
+}
+
+/* wbt_cleanup kills every daemon and removes the temp dir (unless WBT_KEEP=1); safe to call twice. */
+void
+wbt_cleanup(void)
+{
+	const char *keep = getenv("WBT_KEEP");
+
+	wbt_kill_all();
+	pthread_mutex_lock(&wbt_mtx);
+	if (wbt_tmp[0] != '\0' && wbt_owner == getpid()) {
+		if (keep != NULL && strcmp(keep, "1") == 0) {
+			fprintf(stderr, "wbt: keeping %s\n", wbt_tmp);
+		} else {
+			nftw(wbt_tmp, wbt_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		}
+		wbt_tmp[0] = '\0';
+	}
+	wbt_ndaemons = 0;
+	pthread_mutex_unlock(&wbt_mtx);
+}

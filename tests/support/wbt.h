@@ -1,0 +1,110 @@
+/*
+ * wbt.h - the Warble test harness: temp dirs, real daemons, deadlines.
+ *
+ * Integration tests start daemons as real processes and talk to them
+ * over ipc:// (or tcp://127.0.0.1).  The harness makes sure nothing
+ * outlives the test:
+ *
+ *   - every test process gets one temp dir, /tmp/wbt.XXXXXX (short, since
+ *     ipc:// paths are limited to about 100 bytes), removed at the end
+ *     unless WBT_KEEP=1 is set in the environment;
+ *   - each daemon's stdout and stderr go to <dir>/<name>.<n>.log;
+ *   - every daemon is killed (SIGKILL) when the test process exits
+ *     (atexit), when the test ends (use `.fini = wbt_cleanup`), and, via
+ *     PR_SET_PDEATHSIG, even when the test process crashes or is killed.
+ *     Spawn daemons from the test's main thread: the death signal follows
+ *     the thread that forked;
+ *   - a daemon that fails to start, answer or stop gets the tail of its
+ *     log printed to stderr, as does any daemon that died on its own.
+ *
+ * Binaries are found in $WBT_BIN_DIR, else in ../bin next to the test
+ * binary (build/test/x -> build/bin/NAME; build-san likewise).
+ *
+ *   Test(ping, answers, .init = NULL, .fini = wbt_cleanup, .timeout = 60) {
+ *       char url[128];
+ *       wbt_ipc_url(url, sizeof(url), "ping");
+ *       const char *args[] = { "--url", url, NULL };
+ *       wbt_daemon *d = wbt_spawn("warble-ping", args, NULL);
+ *       cr_assert(d != NULL);
+ *       cr_assert_eq(wbt_wait_ready(d, url, 10000), 0);
+ *       ...
+ *       cr_assert_eq(wbt_stop(d, SIGTERM, 10000), 0);
+ *   }
+ */
+#ifndef WBT_H
+#define WBT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct wbt_daemon {
+	char  name[64];  /* binary name, e.g. "warble-ping" */
+	char  log[256];  /* its stdout+stderr */
+	pid_t pid;       /* 0 once reaped */
+	int   status;    /* exit code, 128+signal if killed, -1 while running */
+	bool  stopping;  /* the harness signalled it (no log dump for that) */
+} wbt_daemon;
+
+/* wbt_dir returns this process's temp dir, creating it on first use (NULL on failure). */
+const char *wbt_dir(void);
+
+/* wbt_path writes <dir>/<name> into buf; returns 0, or -1 if it does not fit. */
+int wbt_path(char *buf, size_t n, const char *name);
+
+/* wbt_ipc_url writes ipc://<dir>/<name>.ipc into buf; returns 0, or -1 if it does not fit. */
+int wbt_ipc_url(char *buf, size_t n, const char *name);
+
+/* wbt_free_port returns a TCP port on 127.0.0.1 that was free a moment ago (-1 on error). */
+int wbt_free_port(void);
+
+/* wbt_tcp_url writes tcp://127.0.0.1:<free port> into buf; returns the port or -1. */
+int wbt_tcp_url(char *buf, size_t n);
+
+/* wbt_bin_path finds a program of the build (see above) into buf; returns 0 or -1. */
+int wbt_bin_path(char *buf, size_t n, const char *name);
+
+/*
+ * wbt_spawn starts build/bin/<name> with args (NULL-terminated, may be
+ * NULL) and the test's environment plus env ("KEY=VALUE" strings,
+ * NULL-terminated, may be NULL; they override).  Returns the daemon (owned
+ * by the harness) or NULL with a message on stderr.
+ */
+wbt_daemon *wbt_spawn(const char *name, const char *const *args, const char *const *env);
+
+/* wbt_ping sends one ping to url with a deadline; returns a wb_err code (0 = answered ok). */
+int wbt_ping(const char *url, int timeout_ms);
+
+/* wbt_wait_ready pings url until it answers (0) or timeout_ms passes or d dies (-1, log tail printed). */
+int wbt_wait_ready(wbt_daemon *d, const char *url, int timeout_ms);
+
+/* wbt_alive tells whether d is still running (reaping it if it exited). */
+bool wbt_alive(wbt_daemon *d);
+
+/* wbt_wait_exit waits up to timeout_ms for d to exit; returns its status or -1 if still running. */
+int wbt_wait_exit(wbt_daemon *d, int timeout_ms);
+
+/*
+ * wbt_stop sends sig and waits up to timeout_ms for d to exit.  Returns
+ * its exit code (128+signal if a signal ended it), or -1 if it did not
+ * exit in time, in which case it is killed with SIGKILL and its log tail
+ * printed.  A nonzero exit also prints the log tail.
+ */
+int wbt_stop(wbt_daemon *d, int sig, int timeout_ms);
+
+/* wbt_log_tail prints the last lines of d's log to stderr. */
+void wbt_log_tail(const wbt_daemon *d, int lines);
+
+/* wbt_kill_all kills (SIGKILL) and reaps every daemon still running. */
+void wbt_kill_all(void);
+
+/* wbt_cleanup kills every daemon and removes the temp dir (unless WBT_KEEP=1); safe to call twice. */
+void wbt_cleanup(void);
+
+/* wbt_now_ms returns a monotonic clock in milliseconds, for deadlines. */
+long long wbt_now_ms(void);
+
+/* wbt_sleep_ms sleeps for ms milliseconds (for poll loops, never as synchronization). */
+void wbt_sleep_ms(int ms);
+
+#endif
