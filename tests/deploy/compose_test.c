@@ -1,0 +1,911 @@
+/*
+ * compose_test.c - deploy/docker-compose.yml is valid, and it cannot drift
+ * from deploy/warble-local or from the daemons.
+ *
+ * Three sources describe one configuration; this test reads all three and
+ * checks that they agree:
+ *
+ *   deploy/warble-local        export WARBLE_X=${WARBLE_X:-tcp://127.0.0.1:PORT}
+ *                              services="user relation ..."
+ *   deploy/docker-compose.yml  read through `docker-compose config` (the
+ *                              normalized YAML compose itself runs, anchors
+ *                              and ${VAR:-default} resolved)
+ *   services/NAME/main.c       the rt_opt tables: { "flag", "WARBLE_X", "default", ...
+ *
+ * The rules: the same five services; every container gets every variable
+ * the launcher exports, plus only variables its daemon reads; a URL
+ * variable names the service that owns it (WARBLE_CONTENT_PUB_URL ->
+ * content) and has the same port everywhere (launcher default, daemon
+ * default, compose peer address tcp://SERVICE:PORT, the owner's listen
+ * override --flag tcp://0.0.0.0:PORT, its healthcheck); only the gateway
+ * publishes ports; each store has its own named volume on $WARBLE_DATA;
+ * and no file sets a WARBLE_* variable that no daemon reads.
+ *
+ * The drift tests need docker-compose (tests/deps.sh installs it) and
+ * skip, saying so, when it is not installed.
+ */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wbt.h"
+
+#define CT_MAX_OUT   (1 << 20) /* bytes of docker-compose output kept */
+#define CT_MAX_FILE  (1 << 20) /* bytes of a source file read */
+#define CT_MAX_ITEMS 64
+#define CT_COMPOSE   "deploy/docker-compose.yml"
+#define CT_LAUNCHER  "deploy/warble-local"
+#define CT_DATA      "/var/lib/warble"
+#define CT_HTTP_PORT 8080 /* the gateway's HTTP API (WARBLE_HTTP_URL) */
+#define CT_S(s)      ((s) != NULL ? (s) : "(none)")
+
+/* ---- small utilities ---------------------------------------------------- */
+
+/* ct_root changes to the repository root ($WBT_SRC_DIR, the current folder,
+ * or two levels above the test binary); fails the test if none has the files. */
+static void
+ct_root(void)
+{
+	char        self[512], cand[600];
+	const char *src = getenv("WBT_SRC_DIR");
+	ssize_t     len;
+
+	if (src != NULL && src[0] != '\0' && chdir(src) != 0) {
+		cr_assert_fail("WBT_SRC_DIR=%s: %s", src, strerror(errno));
+	}
+	if (access(CT_COMPOSE, R_OK) == 0 && access(CT_LAUNCHER, R_OK) == 0) {
+		return;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	cr_assert(len > 0);
+	self[len] = '\0';
+	snprintf(cand, sizeof(cand), "%s/../..", dirname(self));
+	cr_assert_eq(chdir(cand), 0, "cannot find the repository (set WBT_SRC_DIR)");
+	cr_assert_eq(access(CT_COMPOSE, R_OK), 0, "no %s under %s", CT_COMPOSE, cand);
+}
+
+/* ct_file_read returns the whole file (NUL-terminated, at most CT_MAX_FILE bytes) or NULL. */
+static char *
+ct_file_read(const char *path)
+{
+	FILE  *f = fopen(path, "r");
+	char  *buf;
+	size_t n;
+
+	if (f == NULL) {
+		return NULL;
+	}
+	buf = malloc(CT_MAX_FILE + 1);
+	cr_assert_not_null(buf);
+	n          = fread(buf, 1, CT_MAX_FILE, f);
+	buf[n]     = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* ct_which tells whether prog is an executable in $PATH. */
+static bool
+ct_which(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char        dirs[4096], file[4200];
+
+	snprintf(dirs, sizeof(dirs), "%s", path != NULL ? path : "/usr/bin:/bin");
+	for (char *save, *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
+		snprintf(file, sizeof(file), "%s/%s", d, prog);
+		if (access(file, X_OK) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * ct_run runs argv with stdout captured (stderr into *err if err is not
+ * NULL), killing it after timeout_ms.  Returns its exit status (128+signal
+ * if killed); *out and *err are NUL-terminated and the caller frees them.
+ */
+static int
+ct_run(char *const argv[], char **out, char **err, int timeout_ms)
+{
+	int         po[2], pe[2], st = 0;
+	size_t      no = 0, ne = 0;
+	char       *bo = malloc(CT_MAX_OUT + 1), *be = malloc(CT_MAX_OUT + 1);
+	long long   deadline = wbt_now_ms() + timeout_ms;
+	pid_t       pid;
+	bool        open_o = true, open_e = true;
+
+	cr_assert(bo != NULL && be != NULL);
+	cr_assert_eq(pipe(po), 0);
+	cr_assert_eq(pipe(pe), 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	while ((open_o || open_e) && wbt_now_ms() < deadline) {
+		struct pollfd fds[2] = { { open_o ? po[0] : -1, POLLIN, 0 },
+			                 { open_e ? pe[0] : -1, POLLIN, 0 } };
+		int           left   = (int) (deadline - wbt_now_ms());
+		if (poll(fds, 2, left > 0 ? left : 0) <= 0) {
+			continue;
+		}
+		for (int i = 0; i < 2; i++) {
+			char   *b = i == 0 ? bo : be;
+			size_t *n = i == 0 ? &no : &ne;
+			char    tmp[4096];
+			if (fds[i].revents == 0) {
+				continue;
+			}
+			ssize_t r = read(fds[i].fd, tmp, sizeof(tmp));
+			if (r <= 0) {
+				*(i == 0 ? &open_o : &open_e) = false;
+				continue;
+			}
+			size_t keep = (size_t) r < CT_MAX_OUT - *n ? (size_t) r : CT_MAX_OUT - *n;
+			memcpy(b + *n, tmp, keep);
+			*n += keep;
+		}
+	}
+	if (open_o || open_e) {
+		kill(pid, SIGKILL);
+	}
+	waitpid(pid, &st, 0);
+	close(po[0]);
+	close(pe[0]);
+	bo[no] = '\0';
+	be[ne] = '\0';
+	*out   = bo;
+	if (err != NULL) {
+		*err = be;
+	} else {
+		free(be);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ct_url_port returns the port of scheme://host:PORT (and the host into host), or -1. */
+static int
+ct_url_port(const char *url, char *host, size_t hn)
+{
+	const char *h = strstr(url, "://"), *colon;
+	char       *end;
+	long        port;
+
+	if (host != NULL && hn > 0) {
+		host[0] = '\0';
+	}
+	if (h == NULL || (colon = strrchr(h + 3, ':')) == NULL) {
+		return -1;
+	}
+	h += 3;
+	if (host != NULL) {
+		snprintf(host, hn, "%.*s", (int) (colon - h), h);
+	}
+	port = strtol(colon + 1, &end, 10);
+	return (*end == '\0' && port > 0 && port < 65536) ? (int) port : -1;
+}
+
+/* ct_owner writes the service that owns a URL variable (WARBLE_CONTENT_PUB_URL -> content). */
+static void
+ct_owner(const char *var, char *svc, size_t n)
+{
+	const char *s = var + strlen("WARBLE_");
+	size_t      i = 0;
+
+	while (s[i] != '\0' && s[i] != '_' && i + 1 < n) {
+		svc[i] = (char) tolower((unsigned char) s[i]);
+		i++;
+	}
+	svc[i] = '\0';
+}
+
+/* ct_is_url_var tells whether a variable name is an address (ends in _URL). */
+static bool
+ct_is_url_var(const char *var)
+{
+	size_t n = strlen(var);
+	return n > 4 && strcmp(var + n - 4, "_URL") == 0;
+}
+
+/* ---- the normalized YAML of `docker-compose config` ---------------------- */
+
+/*
+ * ct_node is one YAML node: a map entry (key set) or a list item (key
+ * NULL), with a scalar value or children.  Only the block style that
+ * `docker-compose config` prints is understood: "key: value", "key:" with
+ * an indented block, "- item" lists at the key's indent, "- key: v" maps.
+ */
+typedef struct ct_node {
+	char            *key;
+	char            *val;
+	struct ct_node **kids;
+	int              nkids;
+} ct_node;
+
+typedef struct ct_line {
+	int   indent;
+	char *text; /* without indent */
+} ct_line;
+
+/* ct_scalar_dup copies a scalar, dropping matching single or double quotes. */
+static char *
+ct_scalar_dup(const char *s)
+{
+	size_t n = strlen(s);
+	if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) {
+		return strndup(s + 1, n - 2);
+	}
+	return strdup(s);
+}
+
+/* ct_node_add appends a child node to parent and returns it. */
+static ct_node *
+ct_node_add(ct_node *parent, const char *key, const char *val)
+{
+	ct_node *k = calloc(1, sizeof(*k));
+	cr_assert_not_null(k);
+	k->key = key != NULL ? strdup(key) : NULL;
+	k->val = val != NULL ? ct_scalar_dup(val) : NULL;
+	parent->kids = realloc(parent->kids, sizeof(ct_node *) * (size_t) (parent->nkids + 1));
+	cr_assert_not_null(parent->kids);
+	parent->kids[parent->nkids++] = k;
+	return k;
+}
+
+/* ct_split_key splits "key: value" / "key:" in place; returns the value ("" if none) or NULL if not a key. */
+static char *
+ct_split_key(char *text)
+{
+	char *c = strstr(text, ": ");
+	size_t n = strlen(text);
+
+	if (c != NULL && text[0] != '\'' && text[0] != '"') {
+		*c = '\0';
+		return c + 2;
+	}
+	if (n > 0 && text[n - 1] == ':') {
+		text[n - 1] = '\0';
+		return text + n - 1;
+	}
+	return NULL;
+}
+
+static void ct_yaml_block(ct_node *parent, ct_line *lines, int n, int *i, int indent);
+
+/* ct_yaml_entry parses one "key: value" or "key:" + block at *i into parent. */
+static void
+ct_yaml_entry(ct_node *parent, char *text, ct_line *lines, int n, int *i, int indent)
+{
+	char    *val = ct_split_key(text);
+	ct_node *k;
+
+	cr_assert_not_null(val, "compose config: not a YAML key: %s", text);
+	k = ct_node_add(parent, text, val[0] != '\0' ? val : NULL);
+	if (val[0] != '\0') {
+		return;
+	}
+	/* a block: deeper lines, or a list at the same indent */
+	if (*i < n && (lines[*i].indent > indent ||
+	                  (lines[*i].indent == indent && strncmp(lines[*i].text, "- ", 2) == 0))) {
+		ct_yaml_block(k, lines, n, i, lines[*i].indent);
+	}
+}
+
+/* ct_yaml_block parses the lines at exactly indent (a map or a list) into parent. */
+static void
+ct_yaml_block(ct_node *parent, ct_line *lines, int n, int *i, int indent)
+{
+	bool list = strncmp(lines[*i].text, "- ", 2) == 0;
+
+	while (*i < n && lines[*i].indent == indent &&
+	       (strncmp(lines[*i].text, "- ", 2) == 0) == list) {
+		char *text = lines[(*i)++].text;
+		if (!list) {
+			ct_yaml_entry(parent, text, lines, n, i, indent);
+			continue;
+		}
+		text += 2;
+		char *probe = strdup(text);
+		bool  is_map = ct_split_key(probe) != NULL;
+		free(probe);
+		if (!is_map) {
+			ct_node_add(parent, NULL, text);
+			continue;
+		}
+		/* "- key: v" then more keys at indent + 2 */
+		ct_node *item = ct_node_add(parent, NULL, NULL);
+		ct_yaml_entry(item, text, lines, n, i, indent + 2);
+		while (*i < n && lines[*i].indent == indent + 2 &&
+		       strncmp(lines[*i].text, "- ", 2) != 0) {
+			ct_yaml_entry(item, lines[(*i)++].text, lines, n, i, indent + 2);
+		}
+	}
+	cr_assert(*i >= n || lines[*i].indent < indent ||
+	              (lines[*i].indent == indent && list), /* a list ends where its key's map goes on */
+	    "compose config: unexpected line: %s", *i < n ? lines[*i].text : "");
+}
+
+/* ct_yaml_parse parses text (modified in place) into a root map. */
+static ct_node *
+ct_yaml_parse(char *text)
+{
+	ct_line *lines = calloc(CT_MAX_OUT / 2, sizeof(ct_line));
+	ct_node *root  = calloc(1, sizeof(*root));
+	int      n = 0, i = 0;
+
+	cr_assert(lines != NULL && root != NULL);
+	for (char *save, *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+		int ind = 0;
+		while (l[ind] == ' ') {
+			ind++;
+		}
+		if (l[ind] == '\0' || l[ind] == '#') {
+			continue;
+		}
+		lines[n++] = (ct_line) { ind, l + ind };
+	}
+	if (n > 0) {
+		ct_yaml_block(root, lines, n, &i, lines[0].indent);
+	}
+	cr_assert_eq(i, n, "compose config: stopped at line: %s", i < n ? lines[i].text : "");
+	free(lines);
+	return root;
+}
+
+/* ct_get returns the child of n with key, or NULL. */
+static ct_node *
+ct_get(const ct_node *n, const char *key)
+{
+	for (int i = 0; n != NULL && i < n->nkids; i++) {
+		if (n->kids[i]->key != NULL && strcmp(n->kids[i]->key, key) == 0) {
+			return n->kids[i];
+		}
+	}
+	return NULL;
+}
+
+/* ct_val returns the scalar at key of n, or NULL. */
+static const char *
+ct_val(const ct_node *n, const char *key)
+{
+	ct_node *k = ct_get(n, key);
+	return k != NULL ? k->val : NULL;
+}
+
+/* ---- the three sources -------------------------------------------------- */
+
+typedef struct ct_var {
+	char name[64];
+	char flag[64]; /* daemons only */
+	char dflt[128];
+} ct_var;
+
+typedef struct ct_daemon {
+	char   name[32];
+	ct_var opts[CT_MAX_ITEMS];
+	int    nopts;
+} ct_daemon;
+
+typedef struct ct_world {
+	ct_node  *compose;  /* normalized config */
+	ct_node  *services; /* compose's services: */
+	ct_var    exports[CT_MAX_ITEMS]; /* the launcher's */
+	int       nexports;
+	char      lservices[CT_MAX_ITEMS][32]; /* the launcher's services="..." */
+	int       nlservices;
+	ct_daemon daemons[CT_MAX_ITEMS];
+	int       ndaemons;
+} ct_world;
+
+static ct_world w;
+
+/* ct_compose_load runs `docker-compose config` and parses it, or skips the test without the binary. */
+static void
+ct_compose_load(void)
+{
+	char *argv[] = { "docker-compose", "-f", CT_COMPOSE, "config", NULL };
+	char *out, *err;
+	int   rc;
+
+	if (!ct_which("docker-compose")) {
+		cr_skip_test("docker-compose is not installed (tests/deps.sh installs it)");
+	}
+	rc = ct_run(argv, &out, &err, 60000);
+	cr_assert_eq(rc, 0, "docker-compose config failed (%d): %s", rc, err);
+	free(err);
+	w.compose  = ct_yaml_parse(out);
+	w.services = ct_get(w.compose, "services");
+	cr_assert_not_null(w.services, "no services in the compose config");
+}
+
+/* ct_launcher_load reads the launcher's exports and service list. */
+static void
+ct_launcher_load(void)
+{
+	char *text = ct_file_read(CT_LAUNCHER);
+
+	cr_assert_not_null(text, "cannot read %s", CT_LAUNCHER);
+	for (char *save, *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+		char name[64], again[64], dflt[128], list[512];
+		/* export WARBLE_X=${WARBLE_X:-default} */
+		if (sscanf(l, "export %63[A-Z_]=${%63[A-Z_]:-%127[^}]}", name, again, dflt) == 3) {
+			cr_assert_str_eq(name, again, "%s: odd export: %s", CT_LAUNCHER, l);
+			cr_assert(w.nexports < CT_MAX_ITEMS);
+			ct_var *v = &w.exports[w.nexports++];
+			snprintf(v->name, sizeof(v->name), "%s", name);
+			snprintf(v->dflt, sizeof(v->dflt), "%s", dflt);
+		} else if (sscanf(l, "services=\"%511[^\"]\"", list) == 1) {
+			for (char *s2, *s = strtok_r(list, " ", &s2); s != NULL; s = strtok_r(NULL, " ", &s2)) {
+				cr_assert(w.nlservices < CT_MAX_ITEMS);
+				snprintf(w.lservices[w.nlservices++], 32, "%s", s);
+			}
+		}
+	}
+	free(text);
+	cr_assert_gt(w.nexports, 0, "no WARBLE_* exports found in %s", CT_LAUNCHER);
+	cr_assert_gt(w.nlservices, 0, "no services=\"...\" line in %s", CT_LAUNCHER);
+}
+
+/* ct_c_string reads a C string literal at *p (no escapes needed here) into buf; false if none. */
+static bool
+ct_c_string(const char **p, char *buf, size_t n)
+{
+	const char *s = *p, *e;
+
+	while (isspace((unsigned char) *s)) {
+		s++;
+	}
+	if (*s != '"' || (e = strchr(s + 1, '"')) == NULL || (size_t) (e - s - 1) >= n) {
+		return false;
+	}
+	snprintf(buf, n, "%.*s", (int) (e - s - 1), s + 1);
+	*p = e + 1;
+	return true;
+}
+
+/* ct_comma skips white space and one comma at *p; false if there is none. */
+static bool
+ct_comma(const char **p)
+{
+	while (isspace((unsigned char) **p)) {
+		(*p)++;
+	}
+	if (**p != ',') {
+		return false;
+	}
+	(*p)++;
+	return true;
+}
+
+/* ct_daemons_load reads every services/NAME/main.c's rt_opt table: { "flag", "WARBLE_X", "default", */
+static void
+ct_daemons_load(void)
+{
+	glob_t g;
+
+	cr_assert_eq(glob("services/*/main.c", 0, NULL, &g), 0, "no services/*/main.c");
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char      *text = ct_file_read(g.gl_pathv[i]);
+		ct_daemon *d    = &w.daemons[w.ndaemons++];
+
+		cr_assert_not_null(text);
+		sscanf(g.gl_pathv[i], "services/%31[^/]", d->name);
+		for (const char *p = strchr(text, '{'); p != NULL; p = strchr(p + 1, '{')) {
+			const char *q = p + 1;
+			ct_var      v = { 0 };
+			if (ct_c_string(&q, v.flag, sizeof(v.flag)) && ct_comma(&q) &&
+			    ct_c_string(&q, v.name, sizeof(v.name)) &&
+			    strncmp(v.name, "WARBLE_", 7) == 0 && ct_comma(&q) &&
+			    ct_c_string(&q, v.dflt, sizeof(v.dflt))) {
+				cr_assert(d->nopts < CT_MAX_ITEMS);
+				d->opts[d->nopts++] = v;
+			}
+		}
+		cr_assert_gt(d->nopts, 0, "%s: no rt_opt table found", g.gl_pathv[i]);
+		free(text);
+	}
+	globfree(&g);
+}
+
+static void
+ct_init(void)
+{
+	memset(&w, 0, sizeof(w));
+	ct_root();
+	ct_launcher_load();
+	ct_daemons_load();
+}
+
+/* ct_daemon_find returns the daemon of a service, or NULL. */
+static const ct_daemon *
+ct_daemon_find(const char *name)
+{
+	for (int i = 0; i < w.ndaemons; i++) {
+		if (strcmp(w.daemons[i].name, name) == 0) {
+			return &w.daemons[i];
+		}
+	}
+	return NULL;
+}
+
+/* ct_daemon_opt returns the daemon's option for a variable, or NULL if it does not read it. */
+static const ct_var *
+ct_daemon_opt(const ct_daemon *d, const char *var)
+{
+	for (int i = 0; d != NULL && i < d->nopts; i++) {
+		if (strcmp(d->opts[i].name, var) == 0) {
+			return &d->opts[i];
+		}
+	}
+	return NULL;
+}
+
+/* ct_export returns the launcher's export of a variable, or NULL. */
+static const ct_var *
+ct_export(const char *var)
+{
+	for (int i = 0; i < w.nexports; i++) {
+		if (strcmp(w.exports[i].name, var) == 0) {
+			return &w.exports[i];
+		}
+	}
+	return NULL;
+}
+
+/* ct_launcher_port returns the port of the launcher's default for a URL variable (fails the test if none). */
+static int
+ct_launcher_port(const char *var)
+{
+	const ct_var *e = ct_export(var);
+	char          host[64];
+	int           port;
+
+	cr_assert_not_null(e, "%s does not export %s", CT_LAUNCHER, var);
+	port = ct_url_port(e->dflt, host, sizeof(host));
+	cr_assert_gt(port, 0, "%s: %s=%s has no port", CT_LAUNCHER, var, e->dflt);
+	cr_assert_str_eq(host, "127.0.0.1", "%s: %s=%s is not on loopback", CT_LAUNCHER, var, e->dflt);
+	return port;
+}
+
+/* ct_sources_read tells whether any daemon source (services/ * / *.c, tests excluded) mentions "var". */
+static bool
+ct_sources_read(const char *var)
+{
+	glob_t g;
+	char   quoted[80];
+	bool   found = false;
+
+	snprintf(quoted, sizeof(quoted), "\"%s\"", var);
+	cr_assert_eq(glob("services/*/*.c", 0, NULL, &g), 0);
+	for (size_t i = 0; i < g.gl_pathc && !found; i++) {
+		size_t n = strlen(g.gl_pathv[i]);
+		if (n > 7 && strcmp(g.gl_pathv[i] + n - 7, "_test.c") == 0) {
+			continue;
+		}
+		char *text = ct_file_read(g.gl_pathv[i]);
+		cr_assert_not_null(text);
+		found = strstr(text, quoted) != NULL;
+		free(text);
+	}
+	globfree(&g);
+	return found;
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+TestSuite(compose, .init = ct_init, .timeout = 120);
+
+Test(compose, config_is_valid)
+{
+	char *argv[] = { "docker-compose", "-f", CT_COMPOSE, "config", "--quiet", NULL };
+	char *out, *err;
+	int   rc;
+
+	if (!ct_which("docker-compose")) {
+		cr_skip_test("docker-compose is not installed (tests/deps.sh installs it)");
+	}
+	rc = ct_run(argv, &out, &err, 60000);
+	cr_expect_eq(rc, 0, "docker-compose -f %s config: exit %d: %s", CT_COMPOSE, rc, err);
+	free(out);
+	free(err);
+}
+
+Test(compose, config_rejects_a_broken_file)
+{
+	/* the validation above is only worth something if it can fail: a
+	 * build context that does not exist is an error */
+	char  path[256], *out, *err;
+	char *argv[] = { "docker-compose", "-f", path, "config", "--quiet", NULL };
+	FILE *f;
+	int   rc;
+
+	if (!ct_which("docker-compose")) {
+		cr_skip_test("docker-compose is not installed (tests/deps.sh installs it)");
+	}
+	cr_assert_eq(wbt_path(path, sizeof(path), "broken-compose.yml"), 0);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fprintf(f, "version: \"3.8\"\nservices:\n  user:\n    image: warble\n"
+	           "    build:\n      context: no-such-folder\n");
+	fclose(f);
+	rc = ct_run(argv, &out, &err, 60000);
+	cr_expect_neq(rc, 0, "docker-compose accepted a missing build context");
+	free(out);
+	free(err);
+	wbt_cleanup();
+}
+
+Test(compose, same_services_everywhere)
+{
+	ct_compose_load();
+	cr_expect_eq(w.services->nkids, w.nlservices, "compose has %d services, %s has %d",
+	    w.services->nkids, CT_LAUNCHER, w.nlservices);
+	cr_expect_eq(w.ndaemons, w.nlservices, "services/*/main.c: %d daemons, %s starts %d",
+	    w.ndaemons, CT_LAUNCHER, w.nlservices);
+	for (int i = 0; i < w.nlservices; i++) {
+		cr_expect_not_null(ct_get(w.services, w.lservices[i]), "compose lacks service %s",
+		    w.lservices[i]);
+		cr_expect_not_null(ct_daemon_find(w.lservices[i]), "no services/%s/main.c",
+		    w.lservices[i]);
+	}
+}
+
+Test(compose, environment_matches_the_launcher)
+{
+	ct_compose_load();
+	for (int i = 0; i < w.services->nkids; i++) {
+		const ct_node   *s   = w.services->kids[i];
+		const ct_node   *env = ct_get(s, "environment");
+		const ct_daemon *d   = ct_daemon_find(s->key);
+
+		cr_assert_not_null(env, "compose service %s has no environment", s->key);
+		/* the launcher gives every daemon all its exports: so does compose */
+		for (int j = 0; j < w.nexports; j++) {
+			cr_expect_not_null(ct_get(env, w.exports[j].name), "compose %s lacks %s (%s exports it)",
+			    s->key, w.exports[j].name, CT_LAUNCHER);
+		}
+		/* anything more must be read by that daemon */
+		for (int j = 0; j < env->nkids; j++) {
+			const char *var = env->kids[j]->key;
+			cr_expect(ct_export(var) != NULL || ct_daemon_opt(d, var) != NULL,
+			    "compose sets %s for %s, which warble-%s does not read", var, s->key, s->key);
+		}
+		/* the data folder is where the volumes go */
+		cr_expect_str_eq(CT_S(ct_val(env, "WARBLE_DATA")), CT_DATA, "compose %s: WARBLE_DATA", s->key);
+	}
+}
+
+Test(compose, addresses_and_ports_agree)
+{
+	ct_compose_load();
+	for (int j = 0; j < w.nexports; j++) {
+		const char      *var = w.exports[j].name;
+		char             owner[32], host[64];
+		const ct_daemon *od;
+		const ct_var    *opt;
+		int              port;
+
+		if (!ct_is_url_var(var)) {
+			continue;
+		}
+		port = ct_launcher_port(var);
+		ct_owner(var, owner, sizeof(owner));
+		cr_assert_not_null(od = ct_daemon_find(owner), "%s names no service", var);
+		/* the owner reads it, with the launcher's default */
+		cr_assert_not_null(opt = ct_daemon_opt(od, var), "warble-%s does not read %s", owner, var);
+		cr_expect_str_eq(opt->dflt, w.exports[j].dflt, "%s default: warble-%s %s, %s %s", var,
+		    owner, opt->dflt, CT_LAUNCHER, w.exports[j].dflt);
+		/* every container dials tcp://OWNER:PORT */
+		for (int i = 0; i < w.services->nkids; i++) {
+			const char *v = ct_val(ct_get(w.services->kids[i], "environment"), var);
+			cr_assert_not_null(v, "compose %s lacks %s", w.services->kids[i]->key, var);
+			cr_expect_eq(ct_url_port(v, host, sizeof(host)), port, "compose %s: %s=%s, %s has port %d",
+			    w.services->kids[i]->key, var, v, CT_LAUNCHER, port);
+			cr_expect_str_eq(host, owner, "compose %s: %s=%s should name the host %s",
+			    w.services->kids[i]->key, var, v, owner);
+			cr_expect(strncmp(v, "tcp://", 6) == 0, "compose: %s=%s is not tcp://", var, v);
+		}
+	}
+}
+
+Test(compose, every_daemon_address_is_configured)
+{
+	/* a URL a daemon reads but neither file sets would silently use 127.0.0.1 in a container */
+	ct_compose_load();
+	for (int i = 0; i < w.ndaemons; i++) {
+		for (int j = 0; j < w.daemons[i].nopts; j++) {
+			const char *var = w.daemons[i].opts[j].name;
+			if (!ct_is_url_var(var)) {
+				continue;
+			}
+			cr_expect_not_null(ct_export(var), "warble-%s reads %s; %s does not set it",
+			    w.daemons[i].name, var, CT_LAUNCHER);
+			const ct_node *s = ct_get(w.services, w.daemons[i].name);
+			cr_expect_not_null(ct_val(ct_get(s, "environment"), var),
+			    "warble-%s reads %s; compose does not set it", w.daemons[i].name, var);
+		}
+	}
+}
+
+Test(compose, each_daemon_listens_on_its_own_addresses)
+{
+	ct_compose_load();
+	for (int i = 0; i < w.services->nkids; i++) {
+		const ct_node   *s   = w.services->kids[i];
+		const ct_node   *cmd = ct_get(s, "command");
+		const ct_daemon *d   = ct_daemon_find(s->key);
+		char             bin[64], owner[32];
+		int              overridden = 0;
+
+		cr_assert_not_null(d, "no daemon for compose service %s", s->key);
+		cr_assert(cmd != NULL && cmd->nkids >= 1, "compose %s has no command list", s->key);
+		snprintf(bin, sizeof(bin), "warble-%s", s->key);
+		cr_expect_str_eq(CT_S(cmd->kids[0]->val), bin, "compose %s runs %s", s->key,
+		    CT_S(cmd->kids[0]->val));
+		cr_assert_eq(cmd->nkids % 2, 1, "compose %s: flags come as --flag value pairs", s->key);
+		/* every flag is one of the daemon's, and a listen URL of its own */
+		for (int k = 1; k + 1 < cmd->nkids; k += 2) {
+			const char   *flag = CT_S(cmd->kids[k]->val), *val = CT_S(cmd->kids[k + 1]->val);
+			const ct_var *opt  = NULL;
+			char          host[64];
+			for (int j = 0; j < d->nopts; j++) {
+				if (strncmp(flag, "--", 2) == 0 && strcmp(d->opts[j].flag, flag + 2) == 0) {
+					opt = &d->opts[j];
+				}
+			}
+			cr_assert_not_null(opt, "compose %s: warble-%s has no flag %s", s->key, s->key, flag);
+			ct_owner(opt->name, owner, sizeof(owner));
+			cr_expect(ct_is_url_var(opt->name) && strcmp(owner, s->key) == 0,
+			    "compose %s: %s (%s) is not a listen URL of its own", s->key, flag, opt->name);
+			cr_expect_eq(ct_url_port(val, host, sizeof(host)), ct_launcher_port(opt->name),
+			    "compose %s: %s %s: port differs from %s", s->key, flag, val, CT_LAUNCHER);
+			cr_expect_str_eq(host, "0.0.0.0", "compose %s: %s %s", s->key, flag, val);
+			overridden++;
+		}
+		/* and every listen URL it owns is overridden */
+		for (int j = 0; j < d->nopts; j++) {
+			ct_owner(d->opts[j].name, owner, sizeof(owner));
+			if (!ct_is_url_var(d->opts[j].name) || strcmp(owner, s->key) != 0) {
+				continue;
+			}
+			bool found = false;
+			for (int k = 1; k < cmd->nkids; k += 2) {
+				const char *f = CT_S(cmd->kids[k]->val);
+				found |= strncmp(f, "--", 2) == 0 && strcmp(f + 2, d->opts[j].flag) == 0;
+			}
+			cr_expect(found, "compose %s: listens on %s but its command lacks --%s",
+			    s->key, d->opts[j].name, d->opts[j].flag);
+		}
+		cr_expect_gt(overridden, 0, "compose %s listens on nothing", s->key);
+	}
+}
+
+Test(compose, only_the_gateway_is_published)
+{
+	ct_compose_load();
+	for (int i = 0; i < w.services->nkids; i++) {
+		const ct_node *s     = w.services->kids[i];
+		const ct_node *ports = ct_get(s, "ports");
+
+		if (strcmp(s->key, "gateway") != 0) {
+			cr_expect_null(ports, "compose publishes ports of %s", s->key);
+			continue;
+		}
+		cr_assert_not_null(ports, "the gateway publishes nothing");
+		bool api = false, http = false;
+		for (int k = 0; k < ports->nkids; k++) {
+			const char *t = ct_val(ports->kids[k], "target"), *p = ct_val(ports->kids[k], "published");
+			cr_assert(t != NULL && p != NULL, "compose gateway: odd port entry");
+			int target = atoi(t);
+			cr_expect_str_eq(t, p, "compose gateway: port %s published as %s", t, p);
+			api |= target == ct_launcher_port("WARBLE_GATEWAY_URL");
+			http |= target == CT_HTTP_PORT;
+			cr_expect(target == ct_launcher_port("WARBLE_GATEWAY_URL") || target == CT_HTTP_PORT,
+			    "compose gateway publishes %d, neither its API nor HTTP port", target);
+		}
+		cr_expect(api, "compose does not publish the gateway API");
+		cr_expect(http, "compose does not publish the gateway HTTP port %d", CT_HTTP_PORT);
+	}
+}
+
+Test(compose, healthchecks_ping_each_daemon)
+{
+	ct_compose_load();
+	for (int i = 0; i < w.services->nkids; i++) {
+		const ct_node *s = w.services->kids[i];
+		const ct_node *t = ct_get(ct_get(s, "healthcheck"), "test");
+		char           var[64], host[64];
+
+		cr_assert(t != NULL && t->nkids == 3, "compose %s: healthcheck test is not [CMD, warble-probe, URL]",
+		    s->key);
+		cr_expect_str_eq(CT_S(t->kids[0]->val), "CMD");
+		cr_expect_str_eq(CT_S(t->kids[1]->val), "warble-probe");
+		snprintf(var, sizeof(var), "WARBLE_%s_URL", s->key);
+		for (char *c = var; *c; c++) {
+			*c = (char) toupper((unsigned char) *c);
+		}
+		cr_expect_eq(ct_url_port(CT_S(t->kids[2]->val), host, sizeof(host)), ct_launcher_port(var),
+		    "compose %s: healthcheck probes %s, the service is on %s's port", s->key,
+		    CT_S(t->kids[2]->val), var);
+		cr_expect_str_eq(host, "127.0.0.1");
+	}
+}
+
+Test(compose, one_volume_per_store_and_restart)
+{
+	ct_compose_load();
+	const ct_node *vols = ct_get(w.compose, "volumes");
+	char           seen[CT_MAX_ITEMS][64];
+	int            nseen = 0;
+
+	for (int i = 0; i < w.services->nkids; i++) {
+		const ct_node *s  = w.services->kids[i];
+		const ct_node *vs = ct_get(s, "volumes");
+
+		cr_expect_str_eq(CT_S(ct_val(s, "restart")), "unless-stopped", "compose %s: restart", s->key);
+		if (strcmp(s->key, "gateway") == 0) {
+			cr_expect_null(vs, "the gateway has no store, so no volume");
+			continue;
+		}
+		cr_assert(vs != NULL && vs->nkids == 1, "compose %s: wants exactly one volume", s->key);
+		char name[64], path[128];
+		cr_assert_eq(sscanf(CT_S(vs->kids[0]->val), "%63[^:]:%127[^:]", name, path), 2,
+		    "compose %s: odd volume %s", s->key, CT_S(vs->kids[0]->val));
+		cr_expect_str_eq(path, CT_DATA, "compose %s: volume on %s", s->key, path);
+		cr_expect_not_null(ct_get(vols, name), "compose %s: %s is not a named volume", s->key, name);
+		for (int k = 0; k < nseen; k++) {
+			cr_expect_str_neq(seen[k], name, "volume %s is shared by two stores", name);
+		}
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
+	}
+	cr_expect_eq(nseen, w.nlservices - 1, "one volume per store");
+}
+
+Test(compose, no_dead_variables)
+{
+	/* every WARBLE_* a deploy file mentions is read by some daemon */
+	const char *files[] = { CT_COMPOSE, CT_LAUNCHER, "deploy/Dockerfile" };
+	int         checked = 0;
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		char *text = ct_file_read(files[f]);
+		cr_assert_not_null(text, "cannot read %s", files[f]);
+		for (char *p = strstr(text, "WARBLE_"); p != NULL; p = strstr(p + 1, "WARBLE_")) {
+			char var[64];
+			/* a name, not "WARBLE_*" nor the tail of a longer word */
+			if (sscanf(p, "%63[A-Z_]", var) != 1 || strlen(var) <= 7 ||
+			    var[strlen(var) - 1] == '_' ||
+			    (p > text && (isalnum((unsigned char) p[-1]) || p[-1] == '_'))) {
+				continue;
+			}
+			/* the launcher's own knobs (where the binaries are) are not daemon settings */
+			if (strcmp(var, "WARBLE_BIN") == 0) {
+				continue;
+			}
+			cr_expect(ct_sources_read(var), "%s mentions %s, which no daemon reads", files[f], var);
+			checked++;
+		}
+		free(text);
+	}
+	cr_expect_gt(checked, 10, "found only %d WARBLE_* mentions", checked);
+}
