@@ -775,8 +775,12 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 			}
 			cr_assert_not_null(opt, "compose %s: warble-%s has no flag %s", s->key, s->key, flag);
 			ct_owner(opt->name, owner, sizeof(owner));
-			cr_expect(ct_is_url_var(opt->name) && strcmp(owner, s->key) == 0,
-			    "compose %s: %s (%s) is not a listen URL of its own", s->key, flag, opt->name);
+			if (!ct_is_url_var(opt->name) || strcmp(owner, s->key) != 0) {
+				cr_expect_fail("compose %s: %s (%s) is not a listen URL of its own"
+				               " (other settings belong in the environment)",
+				    s->key, flag, opt->name);
+				continue;
+			}
 			cr_expect_eq(ct_url_port(val, host, sizeof(host)), ct_launcher_port(opt->name),
 			    "compose %s: %s %s: port differs from %s", s->key, flag, val, CT_LAUNCHER);
 			cr_expect_str_eq(host, "0.0.0.0", "compose %s: %s %s", s->key, flag, val);
