@@ -53,7 +53,7 @@ rt_teardown(void)
 	wbt_cleanup();
 }
 
-TestSuite(relation, .init = rt_setup, .fini = rt_teardown, .timeout = 90);
+TestSuite(relation, .init = rt_setup, .fini = rt_teardown, .timeout = 120);
 
 /* rt_do sends req (freed here) through c; *rep kept if rep != NULL. */
 static int
@@ -385,7 +385,7 @@ rt_worker_main(void *arg)
 	return NULL;
 }
 
-Test(relation, counts_exact_under_concurrency, .timeout = 120)
+Test(relation, counts_exact_under_concurrency)
 {
 	uint64_t         u[RT_USERS];
 	pthread_t        th[RT_THREADS];
