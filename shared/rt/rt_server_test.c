@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -304,6 +305,58 @@ Test(rt_server, tcp_probes_do_not_break_listener, .fini = wbt_cleanup, .timeout 
 	cr_assert_eq(wbt_stop(d, SIGTERM, 15000), 0);
 }
 
+/* ipc_probe connects to the ipc socket behind url and closes at once. */
+static void
+ipc_probe(const char *url)
+{
+	struct sockaddr_un sa;
+	int                fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	cr_assert_geq(fd, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	cr_assert_lt(strlen(url + 6), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, url + 6, strlen(url + 6)); /* after "ipc://" */
+	cr_assert_eq(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+	close(fd);
+}
+
+Test(rt_server, ipc_probes_do_not_break_listener, .fini = wbt_cleanup, .timeout = 90)
+{
+	char        url[128];
+	wbt_daemon *d = ping_start(url, sizeof(url), false);
+
+	/* what a second listener on the same path does to test it (nng #1518) */
+	for (int i = 0; i < 100; i++) {
+		ipc_probe(url);
+	}
+	/* the server's watchdog notices and listens again within a few seconds */
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
+	pings_must_work(url, 50);
+	{
+		rt_client     *c;
+		rt_client_opts o = { .timeout_ms = 3000 };
+		wb_obj        *rep;
+		const wb_obj  *g;
+		size_t         n;
+		uint64_t       restarts = 0;
+
+		cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+		rep = stats_get(c);
+		cr_assert(wb_get_objs(rep, WB_F_GAUGES, &g, &n));
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), "listener_restarts") == 0) {
+				restarts = wb_u64(&g[i], WB_F_VALUE, 0);
+			}
+		}
+		/* nng 1.5.2 breaks the listener here; a fixed nng would not need the restart */
+		cr_log_info("listener restarts after ipc probes: %lu", (unsigned long) restarts);
+		wb_msg_free(rep);
+		rt_client_close(c);
+	}
+	cr_assert_eq(wbt_stop(d, SIGTERM, 15000), 0);
+}
+
 /* ---- malformed input --------------------------------------------------- */
 
 /* raw_call sends bytes on a raw req0 socket and decodes the reply (NULL if none). */
@@ -567,9 +620,11 @@ Test(rt_server, handler_errors_and_gauges, .fini = wbt_cleanup, .timeout = 60)
 		cr_assert_eq(count, 2);
 		cr_assert_eq(errors, 1);
 		cr_assert(wb_get_objs(rep, WB_F_GAUGES, &g, &n));
-		cr_assert_eq(n, 1);
+		cr_assert_eq(n, 2);
 		cr_assert_str_eq(wb_str(&g[0], WB_F_NAME, ""), "answer");
 		cr_assert_eq(wb_u64(&g[0], WB_F_VALUE, 0), 42);
+		cr_assert_str_eq(wb_str(&g[1], WB_F_NAME, ""), "listener_restarts");
+		cr_assert_eq(wb_u64(&g[1], WB_F_VALUE, 1), 0);
 		cr_assert(wb_get_objs(rep, WB_F_STATS, &st, &sn));
 		cr_assert(wb_get_u64s(&st[0], WB_F_HIST, &h, &hn));
 		cr_assert_eq(hn, RT_HIST_BUCKETS);
