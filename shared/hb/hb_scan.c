@@ -36,6 +36,8 @@ struct hb_scan {
 	uint32_t               fam_max, scan_max, fam_idx, ret_idx;
 	uint64_t               min_v, max_v, now;
 	size_t                 limit, returned;
+	const uint8_t         *key; /* the positioned cell's key */
+	size_t                 klen;
 	bool                   positioned; /* iterator is on the next cell to return */
 	bool                   need_next;  /* iterator is on a consumed cell */
 	bool                   done;
@@ -148,6 +150,8 @@ hb_scan_advance(hb_scan *s)
 			}
 			continue;
 		}
+		s->key = key;
+		s->klen = klen;
 		s->positioned = true;
 		return;
 	}
@@ -247,14 +251,15 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 	if (opts->resume_len > 0 && opts->resume == NULL)
 		return WB_EINVAL;
 
+	/* buffers sized for the family's longest key (32 bytes for an inbox;
+	 * an escaped row prefix fits the longest escaped row) */
 	size_t kmax = hb_scan_part_max(f->fmt.row_len) +
 	    hb_scan_part_max(f->fmt.qual_len) + 16;
-	if (kmax < HB_MAX_PART + 16)
-		kmax = HB_MAX_PART + 16; /* qual_prefix copy */
-	if (opts->resume_len > kmax)
+	if (opts->resume_len > kmax || opts->qual_prefix_len > HB_MAX_PART)
 		return WB_EINVAL;
-	if ((s = calloc(1, sizeof(*s) + 6 * kmax)) == NULL)
+	if ((s = malloc(sizeof(*s) + 5 * kmax + opts->qual_prefix_len)) == NULL)
 		return WB_ENOMEM;
+	memset(s, 0, sizeof(*s));
 	uint8_t *p = (uint8_t *)(s + 1);
 	s->lower = p, p += kmax;
 	s->upper = p, p += kmax;
@@ -265,7 +270,7 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 	s->kmax = kmax;
 	s->t = t;
 	s->f = f;
-	s->now = hb_now(t);
+	s->now = f->o.ttl_ms ? hb_now(t) : 0; /* the clock may be a system call */
 	s->fam_max = f->o.max_versions;
 	s->scan_max = opts->max_versions;
 	s->min_v = opts->min_version;
@@ -347,10 +352,9 @@ hb_scan_next(hb_scan *s, hb_cell *cell)
 		return s->err;
 	if (s->done)
 		return WB_EEND;
-	size_t         klen, vlen;
-	const uint8_t *key = (const uint8_t *)rocksdb_iter_key(s->it, &klen);
-	const char    *val = rocksdb_iter_value(s->it, &vlen);
-	if ((rv = hb_key_decode(&s->f->fmt, key, klen, s->scratch, &kp)) != WB_OK)
+	size_t      vlen;
+	const char *val = rocksdb_iter_value(s->it, &vlen);
+	if ((rv = hb_key_decode(&s->f->fmt, s->key, s->klen, s->scratch, &kp)) != WB_OK)
 		return s->err = hb_err_set(rv, "bad cell key");
 	cell->row = kp.row;
 	cell->row_len = kp.row_len;
