@@ -1,0 +1,116 @@
+/*
+ * rt_client_test.c - calls to a server that is not there, or goes away,
+ * end within their deadline with WB_EUNAVAIL or WB_ETIMEDOUT; the client
+ * reconnects when the server comes back.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+
+#include "rt_client.h"
+#include "wbt.h"
+
+static int
+ping(rt_client *c)
+{
+	wb_obj *req = wb_request(WB_OP_PING), *rep = NULL;
+	int     rv  = rt_call(c, req, &rep);
+
+	if (rv != WB_OK) {
+		cr_assert_null(rep, "a transport error leaves *rep NULL");
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	return rv;
+}
+
+Test(rt_client, dead_server_fails_within_deadline, .fini = wbt_cleanup, .timeout = 30)
+{
+	char           url[128];
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 300 };
+	long long      t0, took;
+	int            rv;
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "nobody"), 0);
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	t0   = wbt_now_ms();
+	rv   = ping(c);
+	took = wbt_now_ms() - t0;
+	cr_assert(rv == WB_EUNAVAIL || rv == WB_ETIMEDOUT, "%s", wb_err_name(rv));
+	cr_assert_eq(rv, WB_EUNAVAIL, "never connected: unavailable, not slow");
+	cr_assert(took >= 250 && took < 1300, "took %lld ms for a 300 ms deadline", took);
+	rt_client_close(c);
+
+	/* retries share the same whole-call deadline */
+	o.retries = 3;
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	t0   = wbt_now_ms();
+	rv   = ping(c);
+	took = wbt_now_ms() - t0;
+	cr_assert_eq(rv, WB_EUNAVAIL);
+	cr_assert(took < 1300, "took %lld ms with retries", took);
+	rt_client_close(c);
+
+	/* tcp to a closed port */
+	char turl[64];
+	cr_assert_gt(wbt_tcp_url(turl, sizeof(turl)), 0);
+	o.retries = 0;
+	cr_assert_eq(rt_client_open(&c, turl, &o), WB_OK);
+	t0 = wbt_now_ms();
+	cr_assert_eq(ping(c), WB_EUNAVAIL);
+	cr_assert_lt(wbt_now_ms() - t0, 1300);
+	rt_client_close(c);
+
+	cr_assert_eq(rt_client_open(&c, "bogus://x", &o), WB_EINVAL);
+}
+
+Test(rt_client, server_killed_then_restarted, .fini = wbt_cleanup, .timeout = 60)
+{
+	char           url[128];
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 500 };
+	wbt_daemon    *d;
+	long long      t0, end;
+	int            rv;
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "ping"), 0);
+	const char *args[] = { "--url", url, NULL };
+	cr_assert_not_null(d = wbt_spawn("warble-ping", args, NULL));
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	cr_assert_eq(ping(c), WB_OK);
+
+	cr_assert_eq(wbt_stop(d, SIGKILL, 10000), 128 + SIGKILL);
+	t0 = wbt_now_ms();
+	rv = ping(c);
+	cr_assert(rv == WB_EUNAVAIL || rv == WB_ETIMEDOUT, "%s", wb_err_name(rv));
+	cr_assert_lt(wbt_now_ms() - t0, 1500);
+
+	/* same URL, new process: the same client finds it again */
+	cr_assert_not_null(d = wbt_spawn("warble-ping", args, NULL));
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
+	end = wbt_now_ms() + 10000;
+	while ((rv = ping(c)) != WB_OK && wbt_now_ms() < end) {
+		wbt_sleep_ms(20);
+	}
+	cr_assert_eq(rv, WB_OK, "client did not reconnect: %s", wb_err_name(rv));
+	rt_client_close(c);
+	cr_assert_eq(wbt_stop(d, SIGTERM, 10000), 0);
+}
+
+Test(rt_client, help_and_bad_flags_of_a_daemon, .fini = wbt_cleanup, .timeout = 30)
+{
+	const char *help[] = { "--help", NULL };
+	const char *bad[]  = { "--no-such-flag", NULL };
+	const char *badn[] = { "--workers", "0", NULL };
+	wbt_daemon *d;
+
+	cr_assert_not_null(d = wbt_spawn("warble-ping", help, NULL));
+	cr_assert_eq(wbt_wait_exit(d, 10000), 0);
+	cr_assert_not_null(d = wbt_spawn("warble-ping", bad, NULL));
+	cr_assert_eq(wbt_wait_exit(d, 10000), 2);
+	d->stopping = true; /* expected failure: no log dump */
+	cr_assert_not_null(d = wbt_spawn("warble-ping", badn, NULL));
+	cr_assert_eq(wbt_wait_exit(d, 10000), 2);
+	d->stopping = true;
+}
