@@ -1,0 +1,270 @@
+/*
+ * launcher_test.c - deploy/warble-local really runs the five daemons with
+ * the WARBLE_* variables it is given, and stops them all on SIGTERM; and
+ * warble-probe, the containers' healthcheck, tells a live daemon from a
+ * dead or stuck one by its exit status.
+ *
+ * The launcher runs on ipc:// addresses in the test's temp dir (never the
+ * default ports, which a developer's own cluster may hold), in a process
+ * group of its own so that the test can always kill it and its daemons.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wbt.h"
+
+#define LT_NVARS 7
+
+static pid_t lt_group; /* the launcher's process group, 0 if none */
+
+/* lt_fini kills the launcher's whole process group (if any) and the harness's daemons. */
+static void
+lt_fini(void)
+{
+	if (lt_group > 0) {
+		kill(-lt_group, SIGKILL);
+		while (waitpid(-lt_group, NULL, WNOHANG) > 0) {
+		}
+		lt_group = 0;
+	}
+	wbt_cleanup();
+}
+
+/* lt_root changes to the repository root ($WBT_SRC_DIR, here, or two levels above the test binary). */
+static void
+lt_root(void)
+{
+	char        self[512], cand[600];
+	const char *src = getenv("WBT_SRC_DIR");
+	ssize_t     len;
+
+	if (src != NULL && src[0] != '\0') {
+		cr_assert_eq(chdir(src), 0, "WBT_SRC_DIR=%s: %s", src, strerror(errno));
+	}
+	if (access("deploy/warble-local", X_OK) == 0) {
+		return;
+	}
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	cr_assert(len > 0);
+	self[len] = '\0';
+	snprintf(cand, sizeof(cand), "%s/../..", dirname(self));
+	cr_assert_eq(chdir(cand), 0);
+	cr_assert_eq(access("deploy/warble-local", X_OK), 0, "cannot find deploy/warble-local");
+}
+
+/* lt_probe runs warble-probe with args (NULL-terminated) and returns its exit status; *ms gets how long it took. */
+static int
+lt_probe(const char *const *args, long long *ms)
+{
+	char        bin[512];
+	const char *argv[8] = { bin };
+	int         n = 1, st;
+	long long   t0 = wbt_now_ms();
+	pid_t       pid;
+
+	cr_assert_eq(wbt_bin_path(bin, sizeof(bin), "warble-probe"), 0, "build/bin/warble-probe is missing");
+	while (args[n - 1] != NULL && n < 7) {
+		argv[n] = args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	pid     = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execv(bin, (char *const *) argv);
+		_exit(127);
+	}
+	/* the probe has its own deadline; this one only catches a hang */
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid) {
+			break;
+		}
+		if (wbt_now_ms() - t0 > 20000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			cr_assert_fail("warble-probe hung past its deadline");
+		}
+		wbt_sleep_ms(10);
+	}
+	if (ms != NULL) {
+		*ms = wbt_now_ms() - t0;
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* lt_wait_up pings url until it answers or timeout_ms passes; true if it answered. */
+static bool
+lt_wait_up(const char *url, int timeout_ms)
+{
+	long long deadline = wbt_now_ms() + timeout_ms;
+
+	while (wbt_now_ms() < deadline) {
+		if (wbt_ping(url, 500) == 0) {
+			return true;
+		}
+		wbt_sleep_ms(50);
+	}
+	return false;
+}
+
+TestSuite(probe, .fini = lt_fini, .timeout = 90);
+
+Test(probe, exit_status_follows_the_daemon)
+{
+	char        url[160], data[160];
+	long long   ms;
+	int         rc;
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "user"), 0);
+	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
+
+	/* usage errors */
+	cr_expect_eq(lt_probe((const char *[]) { NULL }, NULL), 2, "no URL");
+	cr_expect_eq(lt_probe((const char *[]) { "--timeout-ms", "0", url, NULL }, NULL), 2);
+	cr_expect_eq(lt_probe((const char *[]) { "nosuch://x", NULL }, NULL), 2, "bad URL");
+	cr_expect_eq(lt_probe((const char *[]) { "--help", NULL }, NULL), 0);
+
+	/* nobody listening: fails, within its deadline */
+	rc = lt_probe((const char *[]) { "--timeout-ms", "300", url, NULL }, &ms);
+	cr_expect_eq(rc, 1, "probe of nothing: %d", rc);
+	cr_expect_lt(ms, 5000, "probe of nothing took %lld ms", ms);
+
+	/* a live daemon answers */
+	const char *args[] = { "--user-url", url, "--data", data, "--workers", "1", NULL };
+	wbt_daemon *d      = wbt_spawn("warble-user", args, NULL);
+	cr_assert_not_null(d);
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
+	cr_expect_eq(lt_probe((const char *[]) { url, NULL }, NULL), 0, "live daemon");
+
+	/* a stuck daemon (stopped) does not, and the probe still ends in time */
+	cr_assert_eq(kill(d->pid, SIGSTOP), 0);
+	rc = lt_probe((const char *[]) { "--timeout-ms", "500", url, NULL }, &ms);
+	cr_assert_eq(kill(d->pid, SIGCONT), 0);
+	cr_expect_eq(rc, 1, "stopped daemon: %d", rc);
+	cr_expect_lt(ms, 5000, "probe of a stopped daemon took %lld ms", ms);
+
+	/* after it comes back it answers again.  Not at once: the probe gave
+	 * up mid-handshake, which breaks an nng 1.5.2 listener (upstream
+	 * #1518) until the runtime notices and re-creates it, in seconds; the
+	 * healthcheck's retries cover that */
+	long long deadline = wbt_now_ms() + 20000;
+	while ((rc = lt_probe((const char *[]) { "--timeout-ms", "1000", url, NULL }, NULL)) != 0 &&
+	       wbt_now_ms() < deadline) {
+		wbt_sleep_ms(100);
+	}
+	cr_assert_eq(rc, 0, "the daemon never answered the probe again after SIGCONT");
+	for (int i = 0; i < 20; i++) {
+		cr_assert_eq(lt_probe((const char *[]) { "--timeout-ms", "5000", url, NULL }, NULL), 0,
+		    "probe %d after SIGCONT", i);
+	}
+	cr_expect_eq(wbt_stop(d, SIGTERM, 10000), 0);
+	cr_expect_eq(lt_probe((const char *[]) { "--timeout-ms", "300", url, NULL }, NULL), 1,
+	    "a stopped daemon still answered");
+}
+
+TestSuite(launcher, .fini = lt_fini, .timeout = 120);
+
+Test(launcher, runs_the_five_daemons_on_its_variables)
+{
+	static const char *vars[LT_NVARS][2] = {
+		{ "WARBLE_USER_URL", "user" },         { "WARBLE_RELATION_URL", "relation" },
+		{ "WARBLE_CONTENT_URL", "content" },   { "WARBLE_INBOX_URL", "inbox" },
+		{ "WARBLE_GATEWAY_URL", "gateway" },   { "WARBLE_RELATION_PUB_URL", "relpub" },
+		{ "WARBLE_CONTENT_PUB_URL", "conpub" },
+	};
+	char        urls[LT_NVARS][160], data[160], gw[512], bindir[512], out[200], path[300];
+	int         st;
+	pid_t       pid;
+
+	lt_root();
+	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
+	cr_assert_eq(wbt_path(out, sizeof(out), "launcher.out"), 0);
+	cr_assert_eq(wbt_bin_path(gw, sizeof(gw), "warble-gateway"), 0);
+	snprintf(bindir, sizeof(bindir), "%s", dirname(gw));
+	for (int i = 0; i < LT_NVARS; i++) {
+		cr_assert_eq(wbt_ipc_url(urls[i], sizeof(urls[i]), vars[i][1]), 0);
+	}
+
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		for (int i = 0; i < LT_NVARS; i++) {
+			setenv(vars[i][0], urls[i], 1);
+		}
+		setenv("WARBLE_DATA", data, 1);
+		setenv("WARBLE_BIN", bindir, 1);
+		setenv("WARBLE_PWHASH_OPS", "1", 1);
+		setenv("WARBLE_PWHASH_MEM", "8192", 1);
+		execl("/bin/bash", "bash", "deploy/warble-local", (char *) NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid); /* either side may get there first */
+	lt_group = pid;
+
+	/* every daemon comes up on the address the launcher was given */
+	for (int i = 0; i < 5; i++) {
+		cr_assert(lt_wait_up(urls[i], 20000), "%s=%s never answered; launcher output in %s",
+		    vars[i][0], urls[i], out);
+		cr_expect_eq(lt_probe((const char *[]) { urls[i], NULL }, NULL), 0, "warble-probe %s",
+		    urls[i]);
+	}
+	/* with their stores and logs under WARBLE_DATA */
+	const char *stores[] = { "user", "relation", "content", "inbox" };
+	for (int i = 0; i < 4; i++) {
+		struct stat sb;
+		snprintf(path, sizeof(path), "%s/%s", data, stores[i]);
+		cr_expect(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode), "no store folder %s", path);
+	}
+	const char *logs[] = { "user", "relation", "content", "inbox", "gateway" };
+	for (int i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/log/%s.log", data, logs[i]);
+		cr_expect_eq(access(path, R_OK), 0, "no log %s", path);
+	}
+	/* the events addresses were used too: both sources listen there */
+	for (int i = 5; i < LT_NVARS; i++) {
+		char *sock = strstr(urls[i], "ipc://") + strlen("ipc://");
+		struct stat sb;
+		cr_expect(stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode), "%s=%s: nobody listens",
+		    vars[i][0], urls[i]);
+	}
+
+	/* SIGTERM stops everything cleanly */
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	long long deadline = wbt_now_ms() + 30000;
+	pid_t     r;
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0 && wbt_now_ms() < deadline) {
+		wbt_sleep_ms(20);
+	}
+	cr_assert_eq(r, pid, "the launcher did not stop within 30 s");
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "launcher exit status %d", st);
+	/* no daemon is left: the group is empty (or holds only zombies being reaped by init) */
+	deadline = wbt_now_ms() + 10000;
+	while (kill(-pid, 0) == 0 && wbt_now_ms() < deadline) {
+		wbt_sleep_ms(20);
+	}
+	cr_expect_eq(kill(-pid, 0), -1, "daemons outlived the launcher");
+	lt_group = 0;
+	for (int i = 0; i < 5; i++) {
+		cr_expect_neq(wbt_ping(urls[i], 300), 0, "%s still answers", urls[i]);
+	}
+}
