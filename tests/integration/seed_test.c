@@ -50,8 +50,10 @@ seed_list(int i, bool fans, const uint64_t *want, size_t n)
 	uint64_t got[16], sorted[16];
 
 	long k = it_users_all(seed_c[U1], seed_names[i], fans, got, 16);
-	memcpy(sorted, want, n * sizeof(*want));
-	qsort(sorted, n, sizeof(*sorted), it_cmp_asc);
+	if (n > 0) {
+		memcpy(sorted, want, n * sizeof(*want));
+		qsort(sorted, n, sizeof(*sorted), it_cmp_asc);
+	}
 	if (k > 0) {
 		qsort(got, (size_t) k, sizeof(*got), it_cmp_asc);
 	}
