@@ -282,6 +282,8 @@ int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 	if (in->opts.fans_page == 0 || in->opts.fans_page > INBOX_FANS_PAGE)
 		in->opts.fans_page = INBOX_FANS_PAGE;
 	int rc = hb_batch_new(&in->batch);
+	if (rc == WB_OK && (rc = hb_batch_new(&in->batch2)) != WB_OK)
+		hb_batch_free(in->batch);
 	if (rc != WB_OK) {
 		free(in);
 		return rc;
@@ -311,7 +313,7 @@ int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 
 int inbox_start(inbox *in)
 {
-	rt_client_opts co = { .timeout_ms = 10000 };
+	rt_client_opts co = { .timeout_ms = 5000 };
 	int rc = rt_client_open(&in->content, in->opts.content_url, &co);
 	if (rc == WB_OK)
 		rc = rt_client_open(&in->relation, in->opts.relation_url, &co);
@@ -361,6 +363,7 @@ void inbox_close(inbox *in)
 		free(m);
 	}
 	hb_batch_free(in->batch);
+	hb_batch_free(in->batch2);
 	pthread_mutex_destroy(&in->mu);
 	pthread_cond_destroy(&in->cv);
 	free(in);

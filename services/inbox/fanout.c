@@ -6,9 +6,11 @@
  *   follow {uid, target}   uid's inbox gets target's newest posts (backfill)
  *   unfollow {uid, target} uid's inbox loses every post by target
  *
- * Fans are read a page (INBOX_FANS_PAGE) at a time and each page is one
- * write batch; the next page is requested on a helper thread while the
- * current one is written.  The batch that ends an event also carries the
+ * Fans are read a page (up to INBOX_FANS_PAGE) at a time; the next page
+ * is requested on a helper thread while the current one is written, and
+ * a large page is written as two batches from two threads, since
+ * RocksDB inserts concurrent batches into its memtable in parallel (the
+ * skip list insert is most of a fan-out's cost).  The batch that ends an event also carries the
  * source's applied seq, so a crash mid-event replays the whole event
  * (rewriting or re-deleting a cell is harmless).  Fan-out reads the
  * current fans and backfill the current posts: with one applier taking
@@ -102,16 +104,59 @@ static int inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
 	return rc;
 }
 
+#define INBOX_SPLIT_MIN 4096 /* pages this big (or full small pages) are written by two threads */
+
+/* Half a page of cells, filled and written on a helper thread. */
+typedef struct inbox_half {
+	inbox          *in;
+	hb_batch       *b;
+	const uint64_t *fans;
+	size_t          n;
+	uint64_t        author, id;
+	bool            put;
+	int             rc;
+} inbox_half;
+
+/* inbox_half_fill adds the cells of fans[0..n) to b: a put of (fan, id) -> author, or its delete. */
+static int inbox_half_fill(inbox_half *h)
+{
+	uint8_t row[8], val[8];
+	int     rc = WB_OK;
+	hb_u64_be(val, h->author);
+	for (size_t i = 0; rc == WB_OK && i < h->n; i++) {
+		if (h->fans[i] == h->author)
+			continue; /* nobody's own posts in their home */
+		hb_u64_be(row, h->fans[i]);
+		if (h->put)
+			rc = hb_batch_put(h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0,
+			    h->id, val, 8);
+		else
+			rc = hb_batch_delete_version(h->b, h->in->t, INBOX_FAM_TL, row, 8,
+			    NULL, 0, h->id);
+	}
+	return rc;
+}
+
+/* inbox_half_main fills and writes a half page on a helper thread. */
+static void *inbox_half_main(void *arg)
+{
+	inbox_half *h = arg;
+	h->rc = inbox_half_fill(h);
+	if (h->rc == WB_OK)
+		h->rc = hb_write(h->in->t, h->b);
+	hb_batch_clear(h->b);
+	return NULL;
+}
+
 /* inbox_fans_each pages through author's fans, adding a put (post) or a
- * delete of version id to each fan's row, one batch per page. */
+ * delete of version id to each fan's row; the event's last write also
+ * carries the source's applied seq. */
 static int inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 {
-	uint8_t     row[8], val[8];
 	inbox_fetch f[2]; /* the page being written and the next one */
 	int         c = 0;
 	uint64_t    cells = 0;
 	int         rc;
-	hb_u64_be(val, ev->uid);
 	inbox_fetch_start(&f[c], in, ev->uid, 0);
 	for (;;) {
 		inbox_fetch *cur = &f[c];
@@ -127,24 +172,27 @@ static int inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bo
 		bool more = wb_get_u64(cur->rep, WB_F_NEXT, &after) && n > 0 && after != 0;
 		if (more)
 			inbox_fetch_start(&f[c ^ 1], in, ev->uid, after);
-		hb_batch *b = in->batch;
-		for (size_t i = 0; rc == WB_OK && i < n; i++) {
-			if (fans[i] == ev->uid)
-				continue; /* nobody's own posts in their home */
-			hb_u64_be(row, fans[i]);
-			if (put)
-				rc = hb_batch_put(b, in->t, INBOX_FAM_TL, row, 8, NULL, 0,
-				    ev->id, val, 8);
-			else
-				rc = hb_batch_delete_version(b, in->t, INBOX_FAM_TL, row,
-				    8, NULL, 0, ev->id);
-		}
+		size_t     split_min = in->opts.fans_page < INBOX_SPLIT_MIN ? in->opts.fans_page : INBOX_SPLIT_MIN;
+		size_t     half = n >= 2 && n >= split_min ? n / 2 : 0;
+		inbox_half h1 = { in, in->batch2, fans, half, ev->uid, ev->id, put, WB_OK };
+		inbox_half h2 = { in, in->batch, fans + half, n - half, ev->uid, ev->id, put, WB_OK };
+		pthread_t  th;
+		bool       split = half > 0 && pthread_create(&th, NULL, inbox_half_main, &h1) == 0;
+		if (half > 0 && !split)
+			inbox_half_main(&h1); /* no thread: write it here */
+		rc = inbox_half_fill(&h2);
+		if (rc == WB_OK) /* the seq goes with the last cells, unless a half is still in flight */
+			rc = inbox_commit(in, s, ev->seq, !more && !split);
+		else
+			hb_batch_clear(in->batch);
+		if (split)
+			pthread_join(th, NULL);
+		if (rc == WB_OK && h1.rc != WB_OK)
+			rc = h1.rc;
+		if (rc == WB_OK && split && !more)
+			rc = inbox_commit(in, s, ev->seq, true); /* both halves are in */
 		wb_msg_free(cur->rep);
 		cur->rep = NULL;
-		if (rc == WB_OK)
-			rc = inbox_commit(in, s, ev->seq, !more);
-		else
-			hb_batch_clear(b);
 		if (rc == WB_OK) {
 			cells += n;
 			INBOX_ADD(put ? &in->cells_written : &in->cells_deleted, n);

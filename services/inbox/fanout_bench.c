@@ -156,6 +156,10 @@ int main(int argc, char **argv)
 	uint64_t applied = 0;
 	int      rc = 0;
 	while ((applied = bench_gauge(c, "content_applied")) == UINT64_MAX || applied < nposts) {
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			fprintf(stderr, "fanout_bench: warble-inbox exited\n");
+			return 1;
+		}
 		if (bench_now() - t0 > 600) {
 			fprintf(stderr, "fanout_bench: timed out at %llu applied\n",
 			    (unsigned long long)applied);

@@ -69,7 +69,8 @@ struct inbox {
 	rt_client   *content;
 	rt_client   *relation;
 	inbox_source src[INBOX_SRC_COUNT];
-	hb_batch    *batch; /* the applier's, reused */
+	hb_batch    *batch;  /* the applier's, reused */
+	hb_batch    *batch2; /* the other half of a large page */
 
 	pthread_mutex_t mu; /* queue */
 	pthread_cond_t  cv;
