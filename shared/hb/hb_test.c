@@ -382,7 +382,7 @@ random_scan(hb_table *t, int op)
 		o.min_version = (uint64_t)(rand() % NV);
 	if (rand() % 5 == 0)
 		o.max_version = 1 + (uint64_t)(rand() % NV);
-	o.limit = rand() % 10 == 0 ? 0 : 1 + (size_t)(rand() % 25);
+	o.limit = rand() % 40 == 0 ? 0 : 1 + (size_t)(rand() % 25);
 
 	static mcell want[NR * NQ * NV];
 	size_t       pages = o.limit ? 4 : 1;
@@ -406,7 +406,8 @@ random_scan(hb_table *t, int op)
 		cr_assert_eq(r, WB_EEND);
 		const void *k;
 		cr_assert_eq(hb_scan_resume(s, &k, &rlen), WB_OK);
-		memcpy(resume, k, rlen);
+		if (rlen)
+			memcpy(resume, k, rlen);
 		hb_scan_close(s);
 		if (rlen == 0)
 			break;
@@ -461,7 +462,7 @@ random_write(hb_table *t, hb_batch *b)
 	}
 }
 
-Test(hb, random_against_model, .init = tdir_make, .fini = tdir_remove, .timeout = 240)
+Test(hb, random_against_model, .init = tdir_make, .fini = tdir_remove, .timeout = 600)
 {
 	hb_table *t;
 	hb_batch *b;
@@ -730,7 +731,8 @@ Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)
 		}
 		const void *k;
 		cr_assert_eq(hb_scan_resume(s, &k, &rlen), WB_OK);
-		memcpy(resume, k, rlen);
+		if (rlen)
+			memcpy(resume, k, rlen);
 		hb_scan_close(s);
 		if (rlen == 0)
 			break;
