@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -80,7 +81,7 @@ Test(rt_pubsub, burst_arrives_whole, .fini = wbt_cleanup, .timeout = 60)
 	while (atomic_load(&k.got) < BURST && wbt_now_ms() < end) {
 		wbt_sleep_ms(5);
 	}
-	cr_log_info("%d events in %lld ms", atomic_load(&k.got), wbt_now_ms() - t0);
+	fprintf(stderr, "pubsub: %d events in %lld ms\n", atomic_load(&k.got), wbt_now_ms() - t0);
 	cr_assert_eq(atomic_load(&k.got), BURST, "received %d of %d", atomic_load(&k.got), BURST);
 	cr_assert_eq(atomic_load(&k.out_of_order), 0);
 

@@ -664,3 +664,10 @@ rt_stopping(void)
 {
 	return rt_signal_flag != 0;
 }
+
+/* rt_fini waits for nng to finish freeing closed sockets and releases its global state. */
+void
+rt_fini(void)
+{
+	nng_fini();
+}

@@ -55,4 +55,9 @@ void rt_signal_init(void);
 /* rt_stopping tells whether SIGTERM or SIGINT has arrived. */
 bool rt_stopping(void);
 
+/* rt_fini waits for nng to finish freeing closed sockets and releases its
+ * global state; call it last in main, after every server, client and
+ * pub/sub is closed (else ASan's leak check sees nng's late frees). */
+void rt_fini(void);
+
 #endif

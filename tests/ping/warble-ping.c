@@ -56,5 +56,6 @@ main(int argc, char **argv)
 	rt_wait_for_signal();
 	RT_INFOF("signal received, shutting down");
 	rt_server_close(srv);
+	rt_fini();
 	return 0;
 }
