@@ -95,21 +95,35 @@ it_cmp_asc(const void *a, const void *b)
 	return -it_cmp_desc(a, b);
 }
 
-/* it_call sends one request straight to a service (not through the gateway); returns a wb_err. */
+/*
+ * it_call sends one read-only request straight to a service (not through
+ * the gateway); returns a wb_err.  A transport failure (UNAVAILABLE,
+ * TIMEOUT) is retried for up to 10 s, since these are the test's own
+ * probes; what the service says is returned as is.
+ */
 static inline int
 it_call(const char *url, wb_obj *req, wb_obj **rep)
 {
-	rt_client_opts o = { .timeout_ms = 5000 };
-	rt_client     *c = NULL;
+	rt_client_opts o        = { .timeout_ms = 5000 };
+	long long      deadline = wbt_now_ms() + 10000;
 	int            rc;
 
 	*rep = NULL;
 	if (req == NULL) {
 		return WB_ENOMEM;
 	}
-	if ((rc = rt_client_open(&c, url, &o)) == WB_OK) {
-		rc = rt_call(c, req, rep);
-		rt_client_close(c);
+	for (;;) {
+		rt_client *c = NULL;
+		if ((rc = rt_client_open(&c, url, &o)) == WB_OK) {
+			rc = rt_call(c, req, rep);
+			rt_client_close(c);
+		}
+		if ((rc != WB_EUNAVAIL && rc != WB_ETIMEDOUT) || wbt_now_ms() > deadline) {
+			break;
+		}
+		fprintf(stderr, "it: %s on %s: %s, retrying\n", wb_op_name(wb_op_of(req)), url,
+		    wb_err_name(rc));
+		wbt_sleep_ms(100);
 	}
 	wb_msg_free(req);
 	return rc;
