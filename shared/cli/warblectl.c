@@ -51,6 +51,7 @@ typedef struct ctl {
 	unsigned       limit;
 	char         **args;
 	int            nargs;
+	const char    *local_msg; /* why a request was refused before sending */
 } ctl;
 
 typedef int (*ctl_fn)(ctl *x);
@@ -60,7 +61,7 @@ typedef struct ctl_cmd {
 	int         nargs;
 	unsigned    opts; /* CTL_O_* it accepts */
 	ctl_fn      fn;
-	int         auth; /* needs the saved token */
+	int         auth; /* the saved token: 0 unused, 1 sent if any, 2 required */
 	const char *usage;
 } ctl_cmd;
 
@@ -121,27 +122,27 @@ ctl_token_path(char *buf, size_t len, char *dir, size_t dlen)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* ctl_token_load sets c's token from $WARBLE_TOKEN or the token file, if any. */
+/* ctl_token_load reads the token from $WARBLE_TOKEN or the token file into tok ("" if none). */
 static void
-ctl_token_load(warble_client *c)
+ctl_token_load(char *tok, size_t len)
 {
-	char  path[4096], dir[4096], tok[1024];
+	char  path[4096], dir[4096];
 	FILE *f;
 
 	const char *env = getenv("WARBLE_TOKEN");
+	tok[0]          = '\0';
 	if (env != NULL && env[0] != '\0') {
-		warble_set_token(c, env);
+		snprintf(tok, len, "%s", env);
 		return;
 	}
 	if (ctl_token_path(path, sizeof(path), dir, sizeof(dir)) != 0 ||
 	    (f = fopen(path, "r")) == NULL) {
 		return;
 	}
-	if (fgets(tok, sizeof(tok), f) != NULL) {
+	if (fgets(tok, (int)len, f) != NULL) {
 		tok[strcspn(tok, "\r\n")] = '\0';
-		if (tok[0] != '\0') {
-			warble_set_token(c, tok);
-		}
+	} else {
+		tok[0] = '\0';
 	}
 	fclose(f);
 }
@@ -211,7 +212,7 @@ ctl_token_remove(void)
 static int
 ctl_fail(ctl *x, int rc)
 {
-	const char *msg = warble_errmsg(x->c);
+	const char *msg = x->c != NULL ? warble_errmsg(x->c) : x->local_msg;
 
 	if (msg == NULL || msg[0] == '\0') {
 		msg = warble_strerror(rc);
@@ -417,16 +418,11 @@ ctl_password(ctl *x, char *buf, size_t len, const char **out)
 static int
 ctl_cmd_register(ctl *x)
 {
-	char        buf[CTL_PASS_MAX];
-	const char *pw;
+	const char *pw = x->password;
 	uint64_t    uid;
 	int         rc;
 
-	if ((rc = ctl_password(x, buf, sizeof(buf), &pw)) != 0) {
-		return rc;
-	}
 	rc = warble_register(x->c, x->args[0], pw, &uid);
-	explicit_bzero(buf, sizeof(buf));
 	if (rc != WARBLE_OK) {
 		return ctl_fail(x, rc);
 	}
@@ -440,16 +436,11 @@ ctl_cmd_register(ctl *x)
 static int
 ctl_cmd_login(ctl *x)
 {
-	char        buf[CTL_PASS_MAX];
-	const char *pw;
+	const char *pw = x->password;
 	uint64_t    uid;
 	int         rc;
 
-	if ((rc = ctl_password(x, buf, sizeof(buf), &pw)) != 0) {
-		return rc;
-	}
 	rc = warble_login(x->c, x->args[0], pw, &uid);
-	explicit_bzero(buf, sizeof(buf));
 	if (rc != WARBLE_OK) {
 		return ctl_fail(x, rc);
 	}
@@ -632,21 +623,21 @@ ctl_cmd_fans(ctl *x)
 static const ctl_cmd ctl_cmds[] = {
 	{ "register", 1, CTL_O_PASSWORD, ctl_cmd_register, 0, "register NAME [--password PW]" },
 	{ "login", 1, CTL_O_PASSWORD, ctl_cmd_login, 0, "login NAME [--password PW]" },
-	{ "logout", 0, 0, ctl_cmd_logout, 1, "logout" },
-	{ "whoami", 0, 0, ctl_cmd_whoami, 1, "whoami" },
-	{ "post", 1, 0, ctl_cmd_post, 1, "post TEXT" },
-	{ "delete", 1, 0, ctl_cmd_delete, 1, "delete ID" },
-	{ "home", 0, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_home, 1, "home [--before ID] [--limit N]" },
+	{ "logout", 0, 0, ctl_cmd_logout, 2, "logout" },
+	{ "whoami", 0, 0, ctl_cmd_whoami, 2, "whoami" },
+	{ "post", 1, 0, ctl_cmd_post, 2, "post TEXT" },
+	{ "delete", 1, 0, ctl_cmd_delete, 2, "delete ID" },
+	{ "home", 0, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_home, 2, "home [--before ID] [--limit N]" },
 	{ "timeline", 1, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_timeline, 1,
 	    "timeline USER [--before ID] [--limit N]" },
-	{ "follow", 1, 0, ctl_cmd_follow, 1, "follow USER" },
-	{ "unfollow", 1, 0, ctl_cmd_unfollow, 1, "unfollow USER" },
+	{ "follow", 1, 0, ctl_cmd_follow, 2, "follow USER" },
+	{ "unfollow", 1, 0, ctl_cmd_unfollow, 2, "unfollow USER" },
 	{ "following", 1, CTL_O_AFTER | CTL_O_LIMIT, ctl_cmd_following, 1,
 	    "following USER [--after UID] [--limit N]" },
 	{ "fans", 1, CTL_O_AFTER | CTL_O_LIMIT, ctl_cmd_fans, 1,
 	    "fans USER [--after UID] [--limit N]" },
 	{ "profile", 1, 0, ctl_cmd_profile, 1, "profile USER" },
-	{ "update-profile", 0, CTL_O_DISPLAY | CTL_O_BIO, ctl_cmd_update_profile, 1,
+	{ "update-profile", 0, CTL_O_DISPLAY | CTL_O_BIO, ctl_cmd_update_profile, 2,
 	    "update-profile [--display TEXT] [--bio TEXT]" },
 };
 
@@ -705,6 +696,7 @@ main(int argc, char **argv)
 	const char    *gateway = getenv("WARBLE_GATEWAY_URL");
 	const ctl_cmd *cmd     = NULL;
 	uint64_t       v, timeout = 5000;
+	char           pass[CTL_PASS_MAX], token[1024] = "";
 	int            opt, rc;
 
 	if (gateway == NULL || gateway[0] == '\0') {
@@ -788,15 +780,39 @@ main(int argc, char **argv)
 		    ctl_prog, cmd->name, ctl_prog, cmd->usage);
 		return CTL_EXIT_USAGE;
 	}
+	/*
+	 * Everything that can fail locally fails before the client exists: a
+	 * connection opened and dropped at once is no use to the gateway.
+	 */
+	if (cmd->fn == ctl_cmd_delete && ctl_parse_u64(x.args[0], 1, UINT64_MAX, &v) != 0) {
+		return ctl_usage_error("bad post id: '%s'", x.args[0]);
+	}
+	if (cmd->fn == ctl_cmd_update_profile && (x.given & (CTL_O_DISPLAY | CTL_O_BIO)) == 0) {
+		return ctl_usage_error("%s", "update-profile needs --display and/or --bio");
+	}
+	if ((cmd->opts & CTL_O_PASSWORD) != 0 &&
+	    (rc = ctl_password(&x, pass, sizeof(pass), &x.password)) != 0) {
+		return rc;
+	}
+	if (cmd->auth != 0) {
+		ctl_token_load(token, sizeof(token));
+	}
+	if (cmd->auth == 2 && token[0] == '\0') {
+		x.local_msg = "not logged in (run: warblectl login NAME)";
+		return ctl_fail(&x, WARBLE_EAUTH);
+	}
 	if ((rc = warble_open(&x.c, gateway, (int)timeout)) != WARBLE_OK) {
 		fprintf(stderr, "%s: %s: cannot use gateway %s\n", ctl_prog, warble_errname(rc),
 		    gateway);
 		return rc == WARBLE_EINVAL ? CTL_EXIT_USAGE : CTL_EXIT_FAIL;
 	}
-	if (cmd->auth) {
-		ctl_token_load(x.c);
+	if (token[0] != '\0' && warble_set_token(x.c, token) != WARBLE_OK) {
+		fprintf(stderr, "%s: out of memory\n", ctl_prog);
+		warble_close(x.c);
+		return CTL_EXIT_FAIL;
 	}
 	rc = cmd->fn(&x);
+	explicit_bzero(pass, sizeof(pass));
 	fflush(stdout);
 	warble_close(x.c);
 	return rc;

@@ -68,6 +68,7 @@ ct_run(ct_out *o, const char *const *extra_env, const char *const *args)
 	memset(o, 0, sizeof(*o));
 	cr_assert_eq(wbt_bin_path(bin, sizeof(bin), "warblectl"), 0);
 	argv[n++] = bin;
+	argv[n++] = "--timeout=20000"; /* a loaded CI machine; tests may override */
 	for (int i = 0; args[i] != NULL && n < 62; i++) {
 		argv[n++] = (char *)args[i];
 	}

@@ -75,6 +75,18 @@ wbt_cluster_one(const char *name, const char *url, const char *const *env)
 	return d;
 }
 
+/* wbt_cluster_has tells whether env sets the variable of prefix ("KEY="). */
+static int
+wbt_cluster_has(const char *const *env, const char *prefix)
+{
+	for (int i = 0; env != NULL && env[i] != NULL; i++) {
+		if (strncmp(env[i], prefix, strlen(prefix)) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int
 wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
 {
@@ -91,6 +103,9 @@ wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
 	env[k++] = "WARBLE_PWHASH_OPS=1";
 	env[k++] = "WARBLE_PWHASH_MEM=8192";
 	env[k++] = "WARBLE_LOG_LEVEL=warn";
+	if (!wbt_cluster_has(extra_env, "WARBLE_GATEWAY_TIMEOUT_MS=")) {
+		env[k++] = "WARBLE_GATEWAY_TIMEOUT_MS=15000"; /* loaded CI machines */
+	}
 	for (int i = 0; extra_env != NULL && extra_env[i] != NULL &&
 	                k + 1 < WBT_CLUSTER_ENV_MAX; i++) {
 		env[k++] = extra_env[i];
