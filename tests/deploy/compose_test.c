@@ -21,6 +21,10 @@
  * publishes ports; each store has its own named volume on $WARBLE_DATA;
  * and no file sets a WARBLE_* variable that no daemon reads.
  *
+ * deploy/Dockerfile is checked too: it builds every daemon, warblectl and
+ * warble-probe; its build stage uses the project's -dev packages; its
+ * runtime stage installs the package of every library the binaries link.
+ *
  * The drift tests need docker-compose (tests/deps.sh installs it) and
  * skip, saying so, when it is not installed.
  */
@@ -912,4 +916,123 @@ Test(compose, no_dead_variables)
 		free(text);
 	}
 	cr_expect_gt(checked, 10, "found only %d WARBLE_* mentions", checked);
+}
+
+/* ---- the Dockerfile ------------------------------------------------------ */
+
+#define CT_DOCKERFILE "deploy/Dockerfile"
+#define CT_RUNTIME    "FROM debian:bookworm-slim"
+
+/* ct_word_in tells whether word appears in text as a whole word (package names, paths). */
+static bool
+ct_word_in(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = strstr(text, word); p != NULL; p = strstr(p + 1, word)) {
+		bool left  = p == text || isspace((unsigned char) p[-1]);
+		bool right = p[n] == '\0' || isspace((unsigned char) p[n]) || p[n] == '\\';
+		if (left && right) {
+			return true;
+		}
+	}
+	return false;
+}
+
+Test(dockerfile, builds_every_daemon_and_the_tools, .init = ct_init)
+{
+	char *text = ct_file_read(CT_DOCKERFILE);
+	char  target[64];
+
+	cr_assert_not_null(text, "cannot read %s", CT_DOCKERFILE);
+	cr_assert_not_null(strstr(text, CT_RUNTIME), "%s has no %s stage", CT_DOCKERFILE, CT_RUNTIME);
+	for (int i = 0; i < w.ndaemons; i++) {
+		snprintf(target, sizeof(target), "build/bin/warble-%s", w.daemons[i].name);
+		cr_expect(ct_word_in(text, target), "%s does not build %s", CT_DOCKERFILE, target);
+	}
+	/* warblectl for operators, warble-probe for the compose healthchecks */
+	cr_expect(ct_word_in(text, "build/bin/warblectl"), "%s does not build warblectl", CT_DOCKERFILE);
+	cr_expect(ct_word_in(text, "build/bin/warble-probe"), "%s does not build warble-probe",
+	    CT_DOCKERFILE);
+	/* the data folder the volumes mount */
+	cr_expect_not_null(strstr(text, "WARBLE_DATA=" CT_DATA), "%s: WARBLE_DATA is not %s",
+	    CT_DOCKERFILE, CT_DATA);
+	free(text);
+}
+
+Test(dockerfile, build_packages_are_the_projects, .init = ct_init)
+{
+	/* the build stage installs -dev packages that tests/deps.sh also lists */
+	char *text = ct_file_read(CT_DOCKERFILE), *deps = ct_file_read("tests/deps.sh");
+	int   ndev = 0;
+
+	cr_assert(text != NULL && deps != NULL);
+	char *runtime = strstr(text, CT_RUNTIME);
+	cr_assert_not_null(runtime);
+	*runtime = '\0'; /* the build stage only */
+	for (char *save, *t = strtok_r(text, " \t\n\\", &save); t != NULL; t = strtok_r(NULL, " \t\n\\", &save)) {
+		size_t n = strlen(t);
+		if (n > 4 && strcmp(t + n - 4, "-dev") == 0) {
+			cr_expect(ct_word_in(deps, t), "%s builds with %s, tests/deps.sh lacks it",
+			    CT_DOCKERFILE, t);
+			ndev++;
+		}
+	}
+	cr_expect_geq(ndev, 5, "found only %d -dev packages in the build stage", ndev);
+	free(text);
+	free(deps);
+}
+
+Test(dockerfile, runtime_stage_has_every_linked_library, .init = ct_init)
+{
+	/* every library the binaries link directly (ELF NEEDED) comes from a
+	 * package the runtime stage installs (or libc6, in every Debian image) */
+	static const char script[] =
+	    "set -e\n"
+	    "for b in \"$@\"; do\n"
+	    "  for so in $(readelf -d \"$b\" | sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p'); do\n"
+	    "    p=$(ldd \"$b\" | awk -v s=\"$so\" '$1 == s && $3 ~ /^\\// { print $3 }')\n"
+	    "    [ -n \"$p\" ] || continue\n"
+	    "    { dpkg -S \"$p\" || dpkg -S \"${p#/usr}\" || dpkg -S \"/usr$p\"; } 2>/dev/null | head -n1 |"
+	    "      cut -d: -f1 || echo \"?$so\"\n"
+	    "  done\n"
+	    "done | sort -u\n";
+	char  bins[8][512], *out, *err;
+	char *argv[16] = { "sh", "-c", (char *) script, "sh" };
+	char *text     = ct_file_read(CT_DOCKERFILE);
+	int   na = 4, rc, npkg = 0;
+
+	if (!ct_which("dpkg") || !ct_which("readelf") || !ct_which("ldd")) {
+		cr_skip_test("needs dpkg, readelf and ldd (a Debian machine)");
+	}
+	cr_assert_not_null(text);
+	for (int i = 0; i < w.ndaemons && na < 14; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "warble-%s", w.daemons[i].name);
+		cr_assert_eq(wbt_bin_path(bins[i], sizeof(bins[i]), name), 0, "%s is not built", name);
+		argv[na++] = bins[i];
+	}
+	cr_assert_eq(wbt_bin_path(bins[6], sizeof(bins[6]), "warblectl"), 0);
+	cr_assert_eq(wbt_bin_path(bins[7], sizeof(bins[7]), "warble-probe"), 0);
+	argv[na++] = bins[6];
+	argv[na++] = bins[7];
+	argv[na]   = NULL;
+	rc = ct_run(argv, &out, &err, 60000);
+	cr_assert_eq(rc, 0, "listing the linked packages failed: %s", err);
+	const char *runtime = strstr(text, CT_RUNTIME);
+	cr_assert_not_null(runtime);
+	for (char *save, *pkg = strtok_r(out, "\n", &save); pkg != NULL; pkg = strtok_r(NULL, "\n", &save)) {
+		/* sanitizer builds link their runtimes; the image is never built that way */
+		if (strcmp(pkg, "libc6") == 0 || strncmp(pkg, "libasan", 7) == 0 ||
+		    strncmp(pkg, "libubsan", 8) == 0) {
+			continue;
+		}
+		cr_expect(ct_word_in(runtime, pkg), "the binaries link %s; the runtime stage of %s does not install it",
+		    pkg, CT_DOCKERFILE);
+		npkg++;
+	}
+	cr_expect_geq(npkg, 5, "found only %d linked packages", npkg);
+	free(out);
+	free(err);
+	free(text);
 }
