@@ -65,7 +65,7 @@ TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test check bench fuzz run install clean
+.PHONY: all deps test check bench bench-quick fuzz run install clean
 all: $(LIBS) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS)
 
 $(BUILD)/obj/%.o: %.c
@@ -115,6 +115,21 @@ test check: all
 
 bench: all
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@BUILD=$(BUILD) tests/bench/bench.sh full
+
+# A smaller load run with the peers, under 5 minutes (tests/bench/bench.sh).
+bench-quick: $(SVC_BINS) $(BUILD)/bin/warble-load $(BUILD)/bench/hb_bench
+	@BUILD=$(BUILD) tests/bench/bench.sh quick
+
+# warble-load: its modules (tests/load/lib), the test harness, the inbox's
+# schema, and the peers' clients (hiredis, libpq) when installed.
+LOAD_REDIS = $(if $(wildcard /usr/include/hiredis/hiredis.h),1)
+LOAD_PG    = $(if $(wildcard /usr/include/postgresql/libpq-fe.h),1)
+$(BUILD)/obj/tests/load/%.o: ALL_CFLAGS += -Itests/load/lib -Iservices/inbox \
+	$(if $(LOAD_REDIS),-DLG_HAVE_REDIS) $(if $(LOAD_PG),-DLG_HAVE_PG -I/usr/include/postgresql)
+$(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST) $(call svc_lib,inbox)
+$(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnng \
+	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq)
 
 fuzz:
 	@$(MAKE) -f tests/fuzz.mk

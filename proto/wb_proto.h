@@ -112,6 +112,7 @@ typedef enum wb_field {
 	X(USER_GET,       "user.get",         WB_M(UIDS), 0)                       \
 	X(USER_LOOKUP,    "user.lookup",      WB_M(NAME), 0)                       \
 	X(USER_UPDATE,    "user.update",      WB_M(UID), WB_M(DISPLAY) | WB_M(BIO)) \
+	X(USER_REGISTER_MANY, "user.register_many", WB_M(NAME) | WB_M(PASSWORD) | WB_M(FROM) | WB_M(LIMIT), 0) /* load setup: names NAME<FROM>.. */ \
 	/* relation service */                                                     \
 	X(REL_FOLLOW,     "rel.follow",       WB_M(UID) | WB_M(TARGET), 0)         \
 	X(REL_UNFOLLOW,   "rel.unfollow",     WB_M(UID) | WB_M(TARGET), 0)         \
@@ -120,6 +121,7 @@ typedef enum wb_field {
 	X(REL_IS_FOLLOWING, "rel.is_following", WB_M(UID) | WB_M(TARGET), 0)       \
 	X(REL_COUNTS,     "rel.counts",       WB_M(UIDS), 0)                       \
 	X(REL_LOG,        "rel.log",          WB_M(FROM), WB_M(LIMIT))             \
+	X(REL_FOLLOW_MANY, "rel.follow_many", WB_M(TARGET) | WB_M(UIDS), 0) /* each of uids follows target */ \
 	/* content service */                                                      \
 	X(POST_PUBLISH,   "post.publish",     WB_M(UID) | WB_M(TEXT), 0)           \
 	X(POST_GET,       "post.get",         WB_M(IDS), 0)                        \

@@ -61,6 +61,7 @@ rel_svc_route(rel_svc *r, rt_server *s)
 		{ WB_OP_REL_IS_FOLLOWING, rel_handle_is_following },
 		{ WB_OP_REL_COUNTS, rel_handle_counts },
 		{ WB_OP_REL_LOG, rel_handle_log },
+		{ WB_OP_REL_FOLLOW_MANY, rel_handle_follow_many },
 	};
 	int rc;
 

@@ -39,5 +39,6 @@ int user_handle_auth(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_get(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_lookup(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_update(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_register_many(void *arg, const wb_obj *req, wb_obj *rep);
 
 #endif

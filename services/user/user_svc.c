@@ -94,6 +94,7 @@ user_svc_route(user_svc *u, rt_server *s)
 		{ WB_OP_USER_GET, user_handle_get },
 		{ WB_OP_USER_LOOKUP, user_handle_lookup },
 		{ WB_OP_USER_UPDATE, user_handle_update },
+		{ WB_OP_USER_REGISTER_MANY, user_handle_register_many },
 	};
 	int rc;
 

@@ -354,6 +354,41 @@ int evlog_commit(evlog *l, hb_batch *b, wb_obj *event, uint64_t *seq)
 	return rc;
 }
 
+int evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n,
+    uint64_t *first_seq)
+{
+	uint8_t  row[8];
+	uint64_t now = wb_now_ms();
+	int      rc = WB_OK;
+	pthread_mutex_lock(&l->commit_mu);
+	uint64_t s = l->last + 1;
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		char  *buf = NULL;
+		size_t len = 0;
+		rc = wb_set_u64(events[i], WB_F_SEQ, s + i);
+		if (rc == WB_OK && !wb_has(events[i], WB_F_TIME))
+			rc = wb_set_u64(events[i], WB_F_TIME, now);
+		if (rc == WB_OK)
+			rc = wb_encode_buf(events[i], &buf, &len);
+		if (rc == WB_OK) {
+			hb_u64_be(row, s + i);
+			rc = hb_batch_put(b, l->t, l->fam, row, 8, NULL, 0, 0, buf, len);
+		}
+		free(buf);
+	}
+	if (rc == WB_OK && n > 0)
+		rc = hb_write(l->t, b);
+	if (rc == WB_OK) {
+		l->last = s + n - 1;
+		for (size_t i = 0; l->pub != NULL && i < n; i++)
+			evlog_queue(l, events[i]);
+	}
+	pthread_mutex_unlock(&l->commit_mu);
+	if (rc == WB_OK && first_seq != NULL)
+		*first_seq = s;
+	return rc;
+}
+
 uint64_t evlog_last(evlog *l)
 {
 	pthread_mutex_lock(&l->commit_mu);

@@ -1,0 +1,918 @@
+/*
+ * warble-load - Warble's load generator, with Redis and PostgreSQL peers
+ * measured in the same run on the same graph and posts.
+ *
+ *   warble-load --graph ../shared/data/graphs/ego-facebook.edges \
+ *       --fanout 10000,100000,1000000 --redis 127.0.0.1:6390 \
+ *       --pg "host=127.0.0.1 port=5440 user=postgres dbname=postgres" --out bench-out
+ *
+ * Phases (each system in turn):
+ *   setup     accounts (user.register_many), follows (rel.follow_many):
+ *             the graph's mutual follows, and one celebrity per --fanout
+ *             count F followed by the fan-pool accounts 0..F-1
+ *   seed      every graph user publishes --seed-posts posts
+ *   fan-out   each celebrity publishes; time until the post is in every
+ *             fan's inbox (the inbox's content_applied gauge moves past
+ *             the post's event once its last inbox batch is written),
+ *             verified on --sample random fans
+ *   visible   publish-to-visible: an ordinary user publishes, a follower
+ *             polls its home timeline until the post shows
+ *   mix       DeathStarBench's social-network mix: 60% home timeline,
+ *             30% user timeline, 10% posts, --threads closed-loop
+ *             clients for --duration s (or paced at --rate req/s total)
+ *   disk      the stopped inbox store compacted; bytes per entry
+ *
+ * Output: a summary on stdout, OUT/report.json, the .dat files in OUT and, when
+ * gnuplot is installed, OUT/latency.png and OUT/fanout.png.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "lg.h"
+#include "lg_disk.h"
+#include "lg_peer.h"
+#include "lg_warble.h"
+#include "warble.h"
+#include "wb_id.h"
+
+#define LG_MAX_CELEBS 8
+
+static struct {
+	const char *graph, *redis, *pg, *out;
+	uint32_t    synth_n, degree, threads, duration, visible, seed_posts, reps, sample;
+	uint32_t    inbox_max;
+	uint64_t    seed, rate;
+	uint64_t    fanout[LG_MAX_CELEBS];
+	int         ncelebs;
+} opt = {
+	.out = "bench-out", .degree = 20, .threads = 8, .duration = 20,
+	.visible = 200, .seed_posts = 2, .reps = 3, .sample = 1000, .inbox_max = 800,
+	.seed = 42, .fanout = { 100000 }, .ncelebs = 1,
+};
+
+/* Results of one system's mixed run. */
+typedef struct lg_mix {
+	lg_hist  home, tl, post;
+	uint64_t ops, errors, empty_home;
+	double   secs;
+} lg_mix;
+
+/* Results of one fan-out size. */
+typedef struct lg_fan {
+	uint64_t f;
+	double   w_s[8], w_ack_ms[8], w_inbox_ms[8];
+	uint64_t w_cells, w_missing, w_rss_kb;
+	double   r_s[8];
+	uint64_t r_cells, r_missing, r_mem_bytes;
+	double   p_ack_ms;
+	uint64_t p_missing;
+	int      reps;
+} lg_fan;
+
+static lg_graph   G;
+static lg_warble  W;
+static lg_redis  *R;
+static lg_pg     *P;
+static uint64_t   celeb_uid[LG_MAX_CELEBS];
+static uint64_t   posts_published; /* Warble content events so far */
+static lg_hist    pub_ack;          /* Warble publish acks (seed, visible, mix) */
+static lg_hist    vis;              /* publish-to-visible */
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: warble-load [options]\n"
+	    "  --graph FILE        real graph (.edges: \"a b\" lines, each a mutual follow)\n"
+	    "  --synthetic N       or a seeded power-law graph of N users\n"
+	    "  --degree D          its mean follower count (20)\n"
+	    "  --seed S            random seed (42)\n"
+	    "  --fanout F1,F2,..   one celebrity per count, followed by F fan accounts (100000; at most 8, each <= 1000000)\n"
+	    "  --reps R            publishes per celebrity (3)\n"
+	    "  --sample K          inboxes checked after each fan-out (1000)\n"
+	    "  --visible K         publish-to-visible samples (200)\n"
+	    "  --seed-posts P      posts per graph user before the mix (2)\n"
+	    "  --threads T         mixed-workload client threads (8)\n"
+	    "  --duration S        mixed-workload seconds per system (20)\n"
+	    "  --rate R            mixed-workload target req/s in total (0: closed loop)\n"
+	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
+	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
+	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts are replaced)\n"
+	    "  --out DIR           report.json, .dat files and plots (bench-out)\n");
+}
+
+/* parse_list reads "a,b,c" into opt.fanout. */
+static int
+parse_list(const char *s)
+{
+	char *end;
+
+	opt.ncelebs = 0;
+	while (*s != '\0' && opt.ncelebs < LG_MAX_CELEBS) {
+		unsigned long long v = strtoull(s, &end, 10);
+		if (end == s || v == 0 || v > 1000000) {
+			return -1;
+		}
+		opt.fanout[opt.ncelebs++] = v;
+		s = *end == ',' ? end + 1 : end;
+		if (*end != ',' && *end != '\0') {
+			return -1;
+		}
+	}
+	return opt.ncelebs > 0 ? 0 : -1;
+}
+
+static int
+parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "graph", 1, 0, 'g' }, { "synthetic", 1, 0, 'n' }, { "degree", 1, 0, 'd' },
+		{ "seed", 1, 0, 's' }, { "fanout", 1, 0, 'f' }, { "reps", 1, 0, 'r' },
+		{ "sample", 1, 0, 'k' }, { "visible", 1, 0, 'v' }, { "seed-posts", 1, 0, 'p' },
+		{ "threads", 1, 0, 't' }, { "duration", 1, 0, 'D' }, { "rate", 1, 0, 'R' },
+		{ "inbox-max", 1, 0, 'm' }, { "redis", 1, 0, 'x' }, { "pg", 1, 0, 'q' },
+		{ "out", 1, 0, 'o' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		unsigned long v = optarg ? strtoul(optarg, NULL, 10) : 0;
+		switch (c) {
+		case 'g': opt.graph = optarg; break;
+		case 'n': opt.synth_n = (uint32_t) v; break;
+		case 'd': opt.degree = (uint32_t) v; break;
+		case 's': opt.seed = v; break;
+		case 'f':
+			if (parse_list(optarg) != 0) {
+				fprintf(stderr, "warble-load: bad --fanout %s\n", optarg);
+				return -1;
+			}
+			break;
+		case 'r': opt.reps = v < 1 ? 1 : v > 8 ? 8 : (uint32_t) v; break;
+		case 'k': opt.sample = (uint32_t) v; break;
+		case 'v': opt.visible = (uint32_t) v; break;
+		case 'p': opt.seed_posts = (uint32_t) v; break;
+		case 't': opt.threads = v < 1 ? 1 : v > 256 ? 256 : (uint32_t) v; break;
+		case 'D': opt.duration = v > 3600 ? 3600 : (uint32_t) v; break;
+		case 'R': opt.rate = v; break;
+		case 'm': opt.inbox_max = v < 1 ? 1 : (uint32_t) v; break;
+		case 'x': opt.redis = optarg; break;
+		case 'q': opt.pg = optarg; break;
+		case 'o': opt.out = optarg; break;
+		case 'h': usage(); exit(0);
+		default: usage(); return -1;
+		}
+	}
+	if ((opt.graph == NULL) == (opt.synth_n == 0)) {
+		fprintf(stderr, "warble-load: give --graph FILE or --synthetic N\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- setup ---- */
+
+static uint64_t
+max_fanout(void)
+{
+	uint64_t m = 0;
+
+	for (int i = 0; i < opt.ncelebs; i++) {
+		m = opt.fanout[i] > m ? opt.fanout[i] : m;
+	}
+	return m;
+}
+
+/* setup_warble creates the accounts and follows in Warble. */
+static int
+setup_warble(void)
+{
+	uint64_t *buf = malloc(((size_t) G.n + 1) * sizeof(uint64_t));
+	uint64_t  t0  = lg_now_us();
+
+	W.n     = G.n;
+	W.npool = max_fanout();
+	W.guid  = malloc((size_t) G.n * sizeof(uint64_t));
+	W.puid  = malloc(W.npool * sizeof(uint64_t));
+	if (buf == NULL || W.guid == NULL || W.puid == NULL ||
+	    lg_warble_register(&W, "gu", G.n, W.guid) != 0 ||
+	    lg_warble_register(&W, "cel", (uint64_t) opt.ncelebs, celeb_uid) != 0 ||
+	    lg_warble_register(&W, "fp", W.npool, W.puid) != 0) {
+		free(buf);
+		return -1;
+	}
+	fprintf(stderr, "warble: %u + %llu + %d accounts in %.1f s\n", G.n,
+	    (unsigned long long) W.npool, opt.ncelebs, (lg_now_us() - t0) / 1e6);
+	t0 = lg_now_us();
+	for (uint32_t t = 0; t < G.n; t++) {
+		size_t k = 0;
+		for (uint64_t i = G.off[t]; i < G.off[t + 1]; i++) {
+			buf[k++] = W.guid[G.fan[i]];
+		}
+		if (k > 0 && lg_warble_follow_many(&W, W.guid[t], buf, k) != 0) {
+			free(buf);
+			return -1;
+		}
+		lg_progress("follow (graph)", t + 1, G.n);
+	}
+	free(buf);
+	for (int c = 0; c < opt.ncelebs; c++) {
+		for (uint64_t off = 0; off < opt.fanout[c]; off += 100000) {
+			uint64_t k = opt.fanout[c] - off < 100000 ? opt.fanout[c] - off : 100000;
+			if (lg_warble_follow_many(&W, celeb_uid[c], W.puid + off, k) != 0) {
+				return -1;
+			}
+			lg_progress("follow (celebrities)", off + k, opt.fanout[c]);
+		}
+	}
+	fprintf(stderr, "warble: %llu follows in %.1f s\n",
+	    (unsigned long long) (G.follows + max_fanout()), (lg_now_us() - t0) / 1e6);
+	t0 = lg_now_us();
+	if (!lg_warble_wait_inbox(&W, 0, 3600)) {
+		return -1;
+	}
+	fprintf(stderr, "warble: inbox applied the follow events in %.1f s\n", (lg_now_us() - t0) / 1e6);
+	return lg_warble_login_graph(&W);
+}
+
+/* setup_redis mirrors the graph and celebrities into Redis. */
+static int
+setup_redis(void)
+{
+	uint64_t *buf = malloc(((size_t) G.n + 1) * sizeof(uint64_t));
+	char      name[32];
+	int       rc = buf ? 0 : -1;
+
+	for (uint32_t t = 0; rc == 0 && t < G.n; t++) {
+		size_t k = 0;
+		snprintf(name, sizeof(name), "gu%u", t);
+		rc = lg_redis_add_user(R, W.guid[t], name);
+		for (uint64_t i = G.off[t]; i < G.off[t + 1]; i++) {
+			buf[k++] = W.guid[G.fan[i]];
+		}
+		if (rc == 0 && k > 0) {
+			rc = lg_redis_add_fans(R, W.guid[t], buf, k);
+		}
+		lg_progress("redis graph", t + 1, G.n);
+	}
+	for (int c = 0; rc == 0 && c < opt.ncelebs; c++) {
+		rc = lg_redis_add_fans(R, celeb_uid[c], W.puid, opt.fanout[c]);
+	}
+	free(buf);
+	return rc;
+}
+
+/* setup_pg mirrors the graph and celebrities into PostgreSQL. */
+static int
+setup_pg(void)
+{
+	uint64_t *buf = malloc(((size_t) G.n + 1) * sizeof(uint64_t));
+	int       rc  = buf ? 0 : -1;
+
+	if (rc == 0) {
+		rc = lg_pg_copy_users(P, W.guid, "gu", G.n);
+	}
+	if (rc == 0) {
+		rc = lg_pg_copy_users(P, celeb_uid, "cel", (uint64_t) opt.ncelebs);
+	}
+	if (rc == 0) {
+		rc = lg_pg_copy_users(P, W.puid, "fp", W.npool);
+	}
+	for (uint32_t t = 0; rc == 0 && t < G.n; t++) {
+		size_t k = 0;
+		for (uint64_t i = G.off[t]; i < G.off[t + 1]; i++) {
+			buf[k++] = W.guid[G.fan[i]];
+		}
+		if (k > 0) {
+			rc = lg_pg_copy_follows(P, W.guid[t], buf, k);
+		}
+		lg_progress("postgres graph", t + 1, G.n);
+	}
+	for (int c = 0; rc == 0 && c < opt.ncelebs; c++) {
+		rc = lg_pg_copy_follows(P, celeb_uid[c], W.puid, opt.fanout[c]);
+	}
+	free(buf);
+	return rc == 0 ? lg_pg_finish_setup(P) : rc;
+}
+
+/* ---- parallel helpers ---- */
+
+typedef struct lg_job {
+	lg_backend *b;
+	int         tid;
+	uint64_t    deadline_us, start_us;
+	double      per_thread_rate;
+	lg_mix      mix;
+	int         rc;
+} lg_job;
+
+/* seed_main publishes the seed posts of the users tid, tid + T, ... */
+static void *
+seed_main(void *arg)
+{
+	lg_job  *j = arg;
+	lg_conn *c = j->b->conn_open(j->b->ctx);
+	char     text[256];
+
+	if (c == NULL) {
+		j->rc = -1;
+		return NULL;
+	}
+	for (uint32_t u = (uint32_t) j->tid; u < G.n; u += opt.threads) {
+		for (uint32_t k = 0; k < opt.seed_posts; k++) {
+			uint64_t id, t0 = lg_now_us();
+			lg_post_text(text, sizeof(text), u, k);
+			if (j->b->post(c, u, text, &id) != 0) {
+				j->mix.errors++;
+			} else {
+				lg_hist_add(&j->mix.post, lg_now_us() - t0);
+				j->mix.ops++;
+			}
+		}
+	}
+	j->b->conn_close(c);
+	return NULL;
+}
+
+/* mix_main runs the 60/30/10 mix until the deadline. */
+static void *
+mix_main(void *arg)
+{
+	lg_job  *j = arg;
+	lg_conn *c = j->b->conn_open(j->b->ctx);
+	uint64_t s = opt.seed * 1000003 + (uint64_t) j->tid + 1, k = 0;
+	uint64_t next = lg_now_us();
+	char     text[256];
+
+	if (c == NULL) {
+		j->rc = -1;
+		return NULL;
+	}
+	while (lg_now_us() < j->deadline_us) {
+		uint32_t u = (uint32_t) (lg_rand(&s) % G.n), r = (uint32_t) (lg_rand(&s) % 100);
+		size_t   n = 0;
+		uint64_t id, t0;
+		int      rc;
+
+		if (j->per_thread_rate > 0) { /* paced: latency from the intended start */
+			uint64_t now = lg_now_us();
+			if (next > now) {
+				lg_sleep_us(next - now);
+			}
+			t0 = next;
+			next += (uint64_t) (1e6 / j->per_thread_rate);
+		} else {
+			t0 = lg_now_us();
+		}
+		if (r < 60) {
+			rc = j->b->home(c, u, &n);
+			lg_hist_add(&j->mix.home, lg_now_us() - t0);
+			j->mix.empty_home += rc == 0 && n == 0;
+		} else if (r < 90) {
+			rc = j->b->timeline(c, (uint32_t) (lg_rand(&s) % G.n), &n);
+			lg_hist_add(&j->mix.tl, lg_now_us() - t0);
+		} else {
+			lg_post_text(text, sizeof(text), u, 1000000 + (uint64_t) j->tid * 100000000 + k++);
+			rc = j->b->post(c, u, text, &id);
+			lg_hist_add(&j->mix.post, lg_now_us() - t0);
+		}
+		j->mix.ops++;
+		j->mix.errors += rc != 0;
+	}
+	j->b->conn_close(c);
+	return NULL;
+}
+
+/* run_jobs runs fn on opt.threads threads and merges their results into out. */
+static int
+run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out)
+{
+	lg_job   *jobs = calloc(opt.threads, sizeof(*jobs));
+	pthread_t th[256];
+	uint64_t  t0 = lg_now_us();
+	int       rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (jobs == NULL) {
+		return -1;
+	}
+	for (uint32_t i = 0; i < opt.threads; i++) {
+		jobs[i].b               = b;
+		jobs[i].tid             = (int) i;
+		jobs[i].deadline_us     = t0 + (uint64_t) secs * 1000000;
+		jobs[i].per_thread_rate = opt.rate ? (double) opt.rate / opt.threads : 0;
+		pthread_create(&th[i], NULL, fn, &jobs[i]);
+	}
+	for (uint32_t i = 0; i < opt.threads; i++) {
+		pthread_join(th[i], NULL);
+		lg_hist_merge(&out->home, &jobs[i].mix.home);
+		lg_hist_merge(&out->tl, &jobs[i].mix.tl);
+		lg_hist_merge(&out->post, &jobs[i].mix.post);
+		out->ops += jobs[i].mix.ops;
+		out->errors += jobs[i].mix.errors;
+		out->empty_home += jobs[i].mix.empty_home;
+		rc |= jobs[i].rc;
+	}
+	out->secs = (lg_now_us() - t0) / 1e6;
+	free(jobs);
+	return rc;
+}
+
+/* ---- fan-out ---- */
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *) a, y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* median of v[0..n). */
+static double
+median(double *v, int n)
+{
+	double c[8];
+
+	if (n == 0) {
+		return 0;
+	}
+	memcpy(c, v, (size_t) n * sizeof(double));
+	qsort(c, (size_t) n, sizeof(double), cmp_double);
+	return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+}
+
+/* fanout_one publishes as celebrity c reps times in each system and measures. */
+static int
+fanout_one(int c, lg_fan *fr)
+{
+	char     name[32], text[256];
+	uint64_t s = opt.seed + 77 + (uint64_t) c, F = opt.fanout[c];
+
+	memset(fr, 0, sizeof(*fr));
+	fr->f    = F;
+	fr->reps = (int) opt.reps;
+	snprintf(name, sizeof(name), "cel%d", c);
+	for (int rep = 0; rep < fr->reps; rep++) {
+		uint64_t id = 0, ack = 0, a0 = lg_warble_gauge(W.inbox, "content_applied");
+		uint64_t c0 = lg_warble_gauge(W.inbox, "cells_written");
+		uint64_t dl, t0 = lg_now_us(), done = 0;
+
+		lg_post_text(text, sizeof(text), 0, 900000000 + (uint64_t) c * 10 + (uint64_t) rep);
+		if (lg_warble_publish(&W, name, text, &id, &ack) != WARBLE_OK) {
+			return -1;
+		}
+		posts_published++;
+		lg_hist_add(&pub_ack, ack);
+		dl = t0 + 600000000ull;
+		while (lg_now_us() < dl) {
+			uint64_t a = lg_warble_gauge(W.inbox, "content_applied");
+			if (a != UINT64_MAX && a > a0) {
+				done = lg_now_us();
+				break;
+			}
+			lg_sleep_us(1000);
+		}
+		if (done == 0) {
+			fprintf(stderr, "warble-load: fan-out of %llu not done in 600 s\n", (unsigned long long) F);
+			return -1;
+		}
+		fr->w_s[rep]        = (done - t0) / 1e6;
+		fr->w_ack_ms[rep]   = ack / 1e3;
+		fr->w_inbox_ms[rep] = (double) lg_warble_gauge(W.inbox, "last_fanout_ms");
+		fr->w_cells         = lg_warble_gauge(W.inbox, "cells_written") - c0;
+		fr->w_rss_kb        = (uint64_t) lg_rss_kb(W.cl.inbox->pid, "VmHWM:");
+		if (rep == fr->reps - 1) { /* verify the last post on a sample */
+			uint32_t k = opt.sample < F ? opt.sample : (uint32_t) F;
+			for (uint32_t i = 0; i < k; i++) {
+				uint64_t j = lg_rand(&s) % F;
+				fr->w_missing += lg_warble_inbox_newest(&W, W.puid[j]) != id;
+				if (R != NULL) {
+					fr->r_missing += lg_redis_newest(R, W.puid[j]) != id;
+				}
+				if (P != NULL && i < 100) {
+					fr->p_missing += lg_pg_newest(P, W.puid[j]) != id;
+				}
+			}
+		}
+		if (R != NULL) {
+			uint64_t m0 = lg_redis_used_memory(R), rack, rfan, cells;
+			if (lg_redis_publish(R, celeb_uid[c], id, text, &rack, &rfan, &cells) != 0) {
+				return -1;
+			}
+			fr->r_s[rep] = (rack + rfan) / 1e6;
+			fr->r_cells  = cells;
+			if (rep == 0) {
+				fr->r_mem_bytes = lg_redis_used_memory(R) - m0;
+			}
+		}
+		if (P != NULL) {
+			uint64_t pack;
+			if (lg_pg_publish(P, celeb_uid[c], id, text, &pack) != 0) {
+				return -1;
+			}
+			fr->p_ack_ms = pack / 1e3;
+		}
+		if (R != NULL && rep == fr->reps - 1) {
+			uint32_t k = opt.sample < F ? opt.sample : (uint32_t) F;
+			fr->r_missing = 0;
+			for (uint32_t i = 0; i < k; i++) {
+				fr->r_missing += lg_redis_newest(R, W.puid[lg_rand(&s) % F]) != id;
+			}
+		}
+	}
+	double ws = median(fr->w_s, fr->reps);
+	printf("fan-out %8llu followers: warble %.3f s (%.0f cells/s; inbox's own %.0f ms), "
+	       "%llu/%u sampled inboxes missing it; inbox peak RSS %llu MiB\n",
+	    (unsigned long long) F, ws, F / ws, median(fr->w_inbox_ms, fr->reps),
+	    (unsigned long long) fr->w_missing, opt.sample < F ? opt.sample : (unsigned) F,
+	    (unsigned long long) fr->w_rss_kb / 1024);
+	if (R != NULL) {
+		double rs = median(fr->r_s, fr->reps);
+		printf("                          redis  %.3f s (%.0f cells/s), %llu missing, "
+		       "+%.0f B memory per timeline entry; warble/redis cells/s = %.2f\n",
+		    rs, F / rs, (unsigned long long) fr->r_missing,
+		    (double) fr->r_mem_bytes / (double) F, rs / ws);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- publish-to-visible ---- */
+
+static int
+visible_run(void)
+{
+	warble_client *pub, *rd;
+	uint64_t       s = opt.seed + 5;
+	char           text[256];
+	int            done = 0;
+
+	if (warble_open(&pub, W.cl.gateway_url, 10000) != WARBLE_OK) {
+		return -1;
+	}
+	if (warble_open(&rd, W.cl.gateway_url, 10000) != WARBLE_OK) {
+		warble_close(pub);
+		return -1;
+	}
+	for (uint32_t i = 0; i < opt.visible * 4 && (uint32_t) done < opt.visible; i++) {
+		uint32_t u = (uint32_t) (lg_rand(&s) % G.n);
+		uint64_t nf = G.off[u + 1] - G.off[u], id = 0;
+		if (nf == 0) {
+			continue;
+		}
+		uint32_t f = G.fan[G.off[u] + lg_rand(&s) % nf];
+		lg_post_text(text, sizeof(text), u, 500000000 + i);
+		warble_set_token(pub, W.token[u]);
+		warble_set_token(rd, W.token[f]);
+		uint64_t t0 = lg_now_us();
+		if (warble_post(pub, text, &id) != WARBLE_OK) {
+			continue;
+		}
+		posts_published++;
+		lg_hist_add(&pub_ack, lg_now_us() - t0);
+		uint64_t dl = t0 + 10000000;
+		while (lg_now_us() < dl) {
+			warble_posts_t *p = NULL;
+			bool seen = warble_home(rd, 0, 1, &p) == WARBLE_OK && p->n > 0 && p->posts[0].id >= id;
+			warble_posts_free(p);
+			if (seen) {
+				lg_hist_add(&vis, lg_now_us() - t0);
+				done++;
+				break;
+			}
+			lg_sleep_us(200);
+		}
+		lg_progress("publish-to-visible", (uint64_t) done, opt.visible);
+	}
+	warble_close(pub);
+	warble_close(rd);
+	return done > 0 ? 0 : -1;
+}
+
+/* ---- report ---- */
+
+static json_t *
+hist_json(const lg_hist *h, double secs)
+{
+	return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t) h->n,
+	    "p50_ms", lg_hist_q(h, 0.50) / 1e3, "p99_ms", lg_hist_q(h, 0.99) / 1e3,
+	    "p999_ms", lg_hist_q(h, 0.999) / 1e3, "max_ms", h->max_us / 1e3,
+	    "mean_ms", h->n ? (double) h->sum_us / h->n / 1e3 : 0.0,
+	    "per_s", secs > 0 ? h->n / secs : 0.0);
+}
+
+static json_t *
+mix_json(const lg_mix *m)
+{
+	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f}", "home", hist_json(&m->home, m->secs),
+	    "user_timeline", hist_json(&m->tl, m->secs), "post", hist_json(&m->post, m->secs),
+	    "ops", (json_int_t) m->ops, "errors", (json_int_t) m->errors,
+	    "empty_home", (json_int_t) m->empty_home, "seconds", m->secs,
+	    "ops_per_s", m->secs > 0 ? m->ops / m->secs : 0.0);
+}
+
+static void
+print_mix(const char *name, const lg_mix *m)
+{
+	printf("mix %-8s %7.0f req/s (%llu ops, %llu errors, %llu empty homes) | home p50 %.2f p99 %.2f "
+	       "p99.9 %.2f ms, %.0f/s | user timeline p99 %.2f ms | post p50 %.2f p99 %.2f ms\n",
+	    name, m->ops / m->secs, (unsigned long long) m->ops, (unsigned long long) m->errors,
+	    (unsigned long long) m->empty_home, lg_hist_q(&m->home, 0.5) / 1e3,
+	    lg_hist_q(&m->home, 0.99) / 1e3, lg_hist_q(&m->home, 0.999) / 1e3, m->home.n / m->secs,
+	    lg_hist_q(&m->tl, 0.99) / 1e3, lg_hist_q(&m->post, 0.5) / 1e3,
+	    lg_hist_q(&m->post, 0.99) / 1e3);
+	fflush(stdout);
+}
+
+/* write_dat writes a latency distribution file for gnuplot. */
+static void
+write_dat(const char *name, const lg_hist *h)
+{
+	char  path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", opt.out, name);
+	if ((f = fopen(path, "w")) != NULL) {
+		lg_hist_dump(h, f);
+		fclose(f);
+	}
+}
+
+/* write_plots writes the gnuplot script and runs gnuplot if it is installed. */
+static void
+write_plots(const lg_fan *fr, bool redis, bool pg)
+{
+	char  path[4096], cmd[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/fanout.dat", opt.out);
+	if ((f = fopen(path, "w")) != NULL) {
+		fprintf(f, "# followers warble_s redis_s\n");
+		for (int c = 0; c < opt.ncelebs; c++) {
+			lg_fan x = fr[c];
+			fprintf(f, "%llu %.4f %.4f\n", (unsigned long long) x.f, median(x.w_s, x.reps),
+			    redis ? median(x.r_s, x.reps) : 0.0);
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/plot.gp", opt.out);
+	if ((f = fopen(path, "w")) == NULL) {
+		return;
+	}
+	fprintf(f,
+	    "set terminal png size 1000,600\n"
+	    "set output 'latency.png'\n"
+	    "set title 'Home timeline latency (mixed workload 60/30/10)'\n"
+	    "set logscale x\nset logscale y\nset grid\n"
+	    "set xlabel 'percentile'\nset ylabel 'ms'\n"
+	    "set xtics ('50' 2, '90' 10, '99' 100, '99.9' 1000, '99.99' 10000, '99.999' 100000)\n"
+	    "plot 'home_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble'");
+	if (redis) {
+		fprintf(f, ", 'home_redis.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Redis fan-out on write'");
+	}
+	if (pg) {
+		fprintf(f, ", 'home_postgres.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'PostgreSQL fan-out on read'");
+	}
+	fprintf(f, ", 'visible_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble publish-to-visible'\n");
+	fprintf(f,
+	    "set output 'fanout.png'\n"
+	    "set title 'One post to F followers: time until in every timeline'\n"
+	    "set xlabel 'followers'\nset ylabel 'seconds'\nset xtics auto\n"
+	    "plot 'fanout.dat' using 1:2 with linespoints lw 2 title 'Warble'%s\n",
+	    redis ? ", 'fanout.dat' using 1:3 with linespoints lw 2 title 'Redis'" : "");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && command -v gnuplot >/dev/null && gnuplot plot.gp", opt.out);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "warble-load: no plots (gnuplot missing or failed); data in %s\n", opt.out);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	lg_backend b;
+	lg_mix     wm = { 0 }, rm = { 0 }, pm = { 0 }, seed = { 0 };
+	lg_fan     fr[LG_MAX_CELEBS];
+	lg_disk    disk = { 0 };
+	int        cores, rc = 1;
+	long       mem;
+	char       kernel[256], cpu[256], date[64], path[4096], inmax[64];
+	long       rss[5] = { 0 };
+	time_t     now = time(NULL);
+
+	if (parse_args(argc, argv) != 0) {
+		return 2;
+	}
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	lg_machine(&cores, &mem, kernel, sizeof(kernel), cpu, sizeof(cpu));
+	mkdir(opt.out, 0755);
+	if ((opt.graph ? lg_graph_load(&G, opt.graph) : lg_graph_synth(&G, opt.synth_n, opt.degree, opt.seed)) != 0) {
+		return 1;
+	}
+	printf("warble-load: %s, %d cores, %ld MiB, %s\n", date, cores, mem, kernel);
+	printf("graph %s: %u users, %llu follows; celebrities:", G.name, G.n,
+	    (unsigned long long) G.follows);
+	for (int c = 0; c < opt.ncelebs; c++) {
+		printf(" %llu", (unsigned long long) opt.fanout[c]);
+	}
+	printf(" followers\n");
+	fflush(stdout);
+
+	/* Warble runs with its durable defaults (WAL on every write, no fsync:
+	 * WARBLE_SYNC=0); follows come before any post, so backfill has nothing
+	 * to copy and is switched off to spare a content call per follow. */
+	snprintf(inmax, sizeof(inmax), "WARBLE_INBOX_MAX=%u", opt.inbox_max);
+	const char *env[] = { inmax, "WARBLE_BACKFILL=0", NULL };
+	if (lg_warble_start(&W, env) != 0) {
+		goto out;
+	}
+	if (opt.redis != NULL) {
+		char host[64];
+		int  port = 6379;
+		snprintf(host, sizeof(host), "%s", opt.redis);
+		char *colon = strrchr(host, ':');
+		if (colon != NULL) {
+			*colon = '\0';
+			port   = atoi(colon + 1);
+		}
+		if (lg_redis_open(&R, host, port, opt.inbox_max) != 0) {
+			goto out;
+		}
+	}
+	if (opt.pg != NULL && lg_pg_open(&P, opt.pg) != 0) {
+		goto out;
+	}
+	uint64_t t0 = lg_now_us();
+	if (setup_warble() != 0) {
+		goto out;
+	}
+	double setup_w = (lg_now_us() - t0) / 1e6;
+	t0 = lg_now_us();
+	if (R != NULL && setup_redis() != 0) {
+		goto out;
+	}
+	double setup_r = (lg_now_us() - t0) / 1e6;
+	t0 = lg_now_us();
+	if (P != NULL && setup_pg() != 0) {
+		goto out;
+	}
+	double setup_p = (lg_now_us() - t0) / 1e6;
+	printf("setup: warble %.1f s, redis %.1f s, postgres %.1f s\n", setup_w, setup_r, setup_p);
+
+	/* seed posts, the same in each system */
+	lg_warble_backend(&W, &b);
+	if (run_jobs(&b, seed_main, 0, &seed) != 0) {
+		goto out;
+	}
+	posts_published += seed.ops;
+	lg_hist_merge(&pub_ack, &seed.post);
+	lg_mix tmp;
+	if (R != NULL) {
+		lg_redis_backend(R, W.guid, &b);
+		run_jobs(&b, seed_main, 0, &tmp);
+	}
+	if (P != NULL) {
+		lg_pg_backend(P, W.guid, &b);
+		run_jobs(&b, seed_main, 0, &tmp);
+	}
+	if (!lg_warble_wait_inbox(&W, posts_published, 600)) {
+		goto out;
+	}
+
+	for (int c = 0; c < opt.ncelebs; c++) {
+		if (fanout_one(c, &fr[c]) != 0) {
+			goto out;
+		}
+	}
+	if (opt.visible > 0 && visible_run() != 0) {
+		goto out;
+	}
+	printf("publish-to-visible (warble): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
+	    lg_hist_q(&vis, 0.5) / 1e3, lg_hist_q(&vis, 0.99) / 1e3, (unsigned long long) vis.n);
+
+	lg_warble_backend(&W, &b);
+	if (run_jobs(&b, mix_main, opt.duration, &wm) != 0) {
+		goto out;
+	}
+	lg_hist_merge(&pub_ack, &wm.post);
+	print_mix("warble", &wm);
+	if (R != NULL) {
+		lg_redis_backend(R, W.guid, &b);
+		if (run_jobs(&b, mix_main, opt.duration, &rm) != 0) {
+			goto out;
+		}
+		print_mix("redis", &rm);
+	}
+	if (P != NULL) {
+		lg_pg_backend(P, W.guid, &b);
+		if (run_jobs(&b, mix_main, opt.duration, &pm) != 0) {
+			goto out;
+		}
+		print_mix("postgres", &pm);
+	}
+	printf("publish ack (warble, all posts): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
+	    lg_hist_q(&pub_ack, 0.5) / 1e3, lg_hist_q(&pub_ack, 0.99) / 1e3,
+	    (unsigned long long) pub_ack.n);
+
+	wbt_daemon *d[5] = { W.cl.user, W.cl.relation, W.cl.content, W.cl.inbox, W.cl.gateway };
+	static const char *dn[5] = { "user", "relation", "content", "inbox", "gateway" };
+	printf("peak RSS:");
+	for (int i = 0; i < 5; i++) {
+		rss[i] = lg_rss_kb(d[i]->pid, "VmHWM:");
+		printf(" %s %.1f MiB", dn[i], rss[i] / 1024.0);
+	}
+	printf("\n");
+	lg_warble_stop(&W);
+	snprintf(path, sizeof(path), "%s/inbox", W.cl.data);
+	if (lg_disk_inbox(path, opt.inbox_max, 2592000000ull, &disk) == 0) {
+		printf("inbox on disk after compaction: %llu entries, %llu B of tables = %.2f B/entry "
+		       "(whole folder %.2f B/entry)\n",
+		    (unsigned long long) disk.cells, (unsigned long long) disk.sst_bytes,
+		    disk.cells ? (double) disk.sst_bytes / disk.cells : 0.0,
+		    disk.cells ? (double) disk.folder_after_bytes / disk.cells : 0.0);
+	}
+	if (R != NULL) {
+		printf("ratios warble/redis: home p99 %.2f (lower is better), mix throughput %.2f, "
+		       "home req/s %.2f (higher is better)\n",
+		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&rm.home, 0.99), (wm.ops / wm.secs) / (rm.ops / rm.secs),
+		    (wm.home.n / wm.secs) / (rm.home.n / rm.secs));
+	}
+	if (P != NULL) {
+		printf("ratios warble/postgres: home p99 %.2f (lower is better), mix throughput %.2f, "
+		       "home req/s %.2f (higher is better)\n",
+		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&pm.home, 0.99), (wm.ops / wm.secs) / (pm.ops / pm.secs),
+		    (wm.home.n / wm.secs) / (pm.home.n / pm.secs));
+	}
+
+	/* report */
+	write_dat("home_warble.dat", &wm.home);
+	write_dat("visible_warble.dat", &vis);
+	if (R != NULL) {
+		write_dat("home_redis.dat", &rm.home);
+	}
+	if (P != NULL) {
+		write_dat("home_postgres.dat", &pm.home);
+	}
+	write_plots(fr, R != NULL, P != NULL);
+	json_t *fans = json_array();
+	for (int c = 0; c < opt.ncelebs; c++) {
+		double ws = median(fr[c].w_s, fr[c].reps), rs = median(fr[c].r_s, fr[c].reps);
+		json_array_append_new(fans, json_pack(
+		    "{s:I, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:I, s:f, s:f, s:I}",
+		    "followers", (json_int_t) fr[c].f, "reps", fr[c].reps,
+		    "warble_s", ws, "warble_cells_per_s", fr[c].f / ws,
+		    "warble_inbox_fanout_ms", median(fr[c].w_inbox_ms, fr[c].reps),
+		    "warble_publish_ack_ms", median(fr[c].w_ack_ms, fr[c].reps),
+		    "warble_cells", (json_int_t) fr[c].w_cells,
+		    "warble_missing", (json_int_t) fr[c].w_missing,
+		    "inbox_peak_rss_kb", (json_int_t) fr[c].w_rss_kb,
+		    "redis_s", R ? rs : 0.0, "redis_cells_per_s", R ? fr[c].f / rs : 0.0,
+		    "redis_missing", (json_int_t) fr[c].r_missing,
+		    "redis_bytes_per_entry", R ? (double) fr[c].r_mem_bytes / fr[c].f : 0.0,
+		    "postgres_publish_ms", fr[c].p_ack_ms, "postgres_missing_of_100", (json_int_t) fr[c].p_missing));
+	}
+	json_t *rep = json_pack("{s:s, s:{s:i, s:I, s:s, s:s}, s:{s:s, s:I, s:I}, s:{s:I, s:i, s:i, s:i, s:I, s:i, s:i, s:i, s:b, s:b, s:s}}",
+	    "date", date,
+	    "machine", "cores", cores, "memory_mib", (json_int_t) mem, "kernel", kernel, "cpu", cpu,
+	    "graph", "name", G.name, "users", (json_int_t) G.n, "follows", (json_int_t) G.follows,
+	    "settings", "seed", (json_int_t) opt.seed, "threads", (int) opt.threads,
+	    "duration_s", (int) opt.duration, "reps", (int) opt.reps, "rate", (json_int_t) opt.rate,
+	    "inbox_max", (int) opt.inbox_max, "seed_posts", (int) opt.seed_posts,
+	    "sample", (int) opt.sample, "redis", R != NULL, "postgres", P != NULL,
+	    "warble_write_options", "RocksDB WAL on every write, sync=false (WARBLE_SYNC=0): a killed process loses nothing acknowledged; a power cut may lose the last writes");
+	json_object_set_new(rep, "fanout", fans);
+	json_object_set_new(rep, "setup_s", json_pack("{s:f, s:f, s:f}", "warble", setup_w, "redis", setup_r, "postgres", setup_p));
+	json_object_set_new(rep, "publish_ack", hist_json(&pub_ack, 0));
+	json_object_set_new(rep, "publish_to_visible", hist_json(&vis, 0));
+	json_object_set_new(rep, "mix", json_pack("{s:o, s:o*, s:o*}", "warble", mix_json(&wm),
+	    "redis", R ? mix_json(&rm) : NULL, "postgres", P ? mix_json(&pm) : NULL));
+	json_object_set_new(rep, "peak_rss_kb", json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	    "user", (json_int_t) rss[0], "relation", (json_int_t) rss[1], "content", (json_int_t) rss[2],
+	    "inbox", (json_int_t) rss[3], "gateway", (json_int_t) rss[4]));
+	json_object_set_new(rep, "inbox_disk", json_pack("{s:I, s:I, s:I, s:f}",
+	    "entries", (json_int_t) disk.cells, "sst_bytes", (json_int_t) disk.sst_bytes,
+	    "folder_bytes", (json_int_t) disk.folder_after_bytes,
+	    "bytes_per_entry", disk.cells ? (double) disk.sst_bytes / disk.cells : 0.0));
+	snprintf(path, sizeof(path), "%s/report.json", opt.out);
+	if (json_dump_file(rep, path, JSON_INDENT(2)) == 0) {
+		printf("report: %s\n", path);
+	}
+	json_decref(rep);
+	rc = 0;
+out:
+	if (rc != 0) {
+		fprintf(stderr, "warble-load: failed\n");
+	}
+	lg_warble_stop(&W);
+	lg_redis_close(R);
+	lg_pg_close(P);
+	lg_graph_free(&G);
+	wbt_cleanup();
+	return rc;
+}
