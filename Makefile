@@ -9,9 +9,11 @@
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR= : SDK, headers, warblectl
 #
-# Libraries: nng ships no pkg-config file in Debian 12, so it is linked
-# as -lnng; msgpack-c, RocksDB, libsodium, jansson and Criterion are found
-# with pkg-config.
+# Libraries: msgpack-c, RocksDB, libsodium, jansson and Criterion are
+# found with pkg-config.  nng is Debian 12's nng 1.5.2 source package
+# rebuilt with the fixes in deploy/nng/ (a listener that stops accepting
+# after a peer disconnects mid-handshake, upstream #1518) and linked
+# statically from $(NNG_PREFIX); deploy/nng/build.sh builds it once.
 
 SANITIZE ?=
 ifeq ($(SANITIZE),1)
@@ -28,10 +30,12 @@ PKGS     = msgpack rocksdb libsodium jansson
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WFLAGS   = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
-INCS     = -Iproto -Ishared/hb -Ishared/rt -Ishared/sdk
+NNG_PREFIX ?= build/nng
+NNG_LIB  = $(NNG_PREFIX)/lib/libnng.a
+INCS     = -I$(NNG_PREFIX)/include -Iproto -Ishared/hb -Ishared/rt -Ishared/evlog -Ishared/sdk -Itests/support
 ALL_CFLAGS  = $(WFLAGS) $(CFLAGS) $(SANFLAGS) -fPIC -MMD -MP -D_GNU_SOURCE $(INCS) \
               $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-EXT_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnng -lpthread -lm
+EXT_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) -lpthread -lm
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 
 # Each library is every .c in its folder except tests (*_test.c),
@@ -42,13 +46,17 @@ objs     = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PROTO_SRCS = $(call lib_srcs,proto)
 HB_SRCS    = $(call lib_srcs,shared/hb)
 RT_SRCS    = $(call lib_srcs,shared/rt)
+EVLOG_SRCS = $(call lib_srcs,shared/evlog)
 SDK_SRCS   = $(call lib_srcs,shared/sdk)
+TEST_SUPPORT_SRCS = $(call lib_srcs,tests/support)
 
 LIB_PROTO = $(BUILD)/lib/libwbproto.a
 LIB_HB    = $(BUILD)/lib/libhb.a
 LIB_RT    = $(BUILD)/lib/librt.a
+LIB_EVLOG = $(BUILD)/lib/libevlog.a
 LIB_SDK   = $(BUILD)/lib/libwarble.a
-LIBS      = $(LIB_SDK) $(LIB_RT) $(LIB_HB) $(LIB_PROTO)
+LIB_TEST  = $(BUILD)/lib/libwbtest.a
+LIBS      = $(LIB_SDK) $(LIB_EVLOG) $(LIB_RT) $(LIB_HB) $(LIB_PROTO)
 
 # Services: services/NAME/main.c is the daemon's entry point; the other
 # .c files of the folder form libsvc_NAME.a, which its tests link too.
@@ -56,8 +64,11 @@ SERVICES  = $(notdir $(patsubst %/main.c,%,$(wildcard services/*/main.c)))
 SVC_BINS  = $(patsubst %,$(BUILD)/bin/warble-%,$(SERVICES))
 svc_lib   = $(BUILD)/lib/libsvc_$(1).a
 
-# Tools: tools/NAME.c or tools/NAME/*.c are built as $(BUILD)/bin/NAME.
-TOOL_BINS = $(patsubst tools/%.c,$(BUILD)/bin/%,$(wildcard tools/*.c))
+# Tools: each .c in these folders is one program, $(BUILD)/bin/NAME:
+# the CLI, the load generator and the runtime's test daemon.
+TOOL_DIRS = shared/cli tests/load tests/ping
+TOOL_SRCS = $(foreach d,$(TOOL_DIRS),$(call lib_srcs,$(d)))
+TOOL_BINS = $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(TOOL_SRCS)))
 
 # Tests: every *_test.c becomes one Criterion binary in $(BUILD)/test/.
 TEST_SRCS  = $(shell find proto shared services tests -name '*_test.c' 2>/dev/null)
@@ -66,16 +77,21 @@ BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/n
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
 .PHONY: all deps test check bench bench-quick fuzz run install clean
-all: $(LIBS) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS)
+all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS)
 
-$(BUILD)/obj/%.o: %.c
+$(NNG_LIB): deploy/nng/build.sh $(wildcard deploy/nng/*.patch)
+	deploy/nng/build.sh $(NNG_PREFIX)
+
+$(BUILD)/obj/%.o: %.c | $(NNG_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIB_PROTO): $(call objs,$(PROTO_SRCS))
 $(LIB_HB):    $(call objs,$(HB_SRCS))
 $(LIB_RT):    $(call objs,$(RT_SRCS))
+$(LIB_EVLOG): $(call objs,$(EVLOG_SRCS))
 $(LIB_SDK):   $(call objs,$(SDK_SRCS))
+$(LIB_TEST):  $(call objs,$(TEST_SUPPORT_SRCS))
 $(BUILD)/lib/%.a:
 	@mkdir -p $(dir $@)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -88,13 +104,16 @@ $(BUILD)/bin/warble-$(1): $(BUILD)/obj/services/$(1)/main.o $(call svc_lib,$(1))
 endef
 $(foreach s,$(SERVICES),$(eval $(call service_rules,$(s))))
 
-$(BUILD)/bin/%: $(BUILD)/obj/tools/%.o $(LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXT_LIBS)
+define tool_rules
+$(BUILD)/bin/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS)
+endef
+$(foreach t,$(TOOL_SRCS),$(eval $(call tool_rules,$(t))))
 
 # A test links its own folder's service library (if any) and every shared library.
 define test_rules
-$(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter services/%,$(1)),$(call svc_lib,$(word 2,$(subst /, ,$(1))))) $(LIBS) | $(SVC_BINS) $(TOOL_BINS)
+$(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter services/%,$(1)),$(call svc_lib,$(word 2,$(subst /, ,$(1))))) $(LIB_TEST) $(LIBS) | $(SVC_BINS) $(TOOL_BINS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o %.a,$$^) $$(EXT_LIBS) $$(shell pkg-config --libs criterion)
 endef
@@ -128,10 +147,10 @@ LOAD_PG    = $(if $(wildcard /usr/include/postgresql/libpq-fe.h),1)
 $(BUILD)/obj/tests/load/%.o: ALL_CFLAGS += -Itests/load/lib -Iservices/inbox \
 	$(if $(LOAD_REDIS),-DLG_HAVE_REDIS) $(if $(LOAD_PG),-DLG_HAVE_PG -I/usr/include/postgresql)
 $(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST) $(call svc_lib,inbox)
-$(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnng \
+$(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) \
 	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq)
 
-fuzz:
+fuzz: $(NNG_LIB)
 	@$(MAKE) -f tests/fuzz.mk
 
 run: deps all

@@ -2,8 +2,11 @@
 # Installs what Warble needs on Debian 12.  Quick when nothing is missing.
 #   tests/deps.sh          build and test dependencies
 #   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL, gnuplot)
+#
+# nng is built from Debian's own nng source package (deploy/nng/build.sh),
+# so this also makes sure apt knows bookworm's deb-src entries.
 set -eu
-pkgs="build-essential pkg-config clang libclang-rt-14-dev libnng-dev
+pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev
       docker-compose"
 if [ "${1:-}" = bench ]; then
@@ -13,12 +16,33 @@ missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+src_list=/etc/apt/sources.list.d/warble-deb-src.sources
+need_src=""
+if ! grep -rqs '^\(deb-src\|Types:.*deb-src\)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	need_src=1
+fi
+[ -z "$missing" ] && [ -z "$need_src" ] && exit 0
+
 cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
-	echo "warble: missing packages:$missing" >&2
-	echo "run as root:  $cmd" >&2
+	echo "warble: missing packages:${missing:- none}${need_src:+; and deb-src entries for bookworm}" >&2
+	[ -n "$need_src" ] && echo "run as root:  tests/deps.sh   (it adds $src_list)" >&2
+	[ -z "$need_src" ] && echo "run as root:  $cmd" >&2
 	exit 1
 fi
-echo "warble: installing$missing"
-sh -c "$cmd"
+if [ -n "$need_src" ]; then
+	echo "warble: adding bookworm deb-src entries ($src_list) to build nng from Debian's source"
+	cat >"$src_list" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+echo "warble: installing${missing:- nothing new}"
+if [ -n "$missing" ]; then
+	sh -c "$cmd"
+else
+	apt-get update
+fi

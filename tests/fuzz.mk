@@ -23,10 +23,11 @@ BF       ?= build-fuzz
 FCC      ?= clang
 PKGS      = msgpack rocksdb libsodium jansson
 SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-INCS      = -Iproto -Ishared/hb -Ishared/rt -Ishared/evlog -Ishared/sdk -Itests/support
+NNG_PREFIX ?= build/nng
+INCS      = -I$(NNG_PREFIX)/include -Iproto -Ishared/hb -Ishared/rt -Ishared/evlog -Ishared/sdk -Itests/support
 FCFLAGS   = -std=gnu11 -O1 -g -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE \
             $(SAN) -fsanitize=fuzzer-no-link $(INCS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-EXT_LIBS  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lnng -lpthread -lm
+EXT_LIBS  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_PREFIX)/lib/libnng.a -lpthread -lm
 
 lib_srcs  = $(filter-out %_test.c %_bench.c %_fuzz.c,$(wildcard $(1)/*.c))
 objs      = $(patsubst %.c,$(BF)/obj/%.o,$(1))

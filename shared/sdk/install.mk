@@ -2,8 +2,9 @@
 # and warblectl, under $(DESTDIR)$(PREFIX).  Included by the root Makefile.
 #
 # The installed libwarble.a bundles the runtime and protocol objects the
-# SDK uses (rt_client, the codec, the error list), so a program links with
-# only `pkg-config --libs warble` (which adds nng and msgpack-c).
+# SDK uses (rt_client, the codec, the error list) and Warble's patched nng,
+# so a program links with only `pkg-config --libs warble` (which adds
+# msgpack-c).
 
 LIBDIR   ?= $(PREFIX)/lib
 INCDIR   ?= $(PREFIX)/include
@@ -11,16 +12,17 @@ BINDIR   ?= $(PREFIX)/bin
 SDK_DIST  = $(BUILD)/dist
 SDK_BUNDLE = $(call objs,$(SDK_SRCS) $(RT_SRCS) $(PROTO_SRCS))
 
-$(SDK_DIST)/libwarble.a: $(SDK_BUNDLE)
+$(SDK_DIST)/libwarble.a: $(SDK_BUNDLE) $(NNG_LIB)
 	@mkdir -p $(dir $@)
-	rm -f $@ && $(AR) rcs $@ $^
+	rm -f $@ && printf 'create %s\naddlib %s\naddmod %s\nsave\nend\n' \
+	    $@ $(NNG_LIB) "$(SDK_BUNDLE)" | $(AR) -M
 
 $(SDK_DIST)/warble.pc: shared/sdk/install.mk
 	@mkdir -p $(dir $@)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
 	    'Name: warble' 'Description: C client of the Warble microblog API' \
 	    'Version: 0.1.0' 'Cflags: -I$${includedir}' \
-	    'Libs: -L$${libdir} -lwarble -lnng $(shell pkg-config --libs msgpack) -lpthread' >$@
+	    'Libs: -L$${libdir} -lwarble $(shell pkg-config --libs msgpack) -lpthread' >$@
 
 install: $(SDK_DIST)/libwarble.a $(SDK_DIST)/warble.pc $(BUILD)/bin/warblectl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR)
