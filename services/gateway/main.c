@@ -1,13 +1,16 @@
 /*
  * warble-gateway: Warble's public API.  Serves msgpack REQ/REP on
- * WARBLE_GATEWAY_URL for the SDK and warblectl, and calls the user,
- * relation, content and inbox services for each request.  It has no
- * store of its own.
+ * WARBLE_GATEWAY_URL for the SDK and warblectl, HTTP/JSON, the web page
+ * and /healthz, /readyz, /metrics on WARBLE_HTTP_URL, and calls the
+ * user, relation, content and inbox services for each request.  It has
+ * no store of its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gw.h"
+#include "http.h"
+#include "metrics.h"
 #include "rt_config.h"
 #include "rt_log.h"
 #include "rt_server.h"
@@ -16,10 +19,14 @@ int
 main(int argc, char **argv)
 {
 	static const char *url, *urls[GW_SVC_COUNT], *level, *workers, *timeout,
-	    *cache;
+	    *cache, *http_url, *web_dir;
 	rt_opt opts[] = {
 		{ "gateway-url", "WARBLE_GATEWAY_URL", "tcp://127.0.0.1:7100",
 		    "listen URL (msgpack API)", &url },
+		{ "http-url", "WARBLE_HTTP_URL", "http://127.0.0.1:8080",
+		    "listen URL (HTTP/JSON API, web page, /metrics)", &http_url },
+		{ "web-dir", "WARBLE_WEB_DIR", "",
+		    "web page folder (default: services/gateway/web of the build)", &web_dir },
 		{ "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101",
 		    "user service", &urls[GW_USER] },
 		{ "relation-url", "WARBLE_RELATION_URL", "tcp://127.0.0.1:7102",
@@ -38,10 +45,15 @@ main(int argc, char **argv)
 		    "debug|info|warn|error", &level },
 		{ NULL },
 	};
-	gw_opts        go = { 0 };
-	rt_server_opts so = { 0 };
-	rt_server     *srv;
-	gw            *g;
+	gw_opts         go = { 0 };
+	rt_server_opts  so = { 0 };
+	gw_metrics_opts mo = { 0 };
+	gw_http_opts    ho = { 0 };
+	rt_server      *srv;
+	gw             *g;
+	gw_metrics     *metrics;
+	gw_http        *http;
+	char            webbuf[1024];
 	uint64_t       nworkers, tmo, ttl;
 	int            rc, lvl;
 
@@ -92,8 +104,35 @@ main(int argc, char **argv)
 		return 1;
 	}
 	RT_INFOF("listening on %s, %d workers", url, so.workers);
+
+	for (int i = 0; i < GW_SVC_COUNT; i++) {
+		mo.urls[i] = urls[i];
+	}
+	mo.gateway_url = url;
+	ho.url         = http_url;
+	ho.web_dir     = web_dir[0] != '\0' ? web_dir : gw_http_web_dir(webbuf, sizeof(webbuf));
+	ho.workers     = (int)nworkers;
+	if ((rc = gw_metrics_open(&metrics, &mo)) != WB_OK) {
+		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
+		rt_server_close(srv);
+		gw_close(g);
+		return 1;
+	}
+	ho.metrics = metrics;
+	if ((rc = gw_http_open(&http, g, &ho)) != WB_OK ||
+	    (rc = gw_http_start(http)) != WB_OK) {
+		RT_ERRORF("cannot serve HTTP on %s: %s", http_url, wb_strerror(rc));
+		gw_http_close(http);
+		gw_metrics_close(metrics);
+		rt_server_close(srv);
+		gw_close(g);
+		return 1;
+	}
+	RT_INFOF("HTTP on %s (port %d)", http_url, gw_http_port(http));
 	rt_wait_for_signal();
 	RT_INFOF("shutting down");
+	gw_http_close(http);
+	gw_metrics_close(metrics);
 	rt_server_close(srv);
 	gw_close(g);
 	return 0;

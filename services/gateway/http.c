@@ -1,0 +1,401 @@
+/*
+ * http.c - the HTTP server's plumbing: admission, asynchronous body
+ * reads, the worker hand-off, responses and shutdown.
+ *
+ * A request's life (nng's threads must never block):
+ *
+ *   nng thread   gw_http_cb: take a job (freelist), check Content-Length
+ *                (413 above max_body, 400 for chunked), start reading the
+ *                body with a deadline ──> gw_http_body_cb
+ *   worker       gw_http_serve (http_api.c): route, dispatch, encode
+ *                gw_http_respond: nng_aio_set_output + nng_aio_finish
+ *
+ * Findings about nng 1.5.2's server that shape this: it parses headers
+ * itself into an 8 KiB line buffer (one header line longer than that
+ * closes the connection) with no deadline and no cap on the number of
+ * header lines; a handler that collects the body gets a plain 400 above
+ * its limit, so the body is read here instead, to answer 413 and to put
+ * a deadline on slow senders.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include "http_int.h"
+#include "json.h"
+#include "rt_log.h"
+
+uint64_t
+gw_http_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+static void gw_http_body_cb(void *arg);
+
+static void
+gw_http_job_free(gw_http_job *j)
+{
+	nng_aio_free(j->rxaio);
+	wb_msg_free(j->q);
+	wb_msg_free(j->rep);
+	gw_buf_free(&j->out);
+	free(j->body);
+	free(j);
+}
+
+/* gw_http_job_get takes a recycled job or makes one; NULL if out of memory or closing. Call with mu held. */
+static gw_http_job *
+gw_http_job_get(gw_http *h)
+{
+	gw_http_job *j;
+
+	if (h->closing) {
+		return NULL;
+	}
+	if ((j = h->free) != NULL) {
+		h->free = j->next;
+		return j;
+	}
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		return NULL;
+	}
+	j->h = h;
+	if (nng_aio_alloc(&j->rxaio, gw_http_body_cb, j) != 0 ||
+	    (j->q = wb_msg_new()) == NULL || (j->rep = wb_msg_new()) == NULL) {
+		gw_http_job_free(j);
+		return NULL;
+	}
+	j->all  = h->jobs;
+	h->jobs = j;
+	return j;
+}
+
+/* gw_http_finish returns j to the freelist and completes the server's aio with res (NULL: drop the connection). */
+static void
+gw_http_finish(gw_http_job *j, nng_http_res *res)
+{
+	gw_http *h   = j->h;
+	nng_aio *aio = j->uaio;
+
+	j->uaio = NULL;
+	j->req  = NULL;
+	j->conn = NULL;
+	if (j->out.cap > 256 * 1024) {
+		gw_buf_free(&j->out); /* keep recycled jobs small */
+	}
+	pthread_mutex_lock(&h->mu);
+	j->next = h->free;
+	h->free = j;
+	pthread_mutex_unlock(&h->mu);
+	atomic_fetch_sub(&h->inflight, 1);
+	if (res != NULL) {
+		nng_aio_set_output(aio, 0, res);
+		nng_aio_finish(aio, 0);
+	} else {
+		nng_aio_finish(aio, NNG_ECONNABORTED);
+	}
+}
+
+/* gw_http_reason names the statuses this API uses (nng 1.5.2 lacks some, e.g. 413). */
+static const char *
+gw_http_reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Payload Too Large";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return NULL;
+	}
+}
+
+void
+gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body,
+    size_t len)
+{
+	nng_http_res *res;
+
+	gw_metrics_status(j->h->metrics, status);
+	if (nng_http_res_alloc(&res) != 0) {
+		gw_http_finish(j, NULL);
+		return;
+	}
+	if (nng_http_res_set_status(res, (uint16_t) status) != 0 ||
+	    (gw_http_reason(status) != NULL &&
+	        nng_http_res_set_reason(res, gw_http_reason(status)) != 0) ||
+	    nng_http_res_set_header(res, "Content-Type", ctype) != 0 ||
+	    nng_http_res_set_header(res, "Cache-Control", "no-store") != 0 ||
+	    (j->allow != NULL && nng_http_res_set_header(res, "Allow", j->allow) != 0) ||
+	    (j->www_auth &&
+	        nng_http_res_set_header(res, "WWW-Authenticate", "Bearer realm=\"warble\"") != 0) ||
+	    (j->close && nng_http_res_set_header(res, "Connection", "close") != 0) ||
+	    nng_http_res_copy_data(res, body, len) != 0) {
+		nng_http_res_free(res);
+		gw_http_finish(j, NULL);
+		return;
+	}
+	gw_http_finish(j, res);
+}
+
+void
+gw_http_fail(gw_http_job *j, int status, const char *name, const char *fmt, ...)
+{
+	char    msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	gw_buf_clear(&j->out);
+	gw_json_error_named(&j->out, name, msg);
+	gw_http_respond(j, status, "application/json", j->out.p != NULL ? j->out.p : "",
+	    j->out.len);
+}
+
+static void
+gw_http_work(void *arg)
+{
+	gw_http_serve(arg);
+}
+
+/* gw_http_submit hands j to the workers, or drops the connection if closing. */
+static void
+gw_http_submit(gw_http_job *j)
+{
+	gw_http *h = j->h;
+	int      rc;
+
+	pthread_mutex_lock(&h->mu);
+	rc = h->closing ? WB_ECLOSED : rt_pool_submit(h->pool, gw_http_work, j);
+	pthread_mutex_unlock(&h->mu);
+	if (rc != WB_OK) {
+		gw_http_finish(j, NULL);
+	}
+}
+
+static void
+gw_http_body_cb(void *arg)
+{
+	gw_http_job *j = arg;
+
+	if (nng_aio_result(j->rxaio) != 0) {
+		/* The client went away or sent too slowly: nothing to answer. */
+		gw_http_finish(j, NULL);
+		return;
+	}
+	gw_http_submit(j);
+}
+
+/* gw_http_cb is nng's handler callback (an nng thread): admit and start reading the body. */
+static void
+gw_http_cb(nng_aio *aio)
+{
+	nng_http_req     *req  = nng_aio_get_input(aio, 0);
+	nng_http_handler *hd   = nng_aio_get_input(aio, 1);
+	nng_http_conn    *conn = nng_aio_get_input(aio, 2);
+	gw_http          *h    = nng_http_handler_get_data(hd);
+	gw_http_job      *j;
+	const char       *cl, *te;
+	uint64_t          len = 0;
+	nng_iov           iov;
+
+	atomic_fetch_add(&h->inflight, 1);
+	pthread_mutex_lock(&h->mu);
+	j = gw_http_job_get(h);
+	pthread_mutex_unlock(&h->mu);
+	if (j == NULL) {
+		atomic_fetch_sub(&h->inflight, 1);
+		nng_aio_finish(aio, NNG_ECONNABORTED);
+		return;
+	}
+	j->uaio     = aio;
+	j->req      = req;
+	j->conn     = conn;
+	j->start_us = gw_http_now_us();
+	j->body_len = 0;
+	j->allow    = NULL;
+	j->www_auth = false;
+	j->close    = false;
+	if (atomic_load(&h->inflight) > h->opts.max_inflight) {
+		j->close = true;
+		gw_http_fail(j, 503, "UNAVAILABLE", "too many requests in flight, retry later");
+		return;
+	}
+	if ((te = nng_http_req_get_header(req, "Transfer-Encoding")) != NULL) {
+		j->close = true;
+		gw_http_fail(j, 400, "BAD_MESSAGE",
+		    "Transfer-Encoding is not supported; send Content-Length");
+		return;
+	}
+	if ((cl = nng_http_req_get_header(req, "Content-Length")) != NULL &&
+	    !gw_json_parse_u64(cl, strlen(cl), &len)) {
+		j->close = true;
+		gw_http_fail(j, 400, "BAD_MESSAGE", "bad Content-Length");
+		return;
+	}
+	if (len > h->opts.max_body) {
+		j->close = true; /* the unread body is still on the connection */
+		gw_http_fail(j, 413, "TOO_LARGE", "request body over %zu bytes",
+		    h->opts.max_body);
+		return;
+	}
+	if (len == 0) {
+		gw_http_submit(j);
+		return;
+	}
+	if (j->body_cap < len) {
+		char *p = realloc(j->body, len + 1);
+		if (p == NULL) {
+			j->close = true;
+			gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+			return;
+		}
+		j->body     = p;
+		j->body_cap = len;
+	}
+	j->body_len  = len;
+	iov.iov_buf  = j->body;
+	iov.iov_len  = len;
+	nng_aio_set_iov(j->rxaio, 1, &iov);
+	nng_aio_set_timeout(j->rxaio, h->opts.body_timeout_ms);
+	nng_http_conn_read_all(conn, j->rxaio);
+}
+
+int
+gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
+{
+	gw_http *h;
+	int      rv, rc;
+
+	*out = NULL;
+	if (opts->metrics == NULL || opts->url == NULL) {
+		return WB_EINVAL;
+	}
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		return WB_ENOMEM;
+	}
+	pthread_mutex_init(&h->mu, NULL);
+	h->g       = g;
+	h->metrics = opts->metrics;
+	h->opts    = *opts;
+	if (h->opts.workers <= 0) {
+		h->opts.workers = 16;
+	}
+	if (h->opts.max_inflight <= 0) {
+		h->opts.max_inflight = 1024;
+	}
+	if (h->opts.max_body == 0) {
+		h->opts.max_body = GW_HTTP_MAX_BODY;
+	}
+	if (h->opts.body_timeout_ms <= 0) {
+		h->opts.body_timeout_ms = 10000;
+	}
+	if (opts->web_dir != NULL && opts->web_dir[0] != '\0' &&
+	    (rc = gw_http_static_load(h, opts->web_dir)) != WB_OK) {
+		gw_http_close(h);
+		return rc;
+	}
+	if ((rc = rt_pool_open(&h->pool, h->opts.workers)) != WB_OK) {
+		gw_http_close(h);
+		return rc;
+	}
+	if ((rv = nng_url_parse(&h->url, opts->url)) != 0 ||
+	    strcmp(h->url->u_scheme, "http") != 0) {
+		RT_ERRORF("bad HTTP URL %s (want http://host:port)", opts->url);
+		gw_http_close(h);
+		return WB_EINVAL;
+	}
+	if ((rv = nng_http_server_hold(&h->srv, h->url)) != 0 ||
+	    (rv = nng_http_handler_alloc(&h->hd, "/", gw_http_cb)) != 0 ||
+	    (rv = nng_http_handler_set_method(h->hd, NULL)) != 0 ||
+	    (rv = nng_http_handler_set_tree(h->hd)) != 0 ||
+	    (rv = nng_http_handler_collect_body(h->hd, false, 0)) != 0 ||
+	    (rv = nng_http_handler_set_data(h->hd, h, NULL)) != 0) {
+		RT_ERRORF("cannot set up the HTTP server: %s", nng_strerror(rv));
+		gw_http_close(h);
+		return rv == NNG_ENOMEM ? WB_ENOMEM : WB_EINVAL;
+	}
+	if ((rv = nng_http_server_add_handler(h->srv, h->hd)) != 0) {
+		RT_ERRORF("cannot add the HTTP handler: %s", nng_strerror(rv));
+		nng_http_handler_free(h->hd);
+		h->hd = NULL;
+		gw_http_close(h);
+		return WB_EINVAL;
+	}
+	*out = h;
+	return WB_OK;
+}
+
+int
+gw_http_start(gw_http *h)
+{
+	int rv;
+
+	if ((rv = nng_http_server_start(h->srv)) != 0) {
+		RT_ERRORF("cannot listen on %s: %s", h->opts.url, nng_strerror(rv));
+		return rv == NNG_EADDRINUSE ? WB_EUNAVAIL : WB_EINVAL;
+	}
+	h->started = true;
+	return WB_OK;
+}
+
+int
+gw_http_port(gw_http *h)
+{
+	nng_sockaddr sa;
+
+	if (nng_http_server_get_addr(h->srv, &sa) != 0 || sa.s_family != NNG_AF_INET) {
+		return -1;
+	}
+	return (int) ntohs(sa.s_in.sa_port);
+}
+
+void
+gw_http_close(gw_http *h)
+{
+	gw_http_job *j;
+
+	if (h == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&h->mu);
+	h->closing = true;
+	pthread_mutex_unlock(&h->mu);
+	if (h->srv != NULL && h->started) {
+		nng_http_server_stop(h->srv); /* closes every connection */
+	}
+	/* Body reads end (closed); then the queued requests complete. */
+	for (j = h->jobs; j != NULL; j = j->all) {
+		nng_aio_stop(j->rxaio);
+	}
+	if (h->pool != NULL) {
+		rt_pool_close(h->pool);
+	}
+	if (h->srv != NULL) {
+		nng_http_server_release(h->srv);
+	}
+	while ((j = h->jobs) != NULL) {
+		h->jobs = j->all;
+		gw_http_job_free(j);
+	}
+	nng_url_free(h->url);
+	gw_http_static_free(h);
+	pthread_mutex_destroy(&h->mu);
+	free(h);
+}

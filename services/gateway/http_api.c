@@ -1,0 +1,451 @@
+/*
+ * http_api.c - routing and the REST mapping (runs on the HTTP workers).
+ *
+ * Each route names a public operation; the request object is built
+ * generically from the path ({name}, {id}), the query string and the JSON
+ * body (json.h), the token comes from "Authorization: Bearer", and
+ * gw_dispatch runs it exactly as for the msgpack API.  The reply object,
+ * less "ok", is the JSON body; errors become
+ * {"error": CODE_NAME, "message": ...} with the status wb_err_http gives.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/types.h>
+
+#include "http_int.h"
+#include "json.h"
+
+#define M(f)              WB_M(f)
+#define GW_HTTP_SEGS      8   /* path segments matched */
+#define GW_HTTP_PATH_MAX  512 /* decoded path segment bytes */
+
+typedef enum gw_http_kind {
+	GW_HTTP_API,     /* a public operation */
+	GW_HTTP_HEALTHZ, /* process up */
+	GW_HTTP_READYZ,  /* backends answer */
+	GW_HTTP_METRICS, /* Prometheus text */
+} gw_http_kind;
+
+typedef struct gw_http_route {
+	const char  *method;
+	const char  *path;   /* "{name}" and "{id}" match one segment */
+	gw_http_kind kind;
+	wb_op        op;
+	uint64_t     query;  /* fields taken from the query string */
+	uint64_t     body;   /* fields taken from the JSON body */
+	int          status; /* on success */
+} gw_http_route;
+
+/* The API.  docs/http-api.md documents each line; keep them together. */
+static const gw_http_route gw_http_routes[] = {
+	{ "POST", "/api/v1/users", GW_HTTP_API, WB_OP_REGISTER, 0, M(NAME) | M(PASSWORD), 201 },
+	{ "GET", "/api/v1/users/{name}", GW_HTTP_API, WB_OP_PROFILE, 0, 0, 200 },
+	{ "GET", "/api/v1/users/{name}/posts", GW_HTTP_API, WB_OP_TIMELINE,
+	    M(BEFORE) | M(LIMIT) | M(SINCE) | M(UNTIL), 0, 200 },
+	{ "GET", "/api/v1/users/{name}/following", GW_HTTP_API, WB_OP_FOLLOWING_LIST,
+	    M(AFTER) | M(LIMIT), 0, 200 },
+	{ "GET", "/api/v1/users/{name}/fans", GW_HTTP_API, WB_OP_FANS_LIST,
+	    M(AFTER) | M(LIMIT), 0, 200 },
+	{ "POST", "/api/v1/sessions", GW_HTTP_API, WB_OP_LOGIN, 0, M(NAME) | M(PASSWORD), 201 },
+	{ "DELETE", "/api/v1/sessions", GW_HTTP_API, WB_OP_LOGOUT, 0, 0, 200 },
+	{ "GET", "/api/v1/me", GW_HTTP_API, WB_OP_WHOAMI, 0, 0, 200 },
+	{ "PATCH", "/api/v1/me", GW_HTTP_API, WB_OP_UPDATE_PROFILE, 0, M(DISPLAY) | M(BIO), 200 },
+	{ "PUT", "/api/v1/me/following/{name}", GW_HTTP_API, WB_OP_FOLLOW, 0, 0, 200 },
+	{ "DELETE", "/api/v1/me/following/{name}", GW_HTTP_API, WB_OP_UNFOLLOW, 0, 0, 200 },
+	{ "GET", "/api/v1/home", GW_HTTP_API, WB_OP_HOME, M(BEFORE) | M(LIMIT), 0, 200 },
+	{ "POST", "/api/v1/posts", GW_HTTP_API, WB_OP_PUBLISH, 0, M(TEXT), 201 },
+	{ "DELETE", "/api/v1/posts/{id}", GW_HTTP_API, WB_OP_DELETE, 0, 0, 200 },
+	{ "GET", "/healthz", GW_HTTP_HEALTHZ, WB_OP_NONE, 0, 0, 200 },
+	{ "GET", "/readyz", GW_HTTP_READYZ, WB_OP_NONE, 0, 0, 200 },
+	{ "GET", "/metrics", GW_HTTP_METRICS, WB_OP_NONE, 0, 0, 200 },
+};
+
+#define GW_HTTP_NROUTES (sizeof(gw_http_routes) / sizeof(gw_http_routes[0]))
+
+/* A request path split into percent-decoded segments. */
+typedef struct gw_http_path {
+	const char *seg[GW_HTTP_SEGS];
+	size_t      len[GW_HTTP_SEGS];
+	int         n;
+	char        buf[GW_HTTP_PATH_MAX];
+} gw_http_path;
+
+static int
+gw_http_hex(char c)
+{
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	if (c >= 'A' && c <= 'F') {
+		return c - 'A' + 10;
+	}
+	return -1;
+}
+
+/* gw_http_unescape percent-decodes s[0..n) into dst (NUL-terminated, at most cap bytes); plus turns '+' into ' '; -1 on a bad escape, NUL or overflow. */
+static ssize_t
+gw_http_unescape(const char *s, size_t n, bool plus, char *dst, size_t cap)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '%') {
+			int hi, lo;
+			if (i + 2 >= n || (hi = gw_http_hex(s[i + 1])) < 0 ||
+			    (lo = gw_http_hex(s[i + 2])) < 0) {
+				return -1;
+			}
+			c = (char) (hi * 16 + lo);
+			i += 2;
+		} else if (c == '+' && plus) {
+			c = ' ';
+		}
+		if (c == '\0' || k + 1 >= cap) {
+			return -1;
+		}
+		dst[k++] = c;
+	}
+	dst[k] = '\0';
+	return (ssize_t) k;
+}
+
+/* gw_http_path_split splits path (without the query) into decoded segments; false if malformed or too deep. */
+static bool
+gw_http_path_split(const char *path, size_t n, gw_http_path *p)
+{
+	size_t  used = 0, i = 0;
+	ssize_t k;
+
+	p->n = 0;
+	if (n == 0 || path[0] != '/') {
+		return false;
+	}
+	while (i < n) {
+		size_t start = ++i;
+
+		while (i < n && path[i] != '/') {
+			i++;
+		}
+		if (i == start && i == n) {
+			break; /* a trailing slash */
+		}
+		if (p->n == GW_HTTP_SEGS) {
+			return false;
+		}
+		k = gw_http_unescape(path + start, i - start, false, p->buf + used,
+		    sizeof(p->buf) - used);
+		if (k < 0) {
+			return false;
+		}
+		p->seg[p->n] = p->buf + used;
+		p->len[p->n] = (size_t) k;
+		p->n++;
+		used += (size_t) k + 1;
+	}
+	return true;
+}
+
+/* gw_http_route_match tells whether p matches pattern; *name and *id get the {name} and {id} segments. */
+static bool
+gw_http_route_match(const char *pattern, const gw_http_path *p, int *name, int *id)
+{
+	const char *s = pattern;
+	int         i = 0;
+
+	*name = *id = -1;
+	while (*s == '/') {
+		const char *e = strchr(s + 1, '/');
+		size_t      len = e != NULL ? (size_t) (e - s - 1) : strlen(s + 1);
+
+		if (i >= p->n) {
+			return false;
+		}
+		if (len == 6 && memcmp(s + 1, "{name}", 6) == 0) {
+			*name = i;
+		} else if (len == 4 && memcmp(s + 1, "{id}", 4) == 0) {
+			*id = i;
+		} else if (len != p->len[i] || memcmp(s + 1, p->seg[i], len) != 0) {
+			return false;
+		}
+		i++;
+		s += len + 1;
+	}
+	return i == p->n;
+}
+
+/* gw_http_fields lists a field mask's names, for messages. */
+static void
+gw_http_fields(uint64_t mask, char *buf, size_t n)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (int f = 0; f < WB_FIELD_COUNT && k < n; f++) {
+		if (mask & (UINT64_C(1) << f)) {
+			k += (size_t) snprintf(buf + k, n - k, "%s%s", k ? ", " : "",
+			    wb_field_name((wb_field) f));
+		}
+	}
+	if (k == 0) {
+		snprintf(buf, n, "none");
+	}
+}
+
+/* gw_http_query sets the query string's parameters on q; false after answering an error. */
+static bool
+gw_http_query(gw_http_job *j, const gw_http_route *r, const char *qs)
+{
+	char key[64], val[512], err[160], allowed[160];
+
+	while (qs != NULL && *qs != '\0') {
+		const char *amp = strchr(qs, '&');
+		size_t      len = amp != NULL ? (size_t) (amp - qs) : strlen(qs);
+		const char *eq  = memchr(qs, '=', len);
+		size_t      kl  = eq != NULL ? (size_t) (eq - qs) : len;
+		ssize_t     kn, vn;
+		int         f;
+
+		if (len > 0) {
+			kn = gw_http_unescape(qs, kl, true, key, sizeof(key));
+			vn = eq != NULL ? gw_http_unescape(eq + 1, len - kl - 1, true, val, sizeof(val)) : 0;
+			if (eq == NULL) {
+				val[0] = '\0';
+			}
+			if (kn < 0 || vn < 0) {
+				gw_http_fail(j, 400, "BAD_MESSAGE", "malformed query string");
+				return false;
+			}
+			f = wb_field_lookup(key, (size_t) kn);
+			if (f < 0 || (r->query & (UINT64_C(1) << f)) == 0) {
+				gw_http_fields(r->query, allowed, sizeof(allowed));
+				gw_http_fail(j, 400, "INVALID",
+				    "unknown query parameter \"%.40s\" (this endpoint takes: %s)", key,
+				    allowed);
+				return false;
+			}
+			if (gw_json_set_text(j->q, (wb_field) f, val, (size_t) vn, err,
+			        sizeof(err)) != WB_OK) {
+				gw_http_fail(j, 400, "BAD_MESSAGE", "%s", err);
+				return false;
+			}
+		}
+		qs = amp != NULL ? amp + 1 : NULL;
+	}
+	return true;
+}
+
+/* gw_http_token sets the Bearer token on q if the op takes one; false after answering 401. */
+static bool
+gw_http_token(gw_http_job *j, const gw_http_route *r)
+{
+	uint64_t    req, opt;
+	const char *a = nng_http_req_get_header(j->req, "Authorization");
+	size_t      n;
+
+	wb_op_fields(r->op, &req, &opt);
+	if (((req | opt) & M(TOKEN)) == 0) {
+		return true;
+	}
+	if (a == NULL) {
+		if (req & M(TOKEN)) {
+			j->www_auth = true;
+			gw_http_fail(j, 401, "UNAUTHORIZED",
+			    "this endpoint needs a header Authorization: Bearer <token>");
+			return false;
+		}
+		return true;
+	}
+	if (strncasecmp(a, "Bearer ", 7) != 0) {
+		j->www_auth = true;
+		gw_http_fail(j, 401, "UNAUTHORIZED", "Authorization must be: Bearer <token>");
+		return false;
+	}
+	a += 7;
+	while (*a == ' ') {
+		a++;
+	}
+	n = strlen(a);
+	while (n > 0 && a[n - 1] == ' ') {
+		n--;
+	}
+	if (n == 0) {
+		j->www_auth = true;
+		gw_http_fail(j, 401, "UNAUTHORIZED", "empty bearer token");
+		return false;
+	}
+	if (wb_set_str(j->q, WB_F_TOKEN, a, n) != WB_OK) {
+		gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/* gw_http_api runs route r's operation. */
+static void
+gw_http_api(gw_http_job *j, const gw_http_route *r, const gw_http_path *p, int name,
+    int id, const char *qs)
+{
+	char        err[192];
+	const char *msg;
+	wb_op       op;
+	int         rc, status;
+
+	wb_reset(j->q);
+	wb_reset(j->rep);
+	if (wb_set_cstr(j->q, WB_F_OP, wb_op_name(r->op)) != WB_OK ||
+	    wb_set_u64(j->q, WB_F_V, WB_PROTO_VERSION) != WB_OK ||
+	    (name >= 0 && wb_set_str(j->q, WB_F_NAME, p->seg[name], p->len[name]) != WB_OK)) {
+		gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+		return;
+	}
+	if (id >= 0 && gw_json_set_text(j->q, WB_F_ID, p->seg[id], p->len[id], err,
+	                   sizeof(err)) != WB_OK) {
+		gw_http_fail(j, 400, "BAD_MESSAGE", "post id must be a decimal string");
+		return;
+	}
+	if (!gw_http_query(j, r, qs) || !gw_http_token(j, r)) {
+		return;
+	}
+	if (j->body_len > 0) {
+		if (r->body == 0) {
+			gw_http_fail(j, 400, "INVALID", "this endpoint takes no request body");
+			return;
+		}
+		if ((rc = gw_json_to_obj(j->q, j->body, j->body_len, r->body, err,
+		         sizeof(err))) != WB_OK) {
+			gw_http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
+			return;
+		}
+	}
+	if ((rc = wb_check_request(j->q, &op, err, sizeof(err))) != WB_OK) {
+		gw_http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
+		return;
+	}
+	rc = gw_dispatch(j->h->g, op, j->q, j->rep);
+	gw_metrics_record(j->h->metrics, op, gw_http_now_us() - j->start_us, rc != WB_OK);
+	if (rc != WB_OK) {
+		msg = NULL;
+		if (wb_reply_code(j->rep, &msg) == WB_OK || msg == NULL) {
+			msg = wb_strerror(rc);
+		}
+		status = wb_err_http(rc);
+		j->www_auth = status == 401 && rc == WB_EAUTH;
+		gw_http_fail(j, status, wb_err_name(rc), "%s", msg);
+		return;
+	}
+	gw_buf_clear(&j->out);
+	if (gw_json_from_obj(j->rep, M(OK) | M(ERR) | M(MSG), &j->out) != WB_OK) {
+		gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+		return;
+	}
+	gw_http_respond(j, r->status, "application/json", j->out.p, j->out.len);
+}
+
+/* gw_http_ops answers /healthz, /readyz and /metrics. */
+static void
+gw_http_ops(gw_http_job *j, gw_http_kind kind)
+{
+	int rc;
+
+	gw_buf_clear(&j->out);
+	switch (kind) {
+	case GW_HTTP_HEALTHZ:
+		gw_http_respond(j, 200, "application/json", "{\"status\":\"ok\"}", 15);
+		return;
+	case GW_HTTP_READYZ:
+		rc = gw_metrics_ready(j->h->metrics, &j->out);
+		gw_http_respond(j, rc == WB_OK ? 200 : 503, "application/json",
+		    j->out.p != NULL ? j->out.p : "", j->out.len);
+		return;
+	case GW_HTTP_METRICS:
+		if (gw_metrics_render(j->h->metrics, &j->out) != WB_OK) {
+			gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+			return;
+		}
+		gw_http_respond(j, 200, "text/plain; version=0.0.4; charset=utf-8", j->out.p,
+		    j->out.len);
+		return;
+	default:
+		gw_http_fail(j, 500, "INTERNAL", "bad route");
+		return;
+	}
+}
+
+/* gw_http_static serves a file of the web page; false if path names none. */
+static bool
+gw_http_static(gw_http_job *j, const char *method, const char *path)
+{
+	const gw_http_file *f = gw_http_static_find(j->h, path);
+
+	if (f == NULL) {
+		return false;
+	}
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		j->allow = "GET, HEAD";
+		gw_http_fail(j, 405, "METHOD_NOT_ALLOWED", "%s is not allowed here", method);
+		return true;
+	}
+	gw_http_respond(j, 200, f->ctype, f->data, f->len);
+	return true;
+}
+
+void
+gw_http_serve(gw_http_job *j)
+{
+	const char  *method = nng_http_req_get_method(j->req);
+	const char  *uri    = nng_http_req_get_uri(j->req);
+	const char  *qs     = strchr(uri, '?');
+	size_t       plen   = qs != NULL ? (size_t) (qs - uri) : strlen(uri);
+	gw_http_path p;
+	char         path[GW_HTTP_PATH_MAX], allow[96];
+	size_t       k = 0;
+	int          name, id;
+	bool         found = false;
+
+	/* HEAD is GET without the body (nng strips it). */
+	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
+
+	if (qs != NULL) {
+		qs++;
+	}
+	if (!gw_http_path_split(uri, plen, &p)) {
+		gw_http_fail(j, 400, "BAD_MESSAGE", "malformed path");
+		return;
+	}
+	snprintf(path, sizeof(path), "%.*s", (int) plen, uri);
+	if (strncmp(path, "/api/", 5) != 0 && gw_http_static(j, method, path)) {
+		return;
+	}
+	allow[0] = '\0';
+	for (size_t i = 0; i < GW_HTTP_NROUTES; i++) {
+		const gw_http_route *r = &gw_http_routes[i];
+
+		if (!gw_http_route_match(r->path, &p, &name, &id)) {
+			continue;
+		}
+		if (strcmp(r->method, m) == 0) {
+			if (r->kind == GW_HTTP_API) {
+				gw_http_api(j, r, &p, name, id, qs);
+			} else {
+				gw_http_ops(j, r->kind);
+			}
+			return;
+		}
+		found = true;
+		k += (size_t) snprintf(allow + k, sizeof(allow) - k, "%s%s%s", k ? ", " : "",
+		    r->method, strcmp(r->method, "GET") == 0 ? ", HEAD" : "");
+	}
+	if (found) {
+		j->allow = allow;
+		gw_http_fail(j, 405, "METHOD_NOT_ALLOWED", "%s is not allowed on %s (allowed: %s)",
+		    method, path, allow);
+		return;
+	}
+	gw_http_fail(j, 404, "NOT_FOUND", "no such endpoint: %s %s", method, path);
+}

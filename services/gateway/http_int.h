@@ -1,0 +1,87 @@
+/*
+ * http_int.h - internals shared by the HTTP files: the server, the
+ * request job, static files.
+ */
+#ifndef GW_HTTP_INT_H
+#define GW_HTTP_INT_H
+
+#include <nng/nng.h>
+#include <nng/supplemental/http/http.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "http.h"
+#include "http_buf.h"
+#include "rt_pool.h"
+
+#define GW_HTTP_FILES_MAX 32          /* files of the web page */
+#define GW_HTTP_FILE_MAX  (1 << 20)   /* largest one */
+
+typedef struct gw_http_file {
+	char        path[80]; /* "/app.js" */
+	const char *ctype;
+	char       *data;
+	size_t      len;
+} gw_http_file;
+
+typedef struct gw_http_job gw_http_job;
+
+struct gw_http_job {
+	gw_http_job   *next;     /* freelist */
+	gw_http_job   *all;      /* every job, for close */
+	gw_http       *h;
+	nng_aio       *uaio;     /* the server's handler aio: finish it to answer */
+	nng_http_req  *req;
+	nng_http_conn *conn;
+	nng_aio       *rxaio;    /* reads the body */
+	char          *body;
+	size_t         body_len, body_cap;
+	uint64_t       start_us;
+	wb_obj        *q, *rep;  /* request and reply, reset per request */
+	gw_buf         out;      /* response body */
+	const char    *allow;    /* Allow header of a 405, or NULL */
+	bool           www_auth; /* add WWW-Authenticate (401) */
+	bool           close;    /* close the connection after answering */
+};
+
+struct gw_http {
+	gw              *g;
+	gw_metrics      *metrics;
+	gw_http_opts     opts;
+	nng_url         *url;
+	nng_http_server *srv;
+	nng_http_handler *hd;
+	rt_pool         *pool;
+	pthread_mutex_t  mu; /* freelist, jobs, closing */
+	gw_http_job     *free, *jobs;
+	bool             closing, started;
+	atomic_int       inflight;
+	gw_http_file     files[GW_HTTP_FILES_MAX];
+	int              nfiles;
+};
+
+/* gw_http_serve handles one request with its body read (on a worker). */
+void gw_http_serve(gw_http_job *j);
+
+/* gw_http_respond sends status with a body (copied) and finishes the job. */
+void gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body,
+    size_t len);
+
+/* gw_http_fail sends a JSON error {"error": name, "message": ...} with status and finishes the job. */
+void gw_http_fail(gw_http_job *j, int status, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* gw_http_now_us returns a monotonic clock in microseconds. */
+uint64_t gw_http_now_us(void);
+
+/* gw_http_static_load reads the regular files of dir into memory; WB_OK also when dir is absent (logged). */
+int gw_http_static_load(gw_http *h, const char *dir);
+
+/* gw_http_static_find returns the file for path ("/" is "/index.html"), or NULL. */
+const gw_http_file *gw_http_static_find(gw_http *h, const char *path);
+
+/* gw_http_static_free frees the loaded files. */
+void gw_http_static_free(gw_http *h);
+
+#endif

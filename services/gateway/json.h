@@ -1,0 +1,49 @@
+/*
+ * json.h - the one mapping between wb_obj messages and JSON, driven by
+ * the field table of wb_proto.h, so no operation needs its own encoder:
+ *
+ *   wb type   JSON                      example
+ *   U64       non-negative integer      "uid": 7
+ *   ID        decimal string            "id": "51234567890123456"
+ *   BOOL      true / false              "followed": true
+ *   STR       string (UTF-8)            "name": "alice"
+ *   U64S      array of integers         "uids": [7, 9]
+ *   IDS       array of decimal strings  "ids": ["512...", "511..."]
+ *   OBJS      array of objects          "posts": [{"id": "512...", ...}]
+ *
+ * Ids are strings because post ids exceed 2^53, the largest integer a
+ * JavaScript number holds exactly.  The same field names are used on
+ * the wire and in JSON.
+ */
+#ifndef GW_JSON_H
+#define GW_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http_buf.h"
+#include "wb_proto.h"
+
+#define GW_JSON_DEPTH 4 /* deepest nesting of objects accepted */
+
+/* gw_json_to_obj parses a JSON object and sets its fields on dst, accepting only fields in allowed (a WB_M mask); WB_EBADMSG or WB_EINVAL with a message in err. */
+int gw_json_to_obj(wb_obj *dst, const char *json, size_t len, uint64_t allowed,
+    char *err, size_t errlen);
+
+/* gw_json_from_obj appends src as a JSON object to out, leaving out the fields in skip (a WB_M mask). */
+int gw_json_from_obj(const wb_obj *src, uint64_t skip, gw_buf *out);
+
+/* gw_json_error appends the error body {"error": CODE_NAME, "message": msg} to out. */
+int gw_json_error(gw_buf *out, int code, const char *msg);
+
+/* gw_json_error_named is gw_json_error with the name given (also HTTP-only names such as METHOD_NOT_ALLOWED); msg must be UTF-8. */
+int gw_json_error_named(gw_buf *out, const char *name, const char *msg);
+
+/* gw_json_set_text sets field f of dst from its text form (a path segment or query value: decimal for U64/ID, true/false for BOOL); WB_EBADMSG with a message in err. */
+int gw_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err,
+    size_t errlen);
+
+/* gw_json_parse_u64 parses a plain decimal u64 ("0".."18446744073709551615", no sign or spaces); false if it is not one. */
+bool gw_json_parse_u64(const char *s, size_t n, uint64_t *out);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * metrics.c - /readyz and /metrics (see metrics.h).
+ *
+ * Each scrape asks every target for its stats at once, on the probe
+ * pool, then writes one Prometheus family at a time across all targets
+ * (the text format wants a family's samples together):
+ *
+ *   warble_up{service}                        1 if the stats call answered
+ *   warble_uptime_seconds{service}
+ *   warble_requests_total{service,op}
+ *   warble_request_errors_total{service,op}
+ *   warble_request_duration_seconds{service,op}   histogram
+ *   warble_<service>_<gauge>                  each gauge a service registers
+ *   warble_http_responses_total{code}         the HTTP API's statuses
+ *
+ * service is user, relation, content, inbox, gateway (the msgpack API)
+ * and gateway_http (the HTTP API, recorded in this process).
+ */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "rt_client.h"
+#include "rt_pool.h"
+#include "rt_stats.h"
+
+#define GW_METRICS_TARGETS (GW_SVC_COUNT + 1) /* the services, then the gateway */
+#define GW_METRICS_STATUS  600
+
+static const char *gw_metrics_names[GW_METRICS_TARGETS] = {
+	"user", "relation", "content", "inbox", "gateway",
+};
+
+struct gw_metrics {
+	rt_client           *cli[GW_METRICS_TARGETS]; /* NULL: not probed */
+	rt_pool             *pool;
+	rt_stats            *http;
+	atomic_uint_fast64_t status[GW_METRICS_STATUS];
+};
+
+/* One round of concurrent calls, waited for by the caller. */
+typedef struct gw_metrics_round {
+	pthread_mutex_t mu;
+	pthread_cond_t  cv;
+	int             left;
+	gw_metrics     *m;
+	wb_op           op;
+	wb_obj         *rep[GW_METRICS_TARGETS];
+	int             rc[GW_METRICS_TARGETS];
+	struct gw_metrics_task {
+		struct gw_metrics_round *round;
+		int                      i;
+	} task[GW_METRICS_TARGETS];
+} gw_metrics_round;
+
+int
+gw_metrics_open(gw_metrics **out, const gw_metrics_opts *opts)
+{
+	rt_client_opts co = { 0 };
+	gw_metrics    *m;
+	int            rc;
+
+	*out = NULL;
+	if ((m = calloc(1, sizeof(*m))) == NULL || (m->http = rt_stats_new()) == NULL) {
+		free(m);
+		return WB_ENOMEM;
+	}
+	co.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 1000;
+	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
+		const char *url = i < GW_SVC_COUNT ? opts->urls[i] : opts->gateway_url;
+
+		if (url != NULL && (rc = rt_client_open(&m->cli[i], url, &co)) != WB_OK) {
+			gw_metrics_close(m);
+			return rc;
+		}
+	}
+	if ((rc = rt_pool_open(&m->pool, GW_METRICS_TARGETS)) != WB_OK) {
+		gw_metrics_close(m);
+		return rc;
+	}
+	*out = m;
+	return WB_OK;
+}
+
+void
+gw_metrics_close(gw_metrics *m)
+{
+	if (m == NULL) {
+		return;
+	}
+	if (m->pool != NULL) {
+		rt_pool_close(m->pool);
+	}
+	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
+		rt_client_close(m->cli[i]);
+	}
+	rt_stats_free(m->http);
+	free(m);
+}
+
+void
+gw_metrics_record(gw_metrics *m, wb_op op, uint64_t us, bool failed)
+{
+	rt_stats_record(m->http, op, us, failed);
+}
+
+void
+gw_metrics_status(gw_metrics *m, int status)
+{
+	if (status >= 100 && status < GW_METRICS_STATUS) {
+		atomic_fetch_add_explicit(&m->status[status], 1, memory_order_relaxed);
+	}
+}
+
+/* gw_metrics_task_run makes one call of a round (on the probe pool). */
+static void
+gw_metrics_task_run(void *arg)
+{
+	struct gw_metrics_task *t = arg;
+	gw_metrics_round       *r = t->round;
+	wb_obj                 *q = wb_request(r->op);
+	wb_obj                 *rep = NULL;
+	int                     rc  = q == NULL ? WB_ENOMEM : rt_call(r->m->cli[t->i], q, &rep);
+
+	wb_msg_free(q);
+	pthread_mutex_lock(&r->mu);
+	r->rc[t->i]  = rc;
+	r->rep[t->i] = rep;
+	if (--r->left == 0) {
+		pthread_cond_signal(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* gw_metrics_round_run sends op to every target at once and waits for all (each call has its deadline). */
+static void
+gw_metrics_round_run(gw_metrics *m, gw_metrics_round *r, wb_op op)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	r->m  = m;
+	r->op = op;
+	pthread_mutex_lock(&r->mu);
+	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
+		r->rc[i]        = WB_EUNAVAIL;
+		r->task[i]      = (struct gw_metrics_task) { r, i };
+		if (m->cli[i] == NULL) {
+			continue;
+		}
+		r->left++;
+		if (rt_pool_submit(m->pool, gw_metrics_task_run, &r->task[i]) != WB_OK) {
+			r->left--;
+			r->rc[i] = WB_ECLOSED;
+		}
+	}
+	while (r->left > 0) {
+		pthread_cond_wait(&r->cv, &r->mu);
+	}
+	pthread_mutex_unlock(&r->mu);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+}
+
+static void
+gw_metrics_round_free(gw_metrics_round *r)
+{
+	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
+		wb_msg_free(r->rep[i]);
+	}
+}
+
+int
+gw_metrics_ready(gw_metrics *m, gw_buf *out)
+{
+	gw_metrics_round r;
+	int              rc = WB_OK;
+
+	gw_metrics_round_run(m, &r, WB_OP_PING);
+	gw_buf_printf(out, "{\"services\":{");
+	for (int i = 0; i < GW_SVC_COUNT; i++) {
+		gw_buf_printf(out, "%s\"%s\":\"%s\"", i ? "," : "", gw_metrics_names[i],
+		    r.rc[i] == WB_OK ? "ok" : wb_err_name(r.rc[i]));
+		if (r.rc[i] != WB_OK) {
+			rc = WB_EUNAVAIL;
+		}
+	}
+	gw_buf_printf(out, "},\"failed\":[");
+	for (int i = 0, k = 0; i < GW_SVC_COUNT; i++) {
+		if (r.rc[i] != WB_OK) {
+			gw_buf_printf(out, "%s\"%s\"", k++ ? "," : "", gw_metrics_names[i]);
+		}
+	}
+	gw_buf_printf(out, "],\"ready\":%s}", rc == WB_OK ? "true" : "false");
+	gw_metrics_round_free(&r);
+	return rc;
+}
+
+/* --- Prometheus text ------------------------------------------------------- */
+
+typedef struct gw_metrics_src {
+	const char   *service;
+	const wb_obj *rep; /* a stats reply, or NULL if the target did not answer */
+} gw_metrics_src;
+
+static void
+gw_metrics_head(gw_buf *out, const char *name, const char *type, const char *help)
+{
+	gw_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* gw_metrics_ops writes one per-op family (which: 0 requests, 1 errors, 2 histogram) for every source. */
+static void
+gw_metrics_ops(gw_buf *out, const gw_metrics_src *src, int n, int which)
+{
+	for (int s = 0; s < n; s++) {
+		const wb_obj *st;
+		size_t        nst = 0;
+
+		if (src[s].rep == NULL || !wb_get_objs(src[s].rep, WB_F_STATS, &st, &nst)) {
+			continue;
+		}
+		for (size_t i = 0; i < nst; i++) {
+			const char     *op    = wb_str(&st[i], WB_F_NAME, "?");
+			uint64_t        count = wb_u64(&st[i], WB_F_COUNT, 0);
+			const uint64_t *h;
+			size_t          nh = 0;
+			uint64_t        cum = 0;
+
+			if (which == 0) {
+				gw_buf_printf(out, "warble_requests_total{service=\"%s\",op=\"%s\"} %lu\n",
+				    src[s].service, op, (unsigned long) count);
+				continue;
+			}
+			if (which == 1) {
+				gw_buf_printf(out,
+				    "warble_request_errors_total{service=\"%s\",op=\"%s\"} %lu\n",
+				    src[s].service, op, (unsigned long) wb_u64(&st[i], WB_F_ERRORS, 0));
+				continue;
+			}
+			wb_get_u64s(&st[i], WB_F_HIST, &h, &nh);
+			for (size_t b = 0; b + 1 < nh; b++) {
+				cum += h[b];
+				gw_buf_printf(out,
+				    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%s\","
+				    "le=\"%.9g\"} %lu\n",
+				    src[s].service, op, (double) (UINT64_C(1) << b) / 1e6,
+				    (unsigned long) cum);
+			}
+			gw_buf_printf(out,
+			    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%s\","
+			    "le=\"+Inf\"} %lu\n"
+			    "warble_request_duration_seconds_sum{service=\"%s\",op=\"%s\"} %.6f\n"
+			    "warble_request_duration_seconds_count{service=\"%s\",op=\"%s\"} %lu\n",
+			    src[s].service, op, (unsigned long) count, src[s].service, op,
+			    (double) wb_u64(&st[i], WB_F_SUM_US, 0) / 1e6, src[s].service, op,
+			    (unsigned long) count);
+		}
+	}
+}
+
+/* gw_metrics_gauges writes each registered gauge as warble_<service>_<name>. */
+static void
+gw_metrics_gauges(gw_buf *out, const gw_metrics_src *src, int n)
+{
+	for (int s = 0; s < n; s++) {
+		const wb_obj *g;
+		size_t        ng = 0;
+
+		if (src[s].rep == NULL || !wb_get_objs(src[s].rep, WB_F_GAUGES, &g, &ng)) {
+			continue;
+		}
+		for (size_t i = 0; i < ng; i++) {
+			char        name[96];
+			const char *raw = wb_str(&g[i], WB_F_NAME, "");
+			size_t      k;
+
+			k = (size_t) snprintf(name, sizeof(name), "warble_%s_", src[s].service);
+			for (; *raw != '\0' && k + 1 < sizeof(name); raw++) {
+				name[k++] = isalnum((unsigned char) *raw) ? *raw : '_';
+			}
+			name[k] = '\0';
+			gw_metrics_head(out, name, "gauge", "a figure the service reports in its stats");
+			gw_buf_printf(out, "%s %lu\n", name,
+			    (unsigned long) wb_u64(&g[i], WB_F_VALUE, 0));
+		}
+	}
+}
+
+int
+gw_metrics_render(gw_metrics *m, gw_buf *out)
+{
+	gw_metrics_round r;
+	gw_metrics_src   src[GW_METRICS_TARGETS + 1];
+	wb_obj          *local;
+	int              n = 0;
+
+	if ((local = wb_msg_new()) == NULL) {
+		return WB_ENOMEM;
+	}
+	if (rt_stats_fill(m->http, local) != WB_OK) {
+		wb_msg_free(local);
+		return WB_ENOMEM;
+	}
+	gw_metrics_round_run(m, &r, WB_OP_STATS);
+	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
+		if (m->cli[i] != NULL) {
+			src[n++] = (gw_metrics_src) { gw_metrics_names[i], r.rc[i] == WB_OK ? r.rep[i] : NULL };
+		}
+	}
+	src[n++] = (gw_metrics_src) { "gateway_http", local };
+
+	gw_metrics_head(out, "warble_up", "gauge", "1 if the service answered its stats request");
+	for (int s = 0; s < n; s++) {
+		gw_buf_printf(out, "warble_up{service=\"%s\"} %d\n", src[s].service,
+		    src[s].rep != NULL);
+	}
+	gw_metrics_head(out, "warble_uptime_seconds", "gauge", "seconds since the service started");
+	for (int s = 0; s < n; s++) {
+		if (src[s].rep != NULL && wb_has(src[s].rep, WB_F_UPTIME)) {
+			gw_buf_printf(out, "warble_uptime_seconds{service=\"%s\"} %.3f\n",
+			    src[s].service, (double) wb_u64(src[s].rep, WB_F_UPTIME, 0) / 1e3);
+		}
+	}
+	gw_metrics_head(out, "warble_requests_total", "counter", "requests handled, by operation");
+	gw_metrics_ops(out, src, n, 0);
+	gw_metrics_head(out, "warble_request_errors_total", "counter",
+	    "requests answered with an error, by operation");
+	gw_metrics_ops(out, src, n, 1);
+	gw_metrics_head(out, "warble_request_duration_seconds", "histogram",
+	    "request latency, by operation");
+	gw_metrics_ops(out, src, n, 2);
+	gw_metrics_gauges(out, src, n);
+	gw_metrics_head(out, "warble_http_responses_total", "counter",
+	    "HTTP responses of the gateway, by status code");
+	for (int c = 100; c < GW_METRICS_STATUS; c++) {
+		uint64_t v = atomic_load_explicit(&m->status[c], memory_order_relaxed);
+		if (v > 0) {
+			gw_buf_printf(out, "warble_http_responses_total{code=\"%d\"} %lu\n", c,
+			    (unsigned long) v);
+		}
+	}
+	gw_metrics_round_free(&r);
+	wb_msg_free(local);
+	return out->p == NULL ? WB_ENOMEM : WB_OK;
+}
