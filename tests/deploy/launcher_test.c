@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -107,6 +110,35 @@ lt_probe(const char *const *args, long long *ms)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* lt_http_get sends GET path to 127.0.0.1:port and returns the status code (-1 on error); 2 s deadline. */
+static int
+lt_http_get(int port, const char *path)
+{
+	struct sockaddr_in sa   = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port) };
+	struct timeval     tv   = { .tv_sec = 2 };
+	char               buf[256];
+	int                code = -1, fd = socket(AF_INET, SOCK_STREAM, 0);
+	ssize_t            n;
+
+	if (fd < 0) {
+		return -1;
+	}
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
+		n = snprintf(buf, sizeof(buf), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+		if (write(fd, buf, (size_t) n) == n && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+			buf[n] = '\0';
+			if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1) {
+				code = -1;
+			}
+		}
+	}
+	close(fd);
+	return code;
+}
+
 /* lt_wait_up pings url until it answers or timeout_ms passes; true if it answered. */
 static bool
 lt_wait_up(const char *url, int timeout_ms)
@@ -194,7 +226,8 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 		{ "WARBLE_CONTENT_PUB_URL", "conpub" },
 	};
 	char        urls[LT_NVARS][160], data[160], gw[512], bindir[512], out[200], path[300];
-	int         st;
+	char        http[64];
+	int         st, http_port;
 	pid_t       pid;
 
 	lt_root();
@@ -205,6 +238,10 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 	for (int i = 0; i < LT_NVARS; i++) {
 		cr_assert_eq(wbt_ipc_url(urls[i], sizeof(urls[i]), vars[i][1]), 0);
 	}
+	/* HTTP is TCP only: a port that was free a moment ago */
+	http_port = wbt_free_port();
+	cr_assert_gt(http_port, 0);
+	snprintf(http, sizeof(http), "http://127.0.0.1:%d", http_port);
 
 	pid = fork();
 	cr_assert(pid >= 0);
@@ -217,6 +254,7 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 		for (int i = 0; i < LT_NVARS; i++) {
 			setenv(vars[i][0], urls[i], 1);
 		}
+		setenv("WARBLE_HTTP_URL", http, 1);
 		setenv("WARBLE_DATA", data, 1);
 		setenv("WARBLE_BIN", bindir, 1);
 		setenv("WARBLE_PWHASH_OPS", "1", 1);
@@ -234,6 +272,12 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 		cr_expect_eq(lt_probe((const char *[]) { urls[i], NULL }, NULL), 0, "warble-probe %s",
 		    urls[i]);
 	}
+	/* the gateway's HTTP server is on WARBLE_HTTP_URL */
+	int code = -1;
+	for (long long end = wbt_now_ms() + 10000; code != 200 && wbt_now_ms() < end; wbt_sleep_ms(50)) {
+		code = lt_http_get(http_port, "/healthz");
+	}
+	cr_expect_eq(code, 200, "GET %s/healthz: %d", http, code);
 	/* with their stores and logs under WARBLE_DATA */
 	const char *stores[] = { "user", "relation", "content", "inbox" };
 	for (int i = 0; i < 4; i++) {
