@@ -87,19 +87,13 @@ wbt_cluster_has(const char *const *env, const char *prefix)
 	return 0;
 }
 
-int
-wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
+/* wbt_cluster_env_all writes every daemon's environment: the URLs, the test defaults, then c->extra_env. */
+static void
+wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const char **env)
 {
-	char        bufs[16][WBT_URL_MAX + 32];
-	const char *env[WBT_CLUSTER_ENV_MAX];
-	int         k;
+	const char *const *extra_env = c->extra_env;
+	int                k         = wbt_cluster_env(c, bufs, env, 16);
 
-	memset(c, 0, sizeof(*c));
-	if (wbt_cluster_urls(c) != 0) {
-		fprintf(stderr, "wbt_cluster: temp dir path too long for ipc:// URLs\n");
-		return -1;
-	}
-	k        = wbt_cluster_env(c, bufs, env, 16);
 	env[k++] = "WARBLE_PWHASH_OPS=1";
 	env[k++] = "WARBLE_PWHASH_MEM=8192";
 	env[k++] = "WARBLE_LOG_LEVEL=warn";
@@ -111,11 +105,60 @@ wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
 		env[k++] = extra_env[i];
 	}
 	env[k] = NULL;
+}
+
+int
+wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
+{
+	char        bufs[16][WBT_URL_MAX + 32];
+	const char *env[WBT_CLUSTER_ENV_MAX];
+
+	memset(c, 0, sizeof(*c));
+	if (wbt_cluster_urls(c) != 0) {
+		fprintf(stderr, "wbt_cluster: temp dir path too long for ipc:// URLs\n");
+		return -1;
+	}
+	c->extra_env = extra_env;
+	wbt_cluster_env_all(c, bufs, env);
 	if ((c->user = wbt_cluster_one("warble-user", c->user_url, env)) == NULL ||
 	    (c->relation = wbt_cluster_one("warble-relation", c->relation_url, env)) == NULL ||
 	    (c->content = wbt_cluster_one("warble-content", c->content_url, env)) == NULL ||
 	    (c->inbox = wbt_cluster_one("warble-inbox", c->inbox_url, env)) == NULL ||
 	    (c->gateway = wbt_cluster_one("warble-gateway", c->gateway_url, env)) == NULL) {
+		return -1;
+	}
+	return 0;
+}
+
+int
+wbt_cluster_restart(wbt_cluster *c, wbt_daemon **slot, int sig)
+{
+	char        bufs[16][WBT_URL_MAX + 32];
+	const char *env[WBT_CLUSTER_ENV_MAX];
+	const char *url  = slot == &c->user ? c->user_url :
+	                   slot == &c->relation ? c->relation_url :
+	                   slot == &c->content ? c->content_url :
+	                   slot == &c->inbox ? c->inbox_url :
+	                   slot == &c->gateway ? c->gateway_url : NULL;
+	wbt_daemon *d    = *slot;
+	char        name[sizeof(d->name)];
+
+	if (url == NULL || d == NULL) {
+		fprintf(stderr, "wbt_cluster: restart of a daemon that is not the cluster's\n");
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%s", d->name);
+	d->stopping = true;
+	if (sig != 0 && d->pid != 0) {
+		kill(d->pid, sig);
+	}
+	if (wbt_wait_exit(d, 10000) < 0) {
+		fprintf(stderr, "wbt_cluster: %s (pid %d) did not exit after signal %d\n", name,
+		    (int) d->pid, sig);
+		return -1;
+	}
+	wbt_cluster_env_all(c, bufs, env);
+	if ((*slot = wbt_cluster_one(name, url, env)) == NULL) {
 		return -1;
 	}
 	return 0;

@@ -1,0 +1,469 @@
+/*
+ * http_test.c - the gateway's HTTP/JSON API against a real cluster
+ * (wbt_cluster, HTTP on a free 127.0.0.1 port), through a plain-socket
+ * client (ht.h): every endpoint, every error status the API can give
+ * today, nng's limits (body, header line, slow body, chunked), HEAD and
+ * keep-alive, /healthz, /readyz, /metrics, and the curl examples of
+ * docs/http-api.md run for real with curl.
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "ht.h"
+
+static wbt_cluster cl;
+
+/* ht_raw_str is ht_raw for a C string. */
+static int
+ht_raw_str(int p, const char *s, ht_res *r, int timeout_ms)
+{
+	return ht_raw(p, s, strlen(s), r, timeout_ms);
+}
+static int         port;
+
+/* call sends a request, checks the status, and returns the parsed JSON body (caller decrefs). */
+static json_t *
+call(int want, const char *method, const char *path, const char *token, const char *body)
+{
+	ht_res       r;
+	json_error_t je;
+	json_t      *j;
+
+	cr_assert_eq(ht_request(port, method, path, token, body, &r), 0, "%s %s: no response",
+	    method, path);
+	cr_assert_eq(r.status, want, "%s %s: status %d, want %d: %s", method, path, r.status,
+	    want, r.body ? r.body : "");
+	j = json_loadb(r.body, r.len, 0, &je);
+	cr_assert_not_null(j, "%s %s: body is not JSON: %s", method, path, r.body);
+	ht_res_free(&r);
+	return j;
+}
+
+/* fail_with checks an error reply: status and error name. */
+static void
+fail_with(int want, const char *name, const char *method, const char *path,
+    const char *token, const char *body)
+{
+	json_t *j = call(want, method, path, token, body);
+
+	cr_assert_str_eq(json_string_value(json_object_get(j, "error")), name,
+	    "%s %s: error %s, want %s", method, path,
+	    json_string_value(json_object_get(j, "error")), name);
+	cr_assert(json_is_string(json_object_get(j, "message")));
+	json_decref(j);
+}
+
+static void
+start(const char *const *env)
+{
+	port = ht_cluster_start(&cl, env);
+	cr_assert_gt(port, 0, "cluster did not start");
+}
+
+static const char *
+str(json_t *j, const char *k)
+{
+	const char *s = json_string_value(json_object_get(j, k));
+
+	cr_assert_not_null(s, "no string \"%s\" in the reply", k);
+	return s;
+}
+
+/* user registers name and logs in; returns its token (static buffer per slot). */
+static const char *
+user(const char *name, int slot)
+{
+	static char tokens[4][160];
+	char        body[160];
+	json_t     *j;
+
+	snprintf(body, sizeof(body), "{\"name\":\"%s\",\"password\":\"correct-horse\"}", name);
+	j = call(201, "POST", "/api/v1/users", NULL, body);
+	cr_assert_str_eq(str(j, "name"), name);
+	cr_assert(json_integer_value(json_object_get(j, "uid")) > 0);
+	json_decref(j);
+	j = call(201, "POST", "/api/v1/sessions", NULL, body);
+	snprintf(tokens[slot], sizeof(tokens[slot]), "%s", str(j, "token"));
+	json_decref(j);
+	return tokens[slot];
+}
+
+/* home_count polls alice's home until it holds n posts (fan-out is asynchronous). */
+static json_t *
+home_wait(const char *tok, size_t n)
+{
+	long long end = wbt_now_ms() + 20000;
+
+	for (;;) {
+		json_t *j = call(200, "GET", "/api/v1/home?limit=50", tok, NULL);
+		if (json_array_size(json_object_get(j, "posts")) == n) {
+			return j;
+		}
+		json_decref(j);
+		cr_assert_lt(wbt_now_ms(), end, "home never held %zu posts", n);
+		wbt_sleep_ms(50);
+	}
+}
+
+Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
+{
+	const char *a, *b;
+	char        path[256], id[3][32];
+	json_t     *j, *posts;
+
+	start(NULL);
+	a = user("alice", 0);
+	b = user("bob", 1);
+
+	j = call(200, "GET", "/api/v1/me", a, NULL);
+	cr_assert_str_eq(str(j, "name"), "alice");
+	cr_assert_eq(json_integer_value(json_object_get(j, "following")), 0);
+	json_decref(j);
+	j = call(200, "PATCH", "/api/v1/me", a, "{\"display\":\"Alice A.\",\"bio\":\"hi \\u00e9\"}");
+	cr_assert_str_eq(str(j, "display"), "Alice A.");
+	cr_assert_str_eq(str(j, "bio"), "hi \xc3\xa9");
+	json_decref(j);
+
+	j = call(200, "PUT", "/api/v1/me/following/bob", a, NULL);
+	json_decref(j);
+	j = call(200, "GET", "/api/v1/users/bob", a, NULL);
+	cr_assert(json_is_true(json_object_get(j, "followed")));
+	cr_assert_eq(json_integer_value(json_object_get(j, "followers")), 1);
+	json_decref(j);
+	j = call(200, "GET", "/api/v1/users/bob", NULL, NULL); /* anonymous: no "followed" */
+	cr_assert_null(json_object_get(j, "followed"));
+	json_decref(j);
+	j = call(200, "GET", "/api/v1/users/alice/following?limit=10", NULL, NULL);
+	cr_assert_str_eq(str(json_array_get(json_object_get(j, "users"), 0), "name"), "bob");
+	json_decref(j);
+	j = call(200, "GET", "/api/v1/users/bob/fans", NULL, NULL);
+	cr_assert_str_eq(str(json_array_get(json_object_get(j, "users"), 0), "name"), "alice");
+	json_decref(j);
+
+	for (int i = 0; i < 3; i++) {
+		char body[64];
+		snprintf(body, sizeof(body), "{\"text\":\"post %d\"}", i);
+		j = call(201, "POST", "/api/v1/posts", b, body);
+		snprintf(id[i], sizeof(id[i]), "%s", str(j, "id")); /* ids are strings */
+		cr_assert_gt(strlen(id[i]), 15);
+		json_decref(j);
+	}
+	/* a user's posts, newest first, paged with before= */
+	j     = call(200, "GET", "/api/v1/users/bob/posts?limit=2", NULL, NULL);
+	posts = json_object_get(j, "posts");
+	cr_assert_eq(json_array_size(posts), 2);
+	cr_assert_str_eq(str(json_array_get(posts, 0), "id"), id[2]);
+	cr_assert_str_eq(str(json_array_get(posts, 0), "author_name"), "bob");
+	snprintf(path, sizeof(path), "/api/v1/users/bob/posts?limit=2&before=%s", str(j, "next"));
+	json_decref(j);
+	j = call(200, "GET", path, NULL, NULL);
+	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 1);
+	cr_assert_str_eq(str(json_array_get(json_object_get(j, "posts"), 0), "id"), id[0]);
+	json_decref(j);
+	j = call(200, "GET", "/api/v1/users/bob/posts?since=0&until=1", NULL, NULL);
+	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 0);
+	json_decref(j);
+
+	/* the home timeline, paged */
+	j = home_wait(a, 3);
+	cr_assert_str_eq(str(json_array_get(json_object_get(j, "posts"), 0), "text"), "post 2");
+	json_decref(j);
+	j = call(200, "GET", "/api/v1/home?limit=1", a, NULL);
+	snprintf(path, sizeof(path), "/api/v1/home?limit=5&before=%s", str(j, "next"));
+	json_decref(j);
+	j = call(200, "GET", path, a, NULL);
+	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
+	json_decref(j);
+
+	snprintf(path, sizeof(path), "/api/v1/posts/%s", id[1]);
+	json_decref(call(200, "DELETE", path, b, NULL));
+	j = call(200, "GET", "/api/v1/users/bob/posts", NULL, NULL);
+	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
+	json_decref(j);
+
+	json_decref(call(200, "DELETE", "/api/v1/me/following/bob", a, NULL));
+	j = home_wait(a, 0);
+	json_decref(j);
+	j = call(200, "GET", "/api/v1/users/alice", NULL, NULL);
+	cr_assert_eq(json_integer_value(json_object_get(j, "following")), 0);
+	json_decref(j);
+
+	json_decref(call(200, "DELETE", "/api/v1/sessions", a, NULL));
+	fail_with(401, "UNAUTHORIZED", "GET", "/api/v1/me", a, NULL);
+
+	/* the web page */
+	{
+		ht_res r;
+		char   ct[128];
+		cr_assert_eq(ht_request(port, "GET", "/", NULL, NULL, &r), 0);
+		cr_assert_eq(r.status, 200);
+		cr_assert_not_null(strstr(r.body, "<title>Warble</title>"));
+		cr_assert_str_eq(ht_header(&r, "Content-Type", ct, sizeof(ct)), "text/html; charset=utf-8");
+		ht_res_free(&r);
+		cr_assert_eq(ht_request(port, "GET", "/app.js", NULL, NULL, &r), 0);
+		cr_assert_eq(r.status, 200);
+		ht_res_free(&r);
+	}
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
+
+Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
+{
+	const char *a, *b;
+	char        path[128], big[1200], ok[1200];
+	json_t     *j;
+	ht_res      r;
+	char        hv[128];
+
+	start(NULL);
+	a = user("alice", 0);
+	b = user("bob", 1);
+
+	/* 400: malformed JSON, wrong types, unknown or misplaced fields, bad values */
+	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/posts", b, "{\"text\":");
+	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/posts", b, "[1,2]");
+	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/posts", b, "{\"text\":5}");
+	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/users", NULL, "{\"name\":\"x\",\"password\":null}");
+	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"colour\":\"red\"}");
+	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"token\":\"t\"}");
+	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{}");
+	fail_with(400, "BAD_MESSAGE", "DELETE", "/api/v1/posts/abc", b, NULL);
+	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?limit=ten", a, NULL);
+	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?before=-1", a, NULL);
+	fail_with(400, "INVALID", "GET", "/api/v1/home?limit=0", a, NULL);
+	fail_with(400, "INVALID", "GET", "/api/v1/home?colour=red", a, NULL);
+	fail_with(400, "INVALID", "GET", "/api/v1/home", a, "{\"limit\":1}");
+	fail_with(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL,
+	    "{\"name\":\"No Way\",\"password\":\"correct-horse\"}");
+	fail_with(400, "BAD_PASSWORD", "POST", "/api/v1/users", NULL,
+	    "{\"name\":\"carol\",\"password\":\"short\"}");
+	fail_with(400, "FOLLOW_SELF", "PUT", "/api/v1/me/following/alice", a, NULL);
+	/* 280 code points fit (each 2 bytes here), 281 do not */
+	strcpy(ok, "{\"text\":\"");
+	for (int i = 0; i < 280; i++) {
+		strcat(ok, "\xc3\xa9");
+	}
+	strcat(ok, "\"}");
+	json_decref(call(201, "POST", "/api/v1/posts", b, ok));
+	snprintf(big, sizeof(big), "%.*sx\"}", (int) strlen(ok) - 2, ok);
+	fail_with(400, "TEXT_TOO_LONG", "POST", "/api/v1/posts", b, big);
+
+	/* 401: no token, a bad one, another scheme, wrong password */
+	fail_with(401, "UNAUTHORIZED", "GET", "/api/v1/home", NULL, NULL);
+	fail_with(401, "UNAUTHORIZED", "POST", "/api/v1/posts", "not-a-token", "{\"text\":\"x\"}");
+	fail_with(401, "BAD_CREDENTIALS", "POST", "/api/v1/sessions", NULL,
+	    "{\"name\":\"alice\",\"password\":\"wrong-horse\"}");
+	cr_assert_eq(ht_raw_str(port,
+	                 "GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Basic YTpi\r\n"
+	                 "Connection: close\r\n\r\n", &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(r.status, 401);
+	cr_assert_not_null(ht_header(&r, "WWW-Authenticate", hv, sizeof(hv)));
+	ht_res_free(&r);
+
+	/* 403: not yours */
+	j = call(201, "POST", "/api/v1/posts", b, "{\"text\":\"mine\"}");
+	snprintf(path, sizeof(path), "/api/v1/posts/%s", str(j, "id"));
+	json_decref(j);
+	fail_with(403, "FORBIDDEN", "DELETE", path, a, NULL);
+
+	/* 404: unknown path, user, post */
+	fail_with(404, "NOT_FOUND", "GET", "/api/v1/nothing", NULL, NULL);
+	fail_with(404, "NOT_FOUND", "GET", "/api/v2/home", NULL, NULL);
+	fail_with(404, "NOT_FOUND", "GET", "/no-such-file.html", NULL, NULL);
+	fail_with(404, "NO_SUCH_USER", "GET", "/api/v1/users/nobody", NULL, NULL);
+	fail_with(404, "NO_SUCH_USER", "PUT", "/api/v1/me/following/nobody", a, NULL);
+	fail_with(404, "NO_SUCH_POST", "DELETE", "/api/v1/posts/12345", a, NULL);
+
+	/* 405 with Allow */
+	cr_assert_eq(ht_request(port, "POST", "/api/v1/me", a, "{}", &r), 0);
+	cr_assert_eq(r.status, 405);
+	cr_assert_str_eq(ht_header(&r, "Allow", hv, sizeof(hv)), "GET, HEAD, PATCH");
+	ht_res_free(&r);
+	cr_assert_eq(ht_request(port, "DELETE", "/metrics", NULL, NULL, &r), 0);
+	cr_assert_eq(r.status, 405);
+	cr_assert_str_eq(ht_header(&r, "Allow", hv, sizeof(hv)), "GET, HEAD");
+	ht_res_free(&r);
+
+	/* 409 */
+	fail_with(409, "NAME_TAKEN", "POST", "/api/v1/users", NULL,
+	    "{\"name\":\"alice\",\"password\":\"correct-horse\"}");
+
+	/* 413: a body over 64 KiB, announced or sent */
+	{
+		size_t n    = 70 * 1024;
+		char  *body = malloc(n + 1);
+		cr_assert_not_null(body);
+		memset(body, 'a', n);
+		body[n] = '\0';
+		fail_with(413, "TOO_LARGE", "POST", "/api/v1/posts", b, body);
+		free(body);
+	}
+	cr_assert_eq(ht_raw_str(port,
+	                 "POST /api/v1/posts HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n", &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(r.status, 413);
+	ht_res_free(&r);
+
+	/* 503: a backend down; /readyz names it */
+	j = call(200, "GET", "/readyz", NULL, NULL);
+	cr_assert(json_is_true(json_object_get(j, "ready")));
+	json_decref(j);
+	cr_assert_neq(wbt_stop(cl.content, SIGKILL, 10000), -1);
+	fail_with(503, "UNAVAILABLE", "POST", "/api/v1/posts", b, "{\"text\":\"x\"}");
+	j = call(503, "GET", "/readyz", NULL, NULL);
+	cr_assert(json_is_false(json_object_get(j, "ready")));
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "failed"), 0)), "content");
+	cr_assert_eq(json_array_size(json_object_get(j, "failed")), 1);
+	json_decref(j);
+	j = call(200, "GET", "/healthz", NULL, NULL);
+	json_decref(j);
+}
+
+Test(http, timeout_504, .fini = wbt_cleanup, .timeout = 120)
+{
+	const char *env[] = { "WARBLE_GATEWAY_TIMEOUT_MS=1500", NULL };
+	const char *b;
+
+	start(env);
+	b = user("bob", 1);
+	cr_assert_eq(kill(cl.content->pid, SIGSTOP), 0);
+	fail_with(504, "TIMEOUT", "POST", "/api/v1/posts", b, "{\"text\":\"x\"}");
+	cr_assert_eq(kill(cl.content->pid, SIGCONT), 0);
+	json_decref(call(201, "POST", "/api/v1/posts", b, "{\"text\":\"back\"}"));
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
+
+Test(http, protocol_limits, .fini = wbt_cleanup, .timeout = 120)
+{
+	ht_res    r;
+	char     *req;
+	size_t    n = 0;
+	int       fd;
+	long long t0;
+
+	start(NULL);
+	/* HEAD: headers and length, no body */
+	cr_assert_eq(ht_raw_str(port, "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(r.status, 200);
+	cr_assert_eq(r.len, 0);
+	ht_res_free(&r);
+
+	/* keep-alive: two requests on one connection */
+	fd = ht_connect(port);
+	cr_assert_geq(fd, 0);
+	for (int i = 0; i < 2; i++) {
+		const char *q = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+		cr_assert_eq(ht_send(fd, q, strlen(q)), 0);
+		cr_assert_eq(ht_read_response(fd, &r, HT_DEADLINE_MS), 0);
+		cr_assert_eq(r.status, 200, "request %d on one connection", i);
+		ht_res_free(&r);
+	}
+	close(fd);
+
+	/* chunked bodies are refused */
+	cr_assert_eq(ht_raw_str(port,
+	                 "POST /api/v1/users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+	                 "2\r\n{}\r\n0\r\n\r\n", &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(r.status, 400);
+	ht_res_free(&r);
+
+	/* a header line over nng's 8 KiB buffer: no 200, and the server lives on */
+	req = malloc(20000);
+	cr_assert_not_null(req);
+	n = (size_t) sprintf(req, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ");
+	memset(req + n, 'a', 9000);
+	n += 9000;
+	n += (size_t) sprintf(req + n, "\r\nConnection: close\r\n\r\n");
+	cr_assert_eq(ht_raw(port, req, n, &r, HT_DEADLINE_MS), 0);
+	cr_assert_neq(r.status, 200, "an oversized header line was accepted");
+	ht_res_free(&r);
+	free(req);
+
+	/* a body that never finishes: the connection is dropped after the body deadline (10 s) */
+	t0 = wbt_now_ms();
+	cr_assert_eq(ht_raw_str(port,
+	                 "POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"na", &r, 25000), 0, "the slow body was never cut off");
+	cr_assert_eq(r.status, 0);
+	cr_assert_geq(wbt_now_ms() - t0, 8000);
+	ht_res_free(&r);
+
+	json_decref(call(200, "GET", "/healthz", NULL, NULL));
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
+
+/* metric_value finds the value of the sample line starting with prefix; -1 if absent. */
+static double
+metric_value(const char *text, const char *prefix)
+{
+	for (const char *p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+		if (strncmp(p, prefix, strlen(prefix)) == 0 && p[strlen(prefix)] == ' ') {
+			return strtod(p + strlen(prefix) + 1, NULL);
+		}
+	}
+	return -1;
+}
+
+Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
+{
+	const char *a, *b;
+	ht_res      r;
+	char        ct[128];
+
+	start(NULL);
+	a = user("alice", 0);
+	b = user("bob", 1);
+	json_decref(call(200, "PUT", "/api/v1/me/following/bob", a, NULL));
+	json_decref(call(201, "POST", "/api/v1/posts", b, "{\"text\":\"counted\"}"));
+	json_decref(home_wait(a, 1));
+
+	cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
+	cr_assert_eq(r.status, 200);
+	cr_assert_str_eq(ht_header(&r, "Content-Type", ct, sizeof(ct)),
+	    "text/plain; version=0.0.4; charset=utf-8");
+	/* every sample line is NAME{LABELS} VALUE */
+	for (char *line = strtok(r.body, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+		char  *sp = strrchr(line, ' ');
+		double v;
+		char  *end;
+
+		if (line[0] == '#') {
+			continue;
+		}
+		cr_assert_not_null(sp, "bad line: %s", line);
+		v = strtod(sp + 1, &end);
+		cr_assert(*end == '\0' && v >= 0, "bad value: %s", line);
+		line[strlen(line)] = '\n'; /* undo strtok for metric_value below */
+		break;
+	}
+	ht_res_free(&r);
+	cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
+	cr_assert_eq(metric_value(r.body, "warble_up{service=\"inbox\"}"), 1);
+	cr_assert_eq(metric_value(r.body, "warble_up{service=\"gateway\"}"), 1);
+	cr_assert_eq(metric_value(r.body, "warble_requests_total{service=\"gateway_http\",op=\"register\"}"), 2);
+	cr_assert_eq(metric_value(r.body, "warble_request_errors_total{service=\"gateway_http\",op=\"register\"}"), 0);
+	cr_assert_eq(metric_value(r.body, "warble_requests_total{service=\"user\",op=\"user.register\"}"), 2);
+	cr_assert_eq(metric_value(r.body,
+	                 "warble_request_duration_seconds_bucket{service=\"user\",op=\"user.register\",le=\"+Inf\"}"), 2);
+	cr_assert_eq(metric_value(r.body,
+	                 "warble_request_duration_seconds_count{service=\"content\",op=\"post.publish\"}"), 1);
+	cr_assert_geq(metric_value(r.body, "warble_inbox_cells_written"), 1);
+	cr_assert_eq(metric_value(r.body, "warble_inbox_events_behind"), 0);
+	cr_assert_geq(metric_value(r.body, "warble_http_responses_total{code=\"201\"}"), 5);
+	cr_assert_not_null(strstr(r.body, "# TYPE warble_request_duration_seconds histogram\n"));
+	/* buckets are cumulative */
+	{
+		double prev = 0, v;
+		char   key[200];
+		for (int i = 0; i < 25; i++) {
+			snprintf(key, sizeof(key),
+			    "warble_request_duration_seconds_bucket{service=\"user\",op=\"user.register\",le=\"%.9g\"}",
+			    (double) (1u << i) / 1e6);
+			v = metric_value(r.body, key);
+			cr_assert_geq(v, prev, "bucket %s went down", key);
+			prev = v;
+		}
+	}
+	ht_res_free(&r);
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
