@@ -467,3 +467,100 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 	ht_res_free(&r);
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }
+
+/* docs_read finds and reads docs/http-api.md (current folder, else beside the build). */
+static char *
+docs_read(void)
+{
+	char  path[1024], exe[900];
+	FILE *f = fopen("docs/http-api.md", "r");
+	char *buf;
+	long  n;
+
+	if (f == NULL) {
+		ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		cr_assert_gt(k, 0);
+		exe[k] = '\0';
+		for (int up = 0; up < 3; up++) {
+			*strrchr(exe, '/') = '\0'; /* <root>/build/test/http_test -> <root> */
+		}
+		snprintf(path, sizeof(path), "%s/docs/http-api.md", exe);
+		f = fopen(path, "r");
+	}
+	cr_assert_not_null(f, "docs/http-api.md not found");
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t) n + 1);
+	cr_assert_not_null(buf);
+	cr_assert_eq(fread(buf, 1, (size_t) n, f), (size_t) n);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The curl examples of docs/http-api.md, for real: every ```sh block, in
+ * order, in one bash script (so variables carry over) with errexit and
+ * pipefail; a block followed by a block starting "HTTP/1.1 NNN" must
+ * answer NNN.
+ */
+Test(http, docs, .fini = wbt_cleanup, .timeout = 120)
+{
+	char  script[256], out[256], cmd[700];
+	char *md = docs_read(), *line, *save = NULL;
+	FILE *s;
+	int   lineno = 0, blocks = 0, expects = 0, in = 0, want = 0, rc;
+
+	cr_assert_eq(access("/usr/bin/curl", X_OK), 0, "curl is not installed (make deps)");
+	start(NULL);
+	cr_assert_eq(wbt_path(script, sizeof(script), "docs.sh"), 0);
+	cr_assert_eq(wbt_path(out, sizeof(out), "docs.out"), 0);
+	s = fopen(script, "w");
+	cr_assert_not_null(s);
+	fprintf(s, "set -eE -o pipefail\nW=http://127.0.0.1:%d\nD=$(dirname \"$0\")\nL=0\n"
+	           "trap 'echo \"FAILED: the example at docs/http-api.md line $L\"; cat \"$D/ex.out\"' ERR\n",
+	    port);
+	/* the line after a ```sh block's end decides whether it expects a status */
+	for (line = strtok_r(md, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		lineno++;
+		if (!in && strcmp(line, "```sh") == 0) {
+			in = 1;
+			fprintf(s, "L=%d\n{\n", lineno);
+			continue;
+		}
+		if (in && strcmp(line, "```") == 0) {
+			in = 0;
+			blocks++;
+			fprintf(s, "} >\"$D/ex.out\" 2>&1\ncat \"$D/ex.out\"\n");
+			want = -1; /* look at the next lines */
+			continue;
+		}
+		if (in) {
+			fprintf(s, "%s\n", line);
+			continue;
+		}
+		if (want == -1 && strcmp(line, "```") == 0) {
+			want = -2;
+			continue;
+		}
+		if (want == -2 && strncmp(line, "HTTP/1.1 ", 9) == 0) {
+			expects++;
+			fprintf(s, "head -n1 \"$D/ex.out\" | grep -q '^HTTP/1.1 %d ' || "
+			           "{ echo \"FAILED: the example at line $L did not answer %d\"; exit 1; }\n",
+			    atoi(line + 9), atoi(line + 9));
+		}
+		want = 0;
+	}
+	fclose(s);
+	free(md);
+	cr_assert_geq(blocks, 15, "only %d sh blocks in docs/http-api.md", blocks);
+	cr_assert_geq(expects, 5);
+	snprintf(cmd, sizeof(cmd), "timeout 90 bash %s >%s 2>&1", script, out);
+	rc = system(cmd);
+	if (rc != 0) {
+		snprintf(cmd, sizeof(cmd), "tail -n 30 %s >&2", out);
+		cr_assert_eq(system(cmd), 0);
+	}
+	cr_assert_eq(rc, 0, "a curl example of docs/http-api.md failed (output above)");
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
