@@ -46,7 +46,7 @@ static struct {
 	const char *graph, *redis, *pg, *out;
 	uint32_t    synth_n, degree, threads, duration, visible, seed_posts, reps, sample;
 	uint32_t    inbox_max;
-	uint64_t    seed, rate;
+	uint64_t    seed, rate, moderate;
 	uint64_t    fanout[LG_MAX_CELEBS];
 	int         ncelebs;
 } opt = {
@@ -100,6 +100,7 @@ usage(void)
 	    "  --threads T         mixed-workload client threads (8)\n"
 	    "  --duration S        mixed-workload seconds per system (20)\n"
 	    "  --rate R            mixed-workload target req/s in total (0: closed loop)\n"
+	    "  --moderate R        also run the mix paced at R req/s in total (moderate load; 0: no)\n"
 	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
 	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
 	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts are replaced)\n"
@@ -136,7 +137,7 @@ parse_args(int argc, char **argv)
 		{ "sample", 1, 0, 'k' }, { "visible", 1, 0, 'v' }, { "seed-posts", 1, 0, 'p' },
 		{ "threads", 1, 0, 't' }, { "duration", 1, 0, 'D' }, { "rate", 1, 0, 'R' },
 		{ "inbox-max", 1, 0, 'm' }, { "redis", 1, 0, 'x' }, { "pg", 1, 0, 'q' },
-		{ "out", 1, 0, 'o' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "out", 1, 0, 'o' }, { "moderate", 1, 0, 'M' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	int c;
 
@@ -164,6 +165,7 @@ parse_args(int argc, char **argv)
 		case 'x': opt.redis = optarg; break;
 		case 'q': opt.pg = optarg; break;
 		case 'o': opt.out = optarg; break;
+		case 'M': opt.moderate = v; break;
 		case 'h': usage(); exit(0);
 		default: usage(); return -1;
 		}
@@ -492,12 +494,6 @@ fanout_one(int c, lg_fan *fr)
 			for (uint32_t i = 0; i < k; i++) {
 				uint64_t j = lg_rand(&s) % F;
 				fr->w_missing += lg_warble_inbox_newest(&W, W.puid[j]) != id;
-				if (R != NULL) {
-					fr->r_missing += lg_redis_newest(R, W.puid[j]) != id;
-				}
-				if (P != NULL && i < 100) {
-					fr->p_missing += lg_pg_newest(P, W.puid[j]) != id;
-				}
 			}
 		}
 		if (R != NULL) {
@@ -520,9 +516,13 @@ fanout_one(int c, lg_fan *fr)
 		}
 		if (R != NULL && rep == fr->reps - 1) {
 			uint32_t k = opt.sample < F ? opt.sample : (uint32_t) F;
-			fr->r_missing = 0;
 			for (uint32_t i = 0; i < k; i++) {
 				fr->r_missing += lg_redis_newest(R, W.puid[lg_rand(&s) % F]) != id;
+			}
+		}
+		if (P != NULL && rep == fr->reps - 1) { /* each check is a home query: 100 */
+			for (uint32_t i = 0; i < 100 && i < F; i++) {
+				fr->p_missing += lg_pg_newest(P, W.puid[lg_rand(&s) % F]) != id;
 			}
 		}
 	}
@@ -816,6 +816,30 @@ main(int argc, char **argv)
 		}
 		print_mix("postgres", &pm);
 	}
+	lg_mix wmod = { 0 }, rmod = { 0 }, pmod = { 0 };
+	if (opt.moderate > 0) {
+		uint64_t closed = opt.rate;
+		opt.rate = opt.moderate;
+		printf("mix paced at %llu req/s in total (moderate load), latency from each request's intended start:\n",
+		    (unsigned long long) opt.moderate);
+		lg_warble_backend(&W, &b);
+		if (run_jobs(&b, mix_main, opt.duration, &wmod) != 0) {
+			goto out;
+		}
+		lg_hist_merge(&pub_ack, &wmod.post);
+		print_mix("warble", &wmod);
+		if (R != NULL) {
+			lg_redis_backend(R, W.guid, &b);
+			run_jobs(&b, mix_main, opt.duration, &rmod);
+			print_mix("redis", &rmod);
+		}
+		if (P != NULL) {
+			lg_pg_backend(P, W.guid, &b);
+			run_jobs(&b, mix_main, opt.duration, &pmod);
+			print_mix("postgres", &pmod);
+		}
+		opt.rate = closed;
+	}
 	printf("publish ack (warble, all posts): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
 	    lg_hist_q(&pub_ack, 0.5) / 1e3, lg_hist_q(&pub_ack, 0.99) / 1e3,
 	    (unsigned long long) pub_ack.n);
@@ -892,6 +916,11 @@ main(int argc, char **argv)
 	json_object_set_new(rep, "publish_to_visible", hist_json(&vis, 0));
 	json_object_set_new(rep, "mix", json_pack("{s:o, s:o*, s:o*}", "warble", mix_json(&wm),
 	    "redis", R ? mix_json(&rm) : NULL, "postgres", P ? mix_json(&pm) : NULL));
+	if (opt.moderate > 0) {
+		json_object_set_new(rep, "mix_moderate", json_pack("{s:I, s:o, s:o*, s:o*}",
+		    "rate", (json_int_t) opt.moderate, "warble", mix_json(&wmod),
+		    "redis", R ? mix_json(&rmod) : NULL, "postgres", P ? mix_json(&pmod) : NULL));
+	}
 	json_object_set_new(rep, "peak_rss_kb", json_pack("{s:I, s:I, s:I, s:I, s:I}",
 	    "user", (json_int_t) rss[0], "relation", (json_int_t) rss[1], "content", (json_int_t) rss[2],
 	    "inbox", (json_int_t) rss[3], "gateway", (json_int_t) rss[4]));

@@ -64,7 +64,7 @@ lg_pg_connect(const char *conninfo)
 		PQfinish(c);
 		return NULL;
 	}
-	if (lg_pg_exec(c, "SET statement_timeout = 30000") != 0) {
+	if (lg_pg_exec(c, "SET statement_timeout = 30000; SET client_min_messages = warning") != 0) {
 		PQfinish(c);
 		return NULL;
 	}
