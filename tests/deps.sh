@@ -8,7 +8,7 @@
 set -eu
 pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev
-      docker-compose"
+      docker-compose curl chromium nodejs"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox"
 fi
@@ -16,12 +16,25 @@ missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
 done
+# npm comes with some nodejs builds (NodeSource) and apart in Debian's.
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+# The browser test's playwright-core, pinned by tests/browser/package-lock.json.
+browser_deps() {
+	root=$(cd "$(dirname "$0")/.." && pwd)
+	if [ ! -f "$root/tests/browser/node_modules/playwright-core/package.json" ]; then
+		echo "warble: npm ci in tests/browser (playwright-core for the browser test)"
+		(cd "$root/tests/browser" && npm ci --no-audit --no-fund)
+	fi
+}
 src_list=/etc/apt/sources.list.d/warble-deb-src.sources
 need_src=""
 if ! grep -rqs '^\(deb-src\|Types:.*deb-src\)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
 	need_src=1
 fi
-[ -z "$missing" ] && [ -z "$need_src" ] && exit 0
+if [ -z "$missing" ] && [ -z "$need_src" ]; then
+	browser_deps
+	exit 0
+fi
 
 cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
@@ -46,3 +59,4 @@ if [ -n "$missing" ]; then
 else
 	apt-get update
 fi
+browser_deps

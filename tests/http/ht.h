@@ -31,6 +31,7 @@
 
 #define HT_DEADLINE_MS 30000
 #define HT_MAX_RESPONSE (8 << 20)
+#define HT_FN __attribute__((unused)) static
 
 typedef struct ht_res {
 	int    status;  /* 0 if the connection closed without a response */
@@ -39,7 +40,7 @@ typedef struct ht_res {
 	size_t len;     /* body bytes */
 } ht_res;
 
-static void
+HT_FN void
 ht_res_free(ht_res *r)
 {
 	free(r->head);
@@ -48,7 +49,7 @@ ht_res_free(ht_res *r)
 }
 
 /* ht_connect opens a TCP connection to 127.0.0.1:port; -1 on failure. */
-static int
+HT_FN int
 ht_connect(int port)
 {
 	struct sockaddr_in sa;
@@ -69,7 +70,7 @@ ht_connect(int port)
 }
 
 /* ht_send writes all of buf within the deadline; 0 or -1. */
-static int
+HT_FN int
 ht_send(int fd, const char *buf, size_t len)
 {
 	long long end = wbt_now_ms() + HT_DEADLINE_MS;
@@ -94,7 +95,7 @@ ht_send(int fd, const char *buf, size_t len)
 }
 
 /* ht_read_response reads one response (Content-Length framed, else until EOF) within timeout_ms. */
-static int
+HT_FN int
 ht_read_response(int fd, ht_res *r, int timeout_ms)
 {
 	size_t    cap = 4096, len = 0, want = (size_t) -1, hlen = 0;
@@ -173,7 +174,7 @@ ht_read_response(int fd, ht_res *r, int timeout_ms)
 }
 
 /* ht_raw sends raw bytes on a new connection and reads one response; -1 on transport failure (status 0: closed). */
-static int
+HT_FN int
 ht_raw(int port, const char *bytes, size_t len, ht_res *r, int timeout_ms)
 {
 	int fd = ht_connect(port), rc;
@@ -191,7 +192,7 @@ ht_raw(int port, const char *bytes, size_t len, ht_res *r, int timeout_ms)
 }
 
 /* ht_request sends one request (token: Bearer token or NULL; body: JSON or NULL); -1 on transport failure. */
-static int
+HT_FN int
 ht_request(int port, const char *method, const char *path, const char *token,
     const char *body, ht_res *r)
 {
@@ -219,7 +220,7 @@ ht_request(int port, const char *method, const char *path, const char *token,
 }
 
 /* ht_header finds a response header's value (copied into buf); NULL if absent. */
-static const char *
+HT_FN const char *
 ht_header(const ht_res *r, const char *name, char *buf, size_t n)
 {
 	char        key[128];
@@ -237,8 +238,37 @@ ht_header(const ht_res *r, const char *name, char *buf, size_t n)
 	return buf;
 }
 
+/* ht_root writes the repository root into buf: the current folder if it holds rel, else three levels above the test binary (<root>/build/test/x); 0 or -1. */
+HT_FN int
+ht_root(char *buf, size_t n, const char *rel)
+{
+	char    exe[900], probe[1200];
+	ssize_t k;
+
+	if (access(rel, R_OK) == 0 && getcwd(buf, n) != NULL) {
+		return 0;
+	}
+	if ((k = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0) {
+		return -1;
+	}
+	exe[k] = '\0';
+	for (int up = 0; up < 3; up++) {
+		char *slash = strrchr(exe, '/');
+		if (slash == NULL) {
+			return -1;
+		}
+		*slash = '\0';
+	}
+	snprintf(probe, sizeof(probe), "%s/%s", exe, rel);
+	if (access(probe, R_OK) != 0) {
+		return -1;
+	}
+	snprintf(buf, n, "%s", exe);
+	return 0;
+}
+
 /* ht_cluster_start starts a cluster (extra env may be NULL) whose gateway serves HTTP on a free port; returns the port once /healthz answers, or -1. */
-static int
+HT_FN int
 ht_cluster_start(wbt_cluster *c, const char *const *extra)
 {
 	static char url[64];
