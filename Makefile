@@ -7,6 +7,7 @@
 #   make run        install deps, build, start all five daemons locally
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
+#   make soak       random kills and stops under load, WARBLE_SOAK_SECONDS (600)
 #   make install    PREFIX=/usr/local DESTDIR= : SDK, headers, warblectl
 #
 # Libraries: msgpack-c, RocksDB, libsodium, jansson and Criterion are
@@ -76,7 +77,7 @@ TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test check bench bench-quick fuzz run install clean
+.PHONY: all deps test check bench bench-quick fuzz soak run install clean
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS)
 
 $(NNG_LIB): deploy/nng/build.sh $(wildcard deploy/nng/*.patch)
@@ -149,6 +150,12 @@ $(BUILD)/obj/tests/load/%.o: ALL_CFLAGS += -Itests/load/lib -Iservices/inbox \
 $(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST) $(call svc_lib,inbox)
 $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) \
 	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq)
+
+# The fault suite's randomized soak (tests/fault): WARBLE_SEED replays one.
+WARBLE_SOAK_SECONDS ?= 600
+soak: $(SVC_BINS) $(BUILD)/test/fault_test
+	WARBLE_SOAK_SECONDS=$(WARBLE_SOAK_SECONDS) timeout --kill-after=10 $$(( $(WARBLE_SOAK_SECONDS) + 900 )) \
+		$(BUILD)/test/fault_test --filter 'fault/soak' --verbose
 
 fuzz: $(NNG_LIB)
 	@$(MAKE) -f tests/fuzz.mk

@@ -48,17 +48,6 @@ static atomic_ulong cc_acked[4]; /* follow, unfollow, publish, delete */
 static atomic_ulong cc_entries;
 static atomic_size_t cc_maxhome; /* the longest home in the model */
 
-/* cc_rand is splitmix64 over a thread's own state. */
-static uint64_t
-cc_rand(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 typedef struct cc_worker {
 	pthread_t thread;
 	int       index;
@@ -125,12 +114,12 @@ cc_job_act(warble_client *c, int t)
 	int      mine = (USERS - t + THREADS - 1) / THREADS; /* users t, t+THREADS, ... */
 
 	for (int k = 0; k < OPS; k++) {
-		cc_user *u = &cc_users[t + THREADS * (int) (cc_rand(&s) % (uint64_t) mine)];
-		int      b = (int) (cc_rand(&s) % USERS), roll = (int) (cc_rand(&s) % 100), rc;
+		cc_user *u = &cc_users[t + THREADS * (int) (it_rand(&s) % (uint64_t) mine)];
+		int      b = (int) (it_rand(&s) % USERS), roll = (int) (it_rand(&s) % 100), rc;
 
 		warble_set_token(c, u->token);
 		if (roll >= 92 && u->nposts > 0) { /* delete one of u's posts (maybe again) */
-			cc_post *p = &u->posts[cc_rand(&s) % (uint64_t) u->nposts];
+			cc_post *p = &u->posts[it_rand(&s) % (uint64_t) u->nposts];
 			rc         = warble_delete(c, p->id);
 			if (rc == WARBLE_OK && !p->deleted) {
 				p->deleted = true;

@@ -72,6 +72,17 @@ it_client(void)
 	return c;
 }
 
+/* it_rand is splitmix64 over a caller's own state (one per thread; seed it from the test's seed). */
+static inline uint64_t
+it_rand(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
 /* it_secs returns the seconds since t0 (wbt_now_ms). */
 static inline double
 it_secs(long long t0)

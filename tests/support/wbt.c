@@ -20,7 +20,7 @@
 #include "rt_client.h"
 #include "wbt.h"
 
-#define WBT_MAX_DAEMONS 64
+#define WBT_MAX_DAEMONS 1024 /* fault and soak tests restart daemons many times */
 #define WBT_TAIL_LINES  40
 
 extern char **environ;

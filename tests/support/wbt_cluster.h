@@ -33,10 +33,21 @@ typedef struct wbt_cluster {
 	char content_pub_url[WBT_URL_MAX];
 	char data[WBT_URL_MAX];
 	wbt_daemon *user, *relation, *content, *inbox, *gateway;
+	const char *const *extra_env; /* as given to wbt_cluster_start (kept for restarts) */
 } wbt_cluster;
 
 /* wbt_cluster_start starts the five daemons and waits (up to 20 s) until each answers ping; 0, or -1 with a message and log tails. */
 int wbt_cluster_start(wbt_cluster *c, const char *const *extra_env);
+
+/*
+ * wbt_cluster_restart sends sig (0: none, the daemon is already gone) to
+ * the daemon in slot (&c->inbox, ...), waits for it to exit, and starts
+ * the same program again with the same URLs, data folder and environment
+ * (extra_env as given to wbt_cluster_start, which must still be valid);
+ * *slot is then the new daemon.  Waits until it answers ping (up to
+ * 20 s); 0, or -1 with a message.  Call it from the test's main thread.
+ */
+int wbt_cluster_restart(wbt_cluster *c, wbt_daemon **slot, int sig);
 
 /* wbt_cluster_env writes the cluster's URL variables ("WARBLE_GATEWAY_URL=...", ...) into env (room for n, NULL-terminated) for spawning clients; returns the count. */
 int wbt_cluster_env(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const char **env, int n);
