@@ -28,9 +28,9 @@ OUT=${OUT:-$BUILD/bench-out/$mode}
 graphs=$(cd "$(dirname "$0")/../.." && pwd)/../shared/data/graphs
 case $mode in
 quick) args="--graph $graphs/ego-facebook.edges --fanout 10000,100000 --reps 2
-             --duration 10 --threads 8 --visible 200 --sample 1000 --moderate 200" ;;
+             --duration 10 --threads 8 --visible 200 --sample 1000 --moderate 200 --timeout 280" ;;
 full)  args="--graph $graphs/ego-facebook.edges --fanout 10000,100000,1000000 --reps 3
-             --duration 30 --threads 16 --visible 500 --sample 1000 --moderate 200" ;;
+             --duration 30 --threads 16 --visible 500 --sample 1000 --moderate 200 --timeout 3000" ;;
 *) echo "usage: $0 quick|full" >&2; exit 2 ;;
 esac
 

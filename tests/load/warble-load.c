@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lg.h"
 #include "lg_disk.h"
@@ -47,12 +48,13 @@ static struct {
 	uint32_t    synth_n, degree, threads, duration, visible, seed_posts, reps, sample;
 	uint32_t    inbox_max;
 	uint64_t    seed, rate, moderate;
+	uint32_t    timeout;
 	uint64_t    fanout[LG_MAX_CELEBS];
 	int         ncelebs;
 } opt = {
 	.out = "bench-out", .degree = 20, .threads = 8, .duration = 20,
 	.visible = 200, .seed_posts = 2, .reps = 3, .sample = 1000, .inbox_max = 800,
-	.seed = 42, .fanout = { 100000 }, .ncelebs = 1,
+	.seed = 42, .timeout = 3600, .fanout = { 100000 }, .ncelebs = 1,
 };
 
 /* Results of one system's mixed run. */
@@ -104,6 +106,7 @@ usage(void)
 	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
 	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
 	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts are replaced)\n"
+	    "  --timeout S         give up (exit, daemons killed) after S seconds in all (3600)\n"
 	    "  --out DIR           report.json, .dat files and plots (bench-out)\n");
 }
 
@@ -137,7 +140,7 @@ parse_args(int argc, char **argv)
 		{ "sample", 1, 0, 'k' }, { "visible", 1, 0, 'v' }, { "seed-posts", 1, 0, 'p' },
 		{ "threads", 1, 0, 't' }, { "duration", 1, 0, 'D' }, { "rate", 1, 0, 'R' },
 		{ "inbox-max", 1, 0, 'm' }, { "redis", 1, 0, 'x' }, { "pg", 1, 0, 'q' },
-		{ "out", 1, 0, 'o' }, { "moderate", 1, 0, 'M' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "out", 1, 0, 'o' }, { "moderate", 1, 0, 'M' }, { "timeout", 1, 0, 'T' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	int c;
 
@@ -166,6 +169,7 @@ parse_args(int argc, char **argv)
 		case 'q': opt.pg = optarg; break;
 		case 'o': opt.out = optarg; break;
 		case 'M': opt.moderate = v; break;
+		case 'T': opt.timeout = (uint32_t) v; break;
 		case 'h': usage(); exit(0);
 		default: usage(); return -1;
 		}
@@ -709,6 +713,9 @@ main(int argc, char **argv)
 	if (parse_args(argc, argv) != 0) {
 		return 2;
 	}
+	/* a watchdog: whatever hangs, the run ends (SIGALRM kills the process,
+	 * and the daemons follow it through PR_SET_PDEATHSIG) */
+	alarm(opt.timeout);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	lg_machine(&cores, &mem, kernel, sizeof(kernel), cpu, sizeof(cpu));
 	mkdir(opt.out, 0755);

@@ -22,8 +22,20 @@ lg_warble_start(lg_warble *w, const char *const *extra_env)
 {
 	rt_client_opts o = { .timeout_ms = 60000 };
 
+	const char *env[16];
+	char        http[64];
+	int         n = 0;
+
+	/* the gateway's HTTP listener on a free port, not the default 8080
+	 * another cluster (or a local Warble) may hold */
 	memset(w, 0, sizeof(*w));
-	if (wbt_cluster_start(&w->cl, extra_env) != 0) {
+	snprintf(http, sizeof(http), "WARBLE_HTTP_URL=http://127.0.0.1:%d", wbt_free_port());
+	env[n++] = http;
+	for (int i = 0; extra_env != NULL && extra_env[i] != NULL && n < 15; i++) {
+		env[n++] = extra_env[i];
+	}
+	env[n] = NULL;
+	if (wbt_cluster_start(&w->cl, env) != 0) {
 		return -1;
 	}
 	if (rt_client_open(&w->user, w->cl.user_url, &o) != 0 ||
