@@ -160,8 +160,14 @@ soak: $(SVC_BINS) $(BUILD)/test/fault_test
 fuzz: $(NNG_LIB)
 	@$(MAKE) -f tests/fuzz.mk
 
-run: deps all
+# run installs first, then builds in a fresh make so that the flags read
+# from pkg-config see the packages just installed.
+run:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory -j2 daemons
 	@BUILD=$(BUILD) deploy/warble-local
+
+daemons: $(SVC_BINS) $(TOOL_BINS)
 
 clean:
 	rm -rf build build-san build-fuzz
