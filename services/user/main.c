@@ -49,7 +49,8 @@ main_limit(const char *name, const char *s, uint64_t dflt, uint64_t min,
 int
 main(int argc, char **argv)
 {
-	static const char *url, *data, *level, *workers, *sync, *ttl, *ops, *mem;
+	static const char *url, *data, *level, *workers, *sync, *ttl, *ops, *mem,
+	    *lfails, *lwindow, *lcool;
 	rt_opt opts[] = {
 		{ "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101", "listen URL", &url },
 		{ "data", "WARBLE_DATA", "./var", "data folder (the store is DATA/user)", &data },
@@ -59,9 +60,12 @@ main(int argc, char **argv)
 		{ "session-ttl", "WARBLE_SESSION_TTL", "604800", "session lifetime, seconds", &ttl },
 		{ "pwhash-ops", "WARBLE_PWHASH_OPS", "interactive", "argon2id passes (a number, or interactive)", &ops },
 		{ "pwhash-mem", "WARBLE_PWHASH_MEM", "interactive", "argon2id memory, bytes (a number, or interactive)", &mem },
+		{ "login-fails", "WARBLE_LOGIN_FAILS", "5", "failed logins of one username that lock it", &lfails },
+		{ "login-window", "WARBLE_LOGIN_WINDOW", "60", "... counted within this many seconds", &lwindow },
+		{ "login-cooldown", "WARBLE_LOGIN_COOLDOWN", "60", "seconds a locked username answers RATE_LIMITED", &lcool },
 		{ NULL },
 	};
-	uint64_t      nworkers, fsync, ttl_s, pw_ops, pw_mem;
+	uint64_t      nworkers, fsync, ttl_s, pw_ops, pw_mem, nfails, window_s, cool_s;
 	int           lvl, rc;
 	char          path[4096];
 	hb_family_opts fams[USER_FAM_COUNT];
@@ -84,7 +88,10 @@ main(int argc, char **argv)
 	    main_limit("pwhash-ops", ops, crypto_pwhash_OPSLIMIT_INTERACTIVE,
 	        crypto_pwhash_OPSLIMIT_MIN, crypto_pwhash_OPSLIMIT_MAX, &pw_ops) != 0 ||
 	    main_limit("pwhash-mem", mem, crypto_pwhash_MEMLIMIT_INTERACTIVE,
-	        crypto_pwhash_MEMLIMIT_MIN, SIZE_MAX / 2, &pw_mem) != 0) {
+	        crypto_pwhash_MEMLIMIT_MIN, SIZE_MAX / 2, &pw_mem) != 0 ||
+	    rt_config_u64("login-fails", lfails, 1, 1000000, &nfails) != 0 ||
+	    rt_config_u64("login-window", lwindow, 1, 86400, &window_s) != 0 ||
+	    rt_config_u64("login-cooldown", lcool, 1, 86400, &cool_s) != 0) {
 		return 2;
 	}
 	rt_signal_init();
@@ -100,7 +107,9 @@ main(int argc, char **argv)
 		RT_ERRORF("cannot open store %s: %s %s", path, wb_strerror(rc), hb_last_error());
 		return 1;
 	}
-	user_svc_opts uopts = { .pwhash_ops = pw_ops, .pwhash_mem = (size_t) pw_mem };
+	user_svc_opts uopts = { .pwhash_ops = pw_ops, .pwhash_mem = (size_t) pw_mem,
+		.login_fails = (unsigned) nfails, .login_window_ms = window_s * 1000,
+		.login_cooldown_ms = cool_s * 1000 };
 	rt_server_opts sopts = { .name = "user", .url = url, .workers = (int) nworkers };
 	if ((rc = user_svc_open(&svc, t, &uopts)) != WB_OK ||
 	    (rc = rt_server_open(&srv, &sopts)) != WB_OK ||

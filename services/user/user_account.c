@@ -178,7 +178,8 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	size_t      name_len = 0, pw_len = 0;
 	char        lname[USER_NAME_MAX + 1];
 	char        token[USER_TOKEN_LEN + 1];
-	uint64_t    uid = 0;
+	uint64_t    uid = 0, retry_ms;
+	bool        named;
 	int         rc;
 
 	wb_get_str(req, WB_F_NAME, &name, &name_len);
@@ -187,6 +188,17 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 		return user_fail(rep, WB_ELOGIN, NULL);
 	}
 	rc = user_name_normalize(lname, name, name_len);
+	named = rc == WB_OK;
+	/* A name locked after failed logins answers at once, password unchecked. */
+	if (named && user_rate_check(u->rate, lname, strlen(lname), wb_now_ms(),
+	                 &retry_ms) != WB_OK) {
+		RT_INFOF("login of %s refused: locked after failed logins (%llu ms left)",
+		    lname, (unsigned long long) retry_ms);
+		wb_reply_error(rep, WB_ERATE,
+		    "too many failed logins for this user, retry in %llu s",
+		    (unsigned long long) (retry_ms + 999) / 1000);
+		return WB_ERATE;
+	}
 	if (rc == WB_OK) {
 		rc = user_name_uid(u, lname, &uid);
 	}
@@ -198,6 +210,12 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 			RT_DEBUGF("a login matched the decoy hash");
 		}
 		rc = WB_ELOGIN;
+	}
+	/* Known or unknown, a name's failures count alike (no enumeration). */
+	if (named && rc == WB_ELOGIN) {
+		user_rate_fail(u->rate, lname, strlen(lname), wb_now_ms());
+	} else if (named && rc == WB_OK) {
+		user_rate_ok(u->rate, lname, strlen(lname));
 	}
 	if (rc == WB_OK) {
 		rc = user_session_new(u, uid, token);

@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "hb.h"
+#include "user_rate.h"
 #include "user_svc.h"
 #include "wb_proto.h"
 
@@ -17,6 +18,7 @@ struct user_svc {
 	user_svc_opts   opts;
 	pthread_mutex_t alloc_mu; /* serializes uid allocation and name claims */
 	uint64_t        last_uid; /* under alloc_mu */
+	user_rate      *rate;     /* failed logins per username */
 	/* A hash of a random password, verified when the name is unknown so
 	 * that a wrong name costs as much time as a wrong password. */
 	char dummy_hash[crypto_pwhash_STRBYTES];

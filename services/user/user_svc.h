@@ -2,7 +2,8 @@
  * user_svc.h - the user service: accounts, password logins and sessions.
  *
  *   user.register {name, password}      -> {uid}
- *   user.login    {name, password}      -> {uid, token}
+ *   user.login    {name, password}      -> {uid, token} (RATE_LIMITED after
+ *                                           login_fails failures of a name)
  *   user.logout   {token}               -> {}
  *   user.auth     {token}               -> {uid}
  *   user.get      {uids}                -> {users, missing}
@@ -25,6 +26,9 @@ typedef struct user_svc user_svc;
 typedef struct user_svc_opts {
 	uint64_t pwhash_ops; /* argon2id passes (crypto_pwhash opslimit) */
 	size_t   pwhash_mem; /* argon2id memory in bytes (memlimit) */
+	unsigned login_fails;       /* failed logins of a name that lock it (0: 5) */
+	uint64_t login_window_ms;   /* ... counted within this window (0: 60000) */
+	uint64_t login_cooldown_ms; /* how long the name stays locked (0: 60000) */
 } user_svc_opts;
 
 /* user_svc_open creates the service over an open table (families from user_schema). */
