@@ -15,6 +15,7 @@ void inbox_schema_families(hb_family_opts *fams, uint32_t max_versions, uint64_t
 		.qual_len     = HB_NONE,
 		.compression  = HB_COMPRESS_ZSTD,
 		.version_ms   = wb_id_ms,
+		.ascending_puts = true,
 	};
 	fams[INBOX_FAM_META] = (hb_family_opts){
 		.name         = "meta",

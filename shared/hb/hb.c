@@ -121,6 +121,32 @@ hb_fam_options(hb_table *t, hb_fam *f)
 	if ((f->opts = rocksdb_options_create()) == NULL ||
 	    (f->bbt = rocksdb_block_based_options_create()) == NULL)
 		return WB_ENOMEM;
+	if (o->ascending_puts) {
+		/*
+		 * A skip list insert normally searches from the top unless the
+		 * key lands right after the previous insert; a fan-out's keys
+		 * interleave with other posts' cells of the same readers, so
+		 * every insert searched the whole list.  With a hint (one, for
+		 * the empty prefix of every key) an insert climbs from the last
+		 * insert only as far as it must.  The C API has no setter.
+		 */
+		rocksdb_options_t *base = f->opts;
+		char              *err = NULL;
+		if ((f->opts = rocksdb_options_create()) == NULL) {
+			rocksdb_options_destroy(base);
+			return WB_ENOMEM;
+		}
+		rocksdb_get_options_from_string(base,
+		    "memtable_insert_with_hint_prefix_extractor=rocksdb.FixedPrefix.0",
+		    f->opts, &err);
+		rocksdb_options_destroy(base);
+		if (err != NULL)
+			return hb_err_rocks(err);
+	}
+	if (o->write_buffer_mb > 0)
+		rocksdb_options_set_write_buffer_size(f->opts, (size_t)o->write_buffer_mb << 20);
+	if (o->write_buffers > 0)
+		rocksdb_options_set_max_write_buffer_number(f->opts, (int)o->write_buffers);
 	rocksdb_block_based_options_set_block_cache(f->bbt, t->cache);
 	rocksdb_block_based_options_set_format_version(f->bbt, 5);
 	rocksdb_block_based_options_set_cache_index_and_filter_blocks(f->bbt, 1);

@@ -61,6 +61,10 @@ typedef struct hb_family_opts {
 	bool           counter;    /* cells are u64 counters (hb_batch_add) */
 	/* version_ms maps a version to Unix ms for TTL; NULL: version is ms. */
 	uint64_t (*version_ms)(uint64_t version);
+	/* Write path (zero: RocksDB's defaults). */
+	bool     ascending_puts;  /* batches put ascending runs of keys (fan-out) */
+	unsigned write_buffer_mb; /* memtable size, MiB (default 64) */
+	unsigned write_buffers;   /* memtables in memory before writes stall (default 2) */
 } hb_family_opts;
 
 /* Table-wide settings. */

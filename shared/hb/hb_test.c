@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <pthread.h>
 #include <rocksdb/c.h>
 #include <signal.h>
 #include <stdio.h>
@@ -662,6 +663,100 @@ Test(hb, max_versions_compaction, .init = tdir_make, .fini = tdir_remove)
 	cr_assert_eq(n, 3, "versions written after a row delete survive compaction");
 	hb_close(t);
 	cr_assert_eq(raw_count(tdir, "tl"), 49 * 5 + 3);
+}
+
+/* ---- fan-out write path ------------------------------------------------ */
+
+#define FAN_ROWS  8000
+#define FAN_POSTS 6
+
+typedef struct fan_half {
+	hb_table *t;
+	uint64_t  first, n, version;
+	int       rc;
+} fan_half;
+
+/* fan_half_write puts version into rows [first, first + n) in one batch, ascending. */
+static void *
+fan_half_write(void *arg)
+{
+	fan_half *h = arg;
+	hb_batch *b;
+	uint8_t   row[8], val[8];
+
+	h->rc = hb_batch_new(&b);
+	hb_u64_be(val, h->version);
+	for (uint64_t r = h->first; h->rc == WB_OK && r < h->first + h->n; r++) {
+		hb_u64_be(row, r);
+		h->rc = hb_batch_put(b, h->t, 0, row, 8, NULL, 0, h->version, val, 8);
+	}
+	if (h->rc == WB_OK)
+		h->rc = hb_write(h->t, b);
+	hb_batch_free(b);
+	return NULL;
+}
+
+/* fan_check reads every row back: FAN_POSTS versions, newest first, plus row 5's stray one. */
+static void
+fan_check(hb_table *t)
+{
+	hb_scan *s;
+	hb_cell  c;
+	uint64_t want_row = 0, k = 0, cells = 0;
+
+	cr_assert_eq(hb_scan_open(&s, t, 0, NULL), WB_OK);
+	while (hb_scan_next(s, &c) == WB_OK) {
+		uint64_t r = hb_be_u64(c.row);
+		uint64_t nv = FAN_POSTS + (r == 5 ? 1 : 0);
+		cr_assert_eq(r, want_row, "row %llu, expected %llu", (unsigned long long)r,
+		    (unsigned long long)want_row);
+		uint64_t v = r == 5 && k == nv - 1 ? 1 : (uint64_t)(FAN_POSTS + 10 - k);
+		cr_assert_eq(c.version, v, "row %llu cell %llu: version %llu", (unsigned long long)r,
+		    (unsigned long long)k, (unsigned long long)c.version);
+		cr_assert_eq(hb_be_u64(c.value), v);
+		cells++;
+		if (++k == nv) {
+			k = 0;
+			want_row++;
+		}
+	}
+	hb_scan_close(s);
+	cr_assert_eq(cells, (uint64_t)FAN_ROWS * FAN_POSTS + 1);
+}
+
+Test(hb, ascending_puts_fanout, .init = tdir_make, .fini = tdir_remove, .timeout = 120)
+{
+	/* the inbox's write path: memtable insert hints, a tiny memtable so
+	 * writes switch memtables and flush mid-way, two writer threads */
+	hb_family_opts f[] = {{.name = "tl", .row_len = 8, .qual_len = HB_NONE,
+		.max_versions = 100, .compression = HB_COMPRESS_ZSTD, .ascending_puts = true,
+		.write_buffer_mb = 1, .write_buffers = 2}};
+	hb_table *t;
+	uint8_t   row[8], val[8];
+
+	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
+	/* posts 11..16 in ascending version order, each to every row; one
+	 * stray older cell out of order in between */
+	for (uint64_t p = 0; p < FAN_POSTS; p++) {
+		uint64_t  v = 11 + p, half = FAN_ROWS / 2 - (uint64_t)p * 7;
+		fan_half  h1 = {t, 0, half, v, 0}, h2 = {t, half, FAN_ROWS - half, v, 0};
+		pthread_t th;
+		cr_assert_eq(pthread_create(&th, NULL, fan_half_write, &h1), 0);
+		fan_half_write(&h2);
+		pthread_join(th, NULL);
+		cr_assert_eq(h1.rc, WB_OK);
+		cr_assert_eq(h2.rc, WB_OK);
+		if (p == 2) {
+			hb_u64_be(row, 5);
+			hb_u64_be(val, 1);
+			cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, 1, val, 8), WB_OK);
+		}
+	}
+	fan_check(t);
+	hb_close(t);
+	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
+	fan_check(t);
+	hb_close(t);
 }
 
 /* ---- counters ---------------------------------------------------------- */
