@@ -228,6 +228,13 @@ rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg)
 static int
 rt_server_msg_write(void *arg, const char *buf, size_t len)
 {
+	size_t need = nng_msg_len(arg) + len;
+
+	/* nng grows a message to exactly the size asked (zeroed and copied):
+	 * double it, or a reply packed 9 bytes at a time costs O(n^2). */
+	if (need > nng_msg_capacity(arg) && nng_msg_reserve(arg, 2 * need) != 0) {
+		return WB_ENOMEM;
+	}
 	return nng_msg_append(arg, buf, len) == 0 ? 0 : WB_ENOMEM;
 }
 
