@@ -12,7 +12,9 @@
  *   build/bench/fanout_bench [fans (default 1000000)] [posts (default 3)]
  *
  * FANOUT_BENCH_CALLGRIND=FILE runs the inbox under valgrind's callgrind
- * (instruction counts, for a machine too noisy for wall time).
+ * (instruction counts, for a machine too noisy for wall time);
+ * FANOUT_BENCH_INBOX=PATH runs another warble-inbox binary (A/B runs);
+ * FANOUT_BENCH_NO_DISK=1 skips the compaction at the end.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -216,6 +218,8 @@ int main(int argc, char **argv)
 	char *slash = strrchr(bin, '/');
 	snprintf(slash ? slash + 1 : bin, sizeof(bin) - (size_t)(slash ? slash + 1 - bin : 0),
 	    "../bin/warble-inbox");
+	if (getenv("FANOUT_BENCH_INBOX") != NULL) /* another build of the inbox, for A/B runs */
+		snprintf(bin, sizeof(bin), "%s", getenv("FANOUT_BENCH_INBOX"));
 
 	rt_server     *rs = NULL, *cs = NULL;
 	rt_server_opts ro = { .name = "relation", .url = rel, .workers = 2 };

@@ -255,6 +255,9 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams,
 	rocksdb_options_set_keep_log_file_num(t->dbopts, 2);
 	rocksdb_options_set_info_log_level(t->dbopts, 2); /* warnings */
 	rocksdb_writeoptions_set_sync(t->wo, opts && opts->sync ? 1 : 0);
+	for (size_t i = 0; i < nfams; i++)
+		if (fams[i].ascending_puts) /* the hint of batches inserted concurrently */
+			rocksdb_writeoptions_set_memtable_insert_hint_per_batch(t->wo, 1);
 	for (size_t i = 0; i < nfams; i++) {
 		hb_fam *f = &t->fams[i];
 		f->o = fams[i];
