@@ -635,13 +635,18 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 		acked += atomic_load(&ft_acked[a]);
 		ambig += atomic_load(&ft_ambig[a]);
 	}
-	t_check = wbt_now_ms();
+	uint64_t pulls = it_gauge(it_cl.inbox_url, "log_pulls");
+	uint64_t gaps  = it_gauge(it_cl.inbox_url, "seq_gaps");
+	uint64_t drops = it_gauge(it_cl.inbox_url, "events_dropped");
+	t_check        = wbt_now_ms();
 	ft_check(checker);
 	fprintf(stderr, "fault: round %d: %s: back in %lld ms; writers ran %d ms more; inbox "
-	    "caught up %lld ms after they paused (%lld ms after the fault); %lu actions "
-	    "acknowledged, %lu ambiguous; model checked in %lld ms, %lu mismatches\n", no, desc,
-	    t_back, f->after_ms, t_conv, t_all, acked - acked0, ambig - ambig0,
-	    wbt_now_ms() - t_check, it_failures());
+	    "caught up %lld ms after they paused (%lld ms after the fault; since its start: %llu "
+	    "log pulls, %llu seq gaps, %llu events dropped); %lu actions acknowledged, %lu "
+	    "ambiguous; model checked in %lld ms, %lu mismatches\n", no, desc, t_back,
+	    f->after_ms, t_conv, t_all, (unsigned long long) pulls, (unsigned long long) gaps,
+	    (unsigned long long) drops, acked - acked0, ambig - ambig0, wbt_now_ms() - t_check,
+	    it_failures());
 	cr_assert_eq(it_failures(), 0, "round %d (%s): the cluster differs from the model", no, desc);
 }
 
