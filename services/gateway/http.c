@@ -39,6 +39,61 @@ gw_http_now_us(void)
 
 static void gw_http_body_cb(void *arg);
 
+/* nng 1.5.2 has no public call for an HTTP connection's peer address; its
+ * (exported) internal one is stable in the nng Warble builds and pins. */
+extern int nni_http_conn_getopt(nng_http_conn *conn, const char *name, void *buf,
+    size_t *szp, int type);
+
+size_t
+gw_http_peer(gw_http_job *j, void *buf, size_t n)
+{
+	struct sockaddr_storage sa;
+	uint8_t                *b = buf;
+
+	pthread_mutex_lock(&j->h->mu);
+	sa = j->peer;
+	pthread_mutex_unlock(&j->h->mu);
+	if (n < 17) {
+		return 0;
+	}
+	switch (sa.ss_family) {
+	case AF_INET:
+		b[0] = 4;
+		memcpy(b + 1, &((struct sockaddr_in *) &sa)->sin_addr, 4);
+		return 5;
+	case AF_INET6:
+		b[0] = 6;
+		memcpy(b + 1, &((struct sockaddr_in6 *) &sa)->sin6_addr, 16);
+		return 17;
+	default:
+		return 0;
+	}
+}
+
+/* gw_http_conn_peer reads conn's peer address into ss (family 0 if unknown). */
+static void
+gw_http_conn_peer(nng_http_conn *conn, struct sockaddr_storage *ss)
+{
+	nng_sockaddr sa;
+	size_t       sz = sizeof(sa);
+
+	memset(ss, 0, sizeof(*ss));
+	if (nni_http_conn_getopt(conn, NNG_OPT_REMADDR, &sa, &sz, 0 /* opaque */) != 0) {
+		return;
+	}
+	if (sa.s_family == NNG_AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *) ss;
+		in->sin_family      = AF_INET;
+		in->sin_port        = sa.s_in.sa_port;
+		in->sin_addr.s_addr = sa.s_in.sa_addr;
+	} else if (sa.s_family == NNG_AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) ss;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port   = sa.s_in6.sa_port;
+		memcpy(&in6->sin6_addr, sa.s_in6.sa_addr, 16);
+	}
+}
+
 static void
 gw_http_job_free(gw_http_job *j)
 {
@@ -84,13 +139,14 @@ gw_http_finish(gw_http_job *j, nng_http_res *res)
 	gw_http *h   = j->h;
 	nng_aio *aio = j->uaio;
 
-	j->uaio = NULL;
 	j->req  = NULL;
 	j->conn = NULL;
 	if (j->out.cap > 256 * 1024) {
 		gw_buf_free(&j->out); /* keep recycled jobs small */
 	}
 	pthread_mutex_lock(&h->mu);
+	j->uaio    = NULL;
+	j->done_ms = gw_http_now_us() / 1000;
 	j->next = h->free;
 	h->free = j;
 	pthread_mutex_unlock(&h->mu);
@@ -214,17 +270,21 @@ gw_http_cb(nng_aio *aio)
 	const char       *cl, *te;
 	uint64_t          len = 0;
 	nng_iov           iov;
+	struct sockaddr_storage peer;
 
+	gw_http_conn_peer(conn, &peer);
 	atomic_fetch_add(&h->inflight, 1);
 	pthread_mutex_lock(&h->mu);
-	j = gw_http_job_get(h);
+	if ((j = gw_http_job_get(h)) != NULL) {
+		j->uaio = aio;
+		j->peer = peer;
+	}
 	pthread_mutex_unlock(&h->mu);
 	if (j == NULL) {
 		atomic_fetch_sub(&h->inflight, 1);
 		nng_aio_finish(aio, NNG_ECONNABORTED);
 		return;
 	}
-	j->uaio     = aio;
 	j->req      = req;
 	j->conn     = conn;
 	j->start_us = gw_http_now_us();
@@ -306,6 +366,15 @@ gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
 	if (h->opts.body_timeout_ms <= 0) {
 		h->opts.body_timeout_ms = 10000;
 	}
+	if (h->opts.header_timeout_ms <= 0) {
+		h->opts.header_timeout_ms = 10000;
+	}
+	if ((rc = gw_rate_open(&h->login_rate, opts->login_fails ? opts->login_fails : 20,
+	         opts->login_window_ms ? opts->login_window_ms : 60000,
+	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
+		gw_http_close(h);
+		return rc;
+	}
 	if (opts->web_dir != NULL && opts->web_dir[0] != '\0' &&
 	    (rc = gw_http_static_load(h, opts->web_dir)) != WB_OK) {
 		gw_http_close(h);
@@ -352,6 +421,9 @@ gw_http_start(gw_http *h)
 		return rv == NNG_EADDRINUSE ? WB_EUNAVAIL : WB_EINVAL;
 	}
 	h->started = true;
+	if (gw_http_guard_start(h) != WB_OK) {
+		RT_WARNF("http: no connection guard (no thread): slow clients are not cut off");
+	}
 	return WB_OK;
 }
 
@@ -374,6 +446,7 @@ gw_http_close(gw_http *h)
 	if (h == NULL) {
 		return;
 	}
+	gw_http_guard_stop(h);
 	pthread_mutex_lock(&h->mu);
 	h->closing = true;
 	pthread_mutex_unlock(&h->mu);
@@ -395,6 +468,7 @@ gw_http_close(gw_http *h)
 		gw_http_job_free(j);
 	}
 	nng_url_free(h->url);
+	gw_rate_close(h->login_rate);
 	gw_http_static_free(h);
 	pthread_mutex_destroy(&h->mu);
 	free(h);

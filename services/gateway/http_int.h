@@ -10,8 +10,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 
 #include "http.h"
+#include "gw_rate.h"
 #include "http_buf.h"
 #include "rt_pool.h"
 
@@ -43,6 +45,8 @@ struct gw_http_job {
 	const char    *allow;    /* Allow header of a 405, or NULL */
 	bool           www_auth; /* add WWW-Authenticate (401) */
 	bool           close;    /* close the connection after answering */
+	struct sockaddr_storage peer; /* the client (under mu; kept after the job ends) */
+	uint64_t       done_ms;  /* when its last request ended (under mu) */
 };
 
 struct gw_http {
@@ -53,12 +57,17 @@ struct gw_http {
 	nng_http_server *srv;
 	nng_http_handler *hd;
 	rt_pool         *pool;
+	gw_rate         *login_rate; /* failed logins per client address */
 	pthread_mutex_t  mu; /* freelist, jobs, closing */
 	gw_http_job     *free, *jobs;
 	bool             closing, started;
 	atomic_int       inflight;
 	gw_http_file     files[GW_HTTP_FILES_MAX];
 	int              nfiles;
+	pthread_t        guard; /* http_guard.c */
+	pthread_mutex_t  guard_mu;
+	pthread_cond_t   guard_cv;
+	bool             guard_stop, guarded;
 };
 
 /* gw_http_serve handles one request with its body read (on a worker). */
@@ -71,6 +80,15 @@ void gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *
 /* gw_http_fail sends a JSON error {"error": name, "message": ...} with status and finishes the job. */
 void gw_http_fail(gw_http_job *j, int status, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* gw_http_peer writes a key naming the client's address (IP, without the port) into buf (>= 17 bytes); its length, or 0 if unknown. */
+size_t gw_http_peer(gw_http_job *j, void *buf, size_t n);
+
+/* gw_http_guard_start raises the open-files limit and starts the connection guard (header deadline, cap). */
+int gw_http_guard_start(gw_http *h);
+
+/* gw_http_guard_stop stops the guard; safe if it never started. */
+void gw_http_guard_stop(gw_http *h);
 
 /* gw_http_now_us returns a monotonic clock in microseconds. */
 uint64_t gw_http_now_us(void);

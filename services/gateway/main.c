@@ -19,7 +19,8 @@ int
 main(int argc, char **argv)
 {
 	static const char *url, *urls[GW_SVC_COUNT], *level, *workers, *timeout,
-	    *cache, *http_url, *web_dir;
+	    *cache, *http_url, *web_dir, *lfails, *lwindow, *lcool,
+	    *hdr_tmo, *max_conns;
 	rt_opt opts[] = {
 		{ "gateway-url", "WARBLE_GATEWAY_URL", "tcp://127.0.0.1:7100",
 		    "listen URL (msgpack API)", &url },
@@ -41,6 +42,16 @@ main(int argc, char **argv)
 		    "deadline of each downstream call, ms", &timeout },
 		{ "auth-cache-ms", "WARBLE_AUTH_CACHE_MS", "1000",
 		    "how long a checked token is trusted, ms (0-1000)", &cache },
+		{ "http-header-timeout-ms", "WARBLE_HTTP_HEADER_TIMEOUT_MS", "10000",
+		    "an HTTP connection idle this long without a whole request head is closed", &hdr_tmo },
+		{ "http-max-conns", "WARBLE_HTTP_MAX_CONNS", "0",
+		    "HTTP connections before idle ones are closed after 1 s (0: open-files limit - 128)", &max_conns },
+		{ "http-login-fails", "WARBLE_HTTP_LOGIN_FAILS", "20",
+		    "failed HTTP logins from one client address that lock it", &lfails },
+		{ "http-login-window", "WARBLE_HTTP_LOGIN_WINDOW", "60",
+		    "... counted within this many seconds", &lwindow },
+		{ "http-login-cooldown", "WARBLE_HTTP_LOGIN_COOLDOWN", "60",
+		    "seconds a locked client's logins get 429", &lcool },
 		{ "log-level", "WARBLE_LOG_LEVEL", "info",
 		    "debug|info|warn|error", &level },
 		{ NULL },
@@ -54,7 +65,7 @@ main(int argc, char **argv)
 	gw_metrics     *metrics;
 	gw_http        *http;
 	char            webbuf[1024];
-	uint64_t       nworkers, tmo, ttl;
+	uint64_t       nworkers, tmo, ttl, nfails, window_s, cool_s, hdr_ms, nconns;
 	int            rc, lvl;
 
 	rc = rt_config_parse(opts, "warble-gateway",
@@ -68,7 +79,12 @@ main(int argc, char **argv)
 	}
 	if (rt_config_u64("workers", workers, 1, 1024, &nworkers) != 0 ||
 	    rt_config_u64("timeout-ms", timeout, 1, 600000, &tmo) != 0 ||
-	    rt_config_u64("auth-cache-ms", cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0) {
+	    rt_config_u64("auth-cache-ms", cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
+	    rt_config_u64("http-header-timeout-ms", hdr_tmo, 100, 3600000, &hdr_ms) != 0 ||
+	    rt_config_u64("http-max-conns", max_conns, 0, 10000000, &nconns) != 0 ||
+	    rt_config_u64("http-login-fails", lfails, 1, 1000000, &nfails) != 0 ||
+	    rt_config_u64("http-login-window", lwindow, 1, 86400, &window_s) != 0 ||
+	    rt_config_u64("http-login-cooldown", lcool, 1, 86400, &cool_s) != 0) {
 		return 2;
 	}
 	rt_log_init("gateway", (rt_level)lvl);
@@ -112,6 +128,11 @@ main(int argc, char **argv)
 	ho.url         = http_url;
 	ho.web_dir     = web_dir[0] != '\0' ? web_dir : gw_http_web_dir(webbuf, sizeof(webbuf));
 	ho.workers     = (int)nworkers;
+	ho.header_timeout_ms = (int)hdr_ms;
+	ho.max_conns         = (size_t)nconns;
+	ho.login_fails       = (unsigned)nfails;
+	ho.login_window_ms   = window_s * 1000;
+	ho.login_cooldown_ms = cool_s * 1000;
 	if ((rc = gw_metrics_open(&metrics, &mo)) != WB_OK) {
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
 		rt_server_close(srv);

@@ -1,0 +1,145 @@
+/* gw_rate.c - the gateway's per-client login failure limiter (see gw_rate.h). */
+#include <pthread.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_rate.h"
+#include "wb_errors.h"
+
+typedef struct gw_rate_slot {
+	uint8_t  key[GW_RATE_KEY];
+	uint8_t  klen;
+	uint32_t fails;
+	uint64_t window_start;
+	uint64_t locked_until;
+} gw_rate_slot;
+
+struct gw_rate {
+	pthread_mutex_t mu;
+	unsigned        max_fails;
+	uint64_t        window_ms, cooldown_ms;
+	uint8_t         hkey[crypto_shorthash_KEYBYTES];
+	gw_rate_slot  slots[GW_RATE_SLOTS];
+};
+
+int
+gw_rate_open(gw_rate **out, unsigned max_fails, uint64_t window_ms,
+    uint64_t cooldown_ms)
+{
+	gw_rate *r;
+
+	*out = NULL;
+	if (sodium_init() < 0) {
+		return WB_EINTERNAL;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		return WB_ENOMEM;
+	}
+	pthread_mutex_init(&r->mu, NULL);
+	r->max_fails   = max_fails;
+	r->window_ms   = window_ms;
+	r->cooldown_ms = cooldown_ms;
+	randombytes_buf(r->hkey, sizeof(r->hkey));
+	*out = r;
+	return WB_OK;
+}
+
+void
+gw_rate_close(gw_rate *r)
+{
+	if (r == NULL) {
+		return;
+	}
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+}
+
+/* gw_rate_slot_find returns key's slot (its key bytes in *k, *kl). */
+static gw_rate_slot *
+gw_rate_slot_find(gw_rate *r, const void *key, size_t len, size_t *kl)
+{
+	uint8_t  h[crypto_shorthash_BYTES];
+	uint64_t v;
+
+	*kl = len < GW_RATE_KEY ? len : GW_RATE_KEY;
+	crypto_shorthash(h, key, *kl, r->hkey);
+	memcpy(&v, h, sizeof(v));
+	return &r->slots[v % GW_RATE_SLOTS];
+}
+
+static int
+gw_rate_slot_is(const gw_rate_slot *s, const void *key, size_t kl)
+{
+	return s->klen == kl && memcmp(s->key, key, kl) == 0;
+}
+
+int
+gw_rate_check(gw_rate *r, const void *key, size_t len, uint64_t now_ms,
+    uint64_t *retry_ms)
+{
+	gw_rate_slot *s;
+	size_t          kl;
+	int             rc = WB_OK;
+
+	*retry_ms = 0;
+	if (r == NULL || r->max_fails == 0) {
+		return WB_OK;
+	}
+	pthread_mutex_lock(&r->mu);
+	s = gw_rate_slot_find(r, key, len, &kl);
+	if (gw_rate_slot_is(s, key, kl) && s->locked_until > now_ms) {
+		*retry_ms = s->locked_until - now_ms;
+		rc        = WB_ERATE;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return rc;
+}
+
+void
+gw_rate_fail(gw_rate *r, const void *key, size_t len, uint64_t now_ms)
+{
+	gw_rate_slot *s;
+	size_t          kl;
+
+	if (r == NULL || r->max_fails == 0) {
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	s = gw_rate_slot_find(r, key, len, &kl);
+	if (!gw_rate_slot_is(s, key, kl)) {
+		if (s->locked_until > now_ms) {
+			pthread_mutex_unlock(&r->mu); /* never evict a live lock */
+			return;
+		}
+		memset(s, 0, sizeof(*s));
+		memcpy(s->key, key, kl);
+		s->klen = (uint8_t) kl;
+	}
+	if (s->fails == 0 || now_ms - s->window_start >= r->window_ms) {
+		s->fails        = 0;
+		s->window_start = now_ms;
+	}
+	if (++s->fails >= r->max_fails) {
+		s->locked_until = now_ms + r->cooldown_ms;
+		s->fails        = 0;
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+void
+gw_rate_ok(gw_rate *r, const void *key, size_t len)
+{
+	gw_rate_slot *s;
+	size_t          kl;
+
+	if (r == NULL || r->max_fails == 0) {
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	s = gw_rate_slot_find(r, key, len, &kl);
+	if (gw_rate_slot_is(s, key, kl)) {
+		memset(s, 0, sizeof(*s));
+	}
+	pthread_mutex_unlock(&r->mu);
+}
