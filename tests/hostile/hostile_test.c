@@ -1,0 +1,345 @@
+/*
+ * hostile_test.c - a real cluster on tcp://127.0.0.1 under hostile
+ * network traffic, on every port an attacker could reach: the five REP
+ * services, the two PUB ports and the gateway's HTTP.
+ *
+ *   probes     bare connect/close (FIN and RST), half-open connections
+ *              held open (nothing sent, half an SP header, a whole SP
+ *              header of another protocol), random bytes, a frame header
+ *              claiming 2^60 bytes: every service then answers ping
+ *              promptly, the SDK works end to end (publish -> PUB -> inbox
+ *              -> home), and every daemon exits 0 on SIGTERM.
+ *   slowloris  the gateway limited to 1024 open files, 1500 HTTP clients
+ *              sending their headers a byte at a time: normal requests
+ *              are answered all along, and the slow ones are cut off.
+ */
+#include <criterion/criterion.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "hs.h"
+
+#define HS_PROBES     200 /* bare connect/close per port */
+#define HS_HALF_OPEN  40  /* held connections per port and kind */
+#define HS_PROMPT_MS  3000
+
+static hs_cluster hc;
+
+/* hs_connect_port opens a TCP connection (or -1), as ht_connect. */
+static int
+hs_connect_port(int port)
+{
+	return ht_connect(port);
+}
+
+/* hs_rst closes fd with a TCP reset instead of a FIN. */
+static void
+hs_rst(int fd)
+{
+	struct linger l = { 1, 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
+}
+
+/* hs_check_all pings every REP service and the HTTP /healthz, each within HS_PROMPT_MS. */
+static void
+hs_check_all(const char *when)
+{
+	for (int i = HS_USER; i <= HS_GATEWAY; i++) {
+		long long t0 = wbt_now_ms();
+		int       rc = wbt_ping(hs_url_of(&hc, i), HS_PROMPT_MS);
+
+		cr_assert_eq(rc, 0, "%s: %s does not answer ping (%s)", when, hs_port_names[i],
+		    wb_err_name(rc));
+		cr_assert_lt(wbt_now_ms() - t0, HS_PROMPT_MS, "%s: %s answered late", when,
+		    hs_port_names[i]);
+	}
+	ht_res r;
+	long long t0 = wbt_now_ms();
+	cr_assert_eq(ht_request(hc.port[HS_HTTP], "GET", "/healthz", NULL, NULL, &r), 0,
+	    "%s: no HTTP answer", when);
+	cr_assert_eq(r.status, 200, "%s: /healthz gave %d", when, r.status);
+	cr_assert_lt(wbt_now_ms() - t0, HS_PROMPT_MS, "%s: /healthz answered late", when);
+	ht_res_free(&r);
+}
+
+/* hs_flow publishes as a and waits until b (a follower) sees it at home: every service and both PUB paths work. */
+static void
+hs_flow(warble_client *a, warble_client *b, const char *text)
+{
+	uint64_t        id;
+	warble_posts_t *p = NULL;
+	bool            seen = false;
+
+	cr_assert_eq(warble_post(a, text, &id), 0, "publish: %s", warble_errmsg(a));
+	for (long long end = wbt_now_ms() + 20000; !seen && wbt_now_ms() < end; wbt_sleep_ms(50)) {
+		cr_assert_eq(warble_home(b, 0, 10, &p), 0, "home: %s", warble_errmsg(b));
+		for (size_t i = 0; i < p->n; i++) {
+			seen |= p->posts[i].id == id;
+		}
+		warble_posts_free(p);
+	}
+	cr_assert(seen, "post %s never reached the follower's home", text);
+}
+
+/* hs_fill writes n pseudo-random bytes (xorshift from *seed) into buf. */
+static void
+hs_fill(uint8_t *buf, size_t n, uint64_t *seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		*seed ^= *seed << 13;
+		*seed ^= *seed >> 7;
+		*seed ^= *seed << 17;
+		buf[i] = (uint8_t) *seed;
+	}
+}
+
+/* hs_send_nb sends what the socket takes now, never blocking (the peer may not read). */
+static void
+hs_send_nb(int fd, const void *buf, size_t n)
+{
+	(void) send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+Test(hostile, probes_half_open_random_bytes, .fini = wbt_cleanup, .timeout = 240)
+{
+	static int     held[HS_NPORTS][4 * HS_HALF_OPEN];
+	static uint8_t junk[8192];
+	uint64_t       seed = 0x9e3779b97f4a7c15ull;
+	int            nheld[HS_NPORTS] = { 0 };
+	warble_client *a, *b;
+	char           text[64];
+
+	cr_assert_eq(hs_start(&hc, NULL), 0, "cluster did not start");
+	cr_assert_not_null(a = hs_session(&hc, "hs_alice", "password-a"));
+	cr_assert_not_null(b = hs_session(&hc, "hs_bob", "password-b"));
+	cr_assert_eq(warble_follow(b, "hs_alice"), 0, "follow: %s", warble_errmsg(b));
+	hs_flow(a, b, "before");
+
+	for (int i = 0; i < HS_NPORTS; i++) {
+		int port = hc.port[i];
+
+		/* bare connect/close probes, half with a reset */
+		for (int k = 0; k < HS_PROBES; k++) {
+			int fd = hs_connect_port(port);
+			cr_assert_geq(fd, 0, "%s: connect %d failed", hs_port_names[i], k);
+			if (k % 2) {
+				hs_rst(fd);
+			} else {
+				close(fd);
+			}
+		}
+		/* half-open: nothing sent; half an SP header; an SP header of PAIR (not REQ/SUB) */
+		for (int k = 0; k < 3 * HS_HALF_OPEN; k++) {
+			static const uint8_t sp_half[] = { 0x00, 'S', 'P', 0x00 };
+			static const uint8_t sp_pair[] = { 0x00, 'S', 'P', 0x00, 0x00, 0x10, 0x00, 0x00 };
+			int                  fd        = hs_connect_port(port);
+
+			cr_assert_geq(fd, 0);
+			if (k % 3 == 1) {
+				hs_send_nb(fd, sp_half, sizeof(sp_half));
+			} else if (k % 3 == 2) {
+				hs_send_nb(fd, sp_pair, sizeof(sp_pair));
+			}
+			held[i][nheld[i]++] = fd;
+		}
+		/* random bytes: some closed at once, some held */
+		for (int k = 0; k < HS_HALF_OPEN; k++) {
+			int    fd = hs_connect_port(port);
+			size_t n  = 1 + (size_t) (seed % sizeof(junk));
+
+			cr_assert_geq(fd, 0);
+			hs_fill(junk, n, &seed);
+			if (k % 4 == 0) {
+				junk[0] = 0; /* looks like an SP header start */
+				junk[1] = 'S';
+				junk[2] = 'P';
+			}
+			hs_send_nb(fd, junk, n);
+			if (k % 2) {
+				close(fd);
+			} else {
+				held[i][nheld[i]++] = fd;
+			}
+		}
+		/* a REQ peer's header, then a frame claiming 2^60 bytes (REP ports only) */
+		if (i <= HS_GATEWAY) {
+			static const uint8_t req[] = { 0x00, 'S', 'P', 0x00, 0x00, 0x30, 0x00, 0x00,
+				0x10, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3 };
+			int fd = hs_connect_port(port);
+			cr_assert_geq(fd, 0);
+			hs_send_nb(fd, req, sizeof(req));
+			held[i][nheld[i]++] = fd;
+		}
+	}
+	/* everything answers while the junk connections are still open */
+	hs_check_all("with half-open connections held");
+	snprintf(text, sizeof(text), "during");
+	hs_flow(a, b, text);
+
+	for (int i = 0; i < HS_NPORTS; i++) {
+		for (int k = 0; k < nheld[i]; k++) {
+			if (k % 2) {
+				hs_rst(held[i][k]);
+			} else {
+				close(held[i][k]);
+			}
+		}
+	}
+	/* and after they went away, and after a second round of probes */
+	hs_check_all("after the held connections closed");
+	for (int i = 0; i < HS_NPORTS; i++) {
+		for (int k = 0; k < HS_PROBES / 4; k++) {
+			int fd = hs_connect_port(hc.port[i]);
+			cr_assert_geq(fd, 0);
+			hs_rst(fd);
+		}
+	}
+	hs_check_all("after a second round of probes");
+	hs_flow(a, b, "after");
+	warble_close(a);
+	warble_close(b);
+	cr_assert_eq(hs_stop(&hc), 0, "a daemon did not exit cleanly on SIGTERM");
+}
+
+/* The slow clients: each sends one byte of its request head per round. */
+#define HS_SLOW_CONNS  1500
+#define HS_SLOW_NOFILE 1024
+
+typedef struct hs_slow {
+	int             port;
+	int             fds[HS_SLOW_CONNS];
+	int             n;
+	atomic_int      stop;
+	atomic_int      open;   /* slow connections still open (seen by the last round) */
+	atomic_int      opened; /* connections made in all */
+} hs_slow;
+
+static void *
+hs_slow_run(void *arg)
+{
+	static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	hs_slow          *s      = arg;
+	size_t            pos[HS_SLOW_CONNS];
+
+	/* open them all (some may be refused or reset once the gateway is full) */
+	for (int k = 0; k < HS_SLOW_CONNS && !atomic_load(&s->stop); k++) {
+		int fd = ht_connect(s->port);
+
+		s->fds[k] = fd;
+		pos[k]    = 0;
+		if (fd >= 0) {
+			atomic_fetch_add(&s->opened, 1);
+		}
+	}
+	s->n = HS_SLOW_CONNS;
+	while (!atomic_load(&s->stop)) {
+		int open = 0;
+
+		for (int k = 0; k < s->n; k++) {
+			char    c;
+			ssize_t n;
+
+			if (s->fds[k] < 0) {
+				continue;
+			}
+			/* the gateway answered (an error), closed or reset us: gone */
+			n = recv(s->fds[k], &c, 1, MSG_DONTWAIT);
+			if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+				close(s->fds[k]);
+				s->fds[k] = -1;
+				continue;
+			}
+			c = head[pos[k] % (sizeof(head) - 1)];
+			if (send(s->fds[k], &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN) {
+				close(s->fds[k]);
+				s->fds[k] = -1;
+				continue;
+			}
+			pos[k]++;
+			open++;
+		}
+		atomic_store(&s->open, open);
+		wbt_sleep_ms(200);
+	}
+	for (int k = 0; k < s->n; k++) {
+		if (s->fds[k] >= 0) {
+			close(s->fds[k]);
+		}
+	}
+	return NULL;
+}
+
+/* hs_healthz asks GET /healthz on a fresh connection, all within timeout_ms (connect included); the status or -1. */
+static int
+hs_healthz(int port, int timeout_ms)
+{
+	static const char  q[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port) };
+	long long          end = wbt_now_ms() + timeout_ms;
+	struct pollfd      p;
+	ht_res             r;
+	int                fd, st = -1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	p.fd = fd;
+	p.events = POLLOUT;
+	if (poll(&p, 1, timeout_ms) == 1 && send(fd, q, sizeof(q) - 1, MSG_NOSIGNAL) ==
+	                                         (ssize_t) sizeof(q) - 1 &&
+	    ht_read_response(fd, &r, (int) (end - wbt_now_ms()) > 0 ? (int) (end - wbt_now_ms()) : 1) == 0) {
+		st = r.status;
+		ht_res_free(&r);
+	}
+	close(fd);
+	return st;
+}
+
+Test(hostile, slowloris, .fini = wbt_cleanup, .timeout = 240)
+{
+	static hs_slow s;
+	const char    *env[] = { "WARBLE_HTTP_HEADER_TIMEOUT_MS=5000", NULL };
+	struct rlimit  rl = { HS_SLOW_NOFILE, HS_SLOW_NOFILE };
+	pthread_t      th;
+	int            answered = 0, worst = 0, rounds = 0;
+
+	hs_nofile(RLIM_INFINITY); /* this process: room for every slow client */
+	cr_assert_eq(hs_start(&hc, env), 0, "cluster did not start");
+	/* the gateway: a small open-files limit, as on many hosts */
+	cr_assert_eq(prlimit(hc.c.gateway->pid, RLIMIT_NOFILE, &rl, NULL), 0);
+
+	s.port = hc.port[HS_HTTP];
+	cr_assert_eq(pthread_create(&th, NULL, hs_slow_run, &s), 0);
+	/* 20 s of attack: a normal request every 250 ms must be answered */
+	for (long long end = wbt_now_ms() + 20000; wbt_now_ms() < end; wbt_sleep_ms(250)) {
+		long long t0 = wbt_now_ms();
+
+		rounds++;
+		if (hs_healthz(hc.port[HS_HTTP], 10000) == 200) {
+			answered++;
+			if (wbt_now_ms() - t0 > worst) {
+				worst = (int) (wbt_now_ms() - t0);
+			}
+		}
+	}
+	int still_open = atomic_load(&s.open);
+	atomic_store(&s.stop, 1);
+	pthread_join(th, NULL);
+	fprintf(stderr, "slowloris: %d slow connections made, %d still open after 20 s; "
+	                "%d/%d normal requests answered, slowest %d ms\n",
+	    atomic_load(&s.opened), still_open, answered, rounds, worst);
+	cr_assert_eq(answered, rounds, "normal requests went unanswered during the attack");
+	cr_assert_lt(worst, HS_PROMPT_MS, "a normal request took %d ms", worst);
+	cr_assert_lt(still_open, HS_SLOW_CONNS / 10,
+	    "%d slow clients still connected after 20 s: no header deadline", still_open);
+	hs_check_all("after the slow clients");
+	cr_assert_eq(hs_stop(&hc), 0, "a daemon did not exit cleanly on SIGTERM");
+}
