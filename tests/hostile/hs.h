@@ -72,12 +72,17 @@ hs_start(hs_cluster *h, const char *const *extra)
 	    h->port[HS_HTTP]);
 	h->env[k] = h->env_buf[k];
 	k++;
-	h->env[k++] = "WARBLE_PWHASH_OPS=1";
-	h->env[k++] = "WARBLE_PWHASH_MEM=8192";
-	if (getenv("WARBLE_LOG_LEVEL") == NULL) {
-		h->env[k++] = "WARBLE_LOG_LEVEL=warn";
+	static const char *const dflt[] = { "WARBLE_PWHASH_OPS=1", "WARBLE_PWHASH_MEM=8192",
+		"WARBLE_LOG_LEVEL=warn", "WARBLE_GATEWAY_TIMEOUT_MS=15000" };
+	for (size_t d = 0; d < sizeof(dflt) / sizeof(dflt[0]); d++) {
+		bool given = false; /* the first of two equal keys would win: extra overrides */
+		for (int i = 0; extra != NULL && extra[i] != NULL; i++) {
+			given |= strncmp(extra[i], dflt[d], (size_t) (strchr(dflt[d], '=') - dflt[d] + 1)) == 0;
+		}
+		if (!given) {
+			h->env[k++] = dflt[d];
+		}
 	}
-	h->env[k++] = "WARBLE_GATEWAY_TIMEOUT_MS=15000";
 	for (int i = 0; extra != NULL && extra[i] != NULL && k < 38; i++) {
 		h->env[k++] = extra[i];
 	}
