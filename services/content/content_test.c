@@ -93,7 +93,7 @@ Test(text, every_two_byte_sequence)
 Test(text, limits)
 {
 	char buf[4 * 300];
-	memset(buf, 'a', 280);
+	memset(buf, 'a', 281);
 	cr_assert_eq(text_check(buf, 280), WB_OK);
 	cr_assert_eq(text_check(buf, 281), WB_ETOOLONG);
 	cr_assert_eq(text_check(buf, 0), WB_EBADTEXT);
