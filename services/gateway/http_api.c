@@ -8,6 +8,7 @@
  * less "ok", is the JSON body; errors become
  * {"error": CODE_NAME, "message": ...} with the status wb_err_http gives.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -27,7 +28,7 @@ typedef enum gw_http_kind {
 	GW_HTTP_METRICS, /* Prometheus text */
 } gw_http_kind;
 
-typedef struct gw_http_route {
+struct gw_http_route {
 	const char  *method;
 	const char  *path;   /* "{name}" and "{id}" match one segment */
 	gw_http_kind kind;
@@ -35,7 +36,7 @@ typedef struct gw_http_route {
 	uint64_t     query;  /* fields taken from the query string */
 	uint64_t     body;   /* fields taken from the JSON body */
 	int          status; /* on success */
-} gw_http_route;
+};
 
 /* The API.  docs/http-api.md documents each line; keep them together. */
 static const gw_http_route gw_http_routes[] = {
@@ -197,9 +198,23 @@ gw_http_fields(uint64_t mask, char *buf, size_t n)
 	}
 }
 
-/* gw_http_query sets the query string's parameters on q; false after answering an error. */
+/* gw_http_parse_fail records an error answer in out; returns false. */
+static bool __attribute__((format(printf, 4, 5)))
+gw_http_parse_fail(gw_http_parsed *out, int status, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	out->status = status;
+	out->error  = name;
+	va_start(ap, fmt);
+	vsnprintf(out->msg, sizeof(out->msg), fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* gw_http_query sets the query string's parameters on q; false with the error in out. */
 static bool
-gw_http_query(gw_http_job *j, const gw_http_route *r, const char *qs)
+gw_http_query(wb_obj *q, const gw_http_route *r, const char *qs, gw_http_parsed *out)
 {
 	char key[64], val[512], err[160], allowed[160];
 
@@ -218,21 +233,18 @@ gw_http_query(gw_http_job *j, const gw_http_route *r, const char *qs)
 				val[0] = '\0';
 			}
 			if (kn < 0 || vn < 0) {
-				gw_http_fail(j, 400, "BAD_MESSAGE", "malformed query string");
-				return false;
+				return gw_http_parse_fail(out, 400, "BAD_MESSAGE", "malformed query string");
 			}
 			f = wb_field_lookup(key, (size_t) kn);
 			if (f < 0 || (r->query & (UINT64_C(1) << f)) == 0) {
 				gw_http_fields(r->query, allowed, sizeof(allowed));
-				gw_http_fail(j, 400, "INVALID",
+				return gw_http_parse_fail(out, 400, "INVALID",
 				    "unknown query parameter \"%.40s\" (this endpoint takes: %s)", key,
 				    allowed);
-				return false;
 			}
-			if (gw_json_set_text(j->q, (wb_field) f, val, (size_t) vn, err,
+			if (gw_json_set_text(q, (wb_field) f, val, (size_t) vn, err,
 			        sizeof(err)) != WB_OK) {
-				gw_http_fail(j, 400, "BAD_MESSAGE", "%s", err);
-				return false;
+				return gw_http_parse_fail(out, 400, "BAD_MESSAGE", "%s", err);
 			}
 		}
 		qs = amp != NULL ? amp + 1 : NULL;
@@ -286,10 +298,9 @@ gw_http_token(gw_http_job *j, const gw_http_route *r)
 	return true;
 }
 
-/* gw_http_api runs route r's operation. */
+/* gw_http_api runs route r's operation on j->q (already holding op, v, the path's and the query's fields). */
 static void
-gw_http_api(gw_http_job *j, const gw_http_route *r, const gw_http_path *p, int name,
-    int id, const char *qs)
+gw_http_api(gw_http_job *j, const gw_http_route *r)
 {
 	char        err[192];
 	const char *msg;
@@ -299,20 +310,8 @@ gw_http_api(gw_http_job *j, const gw_http_route *r, const gw_http_path *p, int n
 	wb_op       op;
 	int         rc, status;
 
-	wb_reset(j->q);
 	wb_reset(j->rep);
-	if (wb_set_cstr(j->q, WB_F_OP, wb_op_name(r->op)) != WB_OK ||
-	    wb_set_u64(j->q, WB_F_V, WB_PROTO_VERSION) != WB_OK ||
-	    (name >= 0 && wb_set_str(j->q, WB_F_NAME, p->seg[name], p->len[name]) != WB_OK)) {
-		gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
-		return;
-	}
-	if (id >= 0 && gw_json_set_text(j->q, WB_F_ID, p->seg[id], p->len[id], err,
-	                   sizeof(err)) != WB_OK) {
-		gw_http_fail(j, 400, "BAD_MESSAGE", "post id must be a decimal string");
-		return;
-	}
-	if (!gw_http_query(j, r, qs) || !gw_http_token(j, r)) {
+	if (!gw_http_token(j, r)) {
 		return;
 	}
 	if (j->body_len > 0) {
@@ -411,57 +410,96 @@ gw_http_static(gw_http_job *j, const char *method, const char *path)
 	return true;
 }
 
-void
-gw_http_serve(gw_http_job *j)
+int
+gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *out)
 {
-	const char  *method = nng_http_req_get_method(j->req);
-	const char  *uri    = nng_http_req_get_uri(j->req);
-	const char  *qs     = strchr(uri, '?');
-	size_t       plen   = qs != NULL ? (size_t) (qs - uri) : strlen(uri);
+	const char  *qs   = strchr(uri, '?');
+	size_t       plen = qs != NULL ? (size_t) (qs - uri) : strlen(uri);
 	gw_http_path p;
-	char         path[GW_HTTP_PATH_MAX], allow[96];
 	size_t       k = 0;
 	int          name, id;
 	bool         found = false;
+	char         err[192];
 
 	/* HEAD is GET without the body (nng strips it). */
 	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
 
+	memset(out, 0, sizeof(*out));
+	wb_reset(q);
 	if (qs != NULL) {
 		qs++;
 	}
 	if (!gw_http_path_split(uri, plen, &p)) {
-		gw_http_fail(j, 400, "BAD_MESSAGE", "malformed path");
-		return;
+		gw_http_parse_fail(out, 400, "BAD_MESSAGE", "malformed path");
+		return out->status;
 	}
-	snprintf(path, sizeof(path), "%.*s", (int) plen, uri);
-	if (strncmp(path, "/api/", 5) != 0 && gw_http_static(j, method, path)) {
-		return;
-	}
-	allow[0] = '\0';
 	for (size_t i = 0; i < GW_HTTP_NROUTES; i++) {
 		const gw_http_route *r = &gw_http_routes[i];
 
 		if (!gw_http_route_match(r->path, &p, &name, &id)) {
 			continue;
 		}
-		if (strcmp(r->method, m) == 0) {
-			if (r->kind == GW_HTTP_API) {
-				gw_http_api(j, r, &p, name, id, qs);
-			} else {
-				gw_http_ops(j, r->kind);
-			}
-			return;
+		if (strcmp(r->method, m) != 0) {
+			found = true;
+			k += (size_t) snprintf(out->allow + k, sizeof(out->allow) - k, "%s%s%s",
+			    k ? ", " : "", r->method, strcmp(r->method, "GET") == 0 ? ", HEAD" : "");
+			continue;
 		}
-		found = true;
-		k += (size_t) snprintf(allow + k, sizeof(allow) - k, "%s%s%s", k ? ", " : "",
-		    r->method, strcmp(r->method, "GET") == 0 ? ", HEAD" : "");
+		out->route = r;
+		if (r->kind != GW_HTTP_API) {
+			return 0;
+		}
+		if (wb_set_cstr(q, WB_F_OP, wb_op_name(r->op)) != WB_OK ||
+		    wb_set_u64(q, WB_F_V, WB_PROTO_VERSION) != WB_OK ||
+		    (name >= 0 && wb_set_str(q, WB_F_NAME, p.seg[name], p.len[name]) != WB_OK)) {
+			gw_http_parse_fail(out, 503, "NO_MEMORY", "out of memory");
+			return out->status;
+		}
+		if (id >= 0 && gw_json_set_text(q, WB_F_ID, p.seg[id], p.len[id], err,
+		                   sizeof(err)) != WB_OK) {
+			gw_http_parse_fail(out, 400, "BAD_MESSAGE", "post id must be a decimal string");
+			return out->status;
+		}
+		if (!gw_http_query(q, r, qs, out)) {
+			return out->status;
+		}
+		return 0;
 	}
 	if (found) {
-		j->allow = allow;
-		gw_http_fail(j, 405, "METHOD_NOT_ALLOWED", "%s is not allowed on %s (allowed: %s)",
-		    method, path, allow);
+		gw_http_parse_fail(out, 405, "METHOD_NOT_ALLOWED",
+		    "%.16s is not allowed on %.*s (allowed: %s)", method,
+		    (int) (plen < 200 ? plen : 200), uri, out->allow);
+		return out->status;
+	}
+	gw_http_parse_fail(out, 404, "NOT_FOUND", "no such endpoint: %.16s %.*s", method,
+	    (int) (plen < 200 ? plen : 200), uri);
+	return out->status;
+}
+
+void
+gw_http_serve(gw_http_job *j)
+{
+	const char    *method = nng_http_req_get_method(j->req);
+	const char    *uri    = nng_http_req_get_uri(j->req);
+	const char    *qs     = strchr(uri, '?');
+	size_t         plen   = qs != NULL ? (size_t) (qs - uri) : strlen(uri);
+	gw_http_parsed pr;
+	char           path[GW_HTTP_PATH_MAX];
+
+	snprintf(path, sizeof(path), "%.*s", (int) plen, uri);
+	if (strncmp(path, "/api/", 5) != 0 && gw_http_static(j, method, path)) {
 		return;
 	}
-	gw_http_fail(j, 404, "NOT_FOUND", "no such endpoint: %s %s", method, path);
+	if (gw_http_parse(method, uri, j->q, &pr) != 0) {
+		if (pr.status == 405) {
+			j->allow = pr.allow;
+		}
+		gw_http_fail(j, pr.status, pr.error, "%s", pr.msg);
+		return;
+	}
+	if (pr.route->kind == GW_HTTP_API) {
+		gw_http_api(j, pr.route);
+	} else {
+		gw_http_ops(j, pr.route->kind);
+	}
 }

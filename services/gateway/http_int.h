@@ -70,6 +70,25 @@ struct gw_http {
 	bool             guard_stop, guarded;
 };
 
+typedef struct gw_http_route gw_http_route; /* http_api.c's routing table */
+
+/* The outcome of gw_http_parse. */
+typedef struct gw_http_parsed {
+	const gw_http_route *route;     /* the route matched (status 0) */
+	int                  status;    /* 0, or the HTTP status of the error */
+	const char          *error;     /* its error name */
+	char                 msg[256];  /* its message */
+	char                 allow[96]; /* a 405's allowed methods */
+} gw_http_parsed;
+
+/*
+ * gw_http_parse routes a request line (method and URI with its query) and,
+ * for an API route, fills q with op, v, the path's {name}/{id} and the
+ * query's fields.  Pure: no I/O, no state (fuzzed by http_parse_fuzz.c).
+ * Returns 0, or an HTTP status with the error in out.
+ */
+int gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *out);
+
 /* gw_http_serve handles one request with its body read (on a worker). */
 void gw_http_serve(gw_http_job *j);
 
