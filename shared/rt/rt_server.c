@@ -19,32 +19,15 @@
  * on the server's own rt_pool.  State changes happen under the server's
  * mutex so that rt_server_close can cancel exactly the items waiting in
  * RECV and count the ones still working or sending.
- *
- * Listener watchdog: in nng 1.5.2 a peer that connects and goes away
- * during the SP handshake can leave a listener that no longer completes
- * new handshakes (upstream #1518; seen here on ipc:// after bare
- * connect-and-close probes, which is also what a second daemon does when
- * it tries to listen on the same path).  Connections already made keep
- * working; on new ones the dialer believes it is connected but the
- * server never adds the pipe, so requests go unanswered.  A watchdog
- * thread therefore dials the server's own URL every RT_SERVER_WATCH_MS
- * and watches for the server socket's own "pipe added" notification
- * (which does not depend on load: nng's threads do the handshake).  When
- * two probes in a row see no new server pipe within RT_SERVER_PROBE_MS it
- * closes the listener and listens again (clients reconnect by
- * themselves), and counts it in the "listener_restarts" gauge.
  */
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
-#include <nng/protocol/reqrep0/req.h>
 
 #include "rt_log.h"
 #include "rt_pool.h"
@@ -58,8 +41,6 @@
 #define RT_SERVER_DRAIN_MS 5000  /* close waits this long for requests in flight */
 #define RT_SERVER_MAX_CTX  4096
 #define RT_SERVER_GAUGES   64
-#define RT_SERVER_WATCH_MS 500  /* listener self-check interval */
-#define RT_SERVER_PROBE_MS 1500 /* a handshake slower than this counts as a failure */
 
 typedef enum rt_work_state {
 	RT_WORK_IDLE, /* not started yet */
@@ -98,10 +79,6 @@ struct rt_server {
 	nng_socket   sock;
 	bool         sock_open;
 	nng_listener listener;
-	pthread_t    watch;
-	bool         watching;
-	atomic_uint_fast64_t restarts; /* listener re-creations by the watchdog */
-	atomic_uint_fast64_t pipes;    /* server-side pipes ever added */
 	rt_pool   *pool;
 	rt_stats  *stats;
 	rt_route   routes[WB_OP_COUNT];
@@ -149,7 +126,10 @@ rt_server_stats(void *arg, const wb_obj *req, wb_obj *rep)
 	    (rv = rt_stats_fill(s->stats, rep)) != 0) {
 		return rv;
 	}
-	if ((g = wb_add_objs(rep, WB_F_GAUGES, (size_t) s->ngauges + 1)) == NULL) {
+	if (s->ngauges == 0) {
+		return WB_OK;
+	}
+	if ((g = wb_add_objs(rep, WB_F_GAUGES, (size_t) s->ngauges)) == NULL) {
 		return WB_ENOMEM;
 	}
 	for (int i = 0; i < s->ngauges; i++) {
@@ -157,11 +137,6 @@ rt_server_stats(void *arg, const wb_obj *req, wb_obj *rep)
 		    (rv = wb_set_u64(&g[i], WB_F_VALUE, s->gauges[i].fn(s->gauges[i].arg))) != 0) {
 			return rv;
 		}
-	}
-	g += s->ngauges;
-	if ((rv = wb_set_cstr(g, WB_F_NAME, "listener_restarts")) != 0 ||
-	    (rv = wb_set_u64(g, WB_F_VALUE, atomic_load(&s->restarts))) != 0) {
-		return rv;
 	}
 	return WB_OK;
 }
@@ -425,93 +400,6 @@ rt_server_work_cb(void *arg)
 	pthread_mutex_unlock(&s->mtx);
 }
 
-static void
-rt_server_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
-{
-	rt_server *s = arg;
-
-	(void) p;
-	(void) ev;
-	atomic_fetch_add(&s->pipes, 1);
-}
-
-static bool
-rt_server_is_closing(rt_server *s)
-{
-	bool c;
-
-	pthread_mutex_lock(&s->mtx);
-	c = s->closing;
-	pthread_mutex_unlock(&s->mtx);
-	return c;
-}
-
-/* rt_server_probe dials our own URL: false if the server adds no pipe within RT_SERVER_PROBE_MS. */
-static bool
-rt_server_probe(rt_server *s)
-{
-	nng_socket c;
-	bool       ok     = true;
-	uint64_t   before = atomic_load(&s->pipes);
-	uint64_t   end;
-
-	if (nng_req0_open(&c) != 0) {
-		return true; /* cannot tell */
-	}
-	if (nng_dial(c, s->url, NULL, NNG_FLAG_NONBLOCK) == 0) {
-		end = rt_server_now_us() + RT_SERVER_PROBE_MS * 1000u;
-		while (atomic_load(&s->pipes) == before && !rt_server_is_closing(s)) {
-			struct timespec ts = { 0, 5 * 1000 * 1000 };
-
-			if (rt_server_now_us() > end) {
-				ok = false;
-				break;
-			}
-			nanosleep(&ts, NULL);
-		}
-	}
-	nng_close(c);
-	return ok;
-}
-
-/* rt_server_watch_main is the listener watchdog thread (see the top of this file). */
-static void *
-rt_server_watch_main(void *arg)
-{
-	rt_server *s      = arg;
-	int        failed = 0;
-
-	pthread_mutex_lock(&s->mtx);
-	while (!s->closing) {
-		struct timespec dl;
-		int             rv;
-
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_nsec += (long) RT_SERVER_WATCH_MS * 1000000L;
-		dl.tv_sec += dl.tv_nsec / 1000000000L;
-		dl.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&s->cv, &s->mtx, &dl);
-		if (s->closing) {
-			break;
-		}
-		pthread_mutex_unlock(&s->mtx);
-		failed = rt_server_probe(s) ? 0 : failed + 1;
-		if (failed >= 2 && !rt_server_is_closing(s)) {
-			RT_WARNF("listener on %s stopped completing handshakes; re-creating it", s->url);
-			nng_listener_close(s->listener);
-			if ((rv = nng_listen(s->sock, s->url, &s->listener, 0)) != 0) {
-				RT_ERRORF("cannot listen again on %s: %s", s->url, nng_strerror(rv));
-			} else {
-				atomic_fetch_add(&s->restarts, 1);
-				failed = 0;
-			}
-		}
-		pthread_mutex_lock(&s->mtx);
-	}
-	pthread_mutex_unlock(&s->mtx);
-	return NULL;
-}
-
 /* rt_server_start listens and begins serving. */
 int
 rt_server_start(rt_server *s)
@@ -534,7 +422,6 @@ rt_server_start(rt_server *s)
 	}
 	s->sock_open = true;
 	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, s->max_msg);
-	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, rt_server_pipe_cb, s);
 	for (int i = 0; i < s->nworks; i++) {
 		rt_work *w = &s->works[i];
 
@@ -558,9 +445,6 @@ rt_server_start(rt_server *s)
 		rt_server_work_recv(&s->works[i]);
 	}
 	pthread_mutex_unlock(&s->mtx);
-	if (strncmp(s->url, "ipc://", 6) == 0 || strncmp(s->url, "tcp://", 6) == 0) {
-		s->watching = pthread_create(&s->watch, NULL, rt_server_watch_main, s) == 0;
-	}
 	RT_INFOF("%s listening on %s (%d workers, %d contexts)", s->name, s->url, s->nworkers,
 	    s->nworks);
 	return WB_OK;
@@ -578,7 +462,6 @@ rt_server_close(rt_server *s)
 	/* 1. Stop receiving: cancel every item waiting for a request. */
 	pthread_mutex_lock(&s->mtx);
 	s->closing = true;
-	pthread_cond_broadcast(&s->cv); /* wakes the watchdog */
 	for (int i = 0; s->works != NULL && i < s->nworks; i++) {
 		if (s->works[i].state == RT_WORK_RECV && s->works[i].aio != NULL) {
 			nng_aio_cancel(s->works[i].aio);
@@ -594,9 +477,6 @@ rt_server_close(rt_server *s)
 		}
 	}
 	pthread_mutex_unlock(&s->mtx);
-	if (s->watching) {
-		pthread_join(s->watch, NULL); /* woken by the broadcasts above or its own timeout */
-	}
 	/* 3. Close the socket (fails whatever is left), drain the pool, stop the aios. */
 	if (s->sock_open) {
 		nng_close(s->sock);

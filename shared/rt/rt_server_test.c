@@ -1,8 +1,9 @@
 /*
  * rt_server_test.c - the REP server and client end to end: against a real
- * warble-ping process (load, SIGTERM under load, bare TCP probes,
- * malformed bytes, oversized messages) and in-process with custom
- * handlers (error replies, gauges, close with requests in flight).
+ * warble-ping process (load, SIGTERM under load, tcp and ipc probes that
+ * vanish mid-handshake, malformed bytes, oversized messages) and
+ * in-process with custom handlers (error replies, gauges, close with
+ * requests in flight).
  */
 #include <criterion/criterion.h>
 #include <netinet/in.h>
@@ -235,33 +236,21 @@ Test(rt_server, sigterm_under_load_exits_0, .fini = wbt_cleanup, .timeout = 90)
 	cr_assert_eq(st, 0, "warble-ping exited with %d under load", st);
 }
 
-/*
- * stop_after_probes stops a daemon that was probed.  nng 1.5.2 never frees
- * the pipes of handshakes a probe abandoned; under ASan LeakSanitizer
- * reports them as indirect leaks, all inside libnng, and the exit status
- * becomes 1.  Anything of ours would be a direct leak or another error.
- */
-static void
-stop_after_probes(wbt_daemon *d)
-{
-	int st = wbt_stop(d, SIGTERM, 15000);
-#if defined(__SANITIZE_ADDRESS__)
-	if (st == 1) {
-		char  line[512];
-		FILE *f = fopen(d->log, "r");
-		cr_assert_not_null(f);
-		while (fgets(line, sizeof(line), f) != NULL) {
-			cr_assert_null(strstr(line, "Direct leak"), "%s", line);
-			cr_assert_null(strstr(line, "ERROR: AddressSanitizer"), "%s", line);
-		}
-		fclose(f);
-		st = 0;
-	}
-#endif
-	cr_assert_eq(st, 0);
-}
+/* ---- probes that vanish mid-handshake (nng #1518) --------------------- */
 
-/* ---- bare TCP probes (nng #1518) ---------------------------------------- */
+/*
+ * Port scanners, health checks and a second daemon testing whether a path
+ * is taken all connect and go away before or during the SP handshake.
+ * nng 1.5.2 as Debian ships it then stops accepting on that listener for
+ * good (the handshake write fails with EPIPE, reported as NNG_ECLOSED,
+ * which the listener takes for its own close): new clients connect at the
+ * socket level but are never served.  Warble's nng (deploy/nng) fixes
+ * that, so these tests want new clients served at once, within a normal
+ * call deadline, and a clean exit afterwards (0 under ASan too).
+ */
+
+#define PROBES      100
+#define PROBE_PINGS 20
 
 static int
 tcp_port_of(const char *url)
@@ -270,152 +259,135 @@ tcp_port_of(const char *url)
 	return p != NULL ? atoi(p + 1) : -1;
 }
 
-/* tcp_probe connects to 127.0.0.1:port, optionally writes bytes, and closes. */
-static void
-tcp_probe(int port, const char *bytes, size_t n)
+/* probe_connect opens a stream socket to url's tcp port or ipc path (-1 on failure). */
+static int
+probe_connect(const char *url)
 {
-	struct sockaddr_in sa;
-	int                fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fd;
 
-	cr_assert_geq(fd, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family      = AF_INET;
-	sa.sin_port        = htons((uint16_t) port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	cr_assert_eq(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+	if (strncmp(url, "ipc://", 6) == 0) {
+		struct sockaddr_un sa;
+		const char        *path = url + 6;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sun_family = AF_UNIX;
+		cr_assert_lt(strlen(path), sizeof(sa.sun_path));
+		memcpy(sa.sun_path, path, strlen(path));
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		cr_assert_geq(fd, 0);
+		if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0) {
+			close(fd);
+			return -1;
+		}
+	} else {
+		struct sockaddr_in sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family      = AF_INET;
+		sa.sin_port        = htons((uint16_t) tcp_port_of(url));
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		cr_assert_geq(fd, 0);
+		if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* probe connects to url, optionally writes bytes, and closes at once
+ * (with a TCP reset instead of a FIN if rst). */
+static void
+probe(const char *url, const char *bytes, size_t n, bool rst)
+{
+	int fd = probe_connect(url);
+
+	cr_assert_geq(fd, 0, "probe cannot connect to %s", url);
 	if (n > 0) {
-		cr_assert_eq(write(fd, bytes, n), (ssize_t) n);
+		/* the server may already have dropped us: a short write is fine */
+		(void) send(fd, bytes, n, MSG_NOSIGNAL);
+	}
+	if (rst) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		(void) setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
 	close(fd);
 }
 
+/* pings_at_once: n fresh clients each get an answer within a normal deadline, first try. */
 static void
-pings_must_work(const char *url, int n)
+pings_at_once(const char *url, int n, const char *after)
 {
 	for (int i = 0; i < n; i++) {
-		int rv = wbt_ping(url, 3000);
-		cr_assert_eq(rv, WB_OK, "ping %d after probes: %s", i, wb_err_name(rv));
+		long long t0 = wbt_now_ms();
+		int       rv = wbt_ping(url, 5000);
+
+		cr_assert_eq(rv, WB_OK, "ping %d right after %s: %s (%lld ms)", i, after,
+		    wb_err_name(rv), wbt_now_ms() - t0);
 	}
+}
+
+/* client_still_works: a client connected before the probes keeps being served. */
+static void
+client_still_works(rt_client *c)
+{
+	for (int i = 0; i < 20; i++) {
+		wb_obj *req = wb_request(WB_OP_PING), *rep = NULL;
+		int     rv  = rt_call(c, req, &rep);
+
+		cr_assert_eq(rv, WB_OK, "call %d of the earlier client: %s", i, wb_err_name(rv));
+		wb_msg_free(rep);
+		wb_msg_free(req);
+	}
+}
+
+static void
+probes_then_serve(bool tcp)
+{
+	char           url[128];
+	wbt_daemon    *d = ping_start(url, sizeof(url), tcp);
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 5000 };
+	int            st;
+
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	client_still_works(c);
+
+	/* bare connect-and-close, as a port scanner or health check does,
+	 * closing with a FIN and (tcp) with a reset */
+	for (int i = 0; i < PROBES; i++) {
+		probe(url, NULL, 0, false);
+		probe(url, NULL, 0, true);
+	}
+	pings_at_once(url, PROBE_PINGS, "bare probes");
+
+	/* half an SP header, a whole REQ header (a pipe made and dropped),
+	 * a PAIR header REP refuses, and junk; each peer vanishes at once */
+	for (int i = 0; i < PROBES; i++) {
+		probe(url, "\0SP\0", 4, i % 2 == 1);
+		probe(url, "\0SP\0\x00\x30\0\0", 8, i % 2 == 1);
+		probe(url, "\0SP\0\x00\x10\0\0", 8, i % 2 == 1);
+		probe(url, "GET / HTTP/1.0\r\n\r\n", 18, i % 2 == 1);
+	}
+	pings_at_once(url, PROBE_PINGS, "handshake and junk probes");
+	client_still_works(c);
+	rt_client_close(c);
+
+	/* nothing of the probes is left behind: a clean exit, leak-free under ASan */
+	st = wbt_stop(d, SIGTERM, 15000);
+	cr_assert_eq(st, 0, "warble-ping exited with %d after probes", st);
 }
 
 Test(rt_server, tcp_probes_do_not_break_listener, .fini = wbt_cleanup, .timeout = 90)
 {
-	char           url[128];
-	wbt_daemon    *d    = ping_start(url, sizeof(url), true);
-	int            port = tcp_port_of(url);
-	rt_client     *c;
-	rt_client_opts o = { .timeout_ms = 3000 };
-
-	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
-	/* 100 bare connect-and-close probes, as a port scanner or health check does */
-	for (int i = 0; i < 100; i++) {
-		tcp_probe(port, NULL, 0);
-	}
-	pings_must_work(url, 50);
-	/* probes that send part of a handshake, or garbage, then vanish */
-	for (int i = 0; i < 50; i++) {
-		tcp_probe(port, "\0SP\0", 4);
-		tcp_probe(port, "GET / HTTP/1.0\r\n\r\n", 18);
-	}
-	pings_must_work(url, 50);
-	/* a client connected before the probes still works */
-	for (int i = 0; i < 20; i++) {
-		wb_obj *req = wb_request(WB_OP_PING), *rep = NULL;
-		cr_assert_eq(rt_call(c, req, &rep), WB_OK);
-		wb_msg_free(rep);
-		wb_msg_free(req);
-	}
-	rt_client_close(c);
-	stop_after_probes(d);
-}
-
-/* ipc_probe connects to the ipc socket behind url and closes at once. */
-static void
-ipc_probe(const char *url)
-{
-	struct sockaddr_un sa;
-	int                fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	cr_assert_geq(fd, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	cr_assert_lt(strlen(url + 6), sizeof(sa.sun_path));
-	memcpy(sa.sun_path, url + 6, strlen(url + 6)); /* after "ipc://" */
-	cr_assert_eq(connect(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
-	close(fd);
-}
-
-/* listener_restarts reads the watchdog's gauge (0 if the call fails). */
-static uint64_t
-listener_restarts(rt_client *c)
-{
-	wb_obj       *req, *rep = NULL;
-	const wb_obj *g;
-	size_t        n;
-	uint64_t      r = 0;
-
-	req = wb_request(WB_OP_STATS);
-	if (rt_call(c, req, &rep) == WB_OK && wb_get_objs(rep, WB_F_GAUGES, &g, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), "listener_restarts") == 0) {
-				r = wb_u64(&g[i], WB_F_VALUE, 0);
-			}
-		}
-	}
-	wb_msg_free(rep);
-	wb_msg_free(req);
-	return r;
+	probes_then_serve(true);
 }
 
 Test(rt_server, ipc_probes_do_not_break_listener, .fini = wbt_cleanup, .timeout = 90)
 {
-	char        url[128];
-	wbt_daemon *d = ping_start(url, sizeof(url), false);
-
-	rt_client     *watch;
-	rt_client_opts wo = { .timeout_ms = 300 };
-
-	/* connected before the probes, so it can read the gauge meanwhile */
-	cr_assert_eq(rt_client_open(&watch, url, &wo), WB_OK);
-	cr_assert_eq(wbt_wait_ready(NULL, url, 5000), 0);
-	while (listener_restarts(watch) != 0) {
-		cr_assert_fail("restarts before any probe");
-	}
-	/* what a second listener on the same path does to test it (nng #1518) */
-	for (int i = 0; i < 100; i++) {
-		ipc_probe(url);
-	}
-	/* the server's watchdog notices and listens again within a few
-	 * seconds; give it that long (a fixed nng needs no restart) */
-	long long end = wbt_now_ms() + 8000;
-	while (listener_restarts(watch) == 0 && wbt_now_ms() < end) {
-		wbt_sleep_ms(100);
-	}
-	rt_client_close(watch);
-	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
-	pings_must_work(url, 50);
-	{
-		rt_client     *c;
-		rt_client_opts o = { .timeout_ms = 3000 };
-		wb_obj        *rep;
-		const wb_obj  *g;
-		size_t         n;
-		uint64_t       restarts = 0;
-
-		cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
-		rep = stats_get(c);
-		cr_assert(wb_get_objs(rep, WB_F_GAUGES, &g, &n));
-		for (size_t i = 0; i < n; i++) {
-			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), "listener_restarts") == 0) {
-				restarts = wb_u64(&g[i], WB_F_VALUE, 0);
-			}
-		}
-		/* nng 1.5.2 breaks the listener here; a fixed nng would not need the restart */
-		fprintf(stderr, "ipc probes: listener restarts %lu\n", (unsigned long) restarts);
-		wb_msg_free(rep);
-		rt_client_close(c);
-	}
-	stop_after_probes(d);
+	probes_then_serve(false);
 }
 
 /* ---- malformed input --------------------------------------------------- */
@@ -681,11 +653,9 @@ Test(rt_server, handler_errors_and_gauges, .fini = wbt_cleanup, .timeout = 60)
 		cr_assert_eq(count, 2);
 		cr_assert_eq(errors, 1);
 		cr_assert(wb_get_objs(rep, WB_F_GAUGES, &g, &n));
-		cr_assert_eq(n, 2);
+		cr_assert_eq(n, 1, "only the service's own gauges");
 		cr_assert_str_eq(wb_str(&g[0], WB_F_NAME, ""), "answer");
 		cr_assert_eq(wb_u64(&g[0], WB_F_VALUE, 0), 42);
-		cr_assert_str_eq(wb_str(&g[1], WB_F_NAME, ""), "listener_restarts");
-		cr_assert_eq(wb_u64(&g[1], WB_F_VALUE, 1), 0);
 		cr_assert(wb_get_objs(rep, WB_F_STATS, &st, &sn));
 		cr_assert(wb_get_u64s(&st[0], WB_F_HIST, &h, &hn));
 		cr_assert_eq(hn, RT_HIST_BUCKETS);
