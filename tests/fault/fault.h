@@ -567,6 +567,8 @@ typedef struct ft_fault {
 	int type, svc;
 	int before_ms, after_ms; /* writers run this long before and after the fault */
 	int stop_ms;
+	void (*hook)(void *arg); /* if set, called right before the fault */
+	void *arg;
 } ft_fault;
 
 /* ft_wait_ack waits (up to 10 s) until one more action of kind what is acknowledged; false if none came. */
@@ -597,6 +599,9 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 	    f->type == FT_F_STOP ? FT_MIX_PUBLISH : FT_MIX_MIXED);
 	atomic_store(&ft_phase, FT_RUN);
 	wbt_sleep_ms(f->before_ms); /* the workload's length, not a synchronization */
+	if (f->hook != NULL) {
+		f->hook(f->arg);
+	}
 	unsigned long acked0 = 0, ambig0 = 0;
 	for (int a = 0; a < FT_A_COUNT; a++) {
 		acked0 += atomic_load(&ft_acked[a]);

@@ -15,7 +15,10 @@
  *                    them read with inbox.home straight from the inbox)
  *   fault/soak       a randomized schedule over every daemon for
  *                    WARBLE_SOAK_SECONDS (make soak; 0 or unset: three
- *                    random rounds); WARBLE_SEED replays a schedule
+ *                    random rounds); WARBLE_SEED replays a schedule; a
+ *                    celebrity with 20k fans (10k in the short run) posts
+ *                    right before each fault, and 1000 random fans' inboxes
+ *                    are checked after each round, all of them at the end
  *
  * Under ASan the celebrity has 20k fans instead of 100k (the output says
  * so).
@@ -168,29 +171,16 @@ ft_fancheck_main(void *arg)
 	return NULL;
 }
 
-Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
+/* ft_celeb_fans registers n fans (names fan<i>) and makes each follow celeb, FT_BULK at a time; returns ms. */
+static long long
+ft_celeb_fans(uint64_t celeb, uint64_t *fans, size_t n)
 {
-	static char     page[64];
-	static uint64_t fans[FT_FANS];
-	const char     *env[] = { page, NULL };
-	uint64_t        celeb, posts[FT_CELEB_POSTS], fr;
-	size_t          nposts = 0;
-	wb_obj         *req, *rep = NULL;
-	int             rc;
-
-	/* 20 pages per fan-out, so a kill can land between two of them */
-	snprintf(page, sizeof(page), "WARBLE_INBOX_FANOUT_PAGE=%d", FT_FANS / 20);
-	fprintf(stderr, "fault: celebrity: %d fans%s, %s\n", FT_FANS,
-	    FT_ASAN ? " (ASan build: 20k instead of 100k)" : "", page);
-	it_start(env);
-	warble_client *c = it_client();
-	cr_assert_eq(warble_register(c, "celeb", "ft-password", &celeb), WARBLE_OK);
-	cr_assert_eq(warble_login(c, "celeb", "ft-password", NULL), WARBLE_OK);
-	cr_assert_eq(warble_post(c, "before the fans came", &posts[nposts]), WARBLE_OK);
-	nposts++;
-
 	long long t0 = wbt_now_ms();
-	for (size_t off = 0; off < FT_FANS; off += FT_BULK) {
+	wb_obj   *req, *rep = NULL;
+	int       rc;
+
+	cr_assert_eq(n % FT_BULK, 0);
+	for (size_t off = 0; off < n; off += FT_BULK) {
 		const uint64_t *v;
 		size_t          nv = 0;
 		req                = wb_request(WB_OP_USER_REGISTER_MANY);
@@ -211,7 +201,56 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 		cr_assert_eq(wb_u64(rep, WB_F_COUNT, 0), FT_BULK);
 		wb_msg_free(rep);
 	}
-	long long t_setup = wbt_now_ms() - t0;
+	return wbt_now_ms() - t0;
+}
+
+/*
+ * ft_fans_check reads the inbox of each of the n fans in list straight
+ * from the inbox service (FT_CHECKERS threads) and compares it with the
+ * celebrity's posts want (newest first); returns how many matched
+ * exactly (each mismatch is an it_fail).
+ */
+static unsigned long
+ft_fans_check(const uint64_t *list, size_t n, uint64_t celeb, const uint64_t *want, size_t nwant)
+{
+	ft_fancheck   chk[FT_CHECKERS];
+	unsigned long ok = 0;
+
+	for (int i = 0; i < FT_CHECKERS; i++) {
+		chk[i] = (ft_fancheck){ .fans = list, .from = n * (size_t) i / FT_CHECKERS,
+			.to = n * (size_t) (i + 1) / FT_CHECKERS, .want = want, .nwant = nwant,
+			.celeb = celeb };
+		cr_assert_eq(pthread_create(&chk[i].thread, NULL, ft_fancheck_main, &chk[i]), 0);
+	}
+	for (int i = 0; i < FT_CHECKERS; i++) {
+		pthread_join(chk[i].thread, NULL);
+		ok += chk[i].ok;
+	}
+	return ok;
+}
+
+Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
+{
+	static char     page[64];
+	static uint64_t fans[FT_FANS];
+	const char     *env[] = { page, NULL };
+	uint64_t        celeb, posts[FT_CELEB_POSTS], fr;
+	size_t          nposts = 0;
+	wb_obj         *req, *rep = NULL;
+
+	/* 20 pages per fan-out, so a kill can land between two of them */
+	snprintf(page, sizeof(page), "WARBLE_INBOX_FANOUT_PAGE=%d", FT_FANS / 20);
+	fprintf(stderr, "fault: celebrity: %d fans%s, %s\n", FT_FANS,
+	    FT_ASAN ? " (ASan build: 20k instead of 100k)" : "", page);
+	it_start(env);
+	warble_client *c = it_client();
+	cr_assert_eq(warble_register(c, "celeb", "ft-password", &celeb), WARBLE_OK);
+	cr_assert_eq(warble_login(c, "celeb", "ft-password", NULL), WARBLE_OK);
+	cr_assert_eq(warble_post(c, "before the fans came", &posts[nposts]), WARBLE_OK);
+	nposts++;
+
+	long long t0;
+	long long t_setup = ft_celeb_fans(celeb, fans, FT_FANS);
 	long long t_back  = ft_converge("celebrity follows");
 	fprintf(stderr, "fault: celebrity: %d fans registered and following in %.1f s; the inbox "
 	    "applied their follows (each a backfill) %.1f s later\n", FT_FANS, t_setup / 1000.0,
@@ -289,19 +328,8 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 	free(got);
 
 	/* every fan's inbox: exactly the celebrity's posts, newest first */
-	ft_fancheck chk[FT_CHECKERS];
-	t0 = wbt_now_ms();
-	for (int i = 0; i < FT_CHECKERS; i++) {
-		chk[i] = (ft_fancheck){ .fans = fans, .from = (size_t) FT_FANS * i / FT_CHECKERS,
-			.to = (size_t) FT_FANS * (i + 1) / FT_CHECKERS, .want = posts, .nwant = nposts,
-			.celeb = celeb };
-		cr_assert_eq(pthread_create(&chk[i].thread, NULL, ft_fancheck_main, &chk[i]), 0);
-	}
-	unsigned long ok = 0;
-	for (int i = 0; i < FT_CHECKERS; i++) {
-		pthread_join(chk[i].thread, NULL);
-		ok += chk[i].ok;
-	}
+	t0               = wbt_now_ms();
+	unsigned long ok = ft_fans_check(fans, FT_FANS, celeb, posts, nposts);
 	fprintf(stderr, "fault: celebrity: read all %d fans' inboxes (inbox.home over ipc) in %.1f "
 	    "s: %lu hold exactly the %zu posts, %lu mismatches; kills survived: inbox %lu\n",
 	    FT_FANS, (wbt_now_ms() - t0) / 1000.0, ok, nposts, it_failures(),
@@ -351,13 +379,73 @@ Test(fault, workload, .fini = it_fini, .timeout = 600)
 	cr_assert_eq(wbt_cluster_stop(&it_cl, 10000), 0, "a daemon did not stop cleanly");
 }
 
+/*
+ * The soak's celebrity: SOAK_FANS followers; right before each fault it
+ * publishes a post (and deletes its oldest beyond FT_CELEB_POSTS - 2
+ * live ones), so faults land on fan-outs in flight.  Every daemon is up
+ * at that moment, so these actions must be acknowledged.
+ */
+typedef struct ft_soak_celeb {
+	warble_client *c;
+	uint64_t       uid;
+	uint64_t      *fans, *sample;
+	size_t         nfans;
+	uint64_t       live[FT_CELEB_POSTS]; /* oldest first */
+	size_t         nlive;
+	unsigned long  published, deleted, checked;
+} ft_soak_celeb;
+
+/* ft_soak_celeb_act publishes (and deletes the oldest post when full) as the celebrity. */
+static void
+ft_soak_celeb_act(void *arg)
+{
+	ft_soak_celeb *cb = arg;
+	int            rc;
+
+	if (cb->nlive >= FT_CELEB_POSTS - 2) {
+		rc = warble_delete(cb->c, cb->live[0]);
+		cr_assert_eq(rc, WARBLE_OK, "celebrity delete: %s: %s", warble_errname(rc),
+		    warble_errmsg(cb->c));
+		memmove(&cb->live[0], &cb->live[1], --cb->nlive * sizeof(uint64_t));
+		cb->deleted++;
+	}
+	rc = warble_post(cb->c, "to every fan, before a fault", &cb->live[cb->nlive]);
+	cr_assert_eq(rc, WARBLE_OK, "celebrity post: %s: %s", warble_errname(rc),
+	    warble_errmsg(cb->c));
+	cb->nlive++;
+	cb->published++;
+}
+
+/* ft_soak_celeb_check compares n fans' inboxes (n == nfans: all, else a random sample) with the celebrity's live posts. */
+static void
+ft_soak_celeb_check(ft_soak_celeb *cb, size_t n, uint64_t *rs)
+{
+	uint64_t want[FT_CELEB_POSTS];
+
+	for (size_t i = 0; i < cb->nlive; i++) {
+		want[i] = cb->live[cb->nlive - 1 - i];
+	}
+	const uint64_t *list = cb->fans;
+	if (n < cb->nfans) {
+		for (size_t i = 0; i < n; i++) {
+			cb->sample[i] = cb->fans[it_rand(rs) % cb->nfans];
+		}
+		list = cb->sample;
+	}
+	unsigned long ok = ft_fans_check(list, n, cb->uid, want, cb->nlive);
+	cb->checked += n;
+	cr_assert_eq(it_failures(), 0, "fans' inboxes differ from the celebrity's posts");
+	cr_assert_eq(ok, n);
+}
+
 Test(fault, soak, .fini = it_fini, .timeout = 0)
 {
-	const char *env   = getenv("WARBLE_SOAK_SECONDS");
-	long        secs  = env != NULL ? strtol(env, NULL, 10) : 0;
-	int         limit = secs > 0 ? 100000 : 3; /* rounds */
-	uint64_t    rs;
-	int         rounds = 0, restarts = 0;
+	const char   *env   = getenv("WARBLE_SOAK_SECONDS");
+	long          secs  = env != NULL ? strtol(env, NULL, 10) : 0;
+	int           limit = secs > 0 ? 100000 : 3; /* rounds */
+	uint64_t      rs;
+	int           rounds = 0, restarts = 0;
+	ft_soak_celeb cb     = { .nfans = secs > 0 ? 20000 : 10000 };
 
 	ft_seed_init(env != NULL && getenv("WARBLE_SEED") == NULL ? (uint64_t) time(NULL) : FT_SEED,
 	    "soak");
@@ -368,11 +456,21 @@ Test(fault, soak, .fini = it_fini, .timeout = 0)
 	it_start(NULL);
 	warble_client *checker = it_client();
 	ft_register_all(checker);
+	cb.c      = it_client();
+	cb.fans   = calloc(cb.nfans, sizeof(uint64_t));
+	cb.sample = calloc(cb.nfans, sizeof(uint64_t));
+	cr_assert(cb.fans != NULL && cb.sample != NULL);
+	cr_assert_eq(warble_register(cb.c, "celeb", "ft-password", &cb.uid), WARBLE_OK);
+	cr_assert_eq(warble_login(cb.c, "celeb", "ft-password", NULL), WARBLE_OK);
+	long long t_fans = ft_celeb_fans(cb.uid, cb.fans, cb.nfans);
+	long long t_conv = ft_converge("soak: celebrity follows");
+	fprintf(stderr, "fault: soak: a celebrity with %zu fans (set up in %.1f s, applied %.1f s "
+	    "later) posts right before each fault\n", cb.nfans, t_fans / 1000.0, t_conv / 1000.0);
 	ft_start_workers();
 	long long end = wbt_now_ms() + secs * 1000;
 	/* each restart is one more harness daemon (at most 1024 per test) */
 	while (rounds < limit && restarts < 900 && (secs <= 0 || wbt_now_ms() < end)) {
-		ft_fault f  = { 0 };
+		ft_fault f  = { .hook = ft_soak_celeb_act, .arg = &cb };
 		int      r  = (int) (it_rand(&rs) % 100);
 		f.svc       = (int) (it_rand(&rs) % FT_SVC_COUNT);
 		f.type      = r < 50 ? FT_F_KILL : r < 75 ? FT_F_KILL_ACKED : FT_F_STOP;
@@ -384,9 +482,19 @@ Test(fault, soak, .fini = it_fini, .timeout = 0)
 		f.after_ms  = 200 + (int) (it_rand(&rs) % 1800);
 		restarts += f.type != FT_F_STOP;
 		ft_round(++rounds, &f, checker);
+		ft_soak_celeb_check(&cb, 1000, &rs);
 	}
 	ft_stop_workers();
+	long long t0 = wbt_now_ms();
+	ft_soak_celeb_check(&cb, cb.nfans, &rs);
+	fprintf(stderr, "fault: soak: the celebrity published %lu posts and deleted %lu, each just "
+	    "before a fault; fans' inboxes compared: %lu (1000 sampled after each round, all %zu at "
+	    "the end in %.1f s)\n", cb.published, cb.deleted, cb.checked, cb.nfans,
+	    (wbt_now_ms() - t0) / 1000.0);
 	ft_summary("soak", rounds);
 	warble_close(checker);
+	warble_close(cb.c);
+	free(cb.fans);
+	free(cb.sample);
 	cr_assert_eq(wbt_cluster_stop(&it_cl, 10000), 0, "a daemon did not stop cleanly");
 }
