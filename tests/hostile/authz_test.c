@@ -453,3 +453,96 @@ Test(authz, no_secrets_in_logs, .fini = wbt_cleanup, .timeout = 180)
 	    "the user service's log should name the accounts it registered (is logging on?)");
 	(void) any_debug;
 }
+
+/* az_big returns a malloc'd string of n copies of c. */
+static char *
+az_big(size_t n, char c)
+{
+	char *s = malloc(n + 1);
+
+	cr_assert_not_null(s);
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* Every row of README's limits table that a client can reach, over HTTP (and msgpack for size). */
+Test(authz, limits, .fini = wbt_cleanup, .timeout = 180)
+{
+	char           name[64], *body, *s, path[1024];
+	warble_client *wc;
+	const char    *tok;
+
+	cr_assert_eq(hs_start(&hc, NULL), 0, "cluster did not start");
+	cr_assert_not_null(wc = hs_session(&hc, "lim_user", "password-lim"));
+	tok = warble_token(wc);
+	body = malloc(80 * 1024);
+	cr_assert_not_null(body);
+#define AZ_ERR(st, nm, m, p, t, b)                                                     \
+	do {                                                                          \
+		cr_assert_eq(az_http(m, p, t, b, name, sizeof(name)), st, "%s %s", m, p); \
+		cr_assert_str_eq(name, nm, "%s %s", m, p);                                \
+	} while (0)
+	s = az_big(33, 'a');
+	snprintf(body, 1024, "{\"name\":\"%s\",\"password\":\"password-1\"}", s);
+	AZ_ERR(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL, body);
+	free(s);
+	AZ_ERR(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL, "{\"name\":\"ab\",\"password\":\"password-1\"}");
+	AZ_ERR(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL, "{\"name\":\"a-b.c\",\"password\":\"password-1\"}");
+	AZ_ERR(400, "BAD_PASSWORD", "POST", "/api/v1/users", NULL, "{\"name\":\"lim_x\",\"password\":\"short\"}");
+	s = az_big(1025, 'p');
+	snprintf(body, 4096, "{\"name\":\"lim_y\",\"password\":\"%s\"}", s);
+	AZ_ERR(400, "BAD_PASSWORD", "POST", "/api/v1/users", NULL, body);
+	snprintf(body, 4096, "{\"name\":\"lim_user\",\"password\":\"%s\"}", s);
+	AZ_ERR(401, "BAD_CREDENTIALS", "POST", "/api/v1/sessions", NULL, body);
+	free(s);
+	s = az_big(281, 'x');
+	snprintf(body, 4096, "{\"text\":\"%s\"}", s);
+	AZ_ERR(400, "TEXT_TOO_LONG", "POST", "/api/v1/posts", tok, body);
+	snprintf(body, 4096, "{\"bio\":\"%s\"}", s);
+	AZ_ERR(400, "INVALID", "PATCH", "/api/v1/me", tok, body);
+	free(s);
+	s = az_big(65, 'd');
+	snprintf(body, 4096, "{\"display\":\"%s\"}", s);
+	AZ_ERR(400, "INVALID", "PATCH", "/api/v1/me", tok, body);
+	free(s);
+	AZ_ERR(400, "INVALID", "GET", "/api/v1/home?limit=0", tok, NULL);
+	cr_assert_eq(az_http("GET", "/api/v1/home?limit=100000", tok, NULL, NULL, 0), 200, "a large limit is capped");
+	AZ_ERR(400, "BAD_MESSAGE", "GET", "/api/v1/home?before=abc", tok, NULL);
+	AZ_ERR(400, "BAD_MESSAGE", "GET", "/api/v1/users/lim_user/following?after=-1", NULL, NULL);
+	AZ_ERR(400, "BAD_MESSAGE", "GET", "/api/v1/users/lim_user/posts?since=18446744073709551616", NULL, NULL);
+	s = az_big(600, '1');
+	snprintf(path, sizeof(path), "/api/v1/home?before=%s", s);
+	AZ_ERR(400, "BAD_MESSAGE", "GET", path, tok, NULL);
+	free(s);
+	AZ_ERR(400, "BAD_MESSAGE", "GET", "/api/v1/a/b/c/d/e/f/g/h/i/j", NULL, NULL);
+	/* a body over 64 KiB */
+	memset(body, ' ', 70 * 1024);
+	memcpy(body, "{\"text\":\"x\"}", 12);
+	body[70 * 1024] = '\0';
+	cr_assert_eq(az_http("POST", "/api/v1/posts", tok, body, NULL, 0), 413);
+	free(body);
+	/* a msgpack request over 4 MiB: refused or dropped, and the gateway lives on */
+	{
+		rt_client_opts o = { .timeout_ms = 3000 };
+		rt_client     *c;
+		wb_obj        *q = az_req(WB_OP_PUBLISH, tok, 0), *rep = NULL;
+		char          *t = az_big(5 << 20, 'y');
+		int            rc;
+
+		wb_set_cstr(q, WB_F_TEXT, t);
+		free(t);
+		cr_assert_eq(rt_client_open(&c, hc.c.gateway_url, &o), WB_OK);
+		rc = rt_call(c, q, &rep);
+		if (rep != NULL) {
+			rc = wb_reply_code(rep, NULL);
+		}
+		cr_assert_neq(rc, WB_OK, "a 5 MiB request was accepted");
+		wb_msg_free(rep);
+		wb_msg_free(q);
+		rt_client_close(c);
+	}
+	cr_assert_eq(warble_post(wc, "still fine", NULL), 0, "%s", warble_errmsg(wc));
+	warble_close(wc);
+	cr_assert_eq(hs_stop(&hc), 0);
+}
