@@ -4,7 +4,9 @@
  * reconnects when the server comes back.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 
 #include "rt_client.h"
 #include "wbt.h"
@@ -113,4 +115,92 @@ Test(rt_client, help_and_bad_flags_of_a_daemon, .fini = wbt_cleanup, .timeout = 
 	cr_assert_not_null(d = wbt_spawn("warble-ping", badn, NULL));
 	cr_assert_eq(wbt_wait_exit(d, 10000), 2);
 	d->stopping = true;
+}
+
+/* ---- close while a reply is arriving ------------------------------------ */
+
+typedef struct churn {
+	const char *url;
+	int         rounds;
+	atomic_int  done;
+	atomic_int  answered;
+} churn;
+
+/*
+ * churn_thread opens a client with a deadline of a few milliseconds, calls
+ * until a call times out or a few have run, and closes it: replies keep
+ * arriving just as calls give up and the client closes.  nng 1.5.2 as
+ * shipped can then hang in nng_close for ever (a read resubmitted after
+ * the pipe's close is dropped; deploy/nng/close-mid-transfer.patch).
+ */
+static void *
+churn_thread(void *arg)
+{
+	churn *ch = arg;
+
+	for (int i = 0; i < ch->rounds; i++) {
+		rt_client_opts o = { .timeout_ms = 1 + i % 4 };
+		rt_client     *c;
+
+		if (rt_client_open(&c, ch->url, &o) != WB_OK) {
+			break;
+		}
+		for (int k = 0; k < 6; k++) {
+			int rv = ping(c);
+
+			if (rv == WB_OK) {
+				atomic_fetch_add(&ch->answered, 1);
+			} else if (rv == WB_ETIMEDOUT) {
+				break;
+			}
+		}
+		rt_client_close(c);
+		atomic_fetch_add(&ch->done, 1);
+	}
+	return NULL;
+}
+
+static void
+churn_run(bool tcp)
+{
+	char        url[128];
+	churn       ch = { .url = url, .rounds = 600 };
+	pthread_t   th[2];
+	wbt_daemon *d;
+	long long   end;
+
+	if (tcp) {
+		cr_assert_gt(wbt_tcp_url(url, sizeof(url)), 0);
+	} else {
+		cr_assert_eq(wbt_ipc_url(url, sizeof(url), "churn"), 0);
+	}
+	const char *args[] = { "--url", url, "--workers", "2", NULL };
+	cr_assert_not_null(d = wbt_spawn("warble-ping", args, NULL));
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, churn_thread, &ch), 0);
+	}
+	/* bounded: a hung close fails the test instead of stalling the run */
+	end = wbt_now_ms() + 60000;
+	while (atomic_load(&ch.done) < 2 * ch.rounds && wbt_now_ms() < end) {
+		wbt_sleep_ms(20);
+	}
+	cr_assert_eq(atomic_load(&ch.done), 2 * ch.rounds,
+	    "a client close hung: %d of %d clients closed in 60 s", atomic_load(&ch.done),
+	    2 * ch.rounds);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+	}
+	cr_assert_gt(atomic_load(&ch.answered), 0, "no call was ever answered");
+	cr_assert_eq(wbt_stop(d, SIGTERM, 15000), 0);
+}
+
+Test(rt_client, close_as_replies_arrive_ipc, .fini = wbt_cleanup, .timeout = 120)
+{
+	churn_run(false);
+}
+
+Test(rt_client, close_as_replies_arrive_tcp, .fini = wbt_cleanup, .timeout = 120)
+{
+	churn_run(true);
 }
