@@ -12,13 +12,15 @@
 #include "http.h"
 #include "metrics.h"
 #include "rt_config.h"
+#include "rt_daemon.h"
 #include "rt_log.h"
 #include "rt_server.h"
 
 int
 main(int argc, char **argv)
 {
-	static const char *url, *urls[GW_SVC_COUNT], *level, *workers, *timeout,
+	static rt_daemon   d = { .name = "gateway", .max_workers = 1024 };
+	static const char *url, *urls[GW_SVC_COUNT], *timeout,
 	    *cache, *http_url, *web_dir, *lfails, *lwindow, *lcool,
 	    *hdr_tmo, *max_conns;
 	rt_opt opts[] = {
@@ -37,7 +39,7 @@ main(int argc, char **argv)
 		{ "inbox-url", "WARBLE_INBOX_URL", "tcp://127.0.0.1:7104",
 		    "inbox service", &urls[GW_INBOX] },
 		{ "workers", "WARBLE_WORKERS", "16",
-		    "worker threads (each may wait on a downstream call)", &workers },
+		    "worker threads (each may wait on a downstream call)", &d.workers },
 		{ "timeout-ms", "WARBLE_GATEWAY_TIMEOUT_MS", "5000",
 		    "deadline of each downstream call, ms", &timeout },
 		{ "auth-cache-ms", "WARBLE_AUTH_CACHE_MS", "1000",
@@ -52,8 +54,7 @@ main(int argc, char **argv)
 		    "... counted within this many seconds", &lwindow },
 		{ "http-login-cooldown", "WARBLE_HTTP_LOGIN_COOLDOWN", "60",
 		    "seconds a locked client's logins get 429", &lcool },
-		{ "log-level", "WARBLE_LOG_LEVEL", "info",
-		    "debug|info|warn|error", &level },
+		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
 		{ NULL },
 	};
 	gw_opts         go = { 0 };
@@ -66,19 +67,15 @@ main(int argc, char **argv)
 	gw_http        *http;
 	char            webbuf[1024];
 	uint64_t       nworkers, tmo, ttl, nfails, window_s, cool_s, hdr_ms, nconns;
-	int            rc, lvl;
+	int            rc;
 
-	rc = rt_config_parse(opts, "warble-gateway",
+	rc = rt_daemon_init(&d, opts,
 	    "Warble's public API gateway (msgpack over nng REQ/REP)", argc, argv);
-	if (rc != 0) {
-		return rc == RT_CONFIG_HELP ? 0 : 2;
+	if (rc != RT_DAEMON_RUN) {
+		return rc;
 	}
-	if ((lvl = rt_log_level_parse(level)) < 0) {
-		fprintf(stderr, "warble-gateway: bad log level: %s\n", level);
-		return 2;
-	}
-	if (rt_config_u64("workers", workers, 1, 1024, &nworkers) != 0 ||
-	    rt_config_u64("timeout-ms", timeout, 1, 600000, &tmo) != 0 ||
+	nworkers = d.nworkers;
+	if (rt_config_u64("timeout-ms", timeout, 1, 600000, &tmo) != 0 ||
 	    rt_config_u64("auth-cache-ms", cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
 	    rt_config_u64("http-header-timeout-ms", hdr_tmo, 100, 3600000, &hdr_ms) != 0 ||
 	    rt_config_u64("http-max-conns", max_conns, 0, 10000000, &nconns) != 0 ||
@@ -87,8 +84,6 @@ main(int argc, char **argv)
 	    rt_config_u64("http-login-cooldown", lcool, 1, 86400, &cool_s) != 0) {
 		return 2;
 	}
-	rt_log_init("gateway", (rt_level)lvl);
-	rt_signal_init();
 
 	for (int i = 0; i < GW_SVC_COUNT; i++) {
 		go.urls[i] = urls[i];
@@ -97,7 +92,7 @@ main(int argc, char **argv)
 	go.auth_cache_ms = (int)ttl;
 	if ((rc = gw_open(&g, &go)) != WB_OK) {
 		RT_ERRORF("cannot dial the services: %s", wb_strerror(rc));
-		return 1;
+		return rt_daemon_exit(1);
 	}
 	so.name     = "gateway";
 	so.url      = url;
@@ -106,7 +101,7 @@ main(int argc, char **argv)
 	if ((rc = rt_server_open(&srv, &so)) != WB_OK) {
 		RT_ERRORF("cannot create the server: %s", wb_strerror(rc));
 		gw_close(g);
-		return 1;
+		return rt_daemon_exit(1);
 	}
 	for (int op = 1; op < WB_OP_COUNT; op++) {
 		if (gw_is_public((wb_op)op)) {
@@ -117,7 +112,7 @@ main(int argc, char **argv)
 		RT_ERRORF("cannot listen on %s: %s", url, wb_strerror(rc));
 		rt_server_close(srv);
 		gw_close(g);
-		return 1;
+		return rt_daemon_exit(1);
 	}
 	RT_INFOF("listening on %s, %d workers", url, so.workers);
 
@@ -137,7 +132,7 @@ main(int argc, char **argv)
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
 		rt_server_close(srv);
 		gw_close(g);
-		return 1;
+		return rt_daemon_exit(1);
 	}
 	ho.metrics = metrics;
 	if ((rc = gw_http_open(&http, g, &ho)) != WB_OK ||
@@ -147,14 +142,13 @@ main(int argc, char **argv)
 		gw_metrics_close(metrics);
 		rt_server_close(srv);
 		gw_close(g);
-		return 1;
+		return rt_daemon_exit(1);
 	}
 	RT_INFOF("HTTP on %s (port %d)", http_url, gw_http_port(http));
-	rt_wait_for_signal();
-	RT_INFOF("shutting down");
+	rt_daemon_wait();
 	gw_http_close(http);
 	gw_metrics_close(metrics);
 	rt_server_close(srv);
 	gw_close(g);
-	return 0;
+	return rt_daemon_exit(0);
 }

@@ -7,55 +7,46 @@
 #include <stdlib.h>
 
 #include "rt_config.h"
+#include "rt_daemon.h"
 #include "rt_log.h"
 #include "rt_server.h"
 
 int
 main(int argc, char **argv)
 {
-	static const char *url, *workers, *contexts, *level;
+	static rt_daemon   d = { .name = "ping" };
+	static const char *url, *contexts;
 	rt_opt             opts[] = {
                 { "url", "WARBLE_PING_URL", "tcp://127.0.0.1:7199", "listen URL", &url },
-                { "workers", "WARBLE_WORKERS", "4", "worker threads", &workers },
+                { "workers", "WARBLE_WORKERS", "4", "worker threads", &d.workers },
                 { "contexts", "WARBLE_CONTEXTS", "64", "requests in flight", &contexts },
-                { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &level },
+                { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
                 { NULL },
 	};
 	rt_server_opts so = { .name = "ping" };
 	rt_server     *srv;
-	uint64_t       nworkers, ncontexts;
-	int            lvl, rv;
+	uint64_t       ncontexts;
+	int            rv;
 
-	rv = rt_config_parse(opts, "warble-ping", "the Warble runtime's test daemon (ping, stats)",
-	    argc, argv);
-	if (rv != 0) {
-		return rv == RT_CONFIG_HELP ? 0 : 2;
+	rv = rt_daemon_init(&d, opts, "the Warble runtime's test daemon (ping, stats)", argc, argv);
+	if (rv != RT_DAEMON_RUN) {
+		return rv;
 	}
-	if ((lvl = rt_log_level_parse(level)) < 0) {
-		fprintf(stderr, "warble-ping: unknown log level '%s'\n", level);
+	if (rt_config_u64("contexts", contexts, 1, 4096, &ncontexts) != 0) {
 		return 2;
 	}
-	if (rt_config_u64("--workers", workers, 1, 256, &nworkers) != 0 ||
-	    rt_config_u64("--contexts", contexts, 1, 4096, &ncontexts) != 0) {
-		return 2;
-	}
-	rt_log_init("ping", (rt_level) lvl);
-	rt_signal_init();
-
 	so.url      = url;
-	so.workers  = (int) nworkers;
+	so.workers  = (int) d.nworkers;
 	so.contexts = (int) ncontexts;
 	if ((rv = rt_server_open(&srv, &so)) != 0) {
 		RT_ERRORF("cannot create the server: %s", wb_strerror(rv));
-		return 1;
+		return rt_daemon_exit(1);
 	}
 	if ((rv = rt_server_start(srv)) != 0) {
 		rt_server_close(srv);
-		return 1;
+		return rt_daemon_exit(1);
 	}
-	rt_wait_for_signal();
-	RT_INFOF("signal received, shutting down");
+	rt_daemon_wait();
 	rt_server_close(srv);
-	rt_fini();
-	return 0;
+	return rt_daemon_exit(0);
 }
