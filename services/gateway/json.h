@@ -24,7 +24,8 @@
 #include "http_buf.h"
 #include "wb_proto.h"
 
-#define GW_JSON_DEPTH 4 /* deepest nesting of objects accepted */
+#define GW_JSON_DEPTH 2 /* levels of nested records (OBJS) accepted: as the msgpack codec, whose
+                          * depth limit of 4 counts an array and a map per level */
 
 /* gw_json_to_obj parses a JSON object and sets its fields on dst, accepting only fields in allowed (a WB_M mask); WB_EBADMSG or WB_EINVAL with a message in err. */
 int gw_json_to_obj(wb_obj *dst, const char *json, size_t len, uint64_t allowed,
