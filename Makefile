@@ -151,6 +151,10 @@ $(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST
 $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) \
 	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq)
 
+# home_bench runs a whole cluster through the test harness (tests/support).
+$(BUILD)/bench/home_bench: $(LIB_TEST) | $(SVC_BINS)
+$(BUILD)/bench/home_bench: private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
+
 # The fault suite's randomized soak (tests/fault): WARBLE_SEED replays one.
 WARBLE_SOAK_SECONDS ?= 600
 soak: $(SVC_BINS) $(BUILD)/test/fault_test

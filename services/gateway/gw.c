@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "gw.h"
+#include "gw_names.h"
 #include "gw_tokens.h"
 
 struct gw {
 	rt_client *svc[GW_SVC_COUNT];
 	gw_tokens *tokens;
+	gw_names  *names;
 };
 
 static const char *gw_svc_names[GW_SVC_COUNT] = {
@@ -64,7 +66,8 @@ gw_open(gw **out, const gw_opts *opts)
 			return rc;
 		}
 	}
-	if ((rc = gw_tokens_open(&g->tokens, opts->auth_cache_ms)) != WB_OK) {
+	if ((rc = gw_tokens_open(&g->tokens, opts->auth_cache_ms)) != WB_OK ||
+	    (rc = gw_names_open(&g->names, 0)) != WB_OK) {
 		gw_close(g);
 		return rc;
 	}
@@ -82,6 +85,7 @@ gw_close(gw *g)
 		rt_client_close(g->svc[i]);
 	}
 	gw_tokens_close(g->tokens);
+	gw_names_close(g->names);
 	free(g);
 }
 
@@ -221,14 +225,24 @@ gw_auth_forget(gw *g, const char *token, size_t len)
 	gw_tokens_drop(g->tokens, token, len);
 }
 
+gw_names *
+gw_name_cache(gw *g)
+{
+	return g->names;
+}
+
 int
 gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep)
 {
 	wb_obj       *q, *r;
-	const wb_obj *users;
-	size_t        n;
+	const wb_obj *users = NULL;
+	const char   *canon;
+	size_t        n = 0, len;
 	int           rc;
 
+	if (gw_names_uid(g->names, name, strlen(name), uid)) {
+		return WB_OK;
+	}
 	if ((q = wb_request(WB_OP_USER_LOOKUP)) != NULL &&
 	    wb_set_cstr(q, WB_F_NAME, name) != WB_OK) {
 		wb_msg_free(q);
@@ -243,9 +257,13 @@ gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep)
 		return rc;
 	}
 	*uid = 0;
-	if (!wb_get_u64(r, WB_F_UID, uid) &&
-	    wb_get_objs(r, WB_F_USERS, &users, &n) && n > 0) {
+	wb_get_objs(r, WB_F_USERS, &users, &n);
+	if (!wb_get_u64(r, WB_F_UID, uid) && n > 0) {
 		wb_get_u64(&users[0], WB_F_UID, uid);
+	}
+	if (*uid != 0 && n > 0 && wb_u64(&users[0], WB_F_UID, 0) == *uid &&
+	    wb_get_str(&users[0], WB_F_NAME, &canon, &len)) {
+		gw_names_put(g->names, *uid, canon, len);
 	}
 	wb_msg_free(r);
 	if (*uid == 0) {

@@ -71,7 +71,10 @@ int gw_auth_optional(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
 /* gw_auth_forget drops token from the cache (after logout). */
 void gw_auth_forget(gw *g, const char *token, size_t len);
 
-/* gw_lookup resolves a username to a uid (WB_ENOUSER if unknown); errors go into rep. */
+/* gw_name_cache returns g's uid <-> username cache (gw_names.h). */
+struct gw_names *gw_name_cache(gw *g);
+
+/* gw_lookup resolves a username to a uid (WB_ENOUSER if unknown; cached once known); errors go into rep. */
 int gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep);
 
 /* gw_limit reads an optional LIMIT field: GW_PAGE_DEFAULT if absent, capped at GW_PAGE_MAX, 0 is invalid. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gw.h"
+#include "gw_names.h"
 
 int
 gw_copy_user(const wb_obj *src, wb_obj *dst)
@@ -102,13 +103,60 @@ gw_hydrate_get(gw *g, gw_svc svc, wb_op op, wb_field f, const uint64_t *ids,
 	return WB_OK;
 }
 
+/* gw_hydrate_names fills names[i] for authors[0..na): from the cache, then one user.get for the rest. */
+static int
+gw_hydrate_names(gw *g, const uint64_t *authors, size_t na,
+    char (*names)[GW_NAME_MAX + 1], wb_obj *rep)
+{
+	gw_names     *cache = gw_name_cache(g);
+	uint64_t      miss[GW_PAGE_MAX];
+	size_t        nmiss = 0, nu = 0, len;
+	const wb_obj *users = NULL;
+	const char   *s;
+	wb_obj       *ur = NULL;
+	int           rc;
+
+	for (size_t i = 0; i < na; i++) {
+		if (!gw_names_name(cache, authors[i], names[i])) {
+			names[i][0]   = '\0';
+			miss[nmiss++] = authors[i];
+		}
+	}
+	if (nmiss == 0) {
+		return WB_OK;
+	}
+	if ((rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, miss, nmiss,
+	         &ur, &users, &nu, rep)) != WB_OK) {
+		return rc;
+	}
+	for (size_t k = 0; k < nu; k++) {
+		uint64_t uid = wb_u64(&users[k], WB_F_UID, 0);
+
+		if (!wb_get_str(&users[k], WB_F_NAME, &s, &len)) {
+			continue;
+		}
+		gw_names_put(cache, uid, s, len);
+		for (size_t i = 0; i < na; i++) {
+			if (authors[i] == uid && len <= GW_NAME_MAX) {
+				memcpy(names[i], s, len);
+				names[i][len] = '\0';
+			}
+		}
+	}
+	wb_msg_free(ur);
+	return WB_OK;
+}
+
 int
 gw_hydrate_posts(gw *g, const uint64_t *ids, size_t n, wb_obj *rep)
 {
 	uint64_t      authors[GW_PAGE_MAX];
-	size_t        na = 0, np = 0, nu = 0, kept = 0;
-	const wb_obj *posts = NULL, *users = NULL, *p, *u;
-	wb_obj       *pr = NULL, *ur = NULL, *out = NULL;
+	char          names[GW_PAGE_MAX][GW_NAME_MAX + 1];
+	uint8_t       who[GW_PAGE_MAX]; /* index into authors of post i's author */
+	const wb_obj *found[GW_PAGE_MAX];
+	size_t        na = 0, np = 0, kept = 0;
+	const wb_obj *posts = NULL;
+	wb_obj       *pr = NULL, *out = NULL;
 	int           rc;
 
 	if (n > GW_PAGE_MAX) {
@@ -119,23 +167,30 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, size_t n, wb_obj *rep)
 	         &pr, &posts, &np, rep)) != WB_OK) {
 		return rc;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if ((p = gw_hydrate_find(posts, np, WB_F_ID, ids[i])) == NULL) {
+	/* post.get answers in request order, skipping missing ones: match in one pass */
+	for (size_t i = 0, j = 0; i < n; i++) {
+		const wb_obj *p = NULL;
+
+		if (j < np && wb_u64(&posts[j], WB_F_ID, 0) == ids[i]) {
+			p = &posts[j++];
+		} else {
+			p = gw_hydrate_find(posts, np, WB_F_ID, ids[i]);
+		}
+		if (p == NULL) {
 			continue;
 		}
-		kept++;
-		uint64_t a    = wb_u64(p, WB_F_AUTHOR, 0);
-		bool     seen = false;
-		for (size_t j = 0; j < na && !seen; j++) {
-			seen = authors[j] == a;
+		uint64_t a = wb_u64(p, WB_F_AUTHOR, 0);
+		size_t   k = 0;
+		while (k < na && authors[k] != a) {
+			k++;
 		}
-		if (!seen) {
+		if (k == na) {
 			authors[na++] = a;
 		}
+		who[kept]     = (uint8_t)k;
+		found[kept++] = p;
 	}
-	if (na > 0 &&
-	    (rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, authors, na,
-	         &ur, &users, &nu, rep)) != WB_OK) {
+	if (na > 0 && (rc = gw_hydrate_names(g, authors, na, names, rep)) != WB_OK) {
 		wb_msg_free(pr);
 		return rc;
 	}
@@ -144,17 +199,12 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, size_t n, wb_obj *rep)
 	    (out = wb_add_objs(rep, WB_F_POSTS, kept)) == NULL && kept > 0) {
 		rc = WB_ENOMEM;
 	}
-	for (size_t i = 0, k = 0; rc == WB_OK && i < n; i++) {
-		if ((p = gw_hydrate_find(posts, np, WB_F_ID, ids[i])) == NULL) {
-			continue;
-		}
-		u  = gw_hydrate_find(users, nu, WB_F_UID, wb_u64(p, WB_F_AUTHOR, 0));
-		rc = gw_hydrate_post(p, u != NULL ? wb_str(u, WB_F_NAME, "") : "", &out[k++]);
+	for (size_t i = 0; rc == WB_OK && i < kept; i++) {
+		rc = gw_hydrate_post(found[i], names[who[i]], &out[i]);
 	}
 	if (rc != WB_OK) {
 		wb_reply_error(rep, rc, NULL);
 	}
-	wb_msg_free(ur);
 	wb_msg_free(pr);
 	return rc;
 }
@@ -185,6 +235,12 @@ gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep)
 	}
 	for (size_t i = 0, k = 0; rc == WB_OK && i < n; i++) {
 		if ((u = gw_hydrate_find(users, nu, WB_F_UID, uids[i])) != NULL) {
+			const char *s;
+			size_t      len;
+
+			if (wb_get_str(u, WB_F_NAME, &s, &len)) {
+				gw_names_put(gw_name_cache(g), uids[i], s, len);
+			}
 			rc = gw_copy_user(u, &out[k++]);
 		}
 	}

@@ -1,0 +1,39 @@
+/*
+ * gw_names.h - the gateway's cache of usernames.
+ *
+ * A username never changes and an account is never removed, so the
+ * mappings uid -> name and name -> uid stay true once the user service
+ * has said them: the gateway keeps them in memory and hydration skips
+ * user.get when every author is known.  Only answers from the user
+ * service go in (never a miss), and the cache is bounded: two
+ * direct-mapped tables of GW_NAMES_SLOTS entries each, a newcomer
+ * replacing whatever held its slot.  Safe to use from many threads.
+ */
+#ifndef GW_NAMES_H
+#define GW_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GW_NAME_MAX    32        /* longest username (the user service's limit) */
+#define GW_NAMES_SLOTS (1u << 16) /* entries per table (about 3 MiB each) */
+
+typedef struct gw_names gw_names;
+
+/* gw_names_open makes an empty cache of slots entries per table (0: GW_NAMES_SLOTS, rounded up to a power of two). */
+int gw_names_open(gw_names **out, size_t slots);
+
+/* gw_names_close frees the cache; NULL is ignored. */
+void gw_names_close(gw_names *n);
+
+/* gw_names_name copies uid's name into out (GW_NAME_MAX + 1 bytes) if known. */
+bool gw_names_name(gw_names *n, uint64_t uid, char *out);
+
+/* gw_names_uid gives the uid of name (any letter case) if known. */
+bool gw_names_uid(gw_names *n, const char *name, size_t len, uint64_t *uid);
+
+/* gw_names_put records that uid is called name (ignored if name is empty or too long). */
+void gw_names_put(gw_names *n, uint64_t uid, const char *name, size_t len);
+
+#endif
