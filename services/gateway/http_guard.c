@@ -17,7 +17,9 @@
  * its last response: a slow head, or an idle keep-alive) is shut down;
  * shutdown(2), not close(2), so nng still owns and closes the descriptor.
  * When connections pass the cap (max_conns, or the open-files limit less
- * a reserve), idle ones are shut down after GW_GUARD_BUSY_MS instead.
+ * a reserve), idle ones are shut down after GW_GUARD_BUSY_MS instead, and
+ * the guard looks every GW_GUARD_FAST_MS: a client that sends a whole
+ * request head at once is not slowed, one that dribbles it is dropped.
  * At start the soft open-files limit is raised to the hard one.
  */
 #include <dirent.h>
@@ -32,7 +34,8 @@
 #include "rt_log.h"
 
 #define GW_GUARD_TICK_MS  250
-#define GW_GUARD_BUSY_MS  1000  /* idle deadline once over the cap */
+#define GW_GUARD_FAST_MS  50    /* tick once over the cap */
+#define GW_GUARD_BUSY_MS  250   /* idle deadline once over the cap */
 #define GW_GUARD_RESERVE  128   /* descriptors kept for everything else */
 #define GW_GUARD_FDS      65536 /* descriptors tracked */
 
@@ -165,17 +168,19 @@ gw_guard_run(void *arg)
 		struct timespec ts;
 		size_t          cap = h->opts.max_conns;
 		uint64_t        deadline;
+		long            tick;
 
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > GW_GUARD_RESERVE * 2 &&
 		    (cap == 0 || cap > rl.rlim_cur - GW_GUARD_RESERVE)) {
 			cap = rl.rlim_cur - GW_GUARD_RESERVE;
 		}
 		deadline = (size_t) seen >= cap ? GW_GUARD_BUSY_MS : (uint64_t) h->opts.header_timeout_ms;
+		tick     = (size_t) seen >= cap ? GW_GUARD_FAST_MS : GW_GUARD_TICK_MS;
 		pthread_mutex_unlock(&h->guard_mu);
 		seen = gw_guard_scan(h, t, deadline);
 		pthread_mutex_lock(&h->guard_mu);
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += GW_GUARD_TICK_MS * 1000000L;
+		ts.tv_nsec += tick * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		if (!h->guard_stop) {
