@@ -6,8 +6,8 @@
  *   warble-probe --timeout-ms 500 ipc:///tmp/user.ipc
  *
  * It speaks the real protocol (a full nng handshake and one request), so
- * it is safe against nng 1.5.2 listeners, unlike a bare TCP connect-close
- * probe (upstream nng #1518).  docker-compose uses it as the healthcheck.
+ * a healthy answer means the service itself answers, not just its port.
+ * docker-compose uses it as the healthcheck.
  * Exit status: 0 answered, 1 no answer or an error reply, 2 usage error.
  */
 #include <stdio.h>

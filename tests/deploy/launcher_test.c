@@ -194,23 +194,14 @@ Test(probe, exit_status_follows_the_daemon)
 	cr_expect_eq(rc, 1, "stopped daemon: %d", rc);
 	cr_expect_lt(ms, 5000, "probe of a stopped daemon took %lld ms", ms);
 
-	/* after it comes back it answers again.  Not at once: the probe gave
-	 * up mid-handshake, which breaks an nng 1.5.2 listener (upstream
-	 * #1518) until the runtime notices and re-creates it, in seconds; the
-	 * healthcheck's retries cover that */
-	long long deadline = wbt_now_ms() + 20000;
-	while ((rc = lt_probe((const char *[]) { "--timeout-ms", "1000", url, NULL }, NULL)) != 0 &&
-	       wbt_now_ms() < deadline) {
-		wbt_sleep_ms(100);
-	}
-	cr_assert_eq(rc, 0, "the daemon never answered the probe again after SIGCONT");
+	/* after it comes back it answers again at once: the probe that gave
+	 * up mid-handshake must not have broken the listener (nng is built
+	 * with the fix for upstream #1518, see deploy/nng/) */
 	for (int i = 0; i < 20; i++) {
 		cr_assert_eq(lt_probe((const char *[]) { "--timeout-ms", "5000", url, NULL }, NULL), 0,
 		    "probe %d after SIGCONT", i);
 	}
-	/* it stops on SIGTERM; the exit status is not checked: under ASan the
-	 * listener the runtime abandoned on re-creation counts as a leak */
-	cr_expect_neq(wbt_stop(d, SIGTERM, 10000), -1, "warble-user did not stop on SIGTERM");
+	cr_expect_eq(wbt_stop(d, SIGTERM, 10000), 0, "warble-user did not exit 0 on SIGTERM");
 	cr_expect_eq(lt_probe((const char *[]) { "--timeout-ms", "300", url, NULL }, NULL), 1,
 	    "a stopped daemon still answered");
 }
