@@ -58,7 +58,7 @@ LIB_RT    = $(BUILD)/lib/librt.a
 LIB_EVLOG = $(BUILD)/lib/libevlog.a
 LIB_SDK   = $(BUILD)/lib/libwarble.a
 LIB_TEST  = $(BUILD)/lib/libwbtest.a
-LIBS      = $(LIB_SDK) $(LIB_EVLOG) $(LIB_RT) $(LIB_HB) $(LIB_PROTO)
+LIBS      = $(LIB_SDK) $(LIB_EVLOG) $(LIB_RT) $(LIB_HB) $(LIB_PROTO) $(NNG_LIB)
 
 # Services: services/NAME/main.c is the daemon's entry point; the other
 # .c files of the folder form libsvc_NAME.a, which its tests link too.
