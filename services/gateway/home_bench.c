@@ -418,6 +418,32 @@ typedef struct hb_result {
 	double rps, p50, p99, p999, posts;
 } hb_result;
 
+static pid_t hb_gw_pid; /* the gateway the phase runs against */
+
+/* hb_cpu_us returns the CPU time (user + system) pid has used, in us (0 if unknown). */
+static uint64_t
+hb_cpu_us(pid_t pid)
+{
+	char               path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE              *f;
+	size_t             n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (pid <= 0 || (f = fopen(path, "r")) == NULL) {
+		return 0;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* fields after the parenthesised command: state is field 3, utime 14, stime 15 */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
+		return 0;
+	}
+	return (ut + st) * 1000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+}
+
 static hb_result
 hb_phase(hb_kind kind, const char *tag)
 {
@@ -425,6 +451,8 @@ hb_phase(hb_kind kind, const char *tag)
 	uint64_t   now = hb_now_us(), total = 0, errors = 0, posts = 0;
 	uint32_t  *all;
 	hb_result  res = { 0 };
+	pid_t      pids[4] = { hb_gw_pid, cl.inbox->pid, cl.content->pid, cl.user->pid };
+	uint64_t   cpu0[4], cpu1[4], t_begin = 0, t_end;
 
 	for (uint64_t i = 0; i < nthreads; i++) {
 		w[i].kind  = kind;
@@ -432,6 +460,21 @@ hb_phase(hb_kind kind, const char *tag)
 		w[i].start = now + HB_WARMUP_MS * 1000u;
 		w[i].stop  = w[i].start + seconds * 1000000u;
 		pthread_create(&w[i].t, NULL, hb_worker_run, &w[i]);
+	}
+	/* CPU is read over the recorded window only (after the warm-up) */
+	while ((t_begin = hb_now_us()) < now + HB_WARMUP_MS * 1000u) {
+		struct timespec ts = { 0, 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < 4; i++) {
+		cpu0[i] = hb_cpu_us(pids[i]);
+	}
+	while ((t_end = hb_now_us()) < now + HB_WARMUP_MS * 1000u + seconds * 1000000u) {
+		struct timespec ts = { 0, 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < 4; i++) {
+		cpu1[i] = hb_cpu_us(pids[i]);
 	}
 	for (uint64_t i = 0; i < nthreads; i++) {
 		pthread_join(w[i].t, NULL);
@@ -456,6 +499,14 @@ hb_phase(hb_kind kind, const char *tag)
 	printf("%s%-9s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  p99.9 %7.3f ms  (%llu calls, %llu errors, %.1f posts/reply)\n",
 	    tag, hb_kind_names[kind], res.rps, res.p50, res.p99, res.p999,
 	    (unsigned long long)total, (unsigned long long)errors, res.posts);
+	if (total > 0) {
+		double per = (double)total * (double)(t_end - t_begin) / (double)(seconds * 1000000u);
+
+		printf("%s%-9s CPU per call: gateway %.0f us, inbox %.0f us, content %.0f us, user %.0f us\n",
+		    tag, hb_kind_names[kind], (double)(cpu1[0] - cpu0[0]) / per,
+		    (double)(cpu1[1] - cpu0[1]) / per, (double)(cpu1[2] - cpu0[2]) / per,
+		    (double)(cpu1[3] - cpu0[3]) / per);
+	}
 	fflush(stdout);
 	free(all);
 	free(w);
@@ -594,7 +645,8 @@ main(int argc, char **argv)
 		for (int b = 0; b < (pid_b > 0 ? 2 : 1); b++) {
 			const char *tag = pid_b <= 0 ? "" : b ? "B " : "A ";
 
-			gw_url = b ? gw_url_b : cl.gateway_url;
+			gw_url    = b ? gw_url_b : cl.gateway_url;
+			hb_gw_pid = b ? pid_b : cl.gateway->pid;
 			ping   = hb_phase(HB_PING, tag);
 			for (hb_kind k = HB_HOME; k <= HB_TIMELINE; k++) {
 				if (!hb_phase_wanted(hb_kind_names[k])) {

@@ -16,10 +16,17 @@
  * rt_client_close hang until the resend time).  With it off, a dropped
  * connection fails the call at once (NNG_ECONNRESET -> WB_EUNAVAIL).
  *
+ * A context and its aio are kept for the next call once a call went well
+ * (up to RT_CLIENT_IDLE of them, on a locked free list): opening and
+ * closing both per call cost allocations and socket-lock round trips on
+ * every downstream hop.  A context whose call failed (timeout, reset) is
+ * closed, never reused.
+ *
  * The client counts its connected pipes (pipe notifications) to tell a
  * server that is not there (WB_EUNAVAIL) from one that is slow
  * (WB_ETIMEDOUT).
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +41,13 @@
 #define RT_CLIENT_MAX_MSG    (16u << 20)
 #define RT_CLIENT_RECONN_MIN 10
 #define RT_CLIENT_RECONN_MAX 500
+#define RT_CLIENT_IDLE       64  /* idle contexts kept for reuse */
+#define RT_CLIENT_MSG_START  256 /* first reservation of a request message */
+
+typedef struct rt_client_slot {
+	nng_ctx  ctx;
+	nng_aio *aio;
+} rt_client_slot;
 
 struct rt_client {
 	nng_socket sock;
@@ -41,6 +55,10 @@ struct rt_client {
 	int        retries;
 	size_t     max_msg;
 	atomic_int npipes;
+
+	pthread_mutex_t idle_mtx;
+	rt_client_slot  idle[RT_CLIENT_IDLE];
+	int             nidle;
 };
 
 static int64_t
@@ -82,7 +100,9 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	c->retries    = opts != NULL && opts->retries > 0 ? opts->retries : 0;
 	c->max_msg    = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_CLIENT_MAX_MSG;
 	atomic_init(&c->npipes, 0);
+	pthread_mutex_init(&c->idle_mtx, NULL);
 	if ((rv = nng_req0_open(&c->sock)) != 0) {
+		pthread_mutex_destroy(&c->idle_mtx);
 		free(c);
 		return WB_ENOMEM;
 	}
@@ -96,6 +116,7 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, rt_client_pipe_cb, c);
 	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
 		nng_close(c->sock);
+		pthread_mutex_destroy(&c->idle_mtx);
 		free(c);
 		return WB_EINVAL; /* a URL nng cannot parse or a transport it lacks */
 	}
@@ -110,7 +131,12 @@ rt_client_close(rt_client *c)
 	if (c == NULL) {
 		return;
 	}
+	for (int i = 0; i < c->nidle; i++) {
+		nng_ctx_close(c->idle[i].ctx);
+		nng_aio_free(c->idle[i].aio);
+	}
 	nng_close(c->sock);
+	pthread_mutex_destroy(&c->idle_mtx);
 	free(c);
 }
 
@@ -131,49 +157,89 @@ rt_client_err(rt_client *c, int nrv)
 static int
 rt_client_msg_write(void *arg, const char *buf, size_t len)
 {
+	size_t need = nng_msg_len(arg) + len;
+
+	/* nng grows a message to exactly the size asked: double it instead */
+	if (need > nng_msg_capacity(arg) && nng_msg_reserve(arg, 2 * need) != 0) {
+		return WB_ENOMEM;
+	}
 	return nng_msg_append(arg, buf, len) == 0 ? 0 : WB_ENOMEM;
 }
 
-/* rt_client_attempt sends msg (consumed) on a fresh context and waits up to ms for the reply. */
+/* rt_client_slot_get takes an idle context (or opens one) for a call. */
+static int
+rt_client_slot_get(rt_client *c, rt_client_slot *sl)
+{
+	int rv;
+
+	pthread_mutex_lock(&c->idle_mtx);
+	if (c->nidle > 0) {
+		*sl = c->idle[--c->nidle];
+		pthread_mutex_unlock(&c->idle_mtx);
+		return 0;
+	}
+	pthread_mutex_unlock(&c->idle_mtx);
+	if ((rv = nng_aio_alloc(&sl->aio, NULL, NULL)) != 0) {
+		return rv;
+	}
+	if ((rv = nng_ctx_open(&sl->ctx, c->sock)) != 0) {
+		nng_aio_free(sl->aio);
+		return rv;
+	}
+	return 0;
+}
+
+/* rt_client_slot_put keeps a context whose call went well, or closes it. */
+static void
+rt_client_slot_put(rt_client *c, rt_client_slot *sl, bool reuse)
+{
+	if (reuse) {
+		pthread_mutex_lock(&c->idle_mtx);
+		if (c->nidle < RT_CLIENT_IDLE) {
+			c->idle[c->nidle++] = *sl;
+			pthread_mutex_unlock(&c->idle_mtx);
+			return;
+		}
+		pthread_mutex_unlock(&c->idle_mtx);
+	}
+	nng_ctx_close(sl->ctx);
+	nng_aio_free(sl->aio);
+}
+
+/* rt_client_attempt sends msg (consumed) on a context and waits up to ms for the reply. */
 static int
 rt_client_attempt(rt_client *c, nng_msg *msg, int ms, nng_msg **reply)
 {
-	nng_ctx  ctx;
-	nng_aio *aio;
-	int64_t  end = rt_client_now_ms() + ms;
-	int64_t  left;
-	int      rv;
+	rt_client_slot sl;
+	nng_aio       *aio;
+	int64_t        end = rt_client_now_ms() + ms;
+	int64_t        left;
+	int            rv;
 
-	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0) {
+	if ((rv = rt_client_slot_get(c, &sl)) != 0) {
 		nng_msg_free(msg);
-		return WB_ENOMEM;
+		return rv == NNG_ENOMEM ? WB_ENOMEM : rt_client_err(c, rv);
 	}
-	if ((rv = nng_ctx_open(&ctx, c->sock)) != 0) {
-		nng_aio_free(aio);
-		nng_msg_free(msg);
-		return rt_client_err(c, rv);
-	}
-	nng_ctx_set_ms(ctx, NNG_OPT_SENDTIMEO, ms);
-	nng_ctx_set_ms(ctx, NNG_OPT_RECVTIMEO, ms);
-
+	aio = sl.aio;
 	nng_aio_set_msg(aio, msg);
 	nng_aio_set_timeout(aio, ms);
-	nng_ctx_send(ctx, aio);
+	nng_ctx_send(sl.ctx, aio);
 	nng_aio_wait(aio);
 	if ((rv = nng_aio_result(aio)) != 0) {
 		nng_msg_free(nng_aio_get_msg(aio)); /* a failed send leaves the msg with us */
+		nng_aio_set_msg(aio, NULL);
 		goto out;
 	}
 	left = end - rt_client_now_ms();
 	nng_aio_set_timeout(aio, left > 0 ? (nng_duration) left : 1);
-	nng_ctx_recv(ctx, aio);
+	nng_ctx_recv(sl.ctx, aio);
 	nng_aio_wait(aio);
 	if ((rv = nng_aio_result(aio)) == 0) {
 		*reply = nng_aio_get_msg(aio);
+		nng_aio_set_msg(aio, NULL);
 	}
 out:
-	nng_ctx_close(ctx);
-	nng_aio_free(aio);
+	rt_client_slot_put(c, &sl, rv == 0);
 	return rv == 0 ? WB_OK : rt_client_err(c, rv);
 }
 
@@ -186,7 +252,7 @@ out:
 int
 rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 {
-	nng_msg  *msg, *reply = NULL;
+	nng_msg  *msg = NULL, *reply = NULL;
 	wb_obj   *r           = NULL;
 	wb_limits lim         = wb_limits_default;
 	int64_t   deadline    = rt_client_now_ms() + c->timeout_ms;
@@ -196,7 +262,10 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 	int         rv;
 
 	*rep = NULL;
-	if (nng_msg_alloc(&msg, 0) != 0) {
+	if (nng_msg_alloc(&msg, 0) != 0 || nng_msg_reserve(msg, RT_CLIENT_MSG_START) != 0) {
+		if (msg != NULL) {
+			nng_msg_free(msg);
+		}
 		return WB_ENOMEM;
 	}
 	if ((rv = wb_encode(req, rt_client_msg_write, msg)) != 0) {
