@@ -124,7 +124,7 @@ typedef enum wb_field {
 	X(REL_FOLLOW_MANY, "rel.follow_many", WB_M(TARGET) | WB_M(UIDS), 0) /* each of uids follows target */ \
 	/* content service */                                                      \
 	X(POST_PUBLISH,   "post.publish",     WB_M(UID) | WB_M(TEXT), 0)           \
-	X(POST_GET,       "post.get",         WB_M(IDS), 0)                        \
+	X(POST_GET,       "post.get",         WB_M(IDS), WB_M(UIDS)) /* uids: author hints */ \
 	X(POST_TIMELINE,  "post.timeline",    WB_M(UID),                           \
 	    WB_M(BEFORE) | WB_M(LIMIT) | WB_M(SINCE) | WB_M(UNTIL))                \
 	X(POST_DELETE,    "post.delete",      WB_M(UID) | WB_M(ID), 0)             \

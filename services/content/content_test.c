@@ -260,6 +260,53 @@ Test(content, publish_get_delete, .init = start, .fini = stop, .timeout = 60)
 	cr_assert_eq(call(req, NULL), WB_ETOOBIG);
 }
 
+/* post.get with author hints: right, wrong, zero and deleted ones all answer as without hints. */
+Test(content, get_with_author_hints, .init = start, .fini = stop, .timeout = 60)
+{
+	uint64_t id1, id2, id3;
+	cr_assert_eq(publish(7, "one", 3, &id1), WB_OK);
+	cr_assert_eq(publish(8, "two", 3, &id2), WB_OK);
+	cr_assert_eq(publish(7, "three", 5, &id3), WB_OK);
+	wb_obj *req = wb_request(WB_OP_POST_DELETE), *rep = NULL;
+	wb_set_u64(req, WB_F_UID, 7);
+	wb_set_u64(req, WB_F_ID, id3);
+	cr_assert_eq(call(req, NULL), WB_OK);
+
+	/* id1 right, id2 wrong (8 wrote it), 999 unknown, id3 deleted (right author), id1 again with 0 */
+	uint64_t        ids[] = { id1, id2, 999, id3, id1 }, hints[] = { 7, 9, 7, 7, 0 };
+	const wb_obj   *posts;
+	const uint64_t *missing;
+	size_t          n, nm;
+	req = wb_request(WB_OP_POST_GET);
+	wb_set_u64s(req, WB_F_IDS, ids, 5);
+	wb_set_u64s(req, WB_F_UIDS, hints, 5);
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 3);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_ID, 0), id1);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_AUTHOR, 0), 7);
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_TEXT, ""), "one");
+	cr_assert_eq(wb_u64(&posts[1], WB_F_ID, 0), id2);
+	cr_assert_eq(wb_u64(&posts[1], WB_F_AUTHOR, 0), 8, "the author is the post's, not the hint");
+	cr_assert_str_eq(wb_str(&posts[1], WB_F_TEXT, ""), "two");
+	cr_assert_eq(wb_u64(&posts[2], WB_F_ID, 0), id1);
+	cr_assert(wb_get_u64s(rep, WB_F_MISSING, &missing, &nm));
+	cr_assert_eq(nm, 2);
+	cr_assert_eq(missing[0], 999);
+	cr_assert_eq(missing[1], id3);
+	wb_msg_free(rep);
+
+	/* hints that do not pair with the ids are ignored */
+	req = wb_request(WB_OP_POST_GET);
+	wb_set_u64s(req, WB_F_IDS, ids, 2);
+	wb_set_u64s(req, WB_F_UIDS, hints, 1);
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 2);
+	cr_assert_eq(wb_u64(&posts[1], WB_F_AUTHOR, 0), 8);
+	wb_msg_free(rep);
+}
+
 Test(content, text_rules, .init = start, .fini = stop, .timeout = 60)
 {
 	char     buf[4 * 300];

@@ -1,8 +1,6 @@
 /*
  * read.c - post.get, post.timeline and post.log.
  */
-#include <stdlib.h>
-
 #include "content_int.h"
 #include "schema.h"
 
@@ -45,29 +43,43 @@ static int content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o
 	return rc;
 }
 
+/*
+ * content_get: post.get {ids, uids?} -> {posts, missing}.  uids, when
+ * given with one entry per id, are the authors the caller believes wrote
+ * them (the inbox stores each post's author): the post row is read
+ * straight away, and only when that finds nothing is the author looked
+ * up in the id index, so a wrong hint costs a lookup, never a wrong post.
+ */
 int content_get(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content        *c = arg;
-	const uint64_t *ids = NULL;
-	size_t          n = 0;
+	const uint64_t *ids = NULL, *hints = NULL;
+	size_t          n = 0, nh = 0;
+	uint64_t        missing[CONTENT_GET_MAX];
 	(void)wb_get_u64s(req, WB_F_IDS, &ids, &n);
 	if (n > CONTENT_GET_MAX) {
 		wb_reply_error(rep, WB_ETOOBIG, "at most %d ids per post.get",
 		    CONTENT_GET_MAX);
 		return WB_ETOOBIG;
 	}
-	uint64_t *missing = n ? malloc(n * sizeof(*missing)) : NULL;
-	if (n && missing == NULL)
-		return WB_ENOMEM;
+	if (!wb_get_u64s(req, WB_F_UIDS, &hints, &nh) || nh != n)
+		hints = NULL;
 	wb_reply_ok(rep);
 	wb_obj *posts = n ? wb_add_objs(rep, WB_F_POSTS, n) : NULL;
 	int     rc = (n && posts == NULL) ? WB_ENOMEM : WB_OK;
 	size_t  found = 0, nmiss = 0;
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
 		uint64_t author = 0;
-		rc = content_author(c, ids[i], &author);
-		if (rc == WB_OK)
-			rc = content_post_read(c, author, ids[i], &posts[found]);
+		rc = WB_ENOPOST;
+		if (hints != NULL && hints[i] != 0)
+			rc = content_post_read(c, hints[i], ids[i], &posts[found]);
+		if (rc == WB_ENOPOST) {
+			rc = content_author(c, ids[i], &author);
+			if (rc == WB_OK && hints != NULL && author == hints[i])
+				rc = WB_ENOPOST; /* the row was just read: gone */
+			else if (rc == WB_OK)
+				rc = content_post_read(c, author, ids[i], &posts[found]);
+		}
 		if (rc == WB_OK) {
 			found++;
 		} else if (rc == WB_ENOPOST) {
@@ -79,7 +91,6 @@ int content_get(void *arg, const wb_obj *req, wb_obj *rep)
 		wb_shrink(rep, WB_F_POSTS, found);
 	if (rc == WB_OK)
 		rc = wb_set_u64s(rep, WB_F_MISSING, missing, nmiss);
-	free(missing);
 	return rc;
 }
 

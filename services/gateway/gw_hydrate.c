@@ -81,10 +81,11 @@ gw_hydrate_find(const wb_obj *objs, size_t n, wb_field f, uint64_t v)
 	return NULL;
 }
 
-/* gw_hydrate_get asks svc (op: post.get or user.get) for the records of ids, in field f of its reply. */
+/* gw_hydrate_get asks svc (op: post.get, with optional author hints, or user.get) for the records of ids, in field f of its reply. */
 static int
 gw_hydrate_get(gw *g, gw_svc svc, wb_op op, wb_field f, const uint64_t *ids,
-    size_t n, wb_obj **r, const wb_obj **objs, size_t *nobjs, wb_obj *rep)
+    const uint64_t *hints, size_t n, wb_obj **r, const wb_obj **objs, size_t *nobjs,
+    wb_obj *rep)
 {
 	wb_obj *q;
 	int     rc;
@@ -92,7 +93,8 @@ gw_hydrate_get(gw *g, gw_svc svc, wb_op op, wb_field f, const uint64_t *ids,
 	*objs  = NULL;
 	*nobjs = 0;
 	if ((q = wb_request(op)) != NULL &&
-	    wb_set_u64s(q, op == WB_OP_POST_GET ? WB_F_IDS : WB_F_UIDS, ids, n) != WB_OK) {
+	    (wb_set_u64s(q, op == WB_OP_POST_GET ? WB_F_IDS : WB_F_UIDS, ids, n) != WB_OK ||
+	        (hints != NULL && wb_set_u64s(q, WB_F_UIDS, hints, n) != WB_OK))) {
 		wb_msg_free(q);
 		q = NULL;
 	}
@@ -125,7 +127,7 @@ gw_hydrate_names(gw *g, const uint64_t *authors, size_t na,
 	if (nmiss == 0) {
 		return WB_OK;
 	}
-	if ((rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, miss, nmiss,
+	if ((rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, miss, NULL, nmiss,
 	         &ur, &users, &nu, rep)) != WB_OK) {
 		return rc;
 	}
@@ -148,7 +150,7 @@ gw_hydrate_names(gw *g, const uint64_t *authors, size_t na,
 }
 
 int
-gw_hydrate_posts(gw *g, const uint64_t *ids, size_t n, wb_obj *rep)
+gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb_obj *rep)
 {
 	uint64_t      authors[GW_PAGE_MAX];
 	char          names[GW_PAGE_MAX][GW_NAME_MAX + 1];
@@ -163,7 +165,7 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, size_t n, wb_obj *rep)
 		n = GW_PAGE_MAX;
 	}
 	if (n > 0 &&
-	    (rc = gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, ids, n,
+	    (rc = gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, ids, hints, n,
 	         &pr, &posts, &np, rep)) != WB_OK) {
 		return rc;
 	}
@@ -221,7 +223,7 @@ gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep)
 		n = GW_PAGE_MAX;
 	}
 	if (n > 0 &&
-	    (rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, uids, n, &ur,
+	    (rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, uids, NULL, n, &ur,
 	         &users, &nu, rep)) != WB_OK) {
 		return rc;
 	}

@@ -107,8 +107,8 @@ gw_posts_next(const wb_obj *r, wb_obj *rep)
 int
 gw_op_home(gw *g, const wb_obj *req, wb_obj *rep)
 {
-	uint64_t        uid, limit, picked[GW_PAGE_MAX];
-	const uint64_t *ids = NULL;
+	uint64_t        uid, limit, picked[GW_PAGE_MAX], authors[GW_PAGE_MAX];
+	const uint64_t *ids = NULL, *hints = NULL;
 	const wb_obj   *posts;
 	size_t          n = 0;
 	wb_obj         *q, *r;
@@ -132,11 +132,13 @@ gw_op_home(gw *g, const wb_obj *req, wb_obj *rep)
 	    wb_get_objs(r, WB_F_POSTS, &posts, &n)) {
 		n = n < GW_PAGE_MAX ? n : GW_PAGE_MAX;
 		for (size_t i = 0; i < n; i++) {
-			picked[i] = wb_u64(&posts[i], WB_F_ID, 0);
+			picked[i]  = wb_u64(&posts[i], WB_F_ID, 0);
+			authors[i] = wb_u64(&posts[i], WB_F_AUTHOR, 0);
 		}
-		ids = picked;
+		ids   = picked;
+		hints = authors;
 	}
-	if ((rc = gw_hydrate_posts(g, ids, n, rep)) == WB_OK) {
+	if ((rc = gw_hydrate_posts(g, ids, hints, n, rep)) == WB_OK) {
 		rc = gw_posts_next(r, rep);
 	}
 	wb_msg_free(r);
