@@ -1,0 +1,127 @@
+/*
+ * gw_names_test.c - the gateway's username cache: lookups both ways,
+ * letter case, bounds, eviction and concurrent use.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gw_names.h"
+
+Test(gw_names, both_ways)
+{
+	gw_names *n;
+	char      name[GW_NAME_MAX + 1];
+	uint64_t  uid = 0;
+
+	cr_assert_eq(gw_names_open(&n, 0), 0);
+	cr_assert(!gw_names_name(n, 42, name));
+	cr_assert(!gw_names_uid(n, "alice", 5, &uid));
+	gw_names_put(n, 42, "alice", 5);
+	cr_assert(gw_names_name(n, 42, name));
+	cr_assert_str_eq(name, "alice");
+	cr_assert(gw_names_uid(n, "alice", 5, &uid));
+	cr_assert_eq(uid, 42);
+	uid = 0;
+	cr_assert(gw_names_uid(n, "ALIce", 5, &uid), "names match in any letter case");
+	cr_assert_eq(uid, 42);
+	cr_assert(!gw_names_uid(n, "alic", 4, &uid));
+	cr_assert(!gw_names_uid(n, "alice_", 6, &uid));
+	cr_assert(!gw_names_name(n, 43, name));
+	gw_names_close(n);
+	gw_names_close(NULL);
+}
+
+Test(gw_names, refuses_what_cannot_be_a_name)
+{
+	gw_names *n;
+	char      name[GW_NAME_MAX + 1], big[GW_NAME_MAX + 2];
+	uint64_t  uid;
+
+	cr_assert_eq(gw_names_open(&n, 64), 0);
+	memset(big, 'a', sizeof(big));
+	gw_names_put(n, 1, big, sizeof(big)); /* too long */
+	gw_names_put(n, 2, "", 0);
+	gw_names_put(n, 3, "a\0b", 3);
+	gw_names_put(n, 0, "zero", 4);
+	gw_names_put(n, 4, NULL, 4);
+	for (uint64_t u = 0; u <= 4; u++) {
+		cr_assert(!gw_names_name(n, u, name), "uid %llu", (unsigned long long)u);
+	}
+	cr_assert(!gw_names_uid(n, big, sizeof(big), &uid));
+	cr_assert(!gw_names_uid(n, "zero", 4, &uid));
+	cr_assert(!gw_names_uid(n, "", 0, &uid));
+	memset(big, 'b', GW_NAME_MAX);
+	gw_names_put(n, 5, big, GW_NAME_MAX); /* the longest allowed */
+	cr_assert(gw_names_name(n, 5, name));
+	cr_assert_eq(strlen(name), GW_NAME_MAX);
+	gw_names_close(n);
+}
+
+Test(gw_names, bounded)
+{
+	gw_names *n;
+	char      name[GW_NAME_MAX + 1], want[32];
+	uint64_t  uid;
+	int       hits = 0;
+
+	cr_assert_eq(gw_names_open(&n, 64), 0);
+	for (uint64_t u = 1; u <= 10000; u++) {
+		snprintf(want, sizeof(want), "user%llu", (unsigned long long)u);
+		gw_names_put(n, u, want, strlen(want));
+	}
+	for (uint64_t u = 1; u <= 10000; u++) {
+		snprintf(want, sizeof(want), "user%llu", (unsigned long long)u);
+		if (gw_names_name(n, u, name)) {
+			cr_assert_str_eq(name, want, "a hit is always the right name");
+			hits++;
+		}
+		if (gw_names_uid(n, want, strlen(want), &uid)) {
+			cr_assert_eq(uid, u);
+		}
+	}
+	cr_assert_leq(hits, 64, "at most the table's size is kept");
+	cr_assert_gt(hits, 0);
+	gw_names_close(n);
+}
+
+static gw_names *shared;
+
+static void *
+names_worker(void *arg)
+{
+	uint64_t base = (uint64_t)(uintptr_t)arg * 100000;
+	char     want[32], name[GW_NAME_MAX + 1];
+	uint64_t uid;
+
+	for (uint64_t i = 1; i <= 20000; i++) {
+		uint64_t u = base + i % 500 + 1;
+
+		snprintf(want, sizeof(want), "u%llu", (unsigned long long)u);
+		gw_names_put(shared, u, want, strlen(want));
+		if (gw_names_name(shared, u, name) && strcmp(name, want) != 0) {
+			return (void *)1;
+		}
+		if (gw_names_uid(shared, want, strlen(want), &uid) && uid != u) {
+			return (void *)1;
+		}
+	}
+	return NULL;
+}
+
+Test(gw_names, concurrent, .timeout = 60)
+{
+	pthread_t t[4];
+	void     *bad;
+
+	cr_assert_eq(gw_names_open(&shared, 256), 0);
+	for (uintptr_t i = 0; i < 4; i++) {
+		pthread_create(&t[i], NULL, names_worker, (void *)i);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], &bad);
+		cr_assert_null(bad, "a lookup gave another user's entry");
+	}
+	gw_names_close(shared);
+}
