@@ -127,25 +127,17 @@ gw_handler(void *arg, const wb_obj *req, wb_obj *rep)
 }
 
 /*
- * gw_call runs one downstream call.  The service's own error (NAME_TAKEN,
- * NO_SUCH_POST...) passes through with its message; a transport failure
- * (no connection, dead peer, garbled reply) becomes UNAVAILABLE, a missed
- * deadline TIMEOUT, each naming the service.
+ * gw_call_result turns one downstream call's outcome into the gateway's.
+ * The service's own error (NAME_TAKEN, NO_SUCH_POST...) passes through
+ * with its message; a transport failure (no connection, dead peer,
+ * garbled reply) becomes UNAVAILABLE, a missed deadline TIMEOUT, each
+ * naming the service.
  */
-int
-gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep)
+static int
+gw_call_result(gw_svc svc, int rc, wb_obj *r, wb_obj **out, wb_obj *rep)
 {
-	wb_obj     *r = NULL;
 	const char *msg;
-	int         rc;
 
-	*out = NULL;
-	if (req == NULL) {
-		wb_reply_error(rep, WB_ENOMEM, NULL);
-		return WB_ENOMEM;
-	}
-	rc = rt_call(g->svc[svc], req, &r);
-	wb_msg_free(req);
 	if (rc == WB_OK && r != NULL) {
 		*out = r;
 		return WB_OK;
@@ -163,6 +155,45 @@ gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep)
 	wb_reply_error(rep, rc, "%s", msg != NULL ? msg : wb_strerror(rc));
 	wb_msg_free(r);
 	return rc;
+}
+
+int
+gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep)
+{
+	wb_obj *r = NULL;
+	int     rc;
+
+	*out = NULL;
+	if (req == NULL) {
+		wb_reply_error(rep, WB_ENOMEM, NULL);
+		return WB_ENOMEM;
+	}
+	rc = rt_call(g->svc[svc], req, &r);
+	wb_msg_free(req);
+	return gw_call_result(svc, rc, r, out, rep);
+}
+
+rt_pending *
+gw_call_start(gw *g, gw_svc svc, wb_obj *req)
+{
+	rt_pending *p = NULL;
+
+	if (req != NULL) {
+		(void)rt_call_start(g->svc[svc], req, &p); /* a failure is kept in p */
+		wb_msg_free(req);
+	}
+	return p;
+}
+
+int
+gw_call_finish(gw_svc svc, rt_pending *p, wb_obj **out, wb_obj *rep)
+{
+	wb_obj *r = NULL;
+	int     rc;
+
+	*out = NULL;
+	rc   = rt_call_finish(p, &r); /* NULL p: WB_ENOMEM */
+	return gw_call_result(svc, rc, r, out, rep);
 }
 
 int

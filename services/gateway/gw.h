@@ -62,6 +62,12 @@ int gw_is_public(wb_op op);
 /* gw_call sends req (always consumed) to svc; WB_OK gives *out, an error is written into rep. */
 int gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep);
 
+/* gw_call_start sends req (always consumed) to svc without waiting for the reply; NULL if it could not start (gw_call_finish then fails). */
+rt_pending *gw_call_start(gw *g, gw_svc svc, wb_obj *req);
+
+/* gw_call_finish waits for a call from gw_call_start (always ending it); results as gw_call. */
+int gw_call_finish(gw_svc svc, rt_pending *p, wb_obj **out, wb_obj *rep);
+
 /* gw_auth resolves req's token to the caller's uid (cached up to auth_cache_ms); errors go into rep. */
 int gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
 

@@ -149,6 +149,62 @@ gw_hydrate_names(gw *g, const uint64_t *authors, size_t na,
 	return WB_OK;
 }
 
+/*
+ * gw_hydrate_prefetch starts a user.get for the authors in hints whose
+ * names are not cached, to run while post.get does; NULL if none.
+ */
+static rt_pending *
+gw_hydrate_prefetch(gw *g, const uint64_t *hints, size_t n)
+{
+	gw_names *cache = gw_name_cache(g);
+	uint64_t  miss[GW_PAGE_MAX];
+	char      name[GW_NAME_MAX + 1];
+	size_t    nmiss = 0;
+	wb_obj   *q;
+
+	for (size_t i = 0; hints != NULL && i < n; i++) {
+		size_t k = 0;
+
+		while (k < nmiss && miss[k] != hints[i]) {
+			k++;
+		}
+		if (k == nmiss && hints[i] != 0 && !gw_names_name(cache, hints[i], name)) {
+			miss[nmiss++] = hints[i];
+		}
+	}
+	if (nmiss == 0) {
+		return NULL;
+	}
+	if ((q = wb_request(WB_OP_USER_GET)) != NULL &&
+	    wb_set_u64s(q, WB_F_UIDS, miss, nmiss) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	return gw_call_start(g, GW_USER, q);
+}
+
+/* gw_hydrate_prefetched ends a prefetch, caching the names it brought (a failure is left to the fallback). */
+static void
+gw_hydrate_prefetched(gw *g, rt_pending *p)
+{
+	const wb_obj *users = NULL;
+	const char   *s;
+	size_t        nu = 0, len;
+	wb_obj       *r = NULL;
+
+	if (p == NULL) {
+		return;
+	}
+	if (rt_call_finish(p, &r) == WB_OK && wb_get_objs(r, WB_F_USERS, &users, &nu)) {
+		for (size_t k = 0; k < nu; k++) {
+			if (wb_get_str(&users[k], WB_F_NAME, &s, &len)) {
+				gw_names_put(gw_name_cache(g), wb_u64(&users[k], WB_F_UID, 0), s, len);
+			}
+		}
+	}
+	wb_msg_free(r);
+}
+
 int
 gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb_obj *rep)
 {
@@ -159,14 +215,18 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb
 	size_t        na = 0, np = 0, kept = 0;
 	const wb_obj *posts = NULL;
 	wb_obj       *pr = NULL, *out = NULL;
+	rt_pending   *pending;
 	int           rc;
 
 	if (n > GW_PAGE_MAX) {
 		n = GW_PAGE_MAX;
 	}
-	if (n > 0 &&
-	    (rc = gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, ids, hints, n,
-	         &pr, &posts, &np, rep)) != WB_OK) {
+	pending = n > 0 ? gw_hydrate_prefetch(g, hints, n) : NULL;
+	rc      = n > 0 ? gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, ids, hints,
+	                 n, &pr, &posts, &np, rep) :
+	                  WB_OK;
+	gw_hydrate_prefetched(g, pending);
+	if (rc != WB_OK) {
 		return rc;
 	}
 	/* post.get answers in request order, skipping missing ones: match in one pass */

@@ -243,6 +243,48 @@ out:
 	return rv == 0 ? WB_OK : rt_client_err(c, rv);
 }
 
+/* rt_client_encode packs req into a new message. */
+static int
+rt_client_encode(const wb_obj *req, nng_msg **out)
+{
+	nng_msg *msg = NULL;
+	int      rv;
+
+	*out = NULL;
+	if (nng_msg_alloc(&msg, 0) != 0 || nng_msg_reserve(msg, RT_CLIENT_MSG_START) != 0) {
+		if (msg != NULL) {
+			nng_msg_free(msg);
+		}
+		return WB_ENOMEM;
+	}
+	if ((rv = wb_encode(req, rt_client_msg_write, msg)) != 0) {
+		nng_msg_free(msg);
+		return rv;
+	}
+	*out = msg;
+	return WB_OK;
+}
+
+/* rt_client_reply decodes reply (consumed) into *rep and returns the reply's code. */
+static int
+rt_client_reply(rt_client *c, nng_msg *reply, wb_obj **rep)
+{
+	wb_obj     *r   = NULL;
+	wb_limits   lim = wb_limits_default;
+	char        err[128];
+	const char *emsg;
+	int         rv;
+
+	lim.max_bytes = c->max_msg;
+	rv = wb_decode(&r, nng_msg_body(reply), nng_msg_len(reply), &lim, err, sizeof(err));
+	nng_msg_free(reply);
+	if (rv != 0) {
+		return rv == WB_ENOMEM ? WB_ENOMEM : WB_EBADMSG;
+	}
+	*rep = r;
+	return wb_reply_code(r, &emsg);
+}
+
 /*
  * rt_call sends req and waits for the reply.  Returns WB_OK with *rep a
  * success reply, the server's error code with *rep the error reply (its
@@ -252,24 +294,13 @@ out:
 int
 rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 {
-	nng_msg  *msg = NULL, *reply = NULL;
-	wb_obj   *r           = NULL;
-	wb_limits lim         = wb_limits_default;
-	int64_t   deadline    = rt_client_now_ms() + c->timeout_ms;
-	int       attempts    = c->retries + 1;
-	char        err[128];
-	const char *emsg;
-	int         rv;
+	nng_msg *msg = NULL, *reply = NULL;
+	int64_t  deadline = rt_client_now_ms() + c->timeout_ms;
+	int      attempts = c->retries + 1;
+	int      rv;
 
 	*rep = NULL;
-	if (nng_msg_alloc(&msg, 0) != 0 || nng_msg_reserve(msg, RT_CLIENT_MSG_START) != 0) {
-		if (msg != NULL) {
-			nng_msg_free(msg);
-		}
-		return WB_ENOMEM;
-	}
-	if ((rv = wb_encode(req, rt_client_msg_write, msg)) != 0) {
-		nng_msg_free(msg);
+	if ((rv = rt_client_encode(req, &msg)) != WB_OK) {
 		return rv;
 	}
 	rv = WB_ETIMEDOUT;
@@ -302,12 +333,79 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 	if (rv != WB_OK) {
 		return rv;
 	}
-	lim.max_bytes = c->max_msg;
-	rv = wb_decode(&r, nng_msg_body(reply), nng_msg_len(reply), &lim, err, sizeof(err));
-	nng_msg_free(reply);
-	if (rv != 0) {
-		return rv == WB_ENOMEM ? WB_ENOMEM : WB_EBADMSG;
+	return rt_client_reply(c, reply, rep);
+}
+
+struct rt_pending {
+	rt_client     *c;
+	rt_client_slot sl;
+	int            rv; /* WB_OK while the reply is awaited */
+};
+
+/* rt_call_start sends req and returns at once; end it with rt_call_finish. */
+int
+rt_call_start(rt_client *c, const wb_obj *req, rt_pending **out)
+{
+	rt_pending *p;
+	nng_msg    *msg = NULL;
+	int         rv;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		*out = NULL;
+		return WB_ENOMEM;
 	}
-	*rep = r;
-	return wb_reply_code(r, &emsg);
+	p->c = c;
+	*out = p;
+	if ((rv = rt_client_encode(req, &msg)) != WB_OK) {
+		p->rv = rv;
+		return rv;
+	}
+	if ((rv = rt_client_slot_get(c, &p->sl)) != 0) {
+		nng_msg_free(msg);
+		p->rv = rv == NNG_ENOMEM ? WB_ENOMEM : rt_client_err(c, rv);
+		return p->rv;
+	}
+	nng_aio_set_msg(p->sl.aio, msg);
+	nng_aio_set_timeout(p->sl.aio, c->timeout_ms);
+	nng_ctx_send(p->sl.ctx, p->sl.aio);
+	nng_aio_wait(p->sl.aio); /* a REQ context takes its reply only after the send */
+	if ((rv = nng_aio_result(p->sl.aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(p->sl.aio));
+		nng_aio_set_msg(p->sl.aio, NULL);
+		rt_client_slot_put(c, &p->sl, false);
+		p->sl.aio = NULL;
+		p->rv     = rt_client_err(c, rv);
+		return p->rv;
+	}
+	nng_aio_set_timeout(p->sl.aio, c->timeout_ms);
+	nng_ctx_recv(p->sl.ctx, p->sl.aio);
+	return WB_OK;
+}
+
+/* rt_call_finish waits for p's reply and frees p; results as rt_call. */
+int
+rt_call_finish(rt_pending *p, wb_obj **rep)
+{
+	nng_msg *reply = NULL;
+	int      rv;
+
+	*rep = NULL;
+	if (p == NULL) {
+		return WB_ENOMEM;
+	}
+	if ((rv = p->rv) == WB_OK) {
+		/* sent: the slot is ours until the reply (or the deadline) */
+		nng_aio_wait(p->sl.aio);
+		if ((rv = nng_aio_result(p->sl.aio)) == 0) {
+			reply = nng_aio_get_msg(p->sl.aio);
+			nng_aio_set_msg(p->sl.aio, NULL);
+		}
+		rt_client_slot_put(p->c, &p->sl, rv == 0);
+		rv = rv == 0 ? WB_OK : rt_client_err(p->c, rv);
+	}
+	if (rv == WB_OK) {
+		rv = rt_client_reply(p->c, reply, rep);
+	}
+	free(p);
+	return rv;
 }

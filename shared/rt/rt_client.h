@@ -31,4 +31,18 @@ void rt_client_close(rt_client *c);
  */
 int rt_call(rt_client *c, const wb_obj *req, wb_obj **rep);
 
+/* A call in flight, started with rt_call_start. */
+typedef struct rt_pending rt_pending;
+
+/*
+ * rt_call_start sends req and returns at once, so that several calls
+ * (to one service or several) wait for their replies together; every
+ * started call must be ended with rt_call_finish.  No retries.  A
+ * failure to send is kept and reported by rt_call_finish.
+ */
+int rt_call_start(rt_client *c, const wb_obj *req, rt_pending **out);
+
+/* rt_call_finish waits for p's reply (within the client's deadline) and frees p; results as rt_call. */
+int rt_call_finish(rt_pending *p, wb_obj **rep);
+
 #endif

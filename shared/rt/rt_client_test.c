@@ -204,3 +204,67 @@ Test(rt_client, close_as_replies_arrive_tcp, .fini = wbt_cleanup, .timeout = 120
 {
 	churn_run(true);
 }
+
+/* Calls started together all finish; a dead server fails them within the deadline; the client recovers. */
+Test(rt_client, started_calls_wait_together, .fini = wbt_cleanup, .timeout = 60)
+{
+	char           url[128];
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 500 };
+	rt_pending    *p[8];
+	wb_obj        *req, *rep;
+	wbt_daemon    *d;
+	long long      t0;
+	int            rv;
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "pend"), 0);
+	const char *args[] = { "--url", url, NULL };
+	cr_assert_not_null(d = wbt_spawn("warble-ping", args, NULL));
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	for (int round = 0; round < 3; round++) { /* contexts are reused across rounds */
+		for (int i = 0; i < 8; i++) {
+			req = wb_request(WB_OP_PING);
+			cr_assert_eq(rt_call_start(c, req, &p[i]), WB_OK);
+			wb_msg_free(req);
+		}
+		for (int i = 7; i >= 0; i--) {
+			cr_assert_eq(rt_call_finish(p[i], &rep), WB_OK);
+			cr_assert_not_null(rep);
+			wb_msg_free(rep);
+		}
+	}
+	/* an operation the server refuses: its error reply comes back */
+	req = wb_request(WB_OP_POST_GET);
+	wb_set_u64s(req, WB_F_IDS, (uint64_t[]){ 1 }, 1);
+	cr_assert_eq(rt_call_start(c, req, &p[0]), WB_OK);
+	wb_msg_free(req);
+	cr_assert_eq(rt_call_finish(p[0], &rep), WB_EBADOP);
+	cr_assert_not_null(rep);
+	wb_msg_free(rep);
+
+	cr_assert_eq(wbt_stop(d, SIGKILL, 10000), 128 + SIGKILL);
+	t0  = wbt_now_ms();
+	req = wb_request(WB_OP_PING);
+	rv  = rt_call_start(c, req, &p[0]);
+	wb_msg_free(req);
+	if (rv == WB_OK) {
+		rv = rt_call_finish(p[0], &rep);
+	} else {
+		cr_assert_eq(rt_call_finish(p[0], &rep), rv, "finish reports the failed start");
+	}
+	cr_assert(rv == WB_EUNAVAIL || rv == WB_ETIMEDOUT, "%s", wb_err_name(rv));
+	cr_assert_null(rep);
+	cr_assert_lt(wbt_now_ms() - t0, 1500);
+	cr_assert_eq(rt_call_finish(NULL, &rep), WB_ENOMEM);
+
+	cr_assert_not_null(d = wbt_spawn("warble-ping", args, NULL));
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
+	long long end = wbt_now_ms() + 10000;
+	while ((rv = ping(c)) != WB_OK && wbt_now_ms() < end) {
+		wbt_sleep_ms(20);
+	}
+	cr_assert_eq(rv, WB_OK, "client did not recover: %s", wb_err_name(rv));
+	rt_client_close(c);
+	cr_assert_eq(wbt_stop(d, SIGTERM, 10000), 0);
+}
