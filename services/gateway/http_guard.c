@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -107,21 +108,19 @@ gw_guard_active(gw_http *h, const struct sockaddr_storage *peer, uint64_t *last)
 
 /* gw_guard_scan looks at every descriptor once; returns the HTTP connections seen. */
 static int
-gw_guard_scan(gw_http *h, gw_guard_conn *t, uint64_t deadline_ms)
+gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
 {
-	DIR           *d = opendir("/proc/self/fd");
 	struct dirent *e;
 	uint64_t       now = gw_http_now_us() / 1000;
 	int            seen = 0, port = gw_http_port(h);
 
-	if (d == NULL) {
-		return 0;
-	}
+	rewinddir(d); /* kept open: when every descriptor is taken, opendir would fail */
 	while ((e = readdir(d)) != NULL) {
 		struct sockaddr_storage peer;
 		int                     fd = atoi(e->d_name);
 		gw_guard_conn          *c;
 		uint64_t                last;
+		int                     pending = 0;
 
 		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd < 0 || fd >= GW_GUARD_FDS ||
 		    fd == dirfd(d) || gw_guard_port(fd, &peer) != port) {
@@ -140,6 +139,9 @@ gw_guard_scan(gw_http *h, gw_guard_conn *t, uint64_t deadline_ms)
 			continue;
 		}
 		c->active_ms = last;
+		if (ioctl(fd, FIONREAD, &pending) == 0 && pending > 0) {
+			continue; /* bytes nng has not read yet: the server is behind, not the client */
+		}
 		if (now - c->active_ms >= deadline_ms) {
 			RT_DEBUGF("http: closing a connection idle for %llu ms (no request head)",
 			    (unsigned long long) (now - c->active_ms));
@@ -147,7 +149,6 @@ gw_guard_scan(gw_http *h, gw_guard_conn *t, uint64_t deadline_ms)
 			c->used = false;
 		}
 	}
-	closedir(d);
 	return seen;
 }
 
@@ -156,10 +157,15 @@ gw_guard_run(void *arg)
 {
 	gw_http       *h = arg;
 	gw_guard_conn *t = calloc(GW_GUARD_FDS, sizeof(*t));
+	DIR           *d = opendir("/proc/self/fd");
 	int            seen = 0;
 
-	if (t == NULL) {
-		RT_ERRORF("http: no memory for the connection guard");
+	if (t == NULL || d == NULL) {
+		RT_ERRORF("http: no connection guard (%s)", t == NULL ? "no memory" : "no /proc/self/fd");
+		free(t);
+		if (d != NULL) {
+			closedir(d);
+		}
 		return NULL;
 	}
 	pthread_mutex_lock(&h->guard_mu);
@@ -177,7 +183,7 @@ gw_guard_run(void *arg)
 		deadline = (size_t) seen >= cap ? GW_GUARD_BUSY_MS : (uint64_t) h->opts.header_timeout_ms;
 		tick     = (size_t) seen >= cap ? GW_GUARD_FAST_MS : GW_GUARD_TICK_MS;
 		pthread_mutex_unlock(&h->guard_mu);
-		seen = gw_guard_scan(h, t, deadline);
+		seen = gw_guard_scan(h, d, t, deadline);
 		pthread_mutex_lock(&h->guard_mu);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += tick * 1000000L;
@@ -188,6 +194,7 @@ gw_guard_run(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&h->guard_mu);
+	closedir(d);
 	free(t);
 	return NULL;
 }
