@@ -47,7 +47,7 @@ main(int argc, char **argv)
 		{ "http-header-timeout-ms", "WARBLE_HTTP_HEADER_TIMEOUT_MS", "10000",
 		    "an HTTP connection idle this long without a whole request head is closed", &hdr_tmo },
 		{ "http-max-conns", "WARBLE_HTTP_MAX_CONNS", "0",
-		    "HTTP connections before idle ones are closed after 1 s (0: open-files limit - 128)", &max_conns },
+		    "HTTP connections before idle ones are closed after 250 ms (0: open-files limit - 128)", &max_conns },
 		{ "http-login-fails", "WARBLE_HTTP_LOGIN_FAILS", "20",
 		    "failed HTTP logins from one client address that lock it", &lfails },
 		{ "http-login-window", "WARBLE_HTTP_LOGIN_WINDOW", "60",
