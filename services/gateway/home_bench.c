@@ -23,6 +23,9 @@
  * HOME_BENCH_GATEWAY_B=PATH also runs that warble-gateway binary against
  * the same services and alternates the phases between the two (A B A B):
  * an A/B comparison under the same machine load;
+ * HOME_BENCH_READERS=N logs N readers in (256; with more readers than
+ * home reads per second, most reads find their token's cache entry
+ * expired and re-check it);
  * HOME_BENCH_PHASES="home" runs only the named phases (ping is always run);
  * HOME_BENCH_KEEP=1 keeps the cluster's logs (WBT_KEEP).
  */
@@ -43,7 +46,7 @@
 
 #define HB_PASSWORD  "home-bench-password"
 #define HB_PREFIX    "hb"
-#define HB_READERS   256
+#define HB_READERS   256 /* logged-in readers (HOME_BENCH_READERS) */
 #define HB_WARMUP_MS 500
 #define HB_MAX_ENV   16
 
@@ -51,7 +54,7 @@ static uint64_t  nusers = 2000, seconds = 5, nthreads = 8, posts_per = 4;
 static uint64_t *uids;
 static char    (*tokens)[64];
 static uint32_t *readers; /* user index of each logged-in reader */
-static size_t    nreaders;
+static size_t    nreaders, maxreaders = HB_READERS;
 static wbt_cluster cl;
 static const char *gw_url;                 /* the gateway the phase runs against */
 static char        gw_url_b[WBT_URL_MAX]; /* HOME_BENCH_GATEWAY_B's */
@@ -298,7 +301,7 @@ hb_login(void)
 	if (warble_open(&c, cl.gateway_url, 30000) != WARBLE_OK) {
 		return -1;
 	}
-	nreaders = nusers < HB_READERS ? nusers : HB_READERS;
+	nreaders = nusers < maxreaders ? nusers : maxreaders;
 	for (size_t i = 0; i < nreaders; i++) {
 		uint32_t u = (uint32_t)(hb_rand(&seed) % nusers);
 		int      rc;
@@ -607,8 +610,12 @@ main(int argc, char **argv)
 	env[ne] = NULL;
 
 	uids     = calloc(nusers, sizeof(uint64_t));
-	tokens   = calloc(HB_READERS, sizeof(*tokens));
-	readers  = calloc(HB_READERS, sizeof(*readers));
+	if (getenv("HOME_BENCH_READERS") != NULL) {
+		maxreaders = strtoull(getenv("HOME_BENCH_READERS"), NULL, 10);
+		maxreaders = maxreaders < 1 ? 1 : maxreaders > 100000 ? 100000 : maxreaders;
+	}
+	tokens   = calloc(maxreaders, sizeof(*tokens));
+	readers  = calloc(maxreaders, sizeof(*readers));
 	if (uids == NULL || tokens == NULL || readers == NULL) {
 		return 1;
 	}
