@@ -56,10 +56,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# free_port prints a TCP port of 127.0.0.1 that nothing listens on.
+# free_port prints a TCP port of 127.0.0.1 that nothing listens on, below
+# the kernel's ephemeral range (32768 and up) so that no outgoing
+# connection can be holding it when the server binds.
 free_port() {
 	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 40000))
+		p=$((20000 + RANDOM % 12000))
 		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return 0; }
 	done
 	return 1
