@@ -173,6 +173,9 @@ typedef struct hb_scan_opts {
 	size_t      limit;        /* cells per page; 0 = no limit */
 	const void *resume;       /* resume key from hb_scan_resume */
 	size_t      resume_len;
+	bool        all_versions; /* also versions beyond the family's max versions, not yet
+	                           * compacted away (a delete of newer ones would bring them
+	                           * back): for finding every cell to delete */
 } hb_scan_opts;
 
 /* hb_scan_open starts a scan over a family (opts may be NULL: everything). */

@@ -7,7 +7,9 @@
  * the current column's prefix to count its versions, newest first:
  *
  *   fam_idx  versions of the column passed so far (the family's max
- *            versions, like the compaction filter)
+ *            versions, like the compaction filter; not applied with
+ *            all_versions, which finds the cells beyond it that no
+ *            compaction dropped yet, so that a delete can reach them)
  *   ret_idx  versions of the column returned so far (the scan's max)
  *
  * A column is left with one seek to [col|FF..FF|00] once nothing more of
@@ -271,7 +273,7 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 	s->t = t;
 	s->f = f;
 	s->now = f->o.ttl_ms ? hb_now(t) : 0; /* the clock may be a system call */
-	s->fam_max = f->o.max_versions;
+	s->fam_max = opts->all_versions ? 0 : f->o.max_versions;
 	s->scan_max = opts->max_versions;
 	s->min_v = opts->min_version;
 	s->max_v = opts->max_version ? opts->max_version : UINT64_MAX;

@@ -665,6 +665,85 @@ Test(hb, max_versions_compaction, .init = tdir_make, .fini = tdir_remove)
 	cr_assert_eq(raw_count(tdir, "tl"), 49 * 5 + 3);
 }
 
+/* scan_versions reads row's versions with o into v (at most cap); returns the count. */
+static size_t
+scan_versions(hb_table *t, hb_scan_opts *o, uint64_t *v, size_t cap)
+{
+	hb_scan *s;
+	hb_cell  c;
+	size_t   n = 0;
+
+	cr_assert_eq(hb_scan_open(&s, t, 0, o), WB_OK);
+	while (n < cap && hb_scan_next(s, &c) == WB_OK)
+		v[n++] = c.version;
+	hb_scan_close(s);
+	return n;
+}
+
+Test(hb, all_versions_beyond_max, .init = tdir_make, .fini = tdir_remove)
+{
+	hb_family_opts f[] = {{.name = "tl", .row_len = 8, .qual_len = HB_NONE, .max_versions = 3}};
+	hb_table      *t;
+	hb_batch      *b;
+	uint8_t        row[8];
+	uint64_t       v[16];
+	size_t         n;
+
+	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
+	hb_u64_be(row, 9);
+	for (uint64_t i = 1; i <= 6; i++)
+		cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, i, &i, 8), WB_OK);
+	hb_scan_opts o = {.row_prefix = row, .row_prefix_len = 8};
+	n = scan_versions(t, &o, v, 16);
+	cr_assert(n == 3 && v[0] == 6 && v[2] == 4, "reads see max versions: %zu", n);
+	o.all_versions = true;
+	n = scan_versions(t, &o, v, 16);
+	cr_assert_eq(n, 6, "all_versions sees the 6 not yet compacted away");
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(v[i], 6 - i);
+	o.max_versions = 2; /* the scan's own max still applies */
+	cr_assert_eq(scan_versions(t, &o, v, 16), 2);
+	o.max_versions = 0;
+	o.limit = 4; /* and paging resumes past max versions */
+	hb_scan *s;
+	hb_cell  c;
+	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_OK);
+	while (hb_scan_next(s, &c) == WB_OK)
+		;
+	const void *k;
+	size_t      klen;
+	uint8_t     resume[64];
+	cr_assert_eq(hb_scan_resume(s, &k, &klen), WB_OK);
+	cr_assert(klen > 0 && klen <= sizeof(resume));
+	memcpy(resume, k, klen);
+	hb_scan_close(s);
+	o.resume = resume;
+	o.resume_len = klen;
+	n = scan_versions(t, &o, v, 16);
+	cr_assert(n == 2 && v[0] == 2 && v[1] == 1, "second page: %zu", n);
+
+	/* deleting the newest brings the hidden ones back into reads... */
+	cr_assert_eq(hb_batch_new(&b), WB_OK);
+	cr_assert_eq(hb_batch_delete_version(b, t, 0, row, 8, NULL, 0, 6), WB_OK);
+	cr_assert_eq(hb_batch_delete_version(b, t, 0, row, 8, NULL, 0, 5), WB_OK);
+	cr_assert_eq(hb_write(t, b), WB_OK);
+	o = (hb_scan_opts){.row_prefix = row, .row_prefix_len = 8};
+	n = scan_versions(t, &o, v, 16);
+	cr_assert(n == 3 && v[0] == 4 && v[2] == 2, "hidden versions are back: %zu", n);
+	/* ...so a delete of "every cell" must find them with all_versions */
+	o.all_versions = true;
+	n = scan_versions(t, &o, v, 16);
+	cr_assert_eq(n, 4);
+	hb_batch_clear(b);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(hb_batch_delete_version(b, t, 0, row, 8, NULL, 0, v[i]), WB_OK);
+	cr_assert_eq(hb_write(t, b), WB_OK);
+	hb_batch_free(b);
+	o.all_versions = false;
+	cr_assert_eq(scan_versions(t, &o, v, 16), 0);
+	hb_close(t);
+}
+
 /* ---- fan-out write path ------------------------------------------------ */
 
 #define FAN_ROWS  8000
