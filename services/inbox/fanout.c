@@ -251,7 +251,14 @@ static int inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 	return rc;
 }
 
-/* inbox_purge deletes every post by target from follower's inbox. */
+/*
+ * inbox_purge deletes every post by target from follower's inbox: also
+ * the cells beyond the inbox cap.  A row holds more than the cap for a
+ * while when the inbox lags (content events replay old posts while follows
+ * backfill current ones); reads show the newest inbox-max, and a purge
+ * that left the older ones would see them back in the home once newer
+ * cells are deleted.
+ */
 static int inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 {
 	uint8_t      row[8];
@@ -260,6 +267,7 @@ static int inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	hb_scan_opts o = {
 		.start_row = row, .start_row_len = 8,
 		.row_prefix = row, .row_prefix_len = 8,
+		.all_versions = true,
 	};
 	hb_u64_be(row, ev->uid);
 	int rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);

@@ -339,6 +339,47 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 	expect_home(b, refollow, 6);
 }
 
+static void small_cap(void)
+{
+	inbox_extra[0] = "--inbox-max";
+	inbox_extra[1] = "4";
+	inbox_extra[2] = NULL;
+	start_all();
+}
+
+/*
+ * An inbox row may hold more cells than the cap for a while (the inbox
+ * lags, follows backfill): reads show the newest inbox-max, and the rest
+ * come back once newer cells are deleted.  An unfollow must purge those
+ * too, or the followee's oldest posts reappear in the home later.
+ */
+Test(inbox, unfollow_purges_beyond_the_cap, .init = small_cap, .fini = stop_all, .timeout = 120)
+{
+	uint64_t a = reg("alice"), b = reg("bob"), c = reg("carol");
+	uint64_t pa[3], pc[3];
+	for (int i = 0; i < 3; i++)
+		pa[i] = post(a, "alice says");
+	for (int i = 0; i < 3; i++)
+		pc[i] = post(c, "carol says");
+	wait_caught_up(30000);
+	rel(WB_OP_REL_FOLLOW, b, a);
+	rel(WB_OP_REL_FOLLOW, b, c);
+	wait_caught_up(30000);
+	/* six cells in bob's row; the newest four are read */
+	uint64_t capped[] = { pc[2], pc[1], pc[0], pa[2] };
+	expect_home(b, capped, 4);
+
+	rel(WB_OP_REL_UNFOLLOW, b, a); /* purges alice's three, two of them beyond the cap */
+	wait_caught_up(30000);
+	uint64_t only_c[] = { pc[2], pc[1], pc[0] };
+	expect_home(b, only_c, 3);
+	del(c, pc[0]);
+	del(c, pc[1]);
+	wait_caught_up(30000);
+	uint64_t last[] = { pc[2] };
+	expect_home(b, last, 1); /* not alice's pa[1], pa[0] back from under the cap */
+}
+
 static void small_pages(void)
 {
 	inbox_extra[0] = "--inbox-fanout-page";
