@@ -23,8 +23,18 @@
  *                  committed) and not deleted, newest first; a post whose
  *                  text matches no attempt, or an attempt seen twice, fails
  *   home(u)      = the timelines of u's followees merged, newest first,
- *                  each id once (a duplicate fails the exact comparison)
+ *                  each id once (a duplicate fails the exact comparison);
+ *                  the inbox row itself (inbox.home straight from the
+ *                  inbox) too, so a cell the hydration hides (a deleted
+ *                  post) fails as well
  *   following(u), fans(u) and the profile counts = the model's edges
+ *
+ * A home or row that differs is explained entry by entry on stderr
+ * ("fault: explain:"): the post, its author, what the model says (edge,
+ * post state), the reader's follow/unfollow actions on that author and
+ * the author's actions on the post (codes, sent/answered times in ms since
+ * the seed was set, the clock of post ids), and what relation, content
+ * and the inbox row say now.
  *
  * A user keeps at most FT_LIVE_MAX live posts (it deletes when full), so
  * a follow's backfill (WARBLE_BACKFILL, 50) brings all of a followee's
@@ -38,6 +48,7 @@
 #include <time.h>
 
 #include "../integration/it.h"
+#include "wb_id.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FT_ASAN 1
@@ -70,6 +81,16 @@ typedef struct ft_post {
 	uint8_t  pstate, dstate;
 } ft_post;
 
+#define FT_HIST 4096 /* actions remembered per user (a ring), for explaining a mismatch */
+
+/* One action of a user, for the diagnostics: times in ms since the seed was set (wb_now_ms clock, as post ids). */
+typedef struct ft_hist {
+	uint64_t arg;    /* follow/unfollow: the other user's index; publish/delete: the post id (0 if none) */
+	int32_t  t0, t1; /* sent, answered */
+	uint8_t  what;   /* FT_A_* */
+	int8_t   rc;     /* WARBLE_* */
+} ft_hist;
+
 typedef struct ft_user {
 	char     name[16];
 	char    *token;
@@ -79,6 +100,8 @@ typedef struct ft_user {
 	bool     pending;           /* an action was ambiguous: no more actions until ft_check settles it */
 	ft_post *posts;             /* every publish attempt k, text "ft<i>-<k>" */
 	size_t   nposts, cap;
+	ft_hist  hist[FT_HIST];     /* the last FT_HIST actions (written by its worker only) */
+	size_t   nhist;             /* actions in all */
 } ft_user;
 
 typedef struct ft_worker {
@@ -96,6 +119,24 @@ static atomic_ulong ft_acked[FT_A_COUNT], ft_ambig[FT_A_COUNT];
 static atomic_ulong ft_decided[4]; /* publish committed, publish absent, delete done, edge read */
 static unsigned long ft_kills[FT_SVC_COUNT], ft_stops;
 static unsigned long ft_posts_checked, ft_entries, ft_homes;
+static uint64_t     ft_wall0;          /* wb_now_ms() when the seed was set: the diagnostics' time 0 */
+static long long    ft_fault_at = -1;  /* the last fault's time, on that clock */
+static const char *const ft_act_names[FT_A_COUNT] = { "follow", "unfollow", "publish", "delete" };
+
+/* ft_ms returns the diagnostics' clock: ms since ft_wall0 (the clock of post ids). */
+static inline int32_t
+ft_ms(void)
+{
+	return (int32_t) ((int64_t) wb_now_ms() - (int64_t) ft_wall0);
+}
+
+/* ft_note records one action of u (its worker thread only). */
+static inline void
+ft_note(ft_user *u, int what, uint64_t arg, int32_t t0, int rc)
+{
+	u->hist[u->nhist++ % FT_HIST] = (ft_hist){ .arg = arg, .t0 = t0, .t1 = ft_ms(),
+		.what = (uint8_t) what, .rc = (int8_t) rc };
+}
 
 /* ft_slot returns the cluster's slot of daemon svc. */
 static inline wbt_daemon **
@@ -130,10 +171,8 @@ ft_live(const ft_user *u)
 static inline void
 ft_outcome(warble_client *c, ft_user *u, int what, int rc, const char *detail)
 {
-	static const char *const names[FT_A_COUNT] = { "follow", "unfollow", "publish", "delete" };
-
 	if (!ft_transport(rc)) {
-		it_fail("%s %s %s: %s: %s (treated as ambiguous)", u->name, names[what], detail,
+		it_fail("%s %s %s: %s: %s (treated as ambiguous)", u->name, ft_act_names[what], detail,
 		    warble_errname(rc), warble_errmsg(c));
 	}
 	atomic_fetch_add(&ft_ambig[what], 1);
@@ -160,7 +199,9 @@ ft_do_publish(warble_client *c, ft_user *u, int i)
 	}
 	ft_post *p = &u->posts[u->nposts];
 	snprintf(text, sizeof(text), "ft%d-%zu", i, u->nposts);
-	int rc = warble_post(c, text, &id);
+	int32_t t0 = ft_ms();
+	int     rc = warble_post(c, text, &id);
+	ft_note(u, FT_A_PUBLISH, id, t0, rc);
 	*p     = (ft_post){ .id = id, .pstate = FT_P_ACKED, .dstate = FT_D_NO };
 	u->nposts++;
 	if (rc == WARBLE_OK && id != 0) {
@@ -183,7 +224,9 @@ ft_do_delete(warble_client *c, ft_user *u, uint64_t r)
 		if (p->pstate != FT_P_ACKED || p->dstate == FT_D_YES) {
 			continue;
 		}
-		int rc = warble_delete(c, p->id);
+		int32_t t0 = ft_ms();
+		int     rc = warble_delete(c, p->id);
+		ft_note(u, FT_A_DELETE, p->id, t0, rc);
 		snprintf(detail, sizeof(detail), "%llu", (unsigned long long) p->id);
 		if (rc == WARBLE_OK) {
 			p->dstate = FT_D_YES;
@@ -207,7 +250,10 @@ ft_do_delete(warble_client *c, ft_user *u, uint64_t r)
 static inline void
 ft_do_edge(warble_client *c, ft_user *u, int b, bool follow)
 {
-	int rc = follow ? warble_follow(c, ft_users[b].name) : warble_unfollow(c, ft_users[b].name);
+	int32_t t0 = ft_ms();
+	int     rc = follow ? warble_follow(c, ft_users[b].name) : warble_unfollow(c, ft_users[b].name);
+
+	ft_note(u, follow ? FT_A_FOLLOW : FT_A_UNFOLLOW, (uint64_t) b, t0, rc);
 
 	if (rc == WARBLE_OK) {
 		u->follows[b] = follow;
@@ -490,12 +536,230 @@ ft_resolve_edges(warble_client *c, int i, uint64_t *got, size_t cap)
 	}
 }
 
+/* ft_user_of returns the index of the workload user with uid, or -1 (the soak's celebrity, say). */
+static inline int
+ft_user_of(uint64_t uid)
+{
+	for (int a = 0; a < FT_USERS; a++) {
+		if (ft_users[a].uid == uid) {
+			return a;
+		}
+	}
+	return -1;
+}
+
+/* ft_post_find finds post id among every user's attempts: the author's index and the attempt (-1 if none). */
+static inline int
+ft_post_find(uint64_t id, size_t *k)
+{
+	for (int a = 0; id != 0 && a < FT_USERS; a++) {
+		for (size_t j = 0; j < ft_users[a].nposts; j++) {
+			if (ft_users[a].posts[j].id == id) {
+				*k = j;
+				return a;
+			}
+		}
+	}
+	return -1;
+}
+
+/* ft_inbox_raw reads reader uid's inbox straight from the inbox service (ids and authors); the count, or -1 (it_fail) if it did not answer or holds more than cap. */
+static inline long
+ft_inbox_raw(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
+{
+	uint64_t before = 0;
+	size_t   n      = 0;
+
+	for (int pages = 0; pages < 1000; pages++) {
+		wb_obj       *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
+		const wb_obj *posts = NULL;
+		size_t        np    = 0;
+
+		if (req != NULL) {
+			wb_set_u64(req, WB_F_UID, uid);
+			wb_set_u64(req, WB_F_LIMIT, IT_PAGE);
+			if (before != 0) {
+				wb_set_u64(req, WB_F_BEFORE, before);
+			}
+		}
+		int rc = it_call(it_cl.inbox_url, req, &rep);
+		if (rc != WB_OK) {
+			it_fail("uid %llu: inbox.home: %s", (unsigned long long) uid, wb_err_name(rc));
+			wb_msg_free(rep);
+			return -1;
+		}
+		(void) wb_get_objs(rep, WB_F_POSTS, &posts, &np);
+		if (n + np > cap) {
+			it_fail("uid %llu: the inbox row holds more than %zu cells", (unsigned long long) uid,
+			    cap);
+			wb_msg_free(rep);
+			return -1;
+		}
+		for (size_t j = 0; j < np; j++, n++) {
+			ids[n]     = wb_u64(&posts[j], WB_F_ID, 0);
+			authors[n] = wb_u64(&posts[j], WB_F_AUTHOR, 0);
+		}
+		bool more = wb_get_u64(rep, WB_F_NEXT, &before) && before != 0 && np > 0;
+		wb_msg_free(rep);
+		if (!more) {
+			return (long) n;
+		}
+	}
+	it_fail("uid %llu: the inbox row never ended", (unsigned long long) uid);
+	return -1;
+}
+
+/* ft_rel_follows asks relation whether uid follows target now: 1, 0, or -1 if it did not answer. */
+static inline int
+ft_rel_follows(uint64_t uid, uint64_t target)
+{
+	wb_obj *req = wb_request(WB_OP_REL_IS_FOLLOWING), *rep = NULL;
+	bool    f   = false;
+	int     v   = -1;
+
+	if (req != NULL) {
+		wb_set_u64(req, WB_F_UID, uid);
+		wb_set_u64(req, WB_F_TARGET, target);
+	}
+	if (it_call(it_cl.relation_url, req, &rep) == WB_OK && wb_get_bool(rep, WB_F_FOLLOWED, &f)) {
+		v = f;
+	}
+	wb_msg_free(rep);
+	return v;
+}
+
+/* ft_post_exists asks content (post.get) whether post id exists now: 1, 0, or -1 if it did not answer. */
+static inline int
+ft_post_exists(uint64_t id)
+{
+	wb_obj       *req   = wb_request(WB_OP_POST_GET), *rep = NULL;
+	const wb_obj *posts = NULL;
+	size_t        n     = 0;
+	int           v     = -1;
+
+	if (req != NULL) {
+		wb_set_u64s(req, WB_F_IDS, &id, 1);
+	}
+	if (it_call(it_cl.content_url, req, &rep) == WB_OK) {
+		v = wb_get_objs(rep, WB_F_POSTS, &posts, &n) && n == 1;
+	}
+	wb_msg_free(rep);
+	return v;
+}
+
+/* ft_history prints user i's remembered actions on user b's edge (b >= 0) or on post id (b < 0). */
+static inline void
+ft_history(int i, int b, uint64_t id)
+{
+	const ft_user *u     = &ft_users[i];
+	size_t         first = u->nhist > FT_HIST ? u->nhist - FT_HIST : 0;
+	int            shown = 0;
+
+	for (size_t h = first; h < u->nhist; h++) {
+		const ft_hist *e    = &u->hist[h % FT_HIST];
+		bool           edge = e->what == FT_A_FOLLOW || e->what == FT_A_UNFOLLOW;
+		if (b >= 0 ? !(edge && e->arg == (uint64_t) b) : (edge || e->arg != id)) {
+			continue;
+		}
+		fprintf(stderr, "fault: explain:     %s %s %s: sent at %d ms, answered at %d ms: %s\n",
+		    u->name, ft_act_names[e->what], b >= 0 ? ft_users[b].name : "",
+		    e->t0, e->t1, warble_errname(e->rc));
+		shown++;
+	}
+	if (shown == 0) {
+		fprintf(stderr, "fault: explain:     (no such action among %s's last %zu)\n", u->name,
+		    u->nhist - first);
+	}
+}
+
+/* ft_home_entry explains one entry (id, author) that list what of reader i has (extra) or lacks (missing). */
+static inline void
+ft_home_entry(int i, const char *what, uint64_t id, uint64_t author, bool extra,
+    const uint64_t *raw, const uint64_t *rawa, long nraw)
+{
+	static const char *const pstates[] = { "acknowledged", "ambiguous", "absent" };
+	static const char *const dstates[] = { "not deleted", "deleted", "delete ambiguous" };
+	const ft_user           *u         = &ft_users[i];
+	size_t                   k         = 0;
+	int                      a         = ft_post_find(id, &k);
+	int                      ua        = ft_user_of(author);
+	long                     inraw     = -1;
+
+	if (a < 0) {
+		a = ua;
+	}
+	for (long j = 0; j < nraw; j++) {
+		if (raw[j] == id) {
+			inraw = j;
+		}
+	}
+	fprintf(stderr, "fault: explain: %s: %s %s post %llu (published at %d ms) by %s (uid "
+	    "%llu)\n", u->name, what, extra ? "has an extra" : "lacks", (unsigned long long) id,
+	    (int) ((int64_t) wb_id_ms(id) - (int64_t) ft_wall0),
+	    a >= 0 ? ft_users[a].name : "no workload user", (unsigned long long) author);
+	if (a >= 0 && ft_post_find(id, &k) == a) {
+		const ft_post *q = &ft_users[a].posts[k];
+		fprintf(stderr, "fault: explain:   model: attempt %zu of %s, %s, %s\n", k,
+		    ft_users[a].name, pstates[q->pstate], dstates[q->dstate]);
+	} else {
+		fprintf(stderr, "fault: explain:   model: no attempt has this id\n");
+	}
+	if (a >= 0) {
+		fprintf(stderr, "fault: explain:   model: %s %s %s%s; relation says: %d\n", u->name,
+		    u->follows[a] ? "follows" : "does not follow", ft_users[a].name,
+		    u->fambig[a] ? " (ambiguous)" : "", ft_rel_follows(u->uid, ft_users[a].uid));
+		fprintf(stderr, "fault: explain:   %s's actions on the edge to %s:\n", u->name,
+		    ft_users[a].name);
+		ft_history(i, a, 0);
+		fprintf(stderr, "fault: explain:   %s's actions on the post:\n", ft_users[a].name);
+		ft_history(a, -1, id);
+	}
+	fprintf(stderr, "fault: explain:   content has the post: %d; the inbox row holds it: %s "
+	    "(author %llu)\n", ft_post_exists(id), inraw >= 0 ? "yes" : "no",
+	    (unsigned long long) (inraw >= 0 ? rawa[inraw] : 0));
+}
+
+/*
+ * ft_home_explain prints every entry where reader i's list what (the
+ * hydrated home or the raw inbox row: got, with authors gauth, newest
+ * first) and the model's want differ, with what the model, the users'
+ * action histories and the services say about each.
+ */
+static inline void
+ft_home_explain(int i, const char *what, const uint64_t *got, const uint64_t *gauth, long ngot,
+    const uint64_t *want, size_t nwant)
+{
+	enum { RAW = 4096, SHOWN = 12 };
+	static uint64_t raw[RAW], rawa[RAW];
+	long            nraw  = ft_inbox_raw(ft_users[i].uid, raw, rawa, RAW);
+	size_t          g     = 0, w = 0;
+	int             shown = 0;
+
+	fprintf(stderr, "fault: explain: %s (uid %llu): %s has %ld entries, the model %zu, the "
+	    "inbox row %ld; the last fault struck at %lld ms, now %d ms\n", ft_users[i].name,
+	    (unsigned long long) ft_users[i].uid, what, ngot, nwant, nraw, ft_fault_at, ft_ms());
+	while ((g < (size_t) (ngot > 0 ? ngot : 0) || w < nwant) && shown < SHOWN) {
+		if (g < (size_t) ngot && w < nwant && got[g] == want[w]) {
+			g++, w++;
+		} else if (g < (size_t) ngot && (w == nwant || got[g] > want[w])) {
+			ft_home_entry(i, what, got[g], gauth[g], true, raw, rawa, nraw);
+			g++, shown++;
+		} else {
+			size_t k = 0;
+			int    a = ft_post_find(want[w], &k);
+			ft_home_entry(i, what, want[w], a >= 0 ? ft_users[a].uid : 0, false, raw, rawa,
+			    nraw);
+			w++, shown++;
+		}
+	}
+}
+
 /* ft_check settles every ambiguity, then compares every user's timeline, home, lists and counts with the model. */
 static inline void
 ft_check(warble_client *c)
 {
 	enum { CAP = FT_USERS * FT_LIVE_MAX * 2 + 16 };
-	static uint64_t want[CAP], got[CAP];
+	static uint64_t want[CAP], got[CAP], gauth[CAP];
 
 	for (int i = 0; i < FT_USERS; i++) {
 		ft_resolve_posts(c, i, want, got, CAP);
@@ -524,8 +788,15 @@ ft_check(warble_client *c)
 			    n, FT_INBOX_MAX);
 		}
 		warble_set_token(c, u->token);
-		k = it_home_all(c, u->name, got, NULL, CAP);
-		it_same_ids(u->name, "home", got, k, want, n);
+		k = it_home_all(c, u->name, got, gauth, CAP);
+		if (!it_same_ids(u->name, "home", got, k, want, n) && k >= 0) {
+			ft_home_explain(i, "home", got, gauth, k, want, n);
+		}
+		/* the row itself, read from the inbox: no cell the hydration hides (a deleted post) */
+		k = ft_inbox_raw(u->uid, got, gauth, CAP);
+		if (!it_same_ids(u->name, "inbox row", got, k, want, n) && k >= 0) {
+			ft_home_explain(i, "inbox row", got, gauth, k, want, n);
+		}
 		ft_entries += n;
 		ft_homes++;
 
@@ -610,7 +881,8 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 	if (f->type == FT_F_STOP) {
 		wbt_daemon *d = *ft_slot(f->svc);
 		snprintf(desc, sizeof(desc), "SIGSTOP %s for %d ms", ft_svc_names[f->svc], f->stop_ms);
-		t_fault = wbt_now_ms();
+		t_fault     = wbt_now_ms();
+		ft_fault_at = ft_ms();
 		cr_assert_eq(kill(d->pid, SIGSTOP), 0);
 		wbt_sleep_ms(f->stop_ms); /* the fault's length */
 		cr_assert_eq(kill(d->pid, SIGCONT), 0);
@@ -620,7 +892,8 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 		if (f->type == FT_F_KILL_ACKED) {
 			acked = ft_wait_ack(f->svc == FT_SVC_RELATION ? FT_A_FOLLOW : FT_A_PUBLISH);
 		}
-		t_fault = wbt_now_ms();
+		t_fault     = wbt_now_ms();
+		ft_fault_at = ft_ms();
 		cr_assert_eq(wbt_cluster_restart(&it_cl, ft_slot(f->svc), SIGKILL), 0,
 		    "%s did not come back", ft_svc_names[f->svc]);
 		snprintf(desc, sizeof(desc), "kill -9 %s%s", ft_svc_names[f->svc],
@@ -680,7 +953,8 @@ ft_seed_init(uint64_t dflt, const char *what)
 {
 	const char *env = getenv("WARBLE_SEED");
 
-	ft_seed = env != NULL ? strtoull(env, NULL, 10) : dflt;
+	ft_seed  = env != NULL ? strtoull(env, NULL, 10) : dflt;
+	ft_wall0 = wb_now_ms();
 	fprintf(stderr, "fault: %s: seed %llu (replay with WARBLE_SEED=%llu)%s\n", what,
 	    (unsigned long long) ft_seed, (unsigned long long) ft_seed,
 	    FT_ASAN ? "; ASan build" : "");
