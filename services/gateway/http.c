@@ -369,7 +369,7 @@ gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
 	if (h->opts.header_timeout_ms <= 0) {
 		h->opts.header_timeout_ms = 10000;
 	}
-	if ((rc = gw_rate_open(&h->login_rate, opts->login_fails ? opts->login_fails : 20,
+	if ((rc = rt_rate_open(&h->login_rate, opts->login_fails ? opts->login_fails : 20,
 	         opts->login_window_ms ? opts->login_window_ms : 60000,
 	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
 		gw_http_close(h);
@@ -468,7 +468,7 @@ gw_http_close(gw_http *h)
 		gw_http_job_free(j);
 	}
 	nng_url_free(h->url);
-	gw_rate_close(h->login_rate);
+	rt_rate_close(h->login_rate);
 	gw_http_static_free(h);
 	pthread_mutex_destroy(&h->mu);
 	free(h);

@@ -331,7 +331,7 @@ gw_http_api(gw_http_job *j, const gw_http_route *r)
 	}
 	/* Logins are limited per client address (and per name by the user service). */
 	peer_len = op == WB_OP_LOGIN ? gw_http_peer(j, peer, sizeof(peer)) : 0;
-	if (peer_len > 0 && gw_rate_check(j->h->login_rate, peer, peer_len,
+	if (peer_len > 0 && rt_rate_check(j->h->login_rate, peer, peer_len,
 	                        gw_http_now_us() / 1000, &retry_ms) != WB_OK) {
 		gw_metrics_record(j->h->metrics, op, gw_http_now_us() - j->start_us, true);
 		gw_http_fail(j, 429, "RATE_LIMITED",
@@ -342,7 +342,7 @@ gw_http_api(gw_http_job *j, const gw_http_route *r)
 	rc = gw_dispatch(j->h->g, op, j->q, j->rep);
 	gw_metrics_record(j->h->metrics, op, gw_http_now_us() - j->start_us, rc != WB_OK);
 	if (peer_len > 0 && rc == WB_ELOGIN) {
-		gw_rate_fail(j->h->login_rate, peer, peer_len, gw_http_now_us() / 1000);
+		rt_rate_fail(j->h->login_rate, peer, peer_len, gw_http_now_us() / 1000);
 	}
 	if (rc != WB_OK) {
 		msg = NULL;

@@ -13,9 +13,9 @@
 #include <sys/socket.h>
 
 #include "http.h"
-#include "gw_rate.h"
 #include "http_buf.h"
 #include "rt_pool.h"
+#include "rt_rate.h"
 
 #define GW_HTTP_FILES_MAX 32          /* files of the web page */
 #define GW_HTTP_FILE_MAX  (1 << 20)   /* largest one */
@@ -57,7 +57,7 @@ struct gw_http {
 	nng_http_server *srv;
 	nng_http_handler *hd;
 	rt_pool         *pool;
-	gw_rate         *login_rate; /* failed logins per client address */
+	rt_rate         *login_rate; /* failed logins per client address */
 	pthread_mutex_t  mu; /* freelist, jobs, closing */
 	gw_http_job     *free, *jobs;
 	bool             closing, started;

@@ -13,6 +13,38 @@
 #include "user_int.h"
 #include "wb_id.h"
 
+/* user_account_put adds one account's info cells and name claim to b (not the uid counter). */
+int
+user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name,
+    const char *hash, const uint8_t created[8])
+{
+	uint8_t row[8], uidv[8];
+	size_t  name_len = strlen(name);
+	int     rc       = WB_OK;
+	const struct {
+		const char *q;
+		const void *v;
+		size_t      n;
+	} cells[] = {
+		{ USER_Q_NAME, name, name_len },
+		{ USER_Q_PW, hash, strlen(hash) },
+		{ USER_Q_CREATED, created, 8 },
+	};
+
+	hb_u64_be(row, uid);
+	hb_u64_be(uidv, uid);
+	for (size_t i = 0; rc == WB_OK && i < sizeof(cells) / sizeof(cells[0]); i++) {
+		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row),
+		    cells[i].q, strlen(cells[i].q), USER_VERSION, cells[i].v,
+		    cells[i].n);
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_put(b, u->t, USER_FAM_NAME, name, name_len, NULL, 0,
+		    USER_VERSION, uidv, 8);
+	}
+	return rc;
+}
+
 /*
  * user_account_create writes a new account in one batch: the name claim,
  * the info cells and the uid counter.  The name is checked again and the
@@ -24,9 +56,8 @@ user_account_create(user_svc *u, const char *name, const char *hash,
     uint64_t *uid_out)
 {
 	hb_batch *b;
-	uint8_t   row[8], uidv[8], created[8];
+	uint8_t   uidv[8], created[8];
 	uint64_t  uid;
-	size_t    name_len = strlen(name);
 	int       rc;
 
 	if ((rc = hb_batch_new(&b)) != WB_OK) {
@@ -39,27 +70,8 @@ user_account_create(user_svc *u, const char *name, const char *hash,
 		rc = WB_EEXIST;
 	} else if (rc == WB_ENOTFOUND) {
 		uid = u->last_uid + 1;
-		hb_u64_be(row, uid);
 		hb_u64_be(uidv, uid);
-		const struct {
-			const char *q;
-			const void *v;
-			size_t      n;
-		} cells[] = {
-			{ USER_Q_NAME, name, name_len },
-			{ USER_Q_PW, hash, strlen(hash) },
-			{ USER_Q_CREATED, created, sizeof(created) },
-		};
-		rc = WB_OK;
-		for (size_t i = 0; rc == WB_OK && i < sizeof(cells) / sizeof(cells[0]); i++) {
-			rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row),
-			    cells[i].q, strlen(cells[i].q), USER_VERSION, cells[i].v,
-			    cells[i].n);
-		}
-		if (rc == WB_OK) {
-			rc = hb_batch_put(b, u->t, USER_FAM_NAME, name, name_len, NULL,
-			    0, USER_VERSION, uidv, 8);
-		}
+		rc = user_account_put(u, b, uid, name, hash, created);
 		if (rc == WB_OK) {
 			rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_UID,
 			    strlen(USER_META_UID), NULL, 0, USER_VERSION, uidv, 8);
@@ -190,7 +202,7 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	rc = user_name_normalize(lname, name, name_len);
 	named = rc == WB_OK;
 	/* A name locked after failed logins answers at once, password unchecked. */
-	if (named && user_rate_check(u->rate, lname, strlen(lname), wb_now_ms(),
+	if (named && rt_rate_check(u->rate, lname, strlen(lname), wb_now_ms(),
 	                 &retry_ms) != WB_OK) {
 		RT_INFOF("login of %s refused: locked after failed logins (%llu ms left)",
 		    lname, (unsigned long long) retry_ms);
@@ -213,9 +225,9 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	/* Known or unknown, a name's failures count alike (no enumeration). */
 	if (named && rc == WB_ELOGIN) {
-		user_rate_fail(u->rate, lname, strlen(lname), wb_now_ms());
+		rt_rate_fail(u->rate, lname, strlen(lname), wb_now_ms());
 	} else if (named && rc == WB_OK) {
-		user_rate_ok(u->rate, lname, strlen(lname));
+		rt_rate_success(u->rate, lname, strlen(lname));
 	}
 	if (rc == WB_OK) {
 		rc = user_session_new(u, uid, token);

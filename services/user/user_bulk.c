@@ -46,7 +46,7 @@ user_bulk_write(user_svc *u, const char *prefix, uint64_t from, size_t n,
     const char *hash, uint64_t *uids)
 {
 	hb_batch *b;
-	uint8_t   row[8], uidv[8], created[8];
+	uint8_t   uidv[8], created[8];
 	char      lname[USER_NAME_MAX + 1];
 	uint64_t  uid, existing;
 	int       rc;
@@ -70,22 +70,7 @@ user_bulk_write(user_svc *u, const char *prefix, uint64_t from, size_t n,
 			break;
 		}
 		uid++;
-		hb_u64_be(row, uid);
-		hb_u64_be(uidv, uid);
-		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, 8, USER_Q_NAME,
-		    strlen(USER_Q_NAME), USER_VERSION, lname, strlen(lname));
-		if (rc == WB_OK) {
-			rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, 8, USER_Q_PW,
-			    strlen(USER_Q_PW), USER_VERSION, hash, strlen(hash));
-		}
-		if (rc == WB_OK) {
-			rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, 8, USER_Q_CREATED,
-			    strlen(USER_Q_CREATED), USER_VERSION, created, sizeof(created));
-		}
-		if (rc == WB_OK) {
-			rc = hb_batch_put(b, u->t, USER_FAM_NAME, lname, strlen(lname),
-			    NULL, 0, USER_VERSION, uidv, 8);
-		}
+		rc      = user_account_put(u, b, uid, lname, hash, created);
 		uids[i] = uid;
 	}
 	if (rc == WB_OK) {

@@ -9,7 +9,7 @@
 #include <sodium.h>
 
 #include "hb.h"
-#include "user_rate.h"
+#include "rt_rate.h"
 #include "user_svc.h"
 #include "wb_proto.h"
 
@@ -18,7 +18,7 @@ struct user_svc {
 	user_svc_opts   opts;
 	pthread_mutex_t alloc_mu; /* serializes uid allocation and name claims */
 	uint64_t        last_uid; /* under alloc_mu */
-	user_rate      *rate;     /* failed logins per username */
+	rt_rate        *rate;     /* failed logins per username */
 	/* A hash of a random password, verified when the name is unknown so
 	 * that a wrong name costs as much time as a wrong password. */
 	char dummy_hash[crypto_pwhash_STRBYTES];
@@ -29,6 +29,10 @@ int user_fail(wb_obj *rep, int code, const char *msg);
 
 /* user_name_uid looks up a lowercased username's uid (WB_ENOTFOUND if none). */
 int user_name_uid(user_svc *u, const char *name, uint64_t *uid);
+
+/* user_account_put adds one account's info cells and name claim to b (not the uid counter). */
+int user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name,
+    const char *hash, const uint8_t created[8]);
 
 /* user_record_load fills rec with a user's public record; WB_ENOTFOUND if no such user. */
 int user_record_load(user_svc *u, uint64_t uid, wb_obj *rec);

@@ -50,7 +50,7 @@ user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
 	u->t    = t;
 	u->opts = *opts;
 	pthread_mutex_init(&u->alloc_mu, NULL);
-	if ((rc = user_rate_open(&u->rate, opts->login_fails ? opts->login_fails : 5,
+	if ((rc = rt_rate_open(&u->rate, opts->login_fails ? opts->login_fails : 5,
 	         opts->login_window_ms ? opts->login_window_ms : 60000,
 	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
 		user_svc_close(u);
@@ -120,7 +120,7 @@ user_svc_close(user_svc *u)
 		return;
 	}
 	pthread_mutex_destroy(&u->alloc_mu);
-	user_rate_close(u->rate);
+	rt_rate_close(u->rate);
 	sodium_memzero(u->dummy_hash, sizeof(u->dummy_hash));
 	free(u);
 }

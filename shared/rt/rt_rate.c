@@ -1,33 +1,33 @@
-/* gw_rate.c - the gateway's per-client login failure limiter (see gw_rate.h). */
+/* rt_rate.c - the login failure limiter (see rt_rate.h). */
 #include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw_rate.h"
+#include "rt_rate.h"
 #include "wb_errors.h"
 
-typedef struct gw_rate_slot {
-	uint8_t  key[GW_RATE_KEY];
+typedef struct rt_rate_slot {
+	uint8_t  key[RT_RATE_KEY];
 	uint8_t  klen;
 	uint32_t fails;
 	uint64_t window_start;
 	uint64_t locked_until;
-} gw_rate_slot;
+} rt_rate_slot;
 
-struct gw_rate {
+struct rt_rate {
 	pthread_mutex_t mu;
 	unsigned        max_fails;
 	uint64_t        window_ms, cooldown_ms;
 	uint8_t         hkey[crypto_shorthash_KEYBYTES];
-	gw_rate_slot  slots[GW_RATE_SLOTS];
+	rt_rate_slot    slots[RT_RATE_SLOTS];
 };
 
 int
-gw_rate_open(gw_rate **out, unsigned max_fails, uint64_t window_ms,
+rt_rate_open(rt_rate **out, unsigned max_fails, uint64_t window_ms,
     uint64_t cooldown_ms)
 {
-	gw_rate *r;
+	rt_rate *r;
 
 	*out = NULL;
 	if (sodium_init() < 0) {
@@ -46,7 +46,7 @@ gw_rate_open(gw_rate **out, unsigned max_fails, uint64_t window_ms,
 }
 
 void
-gw_rate_close(gw_rate *r)
+rt_rate_close(rt_rate *r)
 {
 	if (r == NULL) {
 		return;
@@ -55,30 +55,30 @@ gw_rate_close(gw_rate *r)
 	free(r);
 }
 
-/* gw_rate_slot_find returns key's slot (its key bytes in *k, *kl). */
-static gw_rate_slot *
-gw_rate_slot_find(gw_rate *r, const void *key, size_t len, size_t *kl)
+/* rt_rate_slot_find returns key's slot (the compared key length in *kl). */
+static rt_rate_slot *
+rt_rate_slot_find(rt_rate *r, const void *key, size_t len, size_t *kl)
 {
 	uint8_t  h[crypto_shorthash_BYTES];
 	uint64_t v;
 
-	*kl = len < GW_RATE_KEY ? len : GW_RATE_KEY;
+	*kl = len < RT_RATE_KEY ? len : RT_RATE_KEY;
 	crypto_shorthash(h, key, *kl, r->hkey);
 	memcpy(&v, h, sizeof(v));
-	return &r->slots[v % GW_RATE_SLOTS];
+	return &r->slots[v % RT_RATE_SLOTS];
 }
 
 static int
-gw_rate_slot_is(const gw_rate_slot *s, const void *key, size_t kl)
+rt_rate_slot_is(const rt_rate_slot *s, const void *key, size_t kl)
 {
 	return s->klen == kl && memcmp(s->key, key, kl) == 0;
 }
 
 int
-gw_rate_check(gw_rate *r, const void *key, size_t len, uint64_t now_ms,
+rt_rate_check(rt_rate *r, const void *key, size_t len, uint64_t now_ms,
     uint64_t *retry_ms)
 {
-	gw_rate_slot *s;
+	rt_rate_slot *s;
 	size_t          kl;
 	int             rc = WB_OK;
 
@@ -87,8 +87,8 @@ gw_rate_check(gw_rate *r, const void *key, size_t len, uint64_t now_ms,
 		return WB_OK;
 	}
 	pthread_mutex_lock(&r->mu);
-	s = gw_rate_slot_find(r, key, len, &kl);
-	if (gw_rate_slot_is(s, key, kl) && s->locked_until > now_ms) {
+	s = rt_rate_slot_find(r, key, len, &kl);
+	if (rt_rate_slot_is(s, key, kl) && s->locked_until > now_ms) {
 		*retry_ms = s->locked_until - now_ms;
 		rc        = WB_ERATE;
 	}
@@ -97,17 +97,17 @@ gw_rate_check(gw_rate *r, const void *key, size_t len, uint64_t now_ms,
 }
 
 void
-gw_rate_fail(gw_rate *r, const void *key, size_t len, uint64_t now_ms)
+rt_rate_fail(rt_rate *r, const void *key, size_t len, uint64_t now_ms)
 {
-	gw_rate_slot *s;
+	rt_rate_slot *s;
 	size_t          kl;
 
 	if (r == NULL || r->max_fails == 0) {
 		return;
 	}
 	pthread_mutex_lock(&r->mu);
-	s = gw_rate_slot_find(r, key, len, &kl);
-	if (!gw_rate_slot_is(s, key, kl)) {
+	s = rt_rate_slot_find(r, key, len, &kl);
+	if (!rt_rate_slot_is(s, key, kl)) {
 		if (s->locked_until > now_ms) {
 			pthread_mutex_unlock(&r->mu); /* never evict a live lock */
 			return;
@@ -128,17 +128,17 @@ gw_rate_fail(gw_rate *r, const void *key, size_t len, uint64_t now_ms)
 }
 
 void
-gw_rate_ok(gw_rate *r, const void *key, size_t len)
+rt_rate_success(rt_rate *r, const void *key, size_t len)
 {
-	gw_rate_slot *s;
+	rt_rate_slot *s;
 	size_t          kl;
 
 	if (r == NULL || r->max_fails == 0) {
 		return;
 	}
 	pthread_mutex_lock(&r->mu);
-	s = gw_rate_slot_find(r, key, len, &kl);
-	if (gw_rate_slot_is(s, key, kl)) {
+	s = rt_rate_slot_find(r, key, len, &kl);
+	if (rt_rate_slot_is(s, key, kl)) {
 		memset(s, 0, sizeof(*s));
 	}
 	pthread_mutex_unlock(&r->mu);
