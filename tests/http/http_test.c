@@ -437,7 +437,16 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 		break;
 	}
 	ht_res_free(&r);
-	cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
+	/* the home shows the post once either its fan-out or the follow's
+	 * backfill is applied; wait (bounded) for the inbox to apply both */
+	for (long long deadline = wbt_now_ms() + 10000;;) {
+		cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
+		if (metric_value(r.body, "warble_inbox_events_behind") == 0 || wbt_now_ms() > deadline) {
+			break;
+		}
+		ht_res_free(&r);
+		wbt_sleep_ms(100);
+	}
 	cr_assert_eq(metric_value(r.body, "warble_up{service=\"inbox\"}"), 1);
 	cr_assert_eq(metric_value(r.body, "warble_up{service=\"gateway\"}"), 1);
 	cr_assert_eq(metric_value(r.body, "warble_requests_total{service=\"gateway_http\",op=\"register\"}"), 2);
