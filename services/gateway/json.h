@@ -24,8 +24,10 @@
 #include "http_buf.h"
 #include "wb_proto.h"
 
-#define GW_JSON_DEPTH 2 /* levels of nested records (OBJS) accepted: as the msgpack codec, whose
-                          * depth limit of 4 counts an array and a map per level */
+/* Levels of nested records (OBJS) accepted: one, as the msgpack codec,
+ * whose depth limit of 4 containers is root map, records array, record
+ * map, and an array field inside a record.  No request body needs more. */
+#define GW_JSON_DEPTH 1
 
 /* gw_json_to_obj parses a JSON object and sets its fields on dst, accepting only fields in allowed (a WB_M mask); WB_EBADMSG or WB_EINVAL with a message in err. */
 int gw_json_to_obj(wb_obj *dst, const char *json, size_t len, uint64_t allowed,
