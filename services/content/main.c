@@ -55,6 +55,7 @@ int main(int argc, char **argv)
 	    (rc = content_open(&svc, t, log, (unsigned)nodeno)) != WB_OK ||
 	    (rc = rt_server_open(&srv, &sopts)) != WB_OK ||
 	    (rc = content_register(svc, srv)) != WB_OK ||
+	    (rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t)) != WB_OK ||
 	    (rc = rt_server_start(srv)) != WB_OK) {
 		RT_ERRORF("cannot start on %s (events on %s): %s", url, pub_url,
 		    wb_strerror(rc));

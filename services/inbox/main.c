@@ -70,6 +70,7 @@ int main(int argc, char **argv)
 	if ((rc = inbox_open(&svc, t, &iopts)) != WB_OK ||
 	    (rc = rt_server_open(&srv, &sopts)) != WB_OK ||
 	    (rc = inbox_register(svc, srv)) != WB_OK ||
+	    (rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t)) != WB_OK ||
 	    (rc = rt_server_start(srv)) != WB_OK ||
 	    (rc = inbox_start(svc)) != WB_OK) {
 		RT_ERRORF("cannot start on %s: %s", url, wb_strerror(rc));

@@ -58,6 +58,7 @@ main(int argc, char **argv)
 	    (rc = rel_svc_open(&svc, t, log, users)) != WB_OK ||
 	    (rc = rt_server_open(&srv, &sopts)) != WB_OK ||
 	    (rc = rel_svc_route(svc, srv)) != WB_OK ||
+	    (rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t)) != WB_OK ||
 	    (rc = rt_server_start(srv)) != WB_OK) {
 		RT_ERRORF("cannot start on %s (events on %s): %s", url, pub_url, wb_strerror(rc));
 	} else {

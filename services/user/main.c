@@ -80,6 +80,7 @@ main(int argc, char **argv)
 	if ((rc = user_svc_open(&svc, t, &uopts)) != WB_OK ||
 	    (rc = rt_server_open(&srv, &sopts)) != WB_OK ||
 	    (rc = user_svc_route(svc, srv)) != WB_OK ||
+	    (rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t)) != WB_OK ||
 	    (rc = rt_server_start(srv)) != WB_OK) {
 		RT_ERRORF("cannot start on %s: %s", url, wb_strerror(rc));
 		rt_server_close(srv);

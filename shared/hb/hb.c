@@ -840,6 +840,18 @@ hb_prop_u64(hb_table *t, hb_fam *f, const char *name)
 	return x;
 }
 
+uint64_t
+hb_disk_bytes(void *table)
+{
+	hb_table *t     = table;
+	uint64_t  total = 0;
+
+	for (size_t i = 0; i < t->nfams; i++) {
+		total += hb_prop_u64(t, &t->fams[i], "rocksdb.total-sst-files-size");
+	}
+	return total;
+}
+
 int
 hb_family_stats(hb_table *t, int fam, uint64_t *disk_bytes, uint64_t *keys)
 {

@@ -200,6 +200,11 @@ int hb_flush(hb_table *t, int fam);
 /* hb_family_stats reports a family's live on-disk bytes (SST files) and estimated key count. */
 int hb_family_stats(hb_table *t, int fam, uint64_t *disk_bytes, uint64_t *keys);
 
+/* hb_disk_bytes returns a table's live on-disk bytes (SST files) over all
+ * its families; its argument is the hb_table, so it serves directly as a
+ * stats gauge (rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t)). */
+uint64_t hb_disk_bytes(void *table);
+
 /* hb_u64_be writes v big-endian into 8 bytes (for id rows and qualifiers). */
 void hb_u64_be(void *dst, uint64_t v);
 

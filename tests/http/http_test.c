@@ -458,6 +458,13 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 	                 "warble_request_duration_seconds_count{service=\"content\",op=\"post.publish\"}"), 1);
 	cr_assert_geq(metric_value(r.body, "warble_inbox_cells_written"), 1);
 	cr_assert_eq(metric_value(r.body, "warble_inbox_events_behind"), 0);
+	/* every service with a store reports its size on disk */
+	for (int i = 0; i < 4; i++) {
+		static const char *svc[] = { "user", "relation", "content", "inbox" };
+		char               key[64];
+		snprintf(key, sizeof(key), "warble_%s_store_bytes", svc[i]);
+		cr_assert_geq(metric_value(r.body, key), 0, "no %s in /metrics", key);
+	}
 	cr_assert_geq(metric_value(r.body, "warble_http_responses_total{code=\"201\"}"), 5);
 	cr_assert_not_null(strstr(r.body, "# TYPE warble_request_duration_seconds histogram\n"));
 	/* buckets are cumulative */
