@@ -805,23 +805,13 @@ ft_check(warble_client *c)
 				want[nf++] = ft_users[b].uid;
 			}
 		}
-		qsort(want, nf, sizeof(*want), it_cmp_asc);
-		k = it_users_all(c, u->name, false, got, CAP);
-		if (k > 0) {
-			qsort(got, (size_t) k, sizeof(*got), it_cmp_asc);
-		}
-		it_same_ids(u->name, "following", got, k, want, nf);
+		it_check_list(c, u->name, false, want, nf, got, CAP);
 		for (int a = 0; a < FT_USERS; a++) {
 			if (ft_users[a].follows[i]) {
 				want[nfans++] = ft_users[a].uid;
 			}
 		}
-		qsort(want, nfans, sizeof(*want), it_cmp_asc);
-		k = it_users_all(c, u->name, true, got, CAP);
-		if (k > 0) {
-			qsort(got, (size_t) k, sizeof(*got), it_cmp_asc);
-		}
-		it_same_ids(u->name, "fans", got, k, want, nfans);
+		it_check_list(c, u->name, true, want, nfans, got, CAP);
 		it_profile_counts(c, u->name, nf, nfans);
 		ft_entries += nf + nfans + 2;
 	}

@@ -48,44 +48,6 @@ static atomic_ulong cc_acked[4]; /* follow, unfollow, publish, delete */
 static atomic_ulong cc_entries;
 static atomic_size_t cc_maxhome; /* the longest home in the model */
 
-typedef struct cc_worker {
-	pthread_t thread;
-	int       index;
-	void    (*job)(warble_client *c, int t);
-} cc_worker;
-
-static void *
-cc_worker_run(void *arg)
-{
-	cc_worker     *w = arg;
-	warble_client *c = NULL;
-
-	if (warble_open(&c, it_cl.gateway_url, IT_TIMEOUT_MS) != WARBLE_OK) {
-		it_fail("worker %d: cannot open a client", w->index);
-		return NULL;
-	}
-	w->job(c, w->index);
-	warble_close(c);
-	return NULL;
-}
-
-/* cc_run runs job on THREADS threads at once, each with its own client; returns seconds. */
-static double
-cc_run(void (*job)(warble_client *c, int t))
-{
-	cc_worker w[THREADS];
-	long long t0 = wbt_now_ms();
-
-	for (int i = 0; i < THREADS; i++) {
-		w[i] = (cc_worker){ .index = i, .job = job };
-		cr_assert_eq(pthread_create(&w[i].thread, NULL, cc_worker_run, &w[i]), 0);
-	}
-	for (int i = 0; i < THREADS; i++) {
-		pthread_join(w[i].thread, NULL);
-	}
-	return it_secs(t0);
-}
-
 static void
 cc_job_register(warble_client *c, int t)
 {
@@ -210,23 +172,13 @@ cc_job_check(warble_client *c, int t)
 				want[nf++] = cc_users[b].uid;
 			}
 		}
-		qsort(want, nf, sizeof(*want), it_cmp_asc);
-		k = it_users_all(c, u->name, false, got, CAP);
-		if (k > 0) {
-			qsort(got, (size_t) k, sizeof(*got), it_cmp_asc);
-		}
-		it_same_ids(u->name, "following", got, k, want, nf);
+		it_check_list(c, u->name, false, want, nf, got, CAP);
 		for (int a = 0; a < USERS; a++) {
 			if (cc_users[a].follows[i]) {
 				want[nfans++] = cc_users[a].uid;
 			}
 		}
-		qsort(want, nfans, sizeof(*want), it_cmp_asc);
-		k = it_users_all(c, u->name, true, got, CAP);
-		if (k > 0) {
-			qsort(got, (size_t) k, sizeof(*got), it_cmp_asc);
-		}
-		it_same_ids(u->name, "fans", got, k, want, nfans);
+		it_check_list(c, u->name, true, want, nfans, got, CAP);
 		it_profile_counts(c, u->name, nf, nfans);
 		atomic_fetch_add(&cc_entries, nf + nfans + 2);
 	}
@@ -241,12 +193,12 @@ Test(concurrency, mixed_writers_exact_model, .fini = it_fini, .timeout = 180)
 		snprintf(cc_users[i].name, sizeof(cc_users[i].name), "cc%02d", i);
 	}
 	it_start(NULL);
-	double s = cc_run(cc_job_register);
+	double s = it_run(THREADS, cc_job_register);
 	cr_assert_eq(it_failures(), 0, "registration failed");
 	fprintf(stderr, "concurrency: seed %llu, %d users registered in %.2f s\n",
 	    (unsigned long long) cc_seed, USERS, s);
 
-	s = cc_run(cc_job_act);
+	s = it_run(THREADS, cc_job_act);
 	fprintf(stderr, "concurrency: %d threads x %d actions in %.2f s: acknowledged %lu follows, "
 	    "%lu unfollows, %lu posts, %lu deletes\n", THREADS, OPS, s, atomic_load(&cc_acked[0]),
 	    atomic_load(&cc_acked[1]), atomic_load(&cc_acked[2]), atomic_load(&cc_acked[3]));
@@ -259,7 +211,7 @@ Test(concurrency, mixed_writers_exact_model, .fini = it_fini, .timeout = 180)
 			edges += cc_users[a].follows[b];
 		}
 	}
-	s = cc_run(cc_job_check);
+	s = it_run(THREADS, cc_job_check);
 	fprintf(stderr, "concurrency: inbox caught up in %.2f s; %zu final follows; compared %d "
 	    "homes, timelines, following and fans lists and profiles: %lu entries (longest "
 	    "home %zu) in %.2f s, %lu mismatches\n", waited / 1000.0, edges, USERS,

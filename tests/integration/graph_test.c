@@ -174,44 +174,6 @@ graph_load(const char *path, uint32_t limit)
 	}
 }
 
-typedef struct graph_worker {
-	pthread_t      thread;
-	int            index;
-	void         (*job)(warble_client *c, int t);
-} graph_worker;
-
-static void *
-graph_worker_run(void *arg)
-{
-	graph_worker  *w = arg;
-	warble_client *c = NULL;
-
-	if (warble_open(&c, it_cl.gateway_url, IT_TIMEOUT_MS) != WARBLE_OK) {
-		it_fail("worker %d: cannot open a client", w->index);
-		return NULL;
-	}
-	w->job(c, w->index);
-	warble_close(c);
-	return NULL;
-}
-
-/* graph_run runs job on THREADS threads, each with its own client, and returns the seconds it took. */
-static double
-graph_run(void (*job)(warble_client *c, int t))
-{
-	graph_worker w[THREADS];
-	long long    t0 = wbt_now_ms();
-
-	for (int i = 0; i < THREADS; i++) {
-		w[i] = (graph_worker){ .index = i, .job = job };
-		cr_assert_eq(pthread_create(&w[i].thread, NULL, graph_worker_run, &w[i]), 0);
-	}
-	for (int i = 0; i < THREADS; i++) {
-		pthread_join(w[i].thread, NULL);
-	}
-	return it_secs(t0);
-}
-
 /* graph_job_register registers and logs in the users of thread t. */
 static void
 graph_job_register(warble_client *c, int t)
@@ -395,16 +357,16 @@ Test(graph, reed98_exact_timelines, .fini = it_fini, .timeout = 300)
 	it_start(gr_max == INBOX_MAX ? NULL : env); /* the full graph runs with the default */
 	fprintf(stderr, "graph: cluster up in %.2f s\n", it_secs(t0));
 
-	double s = graph_run(graph_job_register);
+	double s = it_run(THREADS, graph_job_register);
 	fprintf(stderr, "graph: registered and logged in %u users in %.2f s\n", gr_n, s);
 	cr_assert_eq(it_failures(), 0, "registration failed");
 
-	s = graph_run(graph_job_follow);
+	s = it_run(THREADS, graph_job_follow);
 	fprintf(stderr, "graph: %llu follows in %.2f s (%.0f/s, %d threads)\n",
 	    (unsigned long long) gr_edges * 2, s, (double) gr_edges * 2 / s, THREADS);
 	cr_assert_eq(it_failures(), 0, "follows failed");
 
-	s = graph_run(graph_job_publish);
+	s = it_run(THREADS, graph_job_publish);
 	fprintf(stderr, "graph: %u posts in %.2f s (%.0f/s)\n", gr_n * POSTS, s,
 	    gr_n * POSTS / s);
 	cr_assert_eq(it_failures(), 0, "publishes failed");
@@ -424,7 +386,7 @@ Test(graph, reed98_exact_timelines, .fini = it_fini, .timeout = 300)
 		cr_assert_neq(gr_owner[k].id, gr_owner[k - 1].id, "two publishes returned one id");
 	}
 
-	s = graph_run(graph_job_check);
+	s = it_run(THREADS, graph_job_check);
 	fprintf(stderr, "graph: compared %u home timelines, %u timelines, %u following and %u "
 	    "fans lists, %u profiles: %lu entries in %.2f s; %lu homes at the %zu cap; "
 	    "%lu mismatches\n", gr_n, gr_n, gr_n, gr_n, gr_n, atomic_load(&gr_entries), s,

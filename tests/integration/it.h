@@ -337,6 +337,65 @@ it_same_ids(const char *who, const char *what, const uint64_t *got, long ngot,
 	return true;
 }
 
+/* it_check_list compares name's whole following (fans = false) or fans
+ * list, in any order, with the uids want[0..n), which it sorts in place;
+ * got is scratch space for cap uids. */
+static inline bool
+it_check_list(warble_client *c, const char *name, bool fans, uint64_t *want, size_t n,
+    uint64_t *got, size_t cap)
+{
+	long k;
+
+	qsort(want, n, sizeof(*want), it_cmp_asc);
+	k = it_users_all(c, name, fans, got, cap);
+	if (k > 0) {
+		qsort(got, (size_t) k, sizeof(*got), it_cmp_asc);
+	}
+	return it_same_ids(name, fans ? "fans" : "following", got, k, want, n);
+}
+
+#define IT_MAX_THREADS 64
+
+typedef struct it_worker {
+	pthread_t thread;
+	int       index;
+	void    (*job)(warble_client *c, int t);
+} it_worker;
+
+static inline void *
+it_worker_run(void *arg)
+{
+	it_worker     *w = arg;
+	warble_client *c = NULL;
+
+	if (warble_open(&c, it_cl.gateway_url, IT_TIMEOUT_MS) != WARBLE_OK) {
+		it_fail("worker %d: cannot open a client", w->index);
+		return NULL;
+	}
+	w->job(c, w->index);
+	warble_close(c);
+	return NULL;
+}
+
+/* it_run runs job(client, t) for t = 0..nthreads-1 on threads of their own,
+ * each with its own client, and returns the seconds it took. */
+static inline double
+it_run(int nthreads, void (*job)(warble_client *c, int t))
+{
+	it_worker w[IT_MAX_THREADS];
+	long long t0 = wbt_now_ms();
+
+	cr_assert(nthreads > 0 && nthreads <= IT_MAX_THREADS, "it_run: %d threads", nthreads);
+	for (int i = 0; i < nthreads; i++) {
+		w[i] = (it_worker){ .index = i, .job = job };
+		cr_assert_eq(pthread_create(&w[i].thread, NULL, it_worker_run, &w[i]), 0);
+	}
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(w[i].thread, NULL);
+	}
+	return it_secs(t0);
+}
+
 /* it_profile_counts checks name's profile counts against the model. */
 static inline bool
 it_profile_counts(warble_client *c, const char *name, uint64_t following, uint64_t followers)
