@@ -19,7 +19,6 @@
 
 #define M(f)              WB_M(f)
 #define GW_HTTP_SEGS      8   /* path segments matched */
-#define GW_HTTP_PATH_MAX  512 /* decoded path segment bytes */
 
 typedef enum gw_http_kind {
 	GW_HTTP_API,     /* a public operation */
@@ -93,6 +92,9 @@ gw_http_unescape(const char *s, size_t n, bool plus, char *dst, size_t cap)
 {
 	size_t k = 0;
 
+	if (cap == 0) {
+		return -1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 

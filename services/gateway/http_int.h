@@ -19,6 +19,7 @@
 
 #define GW_HTTP_FILES_MAX 32          /* files of the web page */
 #define GW_HTTP_FILE_MAX  (1 << 20)   /* largest one */
+#define GW_HTTP_PATH_MAX  512         /* decoded path segment bytes */
 
 typedef struct gw_http_file {
 	char        path[80]; /* "/app.js" */
