@@ -3,17 +3,22 @@
  * turns downstream failures into public errors, authentication, name
  * lookup, and the table routing each public operation to its handler.
  */
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gw.h"
 #include "gw_names.h"
 #include "gw_tokens.h"
+#include "rt_rate.h"
+#include "rt_server.h"
+#include "wb_id.h"
 
 struct gw {
 	rt_client *svc[GW_SVC_COUNT];
 	gw_tokens *tokens;
 	gw_names  *names;
+	rt_rate   *logins; /* failed logins per client address, over every transport */
 };
 
 static const char *gw_svc_names[GW_SVC_COUNT] = {
@@ -67,7 +72,10 @@ gw_open(gw **out, const gw_opts *opts)
 		}
 	}
 	if ((rc = gw_tokens_open(&g->tokens, opts->auth_cache_ms)) != WB_OK ||
-	    (rc = gw_names_open(&g->names, 0)) != WB_OK) {
+	    (rc = gw_names_open(&g->names, 0)) != WB_OK ||
+	    (rc = rt_rate_open(&g->logins, opts->login_fails ? opts->login_fails : 20,
+	         opts->login_window_ms ? opts->login_window_ms : 60000,
+	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
 		gw_close(g);
 		return rc;
 	}
@@ -86,6 +94,7 @@ gw_close(gw *g)
 	}
 	gw_tokens_close(g->tokens);
 	gw_names_close(g->names);
+	rt_rate_close(g->logins);
 	free(g);
 }
 
@@ -100,9 +109,55 @@ gw_is_public(wb_op op)
 	return 0;
 }
 
-int
-gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
+/* gw_client_key writes a key naming client's IP (without the port) into buf (>= 17 bytes); its length, or 0 if unknown. */
+static size_t
+gw_client_key(const struct sockaddr_storage *client, uint8_t *buf)
 {
+	if (client == NULL) {
+		return 0;
+	}
+	switch (client->ss_family) {
+	case AF_INET:
+		buf[0] = 4;
+		memcpy(buf + 1, &((const struct sockaddr_in *) client)->sin_addr, 4);
+		return 5;
+	case AF_INET6:
+		buf[0] = 6;
+		memcpy(buf + 1, &((const struct sockaddr_in6 *) client)->sin6_addr, 16);
+		return 17;
+	default:
+		return 0;
+	}
+}
+
+/* gw_login runs a login, refused while client's address is locked after failed logins. */
+static int
+gw_login(gw *g, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client)
+{
+	uint8_t  key[17];
+	size_t   len = gw_client_key(client, key);
+	uint64_t retry_ms;
+	int      rc;
+
+	if (len > 0 && rt_rate_check(g->logins, key, len, wb_now_ms(), &retry_ms) != WB_OK) {
+		wb_reply_error(rep, WB_ERATE,
+		    "too many failed logins from this address, retry in %llu s",
+		    (unsigned long long) (retry_ms + 999) / 1000);
+		return WB_ERATE;
+	}
+	rc = gw_op_login(g, req, rep);
+	if (len > 0 && rc == WB_ELOGIN) {
+		rt_rate_fail(g->logins, key, len, wb_now_ms());
+	}
+	return rc;
+}
+
+int
+gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client)
+{
+	if (op == WB_OP_LOGIN) {
+		return gw_login(g, req, rep, client);
+	}
 	for (size_t i = 0; i < GW_NROUTES; i++) {
 		if (gw_routes[i].op == op) {
 			return gw_routes[i].fn(g, req, rep);
@@ -115,15 +170,19 @@ gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 int
 gw_handler(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	char  err[128];
-	wb_op op;
-	int   rc;
+	struct sockaddr_storage client;
+	char                    err[128];
+	wb_op                   op;
+	int                     rc;
 
 	if ((rc = wb_check_request(req, &op, err, sizeof(err))) != WB_OK) {
 		wb_reply_error(rep, rc, "%s", err);
 		return rc;
 	}
-	return gw_dispatch(arg, op, req, rep);
+	if (op == WB_OP_LOGIN) {
+		rt_server_peer(&client);
+	}
+	return gw_dispatch(arg, op, req, rep, op == WB_OP_LOGIN ? &client : NULL);
 }
 
 /*

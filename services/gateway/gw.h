@@ -3,7 +3,7 @@
  *
  *            SDK / warblectl (msgpack REQ)      HTTP/JSON (later)
  *                        \                        /
- *                         gw_dispatch(op, req, rep)
+ *                     gw_dispatch(op, req, rep, client)
  *                        /      |         |       \
  *                    user   relation   content   inbox     (rt_client each)
  *
@@ -17,6 +17,7 @@
 #define GW_H
 
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "rt_client.h"
 #include "wb_proto.h"
@@ -40,6 +41,9 @@ typedef struct gw_opts {
 	const char *urls[GW_SVC_COUNT]; /* downstream REP URLs */
 	int         timeout_ms;         /* per downstream call (default 5000) */
 	int         auth_cache_ms;      /* token cache lifetime, 0..1000 (0: off) */
+	unsigned    login_fails;        /* failed logins from one client address that lock it (default 20) */
+	uint64_t    login_window_ms;    /* ... counted within this window (default 60000) */
+	uint64_t    login_cooldown_ms;  /* how long its logins answer RATE_LIMITED (default 60000) */
 } gw_opts;
 
 /* gw_open dials the four services (in the background) and sets up the token cache. */
@@ -48,8 +52,9 @@ int gw_open(gw **out, const gw_opts *opts);
 /* gw_close closes the downstream clients and frees g; NULL is ignored. */
 void gw_close(gw *g);
 
-/* gw_dispatch runs public operation op on req, filling rep (a success or an error reply); returns its wb_err. */
-int gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep);
+/* gw_dispatch runs public operation op on req from client (NULL or family 0 if unknown), filling rep (a success or an error reply); returns its wb_err. */
+int gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep,
+    const struct sockaddr_storage *client);
 
 /* gw_handler is gw_dispatch in rt_server's handler shape (arg is the gw); op comes from req. */
 int gw_handler(void *arg, const wb_obj *req, wb_obj *rep);

@@ -27,6 +27,7 @@
 #include "http_int.h"
 #include "json.h"
 #include "rt_log.h"
+#include "rt_server.h"
 
 uint64_t
 gw_http_now_us(void)
@@ -44,30 +45,12 @@ static void gw_http_body_cb(void *arg);
 extern int nni_http_conn_getopt(nng_http_conn *conn, const char *name, void *buf,
     size_t *szp, int type);
 
-size_t
-gw_http_peer(gw_http_job *j, void *buf, size_t n)
+void
+gw_http_client(gw_http_job *j, struct sockaddr_storage *ss)
 {
-	struct sockaddr_storage sa;
-	uint8_t                *b = buf;
-
 	pthread_mutex_lock(&j->h->mu);
-	sa = j->peer;
+	*ss = j->peer;
 	pthread_mutex_unlock(&j->h->mu);
-	if (n < 17) {
-		return 0;
-	}
-	switch (sa.ss_family) {
-	case AF_INET:
-		b[0] = 4;
-		memcpy(b + 1, &((struct sockaddr_in *) &sa)->sin_addr, 4);
-		return 5;
-	case AF_INET6:
-		b[0] = 6;
-		memcpy(b + 1, &((struct sockaddr_in6 *) &sa)->sin6_addr, 16);
-		return 17;
-	default:
-		return 0;
-	}
 }
 
 /* gw_http_conn_peer reads conn's peer address into ss (family 0 if unknown). */
@@ -77,21 +60,11 @@ gw_http_conn_peer(nng_http_conn *conn, struct sockaddr_storage *ss)
 	nng_sockaddr sa;
 	size_t       sz = sizeof(sa);
 
-	memset(ss, 0, sizeof(*ss));
 	if (nni_http_conn_getopt(conn, NNG_OPT_REMADDR, &sa, &sz, 0 /* opaque */) != 0) {
+		memset(ss, 0, sizeof(*ss));
 		return;
 	}
-	if (sa.s_family == NNG_AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *) ss;
-		in->sin_family      = AF_INET;
-		in->sin_port        = sa.s_in.sa_port;
-		in->sin_addr.s_addr = sa.s_in.sa_addr;
-	} else if (sa.s_family == NNG_AF_INET6) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) ss;
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port   = sa.s_in6.sa_port;
-		memcpy(&in6->sin6_addr, sa.s_in6.sa_addr, 16);
-	}
+	rt_sockaddr_from_nng(&sa, ss);
 }
 
 static void
@@ -369,12 +342,6 @@ gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
 	if (h->opts.header_timeout_ms <= 0) {
 		h->opts.header_timeout_ms = 10000;
 	}
-	if ((rc = rt_rate_open(&h->login_rate, opts->login_fails ? opts->login_fails : 20,
-	         opts->login_window_ms ? opts->login_window_ms : 60000,
-	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
-		gw_http_close(h);
-		return rc;
-	}
 	if (opts->web_dir != NULL && opts->web_dir[0] != '\0' &&
 	    (rc = gw_http_static_load(h, opts->web_dir)) != WB_OK) {
 		gw_http_close(h);
@@ -468,7 +435,6 @@ gw_http_close(gw_http *h)
 		gw_http_job_free(j);
 	}
 	nng_url_free(h->url);
-	rt_rate_close(h->login_rate);
 	gw_http_static_free(h);
 	pthread_mutex_destroy(&h->mu);
 	free(h);

@@ -37,9 +37,6 @@ typedef struct gw_http_opts {
 	gw_metrics *metrics;         /* /metrics, /readyz and per-op stats (required) */
 	int         header_timeout_ms; /* a connection idle this long without a whole request head is closed (default 10000) */
 	size_t      max_conns;         /* HTTP connections before idle ones get 250 ms (default: open-files limit - 128) */
-	unsigned    login_fails;       /* failed logins from one client address that lock it (default 20) */
-	uint64_t    login_window_ms;   /* ... counted within this window (default 60000) */
-	uint64_t    login_cooldown_ms; /* how long its logins get 429 (default 60000) */
 } gw_http_opts;
 
 /* gw_http_open prepares the server for opts->url (not yet listening), loading the web page's files. */

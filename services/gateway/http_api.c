@@ -306,9 +306,7 @@ gw_http_api(gw_http_job *j, const gw_http_route *r)
 {
 	char        err[192];
 	const char *msg;
-	uint8_t     peer[32];
-	size_t      peer_len;
-	uint64_t    retry_ms;
+	struct sockaddr_storage client;
 	wb_op       op;
 	int         rc, status;
 
@@ -331,21 +329,9 @@ gw_http_api(gw_http_job *j, const gw_http_route *r)
 		gw_http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
 		return;
 	}
-	/* Logins are limited per client address (and per name by the user service). */
-	peer_len = op == WB_OP_LOGIN ? gw_http_peer(j, peer, sizeof(peer)) : 0;
-	if (peer_len > 0 && rt_rate_check(j->h->login_rate, peer, peer_len,
-	                        gw_http_now_us() / 1000, &retry_ms) != WB_OK) {
-		gw_metrics_record(j->h->metrics, op, gw_http_now_us() - j->start_us, true);
-		gw_http_fail(j, 429, "RATE_LIMITED",
-		    "too many failed logins from this address, retry in %llu s",
-		    (unsigned long long) (retry_ms + 999) / 1000);
-		return;
-	}
-	rc = gw_dispatch(j->h->g, op, j->q, j->rep);
+	gw_http_client(j, &client);
+	rc = gw_dispatch(j->h->g, op, j->q, j->rep, &client);
 	gw_metrics_record(j->h->metrics, op, gw_http_now_us() - j->start_us, rc != WB_OK);
-	if (peer_len > 0 && rc == WB_ELOGIN) {
-		rt_rate_fail(j->h->login_rate, peer, peer_len, gw_http_now_us() / 1000);
-	}
 	if (rc != WB_OK) {
 		msg = NULL;
 		if (wb_reply_code(j->rep, &msg) == WB_OK || msg == NULL) {

@@ -15,7 +15,6 @@
 #include "http.h"
 #include "http_buf.h"
 #include "rt_pool.h"
-#include "rt_rate.h"
 
 #define GW_HTTP_FILES_MAX 32          /* files of the web page */
 #define GW_HTTP_FILE_MAX  (1 << 20)   /* largest one */
@@ -58,7 +57,6 @@ struct gw_http {
 	nng_http_server *srv;
 	nng_http_handler *hd;
 	rt_pool         *pool;
-	rt_rate         *login_rate; /* failed logins per client address */
 	pthread_mutex_t  mu; /* freelist, jobs, closing */
 	gw_http_job     *free, *jobs;
 	bool             closing, started;
@@ -101,8 +99,8 @@ void gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *
 void gw_http_fail(gw_http_job *j, int status, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* gw_http_peer writes a key naming the client's address (IP, without the port) into buf (>= 17 bytes); its length, or 0 if unknown. */
-size_t gw_http_peer(gw_http_job *j, void *buf, size_t n);
+/* gw_http_client copies the job's client address into ss (family 0 if unknown). */
+void gw_http_client(gw_http_job *j, struct sockaddr_storage *ss);
 
 /* gw_http_guard_start raises the open-files limit and starts the connection guard (header deadline, cap). */
 int gw_http_guard_start(gw_http *h);

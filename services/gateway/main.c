@@ -48,12 +48,12 @@ main(int argc, char **argv)
 		    "an HTTP connection idle this long without a whole request head is closed", &hdr_tmo },
 		{ "http-max-conns", "WARBLE_HTTP_MAX_CONNS", "0",
 		    "HTTP connections before idle ones are closed after 250 ms (0: open-files limit - 128)", &max_conns },
-		{ "http-login-fails", "WARBLE_HTTP_LOGIN_FAILS", "20",
-		    "failed HTTP logins from one client address that lock it", &lfails },
-		{ "http-login-window", "WARBLE_HTTP_LOGIN_WINDOW", "60",
+		{ "client-login-fails", "WARBLE_CLIENT_LOGIN_FAILS", "20",
+		    "failed logins from one client address (HTTP or msgpack) that lock it", &lfails },
+		{ "client-login-window", "WARBLE_CLIENT_LOGIN_WINDOW", "60",
 		    "... counted within this many seconds", &lwindow },
-		{ "http-login-cooldown", "WARBLE_HTTP_LOGIN_COOLDOWN", "60",
-		    "seconds a locked client's logins get 429", &lcool },
+		{ "client-login-cooldown", "WARBLE_CLIENT_LOGIN_COOLDOWN", "60",
+		    "seconds a locked client's logins answer RATE_LIMITED", &lcool },
 		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
 		{ NULL },
 	};
@@ -79,9 +79,9 @@ main(int argc, char **argv)
 	    rt_config_u64("auth-cache-ms", cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
 	    rt_config_u64("http-header-timeout-ms", hdr_tmo, 100, 3600000, &hdr_ms) != 0 ||
 	    rt_config_u64("http-max-conns", max_conns, 0, 10000000, &nconns) != 0 ||
-	    rt_config_u64("http-login-fails", lfails, 1, 1000000, &nfails) != 0 ||
-	    rt_config_u64("http-login-window", lwindow, 1, 86400, &window_s) != 0 ||
-	    rt_config_u64("http-login-cooldown", lcool, 1, 86400, &cool_s) != 0) {
+	    rt_config_u64("client-login-fails", lfails, 1, 1000000, &nfails) != 0 ||
+	    rt_config_u64("client-login-window", lwindow, 1, 86400, &window_s) != 0 ||
+	    rt_config_u64("client-login-cooldown", lcool, 1, 86400, &cool_s) != 0) {
 		return 2;
 	}
 
@@ -90,6 +90,9 @@ main(int argc, char **argv)
 	}
 	go.timeout_ms    = (int)tmo;
 	go.auth_cache_ms = (int)ttl;
+	go.login_fails       = (unsigned)nfails;
+	go.login_window_ms   = window_s * 1000;
+	go.login_cooldown_ms = cool_s * 1000;
 	if ((rc = gw_open(&g, &go)) != WB_OK) {
 		RT_ERRORF("cannot dial the services: %s", wb_strerror(rc));
 		return rt_daemon_exit(1);
@@ -125,9 +128,6 @@ main(int argc, char **argv)
 	ho.workers     = (int)nworkers;
 	ho.header_timeout_ms = (int)hdr_ms;
 	ho.max_conns         = (size_t)nconns;
-	ho.login_fails       = (unsigned)nfails;
-	ho.login_window_ms   = window_s * 1000;
-	ho.login_cooldown_ms = cool_s * 1000;
 	if ((rc = gw_metrics_open(&metrics, &mo)) != WB_OK) {
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
 		rt_server_close(srv);

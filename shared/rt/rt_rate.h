@@ -2,7 +2,7 @@
  * rt_rate.h - login failure limiter: after max_fails failed logins of one
  * key within window_ms, the key is locked for cooldown_ms and every login
  * of it is refused (RATE_LIMITED) without checking the password.  The
- * gateway keys it by HTTP client address, the user service by username;
+ * gateway keys it by client address, the user service by username;
  * each limit still applies when the other one lets a login through.
  *
  * Fixed memory: RT_RATE_SLOTS slots, picked by a keyed hash (SipHash

@@ -20,6 +20,7 @@
  * mutex so that rt_server_close can cancel exactly the items waiting in
  * RECV and count the ones still working or sending.
  */
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -58,6 +59,9 @@ typedef struct rt_work {
 	nng_msg      *msg;      /* the request, then the reply, while WORK */
 	uint64_t      start_us; /* when the request arrived */
 } rt_work;
+
+/* The pipe of the request this worker thread's handler is running (rt_server_peer). */
+static _Thread_local nng_pipe rt_server_pipe;
 
 typedef struct rt_route {
 	rt_handler_fn fn;
@@ -313,8 +317,10 @@ rt_server_work_run(void *arg)
 	bool        failed;
 	int         rv;
 
-	w->msg = NULL;
-	rep    = rt_server_reply_build(s, nng_msg_body(msg), nng_msg_len(msg), &op);
+	w->msg         = NULL;
+	rt_server_pipe = nng_msg_get_pipe(msg);
+	rep            = rt_server_reply_build(s, nng_msg_body(msg), nng_msg_len(msg), &op);
+	rt_server_pipe = (nng_pipe) NNG_PIPE_INITIALIZER;
 	nng_msg_clear(msg);
 	rv = rep != NULL ? wb_encode(rep, rt_server_msg_write, msg) : WB_ENOMEM;
 	if (rv != 0) {
@@ -509,6 +515,35 @@ rt_server_close(rt_server *s)
 }
 
 static volatile sig_atomic_t rt_signal_flag;
+
+void
+rt_sockaddr_from_nng(const nng_sockaddr *sa, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (sa->s_family == NNG_AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *) ss;
+		in->sin_family      = AF_INET;
+		in->sin_port        = sa->s_in.sa_port;
+		in->sin_addr.s_addr = sa->s_in.sa_addr;
+	} else if (sa->s_family == NNG_AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) ss;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port   = sa->s_in6.sa_port;
+		memcpy(&in6->sin6_addr, sa->s_in6.sa_addr, 16);
+	}
+}
+
+void
+rt_server_peer(struct sockaddr_storage *ss)
+{
+	nng_sockaddr sa;
+
+	memset(ss, 0, sizeof(*ss));
+	if (nng_pipe_id(rt_server_pipe) > 0 &&
+	    nng_pipe_get_addr(rt_server_pipe, NNG_OPT_REMADDR, &sa) == 0) {
+		rt_sockaddr_from_nng(&sa, ss);
+	}
+}
 
 static void
 rt_signal_handler(int sig)

@@ -10,6 +10,9 @@
 #define RT_SERVER_H
 
 #include <stdint.h>
+#include <sys/socket.h>
+
+#include <nng/nng.h>
 
 #include "wb_proto.h"
 
@@ -45,6 +48,12 @@ int rt_server_start(rt_server *s);
 
 /* rt_server_close stops accepting, finishes requests in flight, and frees the server. */
 void rt_server_close(rt_server *s);
+
+/* rt_server_peer gives the address of the client whose request the calling handler runs (family 0 if it has none: ipc, inproc, or not in a handler). */
+void rt_server_peer(struct sockaddr_storage *ss);
+
+/* rt_sockaddr_from_nng converts an nng TCP address to a sockaddr (family 0 for any other kind). */
+void rt_sockaddr_from_nng(const nng_sockaddr *sa, struct sockaddr_storage *ss);
 
 /* rt_wait_for_signal blocks until SIGTERM or SIGINT (the handler only sets a flag). */
 void rt_wait_for_signal(void);

@@ -754,3 +754,67 @@ Test(rt_server, listen_failure_is_reported, .fini = wbt_cleanup)
 	cr_assert_neq(rt_server_start(s), WB_OK);
 	rt_server_close(s);
 }
+
+/* h_peer answers with the calling client's address family and IPv4 address (0 when it has none). */
+static int
+h_peer(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	struct sockaddr_storage ss;
+	uint64_t                v[2] = { 0, 0 };
+
+	(void) arg;
+	(void) req;
+	rt_server_peer(&ss);
+	v[0] = ss.ss_family;
+	if (ss.ss_family == AF_INET) {
+		v[1] = ntohl(((struct sockaddr_in *) &ss)->sin_addr.s_addr);
+	}
+	return wb_set_u64s(rep, WB_F_IDS, v, 2);
+}
+
+/* peer_of asks a server on url for the address it sees this client at. */
+static void
+peer_of(const char *url, uint64_t *family, uint64_t *addr)
+{
+	rt_server_opts so = { .name = "peer", .url = url, .workers = 2, .contexts = 4 };
+	rt_client_opts o  = { .timeout_ms = 5000 };
+	rt_server     *s;
+	rt_client     *c;
+	wb_obj        *req = wb_request(WB_OP_POST_GET), *rep;
+	const uint64_t *v;
+	size_t          n;
+	uint64_t        one = 1;
+
+	cr_assert_eq(rt_server_open(&s, &so), WB_OK);
+	cr_assert_eq(rt_server_handle(s, WB_OP_POST_GET, h_peer, NULL), WB_OK);
+	cr_assert_eq(rt_server_start(s), WB_OK);
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+	wb_set_u64s(req, WB_F_IDS, &one, 1);
+	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
+	cr_assert(wb_get_u64s(rep, WB_F_IDS, &v, &n) && n == 2);
+	*family = v[0];
+	*addr   = v[1];
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	rt_client_close(c);
+	rt_server_close(s);
+}
+
+Test(rt_server, handler_sees_the_client_address, .fini = wbt_cleanup, .timeout = 60)
+{
+	char                    url[128];
+	uint64_t                family, addr;
+	struct sockaddr_storage ss;
+
+	cr_assert_gt(wbt_tcp_url(url, sizeof(url)), 0);
+	peer_of(url, &family, &addr);
+	cr_assert_eq(family, AF_INET);
+	cr_assert_eq(addr, INADDR_LOOPBACK);
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "peer"), 0);
+	peer_of(url, &family, &addr);
+	cr_assert_eq(family, 0, "an ipc client has no address");
+
+	rt_server_peer(&ss);
+	cr_assert_eq(ss.ss_family, 0, "outside a handler there is no client");
+}

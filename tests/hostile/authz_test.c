@@ -285,10 +285,27 @@ Test(authz, nobody_acts_as_another_user, .fini = wbt_cleanup, .timeout = 180)
 	cr_assert_eq(hs_stop(&hc), 0);
 }
 
-Test(authz, login_rate_limits, .fini = wbt_cleanup, .timeout = 180)
+/* az_wait_login_http logs name in over HTTP until it works (the client lock's cooldown ends within 10 s). */
+static void
+az_wait_login_http(const char *name, const char *password)
+{
+	char body[160], err[64];
+	bool ok = false;
+
+	snprintf(body, sizeof(body), "{\"name\":\"%s\",\"password\":\"%s\"}", name, password);
+	for (long long end = wbt_now_ms() + 10000; !ok && wbt_now_ms() < end; wbt_sleep_ms(200)) {
+		int st = az_http("POST", "/api/v1/sessions", NULL, body, err, sizeof(err));
+		cr_assert(st == 201 || st == 429, "status %d", st);
+		ok = st == 201;
+	}
+	cr_assert(ok, "the client address still locked 10 s after a 3 s cooldown");
+}
+
+/* Per username: the user service locks a name after failed logins, over both APIs. */
+Test(authz, login_rate_limits_per_name, .fini = wbt_cleanup, .timeout = 180)
 {
 	const char *env[] = { "WARBLE_LOGIN_FAILS=3", "WARBLE_LOGIN_COOLDOWN=2",
-		"WARBLE_HTTP_LOGIN_FAILS=6", "WARBLE_HTTP_LOGIN_COOLDOWN=3", NULL };
+		"WARBLE_CLIENT_LOGIN_FAILS=1000", NULL };
 	warble_client *wc;
 	char           name[64];
 	bool           ok = false;
@@ -296,7 +313,6 @@ Test(authz, login_rate_limits, .fini = wbt_cleanup, .timeout = 180)
 	cr_assert_eq(hs_start(&hc, env), 0, "cluster did not start");
 	cr_assert_not_null(wc = hs_session(&hc, "rl_dave", "dave-password"));
 	cr_assert_not_null(hs_session(&hc, "rl_erin", "erin-password"));
-	cr_assert_not_null(hs_session(&hc, "rl_fred", "fred-password"));
 
 	/* per username, SDK: 3 failures lock dave, even his right password */
 	for (int i = 0; i < 3; i++) {
@@ -331,8 +347,22 @@ Test(authz, login_rate_limits, .fini = wbt_cleanup, .timeout = 180)
 	    429);
 	cr_assert_str_eq(name, "RATE_LIMITED");
 
-	/* per client, HTTP: 6 failures over different names lock this address for every name */
-	for (int i = 0; i < 3; i++) {
+	warble_close(wc);
+	cr_assert_eq(hs_stop(&hc), 0);
+}
+
+/* Per client: the gateway locks an address after failed logins of any names, on both ports alike. */
+Test(authz, login_rate_limits_per_client, .fini = wbt_cleanup, .timeout = 180)
+{
+	const char *env[] = { "WARBLE_CLIENT_LOGIN_FAILS=6", "WARBLE_CLIENT_LOGIN_COOLDOWN=3", NULL };
+	warble_client *wc;
+	char           name[64];
+
+	cr_assert_eq(hs_start(&hc, env), 0, "cluster did not start");
+	cr_assert_not_null(wc = hs_session(&hc, "rl_fred", "fred-password"));
+
+	/* HTTP: 6 failures over different names lock this address for every name */
+	for (int i = 0; i < 6; i++) {
 		char body[128];
 		snprintf(body, sizeof(body), "{\"name\":\"rl_ghost%d\",\"password\":\"wrong-password\"}", i);
 		cr_assert_eq(az_http("POST", "/api/v1/sessions", NULL, body, name, sizeof(name)), 401);
@@ -341,16 +371,23 @@ Test(authz, login_rate_limits, .fini = wbt_cleanup, .timeout = 180)
 	                 "{\"name\":\"rl_fred\",\"password\":\"fred-password\"}", name, sizeof(name)),
 	    429, "the client address should be locked after 6 failures");
 	cr_assert_str_eq(name, "RATE_LIMITED");
-	/* fred himself is fine over msgpack (the per-client limit is the HTTP gateway's) */
-	cr_assert_eq(warble_login(wc, "rl_fred", "fred-password", NULL), 0);
-	ok = false;
-	for (long long end = wbt_now_ms() + 10000; !ok && wbt_now_ms() < end; wbt_sleep_ms(200)) {
-		int st = az_http("POST", "/api/v1/sessions", NULL,
-		    "{\"name\":\"rl_fred\",\"password\":\"fred-password\"}", name, sizeof(name));
-		cr_assert(st == 201 || st == 429, "status %d", st);
-		ok = st == 201;
+	/* the address is locked on the msgpack port too (both are the gateway's) */
+	cr_assert_eq(warble_login(wc, "rl_fred", "fred-password", NULL), WARBLE_ERATE,
+	    "msgpack login from a locked address: %s", warble_errmsg(wc));
+	cr_assert(strstr(warble_errmsg(wc), "address") != NULL, "%s", warble_errmsg(wc));
+	az_wait_login_http("rl_fred", "fred-password");
+
+	/* msgpack: 6 failures over different names lock the address for HTTP too */
+	for (int i = 0; i < 6; i++) {
+		char ghost[32];
+		snprintf(ghost, sizeof(ghost), "rl_spook%d", i);
+		cr_assert_eq(warble_login(wc, ghost, "wrong-password", NULL), WARBLE_ELOGIN);
 	}
-	cr_assert(ok, "the client address still locked 10 s after a 3 s cooldown");
+	cr_assert_eq(warble_login(wc, "rl_fred", "fred-password", NULL), WARBLE_ERATE);
+	cr_assert_eq(az_http("POST", "/api/v1/sessions", NULL,
+	                 "{\"name\":\"rl_fred\",\"password\":\"fred-password\"}", name, sizeof(name)),
+	    429);
+	az_wait_login_http("rl_fred", "fred-password");
 	warble_close(wc);
 	cr_assert_eq(hs_stop(&hc), 0);
 }
