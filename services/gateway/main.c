@@ -100,7 +100,6 @@ main(int argc, char **argv)
 	so.name     = "gateway";
 	so.url      = url;
 	so.workers  = (int)nworkers;
-	so.contexts = (int)nworkers * 4;
 	if ((rc = rt_server_open(&srv, &so)) != WB_OK) {
 		RT_ERRORF("cannot create the server: %s", wb_strerror(rc));
 		gw_close(g);

@@ -1,24 +1,20 @@
 /*
  * rt_server.c - the REP server every Warble daemon runs.
  *
- * The socket carries `contexts` work items, each with its own nng context
- * and aio, cycling through a small state machine (after nng's demo/async):
+ * Each of `workers` threads owns one nng context and serves it in a loop:
  *
- *            recv done                 reply encoded
- *   RECV ---------------> WORK -----------------------> SEND
- *    ^   (aio callback:    (worker thread: decode,       |
- *    |    hand to pool)     check, handler, stats,       |
- *    |                      encode into the nng_msg)     |
- *    +---------------------------------------------------+
- *                      send done (aio callback)
+ *   receive (wait) -> decode, check, handler, stats, encode -> send (wait)
  *
- *   any state --(closing, or socket closed/aio canceled)--> DONE
+ * An aio with no callback wakes its waiting thread straight from nng's
+ * completion, so a request costs one thread hand-off each way (an aio
+ * callback that queued work for a pool cost two).  A REP socket keeps
+ * requests that find every context busy in its pipes: `workers` is the
+ * number of requests in service at once.
  *
- * Aio callbacks run on nng's small shared thread pool, so they only move
- * a work item along and never block; decoding, handlers and encoding run
- * on the server's own rt_pool.  State changes happen under the server's
- * mutex so that rt_server_close can cancel exactly the items waiting in
- * RECV and count the ones still working or sending.
+ * Closing cancels the receives of idle workers (under the server's mutex,
+ * so a worker about to receive sees the flag instead), lets busy ones
+ * finish and send their replies for up to RT_SERVER_DRAIN_MS, then closes
+ * the socket and joins every thread.
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -31,33 +27,24 @@
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "rt_log.h"
-#include "rt_pool.h"
 #include "rt_server.h"
 #include "rt_stats.h"
 
-#define RT_SERVER_WORKERS  8
-#define RT_SERVER_CONTEXTS 64
-#define RT_SERVER_MAX_MSG  (4u << 20)
-#define RT_SERVER_SEND_MS  10000 /* a reply the peer will not take in 10 s is dropped */
-#define RT_SERVER_DRAIN_MS 5000  /* close waits this long for requests in flight */
-#define RT_SERVER_MAX_CTX  4096
-#define RT_SERVER_GAUGES   64
+#define RT_SERVER_WORKERS     8
+#define RT_SERVER_MAX_WORKERS 4096
+#define RT_SERVER_MAX_MSG     (4u << 20)
+#define RT_SERVER_SEND_MS     10000 /* a reply the peer will not take in 10 s is dropped */
+#define RT_SERVER_DRAIN_MS    5000  /* close waits this long for requests in flight */
+#define RT_SERVER_GAUGES      64
 
-typedef enum rt_work_state {
-	RT_WORK_IDLE, /* not started yet */
-	RT_WORK_RECV, /* waiting for a request */
-	RT_WORK_WORK, /* queued on or running in the pool */
-	RT_WORK_SEND, /* reply being sent */
-	RT_WORK_DONE, /* stopped (server closing) */
-} rt_work_state;
-
+/* One worker thread and its context. */
 typedef struct rt_work {
-	rt_server    *srv;
-	rt_work_state state;
-	nng_aio      *aio;
-	nng_ctx       ctx;
-	nng_msg      *msg;      /* the request, then the reply, while WORK */
-	uint64_t      start_us; /* when the request arrived */
+	rt_server *srv;
+	nng_aio   *aio;
+	nng_ctx    ctx;
+	pthread_t  thread;
+	bool       running;   /* the thread was started */
+	bool       receiving; /* waiting for a request (under srv->mtx) */
 } rt_work;
 
 /* The pipe of the request this worker thread's handler is running (rt_server_peer). */
@@ -78,12 +65,10 @@ struct rt_server {
 	char      *name;
 	char      *url;
 	int        nworkers;
-	int        nworks;
 	size_t     max_msg;
 	nng_socket   sock;
 	bool         sock_open;
 	nng_listener listener;
-	rt_pool   *pool;
 	rt_stats  *stats;
 	rt_route   routes[WB_OP_COUNT];
 	rt_gauge   gauges[RT_SERVER_GAUGES];
@@ -92,9 +77,8 @@ struct rt_server {
 	uint64_t   start_us;
 
 	pthread_mutex_t mtx;
-	pthread_cond_t  cv;     /* signalled when an item becomes DONE or idle */
-	int             active; /* items not DONE */
-	int             busy;   /* items in WORK or SEND */
+	pthread_cond_t  cv;     /* signalled when a worker thread ends */
+	int             active; /* worker threads still serving */
 	bool            closing;
 	bool            started;
 };
@@ -151,8 +135,8 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 {
 	rt_server *s;
 
-	if (opts == NULL || opts->url == NULL || opts->workers < 0 || opts->contexts < 0 ||
-	    opts->contexts > RT_SERVER_MAX_CTX) {
+	if (opts == NULL || opts->url == NULL || opts->workers < 0 ||
+	    opts->workers > RT_SERVER_MAX_WORKERS) {
 		return WB_EINVAL;
 	}
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
@@ -161,7 +145,6 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	s->name     = strdup(opts->name != NULL ? opts->name : "warble");
 	s->url      = strdup(opts->url);
 	s->nworkers = opts->workers > 0 ? opts->workers : RT_SERVER_WORKERS;
-	s->nworks   = opts->contexts > 0 ? opts->contexts : RT_SERVER_CONTEXTS;
 	s->max_msg  = opts->max_msg > 0 ? opts->max_msg : RT_SERVER_MAX_MSG;
 	s->stats    = rt_stats_new();
 	s->start_us = rt_server_now_us();
@@ -270,54 +253,16 @@ out:
 	return rep;
 }
 
-static void
-rt_server_work_recv(rt_work *w)
+/* rt_server_serve turns a request message into its reply (in place); false if there is nothing to send. */
+static bool
+rt_server_serve(rt_server *s, nng_msg *msg, uint64_t start_us)
 {
-	/* caller holds srv->mtx */
-	w->state = RT_WORK_RECV;
-	nng_aio_set_timeout(w->aio, NNG_DURATION_INFINITE);
-	nng_ctx_recv(w->ctx, w->aio);
-}
-
-static void
-rt_server_work_done(rt_work *w)
-{
-	/* caller holds srv->mtx */
-	w->state = RT_WORK_DONE;
-	w->srv->active--;
-	pthread_cond_broadcast(&w->srv->cv);
-}
-
-/* rt_server_work_finish ends a WORK or SEND cycle: back to RECV, or DONE when closing. */
-static void
-rt_server_work_finish(rt_work *w)
-{
-	rt_server *s = w->srv;
-
-	pthread_mutex_lock(&s->mtx);
-	s->busy--;
-	if (s->closing) {
-		rt_server_work_done(w);
-	} else {
-		rt_server_work_recv(w);
-	}
-	pthread_mutex_unlock(&s->mtx);
-}
-
-/* rt_server_work_run runs on a worker thread: request bytes in, reply sent out. */
-static void
-rt_server_work_run(void *arg)
-{
-	rt_work   *w   = arg;
-	rt_server *s   = w->srv;
-	nng_msg   *msg = w->msg;
-	wb_obj    *rep;
+	wb_obj     *rep;
 	wb_op       op = WB_OP_NONE;
 	const char *emsg;
 	bool        failed;
 	int         rv;
 
-	w->msg         = NULL;
 	rt_server_pipe = nng_msg_get_pipe(msg);
 	rep            = rt_server_reply_build(s, nng_msg_body(msg), nng_msg_len(msg), &op);
 	rt_server_pipe = (nng_pipe) NNG_PIPE_INITIALIZER;
@@ -333,77 +278,73 @@ rt_server_work_run(void *arg)
 	}
 	failed = rep == NULL || wb_reply_code(rep, &emsg) != WB_OK;
 	wb_msg_free(rep);
-	rt_stats_record(s->stats, op, rt_server_now_us() - w->start_us, failed);
-	if (rv != 0) {
-		nng_msg_free(msg); /* nothing to send: the client times out */
-		rt_server_work_finish(w);
-		return;
-	}
-	pthread_mutex_lock(&s->mtx);
-	w->state = RT_WORK_SEND;
-	nng_aio_set_msg(w->aio, msg);
-	nng_aio_set_timeout(w->aio, RT_SERVER_SEND_MS);
-	nng_ctx_send(w->ctx, w->aio);
-	pthread_mutex_unlock(&s->mtx);
+	rt_stats_record(s->stats, op, rt_server_now_us() - start_us, failed);
+	return rv == 0; /* else nothing to send: the client times out */
 }
 
-/* rt_server_work_cb is the aio callback: it must not block. */
-static void
-rt_server_work_cb(void *arg)
+/* rt_server_recv waits for w's next request; NULL when the server closes. */
+static nng_msg *
+rt_server_recv(rt_work *w)
 {
-	rt_work   *w  = arg;
-	rt_server *s  = w->srv;
-	int        rv = nng_aio_result(w->aio);
+	rt_server *s = w->srv;
+	int        rv;
 
-	pthread_mutex_lock(&s->mtx);
-	switch (w->state) {
-	case RT_WORK_RECV:
-		if (rv != 0) {
-			if (rv == NNG_ECLOSED || rv == NNG_ECANCELED || s->closing) {
-				rt_server_work_done(w);
-			} else {
-				RT_WARNF("receive failed: %s", nng_strerror(rv));
-				rt_server_work_recv(w);
-			}
-			break;
+	for (;;) {
+		pthread_mutex_lock(&s->mtx);
+		if (s->closing) {
+			pthread_mutex_unlock(&s->mtx);
+			return NULL;
 		}
-		w->msg = nng_aio_get_msg(w->aio);
-		nng_aio_set_msg(w->aio, NULL);
-		w->start_us = rt_server_now_us();
-		w->state    = RT_WORK_WORK;
-		s->busy++;
-		if ((rv = rt_pool_submit(s->pool, rt_server_work_run, w)) != 0) {
-			RT_WARNF("dropping a request: %s", wb_strerror(rv));
-			nng_msg_free(w->msg);
-			w->msg = NULL;
-			s->busy--;
-			if (s->closing) {
-				rt_server_work_done(w);
-			} else {
-				rt_server_work_recv(w);
-			}
+		w->receiving = true;
+		nng_aio_set_timeout(w->aio, NNG_DURATION_INFINITE);
+		nng_ctx_recv(w->ctx, w->aio);
+		pthread_mutex_unlock(&s->mtx);
+		nng_aio_wait(w->aio);
+		pthread_mutex_lock(&s->mtx);
+		w->receiving = false;
+		pthread_mutex_unlock(&s->mtx);
+		if ((rv = nng_aio_result(w->aio)) == 0) {
+			return nng_aio_get_msg(w->aio);
 		}
-		break;
-	case RT_WORK_SEND:
-		if (rv != 0) {
+		if (rv == NNG_ECLOSED || rv == NNG_ECANCELED) {
+			return NULL;
+		}
+		RT_WARNF("receive failed: %s", nng_strerror(rv));
+	}
+}
+
+/* rt_server_worker is a worker thread: receive, serve, send, until the server closes. */
+static void *
+rt_server_worker(void *arg)
+{
+	rt_work   *w = arg;
+	rt_server *s = w->srv;
+	nng_msg   *msg;
+	int        rv;
+
+	while ((msg = rt_server_recv(w)) != NULL) {
+		if (!rt_server_serve(s, msg, rt_server_now_us())) {
+			nng_msg_free(msg);
+			continue;
+		}
+		nng_aio_set_msg(w->aio, msg);
+		nng_aio_set_timeout(w->aio, RT_SERVER_SEND_MS);
+		nng_ctx_send(w->ctx, w->aio);
+		nng_aio_wait(w->aio);
+		if ((rv = nng_aio_result(w->aio)) != 0) {
 			/* The reply is still ours: a peer gone, a timeout, a closed socket. */
 			nng_msg_free(nng_aio_get_msg(w->aio));
-			nng_aio_set_msg(w->aio, NULL);
-			if (rv != NNG_ECLOSED) {
-				RT_DEBUGF("reply not sent: %s", nng_strerror(rv));
+			if (rv == NNG_ECLOSED) {
+				break;
 			}
+			RT_DEBUGF("reply not sent: %s", nng_strerror(rv));
 		}
-		s->busy--;
-		if (s->closing || rv == NNG_ECLOSED) {
-			rt_server_work_done(w);
-		} else {
-			rt_server_work_recv(w);
-		}
-		break;
-	default:
-		break; /* IDLE/WORK/DONE get no aio completions */
 	}
+	pthread_mutex_lock(&s->mtx);
+	s->active--;
+	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mtx);
+	return NULL;
 }
 
 /* rt_server_start listens and begins serving. */
@@ -416,10 +357,7 @@ rt_server_start(rt_server *s)
 		return WB_EINVAL;
 	}
 	s->started = true;
-	if ((rv = rt_pool_open(&s->pool, s->nworkers)) != 0) {
-		return rv;
-	}
-	if ((s->works = calloc((size_t) s->nworks, sizeof(rt_work))) == NULL) {
+	if ((s->works = calloc((size_t) s->nworkers, sizeof(rt_work))) == NULL) {
 		return WB_ENOMEM;
 	}
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
@@ -428,11 +366,11 @@ rt_server_start(rt_server *s)
 	}
 	s->sock_open = true;
 	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, s->max_msg);
-	for (int i = 0; i < s->nworks; i++) {
+	for (int i = 0; i < s->nworkers; i++) {
 		rt_work *w = &s->works[i];
 
 		w->srv = s;
-		if ((rv = nng_aio_alloc(&w->aio, rt_server_work_cb, w)) != 0 ||
+		if ((rv = nng_aio_alloc(&w->aio, NULL, NULL)) != 0 ||
 		    (rv = nng_ctx_open(&w->ctx, s->sock)) != 0) {
 			RT_ERRORF("cannot set up context %d: %s", i, nng_strerror(rv));
 			return WB_ENOMEM;
@@ -445,14 +383,22 @@ rt_server_start(rt_server *s)
 		    WB_EINVAL :
 		    WB_EUNAVAIL;
 	}
-	pthread_mutex_lock(&s->mtx);
-	for (int i = 0; i < s->nworks; i++) {
+	for (int i = 0; i < s->nworkers; i++) {
+		rt_work *w = &s->works[i];
+
+		pthread_mutex_lock(&s->mtx);
 		s->active++;
-		rt_server_work_recv(&s->works[i]);
+		pthread_mutex_unlock(&s->mtx);
+		if (pthread_create(&w->thread, NULL, rt_server_worker, w) != 0) {
+			pthread_mutex_lock(&s->mtx);
+			s->active--;
+			pthread_mutex_unlock(&s->mtx);
+			RT_ERRORF("cannot start worker %d", i);
+			return WB_ENOMEM;
+		}
+		w->running = true;
 	}
-	pthread_mutex_unlock(&s->mtx);
-	RT_INFOF("%s listening on %s (%d workers, %d contexts)", s->name, s->url, s->nworkers,
-	    s->nworks);
+	RT_INFOF("%s listening on %s (%d workers)", s->name, s->url, s->nworkers);
 	return WB_OK;
 }
 
@@ -465,11 +411,11 @@ rt_server_close(rt_server *s)
 	if (s == NULL) {
 		return;
 	}
-	/* 1. Stop receiving: cancel every item waiting for a request. */
+	/* 1. Stop receiving: cancel every worker waiting for a request. */
 	pthread_mutex_lock(&s->mtx);
 	s->closing = true;
-	for (int i = 0; s->works != NULL && i < s->nworks; i++) {
-		if (s->works[i].state == RT_WORK_RECV && s->works[i].aio != NULL) {
+	for (int i = 0; s->works != NULL && i < s->nworkers; i++) {
+		if (s->works[i].receiving) {
 			nng_aio_cancel(s->works[i].aio);
 		}
 	}
@@ -478,26 +424,22 @@ rt_server_close(rt_server *s)
 	dl.tv_sec += RT_SERVER_DRAIN_MS / 1000;
 	while (s->active > 0) {
 		if (pthread_cond_timedwait(&s->cv, &s->mtx, &dl) != 0) {
-			RT_WARNF("closing with %d requests still in flight", s->busy);
+			RT_WARNF("closing with %d requests still in flight", s->active);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&s->mtx);
-	/* 3. Close the socket (fails whatever is left), drain the pool, stop the aios. */
+	/* 3. Close the socket (fails whatever is left), join the workers, free their aios. */
 	if (s->sock_open) {
 		nng_close(s->sock);
 	}
-	rt_pool_close(s->pool);
-	for (int i = 0; s->works != NULL && i < s->nworks; i++) {
+	for (int i = 0; s->works != NULL && i < s->nworkers; i++) {
 		rt_work *w = &s->works[i];
 
-		if (w->aio != NULL) {
-			nng_aio_stop(w->aio);
-			nng_aio_free(w->aio);
+		if (w->running) {
+			pthread_join(w->thread, NULL);
 		}
-		if (w->msg != NULL) {
-			nng_msg_free(w->msg);
-		}
+		nng_aio_free(w->aio);
 	}
 	if (s->started) {
 		RT_INFOF("%s stopped", s->name);

@@ -1,7 +1,6 @@
 /*
- * rt_server.h - a REP server: many nng contexts in flight, each a small
- * state machine (RECV -> WORK -> SEND), with the work (decoding, the
- * handler, encoding) run on a worker pool so nng's callbacks never block.
+ * rt_server.h - a REP server: worker threads, each receiving on its own
+ * nng context, decoding, running the op's handler and sending the reply.
  *
  * ping and stats are built in; stats reports per-op counts, errors and
  * latency histograms, plus any gauges the service registers.
@@ -29,8 +28,7 @@ typedef uint64_t (*rt_gauge_fn)(void *arg);
 typedef struct rt_server_opts {
 	const char *name;     /* service name, for logs and stats */
 	const char *url;      /* listen URL */
-	int         workers;  /* worker threads (default 8) */
-	int         contexts; /* requests in flight (default 64) */
+	int         workers;  /* worker threads, each serving one request at a time (default 8) */
 	size_t      max_msg;  /* largest request in bytes (default 4 MiB) */
 } rt_server_opts;
 

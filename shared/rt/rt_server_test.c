@@ -554,7 +554,7 @@ g_answer(void *arg)
 static rt_server *
 local_server(char *url, size_t n)
 {
-	rt_server_opts so = { .name = "local", .workers = 4, .contexts = 16 };
+	rt_server_opts so = { .name = "local", .workers = 4 };
 	rt_server     *s;
 
 	cr_assert_eq(wbt_ipc_url(url, n, "local"), 0);
@@ -776,7 +776,7 @@ h_peer(void *arg, const wb_obj *req, wb_obj *rep)
 static void
 peer_of(const char *url, uint64_t *family, uint64_t *addr)
 {
-	rt_server_opts so = { .name = "peer", .url = url, .workers = 2, .contexts = 4 };
+	rt_server_opts so = { .name = "peer", .url = url, .workers = 2 };
 	rt_client_opts o  = { .timeout_ms = 5000 };
 	rt_server     *s;
 	rt_client     *c;

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "rt_config.h"
 #include "rt_daemon.h"
 #include "rt_log.h"
 #include "rt_server.h"
@@ -15,29 +14,23 @@ int
 main(int argc, char **argv)
 {
 	static rt_daemon   d = { .name = "ping" };
-	static const char *url, *contexts;
+	static const char *url;
 	rt_opt             opts[] = {
                 { "url", "WARBLE_PING_URL", "tcp://127.0.0.1:7199", "listen URL", &url },
                 { "workers", "WARBLE_WORKERS", "4", "worker threads", &d.workers },
-                { "contexts", "WARBLE_CONTEXTS", "64", "requests in flight", &contexts },
                 { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
                 { NULL },
 	};
 	rt_server_opts so = { .name = "ping" };
 	rt_server     *srv;
-	uint64_t       ncontexts;
 	int            rv;
 
 	rv = rt_daemon_init(&d, opts, "the Warble runtime's test daemon (ping, stats)", argc, argv);
 	if (rv != RT_DAEMON_RUN) {
 		return rv;
 	}
-	if (rt_config_u64("contexts", contexts, 1, 4096, &ncontexts) != 0) {
-		return 2;
-	}
 	so.url      = url;
 	so.workers  = (int) d.nworkers;
-	so.contexts = (int) ncontexts;
 	if ((rv = rt_server_open(&srv, &so)) != 0) {
 		RT_ERRORF("cannot create the server: %s", wb_strerror(rv));
 		return rt_daemon_exit(1);
