@@ -40,53 +40,51 @@ warble_ops_bad(warble_client *c, const char *what)
 	return warble_fail(c, WARBLE_EINVAL, what);
 }
 
-int
-warble_register(warble_client *c, const char *name, const char *password,
-    uint64_t *uid)
+/* warble_ops_credentials sends op with a name and password; the reply goes to *rep. */
+static int
+warble_ops_credentials(warble_client *c, wb_op op, const char *name,
+    const char *password, wb_obj **rep)
 {
-	wb_obj *q, *r;
-	int     rc;
+	wb_obj *q;
 
+	*rep = NULL;
 	if (c == NULL) {
 		return WARBLE_EINVAL;
 	}
 	if (name == NULL || password == NULL) {
 		return warble_ops_bad(c, "name and password are required");
 	}
-	q = warble_ops_req(WB_OP_REGISTER, WB_F_NAME, name);
+	q = warble_ops_req(op, WB_F_NAME, name);
 	if (q != NULL && wb_set_cstr(q, WB_F_PASSWORD, password) != WB_OK) {
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = warble_call(c, q, WARBLE_AUTH_NONE, &r)) != WARBLE_OK) {
-		return rc;
-	}
-	if (uid != NULL) {
+	return warble_call(c, q, WARBLE_AUTH_NONE, rep);
+}
+
+int
+warble_register(warble_client *c, const char *name, const char *password,
+    uint64_t *uid)
+{
+	wb_obj *r;
+	int     rc = warble_ops_credentials(c, WB_OP_REGISTER, name, password, &r);
+
+	if (rc == WARBLE_OK && uid != NULL) {
 		*uid = wb_u64(r, WB_F_UID, 0);
 	}
 	wb_msg_free(r);
-	return WARBLE_OK;
+	return rc;
 }
 
 int
 warble_login(warble_client *c, const char *name, const char *password,
     uint64_t *uid)
 {
-	wb_obj *q, *r;
+	wb_obj *r;
 	int     rc;
 
-	if (c == NULL) {
-		return WARBLE_EINVAL;
-	}
-	if (name == NULL || password == NULL) {
-		return warble_ops_bad(c, "name and password are required");
-	}
-	q = warble_ops_req(WB_OP_LOGIN, WB_F_NAME, name);
-	if (q != NULL && wb_set_cstr(q, WB_F_PASSWORD, password) != WB_OK) {
-		wb_msg_free(q);
-		q = NULL;
-	}
-	if ((rc = warble_call(c, q, WARBLE_AUTH_NONE, &r)) != WARBLE_OK) {
+	rc = warble_ops_credentials(c, WB_OP_LOGIN, name, password, &r);
+	if (rc != WARBLE_OK) {
 		return rc;
 	}
 	if (!wb_has(r, WB_F_TOKEN)) {
