@@ -426,6 +426,32 @@ hb_cell_make(const void *row, size_t row_len, const void *qual,
 	return c;
 }
 
+/*
+ * hb_column_range checks a column's row and qualifier against family f
+ * (NULL: no such family) and writes the keys that bound its versions <=
+ * version: begin = [col|~version] (*cl + 8 bytes) and end = [col|FF..FF|00]
+ * (*cl + 9 bytes, past every version of the column).  Both hold
+ * HB_KEY_MAX + 1 bytes.
+ */
+static int
+hb_column_range(size_t *cl, uint8_t *begin, uint8_t *end, const hb_fam *f,
+    const void *row, size_t row_len, const void *qual, size_t qual_len,
+    uint64_t version)
+{
+	int rv;
+
+	if (f == NULL)
+		return WB_EINVAL;
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+		return rv;
+	*cl = hb_key_column(begin, &f->fmt, row, row_len, qual, qual_len);
+	memcpy(end, begin, *cl);
+	memset(end + *cl, 0xFF, 8);
+	end[*cl + 8] = 0;
+	hb_key_put_version(begin + *cl, version);
+	return WB_OK;
+}
+
 int
 hb_get(hb_table *t, int fam, const void *row, size_t row_len,
     const void *qual, size_t qual_len, hb_cell **out)
@@ -433,25 +459,21 @@ hb_get(hb_table *t, int fam, const void *row, size_t row_len,
 	hb_fam *f = hb_fam_get(t, fam);
 	uint8_t key[HB_KEY_MAX + 1], upper[HB_KEY_MAX + 1];
 	char   *err = NULL;
+	size_t  cl;
 	int     rv;
 
 	if (out == NULL)
 		return WB_EINVAL;
 	*out = NULL;
-	if (f == NULL)
-		return WB_EINVAL;
-	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
-		return rv;
 	/*
 	 * Seek to the column's newest possible key; the upper bound ends the
 	 * column, so tombstones of other columns are never walked:
 	 *   [col|00..00]  ...versions...  [col|FF..FF] < [col|FF..FF|00]
 	 */
-	size_t cl = hb_key_column(key, &f->fmt, row, row_len, qual, qual_len);
-	memcpy(upper, key, cl);
-	memset(upper + cl, 0xFF, 8);
-	upper[cl + 8] = 0;
-	hb_key_put_version(key + cl, HB_LATEST);
+	rv = hb_column_range(&cl, key, upper, f, row, row_len, qual, qual_len,
+	    HB_LATEST);
+	if (rv != WB_OK)
+		return rv;
 
 	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)upper, cl + 9);
@@ -712,18 +734,14 @@ hb_batch_delete_column(hb_batch *b, hb_table *t, int fam,
 {
 	hb_fam *f = hb_batch_fam(b, t, fam);
 	uint8_t begin[HB_KEY_MAX + 1], end[HB_KEY_MAX + 1];
+	size_t  cl;
 	int     rv;
 
-	if (f == NULL)
-		return WB_EINVAL;
-	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
-		return rv;
 	/* versions <= version: [col|~version, col|FF..FF|00) */
-	size_t cl = hb_key_column(begin, &f->fmt, row, row_len, qual, qual_len);
-	memcpy(end, begin, cl);
-	memset(end + cl, 0xFF, 8);
-	end[cl + 8] = 0;
-	hb_key_put_version(begin + cl, version);
+	rv = hb_column_range(&cl, begin, end, f, row, row_len, qual, qual_len,
+	    version);
+	if (rv != WB_OK)
+		return rv;
 	hb_batch_delete_range(b, f, begin, cl + 8, end, cl + 9);
 	b->n++;
 	return WB_OK;
