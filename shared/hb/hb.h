@@ -178,6 +178,12 @@ typedef struct hb_scan_opts {
 	                           * back): for finding every cell to delete */
 } hb_scan_opts;
 
+/* hb_scan_opts_id_row sets o to scan only the fixed 8-byte row of id,
+ * newest version first, every other setting zero (the caller adds version
+ * bounds, a limit and the like); id is written big-endian into row, which
+ * must stay valid until hb_scan_open. */
+void hb_scan_opts_id_row(hb_scan_opts *o, uint8_t row[8], uint64_t id);
+
 /* hb_scan_open starts a scan over a family (opts may be NULL: everything). */
 int hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts);
 

@@ -235,6 +235,16 @@ hb_scan_bounds(hb_scan *s, const hb_scan_opts *o)
 	return WB_OK;
 }
 
+void
+hb_scan_opts_id_row(hb_scan_opts *o, uint8_t row[8], uint64_t id)
+{
+	hb_u64_be(row, id);
+	*o = (hb_scan_opts){
+		.start_row = row, .start_row_len = 8,
+		.row_prefix = row, .row_prefix_len = 8,
+	};
+}
+
 int
 hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 {

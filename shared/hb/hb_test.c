@@ -972,6 +972,54 @@ crash_child(const char *path, int wfd)
 	_exit(0);
 }
 
+Test(hb, scan_opts_id_row, .init = tdir_make, .fini = tdir_remove)
+{
+	hb_family_opts f[] = {{.name = "tl", .row_len = 8, .qual_len = HB_NONE}};
+	hb_table      *t;
+	hb_scan       *s;
+	hb_cell        c;
+	uint8_t        row[8];
+	uint64_t       ids[] = {0xFE, 0xFF, 0x100}, v;
+	hb_scan_opts   o;
+
+	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
+	for (size_t i = 0; i < 3; i++) {
+		hb_u64_be(row, ids[i]);
+		for (v = 1; v <= 10; v++)
+			cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, v, row, 8), WB_OK);
+	}
+	memset(&o, 0xAA, sizeof(o));
+	hb_scan_opts_id_row(&o, row, 0xFF);
+	cr_assert_eq(hb_be_u64(row), 0xFF);
+	cr_assert(o.start_row == row && o.start_row_len == 8 &&
+	    o.row_prefix == row && o.row_prefix_len == 8);
+	cr_assert(o.stop_row == NULL && o.start_qual == NULL &&
+	    o.qual_prefix == NULL && o.resume == NULL && o.max_versions == 0 &&
+	    o.min_version == 0 && o.max_version == 0 && o.limit == 0 &&
+	    !o.all_versions, "every other setting is zero");
+	/* the whole row, newest first, none of its neighbours */
+	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_OK);
+	for (v = 10; hb_scan_next(s, &c) == WB_OK; v--) {
+		cr_assert_eq(hb_be_u64(c.row), 0xFF);
+		cr_assert_eq(hb_be_u64(c.value), 0xFF);
+		cr_assert_eq(c.version, v);
+	}
+	cr_assert_eq(v, 0, "all 10 versions");
+	hb_scan_close(s);
+	/* with version bounds and a limit */
+	o.min_version = 3;
+	o.max_version = 8;
+	o.limit = 4;
+	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_OK);
+	for (v = 8; v > 4; v--) {
+		cr_assert_eq(hb_scan_next(s, &c), WB_OK);
+		cr_assert_eq(c.version, v);
+	}
+	cr_assert_eq(hb_scan_next(s, &c), WB_EEND);
+	hb_scan_close(s);
+	hb_close(t);
+}
+
 Test(hb, batches_atomic_under_sigkill, .init = tdir_make, .fini = tdir_remove,
     .timeout = 120)
 {
