@@ -24,13 +24,11 @@ static int content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o
 	uint8_t      row[8];
 	hb_scan     *s = NULL;
 	hb_cell      cell;
-	hb_scan_opts opts = {
-		.start_row = row, .start_row_len = 8,
-		.row_prefix = row, .row_prefix_len = 8,
-		.min_version = id, .max_version = id,
-		.limit = 1,
-	};
-	hb_u64_be(row, author);
+	hb_scan_opts opts;
+	hb_scan_opts_id_row(&opts, row, author);
+	opts.min_version = id;
+	opts.max_version = id;
+	opts.limit = 1;
 	int rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
 	if (rc != WB_OK)
 		return rc;
@@ -134,14 +132,11 @@ int content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 	uint8_t      row[8];
 	hb_scan     *s = NULL;
 	hb_cell      cell;
-	hb_scan_opts opts = {
-		.start_row = row, .start_row_len = 8,
-		.row_prefix = row, .row_prefix_len = 8,
-		.min_version = minv,
-		.max_version = maxv == UINT64_MAX ? 0 : maxv,
-		.limit = limit + 1,
-	};
-	hb_u64_be(row, uid);
+	hb_scan_opts opts;
+	hb_scan_opts_id_row(&opts, row, uid);
+	opts.min_version = minv;
+	opts.max_version = maxv == UINT64_MAX ? 0 : maxv;
+	opts.limit = limit + 1;
 	int rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
 	size_t n = 0;
 	bool   more = false;
