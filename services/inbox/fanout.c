@@ -264,12 +264,9 @@ static int inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	uint8_t      row[8];
 	hb_scan     *sc = NULL;
 	hb_cell      c;
-	hb_scan_opts o = {
-		.start_row = row, .start_row_len = 8,
-		.row_prefix = row, .row_prefix_len = 8,
-		.all_versions = true,
-	};
-	hb_u64_be(row, ev->uid);
+	hb_scan_opts o;
+	hb_scan_opts_id_row(&o, row, ev->uid);
+	o.all_versions = true;
 	int rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);
 	size_t n = 0;
 	while (rc == WB_OK && (rc = hb_scan_next(sc, &c)) == WB_OK) {

@@ -28,13 +28,10 @@ int inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 	uint8_t      row[8];
 	hb_scan     *s = NULL;
 	hb_cell      c;
-	hb_scan_opts o = {
-		.start_row = row, .start_row_len = 8,
-		.row_prefix = row, .row_prefix_len = 8,
-		.max_version = maxv,
-		.limit = limit + 1,
-	};
-	hb_u64_be(row, uid);
+	hb_scan_opts o;
+	hb_scan_opts_id_row(&o, row, uid);
+	o.max_version = maxv;
+	o.limit = limit + 1;
 	int    rc = hb_scan_open(&s, in->t, INBOX_FAM_TL, &o);
 	size_t n = 0;
 	bool   more = false;
