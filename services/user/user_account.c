@@ -45,6 +45,22 @@ user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name,
 	return rc;
 }
 
+/* user_account_commit adds the uid counter to b and writes b; last_uid follows. */
+int
+user_account_commit(user_svc *u, hb_batch *b, uint64_t uid)
+{
+	uint8_t uidv[8];
+	int     rc;
+
+	hb_u64_be(uidv, uid);
+	rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_UID,
+	    strlen(USER_META_UID), NULL, 0, USER_VERSION, uidv, 8);
+	if (rc == WB_OK && (rc = hb_write(u->t, b)) == WB_OK) {
+		u->last_uid = uid;
+	}
+	return rc;
+}
+
 /*
  * user_account_create writes a new account in one batch: the name claim,
  * the info cells and the uid counter.  The name is checked again and the
@@ -56,7 +72,7 @@ user_account_create(user_svc *u, const char *name, const char *hash,
     uint64_t *uid_out)
 {
 	hb_batch *b;
-	uint8_t   uidv[8], created[8];
+	uint8_t   created[8];
 	uint64_t  uid;
 	int       rc;
 
@@ -70,15 +86,9 @@ user_account_create(user_svc *u, const char *name, const char *hash,
 		rc = WB_EEXIST;
 	} else if (rc == WB_ENOTFOUND) {
 		uid = u->last_uid + 1;
-		hb_u64_be(uidv, uid);
-		rc = user_account_put(u, b, uid, name, hash, created);
-		if (rc == WB_OK) {
-			rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_UID,
-			    strlen(USER_META_UID), NULL, 0, USER_VERSION, uidv, 8);
-		}
-		if (rc == WB_OK && (rc = hb_write(u->t, b)) == WB_OK) {
-			u->last_uid = uid;
-			*uid_out    = uid;
+		rc  = user_account_put(u, b, uid, name, hash, created);
+		if (rc == WB_OK && (rc = user_account_commit(u, b, uid)) == WB_OK) {
+			*uid_out = uid;
 		}
 	}
 	pthread_mutex_unlock(&u->alloc_mu);

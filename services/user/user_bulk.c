@@ -46,7 +46,7 @@ user_bulk_write(user_svc *u, const char *prefix, uint64_t from, size_t n,
     const char *hash, uint64_t *uids)
 {
 	hb_batch *b;
-	uint8_t   uidv[8], created[8];
+	uint8_t   created[8];
 	char      lname[USER_NAME_MAX + 1];
 	uint64_t  uid, existing;
 	int       rc;
@@ -74,12 +74,7 @@ user_bulk_write(user_svc *u, const char *prefix, uint64_t from, size_t n,
 		uids[i] = uid;
 	}
 	if (rc == WB_OK) {
-		hb_u64_be(uidv, uid);
-		rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_UID,
-		    strlen(USER_META_UID), NULL, 0, USER_VERSION, uidv, 8);
-	}
-	if (rc == WB_OK && (rc = hb_write(u->t, b)) == WB_OK) {
-		u->last_uid = uid;
+		rc = user_account_commit(u, b, uid);
 	}
 	pthread_mutex_unlock(&u->alloc_mu);
 	hb_batch_free(b);

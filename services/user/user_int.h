@@ -34,6 +34,10 @@ int user_name_uid(user_svc *u, const char *name, uint64_t *uid);
 int user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name,
     const char *hash, const uint8_t created[8]);
 
+/* user_account_commit adds the uid counter (uid, the last one assigned) to b
+ * and writes b; on success last_uid becomes uid.  Called under alloc_mu. */
+int user_account_commit(user_svc *u, hb_batch *b, uint64_t uid);
+
 /* user_record_load fills rec with a user's public record; WB_ENOTFOUND if no such user. */
 int user_record_load(user_svc *u, uint64_t uid, wb_obj *rec);
 
