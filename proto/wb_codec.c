@@ -15,8 +15,6 @@
  * an array32 header claiming 16M elements makes it reserve ~400 MB up front,
  * so (2) must never see input that (1) has not accepted.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,23 +214,6 @@ typedef struct wb_scan {
 	size_t           errlen;
 } wb_scan;
 
-static int
-wb_codec_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int
-wb_codec_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen != 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 static inline uint32_t
 wb_scan_be(const uint8_t *p, int n)
 {
@@ -246,7 +227,7 @@ wb_scan_be(const uint8_t *p, int n)
 static int
 wb_scan_truncated(wb_scan *s)
 {
-	return wb_codec_fail(s->err, s->errlen, WB_EBADMSG, "truncated message");
+	return wb_fail(s->err, s->errlen, WB_EBADMSG, "truncated message");
 }
 
 /* wb_scan_skip steps over a header of hdr bytes and a payload of n bytes. */
@@ -259,7 +240,7 @@ wb_scan_skip(wb_scan *s, size_t hdr, size_t n, bool limited)
 		return wb_scan_truncated(s);
 	}
 	if (limited && n > s->lim->max_str) {
-		return wb_codec_fail(s->err, s->errlen, WB_ETOOBIG,
+		return wb_fail(s->err, s->errlen, WB_ETOOBIG,
 		    "string of %zu bytes exceeds the limit of %zu", n, s->lim->max_str);
 	}
 	s->p += hdr + n;
@@ -280,19 +261,19 @@ wb_scan_container(wb_scan *s, size_t hdr, size_t n, int per, int depth)
 		return wb_scan_truncated(s);
 	}
 	if (depth > s->max_depth) {
-		return wb_codec_fail(s->err, s->errlen, WB_EBADMSG,
+		return wb_fail(s->err, s->errlen, WB_EBADMSG,
 		    "message nested deeper than %d levels", s->max_depth);
 	}
 	if (per == 2 && n > s->lim->max_fields) {
-		return wb_codec_fail(s->err, s->errlen, WB_ETOOBIG,
+		return wb_fail(s->err, s->errlen, WB_ETOOBIG,
 		    "map of %zu fields exceeds the limit of %zu", n, s->lim->max_fields);
 	}
 	if (per == 1 && n > s->lim->max_array) {
-		return wb_codec_fail(s->err, s->errlen, WB_ETOOBIG,
+		return wb_fail(s->err, s->errlen, WB_ETOOBIG,
 		    "array of %zu elements exceeds the limit of %zu", n, s->lim->max_array);
 	}
 	if (n * (size_t)per > s->budget) {
-		return wb_codec_fail(s->err, s->errlen, WB_ETOOBIG, "too many values in message");
+		return wb_fail(s->err, s->errlen, WB_ETOOBIG, "too many values in message");
 	}
 	s->p += hdr;
 	n *= (size_t)per;
@@ -330,7 +311,7 @@ wb_scan_value(wb_scan *s, int depth)
 		return wb_scan_truncated(s);
 	}
 	if (s->budget == 0) {
-		return wb_codec_fail(s->err, s->errlen, WB_ETOOBIG, "too many values in message");
+		return wb_fail(s->err, s->errlen, WB_ETOOBIG, "too many values in message");
 	}
 	s->budget--;
 	b = p[0];
@@ -403,7 +384,7 @@ wb_scan_value(wb_scan *s, int depth)
 	case 0xdf: /* map 32 */
 		return left < 5 ? wb_scan_truncated(s) : wb_scan_container(s, 5, wb_scan_be(p + 1, 4), 2, depth);
 	default: /* 0xc1 is never used */
-		return wb_codec_fail(s->err, s->errlen, WB_EBADMSG, "invalid msgpack byte 0x%02x", b);
+		return wb_fail(s->err, s->errlen, WB_EBADMSG, "invalid msgpack byte 0x%02x", b);
 	}
 }
 
@@ -427,7 +408,7 @@ wb_conv_type_error(wb_conv *c, wb_field f)
 		[WB_T_IDS]  = "an array of unsigned integers (post ids)",
 		[WB_T_OBJS] = "an array of maps",
 	};
-	return wb_codec_fail(c->err, c->errlen, WB_EBADMSG, "field '%s' must be %s",
+	return wb_fail(c->err, c->errlen, WB_EBADMSG, "field '%s' must be %s",
 	    wb_field_name(f), what[wb_field_type(f)]);
 }
 
@@ -456,11 +437,11 @@ wb_conv_value(wb_conv *c, wb_field f, wb_val *v, const msgpack_object *mo)
 			return wb_conv_type_error(c, f);
 		}
 		if (mo->via.str.size != 0 && memchr(mo->via.str.ptr, 0, mo->via.str.size) != NULL) {
-			return wb_codec_fail(c->err, c->errlen, WB_EBADMSG,
+			return wb_fail(c->err, c->errlen, WB_EBADMSG,
 			    "field '%s' contains a NUL byte", wb_field_name(f));
 		}
 		if ((s = wb_arena_alloc(c->arena, (size_t)mo->via.str.size + 1)) == NULL) {
-			return wb_codec_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
+			return wb_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
 		}
 		if (mo->via.str.size != 0) {
 			memcpy(s, mo->via.str.ptr, mo->via.str.size);
@@ -478,7 +459,7 @@ wb_conv_value(wb_conv *c, wb_field f, wb_val *v, const msgpack_object *mo)
 			return wb_conv_type_error(c, f);
 		}
 		if ((u = wb_arena_alloc(c->arena, (size_t)a->size * sizeof(uint64_t))) == NULL) {
-			return wb_codec_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
+			return wb_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
 		}
 		for (uint32_t i = 0; i < a->size; i++) {
 			if (a->ptr[i].type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
@@ -498,7 +479,7 @@ wb_conv_value(wb_conv *c, wb_field f, wb_val *v, const msgpack_object *mo)
 			return wb_conv_type_error(c, f);
 		}
 		if ((objs = wb_arena_alloc(c->arena, (size_t)a->size * sizeof(wb_obj))) == NULL) {
-			return wb_codec_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
+			return wb_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
 		}
 		for (uint32_t i = 0; i < a->size; i++) {
 			if (a->ptr[i].type != MSGPACK_OBJECT_MAP) {
@@ -525,13 +506,13 @@ wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m)
 	int      rv, f;
 
 	if (cap != 0 && (o->vals = wb_arena_alloc(c->arena, cap * sizeof(wb_val))) == NULL) {
-		return wb_codec_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
+		return wb_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
 	}
 	o->cap = (uint16_t)cap;
 	for (uint32_t i = 0; i < m->size; i++) {
 		const msgpack_object_kv *kv = &m->ptr[i];
 		if (kv->key.type != MSGPACK_OBJECT_STR) {
-			return wb_codec_fail(c->err, c->errlen, WB_EBADMSG, "map keys must be strings");
+			return wb_fail(c->err, c->errlen, WB_EBADMSG, "map keys must be strings");
 		}
 		f = wb_field_lookup(kv->key.via.str.ptr, kv->key.via.str.size);
 		if (f < 0) {
@@ -542,11 +523,11 @@ wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m)
 				q[j]             = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
 			}
 			q[j] = '\0';
-			return wb_codec_fail(c->err, c->errlen, WB_EBADMSG, "unknown field '%s%s'", q,
+			return wb_fail(c->err, c->errlen, WB_EBADMSG, "unknown field '%s%s'", q,
 			    kv->key.via.str.size > 48 ? "..." : "");
 		}
 		if (seen & (UINT64_C(1) << f)) {
-			return wb_codec_fail(c->err, c->errlen, WB_EBADMSG, "duplicate field '%s'",
+			return wb_fail(c->err, c->errlen, WB_EBADMSG, "duplicate field '%s'",
 			    wb_field_name((wb_field)f));
 		}
 		seen |= UINT64_C(1) << f;
@@ -580,10 +561,10 @@ wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char 
 		lim = &wb_limits_default;
 	}
 	if (buf == NULL || len == 0) {
-		return wb_codec_fail(err, errlen, WB_EBADMSG, "empty message");
+		return wb_fail(err, errlen, WB_EBADMSG, "empty message");
 	}
 	if (len > lim->max_bytes) {
-		return wb_codec_fail(err, errlen, WB_ETOOBIG,
+		return wb_fail(err, errlen, WB_ETOOBIG,
 		    "message of %zu bytes exceeds the limit of %zu", len, lim->max_bytes);
 	}
 
@@ -602,12 +583,12 @@ wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char 
 		return rv;
 	}
 	if (s.p != s.end) {
-		return wb_codec_fail(err, errlen, WB_EBADMSG, "%zu trailing bytes after the message",
+		return wb_fail(err, errlen, WB_EBADMSG, "%zu trailing bytes after the message",
 		    (size_t)(s.end - s.p));
 	}
 	if (*(const uint8_t *)buf < 0x80 || *(const uint8_t *)buf > 0x8f) {
 		if (*(const uint8_t *)buf != 0xde && *(const uint8_t *)buf != 0xdf) {
-			return wb_codec_fail(err, errlen, WB_EBADMSG, "message must be a map");
+			return wb_fail(err, errlen, WB_EBADMSG, "message must be a map");
 		}
 	}
 
@@ -616,25 +597,25 @@ wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char 
 	 * each (a map entry is two), so one zone chunk of that size suffices. */
 	size_t values = budget0 - s.budget;
 	if (!msgpack_zone_init(&zone, values * sizeof(msgpack_object) + 256)) {
-		return wb_codec_fail(err, errlen, WB_ENOMEM, "out of memory");
+		return wb_fail(err, errlen, WB_ENOMEM, "out of memory");
 	}
 	switch (msgpack_unpack(buf, len, &off, &zone, &mo)) {
 	case MSGPACK_UNPACK_SUCCESS:
 		break;
 	case MSGPACK_UNPACK_NOMEM_ERROR:
 		msgpack_zone_destroy(&zone);
-		return wb_codec_fail(err, errlen, WB_ENOMEM, "out of memory");
+		return wb_fail(err, errlen, WB_ENOMEM, "out of memory");
 	default: /* the pre-walk accepted what msgpack-c rejects */
 		msgpack_zone_destroy(&zone);
-		return wb_codec_fail(err, errlen, WB_EBADMSG, "malformed msgpack");
+		return wb_fail(err, errlen, WB_EBADMSG, "malformed msgpack");
 	}
 
 	/* (3) fields, types and duplicates, into the message's arena. */
 	if (mo.type != MSGPACK_OBJECT_MAP || (m = wb_msg_new()) == NULL) {
 		msgpack_zone_destroy(&zone);
 		return mo.type != MSGPACK_OBJECT_MAP
-		    ? wb_codec_fail(err, errlen, WB_EBADMSG, "message must be a map")
-		    : wb_codec_fail(err, errlen, WB_ENOMEM, "out of memory");
+		    ? wb_fail(err, errlen, WB_EBADMSG, "message must be a map")
+		    : wb_fail(err, errlen, WB_ENOMEM, "out of memory");
 	}
 	c  = (wb_conv){ .arena = m->arena, .err = err, .errlen = errlen };
 	rv = wb_conv_map(&c, m, &mo.via.map);

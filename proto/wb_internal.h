@@ -17,6 +17,11 @@ void *wb_arena_alloc(wb_arena *a, size_t n);
 /* wb_obj_slot returns the value slot of f in o, appending an empty one if absent (NULL if out of memory). */
 wb_val *wb_obj_slot(wb_obj *o, wb_field f);
 
+/* wb_fail formats a message into err (when err and errlen are given) and
+ * returns code: how decoding and request checks report a failure. */
+int wb_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* wb_set_static_str sets a STR field to a string that outlives the message (no copy). */
 int wb_set_static_str(wb_obj *o, wb_field f, const char *s, size_t n);
 

@@ -30,12 +30,8 @@ wb_proto_quote(char *dst, size_t dstlen, const char *s, size_t n)
 	dst[j] = '\0';
 }
 
-static int
-wb_proto_fail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int
-wb_proto_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+int
+wb_fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -60,24 +56,24 @@ wb_check_request(const wb_obj *req, wb_op *opp, char *err, size_t errlen)
 		*opp = WB_OP_NONE;
 	}
 	if (req == NULL) {
-		return wb_proto_fail(err, errlen, WB_EINVAL, "no request");
+		return wb_fail(err, errlen, WB_EINVAL, "no request");
 	}
 	if (!wb_get_str(req, WB_F_OP, &name, &n)) {
-		return wb_proto_fail(err, errlen, WB_EBADOP, "request has no 'op' field");
+		return wb_fail(err, errlen, WB_EBADOP, "request has no 'op' field");
 	}
 	if ((op = wb_op_lookup(name, n)) == WB_OP_NONE) {
 		wb_proto_quote(quoted, sizeof(quoted), name, n);
-		return wb_proto_fail(err, errlen, WB_EBADOP, "unknown operation '%s'", quoted);
+		return wb_fail(err, errlen, WB_EBADOP, "unknown operation '%s'", quoted);
 	}
 	if (opp != NULL) {
 		*opp = op;
 	}
 	if (!wb_get_u64(req, WB_F_V, &v)) {
-		return wb_proto_fail(err, errlen, WB_EVERSION, "%s: missing protocol version 'v'",
+		return wb_fail(err, errlen, WB_EVERSION, "%s: missing protocol version 'v'",
 		    wb_op_name(op));
 	}
 	if (v != WB_PROTO_VERSION) {
-		return wb_proto_fail(err, errlen, WB_EVERSION,
+		return wb_fail(err, errlen, WB_EVERSION,
 		    "%s: protocol version %llu not supported (this side speaks %d)", wb_op_name(op),
 		    (unsigned long long)v, WB_PROTO_VERSION);
 	}
@@ -87,13 +83,13 @@ wb_check_request(const wb_obj *req, wb_op *opp, char *err, size_t errlen)
 	wb_op_fields(op, &required, &optional);
 	if ((required & ~present) != 0) {
 		int f = __builtin_ctzll(required & ~present);
-		return wb_proto_fail(err, errlen, WB_EINVAL, "%s: missing field '%s'", wb_op_name(op),
+		return wb_fail(err, errlen, WB_EINVAL, "%s: missing field '%s'", wb_op_name(op),
 		    wb_field_name((wb_field)f));
 	}
 	uint64_t extra = present & ~(required | optional | WB_M(OP) | WB_M(V));
 	if (extra != 0) {
 		int f = __builtin_ctzll(extra);
-		return wb_proto_fail(err, errlen, WB_EINVAL, "field '%s' is not taken by '%s'",
+		return wb_fail(err, errlen, WB_EINVAL, "field '%s' is not taken by '%s'",
 		    wb_field_name((wb_field)f), wb_op_name(op));
 	}
 	return WB_OK;
