@@ -20,6 +20,10 @@
  * Max versions and TTL are applied on every read and dropped for good at
  * compaction.  TTL counts from the cell's version read as a time (HBase's
  * timestamp); a family can say how to turn its versions into Unix ms.
+ * As in HBase, deleting one of a column's newest versions lets a read
+ * show the version beyond the limit again until a compaction that does
+ * not see the delete drops it ("major compactions change query
+ * results"); the inbox's cap is a bound, not an exact count, for that.
  *
  * All functions return a wb_err code (0 = WB_OK) and never abort on bad
  * input or I/O errors.  A table is safe to use from many threads.
