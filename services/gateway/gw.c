@@ -9,16 +9,18 @@
 
 #include "gw.h"
 #include "gw_names.h"
+#include "gw_postcache.h"
 #include "gw_tokens.h"
 #include "rt_rate.h"
 #include "rt_server.h"
 #include "wb_id.h"
 
 struct gw {
-	rt_client *svc[GW_SVC_COUNT];
-	gw_tokens *tokens;
-	gw_names  *names;
-	rt_rate   *logins; /* failed logins per client address, over every transport */
+	rt_client    *svc[GW_SVC_COUNT];
+	gw_tokens    *tokens;
+	gw_names     *names;
+	gw_postcache *posts;
+	rt_rate      *logins; /* failed logins per client address, over every transport */
 };
 
 static const char *gw_svc_names[GW_SVC_COUNT] = {
@@ -73,6 +75,7 @@ gw_open(gw **out, const gw_opts *opts)
 	}
 	if ((rc = gw_tokens_open(&g->tokens, opts->auth_cache_ms)) != WB_OK ||
 	    (rc = gw_names_open(&g->names, 0)) != WB_OK ||
+	    (rc = gw_postcache_open(&g->posts, opts->post_cache, opts->post_cache_ms)) != WB_OK ||
 	    (rc = rt_rate_open(&g->logins, opts->login_fails ? opts->login_fails : 20,
 	         opts->login_window_ms ? opts->login_window_ms : 60000,
 	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
@@ -94,6 +97,7 @@ gw_close(gw *g)
 	}
 	gw_tokens_close(g->tokens);
 	gw_names_close(g->names);
+	gw_postcache_close(g->posts);
 	rt_rate_close(g->logins);
 	free(g);
 }
@@ -319,6 +323,12 @@ gw_names *
 gw_name_cache(gw *g)
 {
 	return g->names;
+}
+
+gw_postcache *
+gw_post_cache(gw *g)
+{
+	return g->posts;
 }
 
 int

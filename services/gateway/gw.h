@@ -44,6 +44,8 @@ typedef struct gw_opts {
 	unsigned    login_fails;        /* failed logins from one client address that lock it (default 20) */
 	uint64_t    login_window_ms;    /* ... counted within this window (default 60000) */
 	uint64_t    login_cooldown_ms;  /* how long its logins answer RATE_LIMITED (default 60000) */
+	size_t      post_cache;         /* post records cached for hydration (0: none) */
+	uint64_t    post_cache_ms;      /* how long one is trusted (0: none cached) */
 } gw_opts;
 
 /* gw_open dials the four services (in the background) and sets up the token cache. */
@@ -84,6 +86,9 @@ void gw_auth_forget(gw *g, const char *token, size_t len);
 
 /* gw_name_cache returns g's uid <-> username cache (gw_names.h). */
 struct gw_names *gw_name_cache(gw *g);
+
+/* gw_post_cache returns g's cache of post records (gw_postcache.h). */
+struct gw_postcache *gw_post_cache(gw *g);
 
 /* gw_lookup resolves a username to a uid (WB_ENOUSER if unknown; cached once known); errors go into rep. */
 int gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep);

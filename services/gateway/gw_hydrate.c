@@ -1,7 +1,7 @@
 /*
  * gw_hydrate.c - turning ids into records for public replies.
  *
- *   post ids --post.get--> {id, author, text, time} --user.get--> author_name
+ *   post ids --cache or post.get--> {id, author, text, time} --user.get--> author_name
  *   uids     --user.get--> {uid, name, display, bio, created}
  *
  * Results keep the order of the ids asked for.  A post or user reported
@@ -11,6 +11,7 @@
 
 #include "gw.h"
 #include "gw_names.h"
+#include "gw_postcache.h"
 
 int
 gw_copy_user(const wb_obj *src, wb_obj *dst)
@@ -205,6 +206,61 @@ gw_hydrate_prefetched(gw *g, rt_pending *p)
 	wb_msg_free(r);
 }
 
+/*
+ * gw_hydrate_fetch finds the records of ids: from the post cache into
+ * cached (an array in scratch), the rest with one post.get (its reply in
+ * *pr, cached for next time).  found[i] is post i's record, NULL if gone.
+ */
+static int
+gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n,
+    wb_obj *scratch, wb_obj **pr, const wb_obj **found, wb_obj *rep)
+{
+	gw_postcache *cache = gw_post_cache(g);
+	wb_obj       *cached = wb_add_objs(scratch, WB_F_POSTS, n);
+	uint64_t      miss[GW_PAGE_MAX], miss_hints[GW_PAGE_MAX], epoch;
+	size_t        nmiss = 0, np = 0;
+	const wb_obj *posts = NULL;
+	rt_pending   *pending;
+	int           rc;
+
+	if (cached == NULL) {
+		return WB_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		found[i] = gw_postcache_get(cache, ids[i], &cached[i]) ? &cached[i] : NULL;
+		if (found[i] == NULL) {
+			miss_hints[nmiss] = hints != NULL ? hints[i] : 0;
+			miss[nmiss++]     = ids[i];
+		}
+	}
+	if (nmiss == 0) {
+		return WB_OK;
+	}
+	epoch   = gw_postcache_epoch(cache);
+	pending = gw_hydrate_prefetch(g, hints, n);
+	rc      = gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, miss,
+	         hints != NULL ? miss_hints : NULL, nmiss, pr, &posts, &np, rep);
+	gw_hydrate_prefetched(g, pending);
+	if (rc != WB_OK) {
+		return rc;
+	}
+	/* post.get answers in request order, skipping missing ones: match in one pass */
+	for (size_t i = 0, j = 0; i < n; i++) {
+		if (found[i] != NULL) {
+			continue;
+		}
+		if (j < np && wb_u64(&posts[j], WB_F_ID, 0) == ids[i]) {
+			found[i] = &posts[j++];
+		} else {
+			found[i] = gw_hydrate_find(posts, np, WB_F_ID, ids[i]);
+		}
+		if (found[i] != NULL) {
+			gw_postcache_put(cache, epoch, found[i]);
+		}
+	}
+	return WB_OK;
+}
+
 int
 gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb_obj *rep)
 {
@@ -212,36 +268,28 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb
 	char          names[GW_PAGE_MAX][GW_NAME_MAX + 1];
 	uint8_t       who[GW_PAGE_MAX]; /* index into authors of post i's author */
 	const wb_obj *found[GW_PAGE_MAX];
-	size_t        na = 0, np = 0, kept = 0;
-	const wb_obj *posts = NULL;
-	wb_obj       *pr = NULL, *out = NULL;
-	rt_pending   *pending;
+	size_t        na = 0, kept = 0;
+	wb_obj       *pr = NULL, *out = NULL, *scratch;
 	int           rc;
 
 	if (n > GW_PAGE_MAX) {
 		n = GW_PAGE_MAX;
 	}
-	pending = n > 0 ? gw_hydrate_prefetch(g, hints, n) : NULL;
-	rc      = n > 0 ? gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, ids, hints,
-	                 n, &pr, &posts, &np, rep) :
-	                  WB_OK;
-	gw_hydrate_prefetched(g, pending);
-	if (rc != WB_OK) {
-		return rc;
+	if ((scratch = wb_msg_new()) == NULL) {
+		wb_reply_error(rep, WB_ENOMEM, NULL);
+		return WB_ENOMEM;
 	}
-	/* post.get answers in request order, skipping missing ones: match in one pass */
-	for (size_t i = 0, j = 0; i < n; i++) {
-		const wb_obj *p = NULL;
-
-		if (j < np && wb_u64(&posts[j], WB_F_ID, 0) == ids[i]) {
-			p = &posts[j++];
-		} else {
-			p = gw_hydrate_find(posts, np, WB_F_ID, ids[i]);
+	if (n > 0 && (rc = gw_hydrate_fetch(g, ids, hints, n, scratch, &pr, found, rep)) != WB_OK) {
+		if (!wb_has(rep, WB_F_ERR)) {
+			wb_reply_error(rep, rc, NULL);
 		}
-		if (p == NULL) {
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (found[i] == NULL) {
 			continue;
 		}
-		uint64_t a = wb_u64(p, WB_F_AUTHOR, 0);
+		uint64_t a = wb_u64(found[i], WB_F_AUTHOR, 0);
 		size_t   k = 0;
 		while (k < na && authors[k] != a) {
 			k++;
@@ -250,11 +298,10 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb
 			authors[na++] = a;
 		}
 		who[kept]     = (uint8_t)k;
-		found[kept++] = p;
+		found[kept++] = found[i];
 	}
 	if (na > 0 && (rc = gw_hydrate_names(g, authors, na, names, rep)) != WB_OK) {
-		wb_msg_free(pr);
-		return rc;
+		goto out;
 	}
 	wb_reset(rep);
 	if ((rc = wb_reply_ok(rep)) == WB_OK &&
@@ -267,7 +314,9 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb
 	if (rc != WB_OK) {
 		wb_reply_error(rep, rc, NULL);
 	}
+out:
 	wb_msg_free(pr);
+	wb_msg_free(scratch);
 	return rc;
 }
 

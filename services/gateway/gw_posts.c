@@ -1,10 +1,11 @@
 /*
  * gw_posts.c - posts and timelines: publish, delete, home, timeline.
  *
- *   home      token -> uid -> inbox.home ids -> post.get -> user.get names
+ *   home      token -> uid -> inbox.home ids -> post cache or post.get -> user.get names
  *   timeline  name -> user.lookup uid -> post.timeline (author known)
  */
 #include "gw.h"
+#include "gw_postcache.h"
 
 int
 gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep)
@@ -63,6 +64,8 @@ gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep)
 		q = NULL;
 	}
 	rc = gw_call(g, GW_CONTENT, q, &r, rep);
+	/* whatever the answer (a timeout may hide a done delete), stop serving it from cache */
+	gw_postcache_forget(gw_post_cache(g), id);
 	if (rc == WB_ENOTFOUND) {
 		wb_reply_error(rep, WB_ENOPOST, "no such post");
 		return WB_ENOPOST;

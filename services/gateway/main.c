@@ -22,7 +22,7 @@ main(int argc, char **argv)
 	static rt_daemon   d = { .name = "gateway", .max_workers = 1024 };
 	static const char *url, *urls[GW_SVC_COUNT], *timeout,
 	    *cache, *http_url, *web_dir, *lfails, *lwindow, *lcool,
-	    *hdr_tmo, *max_conns;
+	    *hdr_tmo, *max_conns, *pcache, *pcache_ms;
 	rt_opt opts[] = {
 		{ "gateway-url", "WARBLE_GATEWAY_URL", "tcp://127.0.0.1:7100",
 		    "listen URL (msgpack API)", &url },
@@ -54,6 +54,10 @@ main(int argc, char **argv)
 		    "... counted within this many seconds", &lwindow },
 		{ "client-login-cooldown", "WARBLE_CLIENT_LOGIN_COOLDOWN", "60",
 		    "seconds a locked client's logins answer RATE_LIMITED", &lcool },
+		{ "post-cache", "WARBLE_POST_CACHE", "65536",
+		    "post records cached for timelines (0: off)", &pcache },
+		{ "post-cache-ms", "WARBLE_POST_CACHE_MS", "10000",
+		    "how long a cached post is trusted, ms (a post deleted through another gateway shows here at most this long)", &pcache_ms },
 		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
 		{ NULL },
 	};
@@ -66,7 +70,7 @@ main(int argc, char **argv)
 	gw_metrics     *metrics;
 	gw_http        *http;
 	char            webbuf[1024];
-	uint64_t       nworkers, tmo, ttl, nfails, window_s, cool_s, hdr_ms, nconns;
+	uint64_t       nworkers, tmo, ttl, nfails, window_s, cool_s, hdr_ms, nconns, npost, post_ms;
 	int            rc;
 
 	rc = rt_daemon_init(&d, opts,
@@ -81,7 +85,9 @@ main(int argc, char **argv)
 	    rt_config_u64("http-max-conns", max_conns, 0, 10000000, &nconns) != 0 ||
 	    rt_config_u64("client-login-fails", lfails, 1, 1000000, &nfails) != 0 ||
 	    rt_config_u64("client-login-window", lwindow, 1, 86400, &window_s) != 0 ||
-	    rt_config_u64("client-login-cooldown", lcool, 1, 86400, &cool_s) != 0) {
+	    rt_config_u64("client-login-cooldown", lcool, 1, 86400, &cool_s) != 0 ||
+	    rt_config_u64("post-cache", pcache, 0, 1u << 24, &npost) != 0 ||
+	    rt_config_u64("post-cache-ms", pcache_ms, 0, 86400000, &post_ms) != 0) {
 		return 2;
 	}
 
@@ -93,6 +99,8 @@ main(int argc, char **argv)
 	go.login_fails       = (unsigned)nfails;
 	go.login_window_ms   = window_s * 1000;
 	go.login_cooldown_ms = cool_s * 1000;
+	go.post_cache        = (size_t)npost;
+	go.post_cache_ms     = post_ms;
 	if ((rc = gw_open(&g, &go)) != WB_OK) {
 		RT_ERRORF("cannot dial the services: %s", wb_strerror(rc));
 		return rt_daemon_exit(1);

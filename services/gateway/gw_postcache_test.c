@@ -1,0 +1,168 @@
+/*
+ * gw_postcache_test.c - the gateway's post cache: hits and misses, the
+ * trust period, deletes (also racing a fetch), replacement, caching off,
+ * and concurrent use.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gw_postcache.h"
+#include "wb_id.h"
+
+/* post makes a post record like post.get's in a new message. */
+static wb_obj *
+post(uint64_t id, uint64_t author, const char *text)
+{
+	wb_obj *o = wb_msg_new();
+
+	cr_assert_not_null(o);
+	cr_assert_eq(wb_set_u64(o, WB_F_ID, id), WB_OK);
+	cr_assert_eq(wb_set_u64(o, WB_F_AUTHOR, author), WB_OK);
+	cr_assert_eq(wb_set_cstr(o, WB_F_TEXT, text), WB_OK);
+	return o;
+}
+
+/* cached tells whether id is served, checking its record against author and text. */
+static bool
+cached(gw_postcache *c, uint64_t id, uint64_t author, const char *text)
+{
+	wb_obj *o = wb_msg_new();
+	bool    hit;
+
+	cr_assert_not_null(o);
+	if ((hit = gw_postcache_get(c, id, o))) {
+		cr_assert_eq(wb_u64(o, WB_F_ID, 0), id);
+		cr_assert_eq(wb_u64(o, WB_F_AUTHOR, 0), author);
+		cr_assert_str_eq(wb_str(o, WB_F_TEXT, ""), text);
+		cr_assert_eq(wb_u64(o, WB_F_TIME, 0), wb_id_ms(id));
+	}
+	wb_msg_free(o);
+	return hit;
+}
+
+Test(gw_postcache, hit_miss_and_forget)
+{
+	gw_postcache *c;
+	wb_obj       *p = post(1234567890123ULL, 7, "hello \xe2\x9c\x93");
+
+	cr_assert_eq(gw_postcache_open(&c, 1024, 60000), WB_OK);
+	cr_assert_not(cached(c, 1234567890123ULL, 7, ""));
+	gw_postcache_put(c, gw_postcache_epoch(c), p);
+	cr_assert(cached(c, 1234567890123ULL, 7, "hello \xe2\x9c\x93"));
+	cr_assert_not(cached(c, 1234567890124ULL, 7, ""), "another id misses");
+	gw_postcache_forget(c, 1234567890123ULL);
+	cr_assert_not(cached(c, 1234567890123ULL, 7, ""), "a deleted post is not served");
+	gw_postcache_forget(c, 99); /* not cached: only the epoch moves */
+	wb_msg_free(p);
+	gw_postcache_close(c);
+	gw_postcache_close(NULL);
+}
+
+Test(gw_postcache, a_put_that_raced_a_delete_is_dropped)
+{
+	gw_postcache *c;
+	wb_obj       *p = post(5000, 3, "soon deleted");
+
+	cr_assert_eq(gw_postcache_open(&c, 1024, 60000), WB_OK);
+	uint64_t before = gw_postcache_epoch(c); /* a reader starts its post.get */
+	gw_postcache_forget(c, 5000);             /* the post is deleted meanwhile */
+	gw_postcache_put(c, before, p);           /* the reader's answer comes back */
+	cr_assert_not(cached(c, 5000, 3, ""), "the fetched copy must not outlive the delete");
+	gw_postcache_put(c, gw_postcache_epoch(c), p);
+	cr_assert(cached(c, 5000, 3, "soon deleted"), "a put after the delete is kept");
+	wb_msg_free(p);
+	gw_postcache_close(c);
+}
+
+Test(gw_postcache, entries_expire)
+{
+	gw_postcache *c;
+	wb_obj       *p = post(77, 1, "brief");
+
+	cr_assert_eq(gw_postcache_open(&c, 64, 100), WB_OK);
+	gw_postcache_put(c, gw_postcache_epoch(c), p);
+	cr_assert(cached(c, 77, 1, "brief"));
+	usleep(150 * 1000);
+	cr_assert_not(cached(c, 77, 1, ""), "trusted for 100 ms only");
+	wb_msg_free(p);
+	gw_postcache_close(c);
+}
+
+Test(gw_postcache, bounded_and_off)
+{
+	gw_postcache *c;
+	size_t        hits = 0;
+
+	/* 64 slots: 1000 posts cannot all stay, the newest put of a slot wins */
+	cr_assert_eq(gw_postcache_open(&c, 64, 60000), WB_OK);
+	for (uint64_t id = 1; id <= 1000; id++) {
+		wb_obj *p = post(id, id % 5 + 1, "x");
+		gw_postcache_put(c, gw_postcache_epoch(c), p);
+		wb_msg_free(p);
+	}
+	for (uint64_t id = 1; id <= 1000; id++) {
+		hits += cached(c, id, id % 5 + 1, "x");
+	}
+	cr_assert(hits > 0 && hits <= 64, "%zu hits in 64 slots", hits);
+	cr_assert(cached(c, 1000, 1000 % 5 + 1, "x"), "the last put is there");
+	gw_postcache_close(c);
+
+	/* records without an author or text are not cached */
+	cr_assert_eq(gw_postcache_open(&c, 64, 60000), WB_OK);
+	wb_obj *bad = wb_msg_new();
+	wb_set_u64(bad, WB_F_ID, 9);
+	gw_postcache_put(c, gw_postcache_epoch(c), bad);
+	cr_assert_not(cached(c, 9, 0, ""));
+	wb_msg_free(bad);
+	gw_postcache_close(c);
+
+	/* off: every lookup misses */
+	cr_assert_eq(gw_postcache_open(&c, 0, 60000), WB_OK);
+	wb_obj *p = post(1, 1, "x");
+	gw_postcache_put(c, gw_postcache_epoch(c), p);
+	cr_assert_not(cached(c, 1, 1, "x"));
+	gw_postcache_forget(c, 1);
+	wb_msg_free(p);
+	gw_postcache_close(c);
+}
+
+static gw_postcache *shared;
+
+static void *
+hammer(void *arg)
+{
+	uint64_t base = (uint64_t)(uintptr_t)arg;
+
+	for (uint64_t i = 0; i < 20000; i++) {
+		uint64_t id = (base + i) % 3000 + 1;
+		wb_obj  *o  = wb_msg_new();
+
+		if (i % 3 == 0) {
+			wb_obj *p = post(id, id, "same text for every post");
+			gw_postcache_put(shared, gw_postcache_epoch(shared), p);
+			wb_msg_free(p);
+		} else if (i % 97 == 0) {
+			gw_postcache_forget(shared, id);
+		} else if (gw_postcache_get(shared, id, o)) {
+			cr_assert_eq(wb_u64(o, WB_F_AUTHOR, 0), id, "a record is never torn");
+		}
+		wb_msg_free(o);
+	}
+	return NULL;
+}
+
+Test(gw_postcache, concurrent_use, .timeout = 60)
+{
+	pthread_t th[8];
+
+	cr_assert_eq(gw_postcache_open(&shared, 1024, 60000), WB_OK);
+	for (uintptr_t i = 0; i < 8; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, hammer, (void *)(i * 7919)), 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+	}
+	gw_postcache_close(shared);
+}
