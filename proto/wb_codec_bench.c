@@ -10,13 +10,12 @@
 #include <time.h>
 
 #include "wb_proto.h"
+#include "wb_id.h"
 
 static double
 bench_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)wb_mono_us() / 1e6;
 }
 
 static wb_obj *

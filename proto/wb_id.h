@@ -44,4 +44,7 @@ uint64_t wb_id_min(uint64_t ms);
 /* wb_now_ms returns the wall clock in Unix ms. */
 uint64_t wb_now_ms(void);
 
+/* wb_mono_us returns a monotonic clock in microseconds (for deadlines and durations). */
+uint64_t wb_mono_us(void);
+
 #endif

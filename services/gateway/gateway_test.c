@@ -15,6 +15,7 @@
 #include "wb_proto.h"
 #include "wbt.h"
 #include "wbt_cluster.h"
+#include "wb_id.h"
 
 static wbt_cluster cl;
 static rt_client  *gwc;
@@ -137,27 +138,27 @@ Test(gw_tokens, cache_expires_and_drops)
 	cr_assert_eq(gw_tokens_open(&t, 2000), WB_EINVAL, "ttl above 1 s refused");
 	cr_assert_eq(gw_tokens_open(&t, 100), WB_OK);
 	cr_assert_not(gw_tokens_get(t, "abc", 3, &uid));
-	gw_tokens_put(t, "abc", 3, 42, gw_tokens_now());
+	gw_tokens_put(t, "abc", 3, 42, wb_mono_us() / 1000);
 	cr_assert(gw_tokens_get(t, "abc", 3, &uid));
 	cr_assert_eq(uid, 42);
 	cr_assert_not(gw_tokens_get(t, "abd", 3, &uid));
 	cr_assert_not(gw_tokens_get(t, "ab", 2, &uid));
 	/* Counted from when the user service was asked, not from now. */
-	gw_tokens_put(t, "old", 3, 7, gw_tokens_now() - 200);
+	gw_tokens_put(t, "old", 3, 7, wb_mono_us() / 1000 - 200);
 	cr_assert_not(gw_tokens_get(t, "old", 3, &uid));
 	gw_tokens_drop(t, "abc", 3);
 	cr_assert_not(gw_tokens_get(t, "abc", 3, &uid));
-	gw_tokens_put(t, "abc", 3, 42, gw_tokens_now());
+	gw_tokens_put(t, "abc", 3, 42, wb_mono_us() / 1000);
 	wbt_sleep_ms(150);
 	cr_assert_not(gw_tokens_get(t, "abc", 3, &uid), "entry outlived its ttl");
 	char big[GW_TOKENS_LEN + 10];
 	memset(big, 'x', sizeof(big));
-	gw_tokens_put(t, big, sizeof(big), 1, gw_tokens_now());
+	gw_tokens_put(t, big, sizeof(big), 1, wb_mono_us() / 1000);
 	cr_assert_not(gw_tokens_get(t, big, sizeof(big), &uid), "oversized tokens are not cached");
 	gw_tokens_close(t);
 
 	cr_assert_eq(gw_tokens_open(&t, 0), WB_OK);
-	gw_tokens_put(t, "abc", 3, 42, gw_tokens_now());
+	gw_tokens_put(t, "abc", 3, 42, wb_mono_us() / 1000);
 	cr_assert_not(gw_tokens_get(t, "abc", 3, &uid), "ttl 0 disables the cache");
 	gw_tokens_close(t);
 }

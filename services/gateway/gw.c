@@ -275,7 +275,7 @@ gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
 	if (gw_tokens_get(g->tokens, tok, len, uid)) {
 		return WB_OK;
 	}
-	asked = gw_tokens_now();
+	asked = wb_mono_us() / 1000;
 	if ((q = wb_request(WB_OP_USER_AUTH)) != NULL &&
 	    wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK) {
 		wb_msg_free(q);

@@ -13,7 +13,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gw_postcache.h"
 #include "wb_id.h"
@@ -35,15 +34,6 @@ struct gw_postcache {
 	atomic_uint_fast64_t epoch;
 	pthread_mutex_t    locks[GW_POSTCACHE_LOCKS];
 };
-
-static uint64_t
-gw_postcache_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static size_t
 gw_postcache_slot_of(const gw_postcache *c, uint64_t id)
@@ -116,7 +106,7 @@ gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst)
 	i = gw_postcache_slot_of(c, id);
 	s = &c->slots[i];
 	pthread_mutex_lock(&c->locks[i % GW_POSTCACHE_LOCKS]);
-	hit = s->id == id && s->expires_ms > gw_postcache_now_ms() &&
+	hit = s->id == id && s->expires_ms > wb_mono_us() / 1000 &&
 	    wb_set_u64(dst, WB_F_ID, id) == WB_OK &&
 	    wb_set_u64(dst, WB_F_AUTHOR, s->author) == WB_OK &&
 	    wb_set_str(dst, WB_F_TEXT, s->text, s->len) == WB_OK &&
@@ -146,7 +136,7 @@ gw_postcache_put(gw_postcache *c, uint64_t epoch, const wb_obj *post)
 	if (atomic_load(&c->epoch) == epoch) {
 		char *old = s->text;
 
-		*s = (gw_postcache_slot){ id, author, gw_postcache_now_ms() + c->ttl_ms, len, copy };
+		*s = (gw_postcache_slot){ id, author, wb_mono_us() / 1000 + c->ttl_ms, len, copy };
 		copy = old;
 	}
 	pthread_mutex_unlock(&c->locks[i % GW_POSTCACHE_LOCKS]);

@@ -2,10 +2,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gw_tokens.h"
 #include "wb_errors.h"
+#include "wb_id.h"
 
 typedef struct gw_tokens_slot {
 	char     tok[GW_TOKENS_LEN];
@@ -48,15 +48,6 @@ gw_tokens_close(gw_tokens *t)
 	free(t);
 }
 
-uint64_t
-gw_tokens_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* gw_tokens_slot_of hashes a token (FNV-1a) to its slot. */
 static gw_tokens_slot *
 gw_tokens_slot_of(gw_tokens *t, const char *tok, size_t len)
@@ -87,7 +78,7 @@ gw_tokens_get(gw_tokens *t, const char *tok, size_t len, uint64_t *uid)
 	s = gw_tokens_slot_of(t, tok, len);
 	pthread_mutex_lock(&t->mtx);
 	if (gw_tokens_slot_match(s, tok, len)) {
-		if (gw_tokens_now() < s->expires) {
+		if (wb_mono_us() / 1000 < s->expires) {
 			*uid = s->uid;
 			hit  = true;
 		} else {

@@ -43,6 +43,7 @@
 #include "rt_client.h"
 #include "warble.h"
 #include "wbt_cluster.h"
+#include "wb_id.h"
 
 #define HB_PASSWORD  "home-bench-password"
 #define HB_PREFIX    "hb"
@@ -58,15 +59,6 @@ static size_t    nreaders, maxreaders = HB_READERS;
 static wbt_cluster cl;
 static const char *gw_url;                 /* the gateway the phase runs against */
 static char        gw_url_b[WBT_URL_MAX]; /* HOME_BENCH_GATEWAY_B's */
-
-static uint64_t
-hb_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 /* hb_rand is xorshift64*: a fixed seed, so every run builds the same graph. */
 static uint64_t
@@ -274,9 +266,9 @@ hb_publish(rt_client *content)
 static int
 hb_wait_inbox(rt_client *inbox, uint64_t nposts)
 {
-	uint64_t end = hb_now_us() + 600u * 1000000u;
+	uint64_t end = wb_mono_us() + 600u * 1000000u;
 
-	while (hb_now_us() < end) {
+	while (wb_mono_us() < end) {
 		uint64_t applied = hb_gauge(inbox, "content_applied");
 		uint64_t behind  = hb_gauge(inbox, "events_behind");
 		uint64_t busy    = hb_gauge(inbox, "fanout_in_progress");
@@ -368,7 +360,7 @@ hb_worker_run(void *arg)
 		return NULL;
 	}
 	for (;;) {
-		uint64_t        t0 = hb_now_us(), t1;
+		uint64_t        t0 = wb_mono_us(), t1;
 		warble_posts_t *p  = NULL;
 		wb_obj         *rep = NULL;
 		int             r;
@@ -391,7 +383,7 @@ hb_worker_run(void *arg)
 			r = warble_timeline(c, name, 0, 20, &p);
 			break;
 		}
-		t1 = hb_now_us();
+		t1 = wb_mono_us();
 		if (r != WARBLE_OK) {
 			w->errors++;
 			if (w->errors < 3) {
@@ -451,7 +443,7 @@ static hb_result
 hb_phase(hb_kind kind, const char *tag)
 {
 	hb_worker *w   = calloc(nthreads, sizeof(hb_worker));
-	uint64_t   now = hb_now_us(), total = 0, errors = 0, posts = 0;
+	uint64_t   now = wb_mono_us(), total = 0, errors = 0, posts = 0;
 	uint32_t  *all;
 	hb_result  res = { 0 };
 	pid_t      pids[4] = { hb_gw_pid, cl.inbox->pid, cl.content->pid, cl.user->pid };
@@ -465,14 +457,14 @@ hb_phase(hb_kind kind, const char *tag)
 		pthread_create(&w[i].t, NULL, hb_worker_run, &w[i]);
 	}
 	/* CPU is read over the recorded window only (after the warm-up) */
-	while ((t_begin = hb_now_us()) < now + HB_WARMUP_MS * 1000u) {
+	while ((t_begin = wb_mono_us()) < now + HB_WARMUP_MS * 1000u) {
 		struct timespec ts = { 0, 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
 	for (int i = 0; i < 4; i++) {
 		cpu0[i] = hb_cpu_us(pids[i]);
 	}
-	while ((t_end = hb_now_us()) < now + HB_WARMUP_MS * 1000u + seconds * 1000000u) {
+	while ((t_end = wb_mono_us()) < now + HB_WARMUP_MS * 1000u + seconds * 1000000u) {
 		struct timespec ts = { 0, 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
@@ -553,7 +545,7 @@ hb_gateway_b(const char *path)
 static bool
 hb_step(const char *what, uint64_t *since)
 {
-	uint64_t now = hb_now_us();
+	uint64_t now = wb_mono_us();
 
 	fprintf(stderr, "home_bench: %s %.1f s\n", what, (double)(now - *since) / 1e6);
 	*since = now;
@@ -628,7 +620,7 @@ main(int argc, char **argv)
 	    rt_client_open(&inbox, cl.inbox_url, &o) != WB_OK) {
 		goto out;
 	}
-	t0 = t1 = hb_now_us();
+	t0 = t1 = wb_mono_us();
 	if (hb_register(user) != 0 || hb_step("register", &t1) ||
 	    hb_follow(rel, &nedges) != 0 || hb_step("follow", &t1) ||
 	    hb_publish(content) != 0 || hb_step("publish", &t1) ||
@@ -639,7 +631,7 @@ main(int argc, char **argv)
 	printf("home_bench: %llu users, %llu follows, %llu posts, set up in %.1f s; "
 	       "%llu threads x %llu s per phase\n",
 	    (unsigned long long)nusers, (unsigned long long)nedges,
-	    (unsigned long long)(nusers * posts_per), (double)(hb_now_us() - t0) / 1e6,
+	    (unsigned long long)(nusers * posts_per), (double)(wb_mono_us() - t0) / 1e6,
 	    (unsigned long long)nthreads, (unsigned long long)seconds);
 	fflush(stdout);
 

@@ -21,22 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <arpa/inet.h>
 
 #include "http_int.h"
 #include "json.h"
 #include "rt_log.h"
 #include "rt_server.h"
-
-uint64_t
-gw_http_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
+#include "wb_id.h"
 
 static void gw_http_body_cb(void *arg);
 
@@ -119,7 +110,7 @@ gw_http_finish(gw_http_job *j, nng_http_res *res)
 	}
 	pthread_mutex_lock(&h->mu);
 	j->uaio    = NULL;
-	j->done_ms = gw_http_now_us() / 1000;
+	j->done_ms = wb_mono_us() / 1000;
 	j->next = h->free;
 	h->free = j;
 	pthread_mutex_unlock(&h->mu);
@@ -260,7 +251,7 @@ gw_http_cb(nng_aio *aio)
 	}
 	j->req      = req;
 	j->conn     = conn;
-	j->start_us = gw_http_now_us();
+	j->start_us = wb_mono_us();
 	j->body_len = 0;
 	j->allow    = NULL;
 	j->www_auth = false;

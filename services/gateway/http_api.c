@@ -16,6 +16,7 @@
 
 #include "http_int.h"
 #include "json.h"
+#include "wb_id.h"
 
 #define M(f)              WB_M(f)
 #define GW_HTTP_SEGS      8   /* path segments matched */
@@ -331,7 +332,7 @@ gw_http_api(gw_http_job *j, const gw_http_route *r)
 	}
 	gw_http_client(j, &client);
 	rc = gw_dispatch(j->h->g, op, j->q, j->rep, &client);
-	gw_metrics_record(j->h->metrics, op, gw_http_now_us() - j->start_us, rc != WB_OK);
+	gw_metrics_record(j->h->metrics, op, wb_mono_us() - j->start_us, rc != WB_OK);
 	if (rc != WB_OK) {
 		msg = NULL;
 		if (wb_reply_code(j->rep, &msg) == WB_OK || msg == NULL) {

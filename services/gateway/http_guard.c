@@ -33,6 +33,7 @@
 
 #include "http_int.h"
 #include "rt_log.h"
+#include "wb_id.h"
 
 #define GW_GUARD_TICK_MS  250
 #define GW_GUARD_FAST_MS  50    /* tick once over the cap */
@@ -111,7 +112,7 @@ static int
 gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
 {
 	struct dirent *e;
-	uint64_t       now = gw_http_now_us() / 1000;
+	uint64_t       now = wb_mono_us() / 1000;
 	int            seen = 0, port = gw_http_port(h);
 
 	rewinddir(d); /* kept open: when every descriptor is taken, opendir would fail */

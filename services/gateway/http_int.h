@@ -108,8 +108,6 @@ int gw_http_guard_start(gw_http *h);
 /* gw_http_guard_stop stops the guard; safe if it never started. */
 void gw_http_guard_stop(gw_http *h);
 
-/* gw_http_now_us returns a monotonic clock in microseconds. */
-uint64_t gw_http_now_us(void);
 
 /* gw_http_static_load reads the regular files of dir into memory; WB_OK also when dir is absent (logged). */
 int gw_http_static_load(gw_http *h, const char *dir);

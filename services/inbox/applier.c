@@ -25,14 +25,6 @@
 #define INBOX_BACKOFF_MIN 100
 #define INBOX_BACKOFF_MAX 5000
 
-/* inbox_mono_ms returns a monotonic clock in ms. */
-static uint64_t inbox_mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 bool inbox_event_parse(const wb_obj *o, inbox_event *ev)
 {
 	const char *type = NULL;
@@ -103,7 +95,7 @@ static void inbox_source_fail(inbox_source *s, int rc, const char *what)
 	if (b > INBOX_BACKOFF_MAX)
 		b = INBOX_BACKOFF_MAX;
 	s->backoff_ms = b;
-	s->retry_ms = inbox_mono_ms() + b;
+	s->retry_ms = wb_mono_us() / 1000 + b;
 	INBOX_ADD(&s->in->source_errors, 1);
 	RT_WARNF("%s events: %s failed at seq %llu: %s; retry in %llu ms", s->name,
 	    what, (unsigned long long)(s->applied + 1), wb_strerror(rc),
@@ -163,7 +155,7 @@ static int inbox_source_pull(inbox_source *s)
 		if (in->stop || n == 0 || used == 0 || s->applied >= last)
 			break;
 	}
-	s->heard_ms = inbox_mono_ms();
+	s->heard_ms = wb_mono_us() / 1000;
 	s->backoff_ms = 0;
 	s->retry_ms = 0;
 	return WB_OK;
@@ -173,7 +165,7 @@ static int inbox_source_pull(inbox_source *s)
 static void inbox_source_offer(inbox_source *s, const inbox_event *ev)
 {
 	inbox_source_known(s, ev->seq);
-	if (ev->seq <= s->applied || inbox_mono_ms() < s->retry_ms)
+	if (ev->seq <= s->applied || wb_mono_us() / 1000 < s->retry_ms)
 		return; /* done, or the source is in backoff: a pull will catch up */
 	if (ev->seq > s->applied + 1) {
 		INBOX_ADD(&s->in->gaps, 1);
@@ -243,7 +235,7 @@ void *inbox_applier_main(void *arg)
 			(void)inbox_source_pull(&in->src[i]);
 	while (!in->stop) {
 		/* sleep until the next quiet-source poll or retry is due */
-		uint64_t now = inbox_mono_ms(), wait = poll;
+		uint64_t now = wb_mono_us() / 1000, wait = poll;
 		for (int i = 0; i < INBOX_SRC_COUNT; i++) {
 			inbox_source *s = &in->src[i];
 			uint64_t due = s->heard_ms + poll;
@@ -256,12 +248,12 @@ void *inbox_applier_main(void *arg)
 		inbox_msg *m = inbox_queue_pop(in, wait);
 		if (m != NULL) {
 			inbox_source *s = &in->src[m->src];
-			s->heard_ms = inbox_mono_ms();
+			s->heard_ms = wb_mono_us() / 1000;
 			for (size_t i = 0; i < m->n && !in->stop; i++)
 				inbox_source_offer(s, &m->ev[i]);
 			free(m);
 		}
-		now = inbox_mono_ms();
+		now = wb_mono_us() / 1000;
 		for (int i = 0; i < INBOX_SRC_COUNT && !in->stop; i++) {
 			inbox_source *s = &in->src[i];
 			if (now >= s->heard_ms + poll && now >= s->retry_ms)

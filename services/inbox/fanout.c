@@ -20,7 +20,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "inbox_int.h"
 #include "rt_log.h"
@@ -287,14 +286,6 @@ static int inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	return inbox_commit(in, s, ev->seq, true);
 }
 
-/* inbox_now_us returns a monotonic clock in us. */
-static uint64_t inbox_now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 int inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 {
 	int rc;
@@ -302,12 +293,12 @@ int inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 	switch (ev->type) {
 	case INBOX_EV_POST:
 	case INBOX_EV_DELETE: {
-		uint64_t t0 = inbox_now_us();
+		uint64_t t0 = wb_mono_us();
 		INBOX_STORE(&in->fanout_in_progress, 1);
 		rc = inbox_fans_each(in, s, ev, ev->type == INBOX_EV_POST);
 		INBOX_STORE(&in->fanout_in_progress, 0);
 		if (rc == WB_OK)
-			INBOX_STORE(&in->last_fanout_ms, (inbox_now_us() - t0 + 500) / 1000);
+			INBOX_STORE(&in->last_fanout_ms, (wb_mono_us() - t0 + 500) / 1000);
 		break;
 	}
 	case INBOX_EV_FOLLOW:

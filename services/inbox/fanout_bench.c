@@ -111,9 +111,7 @@ static uint64_t bench_gauge(rt_client *c, const char *name)
 
 static double bench_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)wb_mono_us() / 1e6;
 }
 
 static long bench_rss_kb(pid_t pid, const char *key)

@@ -30,12 +30,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
 #include "rt_client.h"
+#include "wb_id.h"
 
 #define RT_CLIENT_TIMEOUT_MS 5000
 #define RT_CLIENT_MAX_MSG    (16u << 20)
@@ -60,15 +60,6 @@ struct rt_client {
 	rt_client_slot  idle[RT_CLIENT_IDLE];
 	int             nidle;
 };
-
-static int64_t
-rt_client_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 rt_client_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
@@ -212,7 +203,7 @@ rt_client_attempt(rt_client *c, nng_msg *msg, int ms, nng_msg **reply)
 {
 	rt_client_slot sl;
 	nng_aio       *aio;
-	int64_t        end = rt_client_now_ms() + ms;
+	int64_t        end = (int64_t) (wb_mono_us() / 1000) + ms;
 	int64_t        left;
 	int            rv;
 
@@ -230,7 +221,7 @@ rt_client_attempt(rt_client *c, nng_msg *msg, int ms, nng_msg **reply)
 		nng_aio_set_msg(aio, NULL);
 		goto out;
 	}
-	left = end - rt_client_now_ms();
+	left = end - (int64_t) (wb_mono_us() / 1000);
 	nng_aio_set_timeout(aio, left > 0 ? (nng_duration) left : 1);
 	nng_ctx_recv(sl.ctx, aio);
 	nng_aio_wait(aio);
@@ -295,7 +286,7 @@ int
 rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 {
 	nng_msg *msg = NULL, *reply = NULL;
-	int64_t  deadline = rt_client_now_ms() + c->timeout_ms;
+	int64_t  deadline = (int64_t) (wb_mono_us() / 1000) + c->timeout_ms;
 	int      attempts = c->retries + 1;
 	int      rv;
 
@@ -305,7 +296,7 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 	}
 	rv = WB_ETIMEDOUT;
 	for (int a = 0; a < attempts; a++) {
-		int64_t  left = deadline - rt_client_now_ms();
+		int64_t  left = deadline - (int64_t) (wb_mono_us() / 1000);
 		nng_msg *m;
 
 		if (left <= 0) {

@@ -29,6 +29,7 @@
 #include "rt_log.h"
 #include "rt_server.h"
 #include "rt_stats.h"
+#include "wb_id.h"
 
 #define RT_SERVER_WORKERS     8
 #define RT_SERVER_MAX_WORKERS 4096
@@ -83,15 +84,6 @@ struct rt_server {
 	bool            started;
 };
 
-static uint64_t
-rt_server_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 static int
 rt_server_ping(void *arg, const wb_obj *req, wb_obj *rep)
 {
@@ -110,7 +102,7 @@ rt_server_stats(void *arg, const wb_obj *req, wb_obj *rep)
 
 	(void) req;
 	if ((rv = wb_set_cstr(rep, WB_F_SERVICE, s->name)) != 0 ||
-	    (rv = wb_set_u64(rep, WB_F_UPTIME, (rt_server_now_us() - s->start_us) / 1000)) != 0 ||
+	    (rv = wb_set_u64(rep, WB_F_UPTIME, (wb_mono_us() - s->start_us) / 1000)) != 0 ||
 	    (rv = rt_stats_fill(s->stats, rep)) != 0) {
 		return rv;
 	}
@@ -147,7 +139,7 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	s->nworkers = opts->workers > 0 ? opts->workers : RT_SERVER_WORKERS;
 	s->max_msg  = opts->max_msg > 0 ? opts->max_msg : RT_SERVER_MAX_MSG;
 	s->stats    = rt_stats_new();
-	s->start_us = rt_server_now_us();
+	s->start_us = wb_mono_us();
 	pthread_mutex_init(&s->mtx, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	if (s->name == NULL || s->url == NULL || s->stats == NULL) {
@@ -278,7 +270,7 @@ rt_server_serve(rt_server *s, nng_msg *msg, uint64_t start_us)
 	}
 	failed = rep == NULL || wb_reply_code(rep, &emsg) != WB_OK;
 	wb_msg_free(rep);
-	rt_stats_record(s->stats, op, rt_server_now_us() - start_us, failed);
+	rt_stats_record(s->stats, op, wb_mono_us() - start_us, failed);
 	return rv == 0; /* else nothing to send: the client times out */
 }
 
@@ -323,7 +315,7 @@ rt_server_worker(void *arg)
 	int        rv;
 
 	while ((msg = rt_server_recv(w)) != NULL) {
-		if (!rt_server_serve(s, msg, rt_server_now_us())) {
+		if (!rt_server_serve(s, msg, wb_mono_us())) {
 			nng_msg_free(msg);
 			continue;
 		}

@@ -19,6 +19,7 @@
 
 #include "rt_client.h"
 #include "wbt.h"
+#include "wb_id.h"
 
 #define WBT_MAX_DAEMONS 1024 /* fault and soak tests restart daemons many times */
 #define WBT_TAIL_LINES  40
@@ -36,10 +37,7 @@ static bool            wbt_atexit_set;
 long long
 wbt_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long) (wb_mono_us() / 1000);
 }
 
 /* wbt_sleep_ms sleeps for ms milliseconds (for poll loops, never as synchronization). */

@@ -11,14 +11,12 @@
 #include <unistd.h>
 
 #include "lg.h"
+#include "wb_id.h"
 
 uint64_t
 lg_now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+	return wb_mono_us();
 }
 
 void
