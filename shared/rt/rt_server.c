@@ -25,6 +25,7 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/util/platform.h>
 
 #include "rt_log.h"
 #include "rt_server.h"
@@ -302,6 +303,7 @@ rt_server_recv(rt_work *w)
 			return NULL;
 		}
 		RT_WARNF("receive failed: %s", nng_strerror(rv));
+		nng_msleep(10); /* a lasting failure must not spin */
 	}
 }
 
