@@ -14,7 +14,8 @@
 # found with pkg-config.  nng is Debian 12's nng 1.5.2 source package
 # rebuilt with the fixes in deploy/nng/ (a listener that stops accepting
 # after a peer disconnects mid-handshake, upstream #1518; a close racing a
-# transfer that hangs nng_close) and linked statically from $(NNG_PREFIX);
+# transfer that hangs nng_close; a close racing a send that leaks the
+# message) and linked statically from $(NNG_PREFIX);
 # deploy/nng/build.sh builds it once.
 
 SANITIZE ?=
