@@ -81,11 +81,11 @@ Test(gw_postcache, entries_expire)
 	gw_postcache *c;
 	wb_obj       *p = post(77, 1, "brief");
 
-	cr_assert_eq(gw_postcache_open(&c, 64, 100), WB_OK);
+	cr_assert_eq(gw_postcache_open(&c, 64, 500), WB_OK);
 	gw_postcache_put(c, gw_postcache_epoch(c), p);
 	cr_assert(cached(c, 77, 1, "brief"));
-	usleep(150 * 1000);
-	cr_assert_not(cached(c, 77, 1, ""), "trusted for 100 ms only");
+	usleep(600 * 1000);
+	cr_assert_not(cached(c, 77, 1, ""), "trusted for 500 ms only");
 	wb_msg_free(p);
 	gw_postcache_close(c);
 }
