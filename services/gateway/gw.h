@@ -54,7 +54,7 @@ int gw_open(gw **out, const gw_opts *opts);
 /* gw_close closes the downstream clients and frees g; NULL is ignored. */
 void gw_close(gw *g);
 
-/* gw_dispatch runs public operation op on req from client (NULL or family 0 if unknown), filling rep (a success or an error reply); returns its wb_err. */
+/* gw_dispatch runs public operation op on req from client (read by logins only; NULL or family 0 if unknown), filling rep (a success or an error reply); returns its wb_err. */
 int gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep,
     const struct sockaddr_storage *client);
 
