@@ -66,6 +66,17 @@ int gw_is_public(wb_op op);
 
 /* --- internal: shared by the handler files --------------------------------- */
 
+/* gw_mix64 spreads a 64-bit key over every bit (splitmix64's finalizer), for the caches' slot indexes. */
+static inline uint64_t
+gw_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+
 /* gw_call sends req (always consumed) to svc; WB_OK gives *out, an error is written into rep. */
 int gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep);
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw.h"
 #include "gw_names.h"
 #include "wb_errors.h"
 
@@ -32,15 +33,6 @@ struct gw_names {
 	size_t         mask;
 	gw_names_table by_uid, by_name;
 };
-
-static uint64_t
-gw_names_hash_uid(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL; /* splitmix64's finalizer */
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
 
 /* gw_names_lower copies name lowercased into out; false if it cannot be a username. */
 static bool
@@ -66,7 +58,7 @@ gw_names_hash_name(const char *s, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
 	}
-	return gw_names_hash_uid(h);
+	return gw_mix64(h);
 }
 
 static int
@@ -133,7 +125,7 @@ gw_names_close(gw_names *n)
 bool
 gw_names_name(gw_names *n, uint64_t uid, char *out)
 {
-	size_t         i = gw_names_hash_uid(uid) & n->mask;
+	size_t         i = gw_mix64(uid) & n->mask;
 	gw_names_slot *s = &n->by_uid.slots[i];
 	bool           hit;
 
@@ -191,6 +183,6 @@ gw_names_put(gw_names *n, uint64_t uid, const char *name, size_t len)
 	    memchr(name, '\0', len) != NULL) {
 		return;
 	}
-	gw_names_table_put(&n->by_uid, gw_names_hash_uid(uid) & n->mask, uid, name, len);
+	gw_names_table_put(&n->by_uid, gw_mix64(uid) & n->mask, uid, name, len);
 	gw_names_table_put(&n->by_name, gw_names_hash_name(key, len) & n->mask, uid, key, len);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw.h"
 #include "gw_postcache.h"
 #include "wb_id.h"
 
@@ -38,10 +39,7 @@ struct gw_postcache {
 static size_t
 gw_postcache_slot_of(const gw_postcache *c, uint64_t id)
 {
-	id += 0x9e3779b97f4a7c15ULL; /* splitmix64's finalizer */
-	id = (id ^ (id >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	id = (id ^ (id >> 27)) * 0x94d049bb133111ebULL;
-	return (size_t)(id ^ (id >> 31)) & c->mask;
+	return (size_t)gw_mix64(id) & c->mask;
 }
 
 int
