@@ -12,6 +12,7 @@
 #define WB_ERRORS_H
 
 /*   enum          wire name          message                                   http */
+/* clang-format off */
 #define WB_ERRORS(X)                                                                   \
 	X(OK,         "OK",              "success",                                 200) \
 	X(EINVAL,     "INVALID",         "invalid argument",                        400) \
@@ -40,6 +41,7 @@
 	X(ECORRUPT,   "CORRUPT",         "corrupt stored data",                     500) \
 	X(EEND,       "END",             "no more data",                            404) \
 	X(EINTERNAL,  "INTERNAL",        "internal error",                          500)
+/* clang-format on */
 
 typedef enum wb_err {
 #define WB_ERR_ENUM(e, name, msg, http) WB_##e,

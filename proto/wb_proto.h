@@ -36,6 +36,7 @@ typedef enum wb_type {
 } wb_type;
 
 /*   enum        wire name      type     meaning */
+/* clang-format off */
 #define WB_FIELDS(X)                                                            \
 	X(OP,        "op",          STR)  /* operation name (requests) */       \
 	X(V,         "v",           U64)  /* protocol version (requests) */     \
@@ -84,6 +85,7 @@ typedef enum wb_type {
 	X(HIST,      "hist",        U64S) /* latency histogram (stats) */       \
 	X(GAUGES,    "gauges",      OBJS) /* named values (stats) */            \
 	X(VALUE,     "value",       U64)  /* a gauge value */
+/* clang-format on */
 
 typedef enum wb_field {
 #define WB_FIELD_ENUM(e, name, type) WB_F_##e,
@@ -100,6 +102,7 @@ typedef enum wb_field {
  * Internal operations are prefixed with their service; the unprefixed
  * ones are the gateway's public API (token = the caller's session).
  */
+/* clang-format off */
 #define WB_OPS(X)                                                                  \
 	/* every service */                                                        \
 	X(PING,           "ping",             0, 0)                                \
@@ -149,6 +152,7 @@ typedef enum wb_field {
 	X(FANS_LIST,      "fans",             WB_M(NAME), WB_M(TOKEN) | WB_M(AFTER) | WB_M(LIMIT)) \
 	X(PROFILE,        "profile",          WB_M(NAME), WB_M(TOKEN))             \
 	X(UPDATE_PROFILE, "update_profile",   WB_M(TOKEN), WB_M(DISPLAY) | WB_M(BIO))
+/* clang-format on */
 
 typedef enum wb_op {
 	WB_OP_NONE = 0,
