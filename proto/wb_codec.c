@@ -23,11 +23,11 @@
 #include "wb_internal.h"
 
 const wb_limits wb_limits_default = {
-	.max_bytes  = 4 * 1024 * 1024,
-	.max_str    = 64 * 1024,
-	.max_array  = 100000,
+	.max_bytes = 4 * 1024 * 1024,
+	.max_str = 64 * 1024,
+	.max_array = 100000,
 	.max_fields = 64,
-	.max_depth  = 4,
+	.max_depth = 4,
 };
 
 /* Deepest nesting accepted whatever the limits say (msgpack-c's own
@@ -99,7 +99,8 @@ wb_codec_pack_obj(msgpack_packer *pk, const wb_obj *o)
 
 	for (uint16_t i = 0; i < o->n && rv == 0; i++) {
 		const wb_val *v = &o->vals[i];
-		rv = msgpack_pack_str_with_body(pk, wb_field_name(v->field), wb_field_name_len(v->field));
+		rv = msgpack_pack_str_with_body(
+		    pk, wb_field_name(v->field), wb_field_name_len(v->field));
 		if (rv != 0) {
 			break;
 		}
@@ -159,7 +160,7 @@ wb_codec_buf_write(void *arg, const char *b, size_t n)
 {
 	wb_codec_buf *buf = arg;
 
-	char         *d   = buf->p + buf->len;
+	char *d = buf->p + buf->len;
 
 	if (n > buf->cap - buf->len) {
 		return WB_EINTERNAL; /* the size walk disagrees with the packer */
@@ -168,12 +169,24 @@ wb_codec_buf_write(void *arg, const char *b, size_t n)
 	 * bytes.  Fixed-size copies compile to plain moves; a libc call per
 	 * integer would dominate the encoding of a long id list. */
 	switch (n) {
-	case 1: d[0] = b[0]; break;
-	case 2: memcpy(d, b, 2); break;
-	case 3: memcpy(d, b, 3); break;
-	case 5: memcpy(d, b, 5); break;
-	case 9: memcpy(d, b, 9); break;
-	default: memcpy(d, b, n); break;
+	case 1:
+		d[0] = b[0];
+		break;
+	case 2:
+		memcpy(d, b, 2);
+		break;
+	case 3:
+		memcpy(d, b, 3);
+		break;
+	case 5:
+		memcpy(d, b, 5);
+		break;
+	case 9:
+		memcpy(d, b, 9);
+		break;
+	default:
+		memcpy(d, b, n);
+		break;
 	}
 	buf->len += n;
 	return 0;
@@ -188,7 +201,7 @@ wb_encode_buf(const wb_obj *m, char **out, size_t *outlen)
 	if (m == NULL || out == NULL || outlen == NULL) {
 		return WB_EINVAL;
 	}
-	*out    = NULL;
+	*out = NULL;
 	*outlen = 0;
 	buf.cap = wb_codec_obj_size(m);
 	if ((buf.p = malloc(buf.cap)) == NULL) {
@@ -198,7 +211,7 @@ wb_encode_buf(const wb_obj *m, char **out, size_t *outlen)
 		free(buf.p);
 		return rv != WB_OK ? rv : WB_EINTERNAL;
 	}
-	*out    = buf.p;
+	*out = buf.p;
 	*outlen = buf.len;
 	return WB_OK;
 }
@@ -339,16 +352,20 @@ wb_scan_value(wb_scan *s, int depth)
 		return left < 2 ? wb_scan_truncated(s) : wb_scan_skip(s, 2, p[1], true);
 	case 0xc5: /* bin 16 */
 	case 0xda: /* str 16 */
-		return left < 3 ? wb_scan_truncated(s) : wb_scan_skip(s, 3, wb_scan_be(p + 1, 2), true);
+		return left < 3 ? wb_scan_truncated(s)
+		                : wb_scan_skip(s, 3, wb_scan_be(p + 1, 2), true);
 	case 0xc6: /* bin 32 */
 	case 0xdb: /* str 32 */
-		return left < 5 ? wb_scan_truncated(s) : wb_scan_skip(s, 5, wb_scan_be(p + 1, 4), true);
+		return left < 5 ? wb_scan_truncated(s)
+		                : wb_scan_skip(s, 5, wb_scan_be(p + 1, 4), true);
 	case 0xc7: /* ext 8: len, type, data */
 		return left < 2 ? wb_scan_truncated(s) : wb_scan_skip(s, 3, p[1], true);
 	case 0xc8: /* ext 16 */
-		return left < 3 ? wb_scan_truncated(s) : wb_scan_skip(s, 4, wb_scan_be(p + 1, 2), true);
+		return left < 3 ? wb_scan_truncated(s)
+		                : wb_scan_skip(s, 4, wb_scan_be(p + 1, 2), true);
 	case 0xc9: /* ext 32 */
-		return left < 5 ? wb_scan_truncated(s) : wb_scan_skip(s, 6, wb_scan_be(p + 1, 4), true);
+		return left < 5 ? wb_scan_truncated(s)
+		                : wb_scan_skip(s, 6, wb_scan_be(p + 1, 4), true);
 	case 0xca: /* float 32 */
 		return wb_scan_skip(s, 1, 4, false);
 	case 0xcb: /* float 64 */
@@ -376,13 +393,17 @@ wb_scan_value(wb_scan *s, int depth)
 	case 0xd8: /* fixext 16 */
 		return wb_scan_skip(s, 2, 16, false);
 	case 0xdc: /* array 16 */
-		return left < 3 ? wb_scan_truncated(s) : wb_scan_container(s, 3, wb_scan_be(p + 1, 2), 1, depth);
+		return left < 3 ? wb_scan_truncated(s)
+		                : wb_scan_container(s, 3, wb_scan_be(p + 1, 2), 1, depth);
 	case 0xdd: /* array 32 */
-		return left < 5 ? wb_scan_truncated(s) : wb_scan_container(s, 5, wb_scan_be(p + 1, 4), 1, depth);
+		return left < 5 ? wb_scan_truncated(s)
+		                : wb_scan_container(s, 5, wb_scan_be(p + 1, 4), 1, depth);
 	case 0xde: /* map 16 */
-		return left < 3 ? wb_scan_truncated(s) : wb_scan_container(s, 3, wb_scan_be(p + 1, 2), 2, depth);
+		return left < 3 ? wb_scan_truncated(s)
+		                : wb_scan_container(s, 3, wb_scan_be(p + 1, 2), 2, depth);
 	case 0xdf: /* map 32 */
-		return left < 5 ? wb_scan_truncated(s) : wb_scan_container(s, 5, wb_scan_be(p + 1, 4), 2, depth);
+		return left < 5 ? wb_scan_truncated(s)
+		                : wb_scan_container(s, 5, wb_scan_be(p + 1, 4), 2, depth);
 	default: /* 0xc1 is never used */
 		return wb_fail(s->err, s->errlen, WB_EBADMSG, "invalid msgpack byte 0x%02x", b);
 	}
@@ -400,16 +421,16 @@ static int
 wb_conv_type_error(wb_conv *c, wb_field f)
 {
 	static const char *const what[] = {
-		[WB_T_U64]  = "an unsigned integer",
-		[WB_T_ID]   = "an unsigned integer (post id)",
+		[WB_T_U64] = "an unsigned integer",
+		[WB_T_ID] = "an unsigned integer (post id)",
 		[WB_T_BOOL] = "a boolean",
-		[WB_T_STR]  = "a string",
+		[WB_T_STR] = "a string",
 		[WB_T_U64S] = "an array of unsigned integers",
-		[WB_T_IDS]  = "an array of unsigned integers (post ids)",
+		[WB_T_IDS] = "an array of unsigned integers (post ids)",
 		[WB_T_OBJS] = "an array of maps",
 	};
-	return wb_fail(c->err, c->errlen, WB_EBADMSG, "field '%s' must be %s",
-	    wb_field_name(f), what[wb_field_type(f)]);
+	return wb_fail(c->err, c->errlen, WB_EBADMSG, "field '%s' must be %s", wb_field_name(f),
+	    what[wb_field_type(f)]);
 }
 
 static int wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m);
@@ -485,7 +506,7 @@ wb_conv_value(wb_conv *c, wb_field f, wb_val *v, const msgpack_object *mo)
 			if (a->ptr[i].type != MSGPACK_OBJECT_MAP) {
 				return wb_conv_type_error(c, f);
 			}
-			objs[i] = (wb_obj){ .arena = c->arena };
+			objs[i] = (wb_obj) { .arena = c->arena };
 			if ((rv = wb_conv_map(c, &objs[i], &a->ptr[i].via.map)) != WB_OK) {
 				return rv;
 			}
@@ -502,7 +523,7 @@ static int
 wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m)
 {
 	uint64_t seen = 0;
-	uint32_t cap  = m->size < WB_FIELD_COUNT ? m->size : WB_FIELD_COUNT;
+	uint32_t cap = m->size < WB_FIELD_COUNT ? m->size : WB_FIELD_COUNT;
 	int      rv, f;
 
 	if (cap != 0 && (o->vals = wb_arena_alloc(c->arena, cap * sizeof(wb_val))) == NULL) {
@@ -520,7 +541,7 @@ wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m)
 			size_t j, n = kv->key.via.str.size < 48 ? kv->key.via.str.size : 48;
 			for (j = 0; j < n; j++) {
 				unsigned char ch = (unsigned char)kv->key.via.str.ptr[j];
-				q[j]             = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+				q[j] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
 			}
 			q[j] = '\0';
 			return wb_fail(c->err, c->errlen, WB_EBADMSG, "unknown field '%s%s'", q,
@@ -532,7 +553,7 @@ wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m)
 		}
 		seen |= UINT64_C(1) << f;
 		wb_val *v = &o->vals[o->n++]; /* o->n < cap: fields are distinct and known */
-		v->field  = (uint16_t)f;
+		v->field = (uint16_t)f;
 		if ((rv = wb_conv_value(c, (wb_field)f, v, &kv->val)) != WB_OK) {
 			return rv;
 		}
@@ -569,15 +590,16 @@ wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char 
 	}
 
 	/* (1) the pre-walk: nothing is allocated before it accepts the bytes. */
-	size_t budget0 = lim->max_array < SIZE_MAX / 4 - 1024 ? 4 * lim->max_array + 1024 : SIZE_MAX;
-	s = (wb_scan){
-		.p         = buf,
-		.end       = (const uint8_t *)buf + len,
-		.lim       = lim,
+	size_t budget0 =
+	    lim->max_array < SIZE_MAX / 4 - 1024 ? 4 * lim->max_array + 1024 : SIZE_MAX;
+	s = (wb_scan) {
+		.p = buf,
+		.end = (const uint8_t *)buf + len,
+		.lim = lim,
 		.max_depth = lim->max_depth < WB_DEPTH_CAP ? lim->max_depth : WB_DEPTH_CAP,
-		.budget    = budget0,
-		.err       = err,
-		.errlen    = errlen,
+		.budget = budget0,
+		.err = err,
+		.errlen = errlen,
 	};
 	if ((rv = wb_scan_value(&s, 1)) != WB_OK) {
 		return rv;
@@ -614,10 +636,10 @@ wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char 
 	if (mo.type != MSGPACK_OBJECT_MAP || (m = wb_msg_new()) == NULL) {
 		msgpack_zone_destroy(&zone);
 		return mo.type != MSGPACK_OBJECT_MAP
-		    ? wb_fail(err, errlen, WB_EBADMSG, "message must be a map")
-		    : wb_fail(err, errlen, WB_ENOMEM, "out of memory");
+		           ? wb_fail(err, errlen, WB_EBADMSG, "message must be a map")
+		           : wb_fail(err, errlen, WB_ENOMEM, "out of memory");
 	}
-	c  = (wb_conv){ .arena = m->arena, .err = err, .errlen = errlen };
+	c = (wb_conv) { .arena = m->arena, .err = err, .errlen = errlen };
 	rv = wb_conv_map(&c, m, &mo.via.map);
 	msgpack_zone_destroy(&zone);
 	if (rv != WB_OK) {

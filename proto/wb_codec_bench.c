@@ -32,7 +32,8 @@ bench_timeline(void)
 		wb_set_cstr(&p[i], WB_F_AUTHOR_NAME, "someone_famous");
 		wb_set_cstr(&p[i], WB_F_TEXT,
 		    "Just shipped the new release: faster timelines, fewer bytes per inbox "
-		    "entry, and a codec that refuses hostile input. Details at https://example.org/r");
+		    "entry, and a codec that refuses hostile input. Details at "
+		    "https://example.org/r");
 		wb_set_u64(&p[i], WB_F_TIME, UINT64_C(1700000000000) + (uint64_t)i);
 	}
 	wb_set_u64(m, WB_F_NEXT, UINT64_C(152999999999) << 22);
@@ -66,10 +67,10 @@ bench_request(void)
 static void
 bench_case(const char *name, wb_obj *m, double seconds)
 {
-	char   *buf, err[128];
-	size_t  len;
-	long    n;
-	double  t0, enc, dec;
+	char  *buf, err[128];
+	size_t len;
+	long   n;
+	double t0, enc, dec;
 
 	if (wb_encode_buf(m, &buf, &len) != WB_OK) {
 		fprintf(stderr, "%s: encode failed\n", name);
@@ -96,7 +97,8 @@ bench_case(const char *name, wb_obj *m, double seconds)
 		}
 	}
 	dec = (double)n / (bench_now() - t0);
-	printf("%-22s %7zu bytes  encode %9.0f msg/s (%7.1f MB/s)  decode %9.0f msg/s (%7.1f MB/s)\n",
+	printf(
+	    "%-22s %7zu bytes  encode %9.0f msg/s (%7.1f MB/s)  decode %9.0f msg/s (%7.1f MB/s)\n",
 	    name, len, enc, enc * (double)len / 1e6, dec, dec * (double)len / 1e6);
 	free(buf);
 	wb_msg_free(m);
@@ -105,7 +107,7 @@ bench_case(const char *name, wb_obj *m, double seconds)
 int
 main(int argc, char **argv)
 {
-	const char *env     = getenv("WB_BENCH_SECONDS");
+	const char *env = getenv("WB_BENCH_SECONDS");
 	double      seconds = env != NULL ? atof(env) : 1.0;
 
 	if (seconds <= 0) {

@@ -34,13 +34,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	rv = wb_decode(&m, data, size, NULL, err, sizeof(err));
 	if (rv != WB_OK) {
-		if (m != NULL || err[0] == '\0' || (rv != WB_EBADMSG && rv != WB_ETOOBIG && rv != WB_ENOMEM)) {
-			wb_fuzz_fail("a failed decode must give NULL, a decoding code and a message", err);
+		if (m != NULL || err[0] == '\0' ||
+		    (rv != WB_EBADMSG && rv != WB_ETOOBIG && rv != WB_ENOMEM)) {
+			wb_fuzz_fail(
+			    "a failed decode must give NULL, a decoding code and a message", err);
 		}
 		return 0;
 	}
 	err[0] = '\0';
-	rv     = wb_check_request(m, &op, err, sizeof(err));
+	rv = wb_check_request(m, &op, err, sizeof(err));
 	if (rv != WB_OK && err[0] == '\0') {
 		wb_fuzz_fail("a rejected request must say why", "");
 	}
@@ -61,7 +63,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!wb_equal(m, m2)) {
 		wb_fuzz_fail("decode(encode(m)) != m", "");
 	}
-	if (wb_encode_buf(m2, &buf2, &len2) != WB_OK || len2 != len || memcmp(buf, buf2, len) != 0) {
+	if (wb_encode_buf(m2, &buf2, &len2) != WB_OK || len2 != len ||
+	    memcmp(buf, buf2, len) != 0) {
 		wb_fuzz_fail("encoding is not canonical", "");
 	}
 	free(buf);

@@ -94,7 +94,9 @@ timeline_reply(void)
 		wb_set_u64(&p[i], WB_F_ID, (UINT64_C(153000000000) + (uint64_t)i) << 22);
 		wb_set_u64(&p[i], WB_F_AUTHOR, 1000 + (uint64_t)i);
 		wb_set_cstr(&p[i], WB_F_AUTHOR_NAME, "some_author");
-		wb_set_cstr(&p[i], WB_F_TEXT, "a post of typical length about nothing in particular, with a link https://example.org/x");
+		wb_set_cstr(&p[i], WB_F_TEXT,
+		    "a post of typical length about nothing in particular, with a link "
+		    "https://example.org/x");
 		wb_set_u64(&p[i], WB_F_TIME, UINT64_C(1700000000000) + (uint64_t)i);
 	}
 	wb_set_u64(m, WB_F_NEXT, UINT64_C(152999999999) << 22);
@@ -144,15 +146,24 @@ Test(wb_codec, integer_widths)
 		uint64_t v;
 		size_t   bytes;
 	} cases[] = {
-		{ 0, 1 }, { 127, 1 }, { 128, 2 }, { 255, 2 }, { 256, 3 }, { 65535, 3 }, { 65536, 5 },
-		{ UINT32_MAX, 5 }, { UINT64_C(1) << 32, 9 }, { UINT64_MAX, 9 },
+		{ 0, 1 },
+		{ 127, 1 },
+		{ 128, 2 },
+		{ 255, 2 },
+		{ 256, 3 },
+		{ 65535, 3 },
+		{ 65536, 5 },
+		{ UINT32_MAX, 5 },
+		{ UINT64_C(1) << 32, 9 },
+		{ UINT64_MAX, 9 },
 	};
 	uint64_t all[sizeof(cases) / sizeof(cases[0])];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		wb_obj *m = wb_msg_new();
 		wb_set_u64(m, WB_F_UID, cases[i].v); /* {"uid": v}: 1 + 4 + v */
-		cr_assert_eq(encoded_len(m), 1 + 4 + cases[i].bytes, "value %llu", (unsigned long long)cases[i].v);
+		cr_assert_eq(encoded_len(m), 1 + 4 + cases[i].bytes, "value %llu",
+		    (unsigned long long)cases[i].v);
 		wb_obj *back = roundtrip(m);
 		cr_assert_eq(wb_u64(back, WB_F_UID, 1), cases[i].v);
 		wb_msg_free(back);
@@ -201,7 +212,7 @@ Test(wb_codec, array_lengths_up_to_the_limit)
 		wb_msg_free(m);
 	}
 	for (size_t n = 0; n < 40; n += 13) {
-		wb_obj *m    = wb_msg_new();
+		wb_obj *m = wb_msg_new();
 		wb_obj *objs = wb_add_objs(m, WB_F_USERS, n);
 		for (size_t i = 0; i < n; i++) {
 			wb_set_u64(&objs[i], WB_F_UID, i);
@@ -220,9 +231,10 @@ Test(wb_codec, every_op_over_the_wire)
 
 	for (int o = 1; o < WB_OP_COUNT; o++) {
 		for (int all = 0; all < 2; all++) {
-			wb_obj *m    = wb_sample_request((wb_op)o, all);
+			wb_obj *m = wb_sample_request((wb_op)o, all);
 			wb_obj *back = roundtrip(m);
-			cr_assert_eq(wb_check_request(back, &op, err, sizeof(err)), WB_OK, "%s: %s", wb_op_name((wb_op)o), err);
+			cr_assert_eq(wb_check_request(back, &op, err, sizeof(err)), WB_OK, "%s: %s",
+			    wb_op_name((wb_op)o), err);
 			cr_assert_eq(op, o);
 			wb_msg_free(back);
 			wb_msg_free(m);
@@ -318,7 +330,8 @@ Test(wb_decode, truncation_at_every_offset)
 			char *part = malloc(cut ? cut : 1);
 			memcpy(part, buf, cut);
 			int rv = dec(part, cut, NULL, err, sizeof(err));
-			cr_assert_eq(rv, WB_EBADMSG, "message %zu cut at %zu of %zu: %d %s", i, cut, len, rv, err);
+			cr_assert_eq(rv, WB_EBADMSG, "message %zu cut at %zu of %zu: %d %s", i, cut,
+			    len, rv, err);
 			free(part);
 		}
 		free(buf);
@@ -329,7 +342,10 @@ Test(wb_decode, truncation_at_every_offset)
 	cr_assert_eq(dec(NULL, 5, NULL, err, sizeof(err)), WB_EBADMSG);
 	/* no room for a message is fine too */
 	cr_assert_eq(dec("\x81\xa3uid", 5, NULL, NULL, 0), WB_EBADMSG);
-	cr_assert_eq(dec("\x81\xa5" "bogus\x01", 8, NULL, err, 1), WB_EBADMSG);
+	cr_assert_eq(dec("\x81\xa5"
+	                 "bogus\x01",
+	                 8, NULL, err, 1),
+	    WB_EBADMSG);
 	cr_assert_str_eq(err, "");
 	cr_assert_eq(wb_decode(NULL, "\x80", 1, NULL, NULL, 0), WB_EINVAL);
 }
@@ -360,11 +376,12 @@ Test(wb_decode, limits)
 	/* the default message limit */
 	char *huge = calloc(1, wb_limits_default.max_bytes + 1);
 	huge[0] = (char)0x80;
-	cr_assert_eq(dec(huge, wb_limits_default.max_bytes + 1, NULL, err, sizeof(err)), WB_ETOOBIG);
+	cr_assert_eq(
+	    dec(huge, wb_limits_default.max_bytes + 1, NULL, err, sizeof(err)), WB_ETOOBIG);
 	free(huge);
 
 	/* strings: one byte over the limit */
-	mp   b;
+	mp    b;
 	char *s = calloc(1, 65537);
 	memset(s, 'x', 65537);
 	mp_init(&b);
@@ -384,10 +401,10 @@ Test(wb_decode, limits)
 	free(s);
 
 	/* the value budget: 1000 posts of 4 fields pass every per-container limit */
-	lim           = wb_limits_default;
+	lim = wb_limits_default;
 	lim.max_array = 1000;
-	m             = wb_msg_new();
-	wb_obj *p     = wb_add_objs(m, WB_F_POSTS, 1000);
+	m = wb_msg_new();
+	wb_obj *p = wb_add_objs(m, WB_F_POSTS, 1000);
 	for (int i = 0; i < 1000; i++) {
 		wb_set_u64(&p[i], WB_F_ID, 1);
 		wb_set_u64(&p[i], WB_F_AUTHOR, 2);
@@ -403,26 +420,75 @@ Test(wb_decode, limits)
 }
 
 /* The msgpack kinds a value can have on the wire. */
-enum kind { K_UINT, K_NEG, K_BOOL, K_STR, K_BIN, K_FLOAT, K_NIL, K_UINTS, K_MAPS, K_MAP, K_EXT, K_MIXED_INTS, K_MIXED_MAPS, K_COUNT };
+enum kind {
+	K_UINT,
+	K_NEG,
+	K_BOOL,
+	K_STR,
+	K_BIN,
+	K_FLOAT,
+	K_NIL,
+	K_UINTS,
+	K_MAPS,
+	K_MAP,
+	K_EXT,
+	K_MIXED_INTS,
+	K_MIXED_MAPS,
+	K_COUNT
+};
 
 static void
 pack_kind(mp *b, enum kind k)
 {
 	switch (k) {
-	case K_UINT: msgpack_pack_uint64(&b->pk, 5); break;
-	case K_NEG: msgpack_pack_int64(&b->pk, -5); break;
-	case K_BOOL: msgpack_pack_true(&b->pk); break;
-	case K_STR: mp_str(b, "x"); break;
-	case K_BIN: msgpack_pack_bin_with_body(&b->pk, "x", 1); break;
-	case K_FLOAT: msgpack_pack_double(&b->pk, 1.5); break;
-	case K_NIL: msgpack_pack_nil(&b->pk); break;
-	case K_UINTS: msgpack_pack_array(&b->pk, 2); msgpack_pack_uint64(&b->pk, 1); msgpack_pack_uint64(&b->pk, 2); break;
-	case K_MAPS: msgpack_pack_array(&b->pk, 1); msgpack_pack_map(&b->pk, 0); break;
-	case K_MAP: msgpack_pack_map(&b->pk, 0); break;
-	case K_EXT: msgpack_pack_ext_with_body(&b->pk, "abcd", 4, 1); break;
-	case K_MIXED_INTS: msgpack_pack_array(&b->pk, 2); msgpack_pack_uint64(&b->pk, 1); msgpack_pack_int64(&b->pk, -1); break;
-	case K_MIXED_MAPS: msgpack_pack_array(&b->pk, 2); msgpack_pack_map(&b->pk, 0); msgpack_pack_uint64(&b->pk, 1); break;
-	case K_COUNT: break;
+	case K_UINT:
+		msgpack_pack_uint64(&b->pk, 5);
+		break;
+	case K_NEG:
+		msgpack_pack_int64(&b->pk, -5);
+		break;
+	case K_BOOL:
+		msgpack_pack_true(&b->pk);
+		break;
+	case K_STR:
+		mp_str(b, "x");
+		break;
+	case K_BIN:
+		msgpack_pack_bin_with_body(&b->pk, "x", 1);
+		break;
+	case K_FLOAT:
+		msgpack_pack_double(&b->pk, 1.5);
+		break;
+	case K_NIL:
+		msgpack_pack_nil(&b->pk);
+		break;
+	case K_UINTS:
+		msgpack_pack_array(&b->pk, 2);
+		msgpack_pack_uint64(&b->pk, 1);
+		msgpack_pack_uint64(&b->pk, 2);
+		break;
+	case K_MAPS:
+		msgpack_pack_array(&b->pk, 1);
+		msgpack_pack_map(&b->pk, 0);
+		break;
+	case K_MAP:
+		msgpack_pack_map(&b->pk, 0);
+		break;
+	case K_EXT:
+		msgpack_pack_ext_with_body(&b->pk, "abcd", 4, 1);
+		break;
+	case K_MIXED_INTS:
+		msgpack_pack_array(&b->pk, 2);
+		msgpack_pack_uint64(&b->pk, 1);
+		msgpack_pack_int64(&b->pk, -1);
+		break;
+	case K_MIXED_MAPS:
+		msgpack_pack_array(&b->pk, 2);
+		msgpack_pack_map(&b->pk, 0);
+		msgpack_pack_uint64(&b->pk, 1);
+		break;
+	case K_COUNT:
+		break;
 	}
 }
 
@@ -431,12 +497,17 @@ kind_fits(wb_type t, enum kind k)
 {
 	switch (t) {
 	case WB_T_U64:
-	case WB_T_ID: return k == K_UINT;
-	case WB_T_BOOL: return k == K_BOOL;
-	case WB_T_STR: return k == K_STR;
+	case WB_T_ID:
+		return k == K_UINT;
+	case WB_T_BOOL:
+		return k == K_BOOL;
+	case WB_T_STR:
+		return k == K_STR;
 	case WB_T_U64S:
-	case WB_T_IDS: return k == K_UINTS;
-	case WB_T_OBJS: return k == K_MAPS;
+	case WB_T_IDS:
+		return k == K_UINTS;
+	case WB_T_OBJS:
+		return k == K_MAPS;
 	}
 	return false;
 }
@@ -454,10 +525,13 @@ Test(wb_decode, wrong_types_for_every_field)
 			pack_kind(&b, (enum kind)k);
 			int rv = dec(b.sb.data, b.sb.size, NULL, err, sizeof(err));
 			if (kind_fits(wb_field_type((wb_field)f), (enum kind)k)) {
-				cr_assert_eq(rv, WB_OK, "field %s kind %d: %s", wb_field_name((wb_field)f), k, err);
+				cr_assert_eq(rv, WB_OK, "field %s kind %d: %s",
+				    wb_field_name((wb_field)f), k, err);
 			} else {
-				cr_assert_eq(rv, WB_EBADMSG, "field %s kind %d", wb_field_name((wb_field)f), k);
-				snprintf(want, sizeof(want), "field '%s' must be ", wb_field_name((wb_field)f));
+				cr_assert_eq(rv, WB_EBADMSG, "field %s kind %d",
+				    wb_field_name((wb_field)f), k);
+				snprintf(want, sizeof(want), "field '%s' must be ",
+				    wb_field_name((wb_field)f));
 				cr_assert_eq(strncmp(err, want, strlen(want)), 0, "%s", err);
 			}
 			mp_done(&b);
@@ -507,7 +581,7 @@ Test(wb_decode, nesting_depth)
 	mp_done(&b);
 
 	/* 100000 nested arrays: rejected without deep recursion */
-	size_t   n   = 100000;
+	size_t   n = 100000;
 	uint8_t *deep = malloc(n + 6);
 	memcpy(deep, "\x81\xa4uids", 6);
 	memset(deep + 6, 0x91, n - 1);
@@ -536,11 +610,21 @@ Test(wb_decode, root_keys_fields_and_trailing_bytes)
 		const char *b;
 		size_t      n;
 	} roots[] = {
-		{ "\x01", 1 }, { "\xa3" "abc", 4 }, { "\x91\x01", 2 }, { "\xc0", 1 }, { "\xc3", 1 },
-		{ "\xc4\x01x", 3 }, { "\xcb\0\0\0\0\0\0\0\0", 9 }, { "\xff", 1 }, { "\xdc\0\0", 3 },
+		{ "\x01", 1 },
+		{ "\xa3"
+		  "abc",
+		    4 },
+		{ "\x91\x01", 2 },
+		{ "\xc0", 1 },
+		{ "\xc3", 1 },
+		{ "\xc4\x01x", 3 },
+		{ "\xcb\0\0\0\0\0\0\0\0", 9 },
+		{ "\xff", 1 },
+		{ "\xdc\0\0", 3 },
 	};
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		cr_assert_eq(dec(roots[i].b, roots[i].n, NULL, err, sizeof(err)), WB_EBADMSG, "root %zu", i);
+		cr_assert_eq(
+		    dec(roots[i].b, roots[i].n, NULL, err, sizeof(err)), WB_EBADMSG, "root %zu", i);
 		cr_assert_str_eq(err, "message must be a map");
 	}
 	/* empty maps are fine, in all three encodings */
@@ -554,7 +638,10 @@ Test(wb_decode, root_keys_fields_and_trailing_bytes)
 	cr_assert_eq(dec("\x81\xc4\x03uid\x01", 7, NULL, err, sizeof(err)), WB_EBADMSG, "bin keys");
 	cr_assert_eq(dec("\x81\x91\xa3uid\x01", 7, NULL, err, sizeof(err)), WB_EBADMSG);
 	/* unknown fields */
-	cr_assert_eq(dec("\x81\xa5" "bogus\x01", 8, NULL, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_eq(dec("\x81\xa5"
+	                 "bogus\x01",
+	                 8, NULL, err, sizeof(err)),
+	    WB_EBADMSG);
 	cr_assert_str_eq(err, "unknown field 'bogus'");
 	cr_assert_eq(dec("\x81\xa4u\nd\x01\x01", 7, NULL, err, sizeof(err)), WB_EBADMSG);
 	cr_assert_str_eq(err, "unknown field 'u?d?'");
@@ -563,14 +650,18 @@ Test(wb_decode, root_keys_fields_and_trailing_bytes)
 	/* duplicates, at the root and nested */
 	cr_assert_eq(dec("\x82\xa3uid\x01\xa3uid\x02", 11, NULL, err, sizeof(err)), WB_EBADMSG);
 	cr_assert_str_eq(err, "duplicate field 'uid'");
-	cr_assert_eq(dec("\x81\xa5posts\x91\x82\xa2id\x01\xa2id\x01", 17, NULL, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_eq(dec("\x81\xa5posts\x91\x82\xa2id\x01\xa2id\x01", 17, NULL, err, sizeof(err)),
+	    WB_EBADMSG);
 	cr_assert_str_eq(err, "duplicate field 'id'");
 	/* trailing bytes */
 	cr_assert_eq(dec("\x81\xa3uid\x01\x00", 7, NULL, err, sizeof(err)), WB_EBADMSG);
 	cr_assert_str_eq(err, "1 trailing bytes after the message");
 	cr_assert_eq(dec("\x80\x80", 2, NULL, err, sizeof(err)), WB_EBADMSG);
 	/* strings with a NUL byte */
-	cr_assert_eq(dec("\x81\xa4text\xa3" "a\0b", 10, NULL, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_eq(dec("\x81\xa4text\xa3"
+	                 "a\0b",
+	                 10, NULL, err, sizeof(err)),
+	    WB_EBADMSG);
 	cr_assert_str_eq(err, "field 'text' contains a NUL byte");
 	/* the one byte msgpack never uses */
 	cr_assert_eq(dec("\x81\xa3uid\xc1", 6, NULL, err, sizeof(err)), WB_EBADMSG);
@@ -582,26 +673,34 @@ Test(wb_decode, root_keys_fields_and_trailing_bytes)
 	/* str8 and str16 forms of short strings */
 	cr_assert_eq(dec("\x81\xd9\x03uid\xd9\x01x", 9, NULL, err, sizeof(err)), WB_EBADMSG);
 	cr_assert_str_eq(err, "field 'uid' must be an unsigned integer");
-	cr_assert_eq(dec("\x81\xda\x00\x04text\xda\x00\x01x", 12, NULL, err, sizeof(err)), WB_OK, "%s", err);
+	cr_assert_eq(
+	    dec("\x81\xda\x00\x04text\xda\x00\x01x", 12, NULL, err, sizeof(err)), WB_OK, "%s", err);
 	/* every fixext and ext size is stepped over, then refused as a value */
 	static const struct {
 		const char *b;
 		size_t      n;
 	} exts[] = {
-		{ "\x81\xa3uid\xd4\x01\x00", 8 }, { "\x81\xa3uid\xd5\x01\0\0", 9 },
-		{ "\x81\xa3uid\xd6\x01\0\0\0\0", 11 }, { "\x81\xa3uid\xd7\x01\0\0\0\0\0\0\0\0", 15 },
+		{ "\x81\xa3uid\xd4\x01\x00", 8 },
+		{ "\x81\xa3uid\xd5\x01\0\0", 9 },
+		{ "\x81\xa3uid\xd6\x01\0\0\0\0", 11 },
+		{ "\x81\xa3uid\xd7\x01\0\0\0\0\0\0\0\0", 15 },
 		{ "\x81\xa3uid\xd8\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 23 },
-		{ "\x81\xa3uid\xc7\x01\x01\x00", 9 }, { "\x81\xa3uid\xc8\0\x01\x01\x00", 10 },
-		{ "\x81\xa3uid\xc9\0\0\0\x01\x01\x00", 12 }, { "\x81\xa3uid\xca\0\0\0\0", 10 },
-		{ "\x81\xa3uid\xd2\0\0\0\x01", 10 }, { "\x81\xa3uid\xd3\0\0\0\0\0\0\0\x01", 14 },
+		{ "\x81\xa3uid\xc7\x01\x01\x00", 9 },
+		{ "\x81\xa3uid\xc8\0\x01\x01\x00", 10 },
+		{ "\x81\xa3uid\xc9\0\0\0\x01\x01\x00", 12 },
+		{ "\x81\xa3uid\xca\0\0\0\0", 10 },
+		{ "\x81\xa3uid\xd2\0\0\0\x01", 10 },
+		{ "\x81\xa3uid\xd3\0\0\0\0\0\0\0\x01", 14 },
 	};
 	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
 		int rv = dec(exts[i].b, exts[i].n, NULL, err, sizeof(err));
 		if (i >= 9) {
-			cr_assert_eq(rv, WB_OK, "int form %zu: %s", i, err); /* int32/int64 holding 1 */
+			cr_assert_eq(
+			    rv, WB_OK, "int form %zu: %s", i, err); /* int32/int64 holding 1 */
 		} else {
 			cr_assert_eq(rv, WB_EBADMSG, "ext form %zu", i);
-			cr_assert_str_eq(err, "field 'uid' must be an unsigned integer", "ext form %zu: %s", i, err);
+			cr_assert_str_eq(err, "field 'uid' must be an unsigned integer",
+			    "ext form %zu: %s", i, err);
 		}
 	}
 }
@@ -611,21 +710,21 @@ static const struct {
 	const char *b;
 	size_t      n;
 } hostile[] = {
-	{ "\xdd\x01\x00\x00\x00", 5 },                    /* array32: 16M elements */
-	{ "\xdd\xff\xff\xff\xff", 5 },                    /* array32: 4G elements */
-	{ "\xdf\x01\x00\x00\x00", 5 },                    /* map32: 16M entries */
-	{ "\xdf\xff\xff\xff\xff", 5 },                    /* map32: 4G entries */
-	{ "\xdb\xff\xff\xff\xff", 5 },                    /* str32: 4 GB */
-	{ "\xc6\xff\xff\xff\xff", 5 },                    /* bin32: 4 GB */
-	{ "\xc9\xff\xff\xff\xff\x01", 6 },                /* ext32: 4 GB */
-	{ "\xdc\xff\xff", 3 },                            /* array16 */
-	{ "\xde\xff\xff", 3 },                            /* map16 */
-	{ "\x81\xa4uids\xdd\x01\x00\x00\x00", 10 },       /* inside a valid map */
-	{ "\x81\xa4uids\xdd\x00\x01\x86\xa0\x01\x02", 12 }, /* 100000 claimed, 2 present */
+	{ "\xdd\x01\x00\x00\x00", 5 },                       /* array32: 16M elements */
+	{ "\xdd\xff\xff\xff\xff", 5 },                       /* array32: 4G elements */
+	{ "\xdf\x01\x00\x00\x00", 5 },                       /* map32: 16M entries */
+	{ "\xdf\xff\xff\xff\xff", 5 },                       /* map32: 4G entries */
+	{ "\xdb\xff\xff\xff\xff", 5 },                       /* str32: 4 GB */
+	{ "\xc6\xff\xff\xff\xff", 5 },                       /* bin32: 4 GB */
+	{ "\xc9\xff\xff\xff\xff\x01", 6 },                   /* ext32: 4 GB */
+	{ "\xdc\xff\xff", 3 },                               /* array16 */
+	{ "\xde\xff\xff", 3 },                               /* map16 */
+	{ "\x81\xa4uids\xdd\x01\x00\x00\x00", 10 },          /* inside a valid map */
+	{ "\x81\xa4uids\xdd\x00\x01\x86\xa0\x01\x02", 12 },  /* 100000 claimed, 2 present */
 	{ "\x81\xa5posts\xdd\x01\x00\x00\x00\x80\x80", 13 }, /* 16M maps claimed */
-	{ "\x81\xa5posts\x91\xdf\x01\x00\x00\x00", 12 },  /* a nested map32 */
-	{ "\x81\xa4text\xdb\x7f\xff\xff\xff", 10 },       /* str32 2 GB inside a map */
-	{ "\x8f\xdd\x01\x00\x00\x00", 6 },                /* fixmap whose key is an array32 */
+	{ "\x81\xa5posts\x91\xdf\x01\x00\x00\x00", 12 },     /* a nested map32 */
+	{ "\x81\xa4text\xdb\x7f\xff\xff\xff", 10 },          /* str32 2 GB inside a map */
+	{ "\x8f\xdd\x01\x00\x00\x00", 6 },                   /* fixmap whose key is an array32 */
 };
 
 Test(wb_decode, hostile_headers_fail_fast)
@@ -637,7 +736,8 @@ Test(wb_decode, hostile_headers_fail_fast)
 	for (int round = 0; round < 2000; round++) {
 		for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
 			int rv = dec(hostile[i].b, hostile[i].n, NULL, err, sizeof(err));
-			cr_assert(rv == WB_EBADMSG || rv == WB_ETOOBIG, "input %zu: %d %s", i, rv, err);
+			cr_assert(
+			    rv == WB_EBADMSG || rv == WB_ETOOBIG, "input %zu: %d %s", i, rv, err);
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -664,8 +764,8 @@ Test(wb_decode, hostile_headers_fail_fast)
 #endif
 
 #ifdef WB_TEST_ASAN
-int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
-    void (*free_hook)(const volatile void *));
+int __sanitizer_install_malloc_and_free_hooks(
+    void (*malloc_hook)(const volatile void *, size_t), void (*free_hook)(const volatile void *));
 
 static volatile size_t largest_alloc;
 
@@ -702,9 +802,10 @@ Test(wb_decode, hostile_headers_allocate_nothing_large)
 
 	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
 		largest_alloc = 0;
-		int rv        = dec(hostile[i].b, hostile[i].n, NULL, err, sizeof(err));
+		int rv = dec(hostile[i].b, hostile[i].n, NULL, err, sizeof(err));
 		cr_assert(rv == WB_EBADMSG || rv == WB_ETOOBIG, "input %zu: %d %s", i, rv, err);
-		cr_assert_lt(largest_alloc, 64 * 1024, "input %zu allocated %zu bytes at once", i, largest_alloc);
+		cr_assert_lt(largest_alloc, 64 * 1024, "input %zu allocated %zu bytes at once", i,
+		    largest_alloc);
 	}
 }
 #else
@@ -744,7 +845,8 @@ Test(wb_decode, hostile_headers_allocate_nothing_large)
 		wb_obj *m = fans_reply(100000);
 		char   *buf;
 		size_t  len;
-		if (wb_encode_buf(m, &buf, &len) != WB_OK || dec(buf, len, NULL, err, sizeof(err)) != WB_OK) {
+		if (wb_encode_buf(m, &buf, &len) != WB_OK ||
+		    dec(buf, len, NULL, err, sizeof(err)) != WB_OK) {
 			_exit(12);
 		}
 		free(buf);
@@ -752,20 +854,23 @@ Test(wb_decode, hostile_headers_allocate_nothing_large)
 		for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
 			int rv = dec(hostile[i].b, hostile[i].n, NULL, err, sizeof(err));
 			if (rv != WB_EBADMSG && rv != WB_ETOOBIG) {
-				_exit(20 + (int)i); /* WB_ENOMEM: something tried a huge allocation */
+				_exit(
+				    20 + (int)i); /* WB_ENOMEM: something tried a huge allocation */
 			}
 		}
 		_exit(0);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status), "child died");
-	cr_assert_eq(WEXITSTATUS(status), 0, "child exit %d (20+i: hostile input i hit the memory cap)", WEXITSTATUS(status));
+	cr_assert_eq(WEXITSTATUS(status), 0,
+	    "child exit %d (20+i: hostile input i hit the memory cap)", WEXITSTATUS(status));
 }
 #endif
 
 Test(wb_decode, random_mutations_never_crash, .timeout = 60)
 {
-	wb_obj      *msgs[3] = { timeline_reply(), wb_sample_request(WB_OP_POST_TIMELINE, true), wb_sample_request(WB_OP_EVENTS, true) };
+	wb_obj      *msgs[3] = { timeline_reply(), wb_sample_request(WB_OP_POST_TIMELINE, true),
+		     wb_sample_request(WB_OP_EVENTS, true) };
 	char         err[160];
 	unsigned int seed = 12345;
 	int          ok = 0;
@@ -784,7 +889,8 @@ Test(wb_decode, random_mutations_never_crash, .timeout = 60)
 			size_t  n = (rand_r(&seed) % 8 == 0) ? (size_t)rand_r(&seed) % len : len;
 			wb_obj *m;
 			if (wb_decode(&m, mut, n, NULL, err, sizeof(err)) == WB_OK) {
-				wb_msg_free(roundtrip(m)); /* whatever decodes re-encodes to the same thing */
+				wb_msg_free(roundtrip(
+				    m)); /* whatever decodes re-encodes to the same thing */
 				wb_msg_free(m);
 				ok++;
 			}

@@ -47,7 +47,7 @@ typedef enum wb_err {
 #define WB_ERR_ENUM(e, name, msg, http) WB_##e,
 	WB_ERRORS(WB_ERR_ENUM)
 #undef WB_ERR_ENUM
-	WB_ERR_COUNT
+	    WB_ERR_COUNT
 } wb_err;
 
 /* wb_strerror returns the human message for code, or "unknown error". */

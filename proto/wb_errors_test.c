@@ -15,7 +15,8 @@ Test(wb_errors, every_code_has_name_message_status)
 		cr_assert(http >= 200 && http <= 599, "%s: %d", name, http);
 		cr_assert_eq(http == 200, code == WB_OK, "%s: only OK maps to 200", name);
 		for (const char *p = name; *p; p++) {
-			cr_assert((*p >= 'A' && *p <= 'Z') || *p == '_', "%s: wire names are A-Z_", name);
+			cr_assert(
+			    (*p >= 'A' && *p <= 'Z') || *p == '_', "%s: wire names are A-Z_", name);
 		}
 	}
 }

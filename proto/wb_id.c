@@ -5,7 +5,7 @@
 
 #include "wb_id.h"
 
-#define WB_ID_SHIFT (WB_ID_NODE_BITS + WB_ID_SEQ_BITS)
+#define WB_ID_SHIFT   (WB_ID_NODE_BITS + WB_ID_SEQ_BITS)
 #define WB_ID_SEQ_MAX ((UINT64_C(1) << WB_ID_SEQ_BITS) - 1)
 
 struct wb_idgen {
@@ -44,7 +44,7 @@ wb_idgen_floor(wb_idgen *g, uint64_t last)
 	uint64_t ms = last >> WB_ID_SHIFT;
 	if (ms > g->last_ms) {
 		g->last_ms = ms;
-		g->seq     = WB_ID_SEQ_MAX; /* the next id moves past this ms */
+		g->seq = WB_ID_SEQ_MAX; /* the next id moves past this ms */
 	}
 	pthread_mutex_unlock(&g->mu);
 }
@@ -58,7 +58,7 @@ wb_id_next(wb_idgen *g, uint64_t now_ms)
 	pthread_mutex_lock(&g->mu);
 	if (ms > g->last_ms) {
 		g->last_ms = ms;
-		g->seq     = 0;
+		g->seq = 0;
 	} else if (g->seq < WB_ID_SEQ_MAX) {
 		g->seq++; /* same ms, or the clock went back: stay on last_ms */
 	} else {

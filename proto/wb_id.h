@@ -16,10 +16,10 @@
 
 #include <stdint.h>
 
-#define WB_ID_EPOCH_MS UINT64_C(1577836800000) /* 2020-01-01T00:00:00Z */
+#define WB_ID_EPOCH_MS  UINT64_C(1577836800000) /* 2020-01-01T00:00:00Z */
 #define WB_ID_NODE_BITS 6
-#define WB_ID_SEQ_BITS 16
-#define WB_ID_NODE_MAX ((1u << WB_ID_NODE_BITS) - 1)
+#define WB_ID_SEQ_BITS  16
+#define WB_ID_NODE_MAX  ((1u << WB_ID_NODE_BITS) - 1)
 
 typedef struct wb_idgen wb_idgen;
 

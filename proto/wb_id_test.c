@@ -38,7 +38,7 @@ Test(wb_id, clock_going_back_never_goes_back)
 {
 	wb_idgen *g = wb_idgen_new(0);
 	uint64_t  a = wb_id_next(g, T0 + 1000);
-	uint64_t  b = wb_id_next(g, T0);        /* the clock jumped back a second */
+	uint64_t  b = wb_id_next(g, T0); /* the clock jumped back a second */
 	uint64_t  c = wb_id_next(g, T0 + 500);
 
 	cr_assert_gt(b, a);

@@ -21,10 +21,10 @@
 
 #include "wb_internal.h"
 
-#define WB_ARENA_FIRST 1536        /* bytes of the inline first chunk */
-#define WB_CHUNK_MIN (8 * 1024)    /* first extra chunk */
-#define WB_CHUNK_MAX (256 * 1024)  /* chunks stop doubling here */
-#define WB_ALIGN 8
+#define WB_ARENA_FIRST 1536         /* bytes of the inline first chunk */
+#define WB_CHUNK_MIN   (8 * 1024)   /* first extra chunk */
+#define WB_CHUNK_MAX   (256 * 1024) /* chunks stop doubling here */
+#define WB_ALIGN       8
 
 typedef struct wb_chunk {
 	struct wb_chunk *next;
@@ -52,8 +52,8 @@ wb_arena_alloc_slow(wb_arena *a, size_t n)
 	if (size > SIZE_MAX - sizeof(wb_chunk) || (c = malloc(sizeof(wb_chunk) + size)) == NULL) {
 		return NULL;
 	}
-	c->size   = size;
-	c->next   = a->chunks;
+	c->size = size;
+	c->next = a->chunks;
 	a->chunks = c;
 	if (size == a->next_size) {
 		a->cur = (char *)c->data + n;
@@ -89,11 +89,11 @@ wb_msg_new(void)
 	if (a == NULL) {
 		return NULL;
 	}
-	a->chunks    = NULL;
-	a->cur       = (char *)a->first;
-	a->end       = (char *)a->first + sizeof(a->first);
+	a->chunks = NULL;
+	a->cur = (char *)a->first;
+	a->end = (char *)a->first + sizeof(a->first);
 	a->next_size = WB_CHUNK_MIN;
-	a->root      = (wb_obj){ .arena = a };
+	a->root = (wb_obj) { .arena = a };
 	return &a->root;
 }
 
@@ -125,10 +125,10 @@ wb_reset(wb_obj *m)
 	wb_arena *a = m->arena;
 
 	wb_arena_free_chunks(a);
-	a->cur       = (char *)a->first;
-	a->end       = (char *)a->first + sizeof(a->first);
+	a->cur = (char *)a->first;
+	a->end = (char *)a->first + sizeof(a->first);
 	a->next_size = WB_CHUNK_MIN;
-	a->root      = (wb_obj){ .arena = a };
+	a->root = (wb_obj) { .arena = a };
 }
 
 wb_obj *
@@ -167,7 +167,7 @@ wb_obj_slot(wb_obj *o, wb_field f)
 		return v;
 	}
 	if (o->n == o->cap) {
-		uint16_t cap  = o->cap != 0 ? o->cap * 2 : 4;
+		uint16_t cap = o->cap != 0 ? o->cap * 2 : 4;
 		wb_val  *vals = wb_arena_alloc(o->arena, cap * sizeof(wb_val));
 		if (vals == NULL) {
 			return NULL;
@@ -176,9 +176,9 @@ wb_obj_slot(wb_obj *o, wb_field f)
 			memcpy(vals, o->vals, o->n * sizeof(wb_val));
 		}
 		o->vals = vals;
-		o->cap  = cap;
+		o->cap = cap;
 	}
-	v        = &o->vals[o->n++];
+	v = &o->vals[o->n++];
 	v->field = (uint16_t)f;
 	return v;
 }
@@ -323,7 +323,7 @@ wb_add_objs(wb_obj *o, wb_field f, size_t n)
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++) {
-		objs[i] = (wb_obj){ .arena = o->arena };
+		objs[i] = (wb_obj) { .arena = o->arena };
 	}
 	s->o.v = objs;
 	s->o.n = (uint32_t)n;
@@ -399,7 +399,8 @@ wb_get_bool(const wb_obj *o, wb_field f, bool *out)
 {
 	const wb_val *s;
 
-	if (o == NULL || !wb_obj_typed(f, WB_T_BOOL, WB_T_BOOL) || (s = wb_obj_find(o, f)) == NULL) {
+	if (o == NULL || !wb_obj_typed(f, WB_T_BOOL, WB_T_BOOL) ||
+	    (s = wb_obj_find(o, f)) == NULL) {
 		return false;
 	}
 	if (out != NULL) {
@@ -454,7 +455,8 @@ wb_get_objs(const wb_obj *o, wb_field f, const wb_obj **v, size_t *n)
 {
 	const wb_val *s;
 
-	if (o == NULL || !wb_obj_typed(f, WB_T_OBJS, WB_T_OBJS) || (s = wb_obj_find(o, f)) == NULL) {
+	if (o == NULL || !wb_obj_typed(f, WB_T_OBJS, WB_T_OBJS) ||
+	    (s = wb_obj_find(o, f)) == NULL) {
 		return false;
 	}
 	if (v != NULL) {
@@ -479,7 +481,8 @@ wb_val_equal(wb_field f, const wb_val *a, const wb_val *b)
 		return a->s.n == b->s.n && memcmp(a->s.p, b->s.p, a->s.n) == 0;
 	case WB_T_U64S:
 	case WB_T_IDS:
-		return a->a.n == b->a.n && (a->a.n == 0 || memcmp(a->a.v, b->a.v, a->a.n * sizeof(uint64_t)) == 0);
+		return a->a.n == b->a.n &&
+		       (a->a.n == 0 || memcmp(a->a.v, b->a.v, a->a.n * sizeof(uint64_t)) == 0);
 	case WB_T_OBJS:
 		if (a->o.n != b->o.n) {
 			return false;

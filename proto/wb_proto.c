@@ -25,7 +25,7 @@ wb_proto_quote(char *dst, size_t dstlen, const char *s, size_t n)
 			break;
 		}
 		unsigned char c = (unsigned char)s[i];
-		dst[j++]        = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+		dst[j++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
 	}
 	dst[j] = '\0';
 }
@@ -69,8 +69,8 @@ wb_check_request(const wb_obj *req, wb_op *opp, char *err, size_t errlen)
 		*opp = op;
 	}
 	if (!wb_get_u64(req, WB_F_V, &v)) {
-		return wb_fail(err, errlen, WB_EVERSION, "%s: missing protocol version 'v'",
-		    wb_op_name(op));
+		return wb_fail(
+		    err, errlen, WB_EVERSION, "%s: missing protocol version 'v'", wb_op_name(op));
 	}
 	if (v != WB_PROTO_VERSION) {
 		return wb_fail(err, errlen, WB_EVERSION,
@@ -117,11 +117,13 @@ wb_reply_error(wb_obj *rep, int code, const char *fmt, ...)
 	}
 	wb_reset(rep);
 	if ((rv = wb_set_bool(rep, WB_F_OK, false)) != WB_OK ||
-	    (rv = wb_set_static_str(rep, WB_F_ERR, wb_err_name(code), strlen(wb_err_name(code)))) != WB_OK) {
+	    (rv = wb_set_static_str(rep, WB_F_ERR, wb_err_name(code), strlen(wb_err_name(code)))) !=
+	        WB_OK) {
 		return rv;
 	}
 	if (fmt == NULL) {
-		return wb_set_static_str(rep, WB_F_MSG, wb_strerror(code), strlen(wb_strerror(code)));
+		return wb_set_static_str(
+		    rep, WB_F_MSG, wb_strerror(code), strlen(wb_strerror(code)));
 	}
 	va_start(ap, fmt);
 	va_copy(ap2, ap);
@@ -129,7 +131,8 @@ wb_reply_error(wb_obj *rep, int code, const char *fmt, ...)
 	va_end(ap);
 	if (len < 0) {
 		va_end(ap2);
-		return wb_set_static_str(rep, WB_F_MSG, wb_strerror(code), strlen(wb_strerror(code)));
+		return wb_set_static_str(
+		    rep, WB_F_MSG, wb_strerror(code), strlen(wb_strerror(code)));
 	}
 	if ((size_t)len < sizeof(buf)) {
 		va_end(ap2);

@@ -91,7 +91,7 @@ typedef enum wb_field {
 #define WB_FIELD_ENUM(e, name, type) WB_F_##e,
 	WB_FIELDS(WB_FIELD_ENUM)
 #undef WB_FIELD_ENUM
-	WB_FIELD_COUNT /* number of fields (WB_F_COUNT is the "count" field) */
+	    WB_FIELD_COUNT /* number of fields (WB_F_COUNT is the "count" field) */
 } wb_field;
 
 /* WB_M(F) is the bit of field F in an operation's field masks. */
@@ -159,7 +159,7 @@ typedef enum wb_op {
 #define WB_OP_ENUM(e, name, req, opt) WB_OP_##e,
 	WB_OPS(WB_OP_ENUM)
 #undef WB_OP_ENUM
-	WB_OP_COUNT
+	    WB_OP_COUNT
 } wb_op;
 
 /*
@@ -199,11 +199,11 @@ struct wb_obj {
 
 /* Limits the decoder enforces; wb_limits_default gives sane defaults. */
 typedef struct wb_limits {
-	size_t max_bytes;   /* whole message (default 4 MiB) */
-	size_t max_str;     /* one string (default 64 KiB) */
-	size_t max_array;   /* elements of one array (default 100000) */
-	size_t max_fields;  /* fields of one map (default 64) */
-	int    max_depth;   /* nesting of maps/arrays (default 4) */
+	size_t max_bytes;  /* whole message (default 4 MiB) */
+	size_t max_str;    /* one string (default 64 KiB) */
+	size_t max_array;  /* elements of one array (default 100000) */
+	size_t max_fields; /* fields of one map (default 64) */
+	int    max_depth;  /* nesting of maps/arrays (default 4) */
 } wb_limits;
 
 extern const wb_limits wb_limits_default;
@@ -327,7 +327,7 @@ int wb_encode_buf(const wb_obj *m, char **buf, size_t *len);
  * is allocated, so hostile input costs at most O(len) memory.  On error it
  * returns a code (WB_EBADMSG, WB_ETOOBIG, WB_ENOMEM) and a message in err.
  */
-int wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim,
-    char *err, size_t errlen);
+int wb_decode(
+    wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char *err, size_t errlen);
 
 #endif

@@ -29,7 +29,8 @@ Test(wb_tables, every_op_name_looks_up_to_itself)
 		cr_assert_eq(wb_op_lookup(name, strlen(name)), op, "op %s", name);
 		wb_op_fields((wb_op)op, &req, &opt);
 		cr_assert_eq(req & opt, 0, "op %s: a field both required and optional", name);
-		cr_assert_eq((req | opt) & (WB_M(OP) | WB_M(V) | WB_M(OK) | WB_M(ERR) | WB_M(MSG)), 0);
+		cr_assert_eq(
+		    (req | opt) & (WB_M(OP) | WB_M(V) | WB_M(OK) | WB_M(ERR) | WB_M(MSG)), 0);
 	}
 	cr_assert_str_eq(wb_op_name(WB_OP_NONE), "?");
 	cr_assert_str_eq(wb_op_name(WB_OP_COUNT), "?");
@@ -166,7 +167,9 @@ Test(wb_obj, nested_objects_and_big_allocations)
 	cr_assert_not_null(posts);
 	for (int i = 0; i < 20; i++) {
 		cr_assert_eq(wb_set_u64(&posts[i], WB_F_ID, (uint64_t)i), WB_OK);
-		cr_assert_eq(wb_set_cstr(&posts[i], WB_F_TEXT, "a post of some length, like most posts are"), WB_OK);
+		cr_assert_eq(
+		    wb_set_cstr(&posts[i], WB_F_TEXT, "a post of some length, like most posts are"),
+		    WB_OK);
 		cr_assert_eq(posts[i].arena, m->arena);
 	}
 	big = wb_add_u64s(m, WB_F_UIDS, 200000); /* bigger than any chunk */
@@ -187,7 +190,9 @@ Test(wb_obj, nested_objects_and_big_allocations)
 		cr_assert_eq(m->n, 0);
 		cr_assert_not(wb_has(m, WB_F_POSTS));
 		for (int i = 0; i < 1000; i++) {
-			cr_assert_eq(wb_set_cstr(m, WB_F_TEXT, "filling the arena over several chunks"), WB_OK);
+			cr_assert_eq(
+			    wb_set_cstr(m, WB_F_TEXT, "filling the arena over several chunks"),
+			    WB_OK);
 		}
 		cr_assert_str_eq(wb_str(m, WB_F_TEXT, ""), "filling the arena over several chunks");
 	}
@@ -218,7 +223,8 @@ Test(wb_check, every_op_with_its_fields)
 		for (int all = 0; all < 2; all++) {
 			wb_obj *m = wb_sample_request((wb_op)o, all);
 			cr_assert_not_null(m);
-			cr_assert_eq(wb_check_request(m, &op, err, sizeof(err)), WB_OK, "%s: %s", wb_op_name((wb_op)o), err);
+			cr_assert_eq(wb_check_request(m, &op, err, sizeof(err)), WB_OK, "%s: %s",
+			    wb_op_name((wb_op)o), err);
 			cr_assert_eq(op, o);
 			cr_assert_eq(wb_op_of(m), o);
 			wb_msg_free(m);
@@ -233,7 +239,8 @@ Test(wb_check, every_op_with_its_fields)
 			wb_obj *m = wb_sample_request((wb_op)o, true);
 			wb_del(m, (wb_field)f);
 			cr_assert_eq(wb_check_request(m, &op, err, sizeof(err)), WB_EINVAL);
-			snprintf(want, sizeof(want), "%s: missing field '%s'", wb_op_name((wb_op)o), wb_field_name((wb_field)f));
+			snprintf(want, sizeof(want), "%s: missing field '%s'", wb_op_name((wb_op)o),
+			    wb_field_name((wb_field)f));
 			cr_assert_str_eq(err, want);
 			wb_msg_free(m);
 		}
@@ -246,7 +253,8 @@ Test(wb_check, every_op_with_its_fields)
 			wb_obj *m = wb_sample_request((wb_op)o, false);
 			cr_assert_eq(wb_sample_fill(m, (wb_field)f, 1), WB_OK);
 			cr_assert_eq(wb_check_request(m, &op, err, sizeof(err)), WB_EINVAL);
-			snprintf(want, sizeof(want), "field '%s' is not taken by '%s'", wb_field_name((wb_field)f), wb_op_name((wb_op)o));
+			snprintf(want, sizeof(want), "field '%s' is not taken by '%s'",
+			    wb_field_name((wb_field)f), wb_op_name((wb_op)o));
 			cr_assert_str_eq(err, want);
 			wb_msg_free(m);
 		}
@@ -280,7 +288,8 @@ Test(wb_check, messages)
 	wb_set_cstr(m, WB_F_OP, "pong\n\x01");
 	wb_set_u64(m, WB_F_V, 1);
 	cr_assert_eq(wb_check_request(m, &op, err, sizeof(err)), WB_EBADOP);
-	cr_assert_str_eq(err, "unknown operation 'pong?" "?'");
+	cr_assert_str_eq(err, "unknown operation 'pong?"
+	                      "?'");
 	cr_assert_eq(op, WB_OP_NONE);
 	cr_assert_eq(wb_op_of(m), WB_OP_NONE);
 	wb_del(m, WB_F_OP);

@@ -15,7 +15,7 @@
 static inline int
 wb_sample_fill(wb_obj *o, wb_field f, unsigned variant)
 {
-	char     text[96];
+	char      text[96];
 	uint64_t *v;
 	wb_obj   *objs;
 	unsigned  n = 3 + variant % 5;
@@ -30,7 +30,8 @@ wb_sample_fill(wb_obj *o, wb_field f, unsigned variant)
 	case WB_T_BOOL:
 		return wb_set_bool(o, f, (f + variant) % 2 == 0);
 	case WB_T_STR:
-		snprintf(text, sizeof(text), "%s sample %u: caf\xc3\xa9 \xe2\x9c\x93", wb_field_name(f), variant);
+		snprintf(text, sizeof(text), "%s sample %u: caf\xc3\xa9 \xe2\x9c\x93",
+		    wb_field_name(f), variant);
 		return wb_set_cstr(o, f, text);
 	case WB_T_U64S:
 	case WB_T_IDS:
@@ -38,7 +39,8 @@ wb_sample_fill(wb_obj *o, wb_field f, unsigned variant)
 			return WB_ENOMEM;
 		}
 		for (unsigned i = 0; i < n; i++) {
-			v[i] = wb_field_type(f) == WB_T_IDS ? (UINT64_C(153000000000) + i) << 22 : (UINT64_C(1) << (i * 9 % 64)) + i;
+			v[i] = wb_field_type(f) == WB_T_IDS ? (UINT64_C(153000000000) + i) << 22
+			                                    : (UINT64_C(1) << (i * 9 % 64)) + i;
 		}
 		return WB_OK;
 	case WB_T_OBJS:
@@ -46,9 +48,11 @@ wb_sample_fill(wb_obj *o, wb_field f, unsigned variant)
 			return WB_ENOMEM;
 		}
 		for (unsigned i = 0; i < 2; i++) {
-			static const wb_field nested[] = { WB_F_ID, WB_F_UID, WB_F_NAME, WB_F_TEXT, WB_F_TIME, WB_F_HIST, WB_F_FOLLOWED };
+			static const wb_field nested[] = { WB_F_ID, WB_F_UID, WB_F_NAME, WB_F_TEXT,
+				WB_F_TIME, WB_F_HIST, WB_F_FOLLOWED };
 			for (size_t k = 0; k < sizeof(nested) / sizeof(nested[0]); k++) {
-				if ((rv = wb_sample_fill(&objs[i], nested[k], variant + i)) != WB_OK) {
+				if ((rv = wb_sample_fill(&objs[i], nested[k], variant + i)) !=
+				    WB_OK) {
 					return rv;
 				}
 			}
@@ -71,7 +75,8 @@ wb_sample_request(wb_op op, bool all)
 	wb_op_fields(op, &req, &opt);
 	mask = req | (all ? opt : 0);
 	for (int f = 0; f < WB_FIELD_COUNT; f++) {
-		if ((mask & (UINT64_C(1) << f)) && wb_sample_fill(m, (wb_field)f, (unsigned)op) != WB_OK) {
+		if ((mask & (UINT64_C(1) << f)) &&
+		    wb_sample_fill(m, (wb_field)f, (unsigned)op) != WB_OK) {
 			wb_msg_free(m);
 			return NULL;
 		}

@@ -33,8 +33,7 @@ static const wb_field_row wb_field_rows[WB_FIELD_COUNT] = {
 #undef WB_FIELD_ROW
 };
 
-static const wb_op_row wb_op_rows[WB_OP_COUNT] = {
-	{ "?", 1, 0, 0 },
+static const wb_op_row wb_op_rows[WB_OP_COUNT] = { { "?", 1, 0, 0 },
 #define WB_OP_ROW(e, name, req, opt) { name, sizeof(name) - 1, (req), (opt) },
 	WB_OPS(WB_OP_ROW)
 #undef WB_OP_ROW
@@ -46,8 +45,8 @@ _Static_assert(WB_OP_COUNT < 255, "op slots are uint8_t");
 
 /* Hash tables: power-of-two sizes at least 4x the entries, slot 0xff empty. */
 #define WB_FIELD_SLOTS 256
-#define WB_OP_SLOTS 256
-#define WB_SLOT_EMPTY 0xff
+#define WB_OP_SLOTS    256
+#define WB_SLOT_EMPTY  0xff
 
 static uint8_t        wb_field_slots[WB_FIELD_SLOTS];
 static uint8_t        wb_op_slots[WB_OP_SLOTS];

@@ -11,9 +11,9 @@
 #include "hb.h"
 #include "rt_server.h"
 
-#define CONTENT_GET_MAX 1000       /* ids per post.get */
-#define CONTENT_PAGE_DEFAULT 20    /* post.timeline default limit */
-#define CONTENT_PAGE_MAX 100       /* post.timeline largest limit */
+#define CONTENT_GET_MAX      1000 /* ids per post.get */
+#define CONTENT_PAGE_DEFAULT 20   /* post.timeline default limit */
+#define CONTENT_PAGE_MAX     100  /* post.timeline largest limit */
 
 typedef struct content content;
 

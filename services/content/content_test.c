@@ -22,7 +22,10 @@ typedef struct utf8_case {
 	const char *what;
 } utf8_case;
 
-#define U(s, c, w) { s, sizeof(s) - 1, c, w }
+#define U(s, c, w)                     \
+	{                              \
+		s, sizeof(s) - 1, c, w \
+	}
 
 static const utf8_case utf8_cases[] = {
 	U("", 0, "empty"),
@@ -113,14 +116,15 @@ static char        url[128], pub_url[128];
 static wbt_daemon *daemon_;
 static rt_client  *cli;
 
-static void start(void)
+static void
+start(void)
 {
 	char data[256];
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "content"), 0);
 	cr_assert_eq(wbt_ipc_url(pub_url, sizeof(pub_url), "content-pub"), 0);
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
-	const char *args[] = { "--content-url", url, "--content-pub-url", pub_url,
-		"--data", data, "--node", "3", NULL };
+	const char *args[] = { "--content-url", url, "--content-pub-url", pub_url, "--data", data,
+		"--node", "3", NULL };
 	daemon_ = wbt_spawn("warble-content", args, NULL);
 	cr_assert(daemon_ != NULL);
 	cr_assert_eq(wbt_wait_ready(daemon_, url, 15000), 0);
@@ -128,7 +132,8 @@ static void start(void)
 	cr_assert_eq(rt_client_open(&cli, url, &o), WB_OK);
 }
 
-static void stop(void)
+static void
+stop(void)
 {
 	rt_client_close(cli);
 	cli = NULL;
@@ -136,7 +141,8 @@ static void stop(void)
 }
 
 /* call sends req (freed) and returns the reply code; *rep gets the reply (caller frees). */
-static int call(wb_obj *req, wb_obj **rep)
+static int
+call(wb_obj *req, wb_obj **rep)
 {
 	wb_obj *r = NULL;
 	int     rc = rt_call(cli, req, &r);
@@ -148,7 +154,8 @@ static int call(wb_obj *req, wb_obj **rep)
 	return rc;
 }
 
-static int publish(uint64_t uid, const char *text, size_t len, uint64_t *id)
+static int
+publish(uint64_t uid, const char *text, size_t len, uint64_t *id)
 {
 	wb_obj *req = wb_request(WB_OP_POST_PUBLISH), *rep = NULL;
 	wb_set_u64(req, WB_F_UID, uid);
@@ -162,8 +169,8 @@ static int publish(uint64_t uid, const char *text, size_t len, uint64_t *id)
 	return rc;
 }
 
-static wb_obj *timeline(uint64_t uid, uint64_t before, uint64_t limit, uint64_t since,
-    uint64_t until)
+static wb_obj *
+timeline(uint64_t uid, uint64_t before, uint64_t limit, uint64_t since, uint64_t until)
 {
 	wb_obj *req = wb_request(WB_OP_POST_TIMELINE), *rep = NULL;
 	wb_set_u64(req, WB_F_UID, uid);
@@ -187,8 +194,8 @@ Test(content, publish_get_delete, .init = start, .fini = stop, .timeout = 60)
 	cr_assert_gt(id2, id1);
 	cr_assert_eq((id1 >> WB_ID_SEQ_BITS) & WB_ID_NODE_MAX, 3, "node in the id");
 
-	wb_obj   *req = wb_request(WB_OP_POST_GET), *rep = NULL;
-	uint64_t  ids[] = { id2, 12345, id1 };
+	wb_obj  *req = wb_request(WB_OP_POST_GET), *rep = NULL;
+	uint64_t ids[] = { id2, 12345, id1 };
 	wb_set_u64s(req, WB_F_IDS, ids, 3);
 	cr_assert_eq(call(req, &rep), WB_OK);
 	const wb_obj   *posts;
@@ -287,7 +294,8 @@ Test(content, get_with_author_hints, .init = start, .fini = stop, .timeout = 60)
 	cr_assert_eq(wb_u64(&posts[0], WB_F_AUTHOR, 0), 7);
 	cr_assert_str_eq(wb_str(&posts[0], WB_F_TEXT, ""), "one");
 	cr_assert_eq(wb_u64(&posts[1], WB_F_ID, 0), id2);
-	cr_assert_eq(wb_u64(&posts[1], WB_F_AUTHOR, 0), 8, "the author is the post's, not the hint");
+	cr_assert_eq(
+	    wb_u64(&posts[1], WB_F_AUTHOR, 0), 8, "the author is the post's, not the hint");
 	cr_assert_str_eq(wb_str(&posts[1], WB_F_TEXT, ""), "two");
 	cr_assert_eq(wb_u64(&posts[2], WB_F_ID, 0), id1);
 	cr_assert(wb_get_u64s(rep, WB_F_MISSING, &missing, &nm));
@@ -323,7 +331,7 @@ Test(content, text_rules, .init = start, .fini = stop, .timeout = 60)
 	cr_assert_eq(publish(1, "\xed\xa0\x80", 3, &id), WB_EBADTEXT);
 	cr_assert_eq(publish(1, "\xf4\x90\x80\x80", 4, &id), WB_EBADTEXT);
 	cr_assert_eq(publish(1, "ok\xe2\x82", 4, &id), WB_EBADTEXT);
-	wb_obj *rep = timeline(1, 0, 100, 0, 0);
+	wb_obj       *rep = timeline(1, 0, 100, 0, 0);
 	const wb_obj *posts;
 	size_t        n;
 	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));

@@ -12,19 +12,23 @@
 #include "schema.h"
 #include "wb_id.h"
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
-	static rt_daemon d = { .name = "content" };
+	static rt_daemon   d = { .name = "content" };
 	static const char *url, *pub_url, *node;
-	rt_opt opts[] = {
-		{ "content-url", "WARBLE_CONTENT_URL", "tcp://127.0.0.1:7103", "listen URL", &url },
-		{ "content-pub-url", "WARBLE_CONTENT_PUB_URL", "tcp://127.0.0.1:7113", "events PUB URL", &pub_url },
-		{ "data", "WARBLE_DATA", "./var", "data folder (the store is DATA/content)", &d.data },
-		{ "node", "WARBLE_NODE", "0", "post id node number, 0..63 (unique per content process)", &node },
-		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
-		{ "workers", "WARBLE_WORKERS", "8", "worker threads", &d.workers },
-		{ "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &d.sync },
-		{ NULL },
+	rt_opt             opts[] = {
+		            { "content-url", "WARBLE_CONTENT_URL", "tcp://127.0.0.1:7103", "listen URL", &url },
+		            { "content-pub-url", "WARBLE_CONTENT_PUB_URL", "tcp://127.0.0.1:7113",
+		                "events PUB URL", &pub_url },
+		            { "data", "WARBLE_DATA", "./var", "data folder (the store is DATA/content)",
+		                &d.data },
+		            { "node", "WARBLE_NODE", "0",
+		                "post id node number, 0..63 (unique per content process)", &node },
+		            { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
+		            { "workers", "WARBLE_WORKERS", "8", "worker threads", &d.workers },
+		            { "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &d.sync },
+		            { NULL },
 	};
 	uint64_t       nodeno;
 	int            rc;
@@ -45,8 +49,7 @@ int main(int argc, char **argv)
 	content_schema_families(fams);
 	hb_table_opts topts = { .sync = d.fsync };
 	if ((rc = hb_open(&t, d.dir, fams, CONTENT_FAM_COUNT, &topts)) != WB_OK) {
-		RT_ERRORF("cannot open store %s: %s %s", d.dir, wb_strerror(rc),
-		    hb_last_error());
+		RT_ERRORF("cannot open store %s: %s %s", d.dir, wb_strerror(rc), hb_last_error());
 		return rt_daemon_exit(1);
 	}
 	rt_server_opts sopts = { .name = "content", .url = url, .workers = (int)d.nworkers };
@@ -57,8 +60,7 @@ int main(int argc, char **argv)
 	    (rc = content_register(svc, srv)) != WB_OK ||
 	    (rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t)) != WB_OK ||
 	    (rc = rt_server_start(srv)) != WB_OK) {
-		RT_ERRORF("cannot start on %s (events on %s): %s", url, pub_url,
-		    wb_strerror(rc));
+		RT_ERRORF("cannot start on %s (events on %s): %s", url, pub_url, wb_strerror(rc));
 		rt_server_close(srv);
 		content_close(svc);
 		evlog_close(log);
@@ -66,8 +68,8 @@ int main(int argc, char **argv)
 		hb_close(t);
 		return rt_daemon_exit(1);
 	}
-	RT_INFOF("listening on %s, events on %s, data in %s, last seq %llu", url,
-	    pub_url, d.dir, (unsigned long long)evlog_last(log));
+	RT_INFOF("listening on %s, events on %s, data in %s, last seq %llu", url, pub_url, d.dir,
+	    (unsigned long long)evlog_last(log));
 	rt_daemon_wait();
 	rt_server_close(srv);
 	content_close(svc);

@@ -5,8 +5,8 @@
 #include "schema.h"
 
 /* content_post_fill writes one post record into o. */
-static int content_post_fill(wb_obj *o, uint64_t id, uint64_t author,
-    const void *text, size_t len)
+static int
+content_post_fill(wb_obj *o, uint64_t id, uint64_t author, const void *text, size_t len)
 {
 	int rc = wb_set_u64(o, WB_F_ID, id);
 	if (rc == WB_OK)
@@ -19,7 +19,8 @@ static int content_post_fill(wb_obj *o, uint64_t id, uint64_t author,
 }
 
 /* content_post_read reads post id of author into o (WB_ENOPOST if gone). */
-static int content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o)
+static int
+content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o)
 {
 	uint8_t      row[8];
 	hb_scan     *s = NULL;
@@ -48,7 +49,8 @@ static int content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o
  * straight away, and only when that finds nothing is the author looked
  * up in the id index, so a wrong hint costs a lookup, never a wrong post.
  */
-int content_get(void *arg, const wb_obj *req, wb_obj *rep)
+int
+content_get(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content        *c = arg;
 	const uint64_t *ids = NULL, *hints = NULL;
@@ -56,8 +58,7 @@ int content_get(void *arg, const wb_obj *req, wb_obj *rep)
 	uint64_t        missing[CONTENT_GET_MAX];
 	(void)wb_get_u64s(req, WB_F_IDS, &ids, &n);
 	if (n > CONTENT_GET_MAX) {
-		wb_reply_error(rep, WB_ETOOBIG, "at most %d ids per post.get",
-		    CONTENT_GET_MAX);
+		wb_reply_error(rep, WB_ETOOBIG, "at most %d ids per post.get", CONTENT_GET_MAX);
 		return WB_ETOOBIG;
 	}
 	if (!wb_get_u64s(req, WB_F_UIDS, &hints, &nh) || nh != n)
@@ -92,7 +93,8 @@ int content_get(void *arg, const wb_obj *req, wb_obj *rep)
 	return rc;
 }
 
-int content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
+int
+content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content *c = arg;
 	uint64_t uid = wb_u64(req, WB_F_UID, 0);
@@ -137,7 +139,7 @@ int content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 	opts.min_version = minv;
 	opts.max_version = maxv == UINT64_MAX ? 0 : maxv;
 	opts.limit = limit + 1;
-	int rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
+	int    rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
 	size_t n = 0;
 	bool   more = false;
 	while (rc == WB_OK && (rc = hb_scan_next(s, &cell)) == WB_OK) {
@@ -145,8 +147,7 @@ int content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 			more = true;
 			break;
 		}
-		rc = content_post_fill(&posts[n++], cell.version, uid, cell.value,
-		    cell.value_len);
+		rc = content_post_fill(&posts[n++], cell.version, uid, cell.value, cell.value_len);
 	}
 	hb_scan_close(s);
 	if (rc == WB_EEND)
@@ -159,7 +160,8 @@ int content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 	return rc;
 }
 
-int content_log(void *arg, const wb_obj *req, wb_obj *rep)
+int
+content_log(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content *c = arg;
 	uint64_t from = wb_u64(req, WB_F_FROM, 1);

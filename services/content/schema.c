@@ -5,26 +5,27 @@
 
 #include "evlog.h"
 
-void content_schema_families(hb_family_opts *fams)
+void
+content_schema_families(hb_family_opts *fams)
 {
-	fams[CONTENT_FAM_POST] = (hb_family_opts){
-		.name        = "post",
-		.row_len     = 8,
-		.qual_len    = HB_NONE,
+	fams[CONTENT_FAM_POST] = (hb_family_opts) {
+		.name = "post",
+		.row_len = 8,
+		.qual_len = HB_NONE,
 		.compression = HB_COMPRESS_LZ4,
-		.bloom_bits  = 10,
+		.bloom_bits = 10,
 	};
-	fams[CONTENT_FAM_PIDX] = (hb_family_opts){
-		.name         = "pidx",
+	fams[CONTENT_FAM_PIDX] = (hb_family_opts) {
+		.name = "pidx",
 		.max_versions = 1,
-		.row_len      = 8,
-		.qual_len     = HB_NONE,
-		.bloom_bits   = 10,
+		.row_len = 8,
+		.qual_len = HB_NONE,
+		.bloom_bits = 10,
 	};
-	fams[CONTENT_FAM_META] = (hb_family_opts){
-		.name         = "meta",
+	fams[CONTENT_FAM_META] = (hb_family_opts) {
+		.name = "meta",
 		.max_versions = 1,
-		.qual_len     = HB_NONE,
+		.qual_len = HB_NONE,
 	};
 	fams[CONTENT_FAM_LOG] = evlog_family("log");
 }

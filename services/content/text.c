@@ -21,7 +21,8 @@
 
 #include "wb_errors.h"
 
-long text_utf8_count(const char *s, size_t n)
+long
+text_utf8_count(const char *s, size_t n)
 {
 	const uint8_t *p = (const uint8_t *)s, *end = p + n;
 	long           count = 0;
@@ -64,7 +65,8 @@ long text_utf8_count(const char *s, size_t n)
 	return count;
 }
 
-int text_check(const char *s, size_t n)
+int
+text_check(const char *s, size_t n)
 {
 	if (s == NULL || n == 0)
 		return WB_EBADTEXT;

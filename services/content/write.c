@@ -13,7 +13,8 @@
 #include "schema.h"
 #include "text.h"
 
-int content_open(content **out, hb_table *t, evlog *log, unsigned node)
+int
+content_open(content **out, hb_table *t, evlog *log, unsigned node)
 {
 	*out = NULL;
 	content *c = calloc(1, sizeof(*c));
@@ -27,8 +28,8 @@ int content_open(content **out, hb_table *t, evlog *log, unsigned node)
 		return WB_EINVAL;
 	}
 	hb_cell *cell = NULL;
-	int rc = hb_get(t, CONTENT_FAM_META, CONTENT_META_LAST_ID,
-	    sizeof(CONTENT_META_LAST_ID) - 1, NULL, 0, &cell);
+	int rc = hb_get(t, CONTENT_FAM_META, CONTENT_META_LAST_ID, sizeof(CONTENT_META_LAST_ID) - 1,
+	    NULL, 0, &cell);
 	if (rc == WB_OK) {
 		if (cell->value_len == 8)
 			wb_idgen_floor(c->ids, hb_be_u64(cell->value));
@@ -43,7 +44,8 @@ int content_open(content **out, hb_table *t, evlog *log, unsigned node)
 	return WB_OK;
 }
 
-void content_close(content *c)
+void
+content_close(content *c)
 {
 	if (c == NULL)
 		return;
@@ -52,7 +54,8 @@ void content_close(content *c)
 	free(c);
 }
 
-int content_register(content *c, rt_server *s)
+int
+content_register(content *c, rt_server *s)
 {
 	int rc = rt_server_handle(s, WB_OP_POST_PUBLISH, content_publish, c);
 	if (rc == WB_OK)
@@ -66,7 +69,8 @@ int content_register(content *c, rt_server *s)
 	return rc;
 }
 
-int content_author(content *c, uint64_t id, uint64_t *author)
+int
+content_author(content *c, uint64_t id, uint64_t *author)
 {
 	uint8_t  row[8];
 	hb_cell *cell = NULL;
@@ -85,23 +89,22 @@ int content_author(content *c, uint64_t id, uint64_t *author)
 }
 
 /* content_event_new makes an event object {type, uid, id, time}. */
-static wb_obj *content_event_new(const char *type, uint64_t uid, uint64_t id,
-    uint64_t time)
+static wb_obj *
+content_event_new(const char *type, uint64_t uid, uint64_t id, uint64_t time)
 {
 	wb_obj *ev = wb_msg_new();
 	if (ev == NULL)
 		return NULL;
-	if (wb_set_cstr(ev, WB_F_TYPE, type) != WB_OK ||
-	    wb_set_u64(ev, WB_F_UID, uid) != WB_OK ||
-	    wb_set_u64(ev, WB_F_ID, id) != WB_OK ||
-	    wb_set_u64(ev, WB_F_TIME, time) != WB_OK) {
+	if (wb_set_cstr(ev, WB_F_TYPE, type) != WB_OK || wb_set_u64(ev, WB_F_UID, uid) != WB_OK ||
+	    wb_set_u64(ev, WB_F_ID, id) != WB_OK || wb_set_u64(ev, WB_F_TIME, time) != WB_OK) {
 		wb_msg_free(ev);
 		return NULL;
 	}
 	return ev;
 }
 
-int content_publish(void *arg, const wb_obj *req, wb_obj *rep)
+int
+content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content    *c = arg;
 	uint64_t    uid = wb_u64(req, WB_F_UID, 0);
@@ -110,13 +113,11 @@ int content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	(void)wb_get_str(req, WB_F_TEXT, &text, &len);
 	int rc = text_check(text, len);
 	if (rc == WB_ETOOLONG) {
-		wb_reply_error(rep, rc, "post text longer than %d characters",
-		    TEXT_MAX_CODEPOINTS);
+		wb_reply_error(rep, rc, "post text longer than %d characters", TEXT_MAX_CODEPOINTS);
 		return rc;
 	}
 	if (rc != WB_OK) {
-		wb_reply_error(rep, rc,
-		    "post text must be 1 to %d characters of valid UTF-8",
+		wb_reply_error(rep, rc, "post text must be 1 to %d characters of valid UTF-8",
 		    TEXT_MAX_CODEPOINTS);
 		return rc;
 	}
@@ -151,8 +152,8 @@ int content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	wb_msg_free(ev);
 	hb_batch_free(b);
 	if (rc != WB_OK) {
-		RT_ERRORF("post.publish uid %llu: %s %s", (unsigned long long)uid,
-		    wb_strerror(rc), hb_last_error());
+		RT_ERRORF("post.publish uid %llu: %s %s", (unsigned long long)uid, wb_strerror(rc),
+		    hb_last_error());
 		return rc;
 	}
 	wb_reply_ok(rep);
@@ -161,7 +162,8 @@ int content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	return WB_OK;
 }
 
-int content_delete(void *arg, const wb_obj *req, wb_obj *rep)
+int
+content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content  *c = arg;
 	uint64_t  uid = wb_u64(req, WB_F_UID, 0);
@@ -180,14 +182,11 @@ int content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc == WB_OK) {
 		hb_u64_be(urow, author);
 		hb_u64_be(irow, id);
-		rc = hb_batch_delete_version(b, c->t, CONTENT_FAM_POST, urow, 8,
-		    NULL, 0, id);
+		rc = hb_batch_delete_version(b, c->t, CONTENT_FAM_POST, urow, 8, NULL, 0, id);
 	}
 	if (rc == WB_OK)
-		rc = hb_batch_delete_column(b, c->t, CONTENT_FAM_PIDX, irow, 8, NULL,
-		    0, HB_LATEST);
-	if (rc == WB_OK &&
-	    (ev = content_event_new("delete", uid, id, wb_now_ms())) == NULL)
+		rc = hb_batch_delete_column(b, c->t, CONTENT_FAM_PIDX, irow, 8, NULL, 0, HB_LATEST);
+	if (rc == WB_OK && (ev = content_event_new("delete", uid, id, wb_now_ms())) == NULL)
 		rc = WB_ENOMEM;
 	if (rc == WB_OK)
 		rc = evlog_commit(c->log, b, ev, NULL);
@@ -199,8 +198,7 @@ int content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 		return rc;
 	}
 	if (rc == WB_ENOPOST) {
-		wb_reply_error(rep, rc, "no post %llu",
-		    (unsigned long long)id);
+		wb_reply_error(rep, rc, "no post %llu", (unsigned long long)id);
 		return rc;
 	}
 	if (rc != WB_OK)

@@ -74,8 +74,8 @@ gt_req(wb_op op, wb_field f1, const char *v1, wb_field f2, const char *v2)
 static void
 gt_register(const char *name)
 {
-	cr_assert_eq(gt_call(gt_req(WB_OP_REGISTER, WB_F_NAME, name, WB_F_PASSWORD,
-	                         "password1"), NULL),
+	cr_assert_eq(
+	    gt_call(gt_req(WB_OP_REGISTER, WB_F_NAME, name, WB_F_PASSWORD, "password1"), NULL),
 	    WB_OK, "register %s", name);
 }
 
@@ -85,9 +85,8 @@ gt_login(const char *name, char *tok, size_t len)
 {
 	wb_obj *r;
 
-	cr_assert_eq(gt_call(gt_req(WB_OP_LOGIN, WB_F_NAME, name, WB_F_PASSWORD, "password1"),
-	                 &r),
-	    WB_OK);
+	cr_assert_eq(
+	    gt_call(gt_req(WB_OP_LOGIN, WB_F_NAME, name, WB_F_PASSWORD, "password1"), &r), WB_OK);
 	cr_assert(wb_has(r, WB_F_TOKEN));
 	cr_assert_gt(wb_u64(r, WB_F_UID, 0), 0);
 	snprintf(tok, len, "%s", wb_str(r, WB_F_TOKEN, ""));
@@ -100,8 +99,7 @@ gt_publish(const char *tok, const char *text)
 	wb_obj  *r;
 	uint64_t id;
 
-	cr_assert_eq(gt_call(gt_req(WB_OP_PUBLISH, WB_F_TOKEN, tok, WB_F_TEXT, text), &r),
-	    WB_OK);
+	cr_assert_eq(gt_call(gt_req(WB_OP_PUBLISH, WB_F_TOKEN, tok, WB_F_TEXT, text), &r), WB_OK);
 	id = wb_u64(r, WB_F_ID, 0);
 	cr_assert_gt(id, 0);
 	wb_msg_free(r);
@@ -125,7 +123,8 @@ gt_home_wait(const char *tok, size_t want)
 			return r;
 		}
 		wb_msg_free(r);
-		cr_assert_lt(wbt_now_ms(), deadline, "home never held %zu posts (has %zu)", want, n);
+		cr_assert_lt(
+		    wbt_now_ms(), deadline, "home never held %zu posts (has %zu)", want, n);
 		wbt_sleep_ms(20);
 	}
 }
@@ -188,8 +187,8 @@ Test(gateway, every_operation, .fini = gt_fini, .timeout = 90)
 	wb_msg_free(r);
 
 	/* bob follows alice, who posts three times; one post is deleted */
-	cr_assert_eq(gt_call(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL),
-	    WB_OK);
+	cr_assert_eq(
+	    gt_call(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL), WB_OK);
 	uint64_t id1 = gt_publish(ta, "first");
 	uint64_t id2 = gt_publish(ta, "second");
 	uint64_t id3 = gt_publish(ta, "third \xe2\x9c\x93");
@@ -242,8 +241,7 @@ Test(gateway, every_operation, .fini = gt_fini, .timeout = 90)
 	wb_msg_free(r);
 
 	/* profile: counts, and followed for a logged-in viewer */
-	cr_assert_eq(gt_call(gt_req(WB_OP_PROFILE, WB_F_NAME, "alice", WB_F_TOKEN, tb), &r),
-	    WB_OK);
+	cr_assert_eq(gt_call(gt_req(WB_OP_PROFILE, WB_F_NAME, "alice", WB_F_TOKEN, tb), &r), WB_OK);
 	cr_assert_eq(wb_u64(r, WB_F_FOLLOWERS, 9), 1);
 	cr_assert_eq(wb_u64(r, WB_F_FOLLOWING, 9), 0);
 	bool followed = false;
@@ -261,8 +259,7 @@ Test(gateway, every_operation, .fini = gt_fini, .timeout = 90)
 	cr_assert_eq(n, 1);
 	cr_assert_str_eq(wb_str(&users[0], WB_F_NAME, ""), "bob");
 	wb_msg_free(r);
-	cr_assert_eq(gt_call(gt_req(WB_OP_FOLLOWING_LIST, WB_F_NAME, "bob", 0, NULL), &r),
-	    WB_OK);
+	cr_assert_eq(gt_call(gt_req(WB_OP_FOLLOWING_LIST, WB_F_NAME, "bob", 0, NULL), &r), WB_OK);
 	cr_assert(wb_get_objs(r, WB_F_USERS, &users, &n));
 	cr_assert_eq(n, 1);
 	cr_assert_str_eq(wb_str(&users[0], WB_F_NAME, ""), "alice");
@@ -270,8 +267,8 @@ Test(gateway, every_operation, .fini = gt_fini, .timeout = 90)
 	wb_msg_free(r);
 
 	/* unfollow empties bob's home and alice's fans */
-	cr_assert_eq(gt_call(gt_req(WB_OP_UNFOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL),
-	    WB_OK);
+	cr_assert_eq(
+	    gt_call(gt_req(WB_OP_UNFOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL), WB_OK);
 	wb_msg_free(gt_home_wait(tb, 0));
 	cr_assert_eq(gt_call(gt_req(WB_OP_FANS_LIST, WB_F_NAME, "alice", 0, NULL), &r), WB_OK);
 	n = 9;
@@ -289,9 +286,9 @@ Test(gateway, every_operation, .fini = gt_fini, .timeout = 90)
 static void
 gt_code(wb_obj *req, int want, const char *what)
 {
-	wb_obj     *r   = NULL;
+	wb_obj     *r = NULL;
 	const char *msg = NULL;
-	int         rc  = gt_call(req, &r);
+	int         rc = gt_call(req, &r);
 
 	cr_assert_eq(rc, want, "%s: got %s, want %s", what, wb_err_name(rc), wb_err_name(want));
 	cr_assert_not_null(r, "%s: no reply", what);
@@ -307,18 +304,17 @@ Test(gateway, errors, .fini = gt_fini, .timeout = 90)
 	gt_start(NULL);
 	gt_register("carol");
 	gt_login("carol", tok, sizeof(tok));
-	gt_code(gt_req(WB_OP_REGISTER, WB_F_NAME, "carol", WB_F_PASSWORD, "password1"),
-	    WB_EEXIST, "duplicate username");
+	gt_code(gt_req(WB_OP_REGISTER, WB_F_NAME, "carol", WB_F_PASSWORD, "password1"), WB_EEXIST,
+	    "duplicate username");
 	gt_code(gt_req(WB_OP_REGISTER, WB_F_NAME, "No Way", WB_F_PASSWORD, "password1"),
 	    WB_EBADNAME, "bad username");
 	gt_code(gt_req(WB_OP_REGISTER, WB_F_NAME, "dave", WB_F_PASSWORD, "short"), WB_EBADPASS,
 	    "short password");
 	gt_code(gt_req(WB_OP_LOGIN, WB_F_NAME, "carol", WB_F_PASSWORD, "wrongpass"), WB_ELOGIN,
 	    "wrong password");
-	gt_code(gt_req(WB_OP_LOGIN, WB_F_NAME, "nobody", WB_F_PASSWORD, "password1"),
-	    WB_ELOGIN, "unknown user login");
-	gt_code(gt_req(WB_OP_WHOAMI, WB_F_TOKEN, "not-a-token", 0, NULL), WB_EAUTH,
-	    "bad token");
+	gt_code(gt_req(WB_OP_LOGIN, WB_F_NAME, "nobody", WB_F_PASSWORD, "password1"), WB_ELOGIN,
+	    "unknown user login");
+	gt_code(gt_req(WB_OP_WHOAMI, WB_F_TOKEN, "not-a-token", 0, NULL), WB_EAUTH, "bad token");
 	gt_code(gt_req(WB_OP_PUBLISH, WB_F_TOKEN, "", WB_F_TEXT, "x"), WB_EAUTH, "empty token");
 	memset(toolong, 'a', 281);
 	toolong[281] = '\0';
@@ -326,16 +322,13 @@ Test(gateway, errors, .fini = gt_fini, .timeout = 90)
 	    "overlong post");
 	gt_code(gt_req(WB_OP_PUBLISH, WB_F_TOKEN, tok, WB_F_TEXT, "bad \xff\xfe utf-8"),
 	    WB_EBADTEXT, "invalid UTF-8");
-	gt_code(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tok, WB_F_NAME, "carol"), WB_ESELF,
-	    "follow self");
+	gt_code(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tok, WB_F_NAME, "carol"), WB_ESELF, "follow self");
 	gt_code(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tok, WB_F_NAME, "nobody"), WB_ENOUSER,
 	    "follow unknown");
-	gt_code(gt_req(WB_OP_TIMELINE, WB_F_NAME, "nobody", 0, NULL), WB_ENOUSER,
-	    "timeline unknown");
-	gt_code(gt_req(WB_OP_PROFILE, WB_F_NAME, "nobody", 0, NULL), WB_ENOUSER,
-	    "profile unknown");
-	gt_code(gt_req(WB_OP_FANS_LIST, WB_F_NAME, "nobody", 0, NULL), WB_ENOUSER,
-	    "fans unknown");
+	gt_code(
+	    gt_req(WB_OP_TIMELINE, WB_F_NAME, "nobody", 0, NULL), WB_ENOUSER, "timeline unknown");
+	gt_code(gt_req(WB_OP_PROFILE, WB_F_NAME, "nobody", 0, NULL), WB_ENOUSER, "profile unknown");
+	gt_code(gt_req(WB_OP_FANS_LIST, WB_F_NAME, "nobody", 0, NULL), WB_ENOUSER, "fans unknown");
 	wb_obj *q = gt_req(WB_OP_DELETE, WB_F_TOKEN, tok, 0, NULL);
 	wb_set_u64(q, WB_F_ID, 12345);
 	gt_code(q, WB_ENOPOST, "delete unknown post");

@@ -24,7 +24,10 @@ struct gw {
 };
 
 static const char *gw_svc_names[GW_SVC_COUNT] = {
-	"user", "relation", "content", "inbox",
+	"user",
+	"relation",
+	"content",
+	"inbox",
 };
 
 typedef int (*gw_op_fn)(gw *g, const wb_obj *req, wb_obj *rep);
@@ -123,11 +126,11 @@ gw_client_key(const struct sockaddr_storage *client, uint8_t *buf)
 	switch (client->ss_family) {
 	case AF_INET:
 		buf[0] = 4;
-		memcpy(buf + 1, &((const struct sockaddr_in *) client)->sin_addr, 4);
+		memcpy(buf + 1, &((const struct sockaddr_in *)client)->sin_addr, 4);
 		return 5;
 	case AF_INET6:
 		buf[0] = 6;
-		memcpy(buf + 1, &((const struct sockaddr_in6 *) client)->sin6_addr, 16);
+		memcpy(buf + 1, &((const struct sockaddr_in6 *)client)->sin6_addr, 16);
 		return 17;
 	default:
 		return 0;
@@ -146,7 +149,7 @@ gw_login(gw *g, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *c
 	if (len > 0 && rt_rate_check(g->logins, key, len, wb_now_ms(), &retry_ms) != WB_OK) {
 		wb_reply_error(rep, WB_ERATE,
 		    "too many failed logins from this address, retry in %llu s",
-		    (unsigned long long) (retry_ms + 999) / 1000);
+		    (unsigned long long)(retry_ms + 999) / 1000);
 		return WB_ERATE;
 	}
 	rc = gw_op_login(g, req, rep);
@@ -255,7 +258,7 @@ gw_call_finish(gw_svc svc, rt_pending *p, wb_obj **out, wb_obj *rep)
 	int     rc;
 
 	*out = NULL;
-	rc   = rt_call_finish(p, &r); /* NULL p: WB_ENOMEM */
+	rc = rt_call_finish(p, &r); /* NULL p: WB_ENOMEM */
 	return gw_call_result(svc, rc, r, out, rep);
 }
 

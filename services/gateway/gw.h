@@ -22,30 +22,24 @@
 #include "rt_client.h"
 #include "wb_proto.h"
 
-#define GW_PAGE_DEFAULT 20  /* page size when the request gives none */
-#define GW_PAGE_MAX     100 /* largest public page */
+#define GW_PAGE_DEFAULT 20   /* page size when the request gives none */
+#define GW_PAGE_MAX     100  /* largest public page */
 #define GW_AUTH_TTL_MAX 1000 /* ms a cached token may outlive its revocation */
 
 typedef struct gw gw;
 
 /* The downstream services, in the order of gw_opts' URLs. */
-typedef enum gw_svc {
-	GW_USER = 0,
-	GW_RELATION,
-	GW_CONTENT,
-	GW_INBOX,
-	GW_SVC_COUNT
-} gw_svc;
+typedef enum gw_svc { GW_USER = 0, GW_RELATION, GW_CONTENT, GW_INBOX, GW_SVC_COUNT } gw_svc;
 
 typedef struct gw_opts {
 	const char *urls[GW_SVC_COUNT]; /* downstream REP URLs */
 	int         timeout_ms;         /* per downstream call (default 5000) */
 	int         auth_cache_ms;      /* token cache lifetime, 0..1000 (0: off) */
-	unsigned    login_fails;        /* failed logins from one client address that lock it (default 20) */
-	uint64_t    login_window_ms;    /* ... counted within this window (default 60000) */
-	uint64_t    login_cooldown_ms;  /* how long its logins answer RATE_LIMITED (default 60000) */
-	size_t      post_cache;         /* post records cached for hydration (0: none) */
-	uint64_t    post_cache_ms;      /* how long one is trusted (0: none cached) */
+	unsigned login_fails; /* failed logins from one client address that lock it (default 20) */
+	uint64_t login_window_ms;   /* ... counted within this window (default 60000) */
+	uint64_t login_cooldown_ms; /* how long its logins answer RATE_LIMITED (default 60000) */
+	size_t   post_cache;        /* post records cached for hydration (0: none) */
+	uint64_t post_cache_ms;     /* how long one is trusted (0: none cached) */
 } gw_opts;
 
 /* gw_open dials the four services (in the background) and sets up the token cache. */
@@ -55,8 +49,8 @@ int gw_open(gw **out, const gw_opts *opts);
 void gw_close(gw *g);
 
 /* gw_dispatch runs public operation op on req from client (read by logins only; NULL or family 0 if unknown), filling rep (a success or an error reply); returns its wb_err. */
-int gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep,
-    const struct sockaddr_storage *client);
+int gw_dispatch(
+    gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client);
 
 /* gw_handler is gw_dispatch in rt_server's handler shape (arg is the gw); op comes from req. */
 int gw_handler(void *arg, const wb_obj *req, wb_obj *rep);
@@ -75,7 +69,6 @@ gw_mix64(uint64_t x)
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
 	return x ^ (x >> 31);
 }
-
 
 /* gw_call sends req (always consumed) to svc; WB_OK gives *out, an error is written into rep. */
 int gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep);

@@ -38,7 +38,7 @@ static int
 gw_hydrate_post(const wb_obj *src, const char *name, wb_obj *dst)
 {
 	const char *text = "";
-	size_t      len  = 0;
+	size_t      len = 0;
 	int         rc;
 
 	wb_get_str(src, WB_F_TEXT, &text, &len);
@@ -84,14 +84,13 @@ gw_hydrate_find(const wb_obj *objs, size_t n, wb_field f, uint64_t v)
 
 /* gw_hydrate_get asks svc (op: post.get, with optional author hints, or user.get) for the records of ids, in field f of its reply. */
 static int
-gw_hydrate_get(gw *g, gw_svc svc, wb_op op, wb_field f, const uint64_t *ids,
-    const uint64_t *hints, size_t n, wb_obj **r, const wb_obj **objs, size_t *nobjs,
-    wb_obj *rep)
+gw_hydrate_get(gw *g, gw_svc svc, wb_op op, wb_field f, const uint64_t *ids, const uint64_t *hints,
+    size_t n, wb_obj **r, const wb_obj **objs, size_t *nobjs, wb_obj *rep)
 {
 	wb_obj *q;
 	int     rc;
 
-	*objs  = NULL;
+	*objs = NULL;
 	*nobjs = 0;
 	if ((q = wb_request(op)) != NULL &&
 	    (wb_set_u64s(q, op == WB_OP_POST_GET ? WB_F_IDS : WB_F_UIDS, ids, n) != WB_OK ||
@@ -108,8 +107,8 @@ gw_hydrate_get(gw *g, gw_svc svc, wb_op op, wb_field f, const uint64_t *ids,
 
 /* gw_hydrate_names fills names[i] for authors[0..na): from the cache, then one user.get for the rest. */
 static int
-gw_hydrate_names(gw *g, const uint64_t *authors, size_t na,
-    char (*names)[GW_NAME_MAX + 1], wb_obj *rep)
+gw_hydrate_names(
+    gw *g, const uint64_t *authors, size_t na, char (*names)[GW_NAME_MAX + 1], wb_obj *rep)
 {
 	gw_names     *cache = gw_name_cache(g);
 	uint64_t      miss[GW_PAGE_MAX];
@@ -121,15 +120,15 @@ gw_hydrate_names(gw *g, const uint64_t *authors, size_t na,
 
 	for (size_t i = 0; i < na; i++) {
 		if (!gw_names_name(cache, authors[i], names[i])) {
-			names[i][0]   = '\0';
+			names[i][0] = '\0';
 			miss[nmiss++] = authors[i];
 		}
 	}
 	if (nmiss == 0) {
 		return WB_OK;
 	}
-	if ((rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, miss, NULL, nmiss,
-	         &ur, &users, &nu, rep)) != WB_OK) {
+	if ((rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, miss, NULL, nmiss, &ur,
+	         &users, &nu, rep)) != WB_OK) {
 		return rc;
 	}
 	for (size_t k = 0; k < nu; k++) {
@@ -199,7 +198,8 @@ gw_hydrate_prefetched(gw *g, rt_pending *p)
 	if (rt_call_finish(p, &r) == WB_OK && wb_get_objs(r, WB_F_USERS, &users, &nu)) {
 		for (size_t k = 0; k < nu; k++) {
 			if (wb_get_str(&users[k], WB_F_NAME, &s, &len)) {
-				gw_names_put(gw_name_cache(g), wb_u64(&users[k], WB_F_UID, 0), s, len);
+				gw_names_put(
+				    gw_name_cache(g), wb_u64(&users[k], WB_F_UID, 0), s, len);
 			}
 		}
 	}
@@ -212,8 +212,8 @@ gw_hydrate_prefetched(gw *g, rt_pending *p)
  * *pr, cached for next time).  found[i] is post i's record, NULL if gone.
  */
 static int
-gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n,
-    wb_obj *scratch, wb_obj **pr, const wb_obj **found, wb_obj *rep)
+gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb_obj *scratch,
+    wb_obj **pr, const wb_obj **found, wb_obj *rep)
 {
 	gw_postcache *cache = gw_post_cache(g);
 	wb_obj       *cached = wb_add_objs(scratch, WB_F_POSTS, n);
@@ -230,16 +230,16 @@ gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n,
 		found[i] = gw_postcache_get(cache, ids[i], &cached[i]) ? &cached[i] : NULL;
 		if (found[i] == NULL) {
 			miss_hints[nmiss] = hints != NULL ? hints[i] : 0;
-			miss[nmiss++]     = ids[i];
+			miss[nmiss++] = ids[i];
 		}
 	}
 	if (nmiss == 0) {
 		return WB_OK;
 	}
-	epoch   = gw_postcache_epoch(cache);
+	epoch = gw_postcache_epoch(cache);
 	pending = gw_hydrate_prefetch(g, hints, n);
-	rc      = gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, miss,
-	         hints != NULL ? miss_hints : NULL, nmiss, pr, &posts, &np, rep);
+	rc = gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, miss,
+	    hints != NULL ? miss_hints : NULL, nmiss, pr, &posts, &np, rep);
 	gw_hydrate_prefetched(g, pending);
 	if (rc != WB_OK) {
 		return rc;
@@ -297,7 +297,7 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb
 		if (k == na) {
 			authors[na++] = a;
 		}
-		who[kept]     = (uint8_t)k;
+		who[kept] = (uint8_t)k;
 		found[kept++] = found[i];
 	}
 	if (na > 0 && (rc = gw_hydrate_names(g, authors, na, names, rep)) != WB_OK) {
@@ -331,9 +331,8 @@ gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep)
 	if (n > GW_PAGE_MAX) {
 		n = GW_PAGE_MAX;
 	}
-	if (n > 0 &&
-	    (rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, uids, NULL, n, &ur,
-	         &users, &nu, rep)) != WB_OK) {
+	if (n > 0 && (rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, uids, NULL, n,
+	                  &ur, &users, &nu, rep)) != WB_OK) {
 		return rc;
 	}
 	for (size_t i = 0; i < n; i++) {

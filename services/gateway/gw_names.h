@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GW_NAME_MAX    32        /* longest username (the user service's limit) */
+#define GW_NAME_MAX    32         /* longest username (the user service's limit) */
 #define GW_NAMES_SLOTS (1u << 16) /* entries per table (about 3 MiB each) */
 
 typedef struct gw_names gw_names;

@@ -29,11 +29,11 @@ typedef struct gw_postcache_slot {
 } gw_postcache_slot;
 
 struct gw_postcache {
-	size_t             mask;
-	uint64_t           ttl_ms;
-	gw_postcache_slot *slots; /* NULL: caching off */
+	size_t               mask;
+	uint64_t             ttl_ms;
+	gw_postcache_slot   *slots; /* NULL: caching off */
 	atomic_uint_fast64_t epoch;
-	pthread_mutex_t    locks[GW_POSTCACHE_LOCKS];
+	pthread_mutex_t      locks[GW_POSTCACHE_LOCKS];
 };
 
 static size_t
@@ -55,7 +55,7 @@ gw_postcache_open(gw_postcache **out, size_t slots, uint64_t ttl_ms)
 	while (slots > 0 && size < slots && size < ((size_t)1 << 24)) {
 		size <<= 1;
 	}
-	c->mask   = size - 1;
+	c->mask = size - 1;
 	c->ttl_ms = ttl_ms;
 	atomic_init(&c->epoch, 0);
 	if (slots > 0 && ttl_ms > 0 && (c->slots = calloc(size, sizeof(*c->slots))) == NULL) {
@@ -105,10 +105,10 @@ gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst)
 	s = &c->slots[i];
 	pthread_mutex_lock(&c->locks[i % GW_POSTCACHE_LOCKS]);
 	hit = s->id == id && s->expires_ms > wb_mono_us() / 1000 &&
-	    wb_set_u64(dst, WB_F_ID, id) == WB_OK &&
-	    wb_set_u64(dst, WB_F_AUTHOR, s->author) == WB_OK &&
-	    wb_set_str(dst, WB_F_TEXT, s->text, s->len) == WB_OK &&
-	    wb_set_u64(dst, WB_F_TIME, wb_id_ms(id)) == WB_OK;
+	      wb_set_u64(dst, WB_F_ID, id) == WB_OK &&
+	      wb_set_u64(dst, WB_F_AUTHOR, s->author) == WB_OK &&
+	      wb_set_str(dst, WB_F_TEXT, s->text, s->len) == WB_OK &&
+	      wb_set_u64(dst, WB_F_TIME, wb_id_ms(id)) == WB_OK;
 	pthread_mutex_unlock(&c->locks[i % GW_POSTCACHE_LOCKS]);
 	return hit;
 }
@@ -122,8 +122,8 @@ gw_postcache_put(gw_postcache *c, uint64_t epoch, const wb_obj *post)
 	char              *copy;
 	gw_postcache_slot *s;
 
-	if (c->slots == NULL || id == 0 || author == 0 || !wb_get_str(post, WB_F_TEXT, &text, &len) ||
-	    (copy = malloc(len + 1)) == NULL) {
+	if (c->slots == NULL || id == 0 || author == 0 ||
+	    !wb_get_str(post, WB_F_TEXT, &text, &len) || (copy = malloc(len + 1)) == NULL) {
 		return;
 	}
 	memcpy(copy, text, len);
@@ -134,7 +134,7 @@ gw_postcache_put(gw_postcache *c, uint64_t epoch, const wb_obj *post)
 	if (atomic_load(&c->epoch) == epoch) {
 		char *old = s->text;
 
-		*s = (gw_postcache_slot){ id, author, wb_mono_us() / 1000 + c->ttl_ms, len, copy };
+		*s = (gw_postcache_slot) { id, author, wb_mono_us() / 1000 + c->ttl_ms, len, copy };
 		copy = old;
 	}
 	pthread_mutex_unlock(&c->locks[i % GW_POSTCACHE_LOCKS]);
@@ -157,7 +157,7 @@ gw_postcache_forget(gw_postcache *c, uint64_t id)
 	pthread_mutex_lock(&c->locks[i % GW_POSTCACHE_LOCKS]);
 	if (s->id == id) {
 		old = s->text;
-		*s  = (gw_postcache_slot){ 0 };
+		*s = (gw_postcache_slot) { 0 };
 	}
 	pthread_mutex_unlock(&c->locks[i % GW_POSTCACHE_LOCKS]);
 	free(old);

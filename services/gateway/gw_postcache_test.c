@@ -67,8 +67,8 @@ Test(gw_postcache, a_put_that_raced_a_delete_is_dropped)
 
 	cr_assert_eq(gw_postcache_open(&c, 1024, 60000), WB_OK);
 	uint64_t before = gw_postcache_epoch(c); /* a reader starts its post.get */
-	gw_postcache_forget(c, 5000);             /* the post is deleted meanwhile */
-	gw_postcache_put(c, before, p);           /* the reader's answer comes back */
+	gw_postcache_forget(c, 5000);            /* the post is deleted meanwhile */
+	gw_postcache_put(c, before, p);          /* the reader's answer comes back */
 	cr_assert_not(cached(c, 5000, 3, ""), "the fetched copy must not outlive the delete");
 	gw_postcache_put(c, gw_postcache_epoch(c), p);
 	cr_assert(cached(c, 5000, 3, "soon deleted"), "a put after the delete is kept");
@@ -137,7 +137,7 @@ hammer(void *arg)
 
 	for (uint64_t i = 0; i < 20000; i++) {
 		uint64_t id = (base + i) % 3000 + 1;
-		wb_obj  *o  = wb_msg_new();
+		wb_obj  *o = wb_msg_new();
 
 		if (i % 3 == 0) {
 			wb_obj *p = post(id, id, "same text for every post");

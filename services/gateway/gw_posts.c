@@ -35,8 +35,7 @@ gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep)
 	wb_get_u64(r, WB_F_ID, &id);
 	wb_get_u64(r, WB_F_TIME, &time);
 	wb_msg_free(r);
-	if ((rc = wb_reply_ok(rep)) != WB_OK ||
-	    (rc = wb_set_u64(rep, WB_F_ID, id)) != WB_OK ||
+	if ((rc = wb_reply_ok(rep)) != WB_OK || (rc = wb_set_u64(rep, WB_F_ID, id)) != WB_OK ||
 	    (time != 0 && (rc = wb_set_u64(rep, WB_F_TIME, time)) != WB_OK)) {
 		wb_reply_error(rep, rc, NULL);
 	}
@@ -58,8 +57,7 @@ gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep)
 		return WB_EINVAL;
 	}
 	if ((q = wb_request(WB_OP_POST_DELETE)) != NULL &&
-	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
-	        wb_set_u64(q, WB_F_ID, id) != WB_OK)) {
+	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK || wb_set_u64(q, WB_F_ID, id) != WB_OK)) {
 		wb_msg_free(q);
 		q = NULL;
 	}
@@ -131,14 +129,13 @@ gw_op_home(gw *g, const wb_obj *req, wb_obj *rep)
 		return rc;
 	}
 	/* The inbox answers post records {id, author}; older builds answered ids. */
-	if (!wb_get_u64s(r, WB_F_IDS, &ids, &n) &&
-	    wb_get_objs(r, WB_F_POSTS, &posts, &n)) {
+	if (!wb_get_u64s(r, WB_F_IDS, &ids, &n) && wb_get_objs(r, WB_F_POSTS, &posts, &n)) {
 		n = n < GW_PAGE_MAX ? n : GW_PAGE_MAX;
 		for (size_t i = 0; i < n; i++) {
-			picked[i]  = wb_u64(&posts[i], WB_F_ID, 0);
+			picked[i] = wb_u64(&posts[i], WB_F_ID, 0);
 			authors[i] = wb_u64(&posts[i], WB_F_AUTHOR, 0);
 		}
-		ids   = picked;
+		ids = picked;
 		hints = authors;
 	}
 	if ((rc = gw_hydrate_posts(g, ids, hints, n, rep)) == WB_OK) {
@@ -154,7 +151,7 @@ gw_op_timeline(gw *g, const wb_obj *req, wb_obj *rep)
 	const char   *name;
 	uint64_t      uid, limit;
 	const wb_obj *posts = NULL;
-	size_t        n     = 0;
+	size_t        n = 0;
 	wb_obj       *q, *r;
 	int           rc;
 

@@ -32,8 +32,8 @@ static int
 gw_session_need(const wb_obj *req, wb_field a, wb_field b, wb_obj *rep)
 {
 	if (!wb_has(req, a) || !wb_has(req, b)) {
-		wb_reply_error(rep, WB_EINVAL, "%s and %s are required",
-		    wb_field_name(a), wb_field_name(b));
+		wb_reply_error(
+		    rep, WB_EINVAL, "%s and %s are required", wb_field_name(a), wb_field_name(b));
 		return WB_EINVAL;
 	}
 	return WB_OK;
@@ -55,8 +55,7 @@ gw_op_register(gw *g, const wb_obj *req, wb_obj *rep)
 	}
 	wb_get_u64(r, WB_F_UID, &uid);
 	wb_msg_free(r);
-	if ((rc = wb_reply_ok(rep)) != WB_OK ||
-	    (rc = wb_set_u64(rep, WB_F_UID, uid)) != WB_OK ||
+	if ((rc = wb_reply_ok(rep)) != WB_OK || (rc = wb_set_u64(rep, WB_F_UID, uid)) != WB_OK ||
 	    (rc = wb_set_cstr(rep, WB_F_NAME, wb_str(req, WB_F_NAME, ""))) != WB_OK) {
 		wb_reply_error(rep, rc, NULL);
 	}

@@ -21,9 +21,8 @@ gw_social_relate(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 		wb_reply_error(rep, WB_ESELF, NULL);
 		return WB_ESELF;
 	}
-	if ((q = wb_request(op)) != NULL &&
-	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
-	        wb_set_u64(q, WB_F_TARGET, target) != WB_OK)) {
+	if ((q = wb_request(op)) != NULL && (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
+	                                        wb_set_u64(q, WB_F_TARGET, target) != WB_OK)) {
 		wb_msg_free(q);
 		q = NULL;
 	}
@@ -68,8 +67,7 @@ gw_social_list(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 		return rc;
 	}
 	if ((q = wb_request(op)) != NULL &&
-	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
-	        wb_set_u64(q, WB_F_LIMIT, limit) != WB_OK ||
+	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK || wb_set_u64(q, WB_F_LIMIT, limit) != WB_OK ||
 	        (wb_get_u64(req, WB_F_AFTER, &after) &&
 	            wb_set_u64(q, WB_F_AFTER, after) != WB_OK))) {
 		wb_msg_free(q);
@@ -78,8 +76,7 @@ gw_social_list(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 	if ((rc = gw_call(g, GW_RELATION, q, &r, rep)) != WB_OK) {
 		return rc;
 	}
-	if (!wb_get_u64s(r, WB_F_UIDS, &uids, &n) &&
-	    wb_get_objs(r, WB_F_USERS, &users, &n)) {
+	if (!wb_get_u64s(r, WB_F_UIDS, &uids, &n) && wb_get_objs(r, WB_F_USERS, &users, &n)) {
 		n = n < GW_PAGE_MAX ? n : GW_PAGE_MAX;
 		for (size_t i = 0; i < n; i++) {
 			picked[i] = wb_u64(&users[i], WB_F_UID, 0);
@@ -114,8 +111,7 @@ gw_op_fans(gw *g, const wb_obj *req, wb_obj *rep)
 
 /* gw_social_counts asks the relation service for uid's following and follower counts. */
 static int
-gw_social_counts(gw *g, uint64_t uid, uint64_t *following, uint64_t *followers,
-    wb_obj *rep)
+gw_social_counts(gw *g, uint64_t uid, uint64_t *following, uint64_t *followers, wb_obj *rep)
 {
 	const wb_obj *users;
 	size_t        n;
@@ -199,8 +195,7 @@ gw_profile_fill(gw *g, uint64_t uid, uint64_t viewer, wb_obj *rep)
 		return rc;
 	}
 	wb_reset(rep);
-	if ((rc = wb_reply_ok(rep)) != WB_OK ||
-	    (rc = gw_copy_user(&users[0], rep)) != WB_OK ||
+	if ((rc = wb_reply_ok(rep)) != WB_OK || (rc = gw_copy_user(&users[0], rep)) != WB_OK ||
 	    (rc = wb_set_u64(rep, WB_F_FOLLOWING, following)) != WB_OK ||
 	    (rc = wb_set_u64(rep, WB_F_FOLLOWERS, followers)) != WB_OK ||
 	    (viewer != 0 && viewer != uid &&

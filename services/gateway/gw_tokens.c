@@ -9,7 +9,7 @@
 
 typedef struct gw_tokens_slot {
 	char     tok[GW_TOKENS_LEN];
-	uint8_t  len;     /* 0: empty */
+	uint8_t  len; /* 0: empty */
 	uint64_t uid;
 	uint64_t expires; /* monotonic ms */
 } gw_tokens_slot;
@@ -80,7 +80,7 @@ gw_tokens_get(gw_tokens *t, const char *tok, size_t len, uint64_t *uid)
 	if (gw_tokens_slot_match(s, tok, len)) {
 		if (wb_mono_us() / 1000 < s->expires) {
 			*uid = s->uid;
-			hit  = true;
+			hit = true;
 		} else {
 			s->len = 0;
 		}
@@ -90,8 +90,7 @@ gw_tokens_get(gw_tokens *t, const char *tok, size_t len, uint64_t *uid)
 }
 
 void
-gw_tokens_put(gw_tokens *t, const char *tok, size_t len, uint64_t uid,
-    uint64_t asked_ms)
+gw_tokens_put(gw_tokens *t, const char *tok, size_t len, uint64_t uid, uint64_t asked_ms)
 {
 	gw_tokens_slot *s;
 
@@ -101,8 +100,8 @@ gw_tokens_put(gw_tokens *t, const char *tok, size_t len, uint64_t uid,
 	s = gw_tokens_slot_of(t, tok, len);
 	pthread_mutex_lock(&t->mtx);
 	memcpy(s->tok, tok, len);
-	s->len     = (uint8_t)len;
-	s->uid     = uid;
+	s->len = (uint8_t)len;
+	s->uid = uid;
 	s->expires = asked_ms + (uint64_t)t->ttl_ms;
 	pthread_mutex_unlock(&t->mtx);
 }

@@ -23,13 +23,11 @@ int gw_tokens_open(gw_tokens **out, int ttl_ms);
 /* gw_tokens_close frees the cache; NULL is ignored. */
 void gw_tokens_close(gw_tokens *t);
 
-
 /* gw_tokens_get finds a live entry for tok; false if absent or expired. */
 bool gw_tokens_get(gw_tokens *t, const char *tok, size_t len, uint64_t *uid);
 
 /* gw_tokens_put caches tok -> uid, valid ttl_ms from asked_ms (wb_mono_us() / 1000 before the user service was asked). */
-void gw_tokens_put(gw_tokens *t, const char *tok, size_t len, uint64_t uid,
-    uint64_t asked_ms);
+void gw_tokens_put(gw_tokens *t, const char *tok, size_t len, uint64_t uid, uint64_t asked_ms);
 
 /* gw_tokens_drop forgets tok (after logout). */
 void gw_tokens_drop(gw_tokens *t, const char *tok, size_t len);

@@ -53,11 +53,11 @@
 
 static uint64_t  nusers = 2000, seconds = 5, nthreads = 8, posts_per = 4;
 static uint64_t *uids;
-static char    (*tokens)[64];
-static uint32_t *readers; /* user index of each logged-in reader */
-static size_t    nreaders, maxreaders = HB_READERS;
+static char (*tokens)[64];
+static uint32_t   *readers; /* user index of each logged-in reader */
+static size_t      nreaders, maxreaders = HB_READERS;
 static wbt_cluster cl;
-static const char *gw_url;                 /* the gateway the phase runs against */
+static const char *gw_url;                /* the gateway the phase runs against */
 static char        gw_url_b[WBT_URL_MAX]; /* HOME_BENCH_GATEWAY_B's */
 
 /* hb_rand is xorshift64*: a fixed seed, so every run builds the same graph. */
@@ -110,7 +110,7 @@ static int
 hb_register(rt_client *user)
 {
 	for (uint64_t from = 0; from < nusers; from += 10000) {
-		uint64_t        n   = nusers - from < 10000 ? nusers - from : 10000;
+		uint64_t        n = nusers - from < 10000 ? nusers - from : 10000;
 		wb_obj         *req = wb_request(WB_OP_USER_REGISTER_MANY), *rep = NULL;
 		const uint64_t *v;
 		size_t          nv = 0;
@@ -137,15 +137,15 @@ static int
 hb_follow(rt_client *rel, uint64_t *nedges)
 {
 	uint64_t  seed = 0x5eed5eedULL;
-	uint32_t *cnt  = calloc(nusers, sizeof(uint32_t));
-	uint32_t *off  = calloc(nusers + 1, sizeof(uint32_t));
+	uint32_t *cnt = calloc(nusers, sizeof(uint32_t));
+	uint32_t *off = calloc(nusers + 1, sizeof(uint32_t));
 	uint32_t *edge_from = NULL, *edge_to = NULL, *fans = NULL;
 	uint64_t *page = NULL;
 	size_t    ne = 0, cap = nusers * 80;
 	int       rc = -1;
 
 	edge_from = malloc(cap * sizeof(uint32_t));
-	edge_to   = malloc(cap * sizeof(uint32_t));
+	edge_to = malloc(cap * sizeof(uint32_t));
 	if (cnt == NULL || off == NULL || edge_from == NULL || edge_to == NULL) {
 		goto out;
 	}
@@ -201,7 +201,7 @@ hb_follow(rt_client *rel, uint64_t *nedges)
 		}
 	}
 	*nedges = ne;
-	rc      = 0;
+	rc = 0;
 out:
 	free(cnt);
 	free(off);
@@ -225,7 +225,7 @@ hb_publish_run(void *arg)
 	char    text[160];
 
 	for (uint64_t k = p->first; k < nusers * posts_per && p->rc == 0; k += p->step) {
-		uint64_t u   = k % nusers;
+		uint64_t u = k % nusers;
 		wb_obj  *req = wb_request(WB_OP_POST_PUBLISH), *rep = NULL;
 		int      rc;
 
@@ -252,7 +252,7 @@ hb_publish(rt_client *content)
 	int       rc = 0;
 
 	for (int i = 0; i < 4; i++) {
-		p[i] = (hb_pub){ content, (uint64_t)i, 4, 0 };
+		p[i] = (hb_pub) { content, (uint64_t)i, 4, 0 };
 		pthread_create(&t[i], NULL, hb_publish_run, &p[i]);
 	}
 	for (int i = 0; i < 4; i++) {
@@ -270,8 +270,8 @@ hb_wait_inbox(rt_client *inbox, uint64_t nposts)
 
 	while (wb_mono_us() < end) {
 		uint64_t applied = hb_gauge(inbox, "content_applied");
-		uint64_t behind  = hb_gauge(inbox, "events_behind");
-		uint64_t busy    = hb_gauge(inbox, "fanout_in_progress");
+		uint64_t behind = hb_gauge(inbox, "events_behind");
+		uint64_t busy = hb_gauge(inbox, "fanout_in_progress");
 
 		if (applied != UINT64_MAX && applied >= nposts && behind == 0 && busy == 0) {
 			return 0;
@@ -333,7 +333,7 @@ hb_record(hb_worker *w, uint64_t t0, uint64_t t1)
 	}
 	if (w->n == w->cap) {
 		size_t    cap = w->cap ? 2 * w->cap : 65536;
-		uint32_t *l   = realloc(w->lat, cap * sizeof(uint32_t));
+		uint32_t *l = realloc(w->lat, cap * sizeof(uint32_t));
 
 		if (l == NULL) {
 			return;
@@ -347,21 +347,21 @@ hb_record(hb_worker *w, uint64_t t0, uint64_t t1)
 static void *
 hb_worker_run(void *arg)
 {
-	hb_worker     *w    = arg;
+	hb_worker     *w = arg;
 	uint64_t       seed = 0x9e3779b97f4a7c15ULL * (uint64_t)(w->id + 1);
-	warble_client *c    = NULL;
-	rt_client     *rc   = NULL;
-	rt_client_opts o    = { .timeout_ms = 10000 };
+	warble_client *c = NULL;
+	rt_client     *rc = NULL;
+	rt_client_opts o = { .timeout_ms = 10000 };
 	char           name[32];
 
-	if (w->kind == HB_PING ? rt_client_open(&rc, gw_url, &o) != WB_OK :
-	                         warble_open(&c, gw_url, 10000) != WARBLE_OK) {
+	if (w->kind == HB_PING ? rt_client_open(&rc, gw_url, &o) != WB_OK
+	                       : warble_open(&c, gw_url, 10000) != WARBLE_OK) {
 		w->errors++;
 		return NULL;
 	}
 	for (;;) {
 		uint64_t        t0 = wb_mono_us(), t1;
-		warble_posts_t *p  = NULL;
+		warble_posts_t *p = NULL;
 		wb_obj         *rep = NULL;
 		int             r;
 
@@ -442,7 +442,7 @@ hb_cpu_us(pid_t pid)
 static hb_result
 hb_phase(hb_kind kind, const char *tag)
 {
-	hb_worker *w   = calloc(nthreads, sizeof(hb_worker));
+	hb_worker *w = calloc(nthreads, sizeof(hb_worker));
 	uint64_t   now = wb_mono_us(), total = 0, errors = 0, posts = 0;
 	uint32_t  *all;
 	hb_result  res = { 0 };
@@ -450,10 +450,10 @@ hb_phase(hb_kind kind, const char *tag)
 	uint64_t   cpu0[4], cpu1[4], t_begin = 0, t_end;
 
 	for (uint64_t i = 0; i < nthreads; i++) {
-		w[i].kind  = kind;
-		w[i].id    = (int)i;
+		w[i].kind = kind;
+		w[i].id = (int)i;
 		w[i].start = now + HB_WARMUP_MS * 1000u;
-		w[i].stop  = w[i].start + seconds * 1000000u;
+		w[i].stop = w[i].start + seconds * 1000000u;
 		pthread_create(&w[i].t, NULL, hb_worker_run, &w[i]);
 	}
 	/* CPU is read over the recorded window only (after the warm-up) */
@@ -485,19 +485,22 @@ hb_phase(hb_kind kind, const char *tag)
 	}
 	qsort(all, total, sizeof(uint32_t), hb_cmp_u32);
 	if (total > 0) {
-		res.rps   = (double)total / (double)seconds;
-		res.p50   = all[total / 2] / 1000.0;
-		res.p99   = all[(size_t)((double)total * 0.99)] / 1000.0;
-		res.p999  = all[(size_t)((double)total * 0.999)] / 1000.0;
+		res.rps = (double)total / (double)seconds;
+		res.p50 = all[total / 2] / 1000.0;
+		res.p99 = all[(size_t)((double)total * 0.99)] / 1000.0;
+		res.p999 = all[(size_t)((double)total * 0.999)] / 1000.0;
 		res.posts = (double)posts / (double)total;
 	}
-	printf("%s%-9s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  p99.9 %7.3f ms  (%llu calls, %llu errors, %.1f posts/reply)\n",
+	printf("%s%-9s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  p99.9 %7.3f ms  (%llu calls, %llu "
+	       "errors, %.1f posts/reply)\n",
 	    tag, hb_kind_names[kind], res.rps, res.p50, res.p99, res.p999,
 	    (unsigned long long)total, (unsigned long long)errors, res.posts);
 	if (total > 0) {
-		double per = (double)total * (double)(t_end - t_begin) / (double)(seconds * 1000000u);
+		double per =
+		    (double)total * (double)(t_end - t_begin) / (double)(seconds * 1000000u);
 
-		printf("%s%-9s CPU per call: gateway %.0f us, inbox %.0f us, content %.0f us, user %.0f us\n",
+		printf("%s%-9s CPU per call: gateway %.0f us, inbox %.0f us, content %.0f us, user "
+		       "%.0f us\n",
 		    tag, hb_kind_names[kind], (double)(cpu1[0] - cpu0[0]) / per,
 		    (double)(cpu1[1] - cpu0[1]) / per, (double)(cpu1[2] - cpu0[2]) / per,
 		    (double)(cpu1[3] - cpu0[3]) / per);
@@ -581,9 +584,10 @@ main(int argc, char **argv)
 	if (argc > 3) {
 		nthreads = strtoull(argv[3], NULL, 10);
 	}
-	if (nusers < 100 || nusers > 1000000 || seconds < 1 || seconds > 3600 ||
-	    nthreads < 1 || nthreads > 256) {
-		fprintf(stderr, "usage: home_bench [users 100-1000000] [seconds] [threads 1-256]\n");
+	if (nusers < 100 || nusers > 1000000 || seconds < 1 || seconds > 3600 || nthreads < 1 ||
+	    nthreads > 256) {
+		fprintf(
+		    stderr, "usage: home_bench [users 100-1000000] [seconds] [threads 1-256]\n");
 		return 2;
 	}
 	if (getenv("HOME_BENCH_KEEP") != NULL) {
@@ -601,13 +605,13 @@ main(int argc, char **argv)
 	}
 	env[ne] = NULL;
 
-	uids     = calloc(nusers, sizeof(uint64_t));
+	uids = calloc(nusers, sizeof(uint64_t));
 	if (getenv("HOME_BENCH_READERS") != NULL) {
 		maxreaders = strtoull(getenv("HOME_BENCH_READERS"), NULL, 10);
 		maxreaders = maxreaders < 1 ? 1 : maxreaders > 100000 ? 100000 : maxreaders;
 	}
-	tokens   = calloc(maxreaders, sizeof(*tokens));
-	readers  = calloc(maxreaders, sizeof(*readers));
+	tokens = calloc(maxreaders, sizeof(*tokens));
+	readers = calloc(maxreaders, sizeof(*readers));
 	if (uids == NULL || tokens == NULL || readers == NULL) {
 		return 1;
 	}
@@ -621,9 +625,8 @@ main(int argc, char **argv)
 		goto out;
 	}
 	t0 = t1 = wb_mono_us();
-	if (hb_register(user) != 0 || hb_step("register", &t1) ||
-	    hb_follow(rel, &nedges) != 0 || hb_step("follow", &t1) ||
-	    hb_publish(content) != 0 || hb_step("publish", &t1) ||
+	if (hb_register(user) != 0 || hb_step("register", &t1) || hb_follow(rel, &nedges) != 0 ||
+	    hb_step("follow", &t1) || hb_publish(content) != 0 || hb_step("publish", &t1) ||
 	    hb_wait_inbox(inbox, nusers * posts_per) != 0 || hb_step("fan-out", &t1) ||
 	    hb_login() != 0 || hb_step("login", &t1)) {
 		goto out;
@@ -644,18 +647,19 @@ main(int argc, char **argv)
 		for (int b = 0; b < (pid_b > 0 ? 2 : 1); b++) {
 			const char *tag = pid_b <= 0 ? "" : b ? "B " : "A ";
 
-			gw_url    = b ? gw_url_b : cl.gateway_url;
+			gw_url = b ? gw_url_b : cl.gateway_url;
 			hb_gw_pid = b ? pid_b : cl.gateway->pid;
-			ping   = hb_phase(HB_PING, tag);
+			ping = hb_phase(HB_PING, tag);
 			for (hb_kind k = HB_HOME; k <= HB_TIMELINE; k++) {
 				if (!hb_phase_wanted(hb_kind_names[k])) {
 					continue;
 				}
 				r = hb_phase(k, tag);
 				if (ping.p50 > 0 && r.rps > 0) {
-					printf("%s%-9s vs ping: p50 x%.2f, p99 x%.2f, req/s x%.2f\n", tag,
-					    hb_kind_names[k], r.p50 / ping.p50, r.p99 / ping.p99,
-					    r.rps / ping.rps);
+					printf(
+					    "%s%-9s vs ping: p50 x%.2f, p99 x%.2f, req/s x%.2f\n",
+					    tag, hb_kind_names[k], r.p50 / ping.p50,
+					    r.p99 / ping.p99, r.rps / ping.rps);
 				}
 			}
 		}

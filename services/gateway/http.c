@@ -33,8 +33,8 @@ static void gw_http_body_cb(void *arg);
 
 /* nng 1.5.2 has no public call for an HTTP connection's peer address; its
  * (exported) internal one is stable in the nng Warble builds and pins. */
-extern int nni_http_conn_getopt(nng_http_conn *conn, const char *name, void *buf,
-    size_t *szp, int type);
+extern int nni_http_conn_getopt(
+    nng_http_conn *conn, const char *name, void *buf, size_t *szp, int type);
 
 void
 gw_http_client(gw_http_job *j, struct sockaddr_storage *ss)
@@ -86,12 +86,12 @@ gw_http_job_get(gw_http *h)
 		return NULL;
 	}
 	j->h = h;
-	if (nng_aio_alloc(&j->rxaio, gw_http_body_cb, j) != 0 ||
-	    (j->q = wb_msg_new()) == NULL || (j->rep = wb_msg_new()) == NULL) {
+	if (nng_aio_alloc(&j->rxaio, gw_http_body_cb, j) != 0 || (j->q = wb_msg_new()) == NULL ||
+	    (j->rep = wb_msg_new()) == NULL) {
 		gw_http_job_free(j);
 		return NULL;
 	}
-	j->all  = h->jobs;
+	j->all = h->jobs;
 	h->jobs = j;
 	return j;
 }
@@ -100,16 +100,16 @@ gw_http_job_get(gw_http *h)
 static void
 gw_http_finish(gw_http_job *j, nng_http_res *res)
 {
-	gw_http *h   = j->h;
+	gw_http *h = j->h;
 	nng_aio *aio = j->uaio;
 
-	j->req  = NULL;
+	j->req = NULL;
 	j->conn = NULL;
 	if (j->out.cap > 256 * 1024) {
 		gw_buf_free(&j->out); /* keep recycled jobs small */
 	}
 	pthread_mutex_lock(&h->mu);
-	j->uaio    = NULL;
+	j->uaio = NULL;
 	j->done_ms = wb_mono_us() / 1000;
 	j->next = h->free;
 	h->free = j;
@@ -128,26 +128,39 @@ static const char *
 gw_http_reason(int status)
 {
 	switch (status) {
-	case 200: return "OK";
-	case 201: return "Created";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 413: return "Payload Too Large";
-	case 429: return "Too Many Requests";
-	case 500: return "Internal Server Error";
-	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	default: return NULL;
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 409:
+		return "Conflict";
+	case 413:
+		return "Payload Too Large";
+	case 429:
+		return "Too Many Requests";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	default:
+		return NULL;
 	}
 }
 
 void
-gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body,
-    size_t len)
+gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body, size_t len)
 {
 	nng_http_res *res;
 
@@ -156,7 +169,7 @@ gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body,
 		gw_http_finish(j, NULL);
 		return;
 	}
-	if (nng_http_res_set_status(res, (uint16_t) status) != 0 ||
+	if (nng_http_res_set_status(res, (uint16_t)status) != 0 ||
 	    (gw_http_reason(status) != NULL &&
 	        nng_http_res_set_reason(res, gw_http_reason(status)) != 0) ||
 	    nng_http_res_set_header(res, "Content-Type", ctype) != 0 ||
@@ -184,8 +197,8 @@ gw_http_fail(gw_http_job *j, int status, const char *name, const char *fmt, ...)
 	va_end(ap);
 	gw_buf_clear(&j->out);
 	gw_json_error_named(&j->out, name, msg);
-	gw_http_respond(j, status, "application/json", j->out.p != NULL ? j->out.p : "",
-	    j->out.len);
+	gw_http_respond(
+	    j, status, "application/json", j->out.p != NULL ? j->out.p : "", j->out.len);
 }
 
 static void
@@ -226,14 +239,14 @@ gw_http_body_cb(void *arg)
 static void
 gw_http_cb(nng_aio *aio)
 {
-	nng_http_req     *req  = nng_aio_get_input(aio, 0);
-	nng_http_handler *hd   = nng_aio_get_input(aio, 1);
-	nng_http_conn    *conn = nng_aio_get_input(aio, 2);
-	gw_http          *h    = nng_http_handler_get_data(hd);
-	gw_http_job      *j;
-	const char       *cl, *te;
-	uint64_t          len = 0;
-	nng_iov           iov;
+	nng_http_req           *req = nng_aio_get_input(aio, 0);
+	nng_http_handler       *hd = nng_aio_get_input(aio, 1);
+	nng_http_conn          *conn = nng_aio_get_input(aio, 2);
+	gw_http                *h = nng_http_handler_get_data(hd);
+	gw_http_job            *j;
+	const char             *cl, *te;
+	uint64_t                len = 0;
+	nng_iov                 iov;
 	struct sockaddr_storage peer;
 
 	gw_http_conn_peer(conn, &peer);
@@ -249,13 +262,13 @@ gw_http_cb(nng_aio *aio)
 		nng_aio_finish(aio, NNG_ECONNABORTED);
 		return;
 	}
-	j->req      = req;
-	j->conn     = conn;
+	j->req = req;
+	j->conn = conn;
 	j->start_us = wb_mono_us();
 	j->body_len = 0;
-	j->allow    = NULL;
+	j->allow = NULL;
 	j->www_auth = false;
-	j->close    = false;
+	j->close = false;
 	if (atomic_load(&h->inflight) > h->opts.max_inflight) {
 		j->close = true;
 		gw_http_fail(j, 503, "UNAVAILABLE", "too many requests in flight, retry later");
@@ -275,8 +288,7 @@ gw_http_cb(nng_aio *aio)
 	}
 	if (len > h->opts.max_body) {
 		j->close = true; /* the unread body is still on the connection */
-		gw_http_fail(j, 413, "TOO_LARGE", "request body over %zu bytes",
-		    h->opts.max_body);
+		gw_http_fail(j, 413, "TOO_LARGE", "request body over %zu bytes", h->opts.max_body);
 		return;
 	}
 	if (len == 0) {
@@ -290,12 +302,12 @@ gw_http_cb(nng_aio *aio)
 			gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
 			return;
 		}
-		j->body     = p;
+		j->body = p;
 		j->body_cap = len;
 	}
-	j->body_len  = len;
-	iov.iov_buf  = j->body;
-	iov.iov_len  = len;
+	j->body_len = len;
+	iov.iov_buf = j->body;
+	iov.iov_len = len;
 	nng_aio_set_iov(j->rxaio, 1, &iov);
 	nng_aio_set_timeout(j->rxaio, h->opts.body_timeout_ms);
 	nng_http_conn_read_all(conn, j->rxaio);
@@ -315,9 +327,9 @@ gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
 		return WB_ENOMEM;
 	}
 	pthread_mutex_init(&h->mu, NULL);
-	h->g       = g;
+	h->g = g;
 	h->metrics = opts->metrics;
-	h->opts    = *opts;
+	h->opts = *opts;
 	if (h->opts.workers <= 0) {
 		h->opts.workers = 16;
 	}
@@ -393,7 +405,7 @@ gw_http_port(gw_http *h)
 	if (nng_http_server_get_addr(h->srv, &sa) != 0 || sa.s_family != NNG_AF_INET) {
 		return -1;
 	}
-	return (int) ntohs(sa.s_in.sa_port);
+	return (int)ntohs(sa.s_in.sa_port);
 }
 
 void

@@ -36,7 +36,8 @@ typedef struct gw_http_opts {
 	int         body_timeout_ms; /* deadline to receive a body (default 10000) */
 	gw_metrics *metrics;         /* /metrics, /readyz and per-op stats (required) */
 	int         header_timeout_ms; /* a connection idle this long without a whole request head is closed (default 10000) */
-	size_t      max_conns;         /* HTTP connections before idle ones get 250 ms (default: open-files limit - 128) */
+	size_t
+	    max_conns; /* HTTP connections before idle ones get 250 ms (default: open-files limit - 128) */
 } gw_http_opts;
 
 /* gw_http_open prepares the server for opts->url (not yet listening), loading the web page's files. */

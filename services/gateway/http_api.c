@@ -18,8 +18,8 @@
 #include "json.h"
 #include "wb_id.h"
 
-#define M(f)              WB_M(f)
-#define GW_HTTP_SEGS      8   /* path segments matched */
+#define M(f)         WB_M(f)
+#define GW_HTTP_SEGS 8 /* path segments matched */
 
 typedef enum gw_http_kind {
 	GW_HTTP_API,     /* a public operation */
@@ -30,7 +30,7 @@ typedef enum gw_http_kind {
 
 struct gw_http_route {
 	const char  *method;
-	const char  *path;   /* "{name}" and "{id}" match one segment */
+	const char  *path; /* "{name}" and "{id}" match one segment */
 	gw_http_kind kind;
 	wb_op        op;
 	uint64_t     query;  /* fields taken from the query string */
@@ -46,8 +46,8 @@ static const gw_http_route gw_http_routes[] = {
 	    M(BEFORE) | M(LIMIT) | M(SINCE) | M(UNTIL), 0, 200 },
 	{ "GET", "/api/v1/users/{name}/following", GW_HTTP_API, WB_OP_FOLLOWING_LIST,
 	    M(AFTER) | M(LIMIT), 0, 200 },
-	{ "GET", "/api/v1/users/{name}/fans", GW_HTTP_API, WB_OP_FANS_LIST,
-	    M(AFTER) | M(LIMIT), 0, 200 },
+	{ "GET", "/api/v1/users/{name}/fans", GW_HTTP_API, WB_OP_FANS_LIST, M(AFTER) | M(LIMIT), 0,
+	    200 },
 	{ "POST", "/api/v1/sessions", GW_HTTP_API, WB_OP_LOGIN, 0, M(NAME) | M(PASSWORD), 201 },
 	{ "DELETE", "/api/v1/sessions", GW_HTTP_API, WB_OP_LOGOUT, 0, 0, 200 },
 	{ "GET", "/api/v1/me", GW_HTTP_API, WB_OP_WHOAMI, 0, 0, 200 },
@@ -105,7 +105,7 @@ gw_http_unescape(const char *s, size_t n, bool plus, char *dst, size_t cap)
 			    (lo = gw_http_hex(s[i + 2])) < 0) {
 				return -1;
 			}
-			c = (char) (hi * 16 + lo);
+			c = (char)(hi * 16 + lo);
 			i += 2;
 		} else if (c == '+' && plus) {
 			c = ' ';
@@ -116,7 +116,7 @@ gw_http_unescape(const char *s, size_t n, bool plus, char *dst, size_t cap)
 		dst[k++] = c;
 	}
 	dst[k] = '\0';
-	return (ssize_t) k;
+	return (ssize_t)k;
 }
 
 /* gw_http_path_split splits path (without the query) into decoded segments; false if malformed or too deep. */
@@ -142,15 +142,15 @@ gw_http_path_split(const char *path, size_t n, gw_http_path *p)
 		if (p->n == GW_HTTP_SEGS) {
 			return false;
 		}
-		k = gw_http_unescape(path + start, i - start, false, p->buf + used,
-		    sizeof(p->buf) - used);
+		k = gw_http_unescape(
+		    path + start, i - start, false, p->buf + used, sizeof(p->buf) - used);
 		if (k < 0) {
 			return false;
 		}
 		p->seg[p->n] = p->buf + used;
-		p->len[p->n] = (size_t) k;
+		p->len[p->n] = (size_t)k;
 		p->n++;
-		used += (size_t) k + 1;
+		used += (size_t)k + 1;
 	}
 	return true;
 }
@@ -165,7 +165,7 @@ gw_http_route_match(const char *pattern, const gw_http_path *p, int *name, int *
 	*name = *id = -1;
 	while (*s == '/') {
 		const char *e = strchr(s + 1, '/');
-		size_t      len = e != NULL ? (size_t) (e - s - 1) : strlen(s + 1);
+		size_t      len = e != NULL ? (size_t)(e - s - 1) : strlen(s + 1);
 
 		if (i >= p->n) {
 			return false;
@@ -192,8 +192,8 @@ gw_http_fields(uint64_t mask, char *buf, size_t n)
 	buf[0] = '\0';
 	for (int f = 0; f < WB_FIELD_COUNT && k < n; f++) {
 		if (mask & (UINT64_C(1) << f)) {
-			k += (size_t) snprintf(buf + k, n - k, "%s%s", k ? ", " : "",
-			    wb_field_name((wb_field) f));
+			k += (size_t)snprintf(
+			    buf + k, n - k, "%s%s", k ? ", " : "", wb_field_name((wb_field)f));
 		}
 	}
 	if (k == 0) {
@@ -208,7 +208,7 @@ gw_http_parse_fail(gw_http_parsed *out, int status, const char *name, const char
 	va_list ap;
 
 	out->status = status;
-	out->error  = name;
+	out->error = name;
 	va_start(ap, fmt);
 	vsnprintf(out->msg, sizeof(out->msg), fmt, ap);
 	va_end(ap);
@@ -223,30 +223,33 @@ gw_http_query(wb_obj *q, const gw_http_route *r, const char *qs, gw_http_parsed 
 
 	while (qs != NULL && *qs != '\0') {
 		const char *amp = strchr(qs, '&');
-		size_t      len = amp != NULL ? (size_t) (amp - qs) : strlen(qs);
-		const char *eq  = memchr(qs, '=', len);
-		size_t      kl  = eq != NULL ? (size_t) (eq - qs) : len;
+		size_t      len = amp != NULL ? (size_t)(amp - qs) : strlen(qs);
+		const char *eq = memchr(qs, '=', len);
+		size_t      kl = eq != NULL ? (size_t)(eq - qs) : len;
 		ssize_t     kn, vn;
 		int         f;
 
 		if (len > 0) {
 			kn = gw_http_unescape(qs, kl, true, key, sizeof(key));
-			vn = eq != NULL ? gw_http_unescape(eq + 1, len - kl - 1, true, val, sizeof(val)) : 0;
+			vn = eq != NULL
+			         ? gw_http_unescape(eq + 1, len - kl - 1, true, val, sizeof(val))
+			         : 0;
 			if (eq == NULL) {
 				val[0] = '\0';
 			}
 			if (kn < 0 || vn < 0) {
-				return gw_http_parse_fail(out, 400, "BAD_MESSAGE", "malformed query string");
+				return gw_http_parse_fail(
+				    out, 400, "BAD_MESSAGE", "malformed query string");
 			}
-			f = wb_field_lookup(key, (size_t) kn);
+			f = wb_field_lookup(key, (size_t)kn);
 			if (f < 0 || (r->query & (UINT64_C(1) << f)) == 0) {
 				gw_http_fields(r->query, allowed, sizeof(allowed));
 				return gw_http_parse_fail(out, 400, "INVALID",
-				    "unknown query parameter \"%.40s\" (this endpoint takes: %s)", key,
-				    allowed);
+				    "unknown query parameter \"%.40s\" (this endpoint takes: %s)",
+				    key, allowed);
 			}
-			if (gw_json_set_text(q, (wb_field) f, val, (size_t) vn, err,
-			        sizeof(err)) != WB_OK) {
+			if (gw_json_set_text(q, (wb_field)f, val, (size_t)vn, err, sizeof(err)) !=
+			    WB_OK) {
 				return gw_http_parse_fail(out, 400, "BAD_MESSAGE", "%s", err);
 			}
 		}
@@ -305,11 +308,11 @@ gw_http_token(gw_http_job *j, const gw_http_route *r)
 static void
 gw_http_api(gw_http_job *j, const gw_http_route *r)
 {
-	char        err[192];
-	const char *msg;
+	char                    err[192];
+	const char             *msg;
 	struct sockaddr_storage client;
-	wb_op       op;
-	int         rc, status;
+	wb_op                   op;
+	int                     rc, status;
 
 	wb_reset(j->rep);
 	if (!gw_http_token(j, r)) {
@@ -320,8 +323,8 @@ gw_http_api(gw_http_job *j, const gw_http_route *r)
 			gw_http_fail(j, 400, "INVALID", "this endpoint takes no request body");
 			return;
 		}
-		if ((rc = gw_json_to_obj(j->q, j->body, j->body_len, r->body, err,
-		         sizeof(err))) != WB_OK) {
+		if ((rc = gw_json_to_obj(j->q, j->body, j->body_len, r->body, err, sizeof(err))) !=
+		    WB_OK) {
 			gw_http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
 			return;
 		}
@@ -375,8 +378,8 @@ gw_http_ops(gw_http_job *j, gw_http_kind kind)
 			gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
 			return;
 		}
-		gw_http_respond(j, 200, "text/plain; version=0.0.4; charset=utf-8", j->out.p,
-		    j->out.len);
+		gw_http_respond(
+		    j, 200, "text/plain; version=0.0.4; charset=utf-8", j->out.p, j->out.len);
 		return;
 	default:
 		gw_http_fail(j, 500, "INTERNAL", "bad route");
@@ -405,8 +408,8 @@ gw_http_static(gw_http_job *j, const char *method, const char *path)
 int
 gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *out)
 {
-	const char  *qs   = strchr(uri, '?');
-	size_t       plen = qs != NULL ? (size_t) (qs - uri) : strlen(uri);
+	const char  *qs = strchr(uri, '?');
+	size_t       plen = qs != NULL ? (size_t)(qs - uri) : strlen(uri);
 	gw_http_path p;
 	size_t       k = 0;
 	int          name, id;
@@ -433,8 +436,9 @@ gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *ou
 		}
 		if (strcmp(r->method, m) != 0) {
 			found = true;
-			k += (size_t) snprintf(out->allow + k, sizeof(out->allow) - k, "%s%s%s",
-			    k ? ", " : "", r->method, strcmp(r->method, "GET") == 0 ? ", HEAD" : "");
+			k += (size_t)snprintf(out->allow + k, sizeof(out->allow) - k, "%s%s%s",
+			    k ? ", " : "", r->method,
+			    strcmp(r->method, "GET") == 0 ? ", HEAD" : "");
 			continue;
 		}
 		out->route = r;
@@ -447,9 +451,10 @@ gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *ou
 			gw_http_parse_fail(out, 503, "NO_MEMORY", "out of memory");
 			return out->status;
 		}
-		if (id >= 0 && gw_json_set_text(q, WB_F_ID, p.seg[id], p.len[id], err,
-		                   sizeof(err)) != WB_OK) {
-			gw_http_parse_fail(out, 400, "BAD_MESSAGE", "post id must be a decimal string");
+		if (id >= 0 &&
+		    gw_json_set_text(q, WB_F_ID, p.seg[id], p.len[id], err, sizeof(err)) != WB_OK) {
+			gw_http_parse_fail(
+			    out, 400, "BAD_MESSAGE", "post id must be a decimal string");
 			return out->status;
 		}
 		if (!gw_http_query(q, r, qs, out)) {
@@ -460,11 +465,11 @@ gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *ou
 	if (found) {
 		gw_http_parse_fail(out, 405, "METHOD_NOT_ALLOWED",
 		    "%.16s is not allowed on %.*s (allowed: %s)", method,
-		    (int) (plen < 200 ? plen : 200), uri, out->allow);
+		    (int)(plen < 200 ? plen : 200), uri, out->allow);
 		return out->status;
 	}
 	gw_http_parse_fail(out, 404, "NOT_FOUND", "no such endpoint: %.16s %.*s", method,
-	    (int) (plen < 200 ? plen : 200), uri);
+	    (int)(plen < 200 ? plen : 200), uri);
 	return out->status;
 }
 
@@ -472,13 +477,13 @@ void
 gw_http_serve(gw_http_job *j)
 {
 	const char    *method = nng_http_req_get_method(j->req);
-	const char    *uri    = nng_http_req_get_uri(j->req);
-	const char    *qs     = strchr(uri, '?');
-	size_t         plen   = qs != NULL ? (size_t) (qs - uri) : strlen(uri);
+	const char    *uri = nng_http_req_get_uri(j->req);
+	const char    *qs = strchr(uri, '?');
+	size_t         plen = qs != NULL ? (size_t)(qs - uri) : strlen(uri);
 	gw_http_parsed pr;
 	char           path[GW_HTTP_PATH_MAX];
 
-	snprintf(path, sizeof(path), "%.*s", (int) plen, uri);
+	snprintf(path, sizeof(path), "%.*s", (int)plen, uri);
 	if (strncmp(path, "/api/", 5) != 0 && gw_http_static(j, method, path)) {
 		return;
 	}

@@ -23,7 +23,7 @@ gw_buf_reserve(gw_buf *b, size_t n)
 	if ((p = realloc(b->p, cap)) == NULL) {
 		return WB_ENOMEM;
 	}
-	b->p   = p;
+	b->p = p;
 	b->cap = cap;
 	return WB_OK;
 }
@@ -55,15 +55,15 @@ gw_buf_printf(gw_buf *b, const char *fmt, ...)
 	if (n < 0) {
 		return WB_EINTERNAL;
 	}
-	if ((size_t) n >= b->cap - b->len) {
-		if (gw_buf_reserve(b, (size_t) n) != WB_OK) {
+	if ((size_t)n >= b->cap - b->len) {
+		if (gw_buf_reserve(b, (size_t)n) != WB_OK) {
 			return WB_ENOMEM;
 		}
 		va_start(ap, fmt);
 		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
 		va_end(ap);
 	}
-	b->len += (size_t) n;
+	b->len += (size_t)n;
 	return WB_OK;
 }
 
@@ -80,6 +80,6 @@ void
 gw_buf_free(gw_buf *b)
 {
 	free(b->p);
-	b->p   = NULL;
+	b->p = NULL;
 	b->len = b->cap = 0;
 }

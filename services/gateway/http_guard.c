@@ -35,11 +35,11 @@
 #include "rt_log.h"
 #include "wb_id.h"
 
-#define GW_GUARD_TICK_MS  250
-#define GW_GUARD_FAST_MS  50    /* tick once over the cap */
-#define GW_GUARD_BUSY_MS  250   /* idle deadline once over the cap */
-#define GW_GUARD_RESERVE  128   /* descriptors kept for everything else */
-#define GW_GUARD_FDS      65536 /* descriptors tracked */
+#define GW_GUARD_TICK_MS 250
+#define GW_GUARD_FAST_MS 50    /* tick once over the cap */
+#define GW_GUARD_BUSY_MS 250   /* idle deadline once over the cap */
+#define GW_GUARD_RESERVE 128   /* descriptors kept for everything else */
+#define GW_GUARD_FDS     65536 /* descriptors tracked */
 
 typedef struct gw_guard_conn {
 	struct sockaddr_storage peer;
@@ -54,11 +54,11 @@ gw_guard_same(const struct sockaddr_storage *a, const struct sockaddr_storage *b
 		return false;
 	}
 	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *x = (const void *) a, *y = (const void *) b;
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
 		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
 	}
 	if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *x = (const void *) a, *y = (const void *) b;
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
 		return x->sin6_port == y->sin6_port &&
 		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
 	}
@@ -72,19 +72,19 @@ gw_guard_port(int fd, struct sockaddr_storage *peer)
 	struct sockaddr_storage me;
 	socklen_t               n = sizeof(me);
 	int                     acc = 0;
-	socklen_t               an  = sizeof(acc);
+	socklen_t               an = sizeof(acc);
 
-	if (getsockname(fd, (struct sockaddr *) &me, &n) != 0 ||
+	if (getsockname(fd, (struct sockaddr *)&me, &n) != 0 ||
 	    (me.ss_family != AF_INET && me.ss_family != AF_INET6) ||
 	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &an) != 0 || acc) {
 		return -1;
 	}
 	n = sizeof(*peer);
-	if (getpeername(fd, (struct sockaddr *) peer, &n) != 0) {
+	if (getpeername(fd, (struct sockaddr *)peer, &n) != 0) {
 		return -1;
 	}
-	return me.ss_family == AF_INET ? ntohs(((struct sockaddr_in *) &me)->sin_port) :
-	                                 ntohs(((struct sockaddr_in6 *) &me)->sin6_port);
+	return me.ss_family == AF_INET ? ntohs(((struct sockaddr_in *)&me)->sin_port)
+	                               : ntohs(((struct sockaddr_in6 *)&me)->sin6_port);
 }
 
 /* gw_guard_active tells whether peer has a request in flight or finished one since since_ms (the jobs, under mu). */
@@ -130,8 +130,8 @@ gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
 		seen++;
 		c = &t[fd];
 		if (!c->used || !gw_guard_same(&c->peer, &peer)) {
-			c->used     = true;
-			c->peer     = peer;
+			c->used = true;
+			c->peer = peer;
 			c->first_ms = c->active_ms = now; /* a new connection on this fd */
 		}
 		last = c->active_ms;
@@ -145,7 +145,7 @@ gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
 		}
 		if (now - c->active_ms >= deadline_ms) {
 			RT_DEBUGF("http: closing a connection idle for %llu ms (no request head)",
-			    (unsigned long long) (now - c->active_ms));
+			    (unsigned long long)(now - c->active_ms));
 			shutdown(fd, SHUT_RDWR); /* nng sees the end and closes it */
 			c->used = false;
 		}
@@ -162,7 +162,8 @@ gw_guard_run(void *arg)
 	int            seen = 0;
 
 	if (t == NULL || d == NULL) {
-		RT_ERRORF("http: no connection guard (%s)", t == NULL ? "no memory" : "no /proc/self/fd");
+		RT_ERRORF(
+		    "http: no connection guard (%s)", t == NULL ? "no memory" : "no /proc/self/fd");
 		free(t);
 		if (d != NULL) {
 			closedir(d);
@@ -181,8 +182,9 @@ gw_guard_run(void *arg)
 		    (cap == 0 || cap > rl.rlim_cur - GW_GUARD_RESERVE)) {
 			cap = rl.rlim_cur - GW_GUARD_RESERVE;
 		}
-		deadline = (size_t) seen >= cap ? GW_GUARD_BUSY_MS : (uint64_t) h->opts.header_timeout_ms;
-		tick     = (size_t) seen >= cap ? GW_GUARD_FAST_MS : GW_GUARD_TICK_MS;
+		deadline =
+		    (size_t)seen >= cap ? GW_GUARD_BUSY_MS : (uint64_t)h->opts.header_timeout_ms;
+		tick = (size_t)seen >= cap ? GW_GUARD_FAST_MS : GW_GUARD_TICK_MS;
 		pthread_mutex_unlock(&h->guard_mu);
 		seen = gw_guard_scan(h, d, t, deadline);
 		pthread_mutex_lock(&h->guard_mu);
@@ -211,7 +213,7 @@ gw_http_guard_start(gw_http *h)
 			rl.rlim_cur = want;
 			if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
 				RT_WARNF("http: cannot raise the open-files limit to %llu",
-				    (unsigned long long) want);
+				    (unsigned long long)want);
 			}
 		}
 	}

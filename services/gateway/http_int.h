@@ -16,9 +16,9 @@
 #include "http_buf.h"
 #include "rt_pool.h"
 
-#define GW_HTTP_FILES_MAX 32          /* files of the web page */
-#define GW_HTTP_FILE_MAX  (1 << 20)   /* largest one */
-#define GW_HTTP_PATH_MAX  512         /* decoded path segment bytes */
+#define GW_HTTP_FILES_MAX 32        /* files of the web page */
+#define GW_HTTP_FILE_MAX  (1 << 20) /* largest one */
+#define GW_HTTP_PATH_MAX  512       /* decoded path segment bytes */
 
 typedef struct gw_http_file {
 	char        path[80]; /* "/app.js" */
@@ -30,43 +30,43 @@ typedef struct gw_http_file {
 typedef struct gw_http_job gw_http_job;
 
 struct gw_http_job {
-	gw_http_job   *next;     /* freelist */
-	gw_http_job   *all;      /* every job, for close */
-	gw_http       *h;
-	nng_aio       *uaio;     /* the server's handler aio: finish it to answer */
-	nng_http_req  *req;
-	nng_http_conn *conn;
-	nng_aio       *rxaio;    /* reads the body */
-	char          *body;
-	size_t         body_len, body_cap;
-	uint64_t       start_us;
-	wb_obj        *q, *rep;  /* request and reply, reset per request */
-	gw_buf         out;      /* response body */
-	const char    *allow;    /* Allow header of a 405, or NULL */
-	bool           www_auth; /* add WWW-Authenticate (401) */
-	bool           close;    /* close the connection after answering */
-	struct sockaddr_storage peer; /* the client (under mu; kept after the job ends) */
-	uint64_t       done_ms;  /* when its last request ended (under mu) */
+	gw_http_job            *next; /* freelist */
+	gw_http_job            *all;  /* every job, for close */
+	gw_http                *h;
+	nng_aio                *uaio; /* the server's handler aio: finish it to answer */
+	nng_http_req           *req;
+	nng_http_conn          *conn;
+	nng_aio                *rxaio; /* reads the body */
+	char                   *body;
+	size_t                  body_len, body_cap;
+	uint64_t                start_us;
+	wb_obj                 *q, *rep;  /* request and reply, reset per request */
+	gw_buf                  out;      /* response body */
+	const char             *allow;    /* Allow header of a 405, or NULL */
+	bool                    www_auth; /* add WWW-Authenticate (401) */
+	bool                    close;    /* close the connection after answering */
+	struct sockaddr_storage peer;     /* the client (under mu; kept after the job ends) */
+	uint64_t                done_ms;  /* when its last request ended (under mu) */
 };
 
 struct gw_http {
-	gw              *g;
-	gw_metrics      *metrics;
-	gw_http_opts     opts;
-	nng_url         *url;
-	nng_http_server *srv;
+	gw               *g;
+	gw_metrics       *metrics;
+	gw_http_opts      opts;
+	nng_url          *url;
+	nng_http_server  *srv;
 	nng_http_handler *hd;
-	rt_pool         *pool;
-	pthread_mutex_t  mu; /* freelist, jobs, closing */
-	gw_http_job     *free, *jobs;
-	bool             closing, started;
-	atomic_int       inflight;
-	gw_http_file     files[GW_HTTP_FILES_MAX];
-	int              nfiles;
-	pthread_t        guard; /* http_guard.c */
-	pthread_mutex_t  guard_mu;
-	pthread_cond_t   guard_cv;
-	bool             guard_stop, guarded;
+	rt_pool          *pool;
+	pthread_mutex_t   mu; /* freelist, jobs, closing */
+	gw_http_job      *free, *jobs;
+	bool              closing, started;
+	atomic_int        inflight;
+	gw_http_file      files[GW_HTTP_FILES_MAX];
+	int               nfiles;
+	pthread_t         guard; /* http_guard.c */
+	pthread_mutex_t   guard_mu;
+	pthread_cond_t    guard_cv;
+	bool              guard_stop, guarded;
 };
 
 typedef struct gw_http_route gw_http_route; /* http_api.c's routing table */
@@ -92,8 +92,7 @@ int gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed
 void gw_http_serve(gw_http_job *j);
 
 /* gw_http_respond sends status with a body (copied) and finishes the job. */
-void gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body,
-    size_t len);
+void gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body, size_t len);
 
 /* gw_http_fail sends a JSON error {"error": name, "message": ...} with status and finishes the job. */
 void gw_http_fail(gw_http_job *j, int status, const char *name, const char *fmt, ...)
@@ -107,7 +106,6 @@ int gw_http_guard_start(gw_http *h);
 
 /* gw_http_guard_stop stops the guard; safe if it never started. */
 void gw_http_guard_stop(gw_http *h);
-
 
 /* gw_http_static_load reads the regular files of dir into memory; WB_OK also when dir is absent (logged). */
 int gw_http_static_load(gw_http *h, const char *dir);

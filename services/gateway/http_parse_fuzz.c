@@ -32,16 +32,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const methods[] = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
 		"OPTIONS", "get" };
 	static const char *const prefixes[] = { "", "/api/v1/users/", "/api/v1/users/alice/posts?",
-		"/api/v1/me/following/", "/api/v1/posts/", "/api/v1/home?", "/api/v1/users/bob/fans?",
-		"/api/v1/users/bob/following?limit=3&" };
-	static wb_obj *q;
-	char           uri[4096];
-	gw_http_parsed out;
-	const char    *method;
-	size_t         pl;
-	int            st;
-	wb_op          op;
-	char           err[256];
+		"/api/v1/me/following/", "/api/v1/posts/", "/api/v1/home?",
+		"/api/v1/users/bob/fans?", "/api/v1/users/bob/following?limit=3&" };
+	static wb_obj           *q;
+	char                     uri[4096];
+	gw_http_parsed           out;
+	const char              *method;
+	size_t                   pl;
+	int                      st;
+	wb_op                    op;
+	char                     err[256];
 
 	if (size < 1 || size > 3000) {
 		return 0;
@@ -79,10 +79,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			hf_fail("a 405 must name the allowed methods", uri);
 		}
 	}
-	char  *buf;
-	size_t len;
+	char   *buf;
+	size_t  len;
 	wb_obj *m2 = NULL;
-	if (wb_encode_buf(q, &buf, &len) != WB_OK || wb_decode(&m2, buf, len, NULL, err, sizeof(err)) != WB_OK) {
+	if (wb_encode_buf(q, &buf, &len) != WB_OK ||
+	    wb_decode(&m2, buf, len, NULL, err, sizeof(err)) != WB_OK) {
 		hf_fail("the request object does not survive msgpack", uri);
 	}
 	if (!wb_equal(q, m2)) {

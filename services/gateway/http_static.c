@@ -56,18 +56,18 @@ gw_http_static_read(const char *path, char **data, size_t *len)
 		fclose(f);
 		return WB_ETOOBIG;
 	}
-	if ((p = malloc((size_t) st.st_size + 1)) == NULL) {
+	if ((p = malloc((size_t)st.st_size + 1)) == NULL) {
 		fclose(f);
 		return WB_ENOMEM;
 	}
-	if (fread(p, 1, (size_t) st.st_size, f) != (size_t) st.st_size) {
+	if (fread(p, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
 		free(p);
 		fclose(f);
 		return WB_EIO;
 	}
 	fclose(f);
 	*data = p;
-	*len  = (size_t) st.st_size;
+	*len = (size_t)st.st_size;
 	return WB_OK;
 }
 
@@ -140,8 +140,8 @@ gw_http_static_free(gw_http *h)
 const char *
 gw_http_web_dir(char *buf, size_t n)
 {
-	char    exe[768], *slash;
-	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char        exe[768], *slash;
+	ssize_t     k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	struct stat st;
 
 	if (k > 0) {

@@ -23,7 +23,7 @@ gw_json_parse_u64(const char *s, size_t n, uint64_t *out)
 		if (s[i] < '0' || s[i] > '9') {
 			return false;
 		}
-		d = (unsigned) (s[i] - '0');
+		d = (unsigned)(s[i] - '0');
 		if (v > (UINT64_MAX - d) / 10) {
 			return false;
 		}
@@ -42,7 +42,7 @@ gw_json_u64(const json_t *v, uint64_t *out)
 	if (!json_is_integer(v) || (i = json_integer_value(v)) < 0) {
 		return false;
 	}
-	*out = (uint64_t) i;
+	*out = (uint64_t)i;
 	return true;
 }
 
@@ -51,7 +51,7 @@ static bool
 gw_json_id(const json_t *v, uint64_t *out)
 {
 	return json_is_string(v) &&
-	    gw_json_parse_u64(json_string_value(v), json_string_length(v), out);
+	       gw_json_parse_u64(json_string_value(v), json_string_length(v), out);
 }
 
 static const char *
@@ -76,8 +76,8 @@ gw_json_type_desc(wb_type t)
 	return "?";
 }
 
-static int gw_json_obj_fill(wb_obj *dst, const json_t *obj, uint64_t allowed,
-    int depth, char *err, size_t errlen);
+static int gw_json_obj_fill(
+    wb_obj *dst, const json_t *obj, uint64_t allowed, int depth, char *err, size_t errlen);
 
 /* gw_json_field_set converts one JSON value v into field f of dst. */
 static int
@@ -127,8 +127,8 @@ gw_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 		}
 		for (i = 0; i < n; i++) {
 			char sub[64];
-			rc = gw_json_obj_fill(&objs[i], json_array_get(v, i), UINT64_MAX,
-			    depth + 1, sub, sizeof(sub));
+			rc = gw_json_obj_fill(&objs[i], json_array_get(v, i), UINT64_MAX, depth + 1,
+			    sub, sizeof(sub));
 			if (rc != WB_OK) {
 				return rc;
 			}
@@ -140,8 +140,8 @@ gw_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 
 /* gw_json_obj_fill sets every member of JSON object obj on dst. */
 static int
-gw_json_obj_fill(wb_obj *dst, const json_t *obj, uint64_t allowed, int depth,
-    char *err, size_t errlen)
+gw_json_obj_fill(
+    wb_obj *dst, const json_t *obj, uint64_t allowed, int depth, char *err, size_t errlen)
 {
 	const char *key;
 	json_t     *v;
@@ -151,7 +151,8 @@ gw_json_obj_fill(wb_obj *dst, const json_t *obj, uint64_t allowed, int depth,
 		snprintf(err, errlen, "expected a JSON object");
 		return WB_EBADMSG;
 	}
-	json_object_foreach ((json_t *) obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		f = wb_field_lookup(key, strlen(key));
 		if (f < 0 || f == WB_F_OK || f == WB_F_OP || f == WB_F_V) {
 			snprintf(err, errlen, "unknown field \"%.64s\"", key);
@@ -159,17 +160,18 @@ gw_json_obj_fill(wb_obj *dst, const json_t *obj, uint64_t allowed, int depth,
 		}
 		if ((allowed & (UINT64_C(1) << f)) == 0) {
 			if (f == WB_F_TOKEN) {
-				snprintf(err, errlen, "the session token goes in the "
-				                      "Authorization header (Bearer), not the body");
+				snprintf(err, errlen,
+				    "the session token goes in the "
+				    "Authorization header (Bearer), not the body");
 			} else {
 				snprintf(err, errlen, "field \"%s\" is not accepted here", key);
 			}
 			return WB_EINVAL;
 		}
-		if ((rc = gw_json_field_set(dst, (wb_field) f, v, depth)) != WB_OK) {
+		if ((rc = gw_json_field_set(dst, (wb_field)f, v, depth)) != WB_OK) {
 			if (rc == WB_EBADMSG) {
 				snprintf(err, errlen, "field \"%s\" must be %s", key,
-				    gw_json_type_desc(wb_field_type((wb_field) f)));
+				    gw_json_type_desc(wb_field_type((wb_field)f)));
 			} else {
 				snprintf(err, errlen, "%s", wb_strerror(rc));
 			}
@@ -180,8 +182,8 @@ gw_json_obj_fill(wb_obj *dst, const json_t *obj, uint64_t allowed, int depth,
 }
 
 int
-gw_json_to_obj(wb_obj *dst, const char *json, size_t len, uint64_t allowed,
-    char *err, size_t errlen)
+gw_json_to_obj(
+    wb_obj *dst, const char *json, size_t len, uint64_t allowed, char *err, size_t errlen)
 {
 	json_error_t je;
 	json_t      *root;
@@ -189,8 +191,8 @@ gw_json_to_obj(wb_obj *dst, const char *json, size_t len, uint64_t allowed,
 
 	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
 	if (root == NULL) {
-		snprintf(err, errlen, "invalid JSON at line %d, column %d: %s", je.line,
-		    je.column, je.text);
+		snprintf(err, errlen, "invalid JSON at line %d, column %d: %s", je.line, je.column,
+		    je.text);
 		return WB_EBADMSG;
 	}
 	rc = gw_json_obj_fill(dst, root, allowed, 0, err, errlen);
@@ -202,7 +204,7 @@ gw_json_to_obj(wb_obj *dst, const char *json, size_t len, uint64_t allowed,
 static json_t *
 gw_json_u64_new(uint64_t v)
 {
-	return v <= INT64_MAX ? json_integer((json_int_t) v) : json_real((double) v);
+	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
 }
 
 static json_t *
@@ -220,7 +222,7 @@ static json_t *gw_json_obj_new(const wb_obj *src, uint64_t skip);
 static json_t *
 gw_json_val_new(const wb_val *v)
 {
-	wb_type t = wb_field_type((wb_field) v->field);
+	wb_type t = wb_field_type((wb_field)v->field);
 	json_t *a;
 
 	switch (t) {
@@ -242,9 +244,9 @@ gw_json_val_new(const wb_val *v)
 			return NULL;
 		}
 		for (uint32_t i = 0; i < (t == WB_T_OBJS ? v->o.n : v->a.n); i++) {
-			json_t *e = t == WB_T_U64S ? gw_json_u64_new(v->a.v[i]) :
-			    t == WB_T_IDS          ? gw_json_id_new(v->a.v[i]) :
-			                             gw_json_obj_new(&v->o.v[i], 0);
+			json_t *e = t == WB_T_U64S  ? gw_json_u64_new(v->a.v[i])
+			            : t == WB_T_IDS ? gw_json_id_new(v->a.v[i])
+			                            : gw_json_obj_new(&v->o.v[i], 0);
 			if (e == NULL || json_array_append_new(a, e) != 0) {
 				json_decref(a);
 				return NULL;
@@ -268,7 +270,7 @@ gw_json_obj_new(const wb_obj *src, uint64_t skip)
 			continue;
 		}
 		if ((j = gw_json_val_new(v)) == NULL ||
-		    json_object_set_new_nocheck(o, wb_field_name((wb_field) v->field), j) != 0) {
+		    json_object_set_new_nocheck(o, wb_field_name((wb_field)v->field), j) != 0) {
 			json_decref(o);
 			return NULL;
 		}
@@ -326,8 +328,7 @@ gw_json_error_named(gw_buf *out, const char *name, const char *msg)
 }
 
 int
-gw_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err,
-    size_t errlen)
+gw_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err, size_t errlen)
 {
 	uint64_t u;
 

@@ -30,8 +30,8 @@
 #define GW_JSON_DEPTH 1
 
 /* gw_json_to_obj parses a JSON object and sets its fields on dst, accepting only fields in allowed (a WB_M mask); WB_EBADMSG or WB_EINVAL with a message in err. */
-int gw_json_to_obj(wb_obj *dst, const char *json, size_t len, uint64_t allowed,
-    char *err, size_t errlen);
+int gw_json_to_obj(
+    wb_obj *dst, const char *json, size_t len, uint64_t allowed, char *err, size_t errlen);
 
 /* gw_json_from_obj appends src as a JSON object to out, leaving out the fields in skip (a WB_M mask). */
 int gw_json_from_obj(const wb_obj *src, uint64_t skip, gw_buf *out);
@@ -43,8 +43,7 @@ int gw_json_error(gw_buf *out, int code, const char *msg);
 int gw_json_error_named(gw_buf *out, const char *name, const char *msg);
 
 /* gw_json_set_text sets field f of dst from its text form (a path segment or query value: decimal for U64/ID, true/false for BOOL); WB_EBADMSG with a message in err. */
-int gw_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err,
-    size_t errlen);
+int gw_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err, size_t errlen);
 
 /* gw_json_parse_u64 parses a plain decimal u64 ("0".."18446744073709551615", no sign or spaces); false if it is not one. */
 bool gw_json_parse_u64(const char *s, size_t n, uint64_t *out);

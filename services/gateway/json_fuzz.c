@@ -51,11 +51,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1) {
 		return 0;
 	}
-	r = data[0] % (int) (sizeof(routes) / sizeof(routes[0]));
+	r = data[0] % (int)(sizeof(routes) / sizeof(routes[0]));
 	if ((m = wb_msg_new()) == NULL || (m2 = wb_msg_new()) == NULL) {
 		abort();
 	}
-	rc = gw_json_to_obj(m, (const char *) data + 1, size - 1, routes[r].body, err, sizeof(err));
+	rc = gw_json_to_obj(m, (const char *)data + 1, size - 1, routes[r].body, err, sizeof(err));
 	if (rc != WB_OK) {
 		if (err[0] == '\0' || (rc != WB_EBADMSG && rc != WB_EINVAL && rc != WB_ETOOBIG)) {
 			jf_fail("a refused body must say why with a client error", err);
@@ -64,7 +64,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* as the route's request */
 	if (routes[r].op != WB_OP_NONE && (req = wb_request(routes[r].op)) != NULL) {
-		if (gw_json_to_obj(req, (const char *) data + 1, size - 1, routes[r].body, err,
+		if (gw_json_to_obj(req, (const char *)data + 1, size - 1, routes[r].body, err,
 		        sizeof(err)) != WB_OK) {
 			jf_fail("a body parsed once must parse twice", err);
 		}
@@ -82,7 +82,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		jf_fail("a parsed object must encode", "");
 	}
 	if (gw_json_to_obj(m2, j1.p, j1.len, all, err, sizeof(err)) != WB_OK) {
-		fprintf(stderr, "json: %.*s\n", (int) j1.len, j1.p);
+		fprintf(stderr, "json: %.*s\n", (int)j1.len, j1.p);
 		jf_fail("our own JSON must parse", err);
 	}
 	if (!wb_equal(m, m2)) {

@@ -22,12 +22,12 @@ decode(const char *json, uint64_t allowed, int want, char *err, size_t n)
 
 Test(json, every_type_round_trips)
 {
-	const char *in = "{\"uid\":7,\"id\":\"18446744073709551615\",\"followed\":true,"
-	                 "\"name\":\"al\\u00e9\",\"uids\":[1,2,3],\"ids\":[\"9007199254740993\"],"
-	                 "\"posts\":[{\"id\":\"5\",\"text\":\"hi\"}]}";
-	char        err[128];
-	gw_buf      out = { 0 };
-	wb_obj     *o   = decode(in, UINT64_MAX, WB_OK, err, sizeof(err)), *back;
+	const char     *in = "{\"uid\":7,\"id\":\"18446744073709551615\",\"followed\":true,"
+	                     "\"name\":\"al\\u00e9\",\"uids\":[1,2,3],\"ids\":[\"9007199254740993\"],"
+	                     "\"posts\":[{\"id\":\"5\",\"text\":\"hi\"}]}";
+	char            err[128];
+	gw_buf          out = { 0 };
+	wb_obj         *o = decode(in, UINT64_MAX, WB_OK, err, sizeof(err)), *back;
 	const uint64_t *v;
 	size_t          n;
 
@@ -66,7 +66,8 @@ Test(json, wrong_types_are_named)
 		{ "{\"uids\":[1,\"2\"]}", "\"uids\"" },
 		{ "{\"ids\":[1]}", "\"ids\"" },
 		{ "{\"posts\":[1]}", "\"posts\"" },
-		{ "{\"posts\":[{\"posts\":[{\"posts\":[{\"posts\":[{\"posts\":[]}]}]}]}]}", "\"posts\"" },
+		{ "{\"posts\":[{\"posts\":[{\"posts\":[{\"posts\":[{\"posts\":[]}]}]}]}]}",
+		    "\"posts\"" },
 		{ "[]", "expected a JSON object" },
 		{ "{\"name\":\"a\\u0000b\"}", "invalid JSON" },
 		{ "{\"name\":\"\xff\"}", "invalid JSON" },
@@ -75,11 +76,12 @@ Test(json, wrong_types_are_named)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char    err[160] = "";
-		wb_obj *o        = wb_msg_new();
-		int     rc = gw_json_to_obj(o, cases[i].json, strlen(cases[i].json), UINT64_MAX, err,
-		        sizeof(err));
+		wb_obj *o = wb_msg_new();
+		int     rc = gw_json_to_obj(
+		        o, cases[i].json, strlen(cases[i].json), UINT64_MAX, err, sizeof(err));
 		cr_expect_eq(rc, WB_EBADMSG, "%s: rc %d", cases[i].json, rc);
-		cr_expect_not_null(strstr(err, cases[i].needle), "%s: message \"%s\"", cases[i].json, err);
+		cr_expect_not_null(
+		    strstr(err, cases[i].needle), "%s: message \"%s\"", cases[i].json, err);
 		wb_msg_free(o);
 	}
 }
@@ -104,11 +106,12 @@ Test(json, fields_outside_the_mask_are_refused)
 
 Test(json, text_forms_and_errors)
 {
-	char    err[128];
-	wb_obj *o = wb_msg_new();
+	char     err[128];
+	wb_obj  *o = wb_msg_new();
 	uint64_t u;
 
-	cr_assert_eq(gw_json_set_text(o, WB_F_BEFORE, "912316145371971584", 18, err, sizeof(err)), WB_OK);
+	cr_assert_eq(
+	    gw_json_set_text(o, WB_F_BEFORE, "912316145371971584", 18, err, sizeof(err)), WB_OK);
 	cr_assert_eq(wb_u64(o, WB_F_BEFORE, 0), 912316145371971584ull);
 	cr_assert_eq(gw_json_set_text(o, WB_F_LIMIT, "", 0, err, sizeof(err)), WB_EBADMSG);
 	cr_assert_eq(gw_json_set_text(o, WB_F_LIMIT, "+1", 2, err, sizeof(err)), WB_EBADMSG);
@@ -126,7 +129,8 @@ Test(json, error_bodies)
 	gw_buf out = { 0 };
 
 	cr_assert_eq(gw_json_error(&out, WB_ENOUSER, "no such user: \"x\"\n"), WB_OK);
-	cr_assert_str_eq(out.p, "{\"error\":\"NO_SUCH_USER\",\"message\":\"no such user: \\\"x\\\"\\n\"}");
+	cr_assert_str_eq(
+	    out.p, "{\"error\":\"NO_SUCH_USER\",\"message\":\"no such user: \\\"x\\\"\\n\"}");
 	gw_buf_clear(&out);
 	cr_assert_eq(gw_json_error_named(&out, "METHOD_NOT_ALLOWED", "bad \xff"), WB_OK);
 	cr_assert_not_null(strstr(out.p, "not valid UTF-8"), "%s", out.p);

@@ -20,9 +20,8 @@ int
 main(int argc, char **argv)
 {
 	static rt_daemon   d = { .name = "gateway", .max_workers = 1024 };
-	static const char *url, *urls[GW_SVC_COUNT], *timeout,
-	    *cache, *http_url, *web_dir, *lfails, *lwindow, *lcool,
-	    *hdr_tmo, *max_conns, *pcache, *pcache_ms;
+	static const char *url, *urls[GW_SVC_COUNT], *timeout, *cache, *http_url, *web_dir, *lfails,
+	    *lwindow, *lcool, *hdr_tmo, *max_conns, *pcache, *pcache_ms;
 	rt_opt opts[] = {
 		{ "gateway-url", "WARBLE_GATEWAY_URL", "tcp://127.0.0.1:7100",
 		    "listen URL (msgpack API)", &url },
@@ -30,14 +29,14 @@ main(int argc, char **argv)
 		    "listen URL (HTTP/JSON API, web page, /metrics)", &http_url },
 		{ "web-dir", "WARBLE_WEB_DIR", "",
 		    "web page folder (default: services/gateway/web of the build)", &web_dir },
-		{ "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101",
-		    "user service", &urls[GW_USER] },
-		{ "relation-url", "WARBLE_RELATION_URL", "tcp://127.0.0.1:7102",
-		    "relation service", &urls[GW_RELATION] },
-		{ "content-url", "WARBLE_CONTENT_URL", "tcp://127.0.0.1:7103",
-		    "content service", &urls[GW_CONTENT] },
-		{ "inbox-url", "WARBLE_INBOX_URL", "tcp://127.0.0.1:7104",
-		    "inbox service", &urls[GW_INBOX] },
+		{ "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101", "user service",
+		    &urls[GW_USER] },
+		{ "relation-url", "WARBLE_RELATION_URL", "tcp://127.0.0.1:7102", "relation service",
+		    &urls[GW_RELATION] },
+		{ "content-url", "WARBLE_CONTENT_URL", "tcp://127.0.0.1:7103", "content service",
+		    &urls[GW_CONTENT] },
+		{ "inbox-url", "WARBLE_INBOX_URL", "tcp://127.0.0.1:7104", "inbox service",
+		    &urls[GW_INBOX] },
 		{ "workers", "WARBLE_WORKERS", "16",
 		    "worker threads (each may wait on a downstream call)", &d.workers },
 		{ "timeout-ms", "WARBLE_GATEWAY_TIMEOUT_MS", "5000",
@@ -45,11 +44,15 @@ main(int argc, char **argv)
 		{ "auth-cache-ms", "WARBLE_AUTH_CACHE_MS", "1000",
 		    "how long a checked token is trusted, ms (0-1000)", &cache },
 		{ "http-header-timeout-ms", "WARBLE_HTTP_HEADER_TIMEOUT_MS", "10000",
-		    "an HTTP connection idle this long without a whole request head is closed", &hdr_tmo },
+		    "an HTTP connection idle this long without a whole request head is closed",
+		    &hdr_tmo },
 		{ "http-max-conns", "WARBLE_HTTP_MAX_CONNS", "0",
-		    "HTTP connections before idle ones are closed after 250 ms (0: open-files limit - 128)", &max_conns },
+		    "HTTP connections before idle ones are closed after 250 ms (0: open-files "
+		    "limit - 128)",
+		    &max_conns },
 		{ "client-login-fails", "WARBLE_CLIENT_LOGIN_FAILS", "20",
-		    "failed logins from one client address (HTTP or msgpack) that lock it", &lfails },
+		    "failed logins from one client address (HTTP or msgpack) that lock it",
+		    &lfails },
 		{ "client-login-window", "WARBLE_CLIENT_LOGIN_WINDOW", "60",
 		    "... counted within this many seconds", &lwindow },
 		{ "client-login-cooldown", "WARBLE_CLIENT_LOGIN_COOLDOWN", "60",
@@ -57,7 +60,9 @@ main(int argc, char **argv)
 		{ "post-cache", "WARBLE_POST_CACHE", "65536",
 		    "post records cached for timelines (0: off)", &pcache },
 		{ "post-cache-ms", "WARBLE_POST_CACHE_MS", "10000",
-		    "how long a cached post is trusted, ms (a post deleted through another gateway shows here at most this long)", &pcache_ms },
+		    "how long a cached post is trusted, ms (a post deleted through another gateway "
+		    "shows here at most this long)",
+		    &pcache_ms },
 		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
 		{ NULL },
 	};
@@ -70,11 +75,11 @@ main(int argc, char **argv)
 	gw_metrics     *metrics;
 	gw_http        *http;
 	char            webbuf[1024];
-	uint64_t       nworkers, tmo, ttl, nfails, window_s, cool_s, hdr_ms, nconns, npost, post_ms;
-	int            rc;
+	uint64_t nworkers, tmo, ttl, nfails, window_s, cool_s, hdr_ms, nconns, npost, post_ms;
+	int      rc;
 
-	rc = rt_daemon_init(&d, opts,
-	    "Warble's public API gateway (msgpack over nng REQ/REP)", argc, argv);
+	rc = rt_daemon_init(
+	    &d, opts, "Warble's public API gateway (msgpack over nng REQ/REP)", argc, argv);
 	if (rc != RT_DAEMON_RUN) {
 		return rc;
 	}
@@ -94,20 +99,20 @@ main(int argc, char **argv)
 	for (int i = 0; i < GW_SVC_COUNT; i++) {
 		go.urls[i] = urls[i];
 	}
-	go.timeout_ms    = (int)tmo;
+	go.timeout_ms = (int)tmo;
 	go.auth_cache_ms = (int)ttl;
-	go.login_fails       = (unsigned)nfails;
-	go.login_window_ms   = window_s * 1000;
+	go.login_fails = (unsigned)nfails;
+	go.login_window_ms = window_s * 1000;
 	go.login_cooldown_ms = cool_s * 1000;
-	go.post_cache        = (size_t)npost;
-	go.post_cache_ms     = post_ms;
+	go.post_cache = (size_t)npost;
+	go.post_cache_ms = post_ms;
 	if ((rc = gw_open(&g, &go)) != WB_OK) {
 		RT_ERRORF("cannot dial the services: %s", wb_strerror(rc));
 		return rt_daemon_exit(1);
 	}
-	so.name     = "gateway";
-	so.url      = url;
-	so.workers  = (int)nworkers;
+	so.name = "gateway";
+	so.url = url;
+	so.workers = (int)nworkers;
 	if ((rc = rt_server_open(&srv, &so)) != WB_OK) {
 		RT_ERRORF("cannot create the server: %s", wb_strerror(rc));
 		gw_close(g);
@@ -130,11 +135,11 @@ main(int argc, char **argv)
 		mo.urls[i] = urls[i];
 	}
 	mo.gateway_url = url;
-	ho.url         = http_url;
-	ho.web_dir     = web_dir[0] != '\0' ? web_dir : gw_http_web_dir(webbuf, sizeof(webbuf));
-	ho.workers     = (int)nworkers;
+	ho.url = http_url;
+	ho.web_dir = web_dir[0] != '\0' ? web_dir : gw_http_web_dir(webbuf, sizeof(webbuf));
+	ho.workers = (int)nworkers;
 	ho.header_timeout_ms = (int)hdr_ms;
-	ho.max_conns         = (size_t)nconns;
+	ho.max_conns = (size_t)nconns;
 	if ((rc = gw_metrics_open(&metrics, &mo)) != WB_OK) {
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
 		rt_server_close(srv);
@@ -142,8 +147,7 @@ main(int argc, char **argv)
 		return rt_daemon_exit(1);
 	}
 	ho.metrics = metrics;
-	if ((rc = gw_http_open(&http, g, &ho)) != WB_OK ||
-	    (rc = gw_http_start(http)) != WB_OK) {
+	if ((rc = gw_http_open(&http, g, &ho)) != WB_OK || (rc = gw_http_start(http)) != WB_OK) {
 		RT_ERRORF("cannot serve HTTP on %s: %s", http_url, wb_strerror(rc));
 		gw_http_close(http);
 		gw_metrics_close(metrics);

@@ -32,7 +32,11 @@
 #define GW_METRICS_STATUS  600
 
 static const char *gw_metrics_names[GW_METRICS_TARGETS] = {
-	"user", "relation", "content", "inbox", "gateway",
+	"user",
+	"relation",
+	"content",
+	"inbox",
+	"gateway",
 };
 
 struct gw_metrics {
@@ -124,11 +128,11 @@ gw_metrics_task_run(void *arg)
 	gw_metrics_round       *r = t->round;
 	wb_obj                 *q = wb_request(r->op);
 	wb_obj                 *rep = NULL;
-	int                     rc  = q == NULL ? WB_ENOMEM : rt_call(r->m->cli[t->i], q, &rep);
+	int                     rc = q == NULL ? WB_ENOMEM : rt_call(r->m->cli[t->i], q, &rep);
 
 	wb_msg_free(q);
 	pthread_mutex_lock(&r->mu);
-	r->rc[t->i]  = rc;
+	r->rc[t->i] = rc;
 	r->rep[t->i] = rep;
 	if (--r->left == 0) {
 		pthread_cond_signal(&r->cv);
@@ -143,12 +147,12 @@ gw_metrics_round_run(gw_metrics *m, gw_metrics_round *r, wb_op op)
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
-	r->m  = m;
+	r->m = m;
 	r->op = op;
 	pthread_mutex_lock(&r->mu);
 	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
-		r->rc[i]        = WB_EUNAVAIL;
-		r->task[i]      = (struct gw_metrics_task) { r, i };
+		r->rc[i] = WB_EUNAVAIL;
+		r->task[i] = (struct gw_metrics_task) { r, i };
 		if (m->cli[i] == NULL) {
 			continue;
 		}
@@ -225,40 +229,43 @@ gw_metrics_ops(gw_buf *out, const gw_metrics_src *src, int n, int which)
 			continue;
 		}
 		for (size_t i = 0; i < nst; i++) {
-			const char     *op    = wb_str(&st[i], WB_F_NAME, "?");
+			const char     *op = wb_str(&st[i], WB_F_NAME, "?");
 			uint64_t        count = wb_u64(&st[i], WB_F_COUNT, 0);
 			const uint64_t *h;
 			size_t          nh = 0;
 			uint64_t        cum = 0;
 
 			if (which == 0) {
-				gw_buf_printf(out, "warble_requests_total{service=\"%s\",op=\"%s\"} %lu\n",
-				    src[s].service, op, (unsigned long) count);
+				gw_buf_printf(out,
+				    "warble_requests_total{service=\"%s\",op=\"%s\"} %lu\n",
+				    src[s].service, op, (unsigned long)count);
 				continue;
 			}
 			if (which == 1) {
 				gw_buf_printf(out,
 				    "warble_request_errors_total{service=\"%s\",op=\"%s\"} %lu\n",
-				    src[s].service, op, (unsigned long) wb_u64(&st[i], WB_F_ERRORS, 0));
+				    src[s].service, op,
+				    (unsigned long)wb_u64(&st[i], WB_F_ERRORS, 0));
 				continue;
 			}
 			wb_get_u64s(&st[i], WB_F_HIST, &h, &nh);
 			for (size_t b = 0; b + 1 < nh; b++) {
 				cum += h[b];
 				gw_buf_printf(out,
-				    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%s\","
+				    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%"
+				    "s\","
 				    "le=\"%.9g\"} %lu\n",
-				    src[s].service, op, (double) (UINT64_C(1) << b) / 1e6,
-				    (unsigned long) cum);
+				    src[s].service, op, (double)(UINT64_C(1) << b) / 1e6,
+				    (unsigned long)cum);
 			}
 			gw_buf_printf(out,
 			    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%s\","
 			    "le=\"+Inf\"} %lu\n"
 			    "warble_request_duration_seconds_sum{service=\"%s\",op=\"%s\"} %.6f\n"
 			    "warble_request_duration_seconds_count{service=\"%s\",op=\"%s\"} %lu\n",
-			    src[s].service, op, (unsigned long) count, src[s].service, op,
-			    (double) wb_u64(&st[i], WB_F_SUM_US, 0) / 1e6, src[s].service, op,
-			    (unsigned long) count);
+			    src[s].service, op, (unsigned long)count, src[s].service, op,
+			    (double)wb_u64(&st[i], WB_F_SUM_US, 0) / 1e6, src[s].service, op,
+			    (unsigned long)count);
 		}
 	}
 }
@@ -279,14 +286,15 @@ gw_metrics_gauges(gw_buf *out, const gw_metrics_src *src, int n)
 			const char *raw = wb_str(&g[i], WB_F_NAME, "");
 			size_t      k;
 
-			k = (size_t) snprintf(name, sizeof(name), "warble_%s_", src[s].service);
+			k = (size_t)snprintf(name, sizeof(name), "warble_%s_", src[s].service);
 			for (; *raw != '\0' && k + 1 < sizeof(name); raw++) {
-				name[k++] = isalnum((unsigned char) *raw) ? *raw : '_';
+				name[k++] = isalnum((unsigned char)*raw) ? *raw : '_';
 			}
 			name[k] = '\0';
-			gw_metrics_head(out, name, "gauge", "a figure the service reports in its stats");
-			gw_buf_printf(out, "%s %lu\n", name,
-			    (unsigned long) wb_u64(&g[i], WB_F_VALUE, 0));
+			gw_metrics_head(
+			    out, name, "gauge", "a figure the service reports in its stats");
+			gw_buf_printf(
+			    out, "%s %lu\n", name, (unsigned long)wb_u64(&g[i], WB_F_VALUE, 0));
 		}
 	}
 }
@@ -309,21 +317,22 @@ gw_metrics_render(gw_metrics *m, gw_buf *out)
 	gw_metrics_round_run(m, &r, WB_OP_STATS);
 	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
 		if (m->cli[i] != NULL) {
-			src[n++] = (gw_metrics_src) { gw_metrics_names[i], r.rc[i] == WB_OK ? r.rep[i] : NULL };
+			src[n++] = (gw_metrics_src) { gw_metrics_names[i],
+				r.rc[i] == WB_OK ? r.rep[i] : NULL };
 		}
 	}
 	src[n++] = (gw_metrics_src) { "gateway_http", local };
 
 	gw_metrics_head(out, "warble_up", "gauge", "1 if the service answered its stats request");
 	for (int s = 0; s < n; s++) {
-		gw_buf_printf(out, "warble_up{service=\"%s\"} %d\n", src[s].service,
-		    src[s].rep != NULL);
+		gw_buf_printf(
+		    out, "warble_up{service=\"%s\"} %d\n", src[s].service, src[s].rep != NULL);
 	}
 	gw_metrics_head(out, "warble_uptime_seconds", "gauge", "seconds since the service started");
 	for (int s = 0; s < n; s++) {
 		if (src[s].rep != NULL && wb_has(src[s].rep, WB_F_UPTIME)) {
 			gw_buf_printf(out, "warble_uptime_seconds{service=\"%s\"} %.3f\n",
-			    src[s].service, (double) wb_u64(src[s].rep, WB_F_UPTIME, 0) / 1e3);
+			    src[s].service, (double)wb_u64(src[s].rep, WB_F_UPTIME, 0) / 1e3);
 		}
 	}
 	gw_metrics_head(out, "warble_requests_total", "counter", "requests handled, by operation");
@@ -331,8 +340,8 @@ gw_metrics_render(gw_metrics *m, gw_buf *out)
 	gw_metrics_head(out, "warble_request_errors_total", "counter",
 	    "requests answered with an error, by operation");
 	gw_metrics_ops(out, src, n, 1);
-	gw_metrics_head(out, "warble_request_duration_seconds", "histogram",
-	    "request latency, by operation");
+	gw_metrics_head(
+	    out, "warble_request_duration_seconds", "histogram", "request latency, by operation");
 	gw_metrics_ops(out, src, n, 2);
 	gw_metrics_gauges(out, src, n);
 	gw_metrics_head(out, "warble_http_responses_total", "counter",
@@ -341,7 +350,7 @@ gw_metrics_render(gw_metrics *m, gw_buf *out)
 		uint64_t v = atomic_load_explicit(&m->status[c], memory_order_relaxed);
 		if (v > 0) {
 			gw_buf_printf(out, "warble_http_responses_total{code=\"%d\"} %lu\n", c,
-			    (unsigned long) v);
+			    (unsigned long)v);
 		}
 	}
 	gw_metrics_round_free(&r);

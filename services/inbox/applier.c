@@ -25,7 +25,8 @@
 #define INBOX_BACKOFF_MIN 100
 #define INBOX_BACKOFF_MAX 5000
 
-bool inbox_event_parse(const wb_obj *o, inbox_event *ev)
+bool
+inbox_event_parse(const wb_obj *o, inbox_event *ev)
 {
 	const char *type = NULL;
 	size_t      len = 0;
@@ -49,7 +50,8 @@ bool inbox_event_parse(const wb_obj *o, inbox_event *ev)
 	return true;
 }
 
-void inbox_sub_cb(void *arg, const wb_obj *msg)
+void
+inbox_sub_cb(void *arg, const wb_obj *msg)
 {
 	inbox_source *s = arg;
 	inbox        *in = s->in;
@@ -57,8 +59,7 @@ void inbox_sub_cb(void *arg, const wb_obj *msg)
 	size_t        n = 0;
 	const char   *src = NULL;
 	if (wb_op_of(msg) != WB_OP_EVENTS || !wb_get_str(msg, WB_F_SOURCE, &src, NULL) ||
-	    strcmp(src, s->name) != 0 || !wb_get_objs(msg, WB_F_EVENTS, &evs, &n) ||
-	    n == 0)
+	    strcmp(src, s->name) != 0 || !wb_get_objs(msg, WB_F_EVENTS, &evs, &n) || n == 0)
 		return;
 	inbox_msg *m = malloc(sizeof(*m) + n * sizeof(m->ev[0]));
 	if (m == NULL) {
@@ -89,7 +90,8 @@ void inbox_sub_cb(void *arg, const wb_obj *msg)
 }
 
 /* inbox_source_fail notes a failure of s and schedules its retry. */
-static void inbox_source_fail(inbox_source *s, int rc, const char *what)
+static void
+inbox_source_fail(inbox_source *s, int rc, const char *what)
 {
 	uint64_t b = s->backoff_ms ? s->backoff_ms * 2 : INBOX_BACKOFF_MIN;
 	if (b > INBOX_BACKOFF_MAX)
@@ -97,13 +99,13 @@ static void inbox_source_fail(inbox_source *s, int rc, const char *what)
 	s->backoff_ms = b;
 	s->retry_ms = wb_mono_us() / 1000 + b;
 	INBOX_ADD(&s->in->source_errors, 1);
-	RT_WARNF("%s events: %s failed at seq %llu: %s; retry in %llu ms", s->name,
-	    what, (unsigned long long)(s->applied + 1), wb_strerror(rc),
-	    (unsigned long long)b);
+	RT_WARNF("%s events: %s failed at seq %llu: %s; retry in %llu ms", s->name, what,
+	    (unsigned long long)(s->applied + 1), wb_strerror(rc), (unsigned long long)b);
 }
 
 /* inbox_source_known raises the newest seq known from s. */
-static void inbox_source_known(inbox_source *s, uint64_t seq)
+static void
+inbox_source_known(inbox_source *s, uint64_t seq)
 {
 	if (seq > INBOX_LOAD(&s->known_last))
 		INBOX_STORE(&s->known_last, seq);
@@ -111,7 +113,8 @@ static void inbox_source_known(inbox_source *s, uint64_t seq)
 
 /* inbox_source_pull reads s's log from applied + 1 to its end, applying
  * every event; stops at the first failure (retried after backoff). */
-static int inbox_source_pull(inbox_source *s)
+static int
+inbox_source_pull(inbox_source *s)
 {
 	inbox *in = s->in;
 	INBOX_ADD(&in->pulls, 1);
@@ -139,8 +142,8 @@ static int inbox_source_pull(inbox_source *s)
 				continue;
 			if (ev.seq != s->applied + 1)
 				RT_WARNF("%s log starts at %llu, past applied %llu "
-				    "(trimmed?): skipping ahead", s->name,
-				    (unsigned long long)ev.seq,
+				         "(trimmed?): skipping ahead",
+				    s->name, (unsigned long long)ev.seq,
 				    (unsigned long long)s->applied);
 			rc = inbox_apply(in, s, &ev);
 			used++;
@@ -162,7 +165,8 @@ static int inbox_source_pull(inbox_source *s)
 }
 
 /* inbox_source_offer handles one event received over pub/sub. */
-static void inbox_source_offer(inbox_source *s, const inbox_event *ev)
+static void
+inbox_source_offer(inbox_source *s, const inbox_event *ev)
 {
 	inbox_source_known(s, ev->seq);
 	if (ev->seq <= s->applied || wb_mono_us() / 1000 < s->retry_ms)
@@ -182,7 +186,8 @@ static void inbox_source_offer(inbox_source *s, const inbox_event *ev)
 }
 
 /* inbox_queue_pop waits up to wait_ms for a queued message (NULL if none or stopping). */
-static inbox_msg *inbox_queue_pop(inbox *in, uint64_t wait_ms)
+static inbox_msg *
+inbox_queue_pop(inbox *in, uint64_t wait_ms)
 {
 	pthread_mutex_lock(&in->mu);
 	if (in->head == NULL && !in->stop && wait_ms > 0) {
@@ -210,10 +215,11 @@ static inbox_msg *inbox_queue_pop(inbox *in, uint64_t wait_ms)
 }
 
 /* inbox_meta_load reads the applied seq of s from meta. */
-static int inbox_meta_load(inbox_source *s)
+static int
+inbox_meta_load(inbox_source *s)
 {
 	hb_cell *c = NULL;
-	int rc = hb_get(s->in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, &c);
+	int      rc = hb_get(s->in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, &c);
 	if (rc == WB_ENOTFOUND)
 		return WB_OK;
 	if (rc != WB_OK)
@@ -226,7 +232,8 @@ static int inbox_meta_load(inbox_source *s)
 	return rc;
 }
 
-void *inbox_applier_main(void *arg)
+void *
+inbox_applier_main(void *arg)
 {
 	inbox   *in = arg;
 	uint64_t poll = in->opts.poll_ms ? in->opts.poll_ms : 500;
@@ -238,7 +245,7 @@ void *inbox_applier_main(void *arg)
 		uint64_t now = wb_mono_us() / 1000, wait = poll;
 		for (int i = 0; i < INBOX_SRC_COUNT; i++) {
 			inbox_source *s = &in->src[i];
-			uint64_t due = s->heard_ms + poll;
+			uint64_t      due = s->heard_ms + poll;
 			if (s->retry_ms > due)
 				due = s->retry_ms;
 			uint64_t w = due > now ? due - now : 0;
@@ -263,7 +270,8 @@ void *inbox_applier_main(void *arg)
 	return NULL;
 }
 
-int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
+int
+inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 {
 	*out = NULL;
 	inbox *in = calloc(1, sizeof(*in));
@@ -288,8 +296,8 @@ int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 		s->in = in;
 		s->idx = i;
 		s->name = names[i];
-		s->pub_url = i == INBOX_SRC_CONTENT ? opts->content_pub_url
-		                                    : opts->relation_pub_url;
+		s->pub_url =
+		    i == INBOX_SRC_CONTENT ? opts->content_pub_url : opts->relation_pub_url;
 		s->log_op = i == INBOX_SRC_CONTENT ? WB_OP_POST_LOG : WB_OP_REL_LOG;
 		s->client = i == INBOX_SRC_CONTENT ? &in->content : &in->relation;
 		if (rc == WB_OK)
@@ -303,15 +311,15 @@ int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 	return WB_OK;
 }
 
-int inbox_start(inbox *in)
+int
+inbox_start(inbox *in)
 {
 	rt_client_opts co = { .timeout_ms = 5000 };
-	int rc = rt_client_open(&in->content, in->opts.content_url, &co);
+	int            rc = rt_client_open(&in->content, in->opts.content_url, &co);
 	if (rc == WB_OK)
 		rc = rt_client_open(&in->relation, in->opts.relation_url, &co);
 	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++)
-		rc = rt_sub_open(&in->src[i].sub, in->src[i].pub_url, inbox_sub_cb,
-		    &in->src[i]);
+		rc = rt_sub_open(&in->src[i].sub, in->src[i].pub_url, inbox_sub_cb, &in->src[i]);
 	if (rc == WB_OK && pthread_create(&in->applier, NULL, inbox_applier_main, in) != 0)
 		rc = WB_ENOMEM;
 	if (rc != WB_OK) {
@@ -320,12 +328,12 @@ int inbox_start(inbox *in)
 	}
 	in->running = true;
 	RT_INFOF("applied seqs: content %llu, relation %llu",
-	    (unsigned long long)in->src[0].applied,
-	    (unsigned long long)in->src[1].applied);
+	    (unsigned long long)in->src[0].applied, (unsigned long long)in->src[1].applied);
 	return WB_OK;
 }
 
-void inbox_stop(inbox *in)
+void
+inbox_stop(inbox *in)
 {
 	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
 		rt_sub_close(in->src[i].sub);
@@ -344,7 +352,8 @@ void inbox_stop(inbox *in)
 	in->content = in->relation = NULL;
 }
 
-void inbox_close(inbox *in)
+void
+inbox_close(inbox *in)
 {
 	if (in == NULL)
 		return;

@@ -38,7 +38,8 @@ typedef struct inbox_fetch {
 } inbox_fetch;
 
 /* inbox_fetch_run calls rel.fans {uid, after, limit}. */
-static void *inbox_fetch_run(void *arg)
+static void *
+inbox_fetch_run(void *arg)
 {
 	inbox_fetch *f = arg;
 	wb_obj      *req = wb_request(WB_OP_REL_FANS);
@@ -57,7 +58,8 @@ static void *inbox_fetch_run(void *arg)
 }
 
 /* inbox_fetch_start begins fetching the page after `after` (on a thread, or inline if none can start). */
-static void inbox_fetch_start(inbox_fetch *f, inbox *in, uint64_t uid, uint64_t after)
+static void
+inbox_fetch_start(inbox_fetch *f, inbox *in, uint64_t uid, uint64_t after)
 {
 	f->in = in;
 	f->uid = uid;
@@ -70,7 +72,8 @@ static void inbox_fetch_start(inbox_fetch *f, inbox *in, uint64_t uid, uint64_t 
 }
 
 /* inbox_fetch_wait waits for the page; returns its code (rep owned by f). */
-static int inbox_fetch_wait(inbox_fetch *f)
+static int
+inbox_fetch_wait(inbox_fetch *f)
 {
 	if (f->running) {
 		pthread_join(f->thread, NULL);
@@ -80,16 +83,17 @@ static int inbox_fetch_wait(inbox_fetch *f)
 }
 
 /* inbox_meta_put adds source s's applied seq to batch b. */
-static int inbox_meta_put(inbox *in, hb_batch *b, inbox_source *s, uint64_t seq)
+static int
+inbox_meta_put(inbox *in, hb_batch *b, inbox_source *s, uint64_t seq)
 {
 	uint8_t v[8];
 	hb_u64_be(v, seq);
-	return hb_batch_put(b, in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL,
-	    0, 0, v, 8);
+	return hb_batch_put(b, in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, 0, v, 8);
 }
 
 /* inbox_commit writes b (adding the meta seq when last) and clears it. */
-static int inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
+static int
+inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
 {
 	hb_batch *b = in->batch;
 	int       rc = last ? inbox_meta_put(in, b, s, seq) : WB_OK;
@@ -117,7 +121,8 @@ typedef struct inbox_half {
 } inbox_half;
 
 /* inbox_half_fill adds the cells of fans[0..n) to b: a put of (fan, id) -> author, or its delete. */
-static int inbox_half_fill(inbox_half *h)
+static int
+inbox_half_fill(inbox_half *h)
 {
 	uint8_t row[8], val[8];
 	int     rc = WB_OK;
@@ -127,17 +132,18 @@ static int inbox_half_fill(inbox_half *h)
 			continue; /* nobody's own posts in their home */
 		hb_u64_be(row, h->fans[i]);
 		if (h->put)
-			rc = hb_batch_put(h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0,
-			    h->id, val, 8);
+			rc = hb_batch_put(
+			    h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0, h->id, val, 8);
 		else
-			rc = hb_batch_delete_version(h->b, h->in->t, INBOX_FAM_TL, row, 8,
-			    NULL, 0, h->id);
+			rc = hb_batch_delete_version(
+			    h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0, h->id);
 	}
 	return rc;
 }
 
 /* inbox_half_main fills and writes a half page on a helper thread. */
-static void *inbox_half_main(void *arg)
+static void *
+inbox_half_main(void *arg)
 {
 	inbox_half *h = arg;
 	h->rc = inbox_half_fill(h);
@@ -150,7 +156,8 @@ static void *inbox_half_main(void *arg)
 /* inbox_fans_each pages through author's fans, adding a put (post) or a
  * delete of version id to each fan's row; the event's last write also
  * carries the source's applied seq. */
-static int inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
+static int
+inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 {
 	inbox_fetch f[2]; /* the page being written and the next one */
 	int         c = 0;
@@ -171,16 +178,19 @@ static int inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bo
 		bool more = wb_get_u64(cur->rep, WB_F_NEXT, &after) && n > 0 && after != 0;
 		if (more)
 			inbox_fetch_start(&f[c ^ 1], in, ev->uid, after);
-		size_t     split_min = in->opts.fans_page < INBOX_SPLIT_MIN ? in->opts.fans_page : INBOX_SPLIT_MIN;
+		size_t split_min =
+		    in->opts.fans_page < INBOX_SPLIT_MIN ? in->opts.fans_page : INBOX_SPLIT_MIN;
 		size_t     half = n >= 2 && n >= split_min ? n / 2 : 0;
 		inbox_half h1 = { in, in->batch2, fans, half, ev->uid, ev->id, put, WB_OK };
-		inbox_half h2 = { in, in->batch, fans + half, n - half, ev->uid, ev->id, put, WB_OK };
+		inbox_half h2 = { in, in->batch, fans + half, n - half, ev->uid, ev->id, put,
+			WB_OK };
 		pthread_t  th;
 		bool       split = half > 0 && pthread_create(&th, NULL, inbox_half_main, &h1) == 0;
 		if (half > 0 && !split)
 			inbox_half_main(&h1); /* no thread: write it here */
 		rc = inbox_half_fill(&h2);
-		if (rc == WB_OK) /* the seq goes with the last cells, unless a half is still in flight */
+		if (rc ==
+		    WB_OK) /* the seq goes with the last cells, unless a half is still in flight */
 			rc = inbox_commit(in, s, ev->seq, !more && !split);
 		else
 			hb_batch_clear(in->batch);
@@ -211,7 +221,8 @@ static int inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bo
 }
 
 /* inbox_backfill copies target's newest posts (up to opts.backfill) into follower's inbox. */
-static int inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
+static int
+inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 {
 	uint8_t  row[8], val[8];
 	uint64_t before = 0, left = in->opts.backfill;
@@ -235,8 +246,8 @@ static int inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 		for (size_t i = 0; rc == WB_OK && i < n && left > 0; i++, left--) {
 			uint64_t id = wb_u64(&posts[i], WB_F_ID, 0);
 			if (id != 0)
-				rc = hb_batch_put(in->batch, in->t, INBOX_FAM_TL, row, 8,
-				    NULL, 0, id, val, 8);
+				rc = hb_batch_put(
+				    in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0, id, val, 8);
 		}
 		if (rc == WB_OK)
 			INBOX_ADD(&in->cells_written, n);
@@ -258,7 +269,8 @@ static int inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
  * that left the older ones would see them back in the home once newer
  * cells are deleted.
  */
-static int inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
+static int
+inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 {
 	uint8_t      row[8];
 	hb_scan     *sc = NULL;
@@ -266,12 +278,12 @@ static int inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	hb_scan_opts o;
 	hb_scan_opts_id_row(&o, row, ev->uid);
 	o.all_versions = true;
-	int rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);
+	int    rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);
 	size_t n = 0;
 	while (rc == WB_OK && (rc = hb_scan_next(sc, &c)) == WB_OK) {
 		if (c.value_len == 8 && hb_be_u64(c.value) == ev->target) {
-			rc = hb_batch_delete_version(in->batch, in->t, INBOX_FAM_TL,
-			    row, 8, NULL, 0, c.version);
+			rc = hb_batch_delete_version(
+			    in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0, c.version);
 			n++;
 		}
 	}
@@ -286,7 +298,8 @@ static int inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	return inbox_commit(in, s, ev->seq, true);
 }
 
-int inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
+int
+inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 {
 	int rc;
 	hb_batch_clear(in->batch);

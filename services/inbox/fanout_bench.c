@@ -38,7 +38,8 @@
 
 static uint64_t nfans = 1000000, nposts = 3, author, first_id;
 
-static int bench_fans(void *arg, const wb_obj *req, wb_obj *rep)
+static int
+bench_fans(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	(void)arg;
 	uint64_t after = wb_u64(req, WB_F_AFTER, 0);
@@ -58,7 +59,8 @@ static int bench_fans(void *arg, const wb_obj *req, wb_obj *rep)
 	return WB_OK;
 }
 
-static int bench_log(void *arg, const wb_obj *req, wb_obj *rep)
+static int
+bench_log(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	bool     posts = arg != NULL;
 	uint64_t last = posts ? nposts : 0, from = wb_u64(req, WB_F_FROM, 1);
@@ -75,7 +77,8 @@ static int bench_log(void *arg, const wb_obj *req, wb_obj *rep)
 	return wb_set_u64(rep, WB_F_LAST, last);
 }
 
-static int bench_timeline(void *arg, const wb_obj *req, wb_obj *rep)
+static int
+bench_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	(void)arg;
 	(void)req;
@@ -84,7 +87,8 @@ static int bench_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 }
 
 /* bench_gauges reads the named gauges in one stats call (UINT64_MAX if absent or unreachable). */
-static void bench_gauges(rt_client *c, const char *const *names, uint64_t *v, size_t n)
+static void
+bench_gauges(rt_client *c, const char *const *names, uint64_t *v, size_t n)
 {
 	wb_obj       *req = wb_request(WB_OP_STATS), *rep = NULL;
 	const wb_obj *g = NULL;
@@ -102,22 +106,25 @@ static void bench_gauges(rt_client *c, const char *const *names, uint64_t *v, si
 	wb_msg_free(rep);
 }
 
-static uint64_t bench_gauge(rt_client *c, const char *name)
+static uint64_t
+bench_gauge(rt_client *c, const char *name)
 {
 	uint64_t v;
 	bench_gauges(c, &name, &v, 1);
 	return v;
 }
 
-static double bench_now(void)
+static double
+bench_now(void)
 {
 	return (double)wb_mono_us() / 1e6;
 }
 
-static long bench_rss_kb(pid_t pid, const char *key)
+static long
+bench_rss_kb(pid_t pid, const char *key)
 {
-	char  path[64], line[256];
-	long  kb = -1;
+	char path[64], line[256];
+	long kb = -1;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
@@ -130,7 +137,8 @@ static long bench_rss_kb(pid_t pid, const char *key)
 }
 
 /* bench_cpu_s returns a process's user + system CPU seconds so far (-1 if unknown). */
-static double bench_cpu_s(pid_t pid)
+static double
+bench_cpu_s(pid_t pid)
 {
 	char               path[64], buf[1024];
 	unsigned long long ut = 0, st = 0;
@@ -142,14 +150,15 @@ static double bench_cpu_s(pid_t pid)
 	fclose(f);
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* fields after the command name */
-	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-	                     &ut, &st) != 2)
+	if (p == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* bench_self_cpu_s returns this process's CPU seconds (the stand-ins). */
-static double bench_self_cpu_s(void)
+static double
+bench_self_cpu_s(void)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
@@ -157,14 +166,16 @@ static double bench_self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-static int bench_cmp_u64(const void *a, const void *b)
+static int
+bench_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return (x > y) - (x < y);
 }
 
 /* bench_disk compacts the stopped inbox store at path and prints its bytes per tl entry. */
-static int bench_disk(const char *path)
+static int
+bench_disk(const char *path)
 {
 	hb_family_opts fams[INBOX_FAM_COUNT];
 	hb_table_opts  topts = { 0 };
@@ -189,13 +200,15 @@ static int bench_disk(const char *path)
 		    hb_last_error());
 		return 1;
 	}
-	printf("fanout_bench: after compaction: %llu entries in %llu B of tl tables = %.2f B/entry\n",
+	printf(
+	    "fanout_bench: after compaction: %llu entries in %llu B of tl tables = %.2f B/entry\n",
 	    (unsigned long long)cells, (unsigned long long)sst,
 	    cells ? (double)sst / (double)cells : 0.0);
 	return 0;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	if (argc > 1)
 		nfans = strtoull(argv[1], NULL, 10);
@@ -231,8 +244,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fanout_bench: cannot start the stand-ins\n");
 		return 1;
 	}
-	double t0 = bench_now();
-	pid_t  pid = fork();
+	double      t0 = bench_now();
+	pid_t       pid = fork();
 	const char *cg = getenv("FANOUT_BENCH_CALLGRIND"); /* instruction counts, not time */
 	if (pid == 0) {
 		char out[4200];
@@ -253,10 +266,10 @@ int main(int argc, char **argv)
 	rt_client_opts o = { .timeout_ms = 2000 };
 	rt_client_open(&c, inb, &o);
 	static const char *const names[] = { "content_applied", "last_fanout_ms" };
-	uint64_t  g[2], seen = 0;
-	uint64_t *ms = calloc(nposts ? nposts : 1, sizeof(*ms));
-	double    cpu0 = bench_self_cpu_s();
-	int       rc = 0;
+	uint64_t                 g[2], seen = 0;
+	uint64_t                *ms = calloc(nposts ? nposts : 1, sizeof(*ms));
+	double                   cpu0 = bench_self_cpu_s();
+	int                      rc = 0;
 	if (ms == NULL)
 		return 1;
 	for (;;) {

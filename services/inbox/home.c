@@ -4,7 +4,8 @@
 #include "inbox_int.h"
 #include "schema.h"
 
-int inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
+int
+inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	inbox   *in = arg;
 	uint64_t uid = wb_u64(req, WB_F_UID, 0);
@@ -59,21 +60,36 @@ int inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 }
 
 /* inbox_behind returns how many known events of s are not applied yet. */
-static uint64_t inbox_behind(inbox_source *s)
+static uint64_t
+inbox_behind(inbox_source *s)
 {
 	uint64_t known = INBOX_LOAD(&s->known_last), applied = INBOX_LOAD(&s->applied);
 	return known > applied ? known - applied : 0;
 }
 
-static uint64_t inbox_g_behind(void *arg)
+static uint64_t
+inbox_g_behind(void *arg)
 {
 	inbox *in = arg;
 	return inbox_behind(&in->src[0]) + inbox_behind(&in->src[1]);
 }
-static uint64_t inbox_g_behind_src(void *arg) { return inbox_behind(arg); }
-static uint64_t inbox_g_applied(void *arg) { return INBOX_LOAD(&((inbox_source *)arg)->applied); }
-static uint64_t inbox_g_known(void *arg) { return INBOX_LOAD(&((inbox_source *)arg)->known_last); }
-static uint64_t inbox_g_queued(void *arg)
+static uint64_t
+inbox_g_behind_src(void *arg)
+{
+	return inbox_behind(arg);
+}
+static uint64_t
+inbox_g_applied(void *arg)
+{
+	return INBOX_LOAD(&((inbox_source *)arg)->applied);
+}
+static uint64_t
+inbox_g_known(void *arg)
+{
+	return INBOX_LOAD(&((inbox_source *)arg)->known_last);
+}
+static uint64_t
+inbox_g_queued(void *arg)
 {
 	inbox *in = arg;
 	pthread_mutex_lock(&in->mu);
@@ -82,10 +98,10 @@ static uint64_t inbox_g_queued(void *arg)
 	return n;
 }
 
-#define INBOX_GAUGE(field)                                        \
-	static uint64_t inbox_g_##field(void *arg)                \
-	{                                                         \
-		return INBOX_LOAD(&((inbox *)arg)->field);        \
+#define INBOX_GAUGE(field)                                 \
+	static uint64_t inbox_g_##field(void *arg)         \
+	{                                                  \
+		return INBOX_LOAD(&((inbox *)arg)->field); \
 	}
 INBOX_GAUGE(events_applied)
 INBOX_GAUGE(cells_written)
@@ -98,7 +114,8 @@ INBOX_GAUGE(pulls)
 INBOX_GAUGE(gaps)
 INBOX_GAUGE(source_errors)
 
-int inbox_register(inbox *in, rt_server *s)
+int
+inbox_register(inbox *in, rt_server *s)
 {
 	inbox_source *c = &in->src[INBOX_SRC_CONTENT], *r = &in->src[INBOX_SRC_RELATION];
 	struct {

@@ -10,21 +10,21 @@
 #include "hb.h"
 #include "rt_server.h"
 
-#define INBOX_PAGE_DEFAULT 20  /* inbox.home default limit */
-#define INBOX_PAGE_MAX 100     /* inbox.home largest limit */
-#define INBOX_FANS_PAGE 10000  /* fans per rel.fans page (one write batch), at most */
-#define INBOX_LOG_PAGE 1000    /* events per post.log / rel.log page */
+#define INBOX_PAGE_DEFAULT 20    /* inbox.home default limit */
+#define INBOX_PAGE_MAX     100   /* inbox.home largest limit */
+#define INBOX_FANS_PAGE    10000 /* fans per rel.fans page (one write batch), at most */
+#define INBOX_LOG_PAGE     1000  /* events per post.log / rel.log page */
 
 typedef struct inbox inbox;
 
 typedef struct inbox_opts {
-	const char *content_url;     /* content REP (post.log, post.timeline) */
-	const char *relation_url;    /* relation REP (rel.fans, rel.log) */
-	const char *content_pub_url; /* content events */
-	const char *relation_pub_url;/* relation events */
-	uint32_t    backfill;        /* posts copied into an inbox on follow */
-	uint32_t    poll_ms;         /* pull a quiet source's log this often */
-	uint32_t    fans_page;       /* fans per rel.fans page (default INBOX_FANS_PAGE) */
+	const char *content_url;      /* content REP (post.log, post.timeline) */
+	const char *relation_url;     /* relation REP (rel.fans, rel.log) */
+	const char *content_pub_url;  /* content events */
+	const char *relation_pub_url; /* relation events */
+	uint32_t    backfill;         /* posts copied into an inbox on follow */
+	uint32_t    poll_ms;          /* pull a quiet source's log this often */
+	uint32_t    fans_page;        /* fans per rel.fans page (default INBOX_FANS_PAGE) */
 } inbox_opts;
 
 /* inbox_open prepares the service over an open table (nothing runs yet). */

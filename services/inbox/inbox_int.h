@@ -51,7 +51,7 @@ enum { INBOX_SRC_CONTENT = 0, INBOX_SRC_RELATION, INBOX_SRC_COUNT };
 typedef struct inbox_source {
 	inbox      *in;
 	int         idx;
-	const char *name;   /* "content", "relation": the meta row */
+	const char *name; /* "content", "relation": the meta row */
 	const char *pub_url;
 	wb_op       log_op; /* post.log or rel.log */
 	rt_client **client; /* the service that serves log_op */
@@ -107,8 +107,8 @@ void inbox_sub_cb(void *arg, const wb_obj *msg);
 /* inbox_event_parse reads an event record (false if it lacks a seq). */
 bool inbox_event_parse(const wb_obj *o, inbox_event *ev);
 
-#define INBOX_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define INBOX_LOAD(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
 #define INBOX_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#define INBOX_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define INBOX_ADD(p, v)   __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 
 #endif

@@ -25,7 +25,8 @@ static rt_client  *svc_c[SVC_N];
 static const char *inbox_extra[8]; /* extra inbox flags for a test */
 
 /* spawn starts service i and connects its client. */
-static void spawn(int i)
+static void
+spawn(int i)
 {
 	const char *args[40];
 	int         n = 0;
@@ -68,7 +69,8 @@ static void spawn(int i)
 }
 
 /* kill_svc stops service i with sig and closes its client. */
-static void kill_svc(int i, int sig)
+static void
+kill_svc(int i, int sig)
 {
 	rt_client_close(svc_c[i]);
 	svc_c[i] = NULL;
@@ -76,7 +78,8 @@ static void kill_svc(int i, int sig)
 	cr_assert(st == 0 || st == 128 + sig, "%s stopped with %d", svc_bin[i], st);
 }
 
-static void setup_urls(void)
+static void
+setup_urls(void)
 {
 	static const char *names[SVC_N] = { "user", "rel", "content", "inbox" };
 	for (int i = 0; i < SVC_N; i++)
@@ -86,14 +89,16 @@ static void setup_urls(void)
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
 }
 
-static void start_all(void)
+static void
+start_all(void)
 {
 	setup_urls();
 	for (int i = 0; i < SVC_N; i++)
 		spawn(i);
 }
 
-static void stop_all(void)
+static void
+stop_all(void)
 {
 	for (int i = 0; i < SVC_N; i++) {
 		rt_client_close(svc_c[i]);
@@ -103,7 +108,8 @@ static void stop_all(void)
 }
 
 /* call sends req (freed) to service i; returns the code, *rep the reply (caller frees) if rep. */
-static int call(int i, wb_obj *req, wb_obj **rep)
+static int
+call(int i, wb_obj *req, wb_obj **rep)
 {
 	wb_obj *r = NULL;
 	int     rc = rt_call(svc_c[i], req, &r);
@@ -115,7 +121,8 @@ static int call(int i, wb_obj *req, wb_obj **rep)
 	return rc;
 }
 
-static uint64_t reg(const char *name)
+static uint64_t
+reg(const char *name)
 {
 	wb_obj *req = wb_request(WB_OP_USER_REGISTER), *rep = NULL;
 	wb_set_cstr(req, WB_F_NAME, name);
@@ -129,7 +136,8 @@ static uint64_t reg(const char *name)
 }
 
 /* reg_many registers n users prefix0..prefixN-1 into uids. */
-static void reg_many(const char *prefix, uint64_t *uids, int n)
+static void
+reg_many(const char *prefix, uint64_t *uids, int n)
 {
 	char name[32];
 	for (int i = 0; i < n; i++) {
@@ -138,7 +146,8 @@ static void reg_many(const char *prefix, uint64_t *uids, int n)
 	}
 }
 
-static void rel(wb_op op, uint64_t uid, uint64_t target)
+static void
+rel(wb_op op, uint64_t uid, uint64_t target)
 {
 	wb_obj *req = wb_request(op);
 	wb_set_u64(req, WB_F_UID, uid);
@@ -148,7 +157,8 @@ static void rel(wb_op op, uint64_t uid, uint64_t target)
 	    (unsigned long long)target, wb_strerror(rc));
 }
 
-static uint64_t post(uint64_t uid, const char *text)
+static uint64_t
+post(uint64_t uid, const char *text)
 {
 	wb_obj *req = wb_request(WB_OP_POST_PUBLISH), *rep = NULL;
 	wb_set_u64(req, WB_F_UID, uid);
@@ -159,7 +169,8 @@ static uint64_t post(uint64_t uid, const char *text)
 	return id;
 }
 
-static void del(uint64_t uid, uint64_t id)
+static void
+del(uint64_t uid, uint64_t id)
 {
 	wb_obj *req = wb_request(WB_OP_POST_DELETE);
 	wb_set_u64(req, WB_F_UID, uid);
@@ -168,7 +179,8 @@ static void del(uint64_t uid, uint64_t id)
 }
 
 /* log_last asks service i (content or relation) for its last seq. */
-static uint64_t log_last(int i)
+static uint64_t
+log_last(int i)
 {
 	wb_obj *req = wb_request(i == SVC_CONTENT ? WB_OP_POST_LOG : WB_OP_REL_LOG), *rep = NULL;
 	wb_set_u64(req, WB_F_FROM, UINT64_MAX / 2);
@@ -179,7 +191,8 @@ static uint64_t log_last(int i)
 }
 
 /* gauge reads a named gauge from the inbox's stats (UINT64_MAX if absent or unreachable). */
-static uint64_t gauge(const char *name)
+static uint64_t
+gauge(const char *name)
 {
 	wb_obj       *rep = NULL;
 	const wb_obj *g = NULL;
@@ -198,7 +211,8 @@ static uint64_t gauge(const char *name)
 }
 
 /* wait_caught_up waits until the inbox has applied both logs to their current ends. */
-static void wait_caught_up(int timeout_ms)
+static void
+wait_caught_up(int timeout_ms)
 {
 	uint64_t  c = log_last(SVC_CONTENT), r = log_last(SVC_REL);
 	long long dl = wbt_now_ms() + timeout_ms;
@@ -214,7 +228,8 @@ static void wait_caught_up(int timeout_ms)
 }
 
 /* home reads uid's whole inbox (every page) into ids/authors; returns the count. */
-static size_t home(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
+static size_t
+home(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
 {
 	uint64_t before = 0;
 	size_t   n = 0;
@@ -247,7 +262,8 @@ static size_t home(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
 }
 
 /* expect_home checks uid's inbox is exactly want[0..n) (newest first). */
-static void expect_home(uint64_t uid, const uint64_t *want, size_t n)
+static void
+expect_home(uint64_t uid, const uint64_t *want, size_t n)
 {
 	uint64_t got[1000];
 	size_t   m = home(uid, got, NULL, 1000);
@@ -257,7 +273,8 @@ static void expect_home(uint64_t uid, const uint64_t *want, size_t n)
 }
 
 /* reversed copies ids[0..n) newest first. */
-static void reversed(const uint64_t *ids, size_t n, uint64_t *out)
+static void
+reversed(const uint64_t *ids, size_t n, uint64_t *out)
 {
 	for (size_t i = 0; i < n; i++)
 		out[i] = ids[n - 1 - i];
@@ -291,7 +308,8 @@ Test(inbox, fanout_is_exact, .init = start_all, .fini = stop_all, .timeout = 240
 	cr_assert_eq(gauge("fanout_in_progress"), 0);
 }
 
-static void small_backfill(void)
+static void
+small_backfill(void)
 {
 	inbox_extra[0] = "--backfill";
 	inbox_extra[1] = "4";
@@ -305,7 +323,7 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 	uint64_t pa[6], pc[3], want[16];
 	for (int i = 0; i < 6; i++)
 		pa[i] = post(a, "alice says");
-	wait_caught_up(30000); /* else alice's fan-out may already see bob */
+	wait_caught_up(30000);       /* else alice's fan-out may already see bob */
 	rel(WB_OP_REL_FOLLOW, b, a); /* backfill: alice's newest 4 */
 	rel(WB_OP_REL_FOLLOW, d, b); /* dave follows bob, who posts nothing */
 	wait_caught_up(30000);
@@ -339,7 +357,8 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 	expect_home(b, refollow, 6);
 }
 
-static void small_cap(void)
+static void
+small_cap(void)
 {
 	inbox_extra[0] = "--inbox-max";
 	inbox_extra[1] = "4";
@@ -380,7 +399,8 @@ Test(inbox, unfollow_purges_beyond_the_cap, .init = small_cap, .fini = stop_all,
 	expect_home(b, last, 1); /* not alice's pa[1], pa[0] back from under the cap */
 }
 
-static void small_pages(void)
+static void
+small_pages(void)
 {
 	inbox_extra[0] = "--inbox-fanout-page";
 	inbox_extra[1] = "97";
@@ -389,7 +409,8 @@ static void small_pages(void)
 }
 
 /* fans_expect checks every fan's inbox holds exactly ids[0..n) (oldest first). */
-static void fans_expect(const uint64_t *fans, int nfans, const uint64_t *ids, size_t n)
+static void
+fans_expect(const uint64_t *fans, int nfans, const uint64_t *ids, size_t n)
 {
 	uint64_t want[200];
 	cr_assert(n <= 200);
@@ -427,7 +448,8 @@ typedef struct poster {
 	int       n;
 } poster;
 
-static void *poster_main(void *arg)
+static void *
+poster_main(void *arg)
 {
 	poster *p = arg;
 	for (int i = 0; i < p->n; i++)
@@ -435,7 +457,8 @@ static void *poster_main(void *arg)
 	return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int
+cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
@@ -456,7 +479,7 @@ Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout
 	poster    p[THREADS];
 	pthread_t th[THREADS];
 	for (int i = 0; i < THREADS; i++) {
-		p[i] = (poster){ author, ids + i * (POSTS / THREADS), POSTS / THREADS };
+		p[i] = (poster) { author, ids + i * (POSTS / THREADS), POSTS / THREADS };
 		cr_assert_eq(pthread_create(&th[i], NULL, poster_main, &p[i]), 0);
 	}
 	for (int i = 0; i < THREADS; i++)
@@ -508,7 +531,8 @@ Test(inbox, late_start_catches_up, .fini = stop_all, .timeout = 240)
 	fans_expect(fans + 1, FANS - 1, kept, n);
 }
 
-static void deaf_inbox(void)
+static void
+deaf_inbox(void)
 {
 	static char nowhere[128];
 	cr_assert_eq(wbt_ipc_url(nowhere, sizeof(nowhere), "nobody-publishes-here"), 0);

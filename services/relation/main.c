@@ -16,24 +16,28 @@ main(int argc, char **argv)
 {
 	static rt_daemon   d = { .name = "relation" };
 	static const char *url, *pub_url, *user_url;
-	rt_opt opts[] = {
-		{ "relation-url", "WARBLE_RELATION_URL", "tcp://127.0.0.1:7102", "listen URL", &url },
-		{ "relation-pub-url", "WARBLE_RELATION_PUB_URL", "tcp://127.0.0.1:7112", "event PUB URL", &pub_url },
-		{ "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101", "user service URL", &user_url },
-		{ "data", "WARBLE_DATA", "./var", "data folder (the store is DATA/relation)", &d.data },
-		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
-		{ "workers", "WARBLE_WORKERS", "8", "worker threads", &d.workers },
-		{ "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &d.sync },
-		{ NULL },
+	rt_opt             opts[] = {
+		            { "relation-url", "WARBLE_RELATION_URL", "tcp://127.0.0.1:7102", "listen URL",
+		                &url },
+		            { "relation-pub-url", "WARBLE_RELATION_PUB_URL", "tcp://127.0.0.1:7112",
+		                "event PUB URL", &pub_url },
+		            { "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101", "user service URL",
+		                &user_url },
+		            { "data", "WARBLE_DATA", "./var", "data folder (the store is DATA/relation)",
+		                &d.data },
+		            { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
+		            { "workers", "WARBLE_WORKERS", "8", "worker threads", &d.workers },
+		            { "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &d.sync },
+		            { NULL },
 	};
 	int            rc;
 	hb_family_opts fams[REL_FAM_NFAMS];
-	hb_table      *t     = NULL;
-	rt_pub        *pub   = NULL;
-	evlog         *log   = NULL;
+	hb_table      *t = NULL;
+	rt_pub        *pub = NULL;
+	evlog         *log = NULL;
 	rt_client     *users = NULL;
-	rel_svc       *svc   = NULL;
-	rt_server     *srv   = NULL;
+	rel_svc       *svc = NULL;
+	rt_server     *srv = NULL;
 
 	rc = rt_daemon_init(&d, opts, "the Warble relation service", argc, argv);
 	if (rc != RT_DAEMON_RUN) {
@@ -48,7 +52,7 @@ main(int argc, char **argv)
 		RT_ERRORF("cannot open store %s: %s %s", d.dir, wb_strerror(rc), hb_last_error());
 		return rt_daemon_exit(1);
 	}
-	rt_server_opts sopts = { .name = "relation", .url = url, .workers = (int) d.nworkers };
+	rt_server_opts sopts = { .name = "relation", .url = url, .workers = (int)d.nworkers };
 	/* user.get is idempotent: one resend rides out a user service restart,
 	 * and the whole check stays well inside a caller's 5 s deadline */
 	rt_client_opts uopts = { .timeout_ms = 1500, .retries = 1 };

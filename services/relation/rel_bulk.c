@@ -24,14 +24,14 @@
 #include "rt_log.h"
 #include "schema.h"
 
-#define REL_BULK_MAX 10000   /* uids per rel.follow_many */
-#define REL_BULK_ASK 1000    /* uids per user.get (USER_GET_MAX) */
+#define REL_BULK_MAX 10000 /* uids per rel.follow_many */
+#define REL_BULK_ASK 1000  /* uids per user.get (USER_GET_MAX) */
 
 /* rel_bulk_cmp orders uids ascending for qsort. */
 static int
 rel_bulk_cmp(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -43,7 +43,7 @@ rel_bulk_users_exist(rel_svc *r, const uint64_t *v, size_t n)
 	int rc = WB_OK;
 
 	for (size_t off = 0; rc == WB_OK && off < n; off += REL_BULK_ASK) {
-		size_t          k   = n - off < REL_BULK_ASK ? n - off : REL_BULK_ASK;
+		size_t          k = n - off < REL_BULK_ASK ? n - off : REL_BULK_ASK;
 		wb_obj         *req = wb_request(WB_OP_USER_GET), *rep = NULL;
 		const uint64_t *missing;
 		const wb_obj   *users;
@@ -64,7 +64,7 @@ rel_bulk_users_exist(rel_svc *r, const uint64_t *v, size_t n)
 		    nmissing > 0) {
 			rc = WB_ENOUSER;
 		} else if (rc == WB_OK &&
-		    (!wb_get_objs(rep, WB_F_USERS, &users, &nusers) || nusers != k)) {
+		           (!wb_get_objs(rep, WB_F_USERS, &users, &nusers) || nusers != k)) {
 			rc = WB_EUNAVAIL;
 		}
 		wb_msg_free(req);
@@ -82,13 +82,13 @@ rel_bulk_stripe(uint64_t uid, uint64_t target)
 	h ^= h >> 29;
 	h *= UINT64_C(0xBF58476D1CE4E5B9);
 	h ^= h >> 32;
-	return (size_t) (h % REL_STRIPES);
+	return (size_t)(h % REL_STRIPES);
 }
 
 /* rel_bulk_apply adds the new edges of uids[0..n) -> target and their events to b and commits; *count gets the new edges. */
 static int
-rel_bulk_apply(rel_svc *r, hb_batch *b, const uint64_t *uids, size_t n,
-    uint64_t target, uint64_t *count)
+rel_bulk_apply(
+    rel_svc *r, hb_batch *b, const uint64_t *uids, size_t n, uint64_t target, uint64_t *count)
 {
 	wb_obj **evs = calloc(n, sizeof(*evs));
 	uint8_t  a[8], t[8];
@@ -120,10 +120,9 @@ rel_bulk_apply(rel_svc *r, hb_batch *b, const uint64_t *uids, size_t n,
 		if (rc == WB_OK && (evs[k] = wb_msg_new()) == NULL) {
 			rc = WB_ENOMEM;
 		}
-		if (rc == WB_OK &&
-		    ((rc = wb_set_cstr(evs[k], WB_F_TYPE, "follow")) != WB_OK ||
-		    (rc = wb_set_u64(evs[k], WB_F_UID, uids[i])) != WB_OK ||
-		    (rc = wb_set_u64(evs[k], WB_F_TARGET, target)) != WB_OK)) {
+		if (rc == WB_OK && ((rc = wb_set_cstr(evs[k], WB_F_TYPE, "follow")) != WB_OK ||
+		                       (rc = wb_set_u64(evs[k], WB_F_UID, uids[i])) != WB_OK ||
+		                       (rc = wb_set_u64(evs[k], WB_F_TARGET, target)) != WB_OK)) {
 			k++;
 			break;
 		}
@@ -133,7 +132,7 @@ rel_bulk_apply(rel_svc *r, hb_batch *b, const uint64_t *uids, size_t n,
 	}
 	if (rc == WB_OK && k > 0) {
 		rc = hb_batch_add(b, r->t, REL_FAM_COUNT, t, 8, REL_Q_FOLLOWERS,
-		    strlen(REL_Q_FOLLOWERS), (int64_t) k);
+		    strlen(REL_Q_FOLLOWERS), (int64_t)k);
 	}
 	if (rc == WB_OK && k > 0) {
 		rc = evlog_commit_many(r->log, b, evs, k, NULL);
@@ -153,16 +152,16 @@ rel_bulk_apply(rel_svc *r, hb_batch *b, const uint64_t *uids, size_t n,
 int
 rel_handle_follow_many(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	rel_svc        *r      = arg;
+	rel_svc        *r = arg;
 	uint64_t        target = wb_u64(req, WB_F_TARGET, 0), count = 0;
-	const uint64_t *in     = NULL;
-	size_t          n      = 0, m = 0;
+	const uint64_t *in = NULL;
+	size_t          n = 0, m = 0;
 	uint64_t       *uids;
 	bool            locked[REL_STRIPES] = { false };
 	hb_batch       *b = NULL;
 	int             rc;
 
-	(void) wb_get_u64s(req, WB_F_UIDS, &in, &n);
+	(void)wb_get_u64s(req, WB_F_UIDS, &in, &n);
 	if (n > REL_BULK_MAX) {
 		wb_reply_error(rep, WB_EINVAL, "at most %d uids per rel.follow_many", REL_BULK_MAX);
 		return WB_EINVAL;
@@ -210,7 +209,7 @@ rel_handle_follow_many(void *arg, const wb_obj *req, wb_obj *rep)
 	hb_batch_free(b);
 	free(uids);
 	if (rc != WB_OK) {
-		RT_ERRORF("follow_many -> %llu failed: %s %s", (unsigned long long) target,
+		RT_ERRORF("follow_many -> %llu failed: %s %s", (unsigned long long)target,
 		    wb_strerror(rc), hb_last_error());
 		return rel_fail(rep, rc, NULL);
 	}

@@ -17,7 +17,7 @@
 static int
 rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 {
-	uint64_t     uid   = wb_u64(req, WB_F_UID, 0);
+	uint64_t     uid = wb_u64(req, WB_F_UID, 0);
 	uint64_t     limit = wb_u64(req, WB_F_LIMIT, REL_LIST_DEFAULT);
 	uint64_t     after = 0, *out;
 	bool         has_after = wb_get_u64(req, WB_F_AFTER, &after);
@@ -25,7 +25,7 @@ rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 	hb_scan_opts so = { 0 };
 	hb_scan     *s;
 	hb_cell      c;
-	size_t       n    = 0;
+	size_t       n = 0;
 	bool         more = false;
 	int          rc;
 
@@ -44,13 +44,13 @@ rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 		return WB_OK;
 	}
 	hb_u64_be(row, uid);
-	so.row_prefix     = row;
+	so.row_prefix = row;
 	so.row_prefix_len = sizeof(row);
-	so.start_row      = row;
-	so.start_row_len  = sizeof(row);
+	so.start_row = row;
+	so.start_row_len = sizeof(row);
 	if (has_after) {
 		hb_u64_be(qual, after + 1);
-		so.start_qual     = qual;
+		so.start_qual = qual;
 		so.start_qual_len = sizeof(qual);
 	}
 	so.limit = limit + 1;
@@ -70,8 +70,8 @@ rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 	}
 	hb_scan_close(s);
 	if (rc != WB_OK && rc != WB_EEND) {
-		RT_ERRORF("list of %llu failed: %s %s",
-		    (unsigned long long) uid, wb_strerror(rc), hb_last_error());
+		RT_ERRORF("list of %llu failed: %s %s", (unsigned long long)uid, wb_strerror(rc),
+		    hb_last_error());
 		return rel_fail(rep, rc, NULL);
 	}
 	wb_shrink(rep, WB_F_UIDS, n);
@@ -123,11 +123,11 @@ rel_count(rel_svc *r, const uint8_t *row, const char *q, uint64_t *out)
 	int64_t v = 0;
 	int     rc;
 
-	rc   = hb_counter_get(r->t, REL_FAM_COUNT, row, 8, q, strlen(q), &v);
-	*out = v > 0 ? (uint64_t) v : 0;
+	rc = hb_counter_get(r->t, REL_FAM_COUNT, row, 8, q, strlen(q), &v);
+	*out = v > 0 ? (uint64_t)v : 0;
 	if (rc == WB_OK && v < 0) {
 		RT_ERRORF("counter %s of %llu is negative (%lld)", q,
-		    (unsigned long long) hb_be_u64(row), (long long) v);
+		    (unsigned long long)hb_be_u64(row), (long long)v);
 	}
 	return rc;
 }
@@ -146,8 +146,8 @@ rel_handle_counts(void *arg, const wb_obj *req, wb_obj *rep)
 		n = 0;
 	}
 	if (n > REL_COUNTS_MAX) {
-		wb_reply_error(rep, WB_EINVAL, "rel.counts takes at most %d uids, got %zu",
-		    REL_COUNTS_MAX, n);
+		wb_reply_error(
+		    rep, WB_EINVAL, "rel.counts takes at most %d uids, got %zu", REL_COUNTS_MAX, n);
 		return WB_EINVAL;
 	}
 	wb_reply_ok(rep);
@@ -183,8 +183,8 @@ rel_handle_counts(void *arg, const wb_obj *req, wb_obj *rep)
 int
 rel_handle_log(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	rel_svc *r     = arg;
-	uint64_t from  = wb_u64(req, WB_F_FROM, 1);
+	rel_svc *r = arg;
+	uint64_t from = wb_u64(req, WB_F_FROM, 1);
 	uint64_t limit = wb_u64(req, WB_F_LIMIT, EVLOG_READ_MAX);
 	int      rc;
 
@@ -192,7 +192,7 @@ rel_handle_log(void *arg, const wb_obj *req, wb_obj *rep)
 		limit = EVLOG_READ_MAX;
 	}
 	wb_reply_ok(rep);
-	if ((rc = evlog_read(r->log, from, (size_t) limit, rep)) != WB_OK) {
+	if ((rc = evlog_read(r->log, from, (size_t)limit, rep)) != WB_OK) {
 		return rel_fail(rep, rc, NULL);
 	}
 	return WB_OK;

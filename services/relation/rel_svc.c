@@ -19,8 +19,8 @@ rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users)
 		free(r);
 		return rc;
 	}
-	r->t     = t;
-	r->log   = log;
+	r->t = t;
+	r->log = log;
 	r->users = users;
 	for (int i = 0; i < REL_STRIPES; i++) {
 		pthread_mutex_init(&r->stripes[i], NULL);

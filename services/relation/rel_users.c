@@ -19,7 +19,7 @@ rel_known_slot(uint64_t uid, size_t cap)
 	uid ^= uid >> 33;
 	uid *= UINT64_C(0xff51afd7ed558ccd);
 	uid ^= uid >> 33;
-	return (size_t) uid & (cap - 1);
+	return (size_t)uid & (cap - 1);
 }
 
 /* rel_known_init sets up an empty set. */
@@ -30,7 +30,7 @@ rel_known_init(rel_known *k)
 		return WB_ENOMEM;
 	}
 	k->cap = REL_KNOWN_MIN;
-	k->n   = 0;
+	k->n = 0;
 	pthread_rwlock_init(&k->mu, NULL);
 	return WB_OK;
 }
@@ -99,8 +99,8 @@ rel_known_add(rel_known *k, uint64_t uid)
 			}
 			free(k->slots);
 			k->slots = slots;
-			k->cap   = cap;
-			k->n     = n;
+			k->cap = cap;
+			k->n = n;
 		} else {
 			/* out of memory: forget everything, keep the old array */
 			memset(k->slots, 0, k->cap * sizeof(uint64_t));

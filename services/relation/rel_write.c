@@ -46,15 +46,14 @@ rel_edge_exists(rel_svc *r, const uint8_t *a, const uint8_t *b, bool *exists)
 		*exists = true;
 	} else if (rc == WB_ENOTFOUND) {
 		*exists = false;
-		rc      = WB_OK;
+		rc = WB_OK;
 	}
 	return rc;
 }
 
 /* rel_edge_batch adds the cells of one edge change to b. */
 static int
-rel_edge_batch(rel_svc *r, hb_batch *b, const uint8_t *a, const uint8_t *t,
-    bool follow)
+rel_edge_batch(rel_svc *r, hb_batch *b, const uint8_t *a, const uint8_t *t, bool follow)
 {
 	int64_t d = follow ? 1 : -1;
 	int     rc;
@@ -71,12 +70,12 @@ rel_edge_batch(rel_svc *r, hb_batch *b, const uint8_t *a, const uint8_t *t,
 		}
 	}
 	if (rc == WB_OK) {
-		rc = hb_batch_add(b, r->t, REL_FAM_COUNT, a, 8, REL_Q_FOLLOWING,
-		    strlen(REL_Q_FOLLOWING), d);
+		rc = hb_batch_add(
+		    b, r->t, REL_FAM_COUNT, a, 8, REL_Q_FOLLOWING, strlen(REL_Q_FOLLOWING), d);
 	}
 	if (rc == WB_OK) {
-		rc = hb_batch_add(b, r->t, REL_FAM_COUNT, t, 8, REL_Q_FOLLOWERS,
-		    strlen(REL_Q_FOLLOWERS), d);
+		rc = hb_batch_add(
+		    b, r->t, REL_FAM_COUNT, t, 8, REL_Q_FOLLOWERS, strlen(REL_Q_FOLLOWERS), d);
 	}
 	return rc;
 }
@@ -87,8 +86,7 @@ rel_edge_batch(rel_svc *r, hb_batch *b, const uint8_t *a, const uint8_t *t,
  * an empty batch the caller owns (cleared again on return).
  */
 static int
-rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target,
-    bool follow, uint64_t *seq)
+rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, bool follow, uint64_t *seq)
 {
 	pthread_mutex_t *mu = rel_stripe(r, uid, target);
 	uint8_t          a[8], t[8];
@@ -146,9 +144,9 @@ rel_handle_edge(rel_svc *r, const wb_obj *req, wb_obj *rep, bool follow)
 	rc = rel_edge_apply(r, b, uids[0], uids[1], follow, &seq);
 	hb_batch_free(b);
 	if (rc != WB_OK) {
-		RT_ERRORF("%s %llu -> %llu failed: %s %s",
-		    follow ? "follow" : "unfollow", (unsigned long long) uids[0],
-		    (unsigned long long) uids[1], wb_strerror(rc), hb_last_error());
+		RT_ERRORF("%s %llu -> %llu failed: %s %s", follow ? "follow" : "unfollow",
+		    (unsigned long long)uids[0], (unsigned long long)uids[1], wb_strerror(rc),
+		    hb_last_error());
 		return rel_fail(rep, rc, NULL);
 	}
 	return wb_reply_ok(rep);

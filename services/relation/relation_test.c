@@ -35,7 +35,7 @@ rt_setup(void)
 	const char *env[] = { e_data, e_uurl, e_rurl, e_purl, "WARBLE_PWHASH_OPS=1",
 		"WARBLE_PWHASH_MEM=8192", "WARBLE_WORKERS=4", NULL };
 	user_d = wbt_spawn("warble-user", NULL, env);
-	rel_d  = wbt_spawn("warble-relation", NULL, env);
+	rel_d = wbt_spawn("warble-relation", NULL, env);
 	cr_assert_not_null(user_d);
 	cr_assert_not_null(rel_d);
 	cr_assert_eq(wbt_wait_ready(user_d, user_url, 10000), 0);
@@ -133,8 +133,8 @@ rt_counts(uint64_t uid, uint64_t *following, uint64_t *followers)
 
 /* rt_page reads one page of a list; returns the count and sets *next (0 if none). */
 static size_t
-rt_page(wb_op op, uint64_t uid, bool has_after, uint64_t after, uint64_t limit,
-    uint64_t *out, uint64_t *next)
+rt_page(wb_op op, uint64_t uid, bool has_after, uint64_t after, uint64_t limit, uint64_t *out,
+    uint64_t *next)
 {
 	wb_obj         *req = wb_request(op), *rep;
 	const uint64_t *v;
@@ -161,7 +161,7 @@ static size_t
 rt_list_all(wb_op op, uint64_t uid, uint64_t limit, uint64_t *out, size_t cap)
 {
 	size_t   total = 0;
-	uint64_t next  = 0;
+	uint64_t next = 0;
 	bool     first = true;
 
 	for (int pages = 0; pages < 100000; pages++) {
@@ -184,8 +184,8 @@ rt_list_all(wb_op op, uint64_t uid, uint64_t limit, uint64_t *out, size_t cap)
 
 /* rt_log_read reads events from seq from; returns their count, filling types/uids/targets. */
 static size_t
-rt_log_read(uint64_t from, char (*types)[16], uint64_t *uids, uint64_t *targets,
-    size_t cap, uint64_t *last)
+rt_log_read(
+    uint64_t from, char (*types)[16], uint64_t *uids, uint64_t *targets, size_t cap, uint64_t *last)
 {
 	size_t total = 0;
 
@@ -202,10 +202,11 @@ rt_log_read(uint64_t from, char (*types)[16], uint64_t *uids, uint64_t *targets,
 			return total;
 		}
 		for (size_t k = 0; k < n; k++) {
-			cr_assert_eq(wb_u64(&evs[k], WB_F_SEQ, 0), from + k, "seqs are consecutive");
+			cr_assert_eq(
+			    wb_u64(&evs[k], WB_F_SEQ, 0), from + k, "seqs are consecutive");
 			cr_assert_lt(total, cap);
 			snprintf(types[total], 16, "%s", wb_str(&evs[k], WB_F_TYPE, "?"));
-			uids[total]    = wb_u64(&evs[k], WB_F_UID, 0);
+			uids[total] = wb_u64(&evs[k], WB_F_UID, 0);
 			targets[total] = wb_u64(&evs[k], WB_F_TARGET, 0);
 			cr_assert_gt(wb_u64(&evs[k], WB_F_TIME, 0), 0);
 			total++;
@@ -295,7 +296,7 @@ Test(relation, self_and_missing_users)
 static int
 rt_cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -330,7 +331,7 @@ Test(relation, lists_page_in_uid_order)
 	uint64_t limits[] = { 1, 7, 64, 100, RT_MANY - 1, RT_MANY, 10000 };
 	for (size_t li = 0; li < sizeof(limits) / sizeof(limits[0]); li++) {
 		n = rt_list_all(WB_OP_REL_FOLLOWING, u[0], limits[li], got, RT_MANY);
-		cr_assert_eq(n, RT_MANY - 1, "limit %llu", (unsigned long long) limits[li]);
+		cr_assert_eq(n, RT_MANY - 1, "limit %llu", (unsigned long long)limits[li]);
 		cr_assert_eq(memcmp(got, order, n * sizeof(uint64_t)), 0);
 		n = rt_list_all(WB_OP_REL_FANS, u[0], limits[li], got, RT_MANY);
 		cr_assert_eq(n, RT_MANY - 1);
@@ -397,7 +398,7 @@ Test(relation, counts_exact_under_concurrency)
 
 	rt_users("dog", RT_USERS, u);
 	for (int i = 0; i < RT_THREADS; i++) {
-		w[i] = (struct rt_worker) { .seed = 1000u + (unsigned) i, .u = u };
+		w[i] = (struct rt_worker) { .seed = 1000u + (unsigned)i, .u = u };
 		cr_assert_eq(pthread_create(&th[i], NULL, rt_worker_main, &w[i]), 0);
 	}
 	for (int i = 0; i < RT_THREADS; i++) {
@@ -425,12 +426,14 @@ Test(relation, counts_exact_under_concurrency)
 		uint64_t fing, fers, nf = 0, nr = 0;
 		rt_counts(u[i], &fing, &fers);
 		size_t nl = rt_list_all(WB_OP_REL_FOLLOWING, u[i], 100, list, RT_USERS);
-		cr_assert_eq(fing, nl, "following count %llu, list %zu", (unsigned long long) fing, nl);
+		cr_assert_eq(
+		    fing, nl, "following count %llu, list %zu", (unsigned long long)fing, nl);
 		for (size_t k = 0; k < nl; k++) {
 			cr_assert(rt_is_following(u[i], list[k]));
 		}
 		size_t nfans = rt_list_all(WB_OP_REL_FANS, u[i], 2, list, RT_USERS);
-		cr_assert_eq(fers, nfans, "followers count %llu, fans %zu", (unsigned long long) fers, nfans);
+		cr_assert_eq(
+		    fers, nfans, "followers count %llu, fans %zu", (unsigned long long)fers, nfans);
 		for (int j = 0; j < RT_USERS; j++) {
 			nf += edge[i][j];
 			nr += edge[j][i];

@@ -9,26 +9,26 @@ void
 rel_schema(hb_family_opts *fams)
 {
 	fams[REL_FAM_FOLLOW] = (hb_family_opts) {
-		.name         = "follow",
+		.name = "follow",
 		.max_versions = 1,
-		.row_len      = 8,
-		.qual_len     = 8,
-		.compression  = HB_COMPRESS_LZ4,
-		.bloom_bits   = 10,
+		.row_len = 8,
+		.qual_len = 8,
+		.compression = HB_COMPRESS_LZ4,
+		.bloom_bits = 10,
 	};
 	fams[REL_FAM_FAN] = (hb_family_opts) {
-		.name         = "fan",
+		.name = "fan",
 		.max_versions = 1,
-		.row_len      = 8,
-		.qual_len     = 8,
-		.compression  = HB_COMPRESS_LZ4,
-		.bloom_bits   = 10,
+		.row_len = 8,
+		.qual_len = 8,
+		.compression = HB_COMPRESS_LZ4,
+		.bloom_bits = 10,
 	};
 	fams[REL_FAM_COUNT] = (hb_family_opts) {
-		.name     = "count",
-		.row_len  = 8,
+		.name = "count",
+		.row_len = 8,
 		.qual_len = HB_VARLEN,
-		.counter  = true,
+		.counter = true,
 	};
 	fams[REL_FAM_LOG] = evlog_family("log");
 }

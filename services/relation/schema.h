@@ -26,13 +26,7 @@
 
 #include "hb.h"
 
-enum rel_fam {
-	REL_FAM_FOLLOW = 0,
-	REL_FAM_FAN,
-	REL_FAM_COUNT,
-	REL_FAM_LOG,
-	REL_FAM_NFAMS
-};
+enum rel_fam { REL_FAM_FOLLOW = 0, REL_FAM_FAN, REL_FAM_COUNT, REL_FAM_LOG, REL_FAM_NFAMS };
 
 #define REL_Q_FOLLOWING "following"
 #define REL_Q_FOLLOWERS "followers"

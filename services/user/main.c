@@ -14,8 +14,8 @@
 
 /* main_limit parses a pwhash limit: "interactive" or a number within libsodium's bounds. */
 static int
-main_limit(const char *name, const char *s, uint64_t dflt, uint64_t min,
-    uint64_t max, uint64_t *out)
+main_limit(
+    const char *name, const char *s, uint64_t dflt, uint64_t min, uint64_t max, uint64_t *out)
 {
 	if (strcmp(s, "interactive") == 0) {
 		*out = dflt;
@@ -29,26 +29,33 @@ main(int argc, char **argv)
 {
 	static rt_daemon   d = { .name = "user" };
 	static const char *url, *ttl, *ops, *mem, *lfails, *lwindow, *lcool;
-	rt_opt opts[] = {
-		{ "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101", "listen URL", &url },
-		{ "data", "WARBLE_DATA", "./var", "data folder (the store is DATA/user)", &d.data },
-		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
-		{ "workers", "WARBLE_WORKERS", "8", "worker threads (password hashing runs there)", &d.workers },
-		{ "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &d.sync },
-		{ "session-ttl", "WARBLE_SESSION_TTL", "604800", "session lifetime, seconds", &ttl },
-		{ "pwhash-ops", "WARBLE_PWHASH_OPS", "interactive", "argon2id passes (a number, or interactive)", &ops },
-		{ "pwhash-mem", "WARBLE_PWHASH_MEM", "interactive", "argon2id memory, bytes (a number, or interactive)", &mem },
-		{ "login-fails", "WARBLE_LOGIN_FAILS", "5", "failed logins of one username that lock it", &lfails },
-		{ "login-window", "WARBLE_LOGIN_WINDOW", "60", "... counted within this many seconds", &lwindow },
-		{ "login-cooldown", "WARBLE_LOGIN_COOLDOWN", "60", "seconds a locked username answers RATE_LIMITED", &lcool },
-		{ NULL },
+	rt_opt             opts[] = {
+		            { "user-url", "WARBLE_USER_URL", "tcp://127.0.0.1:7101", "listen URL", &url },
+		            { "data", "WARBLE_DATA", "./var", "data folder (the store is DATA/user)", &d.data },
+		            { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
+		            { "workers", "WARBLE_WORKERS", "8", "worker threads (password hashing runs there)",
+		                &d.workers },
+		            { "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &d.sync },
+		            { "session-ttl", "WARBLE_SESSION_TTL", "604800", "session lifetime, seconds",
+		                &ttl },
+		            { "pwhash-ops", "WARBLE_PWHASH_OPS", "interactive",
+		                "argon2id passes (a number, or interactive)", &ops },
+		            { "pwhash-mem", "WARBLE_PWHASH_MEM", "interactive",
+		                "argon2id memory, bytes (a number, or interactive)", &mem },
+		            { "login-fails", "WARBLE_LOGIN_FAILS", "5",
+		                "failed logins of one username that lock it", &lfails },
+		            { "login-window", "WARBLE_LOGIN_WINDOW", "60",
+		                "... counted within this many seconds", &lwindow },
+		            { "login-cooldown", "WARBLE_LOGIN_COOLDOWN", "60",
+		                "seconds a locked username answers RATE_LIMITED", &lcool },
+		            { NULL },
 	};
-	uint64_t      ttl_s, pw_ops, pw_mem, nfails, window_s, cool_s;
-	int           rc;
+	uint64_t       ttl_s, pw_ops, pw_mem, nfails, window_s, cool_s;
+	int            rc;
 	hb_family_opts fams[USER_FAM_COUNT];
-	hb_table     *t   = NULL;
-	user_svc     *svc = NULL;
-	rt_server    *srv = NULL;
+	hb_table      *t = NULL;
+	user_svc      *svc = NULL;
+	rt_server     *srv = NULL;
 
 	rc = rt_daemon_init(&d, opts, "the Warble user service", argc, argv);
 	if (rc != RT_DAEMON_RUN) {
@@ -73,10 +80,12 @@ main(int argc, char **argv)
 		RT_ERRORF("cannot open store %s: %s %s", d.dir, wb_strerror(rc), hb_last_error());
 		return rt_daemon_exit(1);
 	}
-	user_svc_opts uopts = { .pwhash_ops = pw_ops, .pwhash_mem = (size_t) pw_mem,
-		.login_fails = (unsigned) nfails, .login_window_ms = window_s * 1000,
-		.login_cooldown_ms = cool_s * 1000 };
-	rt_server_opts sopts = { .name = "user", .url = url, .workers = (int) d.nworkers };
+	user_svc_opts  uopts = { .pwhash_ops = pw_ops,
+		 .pwhash_mem = (size_t)pw_mem,
+		 .login_fails = (unsigned)nfails,
+		 .login_window_ms = window_s * 1000,
+		 .login_cooldown_ms = cool_s * 1000 };
+	rt_server_opts sopts = { .name = "user", .url = url, .workers = (int)d.nworkers };
 	if ((rc = user_svc_open(&svc, t, &uopts)) != WB_OK ||
 	    (rc = rt_server_open(&srv, &sopts)) != WB_OK ||
 	    (rc = user_svc_route(svc, srv)) != WB_OK ||

@@ -9,31 +9,31 @@ void
 user_schema(hb_family_opts *fams, uint64_t session_ttl_ms)
 {
 	fams[USER_FAM_INFO] = (hb_family_opts) {
-		.name         = "info",
+		.name = "info",
 		.max_versions = 1,
-		.row_len      = 8,
-		.qual_len     = HB_VARLEN,
-		.bloom_bits   = 10,
+		.row_len = 8,
+		.qual_len = HB_VARLEN,
+		.bloom_bits = 10,
 	};
 	fams[USER_FAM_NAME] = (hb_family_opts) {
-		.name         = "name",
+		.name = "name",
 		.max_versions = 1,
-		.row_len      = HB_VARLEN,
-		.qual_len     = HB_NONE,
-		.bloom_bits   = 10,
+		.row_len = HB_VARLEN,
+		.qual_len = HB_NONE,
+		.bloom_bits = 10,
 	};
 	fams[USER_FAM_SESSION] = (hb_family_opts) {
-		.name         = "session",
+		.name = "session",
 		.max_versions = 1,
-		.ttl_ms       = session_ttl_ms,
-		.row_len      = USER_TOKEN_HASH,
-		.qual_len     = HB_NONE,
-		.bloom_bits   = 10,
+		.ttl_ms = session_ttl_ms,
+		.row_len = USER_TOKEN_HASH,
+		.qual_len = HB_NONE,
+		.bloom_bits = 10,
 	};
 	fams[USER_FAM_META] = (hb_family_opts) {
-		.name         = "meta",
+		.name = "meta",
 		.max_versions = 1,
-		.row_len      = HB_VARLEN,
-		.qual_len     = HB_NONE,
+		.row_len = HB_VARLEN,
+		.qual_len = HB_NONE,
 	};
 }

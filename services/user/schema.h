@@ -28,13 +28,7 @@
 
 #include "hb.h"
 
-enum user_fam {
-	USER_FAM_INFO = 0,
-	USER_FAM_NAME,
-	USER_FAM_SESSION,
-	USER_FAM_META,
-	USER_FAM_COUNT
-};
+enum user_fam { USER_FAM_INFO = 0, USER_FAM_NAME, USER_FAM_SESSION, USER_FAM_META, USER_FAM_COUNT };
 
 #define USER_Q_NAME    "name"
 #define USER_Q_PW      "pw"

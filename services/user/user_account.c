@@ -15,12 +15,12 @@
 
 /* user_account_put adds one account's info cells and name claim to b (not the uid counter). */
 int
-user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name,
-    const char *hash, const uint8_t created[8])
+user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name, const char *hash,
+    const uint8_t created[8])
 {
 	uint8_t row[8], uidv[8];
 	size_t  name_len = strlen(name);
-	int     rc       = WB_OK;
+	int     rc = WB_OK;
 	const struct {
 		const char *q;
 		const void *v;
@@ -34,13 +34,12 @@ user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name,
 	hb_u64_be(row, uid);
 	hb_u64_be(uidv, uid);
 	for (size_t i = 0; rc == WB_OK && i < sizeof(cells) / sizeof(cells[0]); i++) {
-		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row),
-		    cells[i].q, strlen(cells[i].q), USER_VERSION, cells[i].v,
-		    cells[i].n);
+		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row), cells[i].q,
+		    strlen(cells[i].q), USER_VERSION, cells[i].v, cells[i].n);
 	}
 	if (rc == WB_OK) {
-		rc = hb_batch_put(b, u->t, USER_FAM_NAME, name, name_len, NULL, 0,
-		    USER_VERSION, uidv, 8);
+		rc = hb_batch_put(
+		    b, u->t, USER_FAM_NAME, name, name_len, NULL, 0, USER_VERSION, uidv, 8);
 	}
 	return rc;
 }
@@ -53,8 +52,8 @@ user_account_commit(user_svc *u, hb_batch *b, uint64_t uid)
 	int     rc;
 
 	hb_u64_be(uidv, uid);
-	rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_UID,
-	    strlen(USER_META_UID), NULL, 0, USER_VERSION, uidv, 8);
+	rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_UID, strlen(USER_META_UID), NULL, 0,
+	    USER_VERSION, uidv, 8);
 	if (rc == WB_OK && (rc = hb_write(u->t, b)) == WB_OK) {
 		u->last_uid = uid;
 	}
@@ -68,8 +67,7 @@ user_account_commit(user_svc *u, hb_batch *b, uint64_t uid)
  * at once of any names) can never collide.
  */
 static int
-user_account_create(user_svc *u, const char *name, const char *hash,
-    uint64_t *uid_out)
+user_account_create(user_svc *u, const char *name, const char *hash, uint64_t *uid_out)
 {
 	hb_batch *b;
 	uint8_t   created[8];
@@ -86,7 +84,7 @@ user_account_create(user_svc *u, const char *name, const char *hash,
 		rc = WB_EEXIST;
 	} else if (rc == WB_ENOTFOUND) {
 		uid = u->last_uid + 1;
-		rc  = user_account_put(u, b, uid, name, hash, created);
+		rc = user_account_put(u, b, uid, name, hash, created);
 		if (rc == WB_OK && (rc = user_account_commit(u, b, uid)) == WB_OK) {
 			*uid_out = uid;
 		}
@@ -114,8 +112,7 @@ user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 		return user_fail(rep, WB_EBADNAME, NULL);
 	}
 	if (user_password_check(pw_len) != WB_OK) {
-		return user_fail(rep, WB_EBADPASS,
-		    "password must be 8 to 1024 bytes long");
+		return user_fail(rep, WB_EBADPASS, "password must be 8 to 1024 bytes long");
 	}
 	/* Cheap early answer for a taken name; checked again under the lock. */
 	rc = user_name_uid(u, lname, &uid);
@@ -125,20 +122,19 @@ user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc != WB_ENOTFOUND) {
 		return user_fail(rep, rc, NULL);
 	}
-	if (crypto_pwhash_str(hash, pw, pw_len, u->opts.pwhash_ops,
-	        u->opts.pwhash_mem) != 0) {
+	if (crypto_pwhash_str(hash, pw, pw_len, u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
 		return user_fail(rep, WB_ENOMEM, "password hashing ran out of memory");
 	}
 	rc = user_account_create(u, lname, hash, &uid);
 	sodium_memzero(hash, sizeof(hash));
 	if (rc != WB_OK) {
 		if (rc != WB_EEXIST) {
-			RT_ERRORF("register %s failed: %s %s", lname,
-			    wb_strerror(rc), hb_last_error());
+			RT_ERRORF(
+			    "register %s failed: %s %s", lname, wb_strerror(rc), hb_last_error());
 		}
 		return user_fail(rep, rc, NULL);
 	}
-	RT_INFOF("registered %s as uid %llu", lname, (unsigned long long) uid);
+	RT_INFOF("registered %s as uid %llu", lname, (unsigned long long)uid);
 	wb_reply_ok(rep);
 	return wb_set_u64(rep, WB_F_UID, uid);
 }
@@ -185,8 +181,8 @@ user_session_new(user_svc *u, uint64_t uid, char *token)
 	}
 	hb_u64_be(val, uid);
 	/* version = login time: the family's TTL counts from it */
-	rc = hb_put(u->t, USER_FAM_SESSION, key, sizeof(key), NULL, 0,
-	    wb_now_ms(), val, sizeof(val));
+	rc = hb_put(
+	    u->t, USER_FAM_SESSION, key, sizeof(key), NULL, 0, wb_now_ms(), val, sizeof(val));
 	sodium_memzero(key, sizeof(key));
 	return rc;
 }
@@ -212,13 +208,13 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	rc = user_name_normalize(lname, name, name_len);
 	named = rc == WB_OK;
 	/* A name locked after failed logins answers at once, password unchecked. */
-	if (named && rt_rate_check(u->rate, lname, strlen(lname), wb_now_ms(),
-	                 &retry_ms) != WB_OK) {
-		RT_INFOF("login of %s refused: locked after failed logins (%llu ms left)",
-		    lname, (unsigned long long) retry_ms);
+	if (named &&
+	    rt_rate_check(u->rate, lname, strlen(lname), wb_now_ms(), &retry_ms) != WB_OK) {
+		RT_INFOF("login of %s refused: locked after failed logins (%llu ms left)", lname,
+		    (unsigned long long)retry_ms);
 		wb_reply_error(rep, WB_ERATE,
 		    "too many failed logins for this user, retry in %llu s",
-		    (unsigned long long) (retry_ms + 999) / 1000);
+		    (unsigned long long)(retry_ms + 999) / 1000);
 		return WB_ERATE;
 	}
 	if (rc == WB_OK) {
@@ -244,8 +240,8 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	if (rc != WB_OK) {
 		if (rc != WB_ELOGIN) {
-			RT_ERRORF("login of uid %llu failed: %s %s",
-			    (unsigned long long) uid, wb_strerror(rc), hb_last_error());
+			RT_ERRORF("login of uid %llu failed: %s %s", (unsigned long long)uid,
+			    wb_strerror(rc), hb_last_error());
 		}
 		return user_fail(rep, rc, NULL);
 	}
@@ -263,7 +259,7 @@ static int
 user_session_find(user_svc *u, const wb_obj *req, uint8_t *key, uint64_t *uid)
 {
 	const char *token = NULL;
-	size_t      len   = 0;
+	size_t      len = 0;
 	hb_cell    *c;
 	int         rc;
 

@@ -32,18 +32,18 @@ static int
 user_bulk_name(char *out, const char *prefix, uint64_t num)
 {
 	char raw[64];
-	int  n = snprintf(raw, sizeof(raw), "%s%llu", prefix, (unsigned long long) num);
+	int  n = snprintf(raw, sizeof(raw), "%s%llu", prefix, (unsigned long long)num);
 
-	if (n < 0 || (size_t) n >= sizeof(raw)) {
+	if (n < 0 || (size_t)n >= sizeof(raw)) {
 		return WB_EBADNAME;
 	}
-	return user_name_normalize(out, raw, (size_t) n);
+	return user_name_normalize(out, raw, (size_t)n);
 }
 
 /* user_bulk_write claims the names and writes the accounts under alloc_mu; uids[i] gets each uid. */
 static int
-user_bulk_write(user_svc *u, const char *prefix, uint64_t from, size_t n,
-    const char *hash, uint64_t *uids)
+user_bulk_write(
+    user_svc *u, const char *prefix, uint64_t from, size_t n, const char *hash, uint64_t *uids)
 {
 	hb_batch *b;
 	uint8_t   created[8];
@@ -70,7 +70,7 @@ user_bulk_write(user_svc *u, const char *prefix, uint64_t from, size_t n,
 			break;
 		}
 		uid++;
-		rc      = user_account_put(u, b, uid, lname, hash, created);
+		rc = user_account_put(u, b, uid, lname, hash, created);
 		uids[i] = uid;
 	}
 	if (rc == WB_OK) {
@@ -108,8 +108,7 @@ user_handle_register_many(void *arg, const wb_obj *req, wb_obj *rep)
 	if (user_password_check(pw_len) != WB_OK) {
 		return user_fail(rep, WB_EBADPASS, "password must be 8 to 1024 bytes long");
 	}
-	if (crypto_pwhash_str(hash, pw, pw_len, u->opts.pwhash_ops,
-	        u->opts.pwhash_mem) != 0) {
+	if (crypto_pwhash_str(hash, pw, pw_len, u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
 		return user_fail(rep, WB_ENOMEM, "password hashing ran out of memory");
 	}
 	wb_reply_ok(rep);
@@ -122,11 +121,11 @@ user_handle_register_many(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc != WB_OK) {
 		if (rc != WB_EEXIST && rc != WB_EBADNAME) {
 			RT_ERRORF("register_many %s%llu.. failed: %s %s", prefix,
-			    (unsigned long long) from, wb_strerror(rc), hb_last_error());
+			    (unsigned long long)from, wb_strerror(rc), hb_last_error());
 		}
 		return user_fail(rep, rc, NULL);
 	}
-	RT_INFOF("registered %llu accounts %s%llu.. (uids %llu..)", (unsigned long long) n,
-	    prefix, (unsigned long long) from, (unsigned long long) uids[0]);
+	RT_INFOF("registered %llu accounts %s%llu.. (uids %llu..)", (unsigned long long)n, prefix,
+	    (unsigned long long)from, (unsigned long long)uids[0]);
 	return WB_OK;
 }

@@ -17,7 +17,7 @@ user_name_normalize(char *out, const char *name, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i];
 		if (c >= 'A' && c <= 'Z') {
-			c = (char) (c - 'A' + 'a');
+			c = (char)(c - 'A' + 'a');
 		}
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
 			return WB_EBADNAME;
@@ -57,8 +57,8 @@ user_token_new(char *out)
 static bool
 user_token_char_ok(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	    (c >= '0' && c <= '9') || c == '-' || c == '_';
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_';
 }
 
 /*
@@ -76,8 +76,7 @@ user_token_hash(uint8_t out[USER_TOKEN_HASH], const char *token, size_t len)
 			return WB_EAUTH;
 		}
 	}
-	crypto_generichash(out, USER_TOKEN_HASH, (const unsigned char *) token,
-	    len, NULL, 0);
+	crypto_generichash(out, USER_TOKEN_HASH, (const unsigned char *)token, len, NULL, 0);
 	return WB_OK;
 }
 
@@ -119,10 +118,9 @@ user_utf8_next(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
 
 /* user_utf8_scan validates s and reports its character count and whether it holds disallowed controls. */
 static bool
-user_utf8_scan(const char *s, size_t n, size_t *chars, bool allow_newlines,
-    bool *controls)
+user_utf8_scan(const char *s, size_t n, size_t *chars, bool allow_newlines, bool *controls)
 {
-	const unsigned char *u = (const unsigned char *) s;
+	const unsigned char *u = (const unsigned char *)s;
 	size_t               count = 0;
 
 	*controls = false;

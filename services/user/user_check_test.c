@@ -99,10 +99,10 @@ Test(user_check, utf8)
 	cr_assert_eq(n, 0);
 	cr_assert(user_utf8_check("h\xc3\xa9llo \xe4\xb8\xad \xf0\x9f\x98\x80", 15, &n));
 	cr_assert_eq(n, 9);
-	cr_assert_not(user_utf8_check("\xc3", 1, NULL));          /* truncated */
-	cr_assert_not(user_utf8_check("\xc0\xaf", 2, NULL));      /* overlong */
-	cr_assert_not(user_utf8_check("\xe0\x80\xaf", 3, NULL));  /* overlong */
-	cr_assert_not(user_utf8_check("\xed\xa0\x80", 3, NULL));  /* surrogate */
+	cr_assert_not(user_utf8_check("\xc3", 1, NULL));             /* truncated */
+	cr_assert_not(user_utf8_check("\xc0\xaf", 2, NULL));         /* overlong */
+	cr_assert_not(user_utf8_check("\xe0\x80\xaf", 3, NULL));     /* overlong */
+	cr_assert_not(user_utf8_check("\xed\xa0\x80", 3, NULL));     /* surrogate */
 	cr_assert_not(user_utf8_check("\xf4\x90\x80\x80", 4, NULL)); /* > U+10FFFF */
 	cr_assert_not(user_utf8_check("\xff", 1, NULL));
 	cr_assert_not(user_utf8_check("\x80", 1, NULL));

@@ -31,8 +31,8 @@ int user_fail(wb_obj *rep, int code, const char *msg);
 int user_name_uid(user_svc *u, const char *name, uint64_t *uid);
 
 /* user_account_put adds one account's info cells and name claim to b (not the uid counter). */
-int user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name,
-    const char *hash, const uint8_t created[8]);
+int user_account_put(user_svc *u, hb_batch *b, uint64_t uid, const char *name, const char *hash,
+    const uint8_t created[8]);
 
 /* user_account_commit adds the uid counter (uid, the last one assigned) to b
  * and writes b; on success last_uid becomes uid.  Called under alloc_mu. */

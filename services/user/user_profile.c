@@ -27,8 +27,8 @@ user_handle_get(void *arg, const wb_obj *req, wb_obj *rep)
 		n = 0;
 	}
 	if (n > USER_GET_MAX) {
-		wb_reply_error(rep, WB_EINVAL, "user.get takes at most %d uids, got %zu",
-		    USER_GET_MAX, n);
+		wb_reply_error(
+		    rep, WB_EINVAL, "user.get takes at most %d uids, got %zu", USER_GET_MAX, n);
 		return WB_EINVAL;
 	}
 	wb_reply_ok(rep);
@@ -41,8 +41,8 @@ user_handle_get(void *arg, const wb_obj *req, wb_obj *rep)
 			found++;
 		} else if (rc == WB_ENOTFOUND) {
 			/* reuse the object for the next record: empty it */
-			static const wb_field fields[] = { WB_F_UID, WB_F_NAME,
-				WB_F_DISPLAY, WB_F_BIO, WB_F_CREATED };
+			static const wb_field fields[] = { WB_F_UID, WB_F_NAME, WB_F_DISPLAY,
+				WB_F_BIO, WB_F_CREATED };
 			for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]); k++) {
 				wb_del(&recs[found], fields[k]);
 			}
@@ -114,7 +114,7 @@ user_handle_update(void *arg, const wb_obj *req, wb_obj *rep)
 	int         rc;
 
 	bool has_display = wb_get_str(req, WB_F_DISPLAY, &display, &display_len);
-	bool has_bio     = wb_get_str(req, WB_F_BIO, &bio, &bio_len);
+	bool has_bio = wb_get_str(req, WB_F_BIO, &bio, &bio_len);
 	if (has_display && user_display_check(display, display_len, &why) != WB_OK) {
 		return user_fail(rep, WB_EINVAL, why);
 	}
@@ -122,8 +122,7 @@ user_handle_update(void *arg, const wb_obj *req, wb_obj *rep)
 		return user_fail(rep, WB_EINVAL, why);
 	}
 	hb_u64_be(row, uid);
-	rc = hb_get(u->t, USER_FAM_INFO, row, sizeof(row), USER_Q_NAME,
-	    strlen(USER_Q_NAME), &c);
+	rc = hb_get(u->t, USER_FAM_INFO, row, sizeof(row), USER_Q_NAME, strlen(USER_Q_NAME), &c);
 	if (rc == WB_ENOTFOUND) {
 		return user_fail(rep, WB_ENOUSER, NULL);
 	}
@@ -135,21 +134,20 @@ user_handle_update(void *arg, const wb_obj *req, wb_obj *rep)
 		return user_fail(rep, rc, NULL);
 	}
 	if (has_display) {
-		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row),
-		    USER_Q_DISPLAY, strlen(USER_Q_DISPLAY), USER_VERSION, display,
-		    display_len);
+		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row), USER_Q_DISPLAY,
+		    strlen(USER_Q_DISPLAY), USER_VERSION, display, display_len);
 	}
 	if (rc == WB_OK && has_bio) {
-		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row),
-		    USER_Q_BIO, strlen(USER_Q_BIO), USER_VERSION, bio, bio_len);
+		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row), USER_Q_BIO,
+		    strlen(USER_Q_BIO), USER_VERSION, bio, bio_len);
 	}
 	if (rc == WB_OK && hb_batch_count(b) > 0) {
 		rc = hb_write(u->t, b);
 	}
 	hb_batch_free(b);
 	if (rc != WB_OK) {
-		RT_ERRORF("update of uid %llu failed: %s %s",
-		    (unsigned long long) uid, wb_strerror(rc), hb_last_error());
+		RT_ERRORF("update of uid %llu failed: %s %s", (unsigned long long)uid,
+		    wb_strerror(rc), hb_last_error());
 		return user_fail(rep, rc, NULL);
 	}
 	return wb_reply_ok(rep);

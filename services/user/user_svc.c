@@ -15,8 +15,7 @@ user_meta_load(user_svc *u)
 	hb_cell *c;
 	int      rc;
 
-	rc = hb_get(u->t, USER_FAM_META, USER_META_UID, strlen(USER_META_UID),
-	    NULL, 0, &c);
+	rc = hb_get(u->t, USER_FAM_META, USER_META_UID, strlen(USER_META_UID), NULL, 0, &c);
 	if (rc == WB_ENOTFOUND) {
 		u->last_uid = 0;
 		return WB_OK;
@@ -47,7 +46,7 @@ user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
 	if ((u = calloc(1, sizeof(*u))) == NULL) {
 		return WB_ENOMEM;
 	}
-	u->t    = t;
+	u->t = t;
 	u->opts = *opts;
 	pthread_mutex_init(&u->alloc_mu, NULL);
 	if ((rc = rt_rate_open(&u->rate, opts->login_fails ? opts->login_fails : 5,
@@ -62,10 +61,9 @@ user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
 		return rc;
 	}
 	randombytes_buf(pw, sizeof(pw));
-	if (crypto_pwhash_str(u->dummy_hash, (const char *) pw, sizeof(pw),
-	        u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
-		RT_ERRORF("password hashing failed (memory limit %zu bytes)",
-		    u->opts.pwhash_mem);
+	if (crypto_pwhash_str(u->dummy_hash, (const char *)pw, sizeof(pw), u->opts.pwhash_ops,
+	        u->opts.pwhash_mem) != 0) {
+		RT_ERRORF("password hashing failed (memory limit %zu bytes)", u->opts.pwhash_mem);
 		user_svc_close(u);
 		return WB_ENOMEM;
 	}
@@ -181,7 +179,7 @@ user_record_load(user_svc *u, uint64_t uid, wb_obj *rec)
 	int          rc;
 
 	hb_u64_be(row, uid);
-	so.row_prefix     = row;
+	so.row_prefix = row;
 	so.row_prefix_len = sizeof(row);
 	if ((rc = hb_scan_open(&s, u->t, USER_FAM_INFO, &so)) != WB_OK) {
 		return rc;
@@ -195,7 +193,7 @@ user_record_load(user_svc *u, uint64_t uid, wb_obj *rec)
 	}
 	while (rc == WB_OK && (rc = hb_scan_next(s, &c)) == WB_OK) {
 		if (user_qual_is(&c, USER_Q_NAME)) {
-			rc    = wb_set_str(rec, WB_F_NAME, c.value, c.value_len);
+			rc = wb_set_str(rec, WB_F_NAME, c.value, c.value_len);
 			named = true;
 		} else if (user_qual_is(&c, USER_Q_DISPLAY)) {
 			rc = wb_set_str(rec, WB_F_DISPLAY, c.value, c.value_len);

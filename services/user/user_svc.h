@@ -24,8 +24,8 @@
 typedef struct user_svc user_svc;
 
 typedef struct user_svc_opts {
-	uint64_t pwhash_ops; /* argon2id passes (crypto_pwhash opslimit) */
-	size_t   pwhash_mem; /* argon2id memory in bytes (memlimit) */
+	uint64_t pwhash_ops;        /* argon2id passes (crypto_pwhash opslimit) */
+	size_t   pwhash_mem;        /* argon2id memory in bytes (memlimit) */
 	unsigned login_fails;       /* failed logins of a name that lock it (0: 5) */
 	uint64_t login_window_ms;   /* ... counted within this window (0: 60000) */
 	uint64_t login_cooldown_ms; /* how long the name stays locked (0: 60000) */

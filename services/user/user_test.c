@@ -170,7 +170,8 @@ Test(user, bad_names_and_passwords)
 	char        longpw[1100];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		cr_assert_eq(ut_register(bad[i], "password1", NULL), WB_EBADNAME, "name '%s'", bad[i]);
+		cr_assert_eq(
+		    ut_register(bad[i], "password1", NULL), WB_EBADNAME, "name '%s'", bad[i]);
 	}
 	cr_assert_eq(ut_register("abcdefghijklmnopqrstuvwxyz012345", "password1", NULL), WB_OK);
 	cr_assert_eq(ut_register("carol", "1234567", NULL), WB_EBADPASS);
@@ -204,10 +205,12 @@ Test(user, bad_tokens)
 
 	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH, "", &uid), WB_EAUTH);
 	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH, "garbage", &uid), WB_EAUTH);
-	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH,
-	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", &uid), WB_EAUTH);
-	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH,
-	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/", &uid), WB_EAUTH);
+	cr_assert_eq(
+	    ut_token_op(WB_OP_USER_AUTH, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", &uid),
+	    WB_EAUTH);
+	cr_assert_eq(
+	    ut_token_op(WB_OP_USER_AUTH, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/", &uid),
+	    WB_EAUTH);
 	cr_assert_eq(ut_token_op(WB_OP_USER_LOGOUT, "nope", NULL), WB_EAUTH);
 	/* a wrong-typed field is a bad request, not a crash */
 	wb_obj *req = wb_request(WB_OP_USER_AUTH);
@@ -235,7 +238,8 @@ Test(user_ttl, session_expires, .init = ut_setup_short, .fini = ut_teardown, .ti
 	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH, tok, &auid), WB_OK);
 	/* poll until the session is gone; it must take about a second, not forever */
 	int rc = WB_OK;
-	while (wbt_now_ms() - t0 < 10000 && (rc = ut_token_op(WB_OP_USER_AUTH, tok, &auid)) == WB_OK) {
+	while (
+	    wbt_now_ms() - t0 < 10000 && (rc = ut_token_op(WB_OP_USER_AUTH, tok, &auid)) == WB_OK) {
 		wbt_sleep_ms(50);
 	}
 	cr_assert_eq(rc, WB_EAUTH);
@@ -257,10 +261,10 @@ ut_get(const uint64_t *uids, size_t n, wb_obj **rep)
 
 Test(user, get_lookup_update)
 {
-	uint64_t      a, b, c;
-	wb_obj       *rep, *req;
-	const wb_obj *users;
-	size_t        n;
+	uint64_t        a, b, c;
+	wb_obj         *rep, *req;
+	const wb_obj   *users;
+	size_t          n;
 	const uint64_t *missing;
 
 	cr_assert_eq(ut_register("Gina", "password1", &a), WB_OK);
@@ -359,7 +363,7 @@ Test(user, get_lookup_update)
 	uint64_t *many = calloc(1001, sizeof(uint64_t));
 	cr_assert_not_null(many);
 	for (int i = 0; i < 1001; i++) {
-		many[i] = (uint64_t) i + 1;
+		many[i] = (uint64_t)i + 1;
 	}
 	req = wb_request(WB_OP_USER_GET);
 	wb_set_u64s(req, WB_F_UIDS, many, 1001);
@@ -400,9 +404,9 @@ ut_grep_dir(const char *dir, const char *needle)
 		fseek(f, 0, SEEK_END);
 		long len = ftell(f);
 		fseek(f, 0, SEEK_SET);
-		char *buf = len > 0 ? malloc((size_t) len) : NULL;
-		if (buf != NULL && fread(buf, 1, (size_t) len, f) == (size_t) len) {
-			found = memmem(buf, (size_t) len, needle, nl) != NULL;
+		char *buf = len > 0 ? malloc((size_t)len) : NULL;
+		if (buf != NULL && fread(buf, 1, (size_t)len, f) == (size_t)len) {
+			found = memmem(buf, (size_t)len, needle, nl) != NULL;
 		}
 		free(buf);
 		fclose(f);
@@ -468,8 +472,8 @@ Test(user, concurrent_registrations)
 		pthread_join(th[i], NULL);
 	}
 	for (int i = 0; i < UT_THREADS; i++) {
-		cr_assert(r[i].rc_same == WB_OK || r[i].rc_same == WB_EEXIST,
-		    "rc %s", wb_err_name(r[i].rc_same));
+		cr_assert(r[i].rc_same == WB_OK || r[i].rc_same == WB_EEXIST, "rc %s",
+		    wb_err_name(r[i].rc_same));
 		won += r[i].rc_same == WB_OK;
 		cr_assert_eq(r[i].rc_own, WB_OK);
 		for (int k = 0; k < i; k++) {

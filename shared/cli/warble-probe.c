@@ -31,11 +31,11 @@ probe_usage(FILE *f)
 int
 main(int argc, char **argv)
 {
-	const char    *url = NULL, *msg = NULL;
-	uint64_t       tmo = 2000;
-	rt_client     *c;
-	wb_obj        *req, *rep = NULL;
-	int            rc;
+	const char *url = NULL, *msg = NULL;
+	uint64_t    tmo = 2000;
+	rt_client  *c;
+	wb_obj     *req, *rep = NULL;
+	int         rc;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -58,7 +58,7 @@ main(int argc, char **argv)
 		return PROBE_EXIT_USAGE;
 	}
 
-	rt_client_opts o = { .timeout_ms = (int) tmo };
+	rt_client_opts o = { .timeout_ms = (int)tmo };
 	if ((rc = rt_client_open(&c, url, &o)) != WB_OK) {
 		fprintf(stderr, "warble-probe: %s: %s\n", url, wb_strerror(rc));
 		return rc == WB_EINVAL ? PROBE_EXIT_USAGE : PROBE_EXIT_FAIL;

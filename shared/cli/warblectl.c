@@ -33,11 +33,11 @@
 /* Options, as bits: which were given, and which each command takes. */
 enum {
 	CTL_O_PASSWORD = 1 << 0,
-	CTL_O_BEFORE   = 1 << 1,
-	CTL_O_LIMIT    = 1 << 2,
-	CTL_O_AFTER    = 1 << 3,
-	CTL_O_DISPLAY  = 1 << 4,
-	CTL_O_BIO      = 1 << 5,
+	CTL_O_BEFORE = 1 << 1,
+	CTL_O_LIMIT = 1 << 2,
+	CTL_O_AFTER = 1 << 3,
+	CTL_O_DISPLAY = 1 << 4,
+	CTL_O_BIO = 1 << 5,
 };
 
 typedef struct ctl {
@@ -67,8 +67,7 @@ typedef struct ctl_cmd {
 
 static const char *ctl_prog = "warblectl";
 
-static void
-ctl_usage_print(FILE *f);
+static void ctl_usage_print(FILE *f);
 
 /* ctl_usage_error reports a usage error and returns the usage exit status. */
 static int
@@ -130,7 +129,7 @@ ctl_token_load(char *tok, size_t len)
 	FILE *f;
 
 	const char *env = getenv("WARBLE_TOKEN");
-	tok[0]          = '\0';
+	tok[0] = '\0';
 	if (env != NULL && env[0] != '\0') {
 		snprintf(tok, len, "%s", env);
 		return;
@@ -171,8 +170,8 @@ ctl_token_save(const char *tok)
 	int  fd, ok;
 
 	if (ctl_token_path(path, sizeof(path), dir, sizeof(dir)) != 0) {
-		fprintf(stderr, "%s: cannot save the token: no HOME or XDG_CONFIG_HOME\n",
-		    ctl_prog);
+		fprintf(
+		    stderr, "%s: cannot save the token: no HOME or XDG_CONFIG_HOME\n", ctl_prog);
 		return -1;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
@@ -183,8 +182,7 @@ ctl_token_save(const char *tok)
 		return -1;
 	}
 	size_t n = strlen(tok);
-	ok = fchmod(fd, 0600) == 0 && write(fd, tok, n) == (ssize_t)n &&
-	     write(fd, "\n", 1) == 1;
+	ok = fchmod(fd, 0600) == 0 && write(fd, tok, n) == (ssize_t)n && write(fd, "\n", 1) == 1;
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, path) != 0) {
 		fprintf(stderr, "%s: cannot save the token in %s: %s\n", ctl_prog, path,
@@ -218,8 +216,8 @@ ctl_fail(ctl *x, int rc)
 		msg = warble_strerror(rc);
 	}
 	if (x->json) {
-		json_t *o = json_pack("{s:b, s:s, s:s}", "ok", 0, "err", warble_errname(rc),
-		    "msg", msg);
+		json_t *o =
+		    json_pack("{s:b, s:s, s:s}", "ok", 0, "err", warble_errname(rc), "msg", msg);
 		if (o != NULL) {
 			json_dumpf(o, stdout, JSON_COMPACT);
 			fputc('\n', stdout);
@@ -295,8 +293,8 @@ ctl_user_print(const warble_user_t *u)
 	if (u->bio[0] != '\0') {
 		printf("%s\n", u->bio);
 	}
-	printf("following %" PRIu64 ", followers %" PRIu64 "%s\n", u->following,
-	    u->followers, u->followed ? ", you follow" : "");
+	printf("following %" PRIu64 ", followers %" PRIu64 "%s\n", u->following, u->followers,
+	    u->followed ? ", you follow" : "");
 	printf("uid %" PRIu64 ", joined %s\n", u->uid, ctl_time(u->created, t, sizeof(t)));
 }
 
@@ -427,7 +425,8 @@ ctl_cmd_register(ctl *x)
 		return ctl_fail(x, rc);
 	}
 	if (x->json) {
-		return ctl_emit(json_pack("{s:I, s:s}", "uid", (json_int_t)uid, "name", x->args[0]));
+		return ctl_emit(
+		    json_pack("{s:I, s:s}", "uid", (json_int_t)uid, "name", x->args[0]));
 	}
 	printf("registered @%s (uid %" PRIu64 ")\n", x->args[0], uid);
 	return 0;
@@ -448,7 +447,8 @@ ctl_cmd_login(ctl *x)
 		return CTL_EXIT_FAIL;
 	}
 	if (x->json) {
-		return ctl_emit(json_pack("{s:I, s:s}", "uid", (json_int_t)uid, "name", x->args[0]));
+		return ctl_emit(
+		    json_pack("{s:I, s:s}", "uid", (json_int_t)uid, "name", x->args[0]));
 	}
 	printf("logged in as @%s\n", x->args[0]);
 	return 0;
@@ -627,7 +627,8 @@ static const ctl_cmd ctl_cmds[] = {
 	{ "whoami", 0, 0, ctl_cmd_whoami, 2, "whoami" },
 	{ "post", 1, 0, ctl_cmd_post, 2, "post TEXT" },
 	{ "delete", 1, 0, ctl_cmd_delete, 2, "delete ID" },
-	{ "home", 0, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_home, 2, "home [--before ID] [--limit N]" },
+	{ "home", 0, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_home, 2,
+	    "home [--before ID] [--limit N]" },
 	{ "timeline", 1, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_timeline, 1,
 	    "timeline USER [--before ID] [--limit N]" },
 	{ "follow", 1, 0, ctl_cmd_follow, 2, "follow USER" },
@@ -656,24 +657,23 @@ ctl_usage_print(FILE *f)
 	for (size_t i = 0; i < CTL_NCMDS; i++) {
 		fprintf(f, "  %s\n", ctl_cmds[i].usage);
 	}
-	fprintf(f,
-	    "\n"
-	    "options:\n"
-	    "  --gateway URL    gateway msgpack API (WARBLE_GATEWAY_URL, default "
-	    "tcp://127.0.0.1:7100)\n"
-	    "  --timeout MS     deadline of each request (default 5000)\n"
-	    "  --json           print one JSON object per command\n"
-	    "  --password PW    password for register/login (or WARBLE_PASSWORD;\n"
-	    "                   prompted without echo on a terminal)\n"
-	    "  --before ID      home/timeline: posts older than post ID\n"
-	    "  --after UID      following/fans: users after this cursor\n"
-	    "  --limit N        page size, 1-100\n"
-	    "  --display TEXT, --bio TEXT   update-profile fields\n"
-	    "  -h, --help       this help\n"
-	    "\n"
-	    "The session token is kept in $XDG_CONFIG_HOME/warble/token\n"
-	    "(~/.config/warble/token); WARBLE_TOKEN overrides it.\n"
-	    "Exit status: 0 success, 1 the request failed, 2 usage error.\n");
+	fprintf(f, "\n"
+	           "options:\n"
+	           "  --gateway URL    gateway msgpack API (WARBLE_GATEWAY_URL, default "
+	           "tcp://127.0.0.1:7100)\n"
+	           "  --timeout MS     deadline of each request (default 5000)\n"
+	           "  --json           print one JSON object per command\n"
+	           "  --password PW    password for register/login (or WARBLE_PASSWORD;\n"
+	           "                   prompted without echo on a terminal)\n"
+	           "  --before ID      home/timeline: posts older than post ID\n"
+	           "  --after UID      following/fans: users after this cursor\n"
+	           "  --limit N        page size, 1-100\n"
+	           "  --display TEXT, --bio TEXT   update-profile fields\n"
+	           "  -h, --help       this help\n"
+	           "\n"
+	           "The session token is kept in $XDG_CONFIG_HOME/warble/token\n"
+	           "(~/.config/warble/token); WARBLE_TOKEN overrides it.\n"
+	           "Exit status: 0 success, 1 the request failed, 2 usage error.\n");
 }
 
 int
@@ -692,9 +692,9 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	ctl            x       = { 0 };
+	ctl            x = { 0 };
 	const char    *gateway = getenv("WARBLE_GATEWAY_URL");
-	const ctl_cmd *cmd     = NULL;
+	const ctl_cmd *cmd = NULL;
 	uint64_t       v, timeout = 5000;
 	char           pass[CTL_PASS_MAX], token[1024] = "";
 	int            opt, rc;
@@ -710,7 +710,8 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			if (ctl_parse_u64(optarg, 1, 3600000, &timeout) != 0) {
-				return ctl_usage_error("bad --timeout: '%s' (1-3600000 ms)", optarg);
+				return ctl_usage_error(
+				    "bad --timeout: '%s' (1-3600000 ms)", optarg);
 			}
 			break;
 		case 'j':
@@ -767,7 +768,7 @@ main(int argc, char **argv)
 	if (cmd == NULL) {
 		return ctl_usage_error("unknown command '%s'", argv[optind]);
 	}
-	x.args  = argv + optind + 1;
+	x.args = argv + optind + 1;
 	x.nargs = argc - optind - 1;
 	if (x.nargs != cmd->nargs) {
 		fprintf(stderr, "%s: %s %s\nusage: %s %s\n", ctl_prog, cmd->name,

@@ -84,9 +84,10 @@ ct_run(ct_out *o, const char *const *extra_env, const char *const *args)
 	close(po[1]);
 	close(pe[1]);
 
-	long long deadline = wbt_now_ms() + 20000;
-	struct pollfd pf[2] = { { .fd = po[0], .events = POLLIN }, { .fd = pe[0], .events = POLLIN } };
-	int open_fds = 2;
+	long long     deadline = wbt_now_ms() + 20000;
+	struct pollfd pf[2] = { { .fd = po[0], .events = POLLIN },
+		{ .fd = pe[0], .events = POLLIN } };
+	int           open_fds = 2;
 	while (open_fds > 0) {
 		int left = (int)(deadline - wbt_now_ms());
 		if (left <= 0) {
@@ -104,14 +105,15 @@ ct_run(ct_out *o, const char *const *extra_env, const char *const *args)
 			char   *buf = i == 0 ? o->out : o->err;
 			size_t *len = i == 0 ? &lo : &le;
 			char    tmp[4096];
-			ssize_t r   = read(pf[i].fd, tmp, sizeof(tmp));
+			ssize_t r = read(pf[i].fd, tmp, sizeof(tmp));
 			if (r <= 0) {
 				close(pf[i].fd);
 				pf[i].fd = -1;
 				open_fds--;
 				continue;
 			}
-			size_t take = (size_t)r < CT_OUT_MAX - 1 - *len ? (size_t)r : CT_OUT_MAX - 1 - *len;
+			size_t take =
+			    (size_t)r < CT_OUT_MAX - 1 - *len ? (size_t)r : CT_OUT_MAX - 1 - *len;
 			memcpy(buf + *len, tmp, take);
 			*len += take;
 		}
@@ -120,19 +122,20 @@ ct_run(ct_out *o, const char *const *extra_env, const char *const *args)
 	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-#define CT_ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define CT_ARGS(...) ((const char *const[]) { __VA_ARGS__, NULL })
 
 /* ct_expect runs a command and checks its exit status and that stderr contains want_err (if given). */
 static void
-ct_expect(ct_out *o, const char *const *env, const char *const *args, int status,
-    const char *want_err)
+ct_expect(
+    ct_out *o, const char *const *env, const char *const *args, int status, const char *want_err)
 {
 	ct_run(o, env, args);
-	cr_assert_eq(o->status, status, "warblectl %s %s: status %d, want %d\nstdout: %s\nstderr: %s",
-	    args[0], args[1] != NULL ? args[1] : "", o->status, status, o->out, o->err);
+	cr_assert_eq(o->status, status,
+	    "warblectl %s %s: status %d, want %d\nstdout: %s\nstderr: %s", args[0],
+	    args[1] != NULL ? args[1] : "", o->status, status, o->out, o->err);
 	if (want_err != NULL) {
-		cr_assert(strstr(o->err, want_err) != NULL, "stderr lacks '%s': %s", want_err,
-		    o->err);
+		cr_assert(
+		    strstr(o->err, want_err) != NULL, "stderr lacks '%s': %s", want_err, o->err);
 	}
 }
 
@@ -158,7 +161,7 @@ Test(warblectl, usage_errors, .fini = wbt_cleanup, .timeout = 60)
 	ct_expect(o, NULL, CT_ARGS("--help"), 0, NULL);
 	cr_assert(strstr(o->out, "usage: warblectl") != NULL);
 	cr_assert(strstr(o->out, "timeline USER") != NULL);
-	ct_run(o, NULL, (const char *const[]){ NULL });
+	ct_run(o, NULL, (const char *const[]) { NULL });
 	cr_assert_eq(o->status, 2);
 	ct_expect(o, NULL, CT_ARGS("frobnicate"), 2, "unknown command 'frobnicate'");
 	ct_expect(o, NULL, CT_ARGS("--bogus", "whoami"), 2, "unknown option");
@@ -167,8 +170,8 @@ Test(warblectl, usage_errors, .fini = wbt_cleanup, .timeout = 60)
 	ct_expect(o, NULL, CT_ARGS("home", "--limit", "101"), 2, "bad --limit");
 	ct_expect(o, NULL, CT_ARGS("home", "--limit", "-5"), 2, "bad --limit");
 	ct_expect(o, NULL, CT_ARGS("home", "--before", "12x"), 2, "bad --before");
-	ct_expect(o, NULL, CT_ARGS("home", "--before", "99999999999999999999999"), 2,
-	    "bad --before");
+	ct_expect(
+	    o, NULL, CT_ARGS("home", "--before", "99999999999999999999999"), 2, "bad --before");
 	ct_expect(o, NULL, CT_ARGS("home", "--limit"), 2, "needs a value");
 	ct_expect(o, NULL, CT_ARGS("delete", "abc"), 2, "bad post id");
 	ct_expect(o, NULL, CT_ARGS("delete", "0"), 2, "bad post id");
@@ -179,8 +182,8 @@ Test(warblectl, usage_errors, .fini = wbt_cleanup, .timeout = 60)
 	ct_expect(o, NULL, CT_ARGS("register", "zed"), 2, "password is required");
 	/* Well-formed, but nobody is listening: a request failure, not usage. */
 	ct_expect(o, NULL, CT_ARGS("--timeout", "500", "profile", "zed"), 1, "warblectl: ");
-	cr_assert(strstr(o->err, "UNAVAILABLE") != NULL || strstr(o->err, "TIMEOUT") != NULL,
-	    "%s", o->err);
+	cr_assert(strstr(o->err, "UNAVAILABLE") != NULL || strstr(o->err, "TIMEOUT") != NULL, "%s",
+	    o->err);
 	free(o);
 }
 
@@ -198,14 +201,13 @@ Test(warblectl, happy_path_and_errors, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_eq(wbt_path(xb + 16, sizeof(xb) - 16, "cfg-bob"), 0);
 	memcpy(xb, "XDG_CONFIG_HOME=", 16);
 	const char *const alice[] = { xa, "WARBLE_PASSWORD=password1", NULL };
-	const char *const bob[]   = { xb, NULL };
+	const char *const bob[] = { xb, NULL };
 
 	ct_expect(o, alice, CT_ARGS("register", "alice"), 0, NULL);
 	cr_assert(strstr(o->out, "registered @alice") != NULL, "%s", o->out);
 	ct_expect(o, alice, CT_ARGS("register", "alice"), 1,
 	    "warblectl: NAME_TAKEN: username already taken");
-	ct_expect(o, bob, CT_ARGS("--json", "register", "bob", "--password", "password2"), 0,
-	    NULL);
+	ct_expect(o, bob, CT_ARGS("--json", "register", "bob", "--password", "password2"), 0, NULL);
 	j = ct_json(o);
 	cr_assert(json_is_true(json_object_get(j, "ok")));
 	cr_assert_str_eq(json_string_value(json_object_get(j, "name")), "bob");
@@ -252,15 +254,17 @@ Test(warblectl, happy_path_and_errors, .fini = wbt_cleanup, .timeout = 120)
 	long long deadline = wbt_now_ms() + 10000;
 	for (;;) {
 		ct_expect(o, bob, CT_ARGS("--json", "home", "--limit", "10"), 0, NULL);
-		j             = ct_json(o);
+		j = ct_json(o);
 		json_t *posts = json_object_get(j, "posts");
 		cr_assert(json_is_array(posts));
 		size_t n = json_array_size(posts);
 		if (n == 2) {
 			json_t *p0 = json_array_get(posts, 0);
 			cr_assert_str_eq(json_string_value(json_object_get(p0, "id")), idbuf);
-			cr_assert_str_eq(json_string_value(json_object_get(p0, "author_name")), "alice");
-			cr_assert_str_eq(json_string_value(json_object_get(p0, "text")), "second post");
+			cr_assert_str_eq(
+			    json_string_value(json_object_get(p0, "author_name")), "alice");
+			cr_assert_str_eq(
+			    json_string_value(json_object_get(p0, "text")), "second post");
 			json_decref(j);
 			break;
 		}
@@ -269,8 +273,8 @@ Test(warblectl, happy_path_and_errors, .fini = wbt_cleanup, .timeout = 120)
 		wbt_sleep_ms(50);
 	}
 	ct_expect(o, bob, CT_ARGS("home"), 0, NULL);
-	cr_assert(strstr(o->out, "@alice") != NULL && strstr(o->out, "second post") != NULL,
-	    "%s", o->out);
+	cr_assert(strstr(o->out, "@alice") != NULL && strstr(o->out, "second post") != NULL, "%s",
+	    o->out);
 	ct_expect(o, bob, CT_ARGS("timeline", "alice", "--limit", "1"), 0, NULL);
 	cr_assert(strstr(o->out, "more: --before") != NULL, "%s", o->out);
 

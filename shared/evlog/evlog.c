@@ -38,9 +38,9 @@
 #include "rt_log.h"
 #include "wb_id.h"
 
-#define EVLOG_BATCH 256          /* events per published message */
-#define EVLOG_FLUSH_US 1000      /* longest wait for a batch to fill */
-#define EVLOG_QUEUE_MAX 65536    /* pending events beyond this are dropped */
+#define EVLOG_BATCH     256   /* events per published message */
+#define EVLOG_FLUSH_US  1000  /* longest wait for a batch to fill */
+#define EVLOG_QUEUE_MAX 65536 /* pending events beyond this are dropped */
 
 struct evlog {
 	hb_table       *t;
@@ -61,20 +61,22 @@ struct evlog {
 	uint64_t        dropped;
 };
 
-hb_family_opts evlog_family(const char *name)
+hb_family_opts
+evlog_family(const char *name)
 {
 	hb_family_opts f = {
-		.name         = name,
+		.name = name,
 		.max_versions = 1,
-		.row_len      = 8,
-		.qual_len     = HB_NONE,
-		.compression  = HB_COMPRESS_LZ4,
+		.row_len = 8,
+		.qual_len = HB_NONE,
+		.compression = HB_COMPRESS_LZ4,
 	};
 	return f;
 }
 
 /* evlog_obj_copy copies the scalar and array fields of src into dst (nested objects are not events' business). */
-static int evlog_obj_copy(wb_obj *dst, const wb_obj *src)
+static int
+evlog_obj_copy(wb_obj *dst, const wb_obj *src)
 {
 	for (uint16_t i = 0; i < src->n; i++) {
 		const wb_val *v = &src->vals[i];
@@ -105,7 +107,8 @@ static int evlog_obj_copy(wb_obj *dst, const wb_obj *src)
 }
 
 /* evlog_row_get tells whether seq has a log cell. */
-static int evlog_row_exists(evlog *l, uint64_t seq, bool *exists)
+static int
+evlog_row_exists(evlog *l, uint64_t seq, bool *exists)
 {
 	uint8_t  row[8];
 	hb_cell *c = NULL;
@@ -121,7 +124,8 @@ static int evlog_row_exists(evlog *l, uint64_t seq, bool *exists)
 }
 
 /* evlog_first_from finds the first seq >= from that has a cell (0 if none). */
-static int evlog_first_from(evlog *l, uint64_t from, uint64_t *out)
+static int
+evlog_first_from(evlog *l, uint64_t from, uint64_t *out)
 {
 	uint8_t      start[8];
 	hb_scan     *s = NULL;
@@ -145,7 +149,8 @@ static int evlog_first_from(evlog *l, uint64_t from, uint64_t *out)
  * and check that nothing lies beyond (if something does, a hole was left
  * by damage: continue from there rather than ever reuse a seq).
  */
-static int evlog_recover(evlog *l)
+static int
+evlog_recover(evlog *l)
 {
 	uint64_t lo = 0, next;
 	int      rc = evlog_first_from(l, 1, &next);
@@ -173,9 +178,8 @@ static int evlog_recover(evlog *l)
 		if (rc == WB_OK)
 			rc = evlog_first_from(l, lo + 1, &next);
 		if (rc == WB_OK && next != 0)
-			RT_WARNF("%s log: hole after seq %llu, continuing at %llu",
-			    l->source, (unsigned long long)lo,
-			    (unsigned long long)next);
+			RT_WARNF("%s log: hole after seq %llu, continuing at %llu", l->source,
+			    (unsigned long long)lo, (unsigned long long)next);
 	}
 	if (rc == WB_OK)
 		l->last = lo;
@@ -183,7 +187,8 @@ static int evlog_recover(evlog *l)
 }
 
 /* evlog_publish_batch sends up to n queued events (taken off the queue by the caller) as one message. */
-static void evlog_publish_batch(evlog *l, wb_obj **evs, size_t n)
+static void
+evlog_publish_batch(evlog *l, wb_obj **evs, size_t n)
 {
 	wb_obj *m = wb_request(WB_OP_EVENTS);
 	wb_obj *objs = NULL;
@@ -195,15 +200,16 @@ static void evlog_publish_batch(evlog *l, wb_obj **evs, size_t n)
 	if (rc == WB_OK)
 		rc = rt_pub_send(l->pub, m);
 	if (rc != WB_OK)
-		RT_DEBUGF("%s log: publish of %zu events failed: %s", l->source, n,
-		    wb_strerror(rc));
+		RT_DEBUGF(
+		    "%s log: publish of %zu events failed: %s", l->source, n, wb_strerror(rc));
 	wb_msg_free(m);
 	for (size_t i = 0; i < n; i++)
 		wb_msg_free(evs[i]);
 }
 
 /* evlog_deadline returns now + us on CLOCK_REALTIME for pthread_cond_timedwait. */
-static struct timespec evlog_deadline(long us)
+static struct timespec
+evlog_deadline(long us)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -216,7 +222,8 @@ static struct timespec evlog_deadline(long us)
 }
 
 /* evlog_publisher_main is the publisher thread: wait for events, let a batch fill briefly, send. */
-static void *evlog_publisher_main(void *arg)
+static void *
+evlog_publisher_main(void *arg)
 {
 	evlog  *l = arg;
 	wb_obj *batch[EVLOG_BATCH];
@@ -229,8 +236,7 @@ static void *evlog_publisher_main(void *arg)
 		if (l->q_len < EVLOG_BATCH && !l->closing) {
 			struct timespec dl = evlog_deadline(EVLOG_FLUSH_US);
 			while (l->q_len < EVLOG_BATCH && !l->closing) {
-				if (pthread_cond_timedwait(&l->q_cv, &l->q_mu, &dl) ==
-				    ETIMEDOUT)
+				if (pthread_cond_timedwait(&l->q_cv, &l->q_mu, &dl) == ETIMEDOUT)
 					break;
 			}
 		}
@@ -248,7 +254,8 @@ static void *evlog_publisher_main(void *arg)
 	return NULL;
 }
 
-int evlog_open(evlog **out, hb_table *t, int fam, const char *source, rt_pub *pub)
+int
+evlog_open(evlog **out, hb_table *t, int fam, const char *source, rt_pub *pub)
 {
 	*out = NULL;
 	evlog *l = calloc(1, sizeof(*l));
@@ -283,7 +290,8 @@ int evlog_open(evlog **out, hb_table *t, int fam, const char *source, rt_pub *pu
 	return WB_OK;
 }
 
-void evlog_close(evlog *l)
+void
+evlog_close(evlog *l)
 {
 	if (l == NULL)
 		return;
@@ -304,7 +312,8 @@ void evlog_close(evlog *l)
 }
 
 /* evlog_queue hands a copy of a committed event to the publisher (dropping it if the queue is full). */
-static void evlog_queue(evlog *l, const wb_obj *event)
+static void
+evlog_queue(evlog *l, const wb_obj *event)
 {
 	wb_obj *copy = wb_msg_new();
 	if (copy == NULL || evlog_obj_copy(copy, event) != WB_OK) {
@@ -325,7 +334,8 @@ static void evlog_queue(evlog *l, const wb_obj *event)
 	wb_msg_free(copy);
 }
 
-int evlog_commit(evlog *l, hb_batch *b, wb_obj *event, uint64_t *seq)
+int
+evlog_commit(evlog *l, hb_batch *b, wb_obj *event, uint64_t *seq)
 {
 	uint8_t row[8];
 	char   *buf = NULL;
@@ -354,8 +364,8 @@ int evlog_commit(evlog *l, hb_batch *b, wb_obj *event, uint64_t *seq)
 	return rc;
 }
 
-int evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n,
-    uint64_t *first_seq)
+int
+evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n, uint64_t *first_seq)
 {
 	uint8_t  row[8];
 	uint64_t now = wb_now_ms();
@@ -389,7 +399,8 @@ int evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n,
 	return rc;
 }
 
-uint64_t evlog_last(evlog *l)
+uint64_t
+evlog_last(evlog *l)
 {
 	pthread_mutex_lock(&l->commit_mu);
 	uint64_t s = l->last;
@@ -397,7 +408,8 @@ uint64_t evlog_last(evlog *l)
 	return s;
 }
 
-int evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep)
+int
+evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep)
 {
 	if (from == 0)
 		from = 1;
@@ -411,13 +423,12 @@ int evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep)
 	hb_cell  c;
 	hb_u64_be(start, from);
 	hb_scan_opts o = { .start_row = start, .start_row_len = 8, .limit = limit };
-	int rc = from > last ? WB_EEND : hb_scan_open(&s, l->t, l->fam, &o);
+	int          rc = from > last ? WB_EEND : hb_scan_open(&s, l->t, l->fam, &o);
 	while (rc == WB_OK && n < limit && (rc = hb_scan_next(s, &c)) == WB_OK) {
 		if (c.row_len != 8 || hb_be_u64(c.row) > last)
 			break;
 		char err[128];
-		rc = wb_decode(&evs[n], c.value, c.value_len, &wb_limits_default, err,
-		    sizeof(err));
+		rc = wb_decode(&evs[n], c.value, c.value_len, &wb_limits_default, err, sizeof(err));
 		if (rc != WB_OK) {
 			RT_ERRORF("%s log: seq %llu undecodable: %s", l->source,
 			    (unsigned long long)hb_be_u64(c.row), err);

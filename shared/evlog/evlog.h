@@ -46,8 +46,7 @@ int evlog_commit(evlog *l, hb_batch *b, wb_obj *event, uint64_t *seq);
  * consecutive seqs (the first in *first_seq) and go into b, which is
  * written once, atomically.  On error nothing is written.
  */
-int evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n,
-    uint64_t *first_seq);
+int evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n, uint64_t *first_seq);
 
 /* evlog_last returns the last committed seq (0 if none). */
 uint64_t evlog_last(evlog *l);

@@ -13,7 +13,8 @@
 
 enum { FAM_DATA = 0, FAM_LOG, FAM_N };
 
-static hb_table *test_open(const char *name)
+static hb_table *
+test_open(const char *name)
 {
 	char           path[256];
 	hb_family_opts fams[FAM_N] = {
@@ -28,7 +29,8 @@ static hb_table *test_open(const char *name)
 }
 
 /* test_commit commits one event {type, uid} with a data cell row uid in the same batch. */
-static int test_commit(evlog *l, hb_table *t, uint64_t uid, uint64_t *seq)
+static int
+test_commit(evlog *l, hb_table *t, uint64_t uid, uint64_t *seq)
 {
 	hb_batch *b = NULL;
 	wb_obj   *ev = wb_msg_new();
@@ -57,7 +59,8 @@ typedef struct committer {
 	int       failed;
 } committer;
 
-static void *committer_main(void *arg)
+static void *
+committer_main(void *arg)
 {
 	committer *c = arg;
 	for (int i = 0; i < c->n; i++)
@@ -66,14 +69,16 @@ static void *committer_main(void *arg)
 	return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int
+cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
 /* read_all pages through the log with page size `page`, checking seqs are 1..n in order. */
-static void read_all(evlog *l, size_t page, uint64_t n)
+static void
+read_all(evlog *l, size_t page, uint64_t n)
 {
 	uint64_t from = 1, expect = 1;
 	int      rounds = 0;
@@ -90,7 +95,8 @@ static void read_all(evlog *l, size_t page, uint64_t n)
 			cr_assert_eq(wb_u64(&evs[i], WB_F_SEQ, 0), expect);
 			cr_assert_str_eq(wb_str(&evs[i], WB_F_TYPE, ""), "post");
 			cr_assert(wb_has(&evs[i], WB_F_TIME));
-			cr_assert_eq(wb_u64(&evs[i], WB_F_ID, 0), wb_u64(&evs[i], WB_F_UID, 0) * 10);
+			cr_assert_eq(
+			    wb_u64(&evs[i], WB_F_ID, 0), wb_u64(&evs[i], WB_F_UID, 0) * 10);
 			expect++;
 		}
 		from = expect;
@@ -119,8 +125,11 @@ Test(evlog, concurrent_commits_are_gapless, .fini = wbt_cleanup, .timeout = 120)
 	uint64_t *all = calloc(THREADS * PER, sizeof(*all));
 	cr_assert(all != NULL);
 	for (int i = 0; i < THREADS; i++) {
-		c[i] = (committer){ .l = l, .t = t, .base = 1 + (uint64_t)i * 100000,
-			.seqs = all + i * PER, .n = PER };
+		c[i] = (committer) { .l = l,
+			.t = t,
+			.base = 1 + (uint64_t)i * 100000,
+			.seqs = all + i * PER,
+			.n = PER };
 		cr_assert_eq(pthread_create(&th[i], NULL, committer_main, &c[i]), 0);
 	}
 	for (int i = 0; i < THREADS; i++) {
@@ -178,7 +187,8 @@ typedef struct seen {
 	bool            bad;
 } seen;
 
-static void seen_cb(void *arg, const wb_obj *msg)
+static void
+seen_cb(void *arg, const wb_obj *msg)
 {
 	seen         *s = arg;
 	const wb_obj *evs = NULL;
@@ -249,8 +259,8 @@ Test(evlog, events_are_published_in_batches, .fini = wbt_cleanup, .timeout = 120
 	}
 	rt_sub_close(sub);
 	cr_assert(!s.bad);
-	cr_assert_lt(s.msgs, s.events, "events were batched: %zu msgs for %zu events",
-	    s.msgs, s.events);
+	cr_assert_lt(
+	    s.msgs, s.events, "events were batched: %zu msgs for %zu events", s.msgs, s.events);
 	cr_assert_leq(s.biggest, 256);
 	evlog_close(l);
 	rt_pub_close(pub);

@@ -24,8 +24,8 @@ struct hb_batch {
 	/* keys put into families with max versions: a later range delete in
 	 * the same batch point-deletes them too (see hb_batch_delete_range).
 	 * Entries: fam(2) | len(2) | key */
-	uint8_t              *keys;
-	size_t                keys_len, keys_cap;
+	uint8_t *keys;
+	size_t   keys_len, keys_cap;
 };
 
 const char *
@@ -98,8 +98,7 @@ hb_fam_check(const hb_family_opts *o)
 		return WB_EINVAL;
 	if (o->qual_len > HB_MAX_PART && o->qual_len != HB_NONE)
 		return WB_EINVAL;
-	if (o->compression > HB_COMPRESS_ZSTD || o->bloom_bits < 0 ||
-	    o->bloom_bits > 64)
+	if (o->compression > HB_COMPRESS_ZSTD || o->bloom_bits < 0 || o->bloom_bits > 64)
 		return WB_EINVAL;
 	/* A counter is one cell at version 0: no TTL, no version mapping. */
 	if (o->counter && (o->ttl_ms != 0 || o->version_ms != NULL))
@@ -137,8 +136,8 @@ hb_fam_options(hb_table *t, hb_fam *f)
 			return WB_ENOMEM;
 		}
 		rocksdb_get_options_from_string(base,
-		    "memtable_insert_with_hint_prefix_extractor=rocksdb.FixedPrefix.0",
-		    f->opts, &err);
+		    "memtable_insert_with_hint_prefix_extractor=rocksdb.FixedPrefix.0", f->opts,
+		    &err);
 		rocksdb_options_destroy(base);
 		if (err != NULL)
 			return hb_err_rocks(err);
@@ -157,15 +156,14 @@ hb_fam_options(hb_table *t, hb_fam *f)
 	}
 	f->prefix_rows = o->row_len != HB_VARLEN && !o->counter;
 	if (f->prefix_rows)
-		rocksdb_options_set_prefix_extractor(f->opts,
-		    rocksdb_slicetransform_create_fixed_prefix(o->row_len));
+		rocksdb_options_set_prefix_extractor(
+		    f->opts, rocksdb_slicetransform_create_fixed_prefix(o->row_len));
 	if (o->bloom_bits > 0) {
-		rocksdb_block_based_options_set_filter_policy(f->bbt,
-		    rocksdb_filterpolicy_create_bloom_full(o->bloom_bits));
+		rocksdb_block_based_options_set_filter_policy(
+		    f->bbt, rocksdb_filterpolicy_create_bloom_full(o->bloom_bits));
 		/* cells are found by seeking (version unknown): whole keys
 		 * only help the exact Get of counters */
-		rocksdb_block_based_options_set_whole_key_filtering(f->bbt,
-		    f->prefix_rows ? 0 : 1);
+		rocksdb_block_based_options_set_whole_key_filtering(f->bbt, f->prefix_rows ? 0 : 1);
 	}
 	rocksdb_options_set_block_based_table_factory(f->opts, f->bbt);
 	switch (o->compression) {
@@ -214,16 +212,15 @@ hb_table_free(hb_table *t)
 }
 
 int
-hb_open(hb_table **out, const char *path, const hb_family_opts *fams,
-    size_t nfams, const hb_table_opts *opts)
+hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfams,
+    const hb_table_opts *opts)
 {
 	hb_table *t;
 	char     *err = NULL, **ondisk = NULL;
 	size_t    nondisk = 0;
 	int       rv;
 
-	if (out == NULL || path == NULL || fams == NULL || nfams == 0 ||
-	    nfams > 1000)
+	if (out == NULL || path == NULL || fams == NULL || nfams == 0 || nfams > 1000)
 		return hb_err_set(WB_EINVAL, "bad arguments");
 	*out = NULL;
 	for (size_t i = 0; i < nfams; i++) {
@@ -313,8 +310,7 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams,
 			copts[k++] = t->extra_opts;
 		}
 	}
-	t->db = rocksdb_open_column_families(t->dbopts, path, (int)k, names,
-	    copts, handles, &err);
+	t->db = rocksdb_open_column_families(t->dbopts, path, (int)k, names, copts, handles, &err);
 	if (err != NULL) {
 		t->db = NULL;
 		rv = hb_err_rocks(err);
@@ -363,8 +359,7 @@ hb_close(hb_table *t)
 
 /* hb_cell_args checks the row and qualifier of a cell operation. */
 static int
-hb_cell_args(const hb_fam *f, const void *row, size_t row_len,
-    const void *qual, size_t qual_len)
+hb_cell_args(const hb_fam *f, const void *row, size_t row_len, const void *qual, size_t qual_len)
 {
 	int rv;
 
@@ -376,9 +371,8 @@ hb_cell_args(const hb_fam *f, const void *row, size_t row_len,
 }
 
 int
-hb_put(hb_table *t, int fam, const void *row, size_t row_len,
-    const void *qual, size_t qual_len, uint64_t version, const void *val,
-    size_t val_len)
+hb_put(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, size_t qual_len,
+    uint64_t version, const void *val, size_t val_len)
 {
 	hb_fam *f = hb_fam_get(t, fam);
 	uint8_t key[HB_KEY_MAX];
@@ -398,8 +392,8 @@ hb_put(hb_table *t, int fam, const void *row, size_t row_len,
 
 /* hb_cell_make copies a cell into one allocation. */
 static hb_cell *
-hb_cell_make(const void *row, size_t row_len, const void *qual,
-    size_t qual_len, uint64_t version, const void *val, size_t val_len)
+hb_cell_make(const void *row, size_t row_len, const void *qual, size_t qual_len, uint64_t version,
+    const void *val, size_t val_len)
 {
 	hb_cell *c = malloc(sizeof(*c) + row_len + qual_len + val_len + 1);
 	uint8_t *p;
@@ -434,9 +428,8 @@ hb_cell_make(const void *row, size_t row_len, const void *qual,
  * HB_KEY_MAX + 1 bytes.
  */
 static int
-hb_column_range(size_t *cl, uint8_t *begin, uint8_t *end, const hb_fam *f,
-    const void *row, size_t row_len, const void *qual, size_t qual_len,
-    uint64_t version)
+hb_column_range(size_t *cl, uint8_t *begin, uint8_t *end, const hb_fam *f, const void *row,
+    size_t row_len, const void *qual, size_t qual_len, uint64_t version)
 {
 	int rv;
 
@@ -453,8 +446,8 @@ hb_column_range(size_t *cl, uint8_t *begin, uint8_t *end, const hb_fam *f,
 }
 
 int
-hb_get(hb_table *t, int fam, const void *row, size_t row_len,
-    const void *qual, size_t qual_len, hb_cell **out)
+hb_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, size_t qual_len,
+    hb_cell **out)
 {
 	hb_fam *f = hb_fam_get(t, fam);
 	uint8_t key[HB_KEY_MAX + 1], upper[HB_KEY_MAX + 1];
@@ -470,8 +463,7 @@ hb_get(hb_table *t, int fam, const void *row, size_t row_len,
 	 * column, so tombstones of other columns are never walked:
 	 *   [col|00..00]  ...versions...  [col|FF..FF] < [col|FF..FF|00]
 	 */
-	rv = hb_column_range(&cl, key, upper, f, row, row_len, qual, qual_len,
-	    HB_LATEST);
+	rv = hb_column_range(&cl, key, upper, f, row, row_len, qual, qual_len, HB_LATEST);
 	if (rv != WB_OK)
 		return rv;
 
@@ -490,8 +482,7 @@ hb_get(hb_table *t, int fam, const void *row, size_t row_len,
 			uint64_t version = hb_key_version((const uint8_t *)k, klen);
 			/* the clock may be a system call: only read it for TTL */
 			if (f->o.ttl_ms == 0 || !hb_expired(f, version, hb_now(t))) {
-				*out = hb_cell_make(row, row_len, qual, qual_len,
-				    version, v, vlen);
+				*out = hb_cell_make(row, row_len, qual, qual_len, version, v, vlen);
 				rv = *out ? WB_OK : WB_ENOMEM;
 			}
 		}
@@ -512,8 +503,8 @@ hb_cell_free(hb_cell *c)
 }
 
 int
-hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len,
-    const void *qual, size_t qual_len, int64_t *out)
+hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual,
+    size_t qual_len, int64_t *out)
 {
 	hb_fam *f = hb_fam_get(t, fam);
 	uint8_t key[HB_KEY_MAX];
@@ -527,9 +518,9 @@ hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len,
 		return WB_EINVAL;
 	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
 		return rv;
-	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, 0);
-	rocksdb_pinnableslice_t *ps = rocksdb_get_pinned_cf(t->db, t->ro, f->cf,
-	    (const char *)key, n, &err);
+	size_t                   n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, 0);
+	rocksdb_pinnableslice_t *ps =
+	    rocksdb_get_pinned_cf(t->db, t->ro, f->cf, (const char *)key, n, &err);
 	if (err != NULL)
 		return hb_err_rocks(err);
 	if (ps == NULL)
@@ -556,8 +547,7 @@ hb_batch_new(hb_batch **out)
 
 	if (out == NULL)
 		return WB_EINVAL;
-	if ((b = calloc(1, sizeof(*b))) == NULL ||
-	    (b->wb = rocksdb_writebatch_create()) == NULL) {
+	if ((b = calloc(1, sizeof(*b))) == NULL || (b->wb = rocksdb_writebatch_create()) == NULL) {
 		free(b);
 		*out = NULL;
 		return WB_ENOMEM;
@@ -630,9 +620,8 @@ hb_batch_keep_key(hb_batch *b, const hb_fam *f, const uint8_t *key, size_t n)
 }
 
 int
-hb_batch_put(hb_batch *b, hb_table *t, int fam, const void *row,
-    size_t row_len, const void *qual, size_t qual_len, uint64_t version,
-    const void *val, size_t val_len)
+hb_batch_put(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len, const void *qual,
+    size_t qual_len, uint64_t version, const void *val, size_t val_len)
 {
 	hb_fam *f = hb_batch_fam(b, t, fam);
 	uint8_t key[HB_KEY_MAX];
@@ -653,9 +642,8 @@ hb_batch_put(hb_batch *b, hb_table *t, int fam, const void *row,
 }
 
 int
-hb_batch_delete_version(hb_batch *b, hb_table *t, int fam,
-    const void *row, size_t row_len, const void *qual, size_t qual_len,
-    uint64_t version)
+hb_batch_delete_version(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, uint64_t version)
 {
 	hb_fam *f = hb_batch_fam(b, t, fam);
 	uint8_t key[HB_KEY_MAX];
@@ -693,20 +681,20 @@ hb_bytes_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
  * delete.  Families without max versions get one range tombstone.
  */
 static void
-hb_batch_delete_range(hb_batch *b, hb_fam *f, const uint8_t *begin,
-    size_t blen, const uint8_t *end, size_t elen)
+hb_batch_delete_range(
+    hb_batch *b, hb_fam *f, const uint8_t *begin, size_t blen, const uint8_t *end, size_t elen)
 {
 	if (f->o.max_versions == 0) {
-		rocksdb_writebatch_delete_range_cf(b->wb, f->cf,
-		    (const char *)begin, blen, (const char *)end, elen);
+		rocksdb_writebatch_delete_range_cf(
+		    b->wb, f->cf, (const char *)begin, blen, (const char *)end, elen);
 		return;
 	}
 	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)end, elen);
 	rocksdb_readoptions_set_total_order_seek(ro, 1);
 	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(f->t->db, ro, f->cf);
-	for (rocksdb_iter_seek(it, (const char *)begin, blen);
-	     rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+	for (rocksdb_iter_seek(it, (const char *)begin, blen); rocksdb_iter_valid(it);
+	     rocksdb_iter_next(it)) {
 		size_t      klen;
 		const char *k = rocksdb_iter_key(it, &klen);
 		rocksdb_writebatch_delete_cf(b->wb, f->cf, k, klen);
@@ -728,9 +716,8 @@ hb_batch_delete_range(hb_batch *b, hb_fam *f, const uint8_t *begin,
 }
 
 int
-hb_batch_delete_column(hb_batch *b, hb_table *t, int fam,
-    const void *row, size_t row_len, const void *qual, size_t qual_len,
-    uint64_t version)
+hb_batch_delete_column(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, uint64_t version)
 {
 	hb_fam *f = hb_batch_fam(b, t, fam);
 	uint8_t begin[HB_KEY_MAX + 1], end[HB_KEY_MAX + 1];
@@ -738,8 +725,7 @@ hb_batch_delete_column(hb_batch *b, hb_table *t, int fam,
 	int     rv;
 
 	/* versions <= version: [col|~version, col|FF..FF|00) */
-	rv = hb_column_range(&cl, begin, end, f, row, row_len, qual, qual_len,
-	    version);
+	rv = hb_column_range(&cl, begin, end, f, row, row_len, qual, qual_len, version);
 	if (rv != WB_OK)
 		return rv;
 	hb_batch_delete_range(b, f, begin, cl + 8, end, cl + 9);
@@ -748,8 +734,7 @@ hb_batch_delete_column(hb_batch *b, hb_table *t, int fam,
 }
 
 int
-hb_batch_delete_row(hb_batch *b, hb_table *t, int fam, const void *row,
-    size_t row_len)
+hb_batch_delete_row(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len)
 {
 	hb_fam *f = hb_batch_fam(b, t, fam);
 	uint8_t begin[HB_KEY_PART_MAX], end[HB_KEY_MAX + 16];
@@ -776,13 +761,13 @@ hb_batch_delete_row(hb_batch *b, hb_table *t, int fam, const void *row,
 }
 
 int
-hb_batch_add(hb_batch *b, hb_table *t, int fam, const void *row,
-    size_t row_len, const void *qual, size_t qual_len, int64_t delta)
+hb_batch_add(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len, const void *qual,
+    size_t qual_len, int64_t delta)
 {
-	hb_fam *f = hb_batch_fam(b, t, fam);
-	uint8_t key[HB_KEY_MAX], v[8];
+	hb_fam  *f = hb_batch_fam(b, t, fam);
+	uint8_t  key[HB_KEY_MAX], v[8];
 	uint64_t d = (uint64_t)delta;
-	int     rv;
+	int      rv;
 
 	if (f == NULL || !f->o.counter)
 		return WB_EINVAL;
@@ -791,8 +776,7 @@ hb_batch_add(hb_batch *b, hb_table *t, int fam, const void *row,
 	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, 0);
 	for (int i = 0; i < 8; i++)
 		v[i] = (uint8_t)(d >> (8 * i));
-	rocksdb_writebatch_merge_cf(b->wb, f->cf, (const char *)key, n,
-	    (const char *)v, 8);
+	rocksdb_writebatch_merge_cf(b->wb, f->cf, (const char *)key, n, (const char *)v, 8);
 	b->n++;
 	return WB_OK;
 }
@@ -861,7 +845,7 @@ hb_prop_u64(hb_table *t, hb_fam *f, const char *name)
 uint64_t
 hb_disk_bytes(void *table)
 {
-	hb_table *t     = table;
+	hb_table *t = table;
 	uint64_t  total = 0;
 
 	for (size_t i = 0; i < t->nfams; i++) {

@@ -37,10 +37,10 @@
 
 #include "wb_errors.h"
 
-#define HB_VARLEN 0       /* row_len/qual_len: variable length, escaped */
-#define HB_NONE   0xFFFFu /* qual_len: the family has no qualifiers */
-#define HB_LATEST UINT64_MAX /* version argument: the newest version */
-#define HB_MAX_PART 1024  /* longest row or qualifier, bytes (else WB_ETOOBIG) */
+#define HB_VARLEN   0          /* row_len/qual_len: variable length, escaped */
+#define HB_NONE     0xFFFFu    /* qual_len: the family has no qualifiers */
+#define HB_LATEST   UINT64_MAX /* version argument: the newest version */
+#define HB_MAX_PART 1024       /* longest row or qualifier, bytes (else WB_ETOOBIG) */
 
 typedef struct hb_table hb_table;
 typedef struct hb_batch hb_batch;
@@ -73,11 +73,11 @@ typedef struct hb_family_opts {
 
 /* Table-wide settings. */
 typedef struct hb_table_opts {
-	bool     sync;     /* fsync the WAL on every write (power-loss safe) */
-	size_t   cache_mb; /* block cache, MiB (default 64) */
+	bool   sync;     /* fsync the WAL on every write (power-loss safe) */
+	size_t cache_mb; /* block cache, MiB (default 64) */
 	/* now_ms is the clock used for TTL (tests inject one); NULL: wall clock. */
 	uint64_t (*now_ms)(void *arg);
-	void    *now_arg;
+	void *now_arg;
 } hb_table_opts;
 
 /* A cell as read back.  Pointers are valid until the next call on the
@@ -94,8 +94,8 @@ typedef struct hb_cell {
 
 /* hb_open opens (creating if needed) the table at path with the given
  * families; families are then named by their index in fams. */
-int hb_open(hb_table **out, const char *path, const hb_family_opts *fams,
-    size_t nfams, const hb_table_opts *opts);
+int hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfams,
+    const hb_table_opts *opts);
 
 /* hb_close flushes and closes a table; NULL is ignored. */
 void hb_close(hb_table *t);
@@ -104,21 +104,20 @@ void hb_close(hb_table *t);
 const char *hb_last_error(void);
 
 /* hb_put writes one cell (version HB_LATEST means now). */
-int hb_put(hb_table *t, int fam, const void *row, size_t row_len,
-    const void *qual, size_t qual_len, uint64_t version, const void *val,
-    size_t val_len);
+int hb_put(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, size_t qual_len,
+    uint64_t version, const void *val, size_t val_len);
 
 /* hb_get reads the newest live version of a column into a malloc'd cell
  * freed with hb_cell_free; WB_ENOTFOUND if none. */
-int hb_get(hb_table *t, int fam, const void *row, size_t row_len,
-    const void *qual, size_t qual_len, hb_cell **out);
+int hb_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, size_t qual_len,
+    hb_cell **out);
 
 /* hb_cell_free frees a cell returned by hb_get. */
 void hb_cell_free(hb_cell *c);
 
 /* hb_counter_get reads a counter cell (0 if it was never added to). */
-int hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len,
-    const void *qual, size_t qual_len, int64_t *out);
+int hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual,
+    size_t qual_len, int64_t *out);
 
 /* hb_batch_new creates an empty batch: writes that commit all or nothing. */
 int hb_batch_new(hb_batch **out);
@@ -133,28 +132,24 @@ void hb_batch_clear(hb_batch *b);
 size_t hb_batch_count(const hb_batch *b);
 
 /* hb_batch_put adds a cell write (version HB_LATEST means now). */
-int hb_batch_put(hb_batch *b, hb_table *t, int fam, const void *row,
-    size_t row_len, const void *qual, size_t qual_len, uint64_t version,
-    const void *val, size_t val_len);
+int hb_batch_put(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, uint64_t version, const void *val, size_t val_len);
 
 /* hb_batch_delete_version deletes exactly one version of a column. */
-int hb_batch_delete_version(hb_batch *b, hb_table *t, int fam,
-    const void *row, size_t row_len, const void *qual, size_t qual_len,
-    uint64_t version);
+int hb_batch_delete_version(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, uint64_t version);
 
 /* hb_batch_delete_column deletes all versions <= version of a column
  * (HB_LATEST: every version). */
-int hb_batch_delete_column(hb_batch *b, hb_table *t, int fam,
-    const void *row, size_t row_len, const void *qual, size_t qual_len,
-    uint64_t version);
+int hb_batch_delete_column(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, uint64_t version);
 
 /* hb_batch_delete_row deletes every cell of a row in a family. */
-int hb_batch_delete_row(hb_batch *b, hb_table *t, int fam, const void *row,
-    size_t row_len);
+int hb_batch_delete_row(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len);
 
 /* hb_batch_add adds delta to a counter cell (family declared counter). */
-int hb_batch_add(hb_batch *b, hb_table *t, int fam, const void *row,
-    size_t row_len, const void *qual, size_t qual_len, int64_t delta);
+int hb_batch_add(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, int64_t delta);
 
 /* hb_write commits a batch atomically. */
 int hb_write(hb_table *t, hb_batch *b);

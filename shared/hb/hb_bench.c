@@ -20,13 +20,12 @@
 
 #include "hb.h"
 
-#define EPOCH_MS  UINT64_C(1577836800000)
-#define PAGE      50
-#define BATCH     1000
+#define EPOCH_MS UINT64_C(1577836800000)
+#define PAGE     50
+#define BATCH    1000
 
-static int quick;
-static size_t readers = 2000, per_reader = 800, nsingle = 100000,
-              nget = 200000, nscan = 20000;
+static int    quick;
+static size_t readers = 2000, per_reader = 800, nsingle = 100000, nget = 200000, nscan = 20000;
 
 /* now_s is this thread's CPU time: other work on a shared machine and
  * RocksDB's background threads do not count, so hb/raw compares the
@@ -104,19 +103,19 @@ enc_key(uint8_t *k, uint64_t reader, uint64_t version)
 /* ---- raw RocksDB, set up like hb's family (see hb_fam_options) ---- */
 
 typedef struct raw {
-	rocksdb_t                      *db;
-	rocksdb_options_t              *o;
+	rocksdb_t                           *db;
+	rocksdb_options_t                   *o;
 	rocksdb_block_based_table_options_t *bbt;
-	rocksdb_cache_t                *cache;
-	rocksdb_writeoptions_t         *wo;
-	rocksdb_column_family_handle_t *cf[2];
+	rocksdb_cache_t                     *cache;
+	rocksdb_writeoptions_t              *wo;
+	rocksdb_column_family_handle_t      *cf[2];
 } raw;
 
 static void
 raw_open(raw *r, const char *path)
 {
-	char                    *err = NULL;
-	rocksdb_options_t       *dbo = rocksdb_options_create();
+	char              *err = NULL;
+	rocksdb_options_t *dbo = rocksdb_options_create();
 	r->cache = rocksdb_cache_create_lru(64 << 20);
 	r->o = rocksdb_options_create();
 	r->bbt = rocksdb_block_based_options_create();
@@ -127,7 +126,8 @@ raw_open(raw *r, const char *path)
 	rocksdb_block_based_options_set_block_size(r->bbt, 16 * 1024);
 	rocksdb_block_based_options_set_block_restart_interval(r->bbt, 16);
 	rocksdb_options_set_prefix_extractor(r->o, rocksdb_slicetransform_create_fixed_prefix(8));
-	rocksdb_block_based_options_set_filter_policy(r->bbt, rocksdb_filterpolicy_create_bloom_full(10));
+	rocksdb_block_based_options_set_filter_policy(
+	    r->bbt, rocksdb_filterpolicy_create_bloom_full(10));
 	rocksdb_block_based_options_set_whole_key_filtering(r->bbt, 0);
 	rocksdb_options_set_block_based_table_factory(r->o, r->bbt);
 	rocksdb_options_set_compression(r->o, rocksdb_zstd_compression);
@@ -136,8 +136,8 @@ raw_open(raw *r, const char *path)
 	rocksdb_options_set_max_background_jobs(dbo, 2);
 	rocksdb_options_set_keep_log_file_num(dbo, 2);
 	rocksdb_options_set_info_log_level(dbo, 2);
-	const char              *names[2] = {"tl", "default"};
-	const rocksdb_options_t *opts[2] = {r->o, dbo};
+	const char              *names[2] = { "tl", "default" };
+	const rocksdb_options_t *opts[2] = { r->o, dbo };
 	r->db = rocksdb_open_column_families(dbo, path, 2, names, opts, r->cf, &err);
 	if (err)
 		die("raw open", err);
@@ -186,8 +186,8 @@ load(int use_hb, size_t j0, size_t j1)
 					die("batch put", NULL);
 			} else {
 				enc_key(k, 1000 + r, p->id);
-				rocksdb_writebatch_put_cf(wb, R.cf[0], (const char *)k, 16,
-				    (const char *)v, 8);
+				rocksdb_writebatch_put_cf(
+				    wb, R.cf[0], (const char *)k, 16, (const char *)v, 8);
 			}
 			if (++n % BATCH == 0) {
 				if (use_hb) {
@@ -226,8 +226,8 @@ single_puts(int use_hb, uint64_t base)
 				die("put", NULL);
 		} else {
 			enc_key(k, r, id);
-			rocksdb_put_cf(R.db, R.wo, R.cf[0], (const char *)k, 16,
-			    (const char *)v, 8, &err);
+			rocksdb_put_cf(
+			    R.db, R.wo, R.cf[0], (const char *)k, 16, (const char *)v, 8, &err);
 			if (err)
 				die("raw put", err);
 		}
@@ -286,8 +286,8 @@ gets(int use_hb)
 static double
 scans(int use_hb)
 {
-	uint8_t row[8], k[16], up[8];
-	size_t  cells = 0;
+	uint8_t  row[8], k[16], up[8];
+	size_t   cells = 0;
 	uint64_t sum = 0;
 
 	rng = 4242;
@@ -295,10 +295,10 @@ scans(int use_hb)
 	for (size_t i = 0; i < nscan; i++) {
 		uint64_t r = 1000 + rnd() % readers;
 		if (use_hb) {
-			hb_scan     *s;
-			hb_cell      c;
+			hb_scan *s;
+			hb_cell  c;
 			hb_u64_be(row, r);
-			hb_scan_opts o = {.row_prefix = row, .row_prefix_len = 8, .limit = PAGE};
+			hb_scan_opts o = { .row_prefix = row, .row_prefix_len = 8, .limit = PAGE };
 			if (hb_scan_open(&s, T, 0, &o) != WB_OK)
 				die("scan", NULL);
 			while (hb_scan_next(s, &c) == WB_OK) {
@@ -374,16 +374,20 @@ main(int argc, char **argv)
 	snprintf(rawdir, sizeof(rawdir), "%s/raw", dir);
 	make_posts();
 
-	hb_family_opts fam = {.name = "tl", .row_len = 8, .qual_len = HB_NONE,
-		.compression = HB_COMPRESS_ZSTD, .bloom_bits = 10};
+	hb_family_opts fam = { .name = "tl",
+		.row_len = 8,
+		.qual_len = HB_NONE,
+		.compression = HB_COMPRESS_ZSTD,
+		.bloom_bits = 10 };
 	if (hb_open(&T, hbdir, &fam, 1, NULL) != WB_OK)
 		die("hb_open", NULL);
 	raw_open(&R, rawdir);
 
 	size_t cells = readers * per_reader;
-	printf("hb_bench: %zu readers x %zu inbox entries = %zu cells%s\n", readers,
-	    per_reader, cells, quick ? " (quick)" : "");
-	printf("(rates per second of the benchmark thread's CPU time; best of 3 for reads and single puts)\n");
+	printf("hb_bench: %zu readers x %zu inbox entries = %zu cells%s\n", readers, per_reader,
+	    cells, quick ? " (quick)" : "");
+	printf("(rates per second of the benchmark thread's CPU time; best of 3 for reads and "
+	       "single puts)\n");
 	printf("%-28s %12s %12s %8s\n", "operation", "raw/s", "hb/s", "hb/raw");
 	/* load in alternating chunks so warm-up and noise hit both sides */
 	double lr = 0, lh = 0;
@@ -395,7 +399,7 @@ main(int argc, char **argv)
 	row_print("batched puts (1000/batch)", (double)cells / lr, (double)cells / lh);
 
 	/* compact both: the read figures and the disk figure use settled files */
-	char *err = NULL;
+	char                   *err = NULL;
 	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
 	rocksdb_flushoptions_set_wait(fo, 1);
 	rocksdb_flush_cf(R.db, fo, R.cf[0], &err);
@@ -425,7 +429,8 @@ main(int argc, char **argv)
 		pr = best(pr, single_puts(0, base + i)), ph = best(ph, single_puts(1, base + i));
 	row_print("single puts", pr, ph);
 
-	printf("\nbytes on disk per inbox cell after compaction (%zu cells, key 16 B + value 8 B):\n",
+	printf(
+	    "\nbytes on disk per inbox cell after compaction (%zu cells, key 16 B + value 8 B):\n",
 	    cells);
 	printf("  raw RocksDB  %10llu B  %6.2f B/cell\n", (unsigned long long)raw_bytes,
 	    (double)raw_bytes / (double)cells);

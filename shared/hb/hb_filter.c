@@ -52,9 +52,8 @@ hb_filter_name(void *arg)
 
 /* hb_filter_filter decides about one cell: 1 drops it, 0 keeps it. */
 static unsigned char
-hb_filter_filter(void *arg, int level, const char *key, size_t klen,
-    const char *val, size_t vlen, char **new_val, size_t *new_len,
-    unsigned char *changed)
+hb_filter_filter(void *arg, int level, const char *key, size_t klen, const char *val, size_t vlen,
+    char **new_val, size_t *new_len, unsigned char *changed)
 {
 	hb_filter *flt = arg;
 	hb_fam    *f = flt->f;
@@ -65,8 +64,7 @@ hb_filter_filter(void *arg, int level, const char *key, size_t klen,
 	if (klen < 8)
 		return 0; /* not a cell key: keep */
 	clen = klen - 8;
-	if (!flt->have_col || clen != flt->col_len ||
-	    memcmp(key, flt->col, clen) != 0) {
+	if (!flt->have_col || clen != flt->col_len || memcmp(key, flt->col, clen) != 0) {
 		if (clen > flt->col_cap) {
 			uint8_t *n = realloc(flt->col, clen);
 			if (n == NULL) {
@@ -99,8 +97,8 @@ hb_filter_create(void *arg, rocksdb_compactionfiltercontext_t *ctx)
 		return NULL; /* RocksDB then compacts without a filter */
 	flt->f = f;
 	flt->now = hb_now(f->t);
-	return rocksdb_compactionfilter_create(flt, hb_filter_destroy,
-	    hb_filter_filter, hb_filter_name);
+	return rocksdb_compactionfilter_create(
+	    flt, hb_filter_destroy, hb_filter_filter, hb_filter_name);
 }
 
 static void
@@ -121,8 +119,8 @@ hb_filter_factory(hb_fam *f)
 {
 	if (f->o.counter || (f->o.max_versions == 0 && f->o.ttl_ms == 0))
 		return NULL;
-	return rocksdb_compactionfilterfactory_create(f,
-	    hb_filter_factory_destroy, hb_filter_create, hb_filter_factory_name);
+	return rocksdb_compactionfilterfactory_create(
+	    f, hb_filter_factory_destroy, hb_filter_create, hb_filter_factory_name);
 }
 
 /*
@@ -170,19 +168,17 @@ hb_counter_sum(int64_t sum, const char *const *ops, const size_t *lens, int n)
 }
 
 static char *
-hb_counter_full_merge(void *arg, const char *key, size_t klen,
-    const char *old, size_t old_len, const char *const *ops,
-    const size_t *lens, int n, unsigned char *success, size_t *new_len)
+hb_counter_full_merge(void *arg, const char *key, size_t klen, const char *old, size_t old_len,
+    const char *const *ops, const size_t *lens, int n, unsigned char *success, size_t *new_len)
 {
 	(void)arg, (void)key, (void)klen;
-	return hb_counter_encode(hb_counter_sum(hb_counter_decode(old, old_len),
-	                             ops, lens, n), success, new_len);
+	return hb_counter_encode(
+	    hb_counter_sum(hb_counter_decode(old, old_len), ops, lens, n), success, new_len);
 }
 
 static char *
-hb_counter_partial_merge(void *arg, const char *key, size_t klen,
-    const char *const *ops, const size_t *lens, int n,
-    unsigned char *success, size_t *new_len)
+hb_counter_partial_merge(void *arg, const char *key, size_t klen, const char *const *ops,
+    const size_t *lens, int n, unsigned char *success, size_t *new_len)
 {
 	(void)arg, (void)key, (void)klen;
 	return hb_counter_encode(hb_counter_sum(0, ops, lens, n), success, new_len);
@@ -211,7 +207,6 @@ hb_counter_name(void *arg)
 rocksdb_mergeoperator_t *
 hb_counter_merge(void)
 {
-	return rocksdb_mergeoperator_create(NULL, hb_counter_destroy,
-	    hb_counter_full_merge, hb_counter_partial_merge,
-	    hb_counter_delete_value, hb_counter_name);
+	return rocksdb_mergeoperator_create(NULL, hb_counter_destroy, hb_counter_full_merge,
+	    hb_counter_partial_merge, hb_counter_delete_value, hb_counter_name);
 }

@@ -10,14 +10,14 @@
 #include "hb_key.h"
 
 typedef struct hb_fam {
-	hb_family_opts                     o; /* name points at name below */
-	char                              *name;
-	hb_keyfmt                          fmt;
-	struct hb_table                   *t;
-	rocksdb_column_family_handle_t    *cf;
-	rocksdb_options_t                 *opts;
+	hb_family_opts                       o; /* name points at name below */
+	char                                *name;
+	hb_keyfmt                            fmt;
+	struct hb_table                     *t;
+	rocksdb_column_family_handle_t      *cf;
+	rocksdb_options_t                   *opts;
 	rocksdb_block_based_table_options_t *bbt;
-	bool                               prefix_rows; /* fixed-row prefix extractor */
+	bool                                 prefix_rows; /* fixed-row prefix extractor */
 } hb_fam;
 
 struct hb_table {
@@ -31,10 +31,10 @@ struct hb_table {
 	size_t                  nfams;
 	/* column families present on disk that the caller did not name */
 	rocksdb_column_family_handle_t **extra;
-	size_t                  nextra;
-	rocksdb_options_t      *extra_opts;
+	size_t                           nextra;
+	rocksdb_options_t               *extra_opts;
 	uint64_t (*now_ms)(void *arg);
-	void                   *now_arg;
+	void *now_arg;
 };
 
 /* hb_now returns the table's clock in Unix ms. */

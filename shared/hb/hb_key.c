@@ -60,8 +60,8 @@ hb_key_part(uint8_t *dst, const void *src, size_t len, unsigned fixed)
 }
 
 size_t
-hb_key_column(uint8_t *dst, const hb_keyfmt *f, const void *row,
-    size_t row_len, const void *qual, size_t qual_len)
+hb_key_column(uint8_t *dst, const hb_keyfmt *f, const void *row, size_t row_len, const void *qual,
+    size_t qual_len)
 {
 	uint8_t *p = hb_key_part(dst, row, row_len, f->row_len);
 
@@ -82,8 +82,8 @@ hb_key_version(const uint8_t *key, size_t len)
 }
 
 size_t
-hb_key_encode(uint8_t *dst, const hb_keyfmt *f, const void *row,
-    size_t row_len, const void *qual, size_t qual_len, uint64_t version)
+hb_key_encode(uint8_t *dst, const hb_keyfmt *f, const void *row, size_t row_len, const void *qual,
+    size_t qual_len, uint64_t version)
 {
 	size_t n = hb_key_column(dst, f, row, row_len, qual, qual_len);
 
@@ -96,8 +96,8 @@ hb_key_encode(uint8_t *dst, const hb_keyfmt *f, const void *row,
  * the version begins.  A part without escapes points into the key.
  */
 static int
-hb_key_part_decode(const uint8_t *key, size_t end, size_t *pos,
-    unsigned fixed, uint8_t **scratch, const uint8_t **out, size_t *out_len)
+hb_key_part_decode(const uint8_t *key, size_t end, size_t *pos, unsigned fixed, uint8_t **scratch,
+    const uint8_t **out, size_t *out_len)
 {
 	size_t p = *pos;
 
@@ -149,8 +149,8 @@ hb_key_part_decode(const uint8_t *key, size_t end, size_t *pos,
 }
 
 int
-hb_key_decode(const hb_keyfmt *f, const uint8_t *key, size_t len,
-    uint8_t *scratch, hb_keyparts *out)
+hb_key_decode(
+    const hb_keyfmt *f, const uint8_t *key, size_t len, uint8_t *scratch, hb_keyparts *out)
 {
 	size_t pos = 0, end;
 	int    rv;
@@ -158,11 +158,11 @@ hb_key_decode(const hb_keyfmt *f, const uint8_t *key, size_t len,
 	if (len < 8)
 		return WB_ECORRUPT;
 	end = len - 8;
-	if ((rv = hb_key_part_decode(key, end, &pos, f->row_len, &scratch,
-	         &out->row, &out->row_len)) != WB_OK)
+	if ((rv = hb_key_part_decode(
+	         key, end, &pos, f->row_len, &scratch, &out->row, &out->row_len)) != WB_OK)
 		return rv;
-	if ((rv = hb_key_part_decode(key, end, &pos, f->qual_len, &scratch,
-	         &out->qual, &out->qual_len)) != WB_OK)
+	if ((rv = hb_key_part_decode(
+	         key, end, &pos, f->qual_len, &scratch, &out->qual, &out->qual_len)) != WB_OK)
 		return rv;
 	if (pos != end)
 		return WB_ECORRUPT;

@@ -64,12 +64,12 @@ uint8_t *hb_key_part(uint8_t *dst, const void *src, size_t len, unsigned fixed);
 
 /* hb_key_column writes the column prefix enc(row) enc(qual); returns its length.
  * Lengths must have passed the checks above; dst holds HB_KEY_MAX bytes. */
-size_t hb_key_column(uint8_t *dst, const hb_keyfmt *f, const void *row,
-    size_t row_len, const void *qual, size_t qual_len);
+size_t hb_key_column(uint8_t *dst, const hb_keyfmt *f, const void *row, size_t row_len,
+    const void *qual, size_t qual_len);
 
 /* hb_key_encode writes a whole cell key; returns its length. */
-size_t hb_key_encode(uint8_t *dst, const hb_keyfmt *f, const void *row,
-    size_t row_len, const void *qual, size_t qual_len, uint64_t version);
+size_t hb_key_encode(uint8_t *dst, const hb_keyfmt *f, const void *row, size_t row_len,
+    const void *qual, size_t qual_len, uint64_t version);
 
 /* hb_key_put_version writes the 8 version bytes at dst. */
 void hb_key_put_version(uint8_t *dst, uint64_t version);
@@ -79,8 +79,8 @@ uint64_t hb_key_version(const uint8_t *key, size_t len);
 
 /* hb_key_decode splits a key; escaped parts are unescaped into scratch
  * (at least len bytes) when they contain 0x00.  WB_ECORRUPT if malformed. */
-int hb_key_decode(const hb_keyfmt *f, const uint8_t *key, size_t len,
-    uint8_t *scratch, hb_keyparts *out);
+int hb_key_decode(
+    const hb_keyfmt *f, const uint8_t *key, size_t len, uint8_t *scratch, hb_keyparts *out);
 
 /* hb_key_successor turns buf[0..*len) into the smallest string greater than
  * every string it prefixes (drops trailing 0xFF, increments); returns 0 if

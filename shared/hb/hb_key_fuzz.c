@@ -93,17 +93,17 @@ hk_parse(const hb_keyfmt *f, const uint8_t **p, size_t *n, hk_cell *c)
 {
 	size_t want;
 
-	want   = f->row_len != HB_VARLEN ? f->row_len : (*n > 0 ? (size_t) (*p)[0] % 40 : 0);
+	want = f->row_len != HB_VARLEN ? f->row_len : (*n > 0 ? (size_t)(*p)[0] % 40 : 0);
 	if (f->row_len == HB_VARLEN && *n > 0) {
 		(*p)++;
 		(*n)--;
 	}
 	c->row = hk_take(p, n, want, &c->row_len);
 	if (f->qual_len == HB_NONE) {
-		c->qual     = (const uint8_t *) "";
+		c->qual = (const uint8_t *)"";
 		c->qual_len = 0;
 	} else {
-		want = f->qual_len != HB_VARLEN ? f->qual_len : (*n > 0 ? (size_t) (*p)[0] % 40 : 0);
+		want = f->qual_len != HB_VARLEN ? f->qual_len : (*n > 0 ? (size_t)(*p)[0] % 40 : 0);
 		if (f->qual_len == HB_VARLEN && *n > 0) {
 			(*p)++;
 			(*n)--;
@@ -128,8 +128,8 @@ hk_roundtrip(const hb_keyfmt *f, const hk_cell *c, uint8_t *key)
 	static uint8_t scratch[HB_KEY_MAX];
 	uint8_t        col[HB_KEY_MAX];
 	hb_keyparts    kp;
-	size_t         n  = hb_key_encode(key, f, c->row, c->row_len, c->qual, c->qual_len, c->version);
-	size_t         cn = hb_key_column(col, f, c->row, c->row_len, c->qual, c->qual_len);
+	size_t n = hb_key_encode(key, f, c->row, c->row_len, c->qual, c->qual_len, c->version);
+	size_t cn = hb_key_column(col, f, c->row, c->row_len, c->qual, c->qual_len);
 
 	if (n > HB_KEY_MAX || cn + 8 != n || memcmp(col, key, cn) != 0) {
 		hk_fail("the column prefix is not the key less 8 version bytes");
@@ -141,7 +141,8 @@ hk_roundtrip(const hb_keyfmt *f, const hk_cell *c, uint8_t *key)
 		hk_fail("a key we encoded does not decode");
 	}
 	if (kp.row_len != c->row_len || memcmp(kp.row, c->row, c->row_len) != 0 ||
-	    kp.qual_len != c->qual_len || (c->qual_len && memcmp(kp.qual, c->qual, c->qual_len) != 0) ||
+	    kp.qual_len != c->qual_len ||
+	    (c->qual_len && memcmp(kp.qual, c->qual, c->qual_len) != 0) ||
 	    kp.version != c->version || kp.col_len != cn) {
 		hk_fail("decode(encode(cell)) != cell");
 	}
@@ -157,8 +158,13 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const hb_keyfmt fmts[] = {
-		{ HB_VARLEN, HB_VARLEN }, { HB_VARLEN, HB_NONE }, { 8, HB_NONE },
-		{ 8, HB_VARLEN }, { 8, 8 }, { HB_VARLEN, 8 }, { 4, 2 },
+		{ HB_VARLEN, HB_VARLEN },
+		{ HB_VARLEN, HB_NONE },
+		{ 8, HB_NONE },
+		{ 8, HB_VARLEN },
+		{ 8, 8 },
+		{ HB_VARLEN, 8 },
+		{ 4, 2 },
 	};
 	static uint8_t ka[HB_KEY_MAX], kb[HB_KEY_MAX], scratch[HB_KEY_MAX];
 	const uint8_t *p = data;
@@ -172,10 +178,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	f = fmts[data[0] % (sizeof(fmts) / sizeof(fmts[0]))];
 	/* any bytes as a raw key: an error, or parts that re-encode to it */
-	if (size - 1 <= HB_KEY_MAX && hb_key_decode(&f, data + 1, size - 1, scratch, &kp) == WB_OK) {
+	if (size - 1 <= HB_KEY_MAX &&
+	    hb_key_decode(&f, data + 1, size - 1, scratch, &kp) == WB_OK) {
 		hk_cell c = { kp.row, kp.qual, kp.row_len, kp.qual_len, kp.version };
 		if (c.qual == NULL) {
-			c.qual = (const uint8_t *) "";
+			c.qual = (const uint8_t *)"";
 		}
 		if (!hk_valid(&f, &c)) {
 			hk_fail("a decoded key has parts its format refuses");
@@ -184,7 +191,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t row[HB_MAX_PART], qual[HB_MAX_PART];
 		memcpy(row, c.row, c.row_len);
 		memcpy(qual, c.qual, c.qual_len);
-		c.row  = row;
+		c.row = row;
 		c.qual = qual;
 		size_t k = hk_roundtrip(&f, &c, ka);
 		if (k != size - 1 || memcmp(ka, data + 1, k) != 0) {

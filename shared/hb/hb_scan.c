@@ -88,8 +88,7 @@ hb_scan_qual_ok(hb_scan *s, const uint8_t *key, size_t klen, bool *ok)
 		return WB_OK;
 	if ((rv = hb_key_decode(&s->f->fmt, key, klen, s->scratch, &kp)) != WB_OK)
 		return rv;
-	*ok = kp.qual_len >= s->qprefix_len &&
-	    memcmp(kp.qual, s->qprefix, s->qprefix_len) == 0;
+	*ok = kp.qual_len >= s->qprefix_len && memcmp(kp.qual, s->qprefix, s->qprefix_len) == 0;
 	return WB_OK;
 }
 
@@ -120,8 +119,7 @@ hb_scan_advance(hb_scan *s)
 			return;
 		}
 		size_t clen = klen - 8;
-		if (!s->have_col || clen != s->col_len ||
-		    memcmp(key, s->col, clen) != 0) {
+		if (!s->have_col || clen != s->col_len || memcmp(key, s->col, clen) != 0) {
 			bool ok;
 			memcpy(s->col, key, clen);
 			s->col_len = clen;
@@ -137,8 +135,8 @@ hb_scan_advance(hb_scan *s)
 		uint64_t version = hb_key_version(key, klen);
 		uint32_t idx = s->fam_idx++;
 		if ((s->fam_max && idx >= s->fam_max) ||
-		    (s->scan_max && s->ret_idx >= s->scan_max) ||
-		    version < s->min_v || hb_expired(s->f, version, s->now)) {
+		    (s->scan_max && s->ret_idx >= s->scan_max) || version < s->min_v ||
+		    hb_expired(s->f, version, s->now)) {
 			hb_scan_seek_past_column(s);
 			continue;
 		}
@@ -212,12 +210,11 @@ hb_scan_bounds(hb_scan *s, const hb_scan_opts *o)
 		}
 	}
 	if (o->stop_row != NULL || o->stop_row_len) {
-		if ((o->stop_row == NULL) ||
-		    (rv = hb_key_check_row(fmt, o->stop_row_len)) != WB_OK)
+		if ((o->stop_row == NULL) || (rv = hb_key_check_row(fmt, o->stop_row_len)) != WB_OK)
 			return o->stop_row ? rv : WB_EINVAL;
 		uint8_t *stop = s->scratch;
-		size_t n = (size_t)(hb_key_part(stop, o->stop_row, o->stop_row_len,
-		    fmt->row_len) - stop);
+		size_t   n =
+		    (size_t)(hb_key_part(stop, o->stop_row, o->stop_row_len, fmt->row_len) - stop);
 		if (!s->has_upper || hb_scan_cmp(stop, n, s->upper, s->upper_len) < 0) {
 			memcpy(s->upper, stop, n);
 			s->upper_len = n;
@@ -239,9 +236,11 @@ void
 hb_scan_opts_id_row(hb_scan_opts *o, uint8_t row[8], uint64_t id)
 {
 	hb_u64_be(row, id);
-	*o = (hb_scan_opts){
-		.start_row = row, .start_row_len = 8,
-		.row_prefix = row, .row_prefix_len = 8,
+	*o = (hb_scan_opts) {
+		.start_row = row,
+		.start_row_len = 8,
+		.row_prefix = row,
+		.row_prefix_len = 8,
 	};
 }
 
@@ -265,8 +264,7 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 
 	/* buffers sized for the family's longest key (32 bytes for an inbox;
 	 * an escaped row prefix fits the longest escaped row) */
-	size_t kmax = hb_scan_part_max(f->fmt.row_len) +
-	    hb_scan_part_max(f->fmt.qual_len) + 16;
+	size_t kmax = hb_scan_part_max(f->fmt.row_len) + hb_scan_part_max(f->fmt.qual_len) + 16;
 	if (opts->resume_len > kmax || opts->qual_prefix_len > HB_MAX_PART)
 		return WB_EINVAL;
 	if ((s = malloc(sizeof(*s) + 5 * kmax + opts->qual_prefix_len)) == NULL)
@@ -295,8 +293,8 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 
 	s->ro = rocksdb_readoptions_create();
 	if (s->has_upper)
-		rocksdb_readoptions_set_iterate_upper_bound(s->ro,
-		    (const char *)s->upper, s->upper_len);
+		rocksdb_readoptions_set_iterate_upper_bound(
+		    s->ro, (const char *)s->upper, s->upper_len);
 	/* one whole fixed-length row: the row bloom filter may skip files */
 	if (f->prefix_rows && opts->row_prefix_len == f->fmt.row_len)
 		rocksdb_readoptions_set_prefix_same_as_start(s->ro, 1);
@@ -337,8 +335,7 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 				break;
 			size_t      klen;
 			const char *k = rocksdb_iter_key(s->it, &klen);
-			if (hb_scan_cmp((const uint8_t *)k, klen, s->resume,
-			        opts->resume_len) >= 0)
+			if (hb_scan_cmp((const uint8_t *)k, klen, s->resume, opts->resume_len) >= 0)
 				break;
 			hb_scan_consume(s);
 		}

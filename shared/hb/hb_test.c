@@ -66,17 +66,17 @@ raw_count(const char *path, const char *fam)
 	size_t             n = 0, count = 0;
 	char             **names = rocksdb_list_column_families(o, path, &n, &err);
 	cr_assert_null(err, "list: %s", err);
-	const rocksdb_options_t **opts = calloc(n, sizeof(*opts));
+	const rocksdb_options_t        **opts = calloc(n, sizeof(*opts));
 	rocksdb_column_family_handle_t **h = calloc(n, sizeof(*h));
-	int idx = -1;
+	int                              idx = -1;
 	for (size_t i = 0; i < n; i++) {
 		opts[i] = o;
 		if (strcmp(names[i], fam) == 0)
 			idx = (int)i;
 	}
 	cr_assert_geq(idx, 0, "family %s on disk", fam);
-	rocksdb_t *db = rocksdb_open_column_families(o, path, (int)n,
-	    (const char *const *)names, opts, h, &err);
+	rocksdb_t *db = rocksdb_open_column_families(
+	    o, path, (int)n, (const char *const *)names, opts, h, &err);
 	cr_assert_null(err, "open: %s", err);
 	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
 	rocksdb_iterator_t    *it = rocksdb_create_iterator_cf(db, ro, h[idx]);
@@ -105,20 +105,21 @@ bytes_cmp(const void *a, size_t al, const void *b, size_t bl)
 
 Test(hb, hbase_order_and_versions, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = {{.name = "c"}};
+	hb_family_opts f[] = { { .name = "c" } };
 	hb_table      *t;
 	static const struct {
 		const char *s;
 		size_t      n;
-	} rows[] = {{"", 0}, {"\0", 1}, {"a", 1}, {"a\0", 2}, {"a\0\0", 3},
-		{"a\0\x01", 3}, {"a\x01", 2}, {"ab", 2}, {"b", 1}, {"\xff", 1}};
+	} rows[] = { { "", 0 }, { "\0", 1 }, { "a", 1 }, { "a\0", 2 }, { "a\0\0", 3 },
+		{ "a\0\x01", 3 }, { "a\x01", 2 }, { "ab", 2 }, { "b", 1 }, { "\xff", 1 } };
 	const size_t nrows = sizeof(rows) / sizeof(rows[0]);
 
 	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK, "%s", hb_last_error());
 	/* write in reverse, each row with quals "q" and "q\0" and 3 versions */
 	for (size_t i = nrows; i-- > 0;)
 		for (uint64_t v = 1; v <= 3; v++) {
-			cr_assert_eq(hb_put(t, 0, rows[i].s, rows[i].n, "q\0", 2, v, "x", 1), WB_OK);
+			cr_assert_eq(
+			    hb_put(t, 0, rows[i].s, rows[i].n, "q\0", 2, v, "x", 1), WB_OK);
 			cr_assert_eq(hb_put(t, 0, rows[i].s, rows[i].n, "q", 1, v, "y", 1), WB_OK);
 		}
 	hb_scan *s;
@@ -126,7 +127,7 @@ Test(hb, hbase_order_and_versions, .init = tdir_make, .fini = tdir_remove)
 	size_t   n = 0;
 	cr_assert_eq(hb_scan_open(&s, t, 0, NULL), WB_OK);
 	while (hb_scan_next(s, &c) == WB_OK) {
-		size_t r = n / 6, q = (n / 3) % 2;
+		size_t   r = n / 6, q = (n / 3) % 2;
 		uint64_t v = 3 - n % 3;
 		cr_assert_eq(c.row_len, rows[r].n, "cell %zu row", n);
 		cr_assert(memcmp(c.row, rows[r].s, c.row_len) == 0, "cell %zu row bytes", n);
@@ -148,7 +149,7 @@ Test(hb, hbase_order_and_versions, .init = tdir_make, .fini = tdir_remove)
 	cr_assert_eq(hb_get(t, 0, "zz", 2, "q", 1, &g), WB_ENOTFOUND);
 
 	/* row_prefix "a\0" finds a\0, a\0\0, a\0\x01 only */
-	hb_scan_opts o = {.row_prefix = "a\0", .row_prefix_len = 2, .max_versions = 1};
+	hb_scan_opts o = { .row_prefix = "a\0", .row_prefix_len = 2, .max_versions = 1 };
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_OK);
 	n = 0;
 	while (hb_scan_next(s, &c) == WB_OK) {
@@ -195,9 +196,9 @@ part_cmp(const void *a, const void *b)
 static void
 model_init(void)
 {
-	static const char *tricky[] = {"", "\0", "a", "a\0", "a\0\0", "a\x01", "ab",
-		"abc", "b", "\xff", "a\0\xff"};
-	static const size_t tl[] = {0, 1, 1, 2, 3, 2, 2, 3, 1, 1, 3};
+	static const char  *tricky[] = { "", "\0", "a", "a\0", "a\0\0", "a\x01", "ab", "abc", "b",
+		 "\xff", "a\0\xff" };
+	static const size_t tl[] = { 0, 1, 1, 2, 3, 2, 2, 3, 1, 1, 3 };
 	memset(&M, 0, sizeof(M));
 	for (int f = 0; f < NFAM; f++) {
 		for (int r = 0; r < NR; r++) {
@@ -237,11 +238,14 @@ model_init(void)
 }
 
 static const hb_family_opts rfams[NFAM] = {
-	{.name = "plain"},
-	{.name = "capped", .max_versions = 3, .compression = HB_COMPRESS_LZ4},
-	{.name = "inbox", .row_len = 8, .qual_len = HB_NONE,
-	    .compression = HB_COMPRESS_ZSTD, .bloom_bits = 10},
-	{.name = "count", .counter = true, .bloom_bits = 10},
+	{ .name = "plain" },
+	{ .name = "capped", .max_versions = 3, .compression = HB_COMPRESS_LZ4 },
+	{ .name = "inbox",
+	    .row_len = 8,
+	    .qual_len = HB_NONE,
+	    .compression = HB_COMPRESS_ZSTD,
+	    .bloom_bits = 10 },
+	{ .name = "count", .counter = true, .bloom_bits = 10 },
 };
 
 /* model_newest returns the newest present version or 0. */
@@ -265,7 +269,8 @@ model_scan(int f, const hb_scan_opts *o, mcell *out, size_t cap)
 	size_t n = 0;
 	for (int r = 0; r < NR && n < cap; r++) {
 		part *row = &M.rows[f][r];
-		int   rs = o->start_row ? bytes_cmp(row->b, row->n, o->start_row, o->start_row_len) : 1;
+		int   rs =
+                    o->start_row ? bytes_cmp(row->b, row->n, o->start_row, o->start_row_len) : 1;
 		if (rs < 0)
 			continue;
 		if (o->stop_row && bytes_cmp(row->b, row->n, o->stop_row, o->stop_row_len) >= 0)
@@ -278,8 +283,9 @@ model_scan(int f, const hb_scan_opts *o, mcell *out, size_t cap)
 			if (rs == 0 && o->start_qual &&
 			    bytes_cmp(qu->b, qu->n, o->start_qual, o->start_qual_len) < 0)
 				continue;
-			if (o->qual_prefix_len && (qu->n < o->qual_prefix_len ||
-			                              memcmp(qu->b, o->qual_prefix, o->qual_prefix_len)))
+			if (o->qual_prefix_len &&
+			    (qu->n < o->qual_prefix_len ||
+			        memcmp(qu->b, o->qual_prefix, o->qual_prefix_len)))
 				continue;
 			uint32_t fidx = 0, ridx = 0;
 			for (int v = NV; v >= 1 && n < cap; v--) {
@@ -295,7 +301,7 @@ model_scan(int f, const hb_scan_opts *o, mcell *out, size_t cap)
 				if (o->max_versions && ridx >= o->max_versions)
 					break;
 				ridx++;
-				out[n++] = (mcell){r, q, v};
+				out[n++] = (mcell) { r, q, v };
 			}
 		}
 	}
@@ -314,14 +320,17 @@ dump_column(int f, int r, int q)
 		if (M.present[f][r][q][v])
 			fprintf(stderr, " %d", v);
 	fprintf(stderr, "\nstore:");
-	hb_scan_opts o = {.start_row = row->b, .start_row_len = row->n,
-		.start_qual = qu->b, .start_qual_len = qu->n, .limit = 20};
-	hb_scan *s;
-	hb_cell  c;
+	hb_scan_opts o = { .start_row = row->b,
+		.start_row_len = row->n,
+		.start_qual = qu->b,
+		.start_qual_len = qu->n,
+		.limit = 20 };
+	hb_scan     *s;
+	hb_cell      c;
 	if (hb_scan_open(&s, dbg_t, f, &o) == WB_OK) {
 		while (hb_scan_next(s, &c) == WB_OK &&
-		    bytes_cmp(c.row, c.row_len, row->b, row->n) == 0 &&
-		    bytes_cmp(c.qual, c.qual_len, qu->b, qu->n) == 0)
+		       bytes_cmp(c.row, c.row_len, row->b, row->n) == 0 &&
+		       bytes_cmp(c.qual, c.qual_len, qu->b, qu->n) == 0)
 			fprintf(stderr, " %llu", (unsigned long long)c.version);
 		hb_scan_close(s);
 	}
@@ -336,8 +345,8 @@ check_cell(int f, const hb_cell *c, const mcell *m, int op)
 	    bytes_cmp(c->row, c->row_len, row->b, row->n))
 		dump_column(f, m->r, m->q);
 	cr_assert(bytes_cmp(c->row, c->row_len, row->b, row->n) == 0,
-	    "op %d fam %d: row differs (want r%d q%d v%d, got v%llu)", op, f,
-	    m->r, m->q, m->v, (unsigned long long)c->version);
+	    "op %d fam %d: row differs (want r%d q%d v%d, got v%llu)", op, f, m->r, m->q, m->v,
+	    (unsigned long long)c->version);
 	cr_assert(bytes_cmp(c->qual, c->qual_len, qu->b, qu->n) == 0,
 	    "op %d fam %d: qual differs (want q%d)", op, f, m->q);
 	cr_assert_eq(c->version, (uint64_t)m->v, "op %d fam %d: version", op, f);
@@ -351,7 +360,7 @@ static void
 random_scan(hb_table *t, int op)
 {
 	int          f = rand() % 3;
-	hb_scan_opts o = {0};
+	hb_scan_opts o = { 0 };
 	part         sr, stop, pre, qpre;
 	int          r;
 
@@ -415,7 +424,8 @@ random_scan(hb_table *t, int op)
 		cr_assert_lt(got, nwant, "op %d fam %d: resume key but model done", op, f);
 	}
 	if (rlen == 0)
-		cr_assert_eq(got, nwant, "op %d fam %d: missing cells (%zu of %zu)", op, f, got, nwant);
+		cr_assert_eq(
+		    got, nwant, "op %d fam %d: missing cells (%zu of %zu)", op, f, got, nwant);
 	else
 		cr_assert_eq(got, pages * o.limit);
 }
@@ -424,8 +434,8 @@ random_scan(hb_table *t, int op)
 static void
 random_write(hb_table *t, hb_batch *b)
 {
-	int f = rand() % 4, r = rand() % NR, q = rand() % M.nq[f == F_COUNT ? 0 : f];
-	int v = 1 + rand() % NV, kind = rand() % 10;
+	int   f = rand() % 4, r = rand() % NR, q = rand() % M.nq[f == F_COUNT ? 0 : f];
+	int   v = 1 + rand() % NV, kind = rand() % 10;
 	part *row = &M.rows[f][r], *qu = &M.quals[f][q];
 
 	if (f == F_COUNT) {
@@ -434,26 +444,28 @@ random_write(hb_table *t, hb_batch *b)
 			cr_assert_eq(hb_batch_add(b, t, f, row->b, row->n, qu->b, qu->n, d), WB_OK);
 			M.cnt[r][q] += d;
 		} else {
-			cr_assert_eq(hb_batch_delete_column(b, t, f, row->b, row->n, qu->b,
-			                 qu->n, HB_LATEST), WB_OK);
+			cr_assert_eq(hb_batch_delete_column(
+			                 b, t, f, row->b, row->n, qu->b, qu->n, HB_LATEST),
+			    WB_OK);
 			M.cnt[r][q] = 0;
 		}
 		return;
 	}
 	if (kind < 6) {
 		uint32_t x = (uint32_t)rand();
-		cr_assert_eq(hb_batch_put(b, t, f, row->b, row->n, qu->b, qu->n, (uint64_t)v,
-		                 &x, 4), WB_OK);
+		cr_assert_eq(
+		    hb_batch_put(b, t, f, row->b, row->n, qu->b, qu->n, (uint64_t)v, &x, 4), WB_OK);
 		M.present[f][r][q][v] = true;
 		M.val[f][r][q][v] = x;
 	} else if (kind < 8 && f != F_CAPPED) {
-		cr_assert_eq(hb_batch_delete_version(b, t, f, row->b, row->n, qu->b, qu->n,
-		                 (uint64_t)v), WB_OK);
+		cr_assert_eq(
+		    hb_batch_delete_version(b, t, f, row->b, row->n, qu->b, qu->n, (uint64_t)v),
+		    WB_OK);
 		M.present[f][r][q][v] = false;
 	} else if (kind < 9) {
 		uint64_t upto = rand() % 4 == 0 ? HB_LATEST : (uint64_t)v;
-		cr_assert_eq(hb_batch_delete_column(b, t, f, row->b, row->n, qu->b, qu->n,
-		                 upto), WB_OK);
+		cr_assert_eq(
+		    hb_batch_delete_column(b, t, f, row->b, row->n, qu->b, qu->n, upto), WB_OK);
 		for (int i = 1; i <= NV; i++)
 			if ((uint64_t)i <= upto)
 				M.present[f][r][q][i] = false;
@@ -484,35 +496,35 @@ Test(hb, random_against_model, .init = tdir_make, .fini = tdir_remove, .timeout 
 		if (op > 0 && op % 9000 == 0)
 			cr_assert_eq(hb_compact(t, rand() % NFAM), WB_OK);
 		if (k < 25) { /* one put */
-			int f = rand() % 3, r = rand() % NR, q = rand() % M.nq[f];
-			int v = 1 + rand() % NV;
+			int      f = rand() % 3, r = rand() % NR, q = rand() % M.nq[f];
+			int      v = 1 + rand() % NV;
 			uint32_t x = (uint32_t)rand();
-			part *row = &M.rows[f][r], *qu = &M.quals[f][q];
-			cr_assert_eq(hb_put(t, f, row->b, row->n, qu->b, qu->n, (uint64_t)v, &x, 4),
-			    WB_OK);
+			part    *row = &M.rows[f][r], *qu = &M.quals[f][q];
+			cr_assert_eq(
+			    hb_put(t, f, row->b, row->n, qu->b, qu->n, (uint64_t)v, &x, 4), WB_OK);
 			M.present[f][r][q][v] = true;
 			M.val[f][r][q][v] = x;
 		} else if (k < 45) { /* get latest */
-			int f = rand() % 3, r = rand() % NR, q = rand() % M.nq[f];
-			part *row = &M.rows[f][r], *qu = &M.quals[f][q];
+			int      f = rand() % 3, r = rand() % NR, q = rand() % M.nq[f];
+			part    *row = &M.rows[f][r], *qu = &M.quals[f][q];
 			hb_cell *c;
 			int      rv = hb_get(t, f, row->b, row->n, qu->b, qu->n, &c);
 			int      v = model_newest(f, r, q);
 			if (v == 0) {
-				cr_assert_eq(rv, WB_ENOTFOUND, "op %d fam %d: get found v%llu", op, f,
-				    rv == WB_OK ? (unsigned long long)c->version : 0ull);
+				cr_assert_eq(rv, WB_ENOTFOUND, "op %d fam %d: get found v%llu", op,
+				    f, rv == WB_OK ? (unsigned long long)c->version : 0ull);
 			} else {
 				cr_assert_eq(rv, WB_OK, "op %d fam %d: get", op, f);
-				mcell m = {r, q, v};
+				mcell m = { r, q, v };
 				check_cell(f, c, &m, op);
 				hb_cell_free(c);
 			}
 		} else if (k < 52) { /* counter get */
-			int r = rand() % NR, q = rand() % NQ;
+			int     r = rand() % NR, q = rand() % NQ;
 			int64_t x;
-			part *row = &M.rows[F_COUNT][r], *qu = &M.quals[F_COUNT][q];
-			cr_assert_eq(hb_counter_get(t, F_COUNT, row->b, row->n, qu->b, qu->n, &x),
-			    WB_OK);
+			part   *row = &M.rows[F_COUNT][r], *qu = &M.quals[F_COUNT][q];
+			cr_assert_eq(
+			    hb_counter_get(t, F_COUNT, row->b, row->n, qu->b, qu->n, &x), WB_OK);
 			cr_assert_eq(x, M.cnt[r][q], "op %d: counter", op);
 		} else if (k < 65) { /* scan */
 			random_scan(t, op);
@@ -538,8 +550,8 @@ Test(hb, random_against_model, .init = tdir_make, .fini = tdir_remove, .timeout 
 
 Test(hb, ttl_with_injected_clock, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = {{.name = "sess", .ttl_ms = 1000}, {.name = "keep"}};
-	hb_table_opts  to = {.now_ms = test_clock};
+	hb_family_opts f[] = { { .name = "sess", .ttl_ms = 1000 }, { .name = "keep" } };
+	hb_table_opts  to = { .now_ms = test_clock };
 	hb_table      *t;
 	hb_cell       *c;
 
@@ -601,12 +613,17 @@ ms_of_postid(uint64_t v)
 
 Test(hb, max_versions_compaction, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = {{.name = "tl", .row_len = 8, .qual_len = HB_NONE,
-		.max_versions = 5, .compression = HB_COMPRESS_ZSTD, .bloom_bits = 10,
-		.version_ms = ms_of_postid, .ttl_ms = 86400000ull * 365}};
-	hb_table_opts to = {.now_ms = test_clock};
-	hb_table     *t;
-	uint8_t       row[8];
+	hb_family_opts f[] = { { .name = "tl",
+	    .row_len = 8,
+	    .qual_len = HB_NONE,
+	    .max_versions = 5,
+	    .compression = HB_COMPRESS_ZSTD,
+	    .bloom_bits = 10,
+	    .version_ms = ms_of_postid,
+	    .ttl_ms = 86400000ull * 365 } };
+	hb_table_opts  to = { .now_ms = test_clock };
+	hb_table      *t;
+	uint8_t        row[8];
 
 	clock_now = 1700000000000ull;
 	cr_assert_eq(hb_open(&t, tdir, f, 1, &to), WB_OK);
@@ -621,7 +638,7 @@ Test(hb, max_versions_compaction, .init = tdir_make, .fini = tdir_remove)
 	}
 	/* reads see 5 versions before any compaction */
 	hb_u64_be(row, 7);
-	hb_scan_opts o = {.row_prefix = row, .row_prefix_len = 8};
+	hb_scan_opts o = { .row_prefix = row, .row_prefix_len = 8 };
 	hb_scan     *s;
 	hb_cell      c;
 	size_t       n = 0;
@@ -682,18 +699,20 @@ scan_versions(hb_table *t, hb_scan_opts *o, uint64_t *v, size_t cap)
 
 Test(hb, all_versions_beyond_max, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = {{.name = "tl", .row_len = 8, .qual_len = HB_NONE, .max_versions = 3}};
-	hb_table      *t;
-	hb_batch      *b;
-	uint8_t        row[8];
-	uint64_t       v[16];
-	size_t         n;
+	hb_family_opts f[] = {
+		{ .name = "tl", .row_len = 8, .qual_len = HB_NONE, .max_versions = 3 }
+	};
+	hb_table *t;
+	hb_batch *b;
+	uint8_t   row[8];
+	uint64_t  v[16];
+	size_t    n;
 
 	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
 	hb_u64_be(row, 9);
 	for (uint64_t i = 1; i <= 6; i++)
 		cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, i, &i, 8), WB_OK);
-	hb_scan_opts o = {.row_prefix = row, .row_prefix_len = 8};
+	hb_scan_opts o = { .row_prefix = row, .row_prefix_len = 8 };
 	n = scan_versions(t, &o, v, 16);
 	cr_assert(n == 3 && v[0] == 6 && v[2] == 4, "reads see max versions: %zu", n);
 	o.all_versions = true;
@@ -727,7 +746,7 @@ Test(hb, all_versions_beyond_max, .init = tdir_make, .fini = tdir_remove)
 	cr_assert_eq(hb_batch_delete_version(b, t, 0, row, 8, NULL, 0, 6), WB_OK);
 	cr_assert_eq(hb_batch_delete_version(b, t, 0, row, 8, NULL, 0, 5), WB_OK);
 	cr_assert_eq(hb_write(t, b), WB_OK);
-	o = (hb_scan_opts){.row_prefix = row, .row_prefix_len = 8};
+	o = (hb_scan_opts) { .row_prefix = row, .row_prefix_len = 8 };
 	n = scan_versions(t, &o, v, 16);
 	cr_assert(n == 3 && v[0] == 4 && v[2] == 2, "hidden versions are back: %zu", n);
 	/* ...so a delete of "every cell" must find them with all_versions */
@@ -790,8 +809,8 @@ fan_check(hb_table *t)
 		cr_assert_eq(r, want_row, "row %llu, expected %llu", (unsigned long long)r,
 		    (unsigned long long)want_row);
 		uint64_t v = r == 5 && k == nv - 1 ? 1 : (uint64_t)(FAN_POSTS + 10 - k);
-		cr_assert_eq(c.version, v, "row %llu cell %llu: version %llu", (unsigned long long)r,
-		    (unsigned long long)k, (unsigned long long)c.version);
+		cr_assert_eq(c.version, v, "row %llu cell %llu: version %llu",
+		    (unsigned long long)r, (unsigned long long)k, (unsigned long long)c.version);
 		cr_assert_eq(hb_be_u64(c.value), v);
 		cells++;
 		if (++k == nv) {
@@ -807,18 +826,23 @@ Test(hb, ascending_puts_fanout, .init = tdir_make, .fini = tdir_remove, .timeout
 {
 	/* the inbox's write path: memtable insert hints, a tiny memtable so
 	 * writes switch memtables and flush mid-way, two writer threads */
-	hb_family_opts f[] = {{.name = "tl", .row_len = 8, .qual_len = HB_NONE,
-		.max_versions = 100, .compression = HB_COMPRESS_ZSTD, .ascending_puts = true,
-		.write_buffer_mb = 1, .write_buffers = 2}};
-	hb_table *t;
-	uint8_t   row[8], val[8];
+	hb_family_opts f[] = { { .name = "tl",
+	    .row_len = 8,
+	    .qual_len = HB_NONE,
+	    .max_versions = 100,
+	    .compression = HB_COMPRESS_ZSTD,
+	    .ascending_puts = true,
+	    .write_buffer_mb = 1,
+	    .write_buffers = 2 } };
+	hb_table      *t;
+	uint8_t        row[8], val[8];
 
 	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
 	/* posts 11..16 in ascending version order, each to every row; one
 	 * stray older cell out of order in between */
 	for (uint64_t p = 0; p < FAN_POSTS; p++) {
 		uint64_t  v = 11 + p, half = FAN_ROWS / 2 - (uint64_t)p * 7;
-		fan_half  h1 = {t, 0, half, v, 0}, h2 = {t, half, FAN_ROWS - half, v, 0};
+		fan_half  h1 = { t, 0, half, v, 0 }, h2 = { t, half, FAN_ROWS - half, v, 0 };
 		pthread_t th;
 		cr_assert_eq(pthread_create(&th, NULL, fan_half_write, &h1), 0);
 		fan_half_write(&h2);
@@ -842,7 +866,7 @@ Test(hb, ascending_puts_fanout, .init = tdir_make, .fini = tdir_remove, .timeout
 
 Test(hb, counters, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = {{.name = "n", .row_len = 8, .counter = true}};
+	hb_family_opts f[] = { { .name = "n", .row_len = 8, .counter = true } };
 	hb_table      *t;
 	hb_batch      *b;
 	uint8_t        row[8];
@@ -877,7 +901,7 @@ Test(hb, counters, .init = tdir_make, .fini = tdir_remove)
 
 Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = {{.name = "tl", .row_len = 8, .qual_len = HB_NONE}};
+	hb_family_opts f[] = { { .name = "tl", .row_len = 8, .qual_len = HB_NONE } };
 	hb_table      *t;
 	uint8_t        row[8];
 
@@ -888,7 +912,7 @@ Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)
 			cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, v, &v, 8), WB_OK);
 	}
 	hb_u64_be(row, 2);
-	hb_scan_opts o = {.row_prefix = row, .row_prefix_len = 8, .limit = 20};
+	hb_scan_opts o = { .row_prefix = row, .row_prefix_len = 8, .limit = 20 };
 	uint8_t      resume[64];
 	size_t       rlen = 0, total = 0;
 	uint64_t     expect = 95;
@@ -914,8 +938,11 @@ Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)
 	}
 	cr_assert_eq(total, 95);
 	/* a version range: newest first within [10, 30] */
-	o = (hb_scan_opts){.row_prefix = row, .row_prefix_len = 8, .min_version = 10,
-		.max_version = 30, .max_versions = 4};
+	o = (hb_scan_opts) { .row_prefix = row,
+		.row_prefix_len = 8,
+		.min_version = 10,
+		.max_version = 30,
+		.max_versions = 4 };
 	hb_scan *s;
 	hb_cell  c;
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_OK);
@@ -935,7 +962,7 @@ Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)
 static void
 crash_child(const char *path, int wfd)
 {
-	hb_family_opts f[] = {{.name = "b", .row_len = 8, .qual_len = 4}};
+	hb_family_opts f[] = { { .name = "b", .row_len = 8, .qual_len = 4 } };
 	hb_table      *t;
 	hb_batch      *b;
 	char           val[200];
@@ -974,12 +1001,12 @@ crash_child(const char *path, int wfd)
 
 Test(hb, scan_opts_id_row, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = {{.name = "tl", .row_len = 8, .qual_len = HB_NONE}};
+	hb_family_opts f[] = { { .name = "tl", .row_len = 8, .qual_len = HB_NONE } };
 	hb_table      *t;
 	hb_scan       *s;
 	hb_cell        c;
 	uint8_t        row[8];
-	uint64_t       ids[] = {0xFE, 0xFF, 0x100}, v;
+	uint64_t       ids[] = { 0xFE, 0xFF, 0x100 }, v;
 	hb_scan_opts   o;
 
 	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
@@ -991,12 +1018,12 @@ Test(hb, scan_opts_id_row, .init = tdir_make, .fini = tdir_remove)
 	memset(&o, 0xAA, sizeof(o));
 	hb_scan_opts_id_row(&o, row, 0xFF);
 	cr_assert_eq(hb_be_u64(row), 0xFF);
-	cr_assert(o.start_row == row && o.start_row_len == 8 &&
-	    o.row_prefix == row && o.row_prefix_len == 8);
-	cr_assert(o.stop_row == NULL && o.start_qual == NULL &&
-	    o.qual_prefix == NULL && o.resume == NULL && o.max_versions == 0 &&
-	    o.min_version == 0 && o.max_version == 0 && o.limit == 0 &&
-	    !o.all_versions, "every other setting is zero");
+	cr_assert(o.start_row == row && o.start_row_len == 8 && o.row_prefix == row &&
+	          o.row_prefix_len == 8);
+	cr_assert(o.stop_row == NULL && o.start_qual == NULL && o.qual_prefix == NULL &&
+	              o.resume == NULL && o.max_versions == 0 && o.min_version == 0 &&
+	              o.max_version == 0 && o.limit == 0 && !o.all_versions,
+	    "every other setting is zero");
 	/* the whole row, newest first, none of its neighbours */
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_OK);
 	for (v = 10; hb_scan_next(s, &c) == WB_OK; v--) {
@@ -1020,10 +1047,9 @@ Test(hb, scan_opts_id_row, .init = tdir_make, .fini = tdir_remove)
 	hb_close(t);
 }
 
-Test(hb, batches_atomic_under_sigkill, .init = tdir_make, .fini = tdir_remove,
-    .timeout = 120)
+Test(hb, batches_atomic_under_sigkill, .init = tdir_make, .fini = tdir_remove, .timeout = 120)
 {
-	hb_family_opts f[] = {{.name = "b", .row_len = 8, .qual_len = 4}};
+	hb_family_opts f[] = { { .name = "b", .row_len = 8, .qual_len = 4 } };
 	srand((unsigned)time(NULL));
 	for (int round = 0; round < 4; round++) {
 		int pfd[2];
@@ -1039,7 +1065,7 @@ Test(hb, batches_atomic_under_sigkill, .init = tdir_make, .fini = tdir_remove,
 		int      want = 5 + rand() % 60, seen = 0;
 		uint64_t deadline = (uint64_t)time(NULL) + 30;
 		while (seen < want && (uint64_t)time(NULL) < deadline) {
-			struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+			struct pollfd p = { .fd = pfd[0], .events = POLLIN };
 			char          buf[64];
 			if (poll(&p, 1, 1000) > 0) {
 				ssize_t r = read(pfd[0], buf, sizeof(buf));
@@ -1067,8 +1093,9 @@ Test(hb, batches_atomic_under_sigkill, .init = tdir_make, .fini = tdir_remove,
 			uint64_t r = hb_be_u64(c.row);
 			if (r != cur) {
 				if (cur != UINT64_MAX)
-					cr_assert_eq(cells, CRASH_CELLS, "batch %llu has %llu cells",
-					    (unsigned long long)cur, (unsigned long long)cells);
+					cr_assert_eq(cells, CRASH_CELLS,
+					    "batch %llu has %llu cells", (unsigned long long)cur,
+					    (unsigned long long)cells);
 				cr_assert_eq(r, rows, "batches are a prefix");
 				cur = r, cells = 0, rows++;
 			}
@@ -1087,12 +1114,12 @@ Test(hb, batches_atomic_under_sigkill, .init = tdir_make, .fini = tdir_remove,
 
 Test(hb, error_paths, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = {{.name = "fixed", .row_len = 8, .qual_len = 4},
-		{.name = "none", .qual_len = HB_NONE}};
+	hb_family_opts f[] = { { .name = "fixed", .row_len = 8, .qual_len = 4 },
+		{ .name = "none", .qual_len = HB_NONE } };
 	hb_table      *t;
 	hb_cell       *c;
 	char           path[300], big[HB_MAX_PART + 1];
-	uint8_t        row[8] = {0};
+	uint8_t        row[8] = { 0 };
 
 	/* a path that is a file */
 	snprintf(path, sizeof(path), "%s/file", tdir);
@@ -1105,11 +1132,11 @@ Test(hb, error_paths, .init = tdir_make, .fini = tdir_remove)
 
 	cr_assert_eq(hb_open(&t, tdir, f, 0, NULL), WB_EINVAL);
 	cr_assert_eq(hb_open(NULL, tdir, f, 2, NULL), WB_EINVAL);
-	hb_family_opts dup[] = {{.name = "a"}, {.name = "a"}};
+	hb_family_opts dup[] = { { .name = "a" }, { .name = "a" } };
 	cr_assert_eq(hb_open(&t, tdir, dup, 2, NULL), WB_EINVAL);
-	hb_family_opts noname[] = {{.name = NULL}};
+	hb_family_opts noname[] = { { .name = NULL } };
 	cr_assert_eq(hb_open(&t, tdir, noname, 1, NULL), WB_EINVAL);
-	hb_family_opts badctr[] = {{.name = "c", .counter = true, .ttl_ms = 5}};
+	hb_family_opts badctr[] = { { .name = "c", .counter = true, .ttl_ms = 5 } };
 	cr_assert_eq(hb_open(&t, tdir, badctr, 1, NULL), WB_EINVAL);
 
 	cr_assert_eq(hb_open(&t, tdir, f, 2, NULL), WB_OK);
@@ -1118,7 +1145,8 @@ Test(hb, error_paths, .init = tdir_make, .fini = tdir_remove)
 	cr_assert_eq(hb_put(t, 0, row, 8, "abcd", 4, 1, "v", 1), WB_OK);
 	cr_assert_eq(hb_put(t, 2, row, 8, "abcd", 4, 1, "v", 1), WB_EINVAL);
 	cr_assert_eq(hb_put(t, -1, row, 8, "abcd", 4, 1, "v", 1), WB_EINVAL);
-	cr_assert_eq(hb_put(t, 1, "r", 1, "q", 1, 1, "v", 1), WB_EINVAL, "HB_NONE takes no qualifier");
+	cr_assert_eq(
+	    hb_put(t, 1, "r", 1, "q", 1, 1, "v", 1), WB_EINVAL, "HB_NONE takes no qualifier");
 	cr_assert_eq(hb_put(t, 1, "r", 1, NULL, 0, 1, NULL, 5), WB_EINVAL);
 	memset(big, 'x', sizeof(big));
 	cr_assert_eq(hb_put(t, 1, big, sizeof(big), NULL, 0, 1, "v", 1), WB_ETOOBIG);
@@ -1126,7 +1154,8 @@ Test(hb, error_paths, .init = tdir_make, .fini = tdir_remove)
 	cr_assert_eq(hb_get(t, 0, row, 3, "abcd", 4, &c), WB_EINVAL);
 	cr_assert_eq(hb_get(t, 9, row, 8, "abcd", 4, &c), WB_EINVAL);
 	int64_t x;
-	cr_assert_eq(hb_counter_get(t, 0, row, 8, "abcd", 4, &x), WB_EINVAL, "not a counter family");
+	cr_assert_eq(
+	    hb_counter_get(t, 0, row, 8, "abcd", 4, &x), WB_EINVAL, "not a counter family");
 
 	hb_batch *b;
 	cr_assert_eq(hb_batch_new(&b), WB_OK);
@@ -1139,19 +1168,19 @@ Test(hb, error_paths, .init = tdir_make, .fini = tdir_remove)
 	hb_batch_free(b);
 
 	hb_scan     *s;
-	hb_scan_opts o = {.start_row = row, .start_row_len = 5};
+	hb_scan_opts o = { .start_row = row, .start_row_len = 5 };
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_EINVAL);
-	o = (hb_scan_opts){.start_qual = "abcd", .start_qual_len = 4};
+	o = (hb_scan_opts) { .start_qual = "abcd", .start_qual_len = 4 };
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_EINVAL, "start_qual needs start_row");
-	o = (hb_scan_opts){.row_prefix = row, .row_prefix_len = 9};
+	o = (hb_scan_opts) { .row_prefix = row, .row_prefix_len = 9 };
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_EINVAL);
-	o = (hb_scan_opts){.qual_prefix = "x", .qual_prefix_len = 1};
+	o = (hb_scan_opts) { .qual_prefix = "x", .qual_prefix_len = 1 };
 	cr_assert_eq(hb_scan_open(&s, t, 1, &o), WB_EINVAL);
-	o = (hb_scan_opts){.resume = "abc", .resume_len = 3};
+	o = (hb_scan_opts) { .resume = "abc", .resume_len = 3 };
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_EINVAL);
 	cr_assert_eq(hb_scan_open(&s, t, 3, NULL), WB_EINVAL);
 	/* a garbage resume key of a valid length is only a position */
-	o = (hb_scan_opts){.resume = "\xff\xff\xff\xff\xff\xff\xff\xff\xff", .resume_len = 9};
+	o = (hb_scan_opts) { .resume = "\xff\xff\xff\xff\xff\xff\xff\xff\xff", .resume_len = 9 };
 	cr_assert_eq(hb_scan_open(&s, t, 1, &o), WB_OK);
 	hb_cell sc;
 	cr_assert_eq(hb_scan_next(s, &sc), WB_EEND);
@@ -1164,7 +1193,7 @@ Test(hb, error_paths, .init = tdir_make, .fini = tdir_remove)
 	hb_close(t);
 
 	/* a family unknown to the caller stays on disk and opens again */
-	hb_family_opts one[] = {{.name = "none", .qual_len = HB_NONE}};
+	hb_family_opts one[] = { { .name = "none", .qual_len = HB_NONE } };
 	cr_assert_eq(hb_open(&t, tdir, one, 1, NULL), WB_OK, "%s", hb_last_error());
 	hb_close(t);
 	cr_assert_eq(hb_open(&t, tdir, f, 2, NULL), WB_OK);

@@ -66,7 +66,7 @@ rt_client_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	rt_client *c = arg;
 
-	(void) p;
+	(void)p;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_fetch_add(&c->npipes, 1);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
@@ -87,9 +87,10 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		return WB_ENOMEM;
 	}
-	c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : RT_CLIENT_TIMEOUT_MS;
-	c->retries    = opts != NULL && opts->retries > 0 ? opts->retries : 0;
-	c->max_msg    = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_CLIENT_MAX_MSG;
+	c->timeout_ms =
+	    opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : RT_CLIENT_TIMEOUT_MS;
+	c->retries = opts != NULL && opts->retries > 0 ? opts->retries : 0;
+	c->max_msg = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_CLIENT_MAX_MSG;
 	atomic_init(&c->npipes, 0);
 	pthread_mutex_init(&c->idle_mtx, NULL);
 	if ((rv = nng_req0_open(&c->sock)) != 0) {
@@ -203,7 +204,7 @@ rt_client_attempt(rt_client *c, nng_msg *msg, int ms, nng_msg **reply)
 {
 	rt_client_slot sl;
 	nng_aio       *aio;
-	int64_t        end = (int64_t) (wb_mono_us() / 1000) + ms;
+	int64_t        end = (int64_t)(wb_mono_us() / 1000) + ms;
 	int64_t        left;
 	int            rv;
 
@@ -221,8 +222,8 @@ rt_client_attempt(rt_client *c, nng_msg *msg, int ms, nng_msg **reply)
 		nng_aio_set_msg(aio, NULL);
 		goto out;
 	}
-	left = end - (int64_t) (wb_mono_us() / 1000);
-	nng_aio_set_timeout(aio, left > 0 ? (nng_duration) left : 1);
+	left = end - (int64_t)(wb_mono_us() / 1000);
+	nng_aio_set_timeout(aio, left > 0 ? (nng_duration)left : 1);
 	nng_ctx_recv(sl.ctx, aio);
 	nng_aio_wait(aio);
 	if ((rv = nng_aio_result(aio)) == 0) {
@@ -260,7 +261,7 @@ rt_client_encode(const wb_obj *req, nng_msg **out)
 static int
 rt_client_reply(rt_client *c, nng_msg *reply, wb_obj **rep)
 {
-	wb_obj     *r   = NULL;
+	wb_obj     *r = NULL;
 	wb_limits   lim = wb_limits_default;
 	char        err[128];
 	const char *emsg;
@@ -286,7 +287,7 @@ int
 rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 {
 	nng_msg *msg = NULL, *reply = NULL;
-	int64_t  deadline = (int64_t) (wb_mono_us() / 1000) + c->timeout_ms;
+	int64_t  deadline = (int64_t)(wb_mono_us() / 1000) + c->timeout_ms;
 	int      attempts = c->retries + 1;
 	int      rv;
 
@@ -296,7 +297,7 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 	}
 	rv = WB_ETIMEDOUT;
 	for (int a = 0; a < attempts; a++) {
-		int64_t  left = deadline - (int64_t) (wb_mono_us() / 1000);
+		int64_t  left = deadline - (int64_t)(wb_mono_us() / 1000);
 		nng_msg *m;
 
 		if (left <= 0) {
@@ -310,10 +311,10 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 				break;
 			}
 		} else {
-			m   = msg;
+			m = msg;
 			msg = NULL;
 		}
-		rv = rt_client_attempt(c, m, left > 0 ? (int) left : 1, &reply);
+		rv = rt_client_attempt(c, m, left > 0 ? (int)left : 1, &reply);
 		if (rv != WB_ETIMEDOUT && rv != WB_EUNAVAIL) {
 			break;
 		}
@@ -365,7 +366,7 @@ rt_call_start(rt_client *c, const wb_obj *req, rt_pending **out)
 		nng_aio_set_msg(p->sl.aio, NULL);
 		rt_client_slot_put(c, &p->sl, false);
 		p->sl.aio = NULL;
-		p->rv     = rt_client_err(c, rv);
+		p->rv = rt_client_err(c, rv);
 		return p->rv;
 	}
 	nng_aio_set_timeout(p->sl.aio, c->timeout_ms);

@@ -12,9 +12,9 @@
 typedef struct rt_client rt_client;
 
 typedef struct rt_client_opts {
-	int timeout_ms; /* whole-call deadline (default 5000) */
-	int retries;    /* resends after a timeout, for idempotent calls (default 0) */
-	size_t max_msg; /* largest reply in bytes (default 16 MiB) */
+	int    timeout_ms; /* whole-call deadline (default 5000) */
+	int    retries;    /* resends after a timeout, for idempotent calls (default 0) */
+	size_t max_msg;    /* largest reply in bytes (default 16 MiB) */
 } rt_client_opts;
 
 /* rt_client_open dials url (non-blocking: the connection is made in the background). */

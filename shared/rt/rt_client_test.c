@@ -15,7 +15,7 @@ static int
 ping(rt_client *c)
 {
 	wb_obj *req = wb_request(WB_OP_PING), *rep = NULL;
-	int     rv  = rt_call(c, req, &rep);
+	int     rv = rt_call(c, req, &rep);
 
 	if (rv != WB_OK) {
 		cr_assert_null(rep, "a transport error leaves *rep NULL");
@@ -35,8 +35,8 @@ Test(rt_client, dead_server_fails_within_deadline, .fini = wbt_cleanup, .timeout
 
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "nobody"), 0);
 	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
-	t0   = wbt_now_ms();
-	rv   = ping(c);
+	t0 = wbt_now_ms();
+	rv = ping(c);
 	took = wbt_now_ms() - t0;
 	cr_assert(rv == WB_EUNAVAIL || rv == WB_ETIMEDOUT, "%s", wb_err_name(rv));
 	cr_assert_eq(rv, WB_EUNAVAIL, "never connected: unavailable, not slow");
@@ -46,8 +46,8 @@ Test(rt_client, dead_server_fails_within_deadline, .fini = wbt_cleanup, .timeout
 	/* retries share the same whole-call deadline */
 	o.retries = 3;
 	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
-	t0   = wbt_now_ms();
-	rv   = ping(c);
+	t0 = wbt_now_ms();
+	rv = ping(c);
 	took = wbt_now_ms() - t0;
 	cr_assert_eq(rv, WB_EUNAVAIL);
 	cr_assert(took < 1300, "took %lld ms with retries", took);
@@ -103,7 +103,7 @@ Test(rt_client, server_killed_then_restarted, .fini = wbt_cleanup, .timeout = 60
 Test(rt_client, help_and_bad_flags_of_a_daemon, .fini = wbt_cleanup, .timeout = 30)
 {
 	const char *help[] = { "--help", NULL };
-	const char *bad[]  = { "--no-such-flag", NULL };
+	const char *bad[] = { "--no-such-flag", NULL };
 	const char *badn[] = { "--workers", "0", NULL };
 	wbt_daemon *d;
 
@@ -236,7 +236,7 @@ Test(rt_client, started_calls_wait_together, .fini = wbt_cleanup, .timeout = 60)
 	}
 	/* an operation the server refuses: its error reply comes back */
 	req = wb_request(WB_OP_POST_GET);
-	wb_set_u64s(req, WB_F_IDS, (uint64_t[]){ 1 }, 1);
+	wb_set_u64s(req, WB_F_IDS, (uint64_t[]) { 1 }, 1);
 	cr_assert_eq(rt_call_start(c, req, &p[0]), WB_OK);
 	wb_msg_free(req);
 	cr_assert_eq(rt_call_finish(p[0], &rep), WB_EBADOP);
@@ -244,9 +244,9 @@ Test(rt_client, started_calls_wait_together, .fini = wbt_cleanup, .timeout = 60)
 	wb_msg_free(rep);
 
 	cr_assert_eq(wbt_stop(d, SIGKILL, 10000), 128 + SIGKILL);
-	t0  = wbt_now_ms();
+	t0 = wbt_now_ms();
 	req = wb_request(WB_OP_PING);
-	rv  = rt_call_start(c, req, &p[0]);
+	rv = rt_call_start(c, req, &p[0]);
 	wb_msg_free(req);
 	if (rv == WB_OK) {
 		rv = rt_call_finish(p[0], &rep);

@@ -39,8 +39,7 @@ rt_config_usage(const rt_opt *opts, const char *prog, const char *summary, FILE 
 /* rt_config_parse fills every option from flag, env or default (in that order);
  * prints usage and returns RT_CONFIG_HELP on --help, a message and WB_EINVAL on bad flags. */
 int
-rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc,
-    char **argv)
+rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv)
 {
 	struct option lopts[RT_CONFIG_MAX + 2];
 	const char   *flagval[RT_CONFIG_MAX];
@@ -55,21 +54,21 @@ rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc,
 			fprintf(stderr, "%s: too many options (max %d)\n", prog, RT_CONFIG_MAX);
 			return WB_EINVAL;
 		}
-		lopts[n].name    = o->flag;
+		lopts[n].name = o->flag;
 		lopts[n].has_arg = required_argument;
-		lopts[n].flag    = NULL;
-		lopts[n].val     = 0;
-		flagval[n]       = NULL;
+		lopts[n].flag = NULL;
+		lopts[n].val = 0;
+		flagval[n] = NULL;
 		n++;
 	}
-	lopts[n]     = (struct option) { "help", no_argument, NULL, 'h' };
+	lopts[n] = (struct option) { "help", no_argument, NULL, 'h' };
 	lopts[n + 1] = (struct option) { NULL, 0, NULL, 0 };
 
 	optind = 0; /* GNU: full reinitialisation, so parse can run again */
 	opterr = 0;
 	for (;;) {
 		idx = -1;
-		c   = getopt_long(argc, argv, ":h", lopts, &idx);
+		c = getopt_long(argc, argv, ":h", lopts, &idx);
 		if (c == -1) {
 			break;
 		}
@@ -121,8 +120,7 @@ rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc,
 
 /* rt_config_u64 parses a decimal option value within [min, max], naming it in the error message. */
 int
-rt_config_u64(const char *name, const char *s, uint64_t min, uint64_t max,
-    uint64_t *out)
+rt_config_u64(const char *name, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char              *end;
 	unsigned long long v;
@@ -132,14 +130,14 @@ rt_config_u64(const char *name, const char *s, uint64_t min, uint64_t max,
 		return WB_EINVAL;
 	}
 	errno = 0;
-	v     = strtoull(s, &end, 10);
+	v = strtoull(s, &end, 10);
 	if (errno != 0 || *end != '\0') {
 		fprintf(stderr, "%s: '%s' is not a number in range\n", name, s);
 		return WB_EINVAL;
 	}
 	if (v < min || v > max) {
-		fprintf(stderr, "%s: %s out of range [%" PRIu64 ", %" PRIu64 "]\n", name, s,
-		    min, max);
+		fprintf(
+		    stderr, "%s: %s out of range [%" PRIu64 ", %" PRIu64 "]\n", name, s, min, max);
 		return WB_EINVAL;
 	}
 	*out = v;

@@ -29,11 +29,9 @@ typedef struct rt_opt {
 
 /* rt_config_parse fills every option from flag, env or default (in that order);
  * prints usage and returns RT_CONFIG_HELP on --help, a message and WB_EINVAL on bad flags. */
-int rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc,
-    char **argv);
+int rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv);
 
 /* rt_config_u64 parses a decimal option value within [min, max], naming it in the error message. */
-int rt_config_u64(const char *name, const char *s, uint64_t min, uint64_t max,
-    uint64_t *out);
+int rt_config_u64(const char *name, const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif

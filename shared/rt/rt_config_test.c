@@ -69,8 +69,8 @@ Test(rt_config, help_lists_flags_env_and_defaults, .init = cr_redirect_stdout)
 	char *a[] = { "prog", "--help", NULL };
 	cr_assert_eq(parse(2, a, true), RT_CONFIG_HELP);
 	fflush(stdout);
-	FILE *f = cr_get_redirected_stdout();
-	char  buf[4096];
+	FILE  *f = cr_get_redirected_stdout();
+	char   buf[4096];
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
 	cr_assert(strstr(buf, "usage: cfgtest") != NULL, "%s", buf);
@@ -93,8 +93,8 @@ Test(rt_config, bad_flags_are_errors, .init = cr_redirect_stderr)
 	char *a4[] = { "prog", "-x", NULL };
 	cr_assert_eq(parse(2, a4, false), WB_EINVAL);
 	fflush(stderr);
-	FILE *f = cr_get_redirected_stderr();
-	char  buf[4096];
+	FILE  *f = cr_get_redirected_stderr();
+	char   buf[4096];
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
 	cr_assert(strstr(buf, "unknown option '--bogus'") != NULL, "%s", buf);
@@ -113,7 +113,8 @@ Test(rt_config, u64_ranges, .init = cr_redirect_stderr)
 	cr_assert_eq(rt_config_u64("--workers", "12x", 0, 256, &v), WB_EINVAL);
 	cr_assert_eq(rt_config_u64("--workers", "", 0, 256, &v), WB_EINVAL);
 	cr_assert_eq(rt_config_u64("--workers", NULL, 0, 256, &v), WB_EINVAL);
-	cr_assert_eq(rt_config_u64("--big", "99999999999999999999999", 0, UINT64_MAX, &v), WB_EINVAL);
+	cr_assert_eq(
+	    rt_config_u64("--big", "99999999999999999999999", 0, UINT64_MAX, &v), WB_EINVAL);
 	cr_assert_eq(rt_config_u64("--big", "18446744073709551615", 0, UINT64_MAX, &v), WB_OK);
 	cr_assert_eq(v, UINT64_MAX);
 	cr_assert_eq(v, UINT64_MAX);
@@ -135,8 +136,8 @@ Test(rt_log, one_line_format, .init = cr_redirect_stderr)
 	RT_DEBUGF("hidden %d", 1);
 	RT_WARNF("shown %d", 2);
 	fflush(stderr);
-	FILE *f = cr_get_redirected_stderr();
-	char  buf[512];
+	FILE  *f = cr_get_redirected_stderr();
+	char   buf[512];
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
 	/* 2026-11-22T10:04:05.123Z WARN  tester: shown 2 */

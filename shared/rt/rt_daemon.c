@@ -41,7 +41,7 @@ rt_daemon_init(rt_daemon *d, rt_opt *opts, const char *summary, int argc, char *
 		}
 		d->fsync = fsync != 0;
 	}
-	rt_log_init(d->name, (rt_level) lvl);
+	rt_log_init(d->name, (rt_level)lvl);
 	rt_signal_init();
 	return RT_DAEMON_RUN;
 }
@@ -69,7 +69,7 @@ rt_daemon_data_dir(rt_daemon *d)
 {
 	int n = snprintf(d->dir, sizeof(d->dir), "%s/%s", d->data != NULL ? d->data : ".", d->name);
 
-	if (n < 0 || (size_t) n >= sizeof(d->dir)) {
+	if (n < 0 || (size_t)n >= sizeof(d->dir)) {
 		RT_ERRORF("data folder name too long: %s/%s", d->data, d->name);
 		return WB_EIO;
 	}

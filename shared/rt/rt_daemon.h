@@ -43,9 +43,9 @@ typedef struct rt_daemon {
 	const char *level;
 	const char *workers;
 	const char *sync;
-	uint64_t    nworkers;    /* --workers, parsed */
-	bool        fsync;       /* --sync=1 */
-	char        dir[4096];   /* DATA/<name>, set by rt_daemon_data_dir */
+	uint64_t    nworkers;  /* --workers, parsed */
+	bool        fsync;     /* --sync=1 */
+	char        dir[4096]; /* DATA/<name>, set by rt_daemon_data_dir */
 } rt_daemon;
 
 /*

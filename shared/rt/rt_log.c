@@ -15,7 +15,7 @@
 #define RT_LOG_LINE 2048
 
 static char       rt_log_name[64] = "warble";
-static atomic_int rt_log_min      = RT_INFO;
+static atomic_int rt_log_min = RT_INFO;
 
 static const char *const rt_log_names[] = { "DEBUG", "INFO ", "WARN ", "ERROR" };
 
@@ -26,7 +26,7 @@ rt_log_init(const char *name, rt_level min)
 	if (name != NULL) {
 		snprintf(rt_log_name, sizeof(rt_log_name), "%s", name);
 	}
-	atomic_store(&rt_log_min, (int) min);
+	atomic_store(&rt_log_min, (int)min);
 }
 
 /* rt_log_level_parse maps "debug", "info", "warn", "error" to a level; -1 if unknown. */
@@ -60,7 +60,7 @@ rt_log(rt_level level, const char *fmt, ...)
 	size_t          n;
 	int             rv;
 
-	if ((int) level < atomic_load(&rt_log_min)) {
+	if ((int)level < atomic_load(&rt_log_min)) {
 		return;
 	}
 	if (level < RT_DEBUG || level > RT_ERROR) {
@@ -69,17 +69,17 @@ rt_log(rt_level level, const char *fmt, ...)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-	rv = snprintf(line + n, sizeof(line) - n, ".%03ldZ %s %s: ",
-	    ts.tv_nsec / 1000000, rt_log_names[level], rt_log_name);
+	rv = snprintf(line + n, sizeof(line) - n, ".%03ldZ %s %s: ", ts.tv_nsec / 1000000,
+	    rt_log_names[level], rt_log_name);
 	if (rv > 0) {
-		n += (size_t) rv;
+		n += (size_t)rv;
 	}
 	if (n < sizeof(line) - 1) {
 		va_start(ap, fmt);
 		rv = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 		va_end(ap);
 		if (rv > 0) {
-			n += (size_t) rv;
+			n += (size_t)rv;
 		}
 	}
 	if (n > sizeof(line) - 2) {
@@ -94,6 +94,6 @@ rt_log(rt_level level, const char *fmt, ...)
 		if (w <= 0) {
 			break; /* nowhere to report a failing stderr */
 		}
-		off += (size_t) w;
+		off += (size_t)w;
 	}
 }

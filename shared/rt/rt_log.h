@@ -22,12 +22,11 @@ void rt_log_init(const char *name, rt_level min);
 int rt_log_level_parse(const char *s);
 
 /* rt_log writes one line at level if it is at or above the minimum; thread-safe. */
-void rt_log(rt_level level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void rt_log(rt_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define RT_DEBUGF(...) rt_log(RT_DEBUG, __VA_ARGS__)
-#define RT_INFOF(...) rt_log(RT_INFO, __VA_ARGS__)
-#define RT_WARNF(...) rt_log(RT_WARN, __VA_ARGS__)
+#define RT_INFOF(...)  rt_log(RT_INFO, __VA_ARGS__)
+#define RT_WARNF(...)  rt_log(RT_WARN, __VA_ARGS__)
 #define RT_ERRORF(...) rt_log(RT_ERROR, __VA_ARGS__)
 
 #endif

@@ -69,7 +69,7 @@ rt_pool_open(rt_pool **out, int nthreads)
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		return WB_ENOMEM;
 	}
-	if ((p->threads = calloc((size_t) nthreads, sizeof(pthread_t))) == NULL) {
+	if ((p->threads = calloc((size_t)nthreads, sizeof(pthread_t))) == NULL) {
 		free(p);
 		return WB_ENOMEM;
 	}
@@ -83,7 +83,7 @@ rt_pool_open(rt_pool **out, int nthreads)
 		}
 	}
 	p->nthreads = nthreads;
-	*out        = p;
+	*out = p;
 	return WB_OK;
 }
 
@@ -97,8 +97,8 @@ rt_pool_submit(rt_pool *p, rt_task_fn fn, void *arg)
 		return WB_ENOMEM;
 	}
 	t->next = NULL;
-	t->fn   = fn;
-	t->arg  = arg;
+	t->fn = fn;
+	t->arg = arg;
 	pthread_mutex_lock(&p->mtx);
 	if (p->closing) {
 		pthread_mutex_unlock(&p->mtx);

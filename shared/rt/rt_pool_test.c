@@ -14,7 +14,7 @@ static atomic_int gate; /* tasks wait while 0 */
 static void
 task_count(void *arg)
 {
-	(void) arg;
+	(void)arg;
 	atomic_fetch_add(&ran, 1);
 }
 
@@ -22,7 +22,7 @@ static void
 task_gated(void *arg)
 {
 	struct timespec ts = { 0, 1000 * 1000 };
-	(void) arg;
+	(void)arg;
 	for (int i = 0; i < 20000 && !atomic_load(&gate); i++) {
 		nanosleep(&ts, NULL);
 	}

@@ -101,7 +101,7 @@ rt_pub_close(rt_pub *p)
 static void *
 rt_sub_main(void *arg)
 {
-	rt_sub   *s   = arg;
+	rt_sub   *s = arg;
 	wb_limits lim = wb_limits_default;
 	char      err[128];
 
@@ -144,7 +144,7 @@ rt_sub_open(rt_sub **out, const char *url, rt_sub_fn fn, void *arg)
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		return WB_ENOMEM;
 	}
-	s->fn  = fn;
+	s->fn = fn;
 	s->arg = arg;
 	atomic_init(&s->closing, false);
 	if ((rv = nng_sub0_open(&s->sock)) != 0) {

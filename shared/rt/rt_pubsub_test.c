@@ -23,7 +23,7 @@ typedef struct sink {
 static void
 sink_fn(void *arg, const wb_obj *m)
 {
-	sink       *k   = arg;
+	sink       *k = arg;
 	const char *src = wb_str(m, WB_F_SOURCE, "");
 
 	if (strcmp(src, "probe") == 0) {

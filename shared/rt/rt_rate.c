@@ -24,8 +24,7 @@ struct rt_rate {
 };
 
 int
-rt_rate_open(rt_rate **out, unsigned max_fails, uint64_t window_ms,
-    uint64_t cooldown_ms)
+rt_rate_open(rt_rate **out, unsigned max_fails, uint64_t window_ms, uint64_t cooldown_ms)
 {
 	rt_rate *r;
 
@@ -37,8 +36,8 @@ rt_rate_open(rt_rate **out, unsigned max_fails, uint64_t window_ms,
 		return WB_ENOMEM;
 	}
 	pthread_mutex_init(&r->mu, NULL);
-	r->max_fails   = max_fails;
-	r->window_ms   = window_ms;
+	r->max_fails = max_fails;
+	r->window_ms = window_ms;
 	r->cooldown_ms = cooldown_ms;
 	randombytes_buf(r->hkey, sizeof(r->hkey));
 	*out = r;
@@ -75,12 +74,11 @@ rt_rate_slot_is(const rt_rate_slot *s, const void *key, size_t kl)
 }
 
 int
-rt_rate_check(rt_rate *r, const void *key, size_t len, uint64_t now_ms,
-    uint64_t *retry_ms)
+rt_rate_check(rt_rate *r, const void *key, size_t len, uint64_t now_ms, uint64_t *retry_ms)
 {
 	rt_rate_slot *s;
-	size_t          kl;
-	int             rc = WB_OK;
+	size_t        kl;
+	int           rc = WB_OK;
 
 	*retry_ms = 0;
 	if (r == NULL || r->max_fails == 0) {
@@ -90,7 +88,7 @@ rt_rate_check(rt_rate *r, const void *key, size_t len, uint64_t now_ms,
 	s = rt_rate_slot_find(r, key, len, &kl);
 	if (rt_rate_slot_is(s, key, kl) && s->locked_until > now_ms) {
 		*retry_ms = s->locked_until - now_ms;
-		rc        = WB_ERATE;
+		rc = WB_ERATE;
 	}
 	pthread_mutex_unlock(&r->mu);
 	return rc;
@@ -100,7 +98,7 @@ void
 rt_rate_fail(rt_rate *r, const void *key, size_t len, uint64_t now_ms)
 {
 	rt_rate_slot *s;
-	size_t          kl;
+	size_t        kl;
 
 	if (r == NULL || r->max_fails == 0) {
 		return;
@@ -114,15 +112,15 @@ rt_rate_fail(rt_rate *r, const void *key, size_t len, uint64_t now_ms)
 		}
 		memset(s, 0, sizeof(*s));
 		memcpy(s->key, key, kl);
-		s->klen = (uint8_t) kl;
+		s->klen = (uint8_t)kl;
 	}
 	if (s->fails == 0 || now_ms - s->window_start >= r->window_ms) {
-		s->fails        = 0;
+		s->fails = 0;
 		s->window_start = now_ms;
 	}
 	if (++s->fails >= r->max_fails) {
 		s->locked_until = now_ms + r->cooldown_ms;
-		s->fails        = 0;
+		s->fails = 0;
 	}
 	pthread_mutex_unlock(&r->mu);
 }
@@ -131,7 +129,7 @@ void
 rt_rate_success(rt_rate *r, const void *key, size_t len)
 {
 	rt_rate_slot *s;
-	size_t          kl;
+	size_t        kl;
 
 	if (r == NULL || r->max_fails == 0) {
 		return;

@@ -25,15 +25,13 @@
 typedef struct rt_rate rt_rate;
 
 /* rt_rate_open creates a limiter; max_fails 0 disables it. */
-int rt_rate_open(rt_rate **out, unsigned max_fails, uint64_t window_ms,
-    uint64_t cooldown_ms);
+int rt_rate_open(rt_rate **out, unsigned max_fails, uint64_t window_ms, uint64_t cooldown_ms);
 
 /* rt_rate_close frees the limiter; NULL is ignored. */
 void rt_rate_close(rt_rate *r);
 
 /* rt_rate_check returns WB_OK if key may try at now_ms, else WB_ERATE with the ms left in *retry_ms. */
-int rt_rate_check(rt_rate *r, const void *key, size_t len, uint64_t now_ms,
-    uint64_t *retry_ms);
+int rt_rate_check(rt_rate *r, const void *key, size_t len, uint64_t now_ms, uint64_t *retry_ms);
 
 /* rt_rate_fail counts a failure of key at now_ms (locking it at max_fails). */
 void rt_rate_fail(rt_rate *r, const void *key, size_t len, uint64_t now_ms);

@@ -8,12 +8,12 @@
 
 Test(rt_rate, locks_after_max_fails_then_cools_down)
 {
-	rt_rate   *r;
-	uint64_t   retry;
+	rt_rate *r;
+	uint64_t retry;
 
 	cr_assert_eq(rt_rate_open(&r, 3, 1000, 5000), WB_OK);
 	for (int i = 0; i < 2; i++) {
-		rt_rate_fail(r, "alice", 5, 100 + (uint64_t) i);
+		rt_rate_fail(r, "alice", 5, 100 + (uint64_t)i);
 		cr_assert_eq(rt_rate_check(r, "alice", 5, 200, &retry), WB_OK);
 	}
 	rt_rate_fail(r, "alice", 5, 300);
@@ -28,8 +28,8 @@ Test(rt_rate, locks_after_max_fails_then_cools_down)
 
 Test(rt_rate, window_and_success_reset)
 {
-	rt_rate   *r;
-	uint64_t   retry;
+	rt_rate *r;
+	uint64_t retry;
 
 	cr_assert_eq(rt_rate_open(&r, 3, 1000, 5000), WB_OK);
 	rt_rate_fail(r, "k", 1, 0);
@@ -45,9 +45,9 @@ Test(rt_rate, window_and_success_reset)
 
 Test(rt_rate, many_keys_bounded_and_long_keys)
 {
-	rt_rate   *r;
-	uint64_t   retry;
-	char       key[32], big[200];
+	rt_rate *r;
+	uint64_t retry;
+	char     key[32], big[200];
 
 	cr_assert_eq(rt_rate_open(&r, 1, 1000, 100000), WB_OK);
 	rt_rate_fail(r, "victim", 6, 0);
@@ -55,8 +55,8 @@ Test(rt_rate, many_keys_bounded_and_long_keys)
 		snprintf(key, sizeof(key), "k%d", i);
 		rt_rate_fail(r, key, strlen(key), 1);
 	}
-	cr_assert_eq(rt_rate_check(r, "victim", 6, 2, &retry), WB_ERATE,
-	    "a live lock is never evicted");
+	cr_assert_eq(
+	    rt_rate_check(r, "victim", 6, 2, &retry), WB_ERATE, "a live lock is never evicted");
 	rt_rate_close(r);
 
 	cr_assert_eq(rt_rate_open(&r, 1, 1000, 100000), WB_OK);

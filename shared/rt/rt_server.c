@@ -64,19 +64,19 @@ typedef struct rt_gauge {
 } rt_gauge;
 
 struct rt_server {
-	char      *name;
-	char      *url;
-	int        nworkers;
-	size_t     max_msg;
+	char        *name;
+	char        *url;
+	int          nworkers;
+	size_t       max_msg;
 	nng_socket   sock;
 	bool         sock_open;
 	nng_listener listener;
-	rt_stats  *stats;
-	rt_route   routes[WB_OP_COUNT];
-	rt_gauge   gauges[RT_SERVER_GAUGES];
-	int        ngauges;
-	rt_work   *works;
-	uint64_t   start_us;
+	rt_stats    *stats;
+	rt_route     routes[WB_OP_COUNT];
+	rt_gauge     gauges[RT_SERVER_GAUGES];
+	int          ngauges;
+	rt_work     *works;
+	uint64_t     start_us;
 
 	pthread_mutex_t mtx;
 	pthread_cond_t  cv;     /* signalled when a worker thread ends */
@@ -88,9 +88,9 @@ struct rt_server {
 static int
 rt_server_ping(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	(void) arg;
-	(void) req;
-	(void) rep;
+	(void)arg;
+	(void)req;
+	(void)rep;
 	return WB_OK;
 }
 
@@ -101,7 +101,7 @@ rt_server_stats(void *arg, const wb_obj *req, wb_obj *rep)
 	wb_obj    *g;
 	int        rv;
 
-	(void) req;
+	(void)req;
 	if ((rv = wb_set_cstr(rep, WB_F_SERVICE, s->name)) != 0 ||
 	    (rv = wb_set_u64(rep, WB_F_UPTIME, (wb_mono_us() - s->start_us) / 1000)) != 0 ||
 	    (rv = rt_stats_fill(s->stats, rep)) != 0) {
@@ -110,7 +110,7 @@ rt_server_stats(void *arg, const wb_obj *req, wb_obj *rep)
 	if (s->ngauges == 0) {
 		return WB_OK;
 	}
-	if ((g = wb_add_objs(rep, WB_F_GAUGES, (size_t) s->ngauges)) == NULL) {
+	if ((g = wb_add_objs(rep, WB_F_GAUGES, (size_t)s->ngauges)) == NULL) {
 		return WB_ENOMEM;
 	}
 	for (int i = 0; i < s->ngauges; i++) {
@@ -135,11 +135,11 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		return WB_ENOMEM;
 	}
-	s->name     = strdup(opts->name != NULL ? opts->name : "warble");
-	s->url      = strdup(opts->url);
+	s->name = strdup(opts->name != NULL ? opts->name : "warble");
+	s->url = strdup(opts->url);
 	s->nworkers = opts->workers > 0 ? opts->workers : RT_SERVER_WORKERS;
-	s->max_msg  = opts->max_msg > 0 ? opts->max_msg : RT_SERVER_MAX_MSG;
-	s->stats    = rt_stats_new();
+	s->max_msg = opts->max_msg > 0 ? opts->max_msg : RT_SERVER_MAX_MSG;
+	s->stats = rt_stats_new();
 	s->start_us = wb_mono_us();
 	pthread_mutex_init(&s->mtx, NULL);
 	pthread_cond_init(&s->cv, NULL);
@@ -147,9 +147,9 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 		rt_server_close(s);
 		return WB_ENOMEM;
 	}
-	s->routes[WB_OP_PING]  = (rt_route) { rt_server_ping, s };
+	s->routes[WB_OP_PING] = (rt_route) { rt_server_ping, s };
 	s->routes[WB_OP_STATS] = (rt_route) { rt_server_stats, s };
-	*out                   = s;
+	*out = s;
 	return WB_OK;
 }
 
@@ -204,7 +204,7 @@ rt_server_reply_build(rt_server *s, const void *buf, size_t len, wb_op *opp)
 	char      err[256];
 	wb_obj   *req = NULL, *rep;
 	wb_limits lim = wb_limits_default;
-	wb_op     op  = WB_OP_NONE;
+	wb_op     op = WB_OP_NONE;
 	int       rv;
 
 	err[0] = '\0';
@@ -222,8 +222,8 @@ rt_server_reply_build(rt_server *s, const void *buf, size_t len, wb_op *opp)
 		goto out;
 	}
 	if (op <= WB_OP_NONE || op >= WB_OP_COUNT || s->routes[op].fn == NULL) {
-		wb_reply_error(rep, WB_EBADOP, "operation %s is not served by %s", wb_op_name(op),
-		    s->name);
+		wb_reply_error(
+		    rep, WB_EBADOP, "operation %s is not served by %s", wb_op_name(op), s->name);
 		goto out;
 	}
 	rv = s->routes[op].fn(s->routes[op].arg, req, rep);
@@ -257,8 +257,8 @@ rt_server_serve(rt_server *s, nng_msg *msg, uint64_t start_us)
 	int         rv;
 
 	rt_server_pipe = nng_msg_get_pipe(msg);
-	rep            = rt_server_reply_build(s, nng_msg_body(msg), nng_msg_len(msg), &op);
-	rt_server_pipe = (nng_pipe) NNG_PIPE_INITIALIZER;
+	rep = rt_server_reply_build(s, nng_msg_body(msg), nng_msg_len(msg), &op);
+	rt_server_pipe = (nng_pipe)NNG_PIPE_INITIALIZER;
 	nng_msg_clear(msg);
 	rv = rep != NULL ? wb_encode(rep, rt_server_msg_write, msg) : WB_ENOMEM;
 	if (rv != 0) {
@@ -351,7 +351,7 @@ rt_server_start(rt_server *s)
 		return WB_EINVAL;
 	}
 	s->started = true;
-	if ((s->works = calloc((size_t) s->nworkers, sizeof(rt_work))) == NULL) {
+	if ((s->works = calloc((size_t)s->nworkers, sizeof(rt_work))) == NULL) {
 		return WB_ENOMEM;
 	}
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
@@ -373,9 +373,9 @@ rt_server_start(rt_server *s)
 	if ((rv = nng_listen(s->sock, s->url, &s->listener, 0)) != 0) {
 		RT_ERRORF("cannot listen on %s: %s", s->url, nng_strerror(rv));
 		return rv == NNG_EADDRINUSE || rv == NNG_EADDRINVAL || rv == NNG_EINVAL ||
-		        rv == NNG_ENOTSUP ?
-		    WB_EINVAL :
-		    WB_EUNAVAIL;
+		               rv == NNG_ENOTSUP
+		           ? WB_EINVAL
+		           : WB_EUNAVAIL;
 	}
 	for (int i = 0; i < s->nworkers; i++) {
 		rt_work *w = &s->works[i];
@@ -457,14 +457,14 @@ rt_sockaddr_from_nng(const nng_sockaddr *sa, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (sa->s_family == NNG_AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *) ss;
-		in->sin_family      = AF_INET;
-		in->sin_port        = sa->s_in.sa_port;
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+		in->sin_family = AF_INET;
+		in->sin_port = sa->s_in.sa_port;
 		in->sin_addr.s_addr = sa->s_in.sa_addr;
 	} else if (sa->s_family == NNG_AF_INET6) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) ss;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
 		in6->sin6_family = AF_INET6;
-		in6->sin6_port   = sa->s_in6.sa_port;
+		in6->sin6_port = sa->s_in6.sa_port;
 		memcpy(&in6->sin6_addr, sa->s_in6.sa_addr, 16);
 	}
 }
@@ -484,7 +484,7 @@ rt_server_peer(struct sockaddr_storage *ss)
 static void
 rt_signal_handler(int sig)
 {
-	(void) sig;
+	(void)sig;
 	rt_signal_flag = 1;
 }
 

@@ -26,10 +26,10 @@ typedef int (*rt_handler_fn)(void *arg, const wb_obj *req, wb_obj *rep);
 typedef uint64_t (*rt_gauge_fn)(void *arg);
 
 typedef struct rt_server_opts {
-	const char *name;     /* service name, for logs and stats */
-	const char *url;      /* listen URL */
-	int         workers;  /* worker threads, each serving one request at a time (default 8) */
-	size_t      max_msg;  /* largest request in bytes (default 4 MiB) */
+	const char *name;    /* service name, for logs and stats */
+	const char *url;     /* listen URL */
+	int         workers; /* worker threads, each serving one request at a time (default 8) */
+	size_t      max_msg; /* largest request in bytes (default 4 MiB) */
 } rt_server_opts;
 
 /* rt_server_open creates a server (not yet listening). */

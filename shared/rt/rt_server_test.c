@@ -38,7 +38,7 @@ ping_start(char *url, size_t n, bool tcp)
 		cr_assert_eq(wbt_ipc_url(url, n, "ping"), 0);
 	}
 	const char *args[] = { "--url", url, "--workers", "4", NULL };
-	const char *env[]  = { "WARBLE_LOG_LEVEL=info", NULL };
+	const char *env[] = { "WARBLE_LOG_LEVEL=info", NULL };
 	cr_assert_not_null(d = wbt_spawn("warble-ping", args, env));
 	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0, "warble-ping did not come up on %s", url);
 	return d;
@@ -57,7 +57,7 @@ op_stat(const wb_obj *rep, const char *op, uint64_t *count, uint64_t *errors)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(wb_str(&st[i], WB_F_NAME, ""), op) == 0) {
-			*count  = wb_u64(&st[i], WB_F_COUNT, 0);
+			*count = wb_u64(&st[i], WB_F_COUNT, 0);
 			*errors = wb_u64(&st[i], WB_F_ERRORS, 0);
 			return true;
 		}
@@ -69,7 +69,7 @@ static wb_obj *
 stats_get(rt_client *c)
 {
 	wb_obj *req = wb_request(WB_OP_STATS), *rep = NULL;
-	int     rv  = rt_call(c, req, &rep);
+	int     rv = rt_call(c, req, &rep);
 
 	wb_msg_free(req);
 	cr_assert_eq(rv, WB_OK, "stats: %s", wb_err_name(rv));
@@ -83,11 +83,11 @@ stats_get(rt_client *c)
 #define LOAD_CALLS   1000
 
 typedef struct load_ctx {
-	rt_client  *c;
-	atomic_int  bad;
-	atomic_int  done;
-	atomic_bool stop;
-	char        first[256];
+	rt_client      *c;
+	atomic_int      bad;
+	atomic_int      done;
+	atomic_bool     stop;
+	char            first[256];
 	pthread_mutex_t mtx;
 } load_ctx;
 
@@ -121,7 +121,7 @@ load_thread(void *arg)
 		} else {
 			req = wb_request(WB_OP_PING);
 			if (i % 50 == 49) {
-				wb_set_u64(req, WB_F_UID, (uint64_t) i);
+				wb_set_u64(req, WB_F_UID, (uint64_t)i);
 				want = WB_EINVAL;
 			}
 		}
@@ -171,16 +171,16 @@ Test(rt_server, load_32_threads, .fini = wbt_cleanup, .timeout = 150)
 	t0 = wbt_now_ms() - t0;
 	fprintf(stderr, "load: %d requests from %d threads in %lld ms (%.0f req/s)\n",
 	    LOAD_THREADS * LOAD_CALLS, LOAD_THREADS, t0,
-	    LOAD_THREADS * LOAD_CALLS * 1000.0 / (double) (t0 > 0 ? t0 : 1));
-	cr_assert_eq(atomic_load(&lc.bad), 0, "%d bad answers, first: %s", atomic_load(&lc.bad),
-	    lc.first);
+	    LOAD_THREADS * LOAD_CALLS * 1000.0 / (double)(t0 > 0 ? t0 : 1));
+	cr_assert_eq(
+	    atomic_load(&lc.bad), 0, "%d bad answers, first: %s", atomic_load(&lc.bad), lc.first);
 
 	rep = stats_get(lc.c);
 	cr_assert(op_stat(rep, "ping", &c1, &e1));
 	cr_assert(op_stat(rep, "stats", &s1, &se1));
-	cr_assert_eq(c1 - c0, LOAD_THREADS * 990, "ping count %lu", (unsigned long) (c1 - c0));
-	cr_assert_eq(e1 - e0, LOAD_THREADS * 10, "ping errors %lu", (unsigned long) (e1 - e0));
-	cr_assert_eq(s1 - s0, LOAD_THREADS * 10 + 1, "stats count %lu", (unsigned long) (s1 - s0));
+	cr_assert_eq(c1 - c0, LOAD_THREADS * 990, "ping count %lu", (unsigned long)(c1 - c0));
+	cr_assert_eq(e1 - e0, LOAD_THREADS * 10, "ping errors %lu", (unsigned long)(e1 - e0));
+	cr_assert_eq(s1 - s0, LOAD_THREADS * 10 + 1, "stats count %lu", (unsigned long)(s1 - s0));
 	cr_assert_eq(se1 - se0, 0);
 	cr_assert_gt(wb_u64(rep, WB_F_UPTIME, 0), 0);
 	wb_msg_free(rep);
@@ -275,7 +275,7 @@ probe_connect(const char *url)
 		memcpy(sa.sun_path, path, strlen(path));
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
 		cr_assert_geq(fd, 0);
-		if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0) {
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 			close(fd);
 			return -1;
 		}
@@ -283,12 +283,12 @@ probe_connect(const char *url)
 		struct sockaddr_in sa;
 
 		memset(&sa, 0, sizeof(sa));
-		sa.sin_family      = AF_INET;
-		sa.sin_port        = htons((uint16_t) tcp_port_of(url));
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons((uint16_t)tcp_port_of(url));
 		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		cr_assert_geq(fd, 0);
-		if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0) {
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 			close(fd);
 			return -1;
 		}
@@ -306,12 +306,12 @@ probe(const char *url, const char *bytes, size_t n, bool rst)
 	cr_assert_geq(fd, 0, "probe cannot connect to %s", url);
 	if (n > 0) {
 		/* the server may already have dropped us: a short write is fine */
-		(void) send(fd, bytes, n, MSG_NOSIGNAL);
+		(void)send(fd, bytes, n, MSG_NOSIGNAL);
 	}
 	if (rst) {
 		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
-		(void) setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
 	close(fd);
 }
@@ -335,7 +335,7 @@ client_still_works(rt_client *c)
 {
 	for (int i = 0; i < 20; i++) {
 		wb_obj *req = wb_request(WB_OP_PING), *rep = NULL;
-		int     rv  = rt_call(c, req, &rep);
+		int     rv = rt_call(c, req, &rep);
 
 		cr_assert_eq(rv, WB_OK, "call %d of the earlier client: %s", i, wb_err_name(rv));
 		wb_msg_free(rep);
@@ -423,13 +423,19 @@ Test(rt_server, malformed_bytes_get_error_replies, .fini = wbt_cleanup, .timeout
 		{ "never-used byte", "\xc1", sizeof("\xc1") - 1, "BAD_MESSAGE" },
 		{ "not a map", "\x2a", sizeof("\x2a") - 1, "BAD_MESSAGE" },
 		{ "truncated map", "\x82\xa2op", sizeof("\x82\xa2op") - 1, "BAD_MESSAGE" },
-		{ "array claiming 16M elements", "\xdd\x01\x00\x00\x00", sizeof("\xdd\x01\x00\x00\x00") - 1, "BAD_MESSAGE" },
-		{ "map claiming 4G pairs", "\xdf\xff\xff\xff\xff", sizeof("\xdf\xff\xff\xff\xff") - 1, "BAD_MESSAGE" },
-		{ "string claiming 4 GB", "\x81\xa2op\xdb\xff\xff\xff\xff", sizeof("\x81\xa2op\xdb\xff\xff\xff\xff") - 1, "BAD_MESSAGE" },
-		{ "unknown op", "\x82\xa2op\xa3zzz\xa1v\x01", sizeof("\x82\xa2op\xa3zzz\xa1v\x01") - 1, "UNKNOWN_OP" },
-		{ "bad version", "\x82\xa2op\xa4ping\xa1v\x07", sizeof("\x82\xa2op\xa4ping\xa1v\x07") - 1, "BAD_VERSION" },
+		{ "array claiming 16M elements", "\xdd\x01\x00\x00\x00",
+		    sizeof("\xdd\x01\x00\x00\x00") - 1, "BAD_MESSAGE" },
+		{ "map claiming 4G pairs", "\xdf\xff\xff\xff\xff",
+		    sizeof("\xdf\xff\xff\xff\xff") - 1, "BAD_MESSAGE" },
+		{ "string claiming 4 GB", "\x81\xa2op\xdb\xff\xff\xff\xff",
+		    sizeof("\x81\xa2op\xdb\xff\xff\xff\xff") - 1, "BAD_MESSAGE" },
+		{ "unknown op", "\x82\xa2op\xa3zzz\xa1v\x01",
+		    sizeof("\x82\xa2op\xa3zzz\xa1v\x01") - 1, "UNKNOWN_OP" },
+		{ "bad version", "\x82\xa2op\xa4ping\xa1v\x07",
+		    sizeof("\x82\xa2op\xa4ping\xa1v\x07") - 1, "BAD_VERSION" },
 		{ "no op", "\x81\xa1v\x01", sizeof("\x81\xa1v\x01") - 1, "UNKNOWN_OP" },
-		{ "op of wrong type", "\x82\xa2op\x05\xa1v\x01", sizeof("\x82\xa2op\x05\xa1v\x01") - 1, "BAD_MESSAGE" },
+		{ "op of wrong type", "\x82\xa2op\x05\xa1v\x01",
+		    sizeof("\x82\xa2op\x05\xa1v\x01") - 1, "BAD_MESSAGE" },
 	};
 	char        url[128];
 	wbt_daemon *d = ping_start(url, sizeof(url), false);
@@ -454,11 +460,11 @@ Test(rt_server, malformed_bytes_get_error_replies, .fini = wbt_cleanup, .timeout
 	/* pseudo-random junk of many sizes */
 	srand(1234);
 	for (int i = 0; i < 200; i++) {
-		size_t  n = (size_t) (rand() % (int) sizeof(junk));
+		size_t  n = (size_t)(rand() % (int)sizeof(junk));
 		wb_obj *rep;
 
 		for (size_t j = 0; j < n; j++) {
-			junk[j] = (char) rand();
+			junk[j] = (char)rand();
 		}
 		rep = raw_call(s, junk, n);
 		cr_assert_not_null(rep, "junk #%d: no reply", i);
@@ -507,20 +513,20 @@ static atomic_int slow_entered;
 static int
 h_notfound(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	(void) arg;
-	(void) req;
-	(void) rep;
+	(void)arg;
+	(void)req;
+	(void)rep;
 	return WB_ENOTFOUND;
 }
 
 static int
 h_nouser(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	(void) arg;
+	(void)arg;
 	return wb_reply_error(rep, WB_ENOUSER, "no user named %s", wb_str(req, WB_F_NAME, "?")) ==
-	        WB_OK ?
-	    WB_ENOUSER :
-	    WB_ENOMEM;
+	               WB_OK
+	           ? WB_ENOUSER
+	           : WB_ENOMEM;
 }
 
 static int
@@ -529,7 +535,7 @@ h_ids(void *arg, const wb_obj *req, wb_obj *rep)
 	const uint64_t *ids;
 	size_t          n;
 
-	(void) arg;
+	(void)arg;
 	wb_get_u64s(req, WB_F_IDS, &ids, &n);
 	return wb_set_u64s(rep, WB_F_IDS, ids, n);
 }
@@ -537,9 +543,9 @@ h_ids(void *arg, const wb_obj *req, wb_obj *rep)
 static int
 h_slow(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	(void) arg;
-	(void) req;
-	(void) rep;
+	(void)arg;
+	(void)req;
+	(void)rep;
 	atomic_fetch_add(&slow_entered, 1);
 	wbt_sleep_ms(400); /* stands in for a slow store call */
 	return WB_OK;
@@ -548,7 +554,7 @@ h_slow(void *arg, const wb_obj *req, wb_obj *rep)
 static uint64_t
 g_answer(void *arg)
 {
-	return (uint64_t) (uintptr_t) arg;
+	return (uint64_t)(uintptr_t)arg;
 }
 
 static rt_server *
@@ -564,7 +570,7 @@ local_server(char *url, size_t n)
 	cr_assert_eq(rt_server_handle(s, WB_OP_USER_LOOKUP, h_nouser, NULL), WB_OK);
 	cr_assert_eq(rt_server_handle(s, WB_OP_POST_GET, h_ids, NULL), WB_OK);
 	cr_assert_eq(rt_server_handle(s, WB_OP_REL_FOLLOW, h_slow, NULL), WB_OK);
-	cr_assert_eq(rt_server_gauge(s, "answer", g_answer, (void *) (uintptr_t) 42), WB_OK);
+	cr_assert_eq(rt_server_gauge(s, "answer", g_answer, (void *)(uintptr_t)42), WB_OK);
 	cr_assert_eq(rt_server_start(s), WB_OK);
 	cr_assert_neq(rt_server_handle(s, WB_OP_POST_DELETE, h_ids, NULL), WB_OK,
 	    "routes are fixed once started");
@@ -638,9 +644,9 @@ Test(rt_server, handler_errors_and_gauges, .fini = wbt_cleanup, .timeout = 60)
 	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
 	cr_assert_str_eq(wb_str(rep, WB_F_SERVICE, ""), "local");
 	{
-		uint64_t      count, errors;
-		const wb_obj *g;
-		size_t        n;
+		uint64_t        count, errors;
+		const wb_obj   *g;
+		size_t          n;
 		const uint64_t *h;
 		size_t          hn;
 		const wb_obj   *st;
@@ -675,7 +681,7 @@ typedef struct slow_call {
 static void *
 slow_thread(void *arg)
 {
-	slow_call *sc  = arg;
+	slow_call *sc = arg;
 	wb_obj    *req = wb_request(WB_OP_REL_FOLLOW), *rep = NULL;
 
 	wb_set_u64(req, WB_F_UID, 1);
@@ -713,8 +719,8 @@ Test(rt_server, close_finishes_requests_in_flight, .fini = wbt_cleanup, .timeout
 	t0 = wbt_now_ms() - t0;
 	for (int i = 0; i < 4; i++) {
 		pthread_join(th[i], NULL);
-		cr_assert_eq(sc[i].rv, WB_OK, "call %d in flight at close: %s", i,
-		    wb_err_name(sc[i].rv));
+		cr_assert_eq(
+		    sc[i].rv, WB_OK, "call %d in flight at close: %s", i, wb_err_name(sc[i].rv));
 	}
 	cr_assert_lt(t0, 3000, "close took %lld ms", t0);
 	/* and the server is gone: a new call fails within its deadline */
@@ -762,12 +768,12 @@ h_peer(void *arg, const wb_obj *req, wb_obj *rep)
 	struct sockaddr_storage ss;
 	uint64_t                v[2] = { 0, 0 };
 
-	(void) arg;
-	(void) req;
+	(void)arg;
+	(void)req;
 	rt_server_peer(&ss);
 	v[0] = ss.ss_family;
 	if (ss.ss_family == AF_INET) {
-		v[1] = ntohl(((struct sockaddr_in *) &ss)->sin_addr.s_addr);
+		v[1] = ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr);
 	}
 	return wb_set_u64s(rep, WB_F_IDS, v, 2);
 }
@@ -776,11 +782,11 @@ h_peer(void *arg, const wb_obj *req, wb_obj *rep)
 static void
 peer_of(const char *url, uint64_t *family, uint64_t *addr)
 {
-	rt_server_opts so = { .name = "peer", .url = url, .workers = 2 };
-	rt_client_opts o  = { .timeout_ms = 5000 };
-	rt_server     *s;
-	rt_client     *c;
-	wb_obj        *req = wb_request(WB_OP_POST_GET), *rep;
+	rt_server_opts  so = { .name = "peer", .url = url, .workers = 2 };
+	rt_client_opts  o = { .timeout_ms = 5000 };
+	rt_server      *s;
+	rt_client      *c;
+	wb_obj         *req = wb_request(WB_OP_POST_GET), *rep;
 	const uint64_t *v;
 	size_t          n;
 	uint64_t        one = 1;
@@ -793,7 +799,7 @@ peer_of(const char *url, uint64_t *family, uint64_t *addr)
 	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
 	cr_assert(wb_get_u64s(rep, WB_F_IDS, &v, &n) && n == 2);
 	*family = v[0];
-	*addr   = v[1];
+	*addr = v[1];
 	wb_msg_free(rep);
 	wb_msg_free(req);
 	rt_client_close(c);

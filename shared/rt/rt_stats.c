@@ -38,7 +38,7 @@ rt_stats_free(rt_stats *s)
 static size_t
 rt_stats_bucket(uint64_t us)
 {
-	size_t b = us == 0 ? 0 : (size_t) (64 - __builtin_clzll(us));
+	size_t b = us == 0 ? 0 : (size_t)(64 - __builtin_clzll(us));
 
 	return b < RT_HIST_BUCKETS ? b : RT_HIST_BUCKETS - 1;
 }
@@ -49,7 +49,7 @@ rt_stats_record(rt_stats *s, wb_op op, uint64_t us, bool failed)
 {
 	rt_op_stats *o;
 
-	if ((unsigned) op >= WB_OP_COUNT) {
+	if ((unsigned)op >= WB_OP_COUNT) {
 		op = WB_OP_NONE;
 	}
 	o = &s->ops[op];
@@ -88,7 +88,7 @@ rt_stats_fill(rt_stats *s, wb_obj *rep)
 		if (count == 0) {
 			continue;
 		}
-		if ((rv = wb_set_cstr(&objs[i], WB_F_NAME, wb_op_name((wb_op) op))) != 0 ||
+		if ((rv = wb_set_cstr(&objs[i], WB_F_NAME, wb_op_name((wb_op)op))) != 0 ||
 		    (rv = wb_set_u64(&objs[i], WB_F_COUNT, count)) != 0 ||
 		    (rv = wb_set_u64(&objs[i], WB_F_ERRORS,
 		         atomic_load_explicit(&o->errors, memory_order_relaxed))) != 0 ||
@@ -126,22 +126,22 @@ rt_hist_quantile(const uint64_t *hist, size_t n, double q)
 	if (q > 1) {
 		q = 1;
 	}
-	target = q * (double) total;
+	target = q * (double)total;
 	if (target < 1) {
 		target = 1;
 	}
 	for (size_t i = 0; i < n; i++) {
 		double lo, hi, frac;
 
-		if (hist[i] == 0 || (double) (cum + hist[i]) < target) {
+		if (hist[i] == 0 || (double)(cum + hist[i]) < target) {
 			cum += hist[i];
 			continue;
 		}
 		/* Interpolate linearly inside the bucket [lo, hi). */
-		lo   = i == 0 ? 0 : (double) (UINT64_C(1) << (i - 1 < 63 ? i - 1 : 63));
-		hi   = i == 0 ? 1 : lo * 2;
-		frac = (target - (double) cum) / (double) hist[i];
-		return (uint64_t) (lo + (hi - lo) * frac);
+		lo = i == 0 ? 0 : (double)(UINT64_C(1) << (i - 1 < 63 ? i - 1 : 63));
+		hi = i == 0 ? 1 : lo * 2;
+		frac = (target - (double)cum) / (double)hist[i];
+		return (uint64_t)(lo + (hi - lo) * frac);
 	}
 	return 0; /* unreachable with total > 0 */
 }

@@ -15,17 +15,17 @@ Test(rt_stats, quantiles_of_known_histograms)
 	/* 100 requests all in [512, 1024) us */
 	h[10] = 100;
 	uint64_t p50 = rt_hist_quantile(h, RT_HIST_BUCKETS, 0.5);
-	cr_assert(p50 >= 512 && p50 < 1024, "p50 %lu", (unsigned long) p50);
+	cr_assert(p50 >= 512 && p50 < 1024, "p50 %lu", (unsigned long)p50);
 	cr_assert_eq(p50, 768);
 	cr_assert_eq(rt_hist_quantile(h, RT_HIST_BUCKETS, 1.0), 1024);
 	/* 90 fast ([1,2) us), 10 slow ([65536,131072) us) */
 	memset(h, 0, sizeof(h));
-	h[1]  = 90;
+	h[1] = 90;
 	h[17] = 10;
 	cr_assert_lt(rt_hist_quantile(h, RT_HIST_BUCKETS, 0.5), 2);
 	cr_assert_leq(rt_hist_quantile(h, RT_HIST_BUCKETS, 0.9), 2);
 	uint64_t p99 = rt_hist_quantile(h, RT_HIST_BUCKETS, 0.99);
-	cr_assert(p99 >= 65536 && p99 < 131072, "p99 %lu", (unsigned long) p99);
+	cr_assert(p99 >= 65536 && p99 < 131072, "p99 %lu", (unsigned long)p99);
 	/* out-of-range q is clamped, NaN-safe */
 	cr_assert_lt(rt_hist_quantile(h, RT_HIST_BUCKETS, -1), 2);
 	cr_assert_eq(rt_hist_quantile(h, RT_HIST_BUCKETS, 7), 131072);
@@ -69,11 +69,12 @@ Test(rt_stats, record_fill_and_round_trip)
 	}
 	rt_stats_record(s, WB_OP_POST_GET, 0, true);
 	rt_stats_record(s, WB_OP_POST_GET, 1u << 30, false); /* last bucket */
-	rt_stats_record(s, (wb_op) 9999, 5, true);            /* bogus op: counted as "?" */
+	rt_stats_record(s, (wb_op)9999, 5, true);            /* bogus op: counted as "?" */
 	cr_assert_eq(rt_stats_fill(s, rep), WB_OK);
 	wb_reply_ok(rep);
 	cr_assert_eq(wb_encode_buf(rep, &buf, &len), WB_OK);
-	cr_assert_eq(wb_decode(&back, buf, len, &wb_limits_default, err, sizeof(err)), WB_OK, "%s", err);
+	cr_assert_eq(
+	    wb_decode(&back, buf, len, &wb_limits_default, err, sizeof(err)), WB_OK, "%s", err);
 	free(buf);
 
 	const wb_obj   *o = find_op(back, "ping");
@@ -106,7 +107,7 @@ Test(rt_stats, record_fill_and_round_trip)
 
 Test(rt_stats, empty_table_adds_nothing)
 {
-	rt_stats *s   = rt_stats_new();
+	rt_stats *s = rt_stats_new();
 	wb_obj   *rep = wb_msg_new();
 	cr_assert_eq(rt_stats_fill(s, rep), WB_OK);
 	cr_assert_not(wb_has(rep, WB_F_STATS));

@@ -160,8 +160,9 @@ warble_call(warble_client *c, wb_obj *req, warble_auth auth, wb_obj **rep)
 	}
 	if (r == NULL) {
 		return warble_fail(c, rc,
-		    rc == WB_ETIMEDOUT ? "gateway timed out" :
-		    rc == WB_EUNAVAIL  ? "gateway unavailable" : NULL);
+		    rc == WB_ETIMEDOUT  ? "gateway timed out"
+		    : rc == WB_EUNAVAIL ? "gateway unavailable"
+		                        : NULL);
 	}
 	msg = NULL;
 	wb_reply_code(r, &msg);

@@ -102,12 +102,10 @@ int warble_set_token(warble_client *c, const char *token);
 const char *warble_token(warble_client *c);
 
 /* warble_register creates an account; *uid (if uid is not NULL) receives its user id. */
-int warble_register(warble_client *c, const char *name, const char *password,
-    uint64_t *uid);
+int warble_register(warble_client *c, const char *name, const char *password, uint64_t *uid);
 
 /* warble_login opens a session and keeps its token in c for later calls (see warble_token); *uid gets the user id. */
-int warble_login(warble_client *c, const char *name, const char *password,
-    uint64_t *uid);
+int warble_login(warble_client *c, const char *name, const char *password, uint64_t *uid);
 
 /* warble_logout ends the session of the current token and forgets the token. */
 int warble_logout(warble_client *c);
@@ -122,12 +120,11 @@ int warble_post(warble_client *c, const char *text, uint64_t *id);
 int warble_delete(warble_client *c, uint64_t id);
 
 /* warble_home reads the logged-in user's home timeline, newest first: posts below before (0: newest), up to limit (0: default; at most 100). */
-int warble_home(warble_client *c, uint64_t before, unsigned limit,
-    warble_posts_t **out);
+int warble_home(warble_client *c, uint64_t before, unsigned limit, warble_posts_t **out);
 
 /* warble_timeline reads the posts of user name, newest first, paged like warble_home. */
-int warble_timeline(warble_client *c, const char *name, uint64_t before,
-    unsigned limit, warble_posts_t **out);
+int warble_timeline(
+    warble_client *c, const char *name, uint64_t before, unsigned limit, warble_posts_t **out);
 
 /* warble_follow makes the logged-in user follow name. */
 int warble_follow(warble_client *c, const char *name);
@@ -136,12 +133,12 @@ int warble_follow(warble_client *c, const char *name);
 int warble_unfollow(warble_client *c, const char *name);
 
 /* warble_following lists the users name follows, from the cursor after (0: start), up to limit (0: default; at most 100). */
-int warble_following(warble_client *c, const char *name, uint64_t after,
-    unsigned limit, warble_users_t **out);
+int warble_following(
+    warble_client *c, const char *name, uint64_t after, unsigned limit, warble_users_t **out);
 
 /* warble_fans lists the users following name, paged like warble_following. */
-int warble_fans(warble_client *c, const char *name, uint64_t after,
-    unsigned limit, warble_users_t **out);
+int warble_fans(
+    warble_client *c, const char *name, uint64_t after, unsigned limit, warble_users_t **out);
 
 /* warble_profile returns user name's profile with counts (and followed, when logged in). */
 int warble_profile(warble_client *c, const char *name, warble_user_t **out);

@@ -23,8 +23,7 @@ warble_ops_req(wb_op op, wb_field f, const char *s)
 
 /* warble_ops_simple sends op with an optional string field and drops the reply. */
 static int
-warble_ops_simple(warble_client *c, wb_op op, wb_field f, const char *s,
-    warble_auth auth)
+warble_ops_simple(warble_client *c, wb_op op, wb_field f, const char *s, warble_auth auth)
 {
 	wb_obj *r;
 	int     rc = warble_call(c, warble_ops_req(op, f, s), auth, &r);
@@ -42,8 +41,8 @@ warble_ops_bad(warble_client *c, const char *what)
 
 /* warble_ops_credentials sends op with a name and password; the reply goes to *rep. */
 static int
-warble_ops_credentials(warble_client *c, wb_op op, const char *name,
-    const char *password, wb_obj **rep)
+warble_ops_credentials(
+    warble_client *c, wb_op op, const char *name, const char *password, wb_obj **rep)
 {
 	wb_obj *q;
 
@@ -63,8 +62,7 @@ warble_ops_credentials(warble_client *c, wb_op op, const char *name,
 }
 
 int
-warble_register(warble_client *c, const char *name, const char *password,
-    uint64_t *uid)
+warble_register(warble_client *c, const char *name, const char *password, uint64_t *uid)
 {
 	wb_obj *r;
 	int     rc = warble_ops_credentials(c, WB_OP_REGISTER, name, password, &r);
@@ -77,8 +75,7 @@ warble_register(warble_client *c, const char *name, const char *password,
 }
 
 int
-warble_login(warble_client *c, const char *name, const char *password,
-    uint64_t *uid)
+warble_login(warble_client *c, const char *name, const char *password, uint64_t *uid)
 {
 	wb_obj *r;
 	int     rc;
@@ -155,8 +152,8 @@ warble_profile(warble_client *c, const char *name, warble_user_t **out)
 	if (name == NULL) {
 		return warble_ops_bad(c, "a username is required");
 	}
-	return warble_ops_user(c, warble_ops_req(WB_OP_PROFILE, WB_F_NAME, name),
-	    WARBLE_AUTH_OPTIONAL, out);
+	return warble_ops_user(
+	    c, warble_ops_req(WB_OP_PROFILE, WB_F_NAME, name), WARBLE_AUTH_OPTIONAL, out);
 }
 
 int
@@ -171,8 +168,8 @@ warble_post(warble_client *c, const char *text, uint64_t *id)
 	if (text == NULL) {
 		return warble_ops_bad(c, "text is required");
 	}
-	rc = warble_call(c, warble_ops_req(WB_OP_PUBLISH, WB_F_TEXT, text),
-	    WARBLE_AUTH_REQUIRED, &r);
+	rc = warble_call(
+	    c, warble_ops_req(WB_OP_PUBLISH, WB_F_TEXT, text), WARBLE_AUTH_REQUIRED, &r);
 	if (rc != WARBLE_OK) {
 		return rc;
 	}
@@ -241,8 +238,8 @@ warble_home(warble_client *c, uint64_t before, unsigned limit, warble_posts_t **
 }
 
 int
-warble_timeline(warble_client *c, const char *name, uint64_t before,
-    unsigned limit, warble_posts_t **out)
+warble_timeline(
+    warble_client *c, const char *name, uint64_t before, unsigned limit, warble_posts_t **out)
 {
 	if (c == NULL || out == NULL) {
 		return WARBLE_EINVAL;
@@ -252,8 +249,8 @@ warble_timeline(warble_client *c, const char *name, uint64_t before,
 		return warble_ops_bad(c, "a username is required");
 	}
 	return warble_ops_posts(c,
-	    warble_ops_page(warble_ops_req(WB_OP_TIMELINE, WB_F_NAME, name), WB_F_BEFORE,
-	        before, limit),
+	    warble_ops_page(
+	        warble_ops_req(WB_OP_TIMELINE, WB_F_NAME, name), WB_F_BEFORE, before, limit),
 	    WARBLE_AUTH_OPTIONAL, out);
 }
 
@@ -283,8 +280,8 @@ warble_unfollow(warble_client *c, const char *name)
 
 /* warble_ops_users runs following or fans. */
 static int
-warble_ops_users(warble_client *c, wb_op op, const char *name, uint64_t after,
-    unsigned limit, warble_users_t **out)
+warble_ops_users(warble_client *c, wb_op op, const char *name, uint64_t after, unsigned limit,
+    warble_users_t **out)
 {
 	wb_obj *r;
 	int     rc;
@@ -308,15 +305,15 @@ warble_ops_users(warble_client *c, wb_op op, const char *name, uint64_t after,
 }
 
 int
-warble_following(warble_client *c, const char *name, uint64_t after,
-    unsigned limit, warble_users_t **out)
+warble_following(
+    warble_client *c, const char *name, uint64_t after, unsigned limit, warble_users_t **out)
 {
 	return warble_ops_users(c, WB_OP_FOLLOWING_LIST, name, after, limit, out);
 }
 
 int
-warble_fans(warble_client *c, const char *name, uint64_t after, unsigned limit,
-    warble_users_t **out)
+warble_fans(
+    warble_client *c, const char *name, uint64_t after, unsigned limit, warble_users_t **out)
 {
 	return warble_ops_users(c, WB_OP_FANS_LIST, name, after, limit, out);
 }

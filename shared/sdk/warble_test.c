@@ -54,7 +54,8 @@ st_home_wait(warble_client *c, size_t want)
 		}
 		size_t n = p->n;
 		warble_posts_free(p);
-		cr_assert_lt(wbt_now_ms(), deadline, "home never held %zu posts (has %zu)", want, n);
+		cr_assert_lt(
+		    wbt_now_ms(), deadline, "home never held %zu posts (has %zu)", want, n);
 		wbt_sleep_ms(20);
 	}
 }
@@ -87,9 +88,9 @@ Test(sdk, no_gateway_is_unavailable, .fini = wbt_cleanup, .timeout = 30)
 	int       rc = warble_register(c, "ghost", "password1", &uid);
 	cr_assert(rc == WARBLE_EUNAVAIL || rc == WARBLE_ETIMEDOUT, "got %s", warble_errname(rc));
 	cr_assert_lt(wbt_now_ms() - t0, 5000);
-	cr_assert_str_eq(warble_errmsg(c), rc == WARBLE_EUNAVAIL ? "gateway unavailable" :
-	                                                           "gateway timed out");
-	cr_assert_eq(warble_whoami(c, &(warble_user_t *){ NULL }), WARBLE_EAUTH,
+	cr_assert_str_eq(
+	    warble_errmsg(c), rc == WARBLE_EUNAVAIL ? "gateway unavailable" : "gateway timed out");
+	cr_assert_eq(warble_whoami(c, &(warble_user_t *) { NULL }), WARBLE_EAUTH,
 	    "no token: refused locally");
 	cr_assert_str_eq(warble_errmsg(c), "not logged in");
 	warble_close(c);
@@ -203,8 +204,8 @@ Test(sdk, every_function, .fini = st_fini, .timeout = 90)
 
 Test(sdk, errors, .fini = st_fini, .timeout = 90)
 {
-	char           toolong[300];
-	warble_user_t *u = NULL;
+	char            toolong[300];
+	warble_user_t  *u = NULL;
 	warble_posts_t *p = NULL;
 
 	st_start(NULL);

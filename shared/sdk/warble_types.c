@@ -27,14 +27,14 @@ int
 warble_user_from(warble_user_t *u, const wb_obj *o)
 {
 	memset(u, 0, sizeof(*u));
-	u->uid       = wb_u64(o, WB_F_UID, 0);
-	u->created   = wb_u64(o, WB_F_CREATED, 0);
+	u->uid = wb_u64(o, WB_F_UID, 0);
+	u->created = wb_u64(o, WB_F_CREATED, 0);
 	u->following = wb_u64(o, WB_F_FOLLOWING, 0);
 	u->followers = wb_u64(o, WB_F_FOLLOWERS, 0);
 	wb_get_bool(o, WB_F_FOLLOWED, &u->followed);
-	u->name    = warble_types_str(o, WB_F_NAME);
+	u->name = warble_types_str(o, WB_F_NAME);
 	u->display = warble_types_str(o, WB_F_DISPLAY);
-	u->bio     = warble_types_str(o, WB_F_BIO);
+	u->bio = warble_types_str(o, WB_F_BIO);
 	if (u->name == NULL || u->display == NULL || u->bio == NULL) {
 		warble_types_user_clear(u);
 		memset(u, 0, sizeof(*u));
@@ -47,7 +47,7 @@ int
 warble_posts_from(warble_posts_t **out, const wb_obj *rep)
 {
 	const wb_obj   *posts = NULL;
-	size_t          n     = 0;
+	size_t          n = 0;
 	warble_posts_t *p;
 
 	*out = NULL;
@@ -61,12 +61,12 @@ warble_posts_from(warble_posts_t **out, const wb_obj *rep)
 	for (size_t i = 0; i < n; i++) {
 		warble_post_t *d = &p->posts[i];
 
-		d->id          = wb_u64(&posts[i], WB_F_ID, 0);
-		d->author      = wb_u64(&posts[i], WB_F_AUTHOR, 0);
-		d->time        = wb_u64(&posts[i], WB_F_TIME, 0);
+		d->id = wb_u64(&posts[i], WB_F_ID, 0);
+		d->author = wb_u64(&posts[i], WB_F_AUTHOR, 0);
+		d->time = wb_u64(&posts[i], WB_F_TIME, 0);
 		d->author_name = warble_types_str(&posts[i], WB_F_AUTHOR_NAME);
-		d->text        = warble_types_str(&posts[i], WB_F_TEXT);
-		p->n           = i + 1;
+		d->text = warble_types_str(&posts[i], WB_F_TEXT);
+		p->n = i + 1;
 		if (d->author_name == NULL || d->text == NULL) {
 			warble_posts_free(p);
 			return WARBLE_ENOMEM;
@@ -80,7 +80,7 @@ int
 warble_users_from(warble_users_t **out, const wb_obj *rep)
 {
 	const wb_obj   *users = NULL;
-	size_t          n     = 0;
+	size_t          n = 0;
 	warble_users_t *u;
 
 	*out = NULL;

@@ -20,10 +20,12 @@ Test(browser, follow_post_unfollow, .fini = wbt_cleanup, .timeout = 240)
 
 	cr_assert_eq(ht_root(root, sizeof(root), "tests/browser/e2e.mjs"), 0,
 	    "cannot find tests/browser/e2e.mjs");
-	cr_assert_eq(access("/usr/bin/chromium", X_OK), 0,
-	    "/usr/bin/chromium is missing: run make deps");
-	cr_assert_eq(system("command -v node >/dev/null 2>&1"), 0, "node is missing: run make deps");
-	snprintf(cmd, sizeof(cmd), "%s/tests/browser/node_modules/playwright-core/package.json", root);
+	cr_assert_eq(
+	    access("/usr/bin/chromium", X_OK), 0, "/usr/bin/chromium is missing: run make deps");
+	cr_assert_eq(
+	    system("command -v node >/dev/null 2>&1"), 0, "node is missing: run make deps");
+	snprintf(
+	    cmd, sizeof(cmd), "%s/tests/browser/node_modules/playwright-core/package.json", root);
 	cr_assert_eq(access(cmd, R_OK), 0,
 	    "playwright-core is not installed: run make deps (npm ci in tests/browser)");
 
@@ -33,7 +35,8 @@ Test(browser, follow_post_unfollow, .fini = wbt_cleanup, .timeout = 240)
 	snprintf(shot, sizeof(shot), "%s/tests/artifacts/browser-home.png", root);
 	unlink(shot);
 	snprintf(cmd, sizeof(cmd),
-	    "cd '%s' && timeout -k 5 200 node tests/browser/e2e.mjs http://127.0.0.1:%d '%s' >'%s' 2>&1",
+	    "cd '%s' && timeout -k 5 200 node tests/browser/e2e.mjs http://127.0.0.1:%d '%s' >'%s' "
+	    "2>&1",
 	    root, port, shot, log);
 	rc = system(cmd);
 	snprintf(cmd, sizeof(cmd), "sed 's/^/    /' '%s' >&2", log);

@@ -61,7 +61,8 @@ main(int argc, char **argv)
 		rv |= gen_write(argv[1], name, m);
 	}
 	/* success replies carrying every kind of record */
-	static const wb_field recs[] = { WB_F_POSTS, WB_F_USERS, WB_F_EVENTS, WB_F_STATS, WB_F_GAUGES };
+	static const wb_field recs[] = { WB_F_POSTS, WB_F_USERS, WB_F_EVENTS, WB_F_STATS,
+		WB_F_GAUGES };
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		m = wb_msg_new();
 		wb_reply_ok(m);

@@ -91,8 +91,8 @@ ct_file_read(const char *path)
 	}
 	buf = malloc(CT_MAX_FILE + 1);
 	cr_assert_not_null(buf);
-	n          = fread(buf, 1, CT_MAX_FILE, f);
-	buf[n]     = '\0';
+	n = fread(buf, 1, CT_MAX_FILE, f);
+	buf[n] = '\0';
 	fclose(f);
 	return buf;
 }
@@ -105,7 +105,8 @@ ct_which(const char *prog)
 	char        dirs[4096], file[4200];
 
 	snprintf(dirs, sizeof(dirs), "%s", path != NULL ? path : "/usr/bin:/bin");
-	for (char *save, *d = strtok_r(dirs, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
+	for (char *save, *d = strtok_r(dirs, ":", &save); d != NULL;
+	     d = strtok_r(NULL, ":", &save)) {
 		snprintf(file, sizeof(file), "%s/%s", d, prog);
 		if (access(file, X_OK) == 0) {
 			return true;
@@ -122,12 +123,12 @@ ct_which(const char *prog)
 static int
 ct_run(char *const argv[], char **out, char **err, int timeout_ms)
 {
-	int         po[2], pe[2], st = 0;
-	size_t      no = 0, ne = 0;
-	char       *bo = malloc(CT_MAX_OUT + 1), *be = malloc(CT_MAX_OUT + 1);
-	long long   deadline = wbt_now_ms() + timeout_ms;
-	pid_t       pid;
-	bool        open_o = true, open_e = true;
+	int       po[2], pe[2], st = 0;
+	size_t    no = 0, ne = 0;
+	char     *bo = malloc(CT_MAX_OUT + 1), *be = malloc(CT_MAX_OUT + 1);
+	long long deadline = wbt_now_ms() + timeout_ms;
+	pid_t     pid;
+	bool      open_o = true, open_e = true;
 
 	cr_assert(bo != NULL && be != NULL);
 	cr_assert_eq(pipe(po), 0);
@@ -149,8 +150,8 @@ ct_run(char *const argv[], char **out, char **err, int timeout_ms)
 	close(pe[1]);
 	while ((open_o || open_e) && wbt_now_ms() < deadline) {
 		struct pollfd fds[2] = { { open_o ? po[0] : -1, POLLIN, 0 },
-			                 { open_e ? pe[0] : -1, POLLIN, 0 } };
-		int           left   = (int) (deadline - wbt_now_ms());
+			{ open_e ? pe[0] : -1, POLLIN, 0 } };
+		int           left = (int)(deadline - wbt_now_ms());
 		if (poll(fds, 2, left > 0 ? left : 0) <= 0) {
 			continue;
 		}
@@ -166,7 +167,7 @@ ct_run(char *const argv[], char **out, char **err, int timeout_ms)
 				*(i == 0 ? &open_o : &open_e) = false;
 				continue;
 			}
-			size_t keep = (size_t) r < CT_MAX_OUT - *n ? (size_t) r : CT_MAX_OUT - *n;
+			size_t keep = (size_t)r < CT_MAX_OUT - *n ? (size_t)r : CT_MAX_OUT - *n;
 			memcpy(b + *n, tmp, keep);
 			*n += keep;
 		}
@@ -179,7 +180,7 @@ ct_run(char *const argv[], char **out, char **err, int timeout_ms)
 	close(pe[0]);
 	bo[no] = '\0';
 	be[ne] = '\0';
-	*out   = bo;
+	*out = bo;
 	if (err != NULL) {
 		*err = be;
 	} else {
@@ -204,10 +205,10 @@ ct_url_port(const char *url, char *host, size_t hn)
 	}
 	h += 3;
 	if (host != NULL) {
-		snprintf(host, hn, "%.*s", (int) (colon - h), h);
+		snprintf(host, hn, "%.*s", (int)(colon - h), h);
 	}
 	port = strtol(colon + 1, &end, 10);
-	return (*end == '\0' && port > 0 && port < 65536) ? (int) port : -1;
+	return (*end == '\0' && port > 0 && port < 65536) ? (int)port : -1;
 }
 
 /* ct_owner_by_name writes the service a URL variable names (WARBLE_CONTENT_PUB_URL -> content). */
@@ -218,7 +219,7 @@ ct_owner_by_name(const char *var, char *svc, size_t n)
 	size_t      i = 0;
 
 	while (s[i] != '\0' && s[i] != '_' && i + 1 < n) {
-		svc[i] = (char) tolower((unsigned char) s[i]);
+		svc[i] = (char)tolower((unsigned char)s[i]);
 		i++;
 	}
 	svc[i] = '\0';
@@ -271,7 +272,7 @@ ct_node_add(ct_node *parent, const char *key, const char *val)
 	cr_assert_not_null(k);
 	k->key = key != NULL ? strdup(key) : NULL;
 	k->val = val != NULL ? ct_scalar_dup(val) : NULL;
-	parent->kids = realloc(parent->kids, sizeof(ct_node *) * (size_t) (parent->nkids + 1));
+	parent->kids = realloc(parent->kids, sizeof(ct_node *) * (size_t)(parent->nkids + 1));
 	cr_assert_not_null(parent->kids);
 	parent->kids[parent->nkids++] = k;
 	return k;
@@ -281,7 +282,7 @@ ct_node_add(ct_node *parent, const char *key, const char *val)
 static char *
 ct_split_key(char *text)
 {
-	char *c = strstr(text, ": ");
+	char  *c = strstr(text, ": ");
 	size_t n = strlen(text);
 
 	if (c != NULL && text[0] != '\'' && text[0] != '"') {
@@ -345,8 +346,9 @@ ct_yaml_block(ct_node *parent, ct_line *lines, int n, int *i, int indent)
 			ct_yaml_entry(item, lines[(*i)++].text, lines, n, i, indent + 2);
 		}
 	}
-	cr_assert(*i >= n || lines[*i].indent < indent ||
-	              (lines[*i].indent == indent && list), /* a list ends where its key's map goes on */
+	cr_assert(
+	    *i >= n || lines[*i].indent < indent ||
+	        (lines[*i].indent == indent && list), /* a list ends where its key's map goes on */
 	    "compose config: unexpected line: %s", *i < n ? lines[*i].text : "");
 }
 
@@ -355,11 +357,12 @@ static ct_node *
 ct_yaml_parse(char *text)
 {
 	ct_line *lines = calloc(CT_MAX_OUT / 2, sizeof(ct_line));
-	ct_node *root  = calloc(1, sizeof(*root));
+	ct_node *root = calloc(1, sizeof(*root));
 	int      n = 0, i = 0;
 
 	cr_assert(lines != NULL && root != NULL);
-	for (char *save, *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+	for (char *save, *l = strtok_r(text, "\n", &save); l != NULL;
+	     l = strtok_r(NULL, "\n", &save)) {
 		int ind = 0;
 		while (l[ind] == ' ') {
 			ind++;
@@ -412,8 +415,8 @@ typedef struct ct_daemon {
 } ct_daemon;
 
 typedef struct ct_world {
-	ct_node  *compose;  /* normalized config */
-	ct_node  *services; /* compose's services: */
+	ct_node  *compose;               /* normalized config */
+	ct_node  *services;              /* compose's services: */
 	ct_var    exports[CT_MAX_ITEMS]; /* the launcher's */
 	int       nexports;
 	char      lservices[CT_MAX_ITEMS][32]; /* the launcher's services="..." */
@@ -438,7 +441,7 @@ ct_compose_load(void)
 	rc = ct_run(argv, &out, &err, 60000);
 	cr_assert_eq(rc, 0, "docker-compose config failed (%d): %s", rc, err);
 	free(err);
-	w.compose  = ct_yaml_parse(out);
+	w.compose = ct_yaml_parse(out);
 	w.services = ct_get(w.compose, "services");
 	cr_assert_not_null(w.services, "no services in the compose config");
 }
@@ -450,7 +453,8 @@ ct_launcher_load(void)
 	char *text = ct_file_read(CT_LAUNCHER);
 
 	cr_assert_not_null(text, "cannot read %s", CT_LAUNCHER);
-	for (char *save, *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+	for (char *save, *l = strtok_r(text, "\n", &save); l != NULL;
+	     l = strtok_r(NULL, "\n", &save)) {
 		char name[64], again[64], dflt[128], list[512];
 		/* export WARBLE_X=${WARBLE_X:-default} */
 		if (sscanf(l, "export %63[A-Z_]=${%63[A-Z_]:-%127[^}]}", name, again, dflt) == 3) {
@@ -460,7 +464,8 @@ ct_launcher_load(void)
 			snprintf(v->name, sizeof(v->name), "%s", name);
 			snprintf(v->dflt, sizeof(v->dflt), "%s", dflt);
 		} else if (sscanf(l, "services=\"%511[^\"]\"", list) == 1) {
-			for (char *s2, *s = strtok_r(list, " ", &s2); s != NULL; s = strtok_r(NULL, " ", &s2)) {
+			for (char *s2, *s = strtok_r(list, " ", &s2); s != NULL;
+			     s = strtok_r(NULL, " ", &s2)) {
 				cr_assert(w.nlservices < CT_MAX_ITEMS);
 				snprintf(w.lservices[w.nlservices++], 32, "%s", s);
 			}
@@ -477,13 +482,13 @@ ct_c_string(const char **p, char *buf, size_t n)
 {
 	const char *s = *p, *e;
 
-	while (isspace((unsigned char) *s)) {
+	while (isspace((unsigned char)*s)) {
 		s++;
 	}
-	if (*s != '"' || (e = strchr(s + 1, '"')) == NULL || (size_t) (e - s - 1) >= n) {
+	if (*s != '"' || (e = strchr(s + 1, '"')) == NULL || (size_t)(e - s - 1) >= n) {
 		return false;
 	}
-	snprintf(buf, n, "%.*s", (int) (e - s - 1), s + 1);
+	snprintf(buf, n, "%.*s", (int)(e - s - 1), s + 1);
 	*p = e + 1;
 	return true;
 }
@@ -492,7 +497,7 @@ ct_c_string(const char **p, char *buf, size_t n)
 static bool
 ct_comma(const char **p)
 {
-	while (isspace((unsigned char) **p)) {
+	while (isspace((unsigned char)**p)) {
 		(*p)++;
 	}
 	if (**p != ',') {
@@ -511,7 +516,7 @@ ct_daemons_load(void)
 	cr_assert_eq(glob("services/*/main.c", 0, NULL, &g), 0, "no services/*/main.c");
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		char      *text = ct_file_read(g.gl_pathv[i]);
-		ct_daemon *d    = &w.daemons[w.ndaemons++];
+		ct_daemon *d = &w.daemons[w.ndaemons++];
 
 		cr_assert_not_null(text);
 		sscanf(g.gl_pathv[i], "services/%31[^/]", d->name);
@@ -615,7 +620,8 @@ ct_launcher_port(const char *var)
 	cr_assert_not_null(e, "%s does not export %s", CT_LAUNCHER, var);
 	port = ct_url_port(e->dflt, host, sizeof(host));
 	cr_assert_gt(port, 0, "%s: %s=%s has no port", CT_LAUNCHER, var, e->dflt);
-	cr_assert_str_eq(host, "127.0.0.1", "%s: %s=%s is not on loopback", CT_LAUNCHER, var, e->dflt);
+	cr_assert_str_eq(
+	    host, "127.0.0.1", "%s: %s=%s is not on loopback", CT_LAUNCHER, var, e->dflt);
 	return port;
 }
 
@@ -694,10 +700,10 @@ Test(compose, same_services_everywhere)
 	cr_expect_eq(w.ndaemons, w.nlservices, "services/*/main.c: %d daemons, %s starts %d",
 	    w.ndaemons, CT_LAUNCHER, w.nlservices);
 	for (int i = 0; i < w.nlservices; i++) {
-		cr_expect_not_null(ct_get(w.services, w.lservices[i]), "compose lacks service %s",
-		    w.lservices[i]);
-		cr_expect_not_null(ct_daemon_find(w.lservices[i]), "no services/%s/main.c",
-		    w.lservices[i]);
+		cr_expect_not_null(
+		    ct_get(w.services, w.lservices[i]), "compose lacks service %s", w.lservices[i]);
+		cr_expect_not_null(
+		    ct_daemon_find(w.lservices[i]), "no services/%s/main.c", w.lservices[i]);
 	}
 }
 
@@ -705,24 +711,27 @@ Test(compose, environment_matches_the_launcher)
 {
 	ct_compose_load();
 	for (int i = 0; i < w.services->nkids; i++) {
-		const ct_node   *s   = w.services->kids[i];
+		const ct_node   *s = w.services->kids[i];
 		const ct_node   *env = ct_get(s, "environment");
-		const ct_daemon *d   = ct_daemon_find(s->key);
+		const ct_daemon *d = ct_daemon_find(s->key);
 
 		cr_assert_not_null(env, "compose service %s has no environment", s->key);
 		/* the launcher gives every daemon all its exports: so does compose */
 		for (int j = 0; j < w.nexports; j++) {
-			cr_expect_not_null(ct_get(env, w.exports[j].name), "compose %s lacks %s (%s exports it)",
-			    s->key, w.exports[j].name, CT_LAUNCHER);
+			cr_expect_not_null(ct_get(env, w.exports[j].name),
+			    "compose %s lacks %s (%s exports it)", s->key, w.exports[j].name,
+			    CT_LAUNCHER);
 		}
 		/* anything more must be read by that daemon */
 		for (int j = 0; j < env->nkids; j++) {
 			const char *var = env->kids[j]->key;
 			cr_expect(ct_export(var) != NULL || ct_daemon_opt(d, var) != NULL,
-			    "compose sets %s for %s, which warble-%s does not read", var, s->key, s->key);
+			    "compose sets %s for %s, which warble-%s does not read", var, s->key,
+			    s->key);
 		}
 		/* the data folder is where the volumes go */
-		cr_expect_str_eq(CT_S(ct_val(env, "WARBLE_DATA")), CT_DATA, "compose %s: WARBLE_DATA", s->key);
+		cr_expect_str_eq(
+		    CT_S(ct_val(env, "WARBLE_DATA")), CT_DATA, "compose %s: WARBLE_DATA", s->key);
 	}
 }
 
@@ -743,15 +752,17 @@ Test(compose, addresses_and_ports_agree)
 		ct_owner(var, owner, sizeof(owner));
 		cr_assert_not_null(od = ct_daemon_find(owner), "%s names no service", var);
 		/* the owner reads it, with the launcher's default */
-		cr_assert_not_null(opt = ct_daemon_opt(od, var), "warble-%s does not read %s", owner, var);
-		cr_expect_str_eq(opt->dflt, w.exports[j].dflt, "%s default: warble-%s %s, %s %s", var,
-		    owner, opt->dflt, CT_LAUNCHER, w.exports[j].dflt);
+		cr_assert_not_null(
+		    opt = ct_daemon_opt(od, var), "warble-%s does not read %s", owner, var);
+		cr_expect_str_eq(opt->dflt, w.exports[j].dflt, "%s default: warble-%s %s, %s %s",
+		    var, owner, opt->dflt, CT_LAUNCHER, w.exports[j].dflt);
 		/* every container dials tcp://OWNER:PORT */
 		for (int i = 0; i < w.services->nkids; i++) {
 			const char *v = ct_val(ct_get(w.services->kids[i], "environment"), var);
 			cr_assert_not_null(v, "compose %s lacks %s", w.services->kids[i]->key, var);
-			cr_expect_eq(ct_url_port(v, host, sizeof(host)), port, "compose %s: %s=%s, %s has port %d",
-			    w.services->kids[i]->key, var, v, CT_LAUNCHER, port);
+			cr_expect_eq(ct_url_port(v, host, sizeof(host)), port,
+			    "compose %s: %s=%s, %s has port %d", w.services->kids[i]->key, var, v,
+			    CT_LAUNCHER, port);
 			cr_expect_str_eq(host, owner, "compose %s: %s=%s should name the host %s",
 			    w.services->kids[i]->key, var, v, owner);
 			cr_expect(strncmp(v, w.exports[j].dflt, strcspn(v, ":") + 3) == 0,
@@ -784,9 +795,9 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 {
 	ct_compose_load();
 	for (int i = 0; i < w.services->nkids; i++) {
-		const ct_node   *s   = w.services->kids[i];
+		const ct_node   *s = w.services->kids[i];
 		const ct_node   *cmd = ct_get(s, "command");
-		const ct_daemon *d   = ct_daemon_find(s->key);
+		const ct_daemon *d = ct_daemon_find(s->key);
 		char             bin[64], owner[32];
 		int              overridden = 0;
 
@@ -795,18 +806,22 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 		snprintf(bin, sizeof(bin), "warble-%s", s->key);
 		cr_expect_str_eq(CT_S(cmd->kids[0]->val), bin, "compose %s runs %s", s->key,
 		    CT_S(cmd->kids[0]->val));
-		cr_assert_eq(cmd->nkids % 2, 1, "compose %s: flags come as --flag value pairs", s->key);
+		cr_assert_eq(
+		    cmd->nkids % 2, 1, "compose %s: flags come as --flag value pairs", s->key);
 		/* every flag is one of the daemon's, and a listen URL of its own */
 		for (int k = 1; k + 1 < cmd->nkids; k += 2) {
-			const char   *flag = CT_S(cmd->kids[k]->val), *val = CT_S(cmd->kids[k + 1]->val);
-			const ct_var *opt  = NULL;
+			const char *flag = CT_S(cmd->kids[k]->val),
+			           *val = CT_S(cmd->kids[k + 1]->val);
+			const ct_var *opt = NULL;
 			char          host[64];
 			for (int j = 0; j < d->nopts; j++) {
-				if (strncmp(flag, "--", 2) == 0 && strcmp(d->opts[j].flag, flag + 2) == 0) {
+				if (strncmp(flag, "--", 2) == 0 &&
+				    strcmp(d->opts[j].flag, flag + 2) == 0) {
 					opt = &d->opts[j];
 				}
 			}
-			cr_assert_not_null(opt, "compose %s: warble-%s has no flag %s", s->key, s->key, flag);
+			cr_assert_not_null(
+			    opt, "compose %s: warble-%s has no flag %s", s->key, s->key, flag);
 			ct_owner(opt->name, owner, sizeof(owner));
 			if (!ct_is_url_var(opt->name) || strcmp(owner, s->key) != 0) {
 				cr_expect_fail("compose %s: %s (%s) is not a listen URL of its own"
@@ -814,8 +829,9 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 				    s->key, flag, opt->name);
 				continue;
 			}
-			cr_expect_eq(ct_url_port(val, host, sizeof(host)), ct_launcher_port(opt->name),
-			    "compose %s: %s %s: port differs from %s", s->key, flag, val, CT_LAUNCHER);
+			cr_expect_eq(ct_url_port(val, host, sizeof(host)),
+			    ct_launcher_port(opt->name), "compose %s: %s %s: port differs from %s",
+			    s->key, flag, val, CT_LAUNCHER);
 			cr_expect_str_eq(host, "0.0.0.0", "compose %s: %s %s", s->key, flag, val);
 			overridden++;
 		}
@@ -828,7 +844,8 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 			bool found = false;
 			for (int k = 1; k < cmd->nkids; k += 2) {
 				const char *f = CT_S(cmd->kids[k]->val);
-				found |= strncmp(f, "--", 2) == 0 && strcmp(f + 2, d->opts[j].flag) == 0;
+				found |=
+				    strncmp(f, "--", 2) == 0 && strcmp(f + 2, d->opts[j].flag) == 0;
 			}
 			cr_expect(found, "compose %s: listens on %s but its command lacks --%s",
 			    s->key, d->opts[j].name, d->opts[j].flag);
@@ -841,7 +858,7 @@ Test(compose, only_the_gateway_is_published)
 {
 	ct_compose_load();
 	for (int i = 0; i < w.services->nkids; i++) {
-		const ct_node *s     = w.services->kids[i];
+		const ct_node *s = w.services->kids[i];
 		const ct_node *ports = ct_get(s, "ports");
 
 		if (strcmp(s->key, "gateway") != 0) {
@@ -851,13 +868,15 @@ Test(compose, only_the_gateway_is_published)
 		cr_assert_not_null(ports, "the gateway publishes nothing");
 		bool api = false, http = false;
 		for (int k = 0; k < ports->nkids; k++) {
-			const char *t = ct_val(ports->kids[k], "target"), *p = ct_val(ports->kids[k], "published");
+			const char *t = ct_val(ports->kids[k], "target"),
+			           *p = ct_val(ports->kids[k], "published");
 			cr_assert(t != NULL && p != NULL, "compose gateway: odd port entry");
 			int target = atoi(t);
 			cr_expect_str_eq(t, p, "compose gateway: port %s published as %s", t, p);
 			api |= target == ct_launcher_port("WARBLE_GATEWAY_URL");
 			http |= target == CT_HTTP_PORT;
-			cr_expect(target == ct_launcher_port("WARBLE_GATEWAY_URL") || target == CT_HTTP_PORT,
+			cr_expect(target == ct_launcher_port("WARBLE_GATEWAY_URL") ||
+			              target == CT_HTTP_PORT,
 			    "compose gateway publishes %d, neither its API nor HTTP port", target);
 		}
 		cr_expect(api, "compose does not publish the gateway API");
@@ -873,15 +892,16 @@ Test(compose, healthchecks_ping_each_daemon)
 		const ct_node *t = ct_get(ct_get(s, "healthcheck"), "test");
 		char           var[64], host[64];
 
-		cr_assert(t != NULL && t->nkids == 3, "compose %s: healthcheck test is not [CMD, warble-probe, URL]",
-		    s->key);
+		cr_assert(t != NULL && t->nkids == 3,
+		    "compose %s: healthcheck test is not [CMD, warble-probe, URL]", s->key);
 		cr_expect_str_eq(CT_S(t->kids[0]->val), "CMD");
 		cr_expect_str_eq(CT_S(t->kids[1]->val), "warble-probe");
 		snprintf(var, sizeof(var), "WARBLE_%s_URL", s->key);
 		for (char *c = var; *c; c++) {
-			*c = (char) toupper((unsigned char) *c);
+			*c = (char)toupper((unsigned char)*c);
 		}
-		cr_expect_eq(ct_url_port(CT_S(t->kids[2]->val), host, sizeof(host)), ct_launcher_port(var),
+		cr_expect_eq(ct_url_port(CT_S(t->kids[2]->val), host, sizeof(host)),
+		    ct_launcher_port(var),
 		    "compose %s: healthcheck probes %s, the service is on %s's port", s->key,
 		    CT_S(t->kids[2]->val), var);
 		cr_expect_str_eq(host, "127.0.0.1");
@@ -896,20 +916,23 @@ Test(compose, one_volume_per_store_and_restart)
 	int            nseen = 0;
 
 	for (int i = 0; i < w.services->nkids; i++) {
-		const ct_node *s  = w.services->kids[i];
+		const ct_node *s = w.services->kids[i];
 		const ct_node *vs = ct_get(s, "volumes");
 
-		cr_expect_str_eq(CT_S(ct_val(s, "restart")), "unless-stopped", "compose %s: restart", s->key);
+		cr_expect_str_eq(
+		    CT_S(ct_val(s, "restart")), "unless-stopped", "compose %s: restart", s->key);
 		if (strcmp(s->key, "gateway") == 0) {
 			cr_expect_null(vs, "the gateway has no store, so no volume");
 			continue;
 		}
-		cr_assert(vs != NULL && vs->nkids == 1, "compose %s: wants exactly one volume", s->key);
+		cr_assert(
+		    vs != NULL && vs->nkids == 1, "compose %s: wants exactly one volume", s->key);
 		char name[64], path[128];
 		cr_assert_eq(sscanf(CT_S(vs->kids[0]->val), "%63[^:]:%127[^:]", name, path), 2,
 		    "compose %s: odd volume %s", s->key, CT_S(vs->kids[0]->val));
 		cr_expect_str_eq(path, CT_DATA, "compose %s: volume on %s", s->key, path);
-		cr_expect_not_null(ct_get(vols, name), "compose %s: %s is not a named volume", s->key, name);
+		cr_expect_not_null(
+		    ct_get(vols, name), "compose %s: %s is not a named volume", s->key, name);
 		for (int k = 0; k < nseen; k++) {
 			cr_expect_str_neq(seen[k], name, "volume %s is shared by two stores", name);
 		}
@@ -932,14 +955,15 @@ Test(compose, no_dead_variables)
 			/* a name, not "WARBLE_*" nor the tail of a longer word */
 			if (sscanf(p, "%63[A-Z_]", var) != 1 || strlen(var) <= 7 ||
 			    var[strlen(var) - 1] == '_' ||
-			    (p > text && (isalnum((unsigned char) p[-1]) || p[-1] == '_'))) {
+			    (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))) {
 				continue;
 			}
 			/* the launcher's own knobs (where the binaries are) are not daemon settings */
 			if (strcmp(var, "WARBLE_BIN") == 0) {
 				continue;
 			}
-			cr_expect(ct_sources_read(var), "%s mentions %s, which no daemon reads", files[f], var);
+			cr_expect(ct_sources_read(var), "%s mentions %s, which no daemon reads",
+			    files[f], var);
 			checked++;
 		}
 		free(text);
@@ -960,8 +984,8 @@ ct_word_in(const char *text, const char *word)
 	size_t n = strlen(word);
 
 	for (const char *p = strstr(text, word); p != NULL; p = strstr(p + 1, word)) {
-		bool left  = p == text || isspace((unsigned char) p[-1]);
-		bool right = p[n] == '\0' || isspace((unsigned char) p[n]) || p[n] == '\\';
+		bool left = p == text || isspace((unsigned char)p[-1]);
+		bool right = p[n] == '\0' || isspace((unsigned char)p[n]) || p[n] == '\\';
 		if (left && right) {
 			return true;
 		}
@@ -975,13 +999,15 @@ Test(dockerfile, builds_every_daemon_and_the_tools, .init = ct_init)
 	char  target[64];
 
 	cr_assert_not_null(text, "cannot read %s", CT_DOCKERFILE);
-	cr_assert_not_null(strstr(text, CT_RUNTIME), "%s has no %s stage", CT_DOCKERFILE, CT_RUNTIME);
+	cr_assert_not_null(
+	    strstr(text, CT_RUNTIME), "%s has no %s stage", CT_DOCKERFILE, CT_RUNTIME);
 	for (int i = 0; i < w.ndaemons; i++) {
 		snprintf(target, sizeof(target), "build/bin/warble-%s", w.daemons[i].name);
 		cr_expect(ct_word_in(text, target), "%s does not build %s", CT_DOCKERFILE, target);
 	}
 	/* warblectl for operators, warble-probe for the compose healthchecks */
-	cr_expect(ct_word_in(text, "build/bin/warblectl"), "%s does not build warblectl", CT_DOCKERFILE);
+	cr_expect(
+	    ct_word_in(text, "build/bin/warblectl"), "%s does not build warblectl", CT_DOCKERFILE);
 	cr_expect(ct_word_in(text, "build/bin/warble-probe"), "%s does not build warble-probe",
 	    CT_DOCKERFILE);
 	/* the web page, where the gateway looks for it when installed */
@@ -989,8 +1015,8 @@ Test(dockerfile, builds_every_daemon_and_the_tools, .init = ct_init)
 	cr_assert_not_null(gw);
 	cr_expect(ct_word_in(text, "services/gateway/web/") && ct_word_in(text, CT_WEB "/"),
 	    "%s does not copy services/gateway/web/ to %s/", CT_DOCKERFILE, CT_WEB);
-	cr_expect_not_null(strstr(gw, "\"" CT_WEB "\""), "warble-gateway no longer looks for its web page in %s",
-	    CT_WEB);
+	cr_expect_not_null(strstr(gw, "\"" CT_WEB "\""),
+	    "warble-gateway no longer looks for its web page in %s", CT_WEB);
 	free(gw);
 	/* the data folder the volumes mount */
 	cr_expect_not_null(strstr(text, "WARBLE_DATA=" CT_DATA), "%s: WARBLE_DATA is not %s",
@@ -1008,7 +1034,8 @@ Test(dockerfile, build_packages_are_the_projects, .init = ct_init)
 	char *runtime = strstr(text, CT_RUNTIME);
 	cr_assert_not_null(runtime);
 	*runtime = '\0'; /* the build stage only */
-	for (char *save, *t = strtok_r(text, " \t\n\\", &save); t != NULL; t = strtok_r(NULL, " \t\n\\", &save)) {
+	for (char *save, *t = strtok_r(text, " \t\n\\", &save); t != NULL;
+	     t = strtok_r(NULL, " \t\n\\", &save)) {
 		size_t n = strlen(t);
 		if (n > 4 && strcmp(t + n - 4, "-dev") == 0) {
 			cr_expect(ct_word_in(deps, t), "%s builds with %s, tests/deps.sh lacks it",
@@ -1028,16 +1055,18 @@ Test(dockerfile, runtime_stage_has_every_linked_library, .init = ct_init)
 	static const char script[] =
 	    "set -e\n"
 	    "for b in \"$@\"; do\n"
-	    "  for so in $(readelf -d \"$b\" | sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p'); do\n"
+	    "  for so in $(readelf -d \"$b\" | sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p'); "
+	    "do\n"
 	    "    p=$(ldd \"$b\" | awk -v s=\"$so\" '$1 == s && $3 ~ /^\\// { print $3 }')\n"
 	    "    [ -n \"$p\" ] || continue\n"
-	    "    { dpkg -S \"$p\" || dpkg -S \"${p#/usr}\" || dpkg -S \"/usr$p\"; } 2>/dev/null | head -n1 |"
+	    "    { dpkg -S \"$p\" || dpkg -S \"${p#/usr}\" || dpkg -S \"/usr$p\"; } 2>/dev/null | "
+	    "head -n1 |"
 	    "      cut -d: -f1 || echo \"?$so\"\n"
 	    "  done\n"
 	    "done | sort -u\n";
 	char  bins[8][512], *out, *err;
-	char *argv[16] = { "sh", "-c", (char *) script, "sh" };
-	char *text     = ct_file_read(CT_DOCKERFILE);
+	char *argv[16] = { "sh", "-c", (char *)script, "sh" };
+	char *text = ct_file_read(CT_DOCKERFILE);
 	int   na = 4, rc, npkg = 0;
 
 	if (!ct_which("dpkg") || !ct_which("readelf") || !ct_which("ldd")) {
@@ -1047,14 +1076,15 @@ Test(dockerfile, runtime_stage_has_every_linked_library, .init = ct_init)
 	for (int i = 0; i < w.ndaemons && na < 14; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "warble-%s", w.daemons[i].name);
-		cr_assert_eq(wbt_bin_path(bins[i], sizeof(bins[i]), name), 0, "%s is not built", name);
+		cr_assert_eq(
+		    wbt_bin_path(bins[i], sizeof(bins[i]), name), 0, "%s is not built", name);
 		argv[na++] = bins[i];
 	}
 	cr_assert_eq(wbt_bin_path(bins[6], sizeof(bins[6]), "warblectl"), 0);
 	cr_assert_eq(wbt_bin_path(bins[7], sizeof(bins[7]), "warble-probe"), 0);
 	argv[na++] = bins[6];
 	argv[na++] = bins[7];
-	argv[na]   = NULL;
+	argv[na] = NULL;
 	rc = ct_run(argv, &out, &err, 60000);
 	cr_assert_eq(rc, 0, "listing the linked packages failed: %s", err);
 	const char *runtime = strstr(text, CT_RUNTIME);
@@ -1062,22 +1092,26 @@ Test(dockerfile, runtime_stage_has_every_linked_library, .init = ct_init)
 	/* and nothing more: each lib* package the runtime stage names is linked */
 	char *linked = strdup(out), *stage = strdup(runtime);
 	cr_assert(linked != NULL && stage != NULL);
-	for (char *save, *t = strtok_r(stage, " \t\n\\", &save); t != NULL; t = strtok_r(NULL, " \t\n\\", &save)) {
+	for (char *save, *t = strtok_r(stage, " \t\n\\", &save); t != NULL;
+	     t = strtok_r(NULL, " \t\n\\", &save)) {
 		if (strncmp(t, "lib", 3) == 0 && strchr(t, '/') == NULL) {
-			cr_expect(ct_word_in(linked, t), "the runtime stage of %s installs %s, which no binary links",
+			cr_expect(ct_word_in(linked, t),
+			    "the runtime stage of %s installs %s, which no binary links",
 			    CT_DOCKERFILE, t);
 		}
 	}
 	free(linked);
 	free(stage);
-	for (char *save, *pkg = strtok_r(out, "\n", &save); pkg != NULL; pkg = strtok_r(NULL, "\n", &save)) {
+	for (char *save, *pkg = strtok_r(out, "\n", &save); pkg != NULL;
+	     pkg = strtok_r(NULL, "\n", &save)) {
 		/* sanitizer builds link their runtimes; the image is never built that way */
 		if (strcmp(pkg, "libc6") == 0 || strncmp(pkg, "libasan", 7) == 0 ||
 		    strncmp(pkg, "libubsan", 8) == 0) {
 			continue;
 		}
-		cr_expect(ct_word_in(runtime, pkg), "the binaries link %s; the runtime stage of %s does not install it",
-		    pkg, CT_DOCKERFILE);
+		cr_expect(ct_word_in(runtime, pkg),
+		    "the binaries link %s; the runtime stage of %s does not install it", pkg,
+		    CT_DOCKERFILE);
 		npkg++;
 	}
 	cr_expect_geq(npkg, 4, "found only %d linked packages", npkg);

@@ -75,20 +75,21 @@ lt_probe(const char *const *args, long long *ms)
 	long long   t0 = wbt_now_ms();
 	pid_t       pid;
 
-	cr_assert_eq(wbt_bin_path(bin, sizeof(bin), "warble-probe"), 0, "build/bin/warble-probe is missing");
+	cr_assert_eq(
+	    wbt_bin_path(bin, sizeof(bin), "warble-probe"), 0, "build/bin/warble-probe is missing");
 	while (args[n - 1] != NULL && n < 7) {
 		argv[n] = args[n - 1];
 		n++;
 	}
 	argv[n] = NULL;
-	pid     = fork();
+	pid = fork();
 	cr_assert(pid >= 0);
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 		dup2(null, 1);
 		dup2(null, 2);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execv(bin, (char *const *) argv);
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	/* the probe has its own deadline; this one only catches a hang */
@@ -114,8 +115,8 @@ lt_probe(const char *const *args, long long *ms)
 static int
 lt_http_get(int port, const char *path)
 {
-	struct sockaddr_in sa   = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port) };
-	struct timeval     tv   = { .tv_sec = 2 };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval     tv = { .tv_sec = 2 };
 	char               buf[256];
 	int                code = -1, fd = socket(AF_INET, SOCK_STREAM, 0);
 	ssize_t            n;
@@ -126,9 +127,10 @@ lt_http_get(int port, const char *path)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
-		n = snprintf(buf, sizeof(buf), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
-		if (write(fd, buf, (size_t) n) == n && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		n = snprintf(buf, sizeof(buf),
+		    "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+		if (write(fd, buf, (size_t)n) == n && (n = read(fd, buf, sizeof(buf) - 1)) > 0) {
 			buf[n] = '\0';
 			if (sscanf(buf, "HTTP/1.%*d %d", &code) != 1) {
 				code = -1;
@@ -158,9 +160,9 @@ TestSuite(probe, .fini = lt_fini, .timeout = 90);
 
 Test(probe, exit_status_follows_the_daemon)
 {
-	char        url[160], data[160];
-	long long   ms;
-	int         rc;
+	char      url[160], data[160];
+	long long ms;
+	int       rc;
 
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "user"), 0);
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
@@ -182,7 +184,7 @@ Test(probe, exit_status_follows_the_daemon)
 
 	/* a live daemon answers */
 	const char *args[] = { "--user-url", url, "--data", data, "--workers", "1", NULL };
-	wbt_daemon *d      = wbt_spawn("warble-user", args, NULL);
+	wbt_daemon *d = wbt_spawn("warble-user", args, NULL);
 	cr_assert_not_null(d);
 	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
 	cr_expect_eq(lt_probe((const char *[]) { url, NULL }, NULL), 0, "live daemon");
@@ -198,8 +200,8 @@ Test(probe, exit_status_follows_the_daemon)
 	 * up mid-handshake must not have broken the listener (nng is built
 	 * with the fix for upstream #1518, see deploy/nng/) */
 	for (int i = 0; i < 20; i++) {
-		cr_assert_eq(lt_probe((const char *[]) { "--timeout-ms", "5000", url, NULL }, NULL), 0,
-		    "probe %d after SIGCONT", i);
+		cr_assert_eq(lt_probe((const char *[]) { "--timeout-ms", "5000", url, NULL }, NULL),
+		    0, "probe %d after SIGCONT", i);
 	}
 	cr_expect_eq(wbt_stop(d, SIGTERM, 10000), 0, "warble-user did not exit 0 on SIGTERM");
 	cr_expect_eq(lt_probe((const char *[]) { "--timeout-ms", "300", url, NULL }, NULL), 1,
@@ -211,15 +213,18 @@ TestSuite(launcher, .fini = lt_fini, .timeout = 120);
 Test(launcher, runs_the_five_daemons_on_its_variables)
 {
 	static const char *vars[LT_NVARS][2] = {
-		{ "WARBLE_USER_URL", "user" },         { "WARBLE_RELATION_URL", "relation" },
-		{ "WARBLE_CONTENT_URL", "content" },   { "WARBLE_INBOX_URL", "inbox" },
-		{ "WARBLE_GATEWAY_URL", "gateway" },   { "WARBLE_RELATION_PUB_URL", "relpub" },
+		{ "WARBLE_USER_URL", "user" },
+		{ "WARBLE_RELATION_URL", "relation" },
+		{ "WARBLE_CONTENT_URL", "content" },
+		{ "WARBLE_INBOX_URL", "inbox" },
+		{ "WARBLE_GATEWAY_URL", "gateway" },
+		{ "WARBLE_RELATION_PUB_URL", "relpub" },
 		{ "WARBLE_CONTENT_PUB_URL", "conpub" },
 	};
-	char        urls[LT_NVARS][160], data[160], gw[512], bindir[512], out[200], path[300];
-	char        http[64];
-	int         st, http_port;
-	pid_t       pid;
+	char  urls[LT_NVARS][160], data[160], gw[512], bindir[512], out[200], path[300];
+	char  http[64];
+	int   st, http_port;
+	pid_t pid;
 
 	lt_root();
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
@@ -250,7 +255,7 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 		setenv("WARBLE_BIN", bindir, 1);
 		setenv("WARBLE_PWHASH_OPS", "1", 1);
 		setenv("WARBLE_PWHASH_MEM", "8192", 1);
-		execl("/bin/bash", "bash", "deploy/warble-local", (char *) NULL);
+		execl("/bin/bash", "bash", "deploy/warble-local", (char *)NULL);
 		_exit(127);
 	}
 	setpgid(pid, pid); /* either side may get there first */
@@ -260,12 +265,13 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 	for (int i = 0; i < 5; i++) {
 		cr_assert(lt_wait_up(urls[i], 20000), "%s=%s never answered; launcher output in %s",
 		    vars[i][0], urls[i], out);
-		cr_expect_eq(lt_probe((const char *[]) { urls[i], NULL }, NULL), 0, "warble-probe %s",
-		    urls[i]);
+		cr_expect_eq(lt_probe((const char *[]) { urls[i], NULL }, NULL), 0,
+		    "warble-probe %s", urls[i]);
 	}
 	/* the gateway's HTTP server is on WARBLE_HTTP_URL */
 	int code = -1;
-	for (long long end = wbt_now_ms() + 10000; code != 200 && wbt_now_ms() < end; wbt_sleep_ms(50)) {
+	for (long long end = wbt_now_ms() + 10000; code != 200 && wbt_now_ms() < end;
+	     wbt_sleep_ms(50)) {
 		code = lt_http_get(http_port, "/healthz");
 	}
 	cr_expect_eq(code, 200, "GET %s/healthz: %d", http, code);
@@ -283,7 +289,7 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 	}
 	/* the events addresses were used too: both sources listen there */
 	for (int i = 5; i < LT_NVARS; i++) {
-		char *sock = strstr(urls[i], "ipc://") + strlen("ipc://");
+		char       *sock = strstr(urls[i], "ipc://") + strlen("ipc://");
 		struct stat sb;
 		cr_expect(stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode), "%s=%s: nobody listens",
 		    vars[i][0], urls[i]);

@@ -58,22 +58,26 @@
 
 #define FT_USERS       24
 #define FT_THREADS     4
-#define FT_LIVE_MAX    30    /* live posts per user, under the backfill of 50 */
-#define FT_INBOX_MAX   800   /* the inbox's default cap; homes stay below it */
-#define FT_CALL_MS     5000  /* per SDK call of the writers */
+#define FT_LIVE_MAX    30   /* live posts per user, under the backfill of 50 */
+#define FT_INBOX_MAX   800  /* the inbox's default cap; homes stay below it */
+#define FT_CALL_MS     5000 /* per SDK call of the writers */
 #define FT_CONVERGE_MS (FT_ASAN ? 240000 : 120000)
 #define FT_PAUSE_MS    30000 /* writers finish their call in flight within this */
 
 enum { FT_RUN, FT_PAUSE, FT_STOP };
 enum { FT_MIX_MIXED, FT_MIX_PUBLISH, FT_MIX_FOLLOW };
-enum { FT_P_ACKED, FT_P_AMBIG, FT_P_ABSENT };  /* a publish attempt's outcome */
-enum { FT_D_NO, FT_D_YES, FT_D_AMBIG };        /* its deletion */
+enum { FT_P_ACKED, FT_P_AMBIG, FT_P_ABSENT }; /* a publish attempt's outcome */
+enum { FT_D_NO, FT_D_YES, FT_D_AMBIG };       /* its deletion */
 enum { FT_A_FOLLOW, FT_A_UNFOLLOW, FT_A_PUBLISH, FT_A_DELETE, FT_A_COUNT };
 
 /* The daemons, as indexes for counts and names. */
 enum { FT_SVC_USER, FT_SVC_RELATION, FT_SVC_CONTENT, FT_SVC_INBOX, FT_SVC_GATEWAY, FT_SVC_COUNT };
 static const char *const ft_svc_names[FT_SVC_COUNT] = {
-	"user", "relation", "content", "inbox", "gateway",
+	"user",
+	"relation",
+	"content",
+	"inbox",
+	"gateway",
 };
 
 typedef struct ft_post {
@@ -85,10 +89,11 @@ typedef struct ft_post {
 
 /* One action of a user, for the diagnostics: times in ms since the seed was set (wb_now_ms clock, as post ids). */
 typedef struct ft_hist {
-	uint64_t arg;    /* follow/unfollow: the other user's index; publish/delete: the post id (0 if none) */
-	int32_t  t0, t1; /* sent, answered */
-	uint8_t  what;   /* FT_A_* */
-	int8_t   rc;     /* WARBLE_* */
+	uint64_t
+	    arg; /* follow/unfollow: the other user's index; publish/delete: the post id (0 if none) */
+	int32_t t0, t1; /* sent, answered */
+	uint8_t what;   /* FT_A_* */
+	int8_t  rc;     /* WARBLE_* */
 } ft_hist;
 
 typedef struct ft_user {
@@ -97,11 +102,11 @@ typedef struct ft_user {
 	uint64_t uid;
 	bool     follows[FT_USERS]; /* the model's edges (after resolution) */
 	bool     fambig[FT_USERS];  /* the last action on the edge was ambiguous */
-	bool     pending;           /* an action was ambiguous: no more actions until ft_check settles it */
-	ft_post *posts;             /* every publish attempt k, text "ft<i>-<k>" */
+	bool     pending; /* an action was ambiguous: no more actions until ft_check settles it */
+	ft_post *posts;   /* every publish attempt k, text "ft<i>-<k>" */
 	size_t   nposts, cap;
-	ft_hist  hist[FT_HIST];     /* the last FT_HIST actions (written by its worker only) */
-	size_t   nhist;             /* actions in all */
+	ft_hist  hist[FT_HIST]; /* the last FT_HIST actions (written by its worker only) */
+	size_t   nhist;         /* actions in all */
 } ft_user;
 
 typedef struct ft_worker {
@@ -111,31 +116,32 @@ typedef struct ft_worker {
 	warble_client *c;
 } ft_worker;
 
-static ft_user      ft_users[FT_USERS];
-static ft_worker    ft_workers[FT_THREADS];
-static uint64_t     ft_seed;
-static atomic_int   ft_phase, ft_idle, ft_mix;
-static atomic_ulong ft_acked[FT_A_COUNT], ft_ambig[FT_A_COUNT];
-static atomic_ulong ft_decided[4]; /* publish committed, publish absent, delete done, edge read */
+static ft_user       ft_users[FT_USERS];
+static ft_worker     ft_workers[FT_THREADS];
+static uint64_t      ft_seed;
+static atomic_int    ft_phase, ft_idle, ft_mix;
+static atomic_ulong  ft_acked[FT_A_COUNT], ft_ambig[FT_A_COUNT];
+static atomic_ulong  ft_decided[4]; /* publish committed, publish absent, delete done, edge read */
 static unsigned long ft_kills[FT_SVC_COUNT], ft_stops;
 static unsigned long ft_posts_checked, ft_entries, ft_homes;
-static uint64_t     ft_wall0;          /* wb_now_ms() when the seed was set: the diagnostics' time 0 */
-static long long    ft_fault_at = -1;  /* the last fault's time, on that clock */
+static uint64_t      ft_wall0; /* wb_now_ms() when the seed was set: the diagnostics' time 0 */
+static long long     ft_fault_at = -1; /* the last fault's time, on that clock */
 static const char *const ft_act_names[FT_A_COUNT] = { "follow", "unfollow", "publish", "delete" };
 
 /* ft_ms returns the diagnostics' clock: ms since ft_wall0 (the clock of post ids). */
 static inline int32_t
 ft_ms(void)
 {
-	return (int32_t) ((int64_t) wb_now_ms() - (int64_t) ft_wall0);
+	return (int32_t)((int64_t)wb_now_ms() - (int64_t)ft_wall0);
 }
 
 /* ft_note records one action of u (its worker thread only). */
 static inline void
 ft_note(ft_user *u, int what, uint64_t arg, int32_t t0, int rc)
 {
-	u->hist[u->nhist++ % FT_HIST] = (ft_hist){ .arg = arg, .t0 = t0, .t1 = ft_ms(),
-		.what = (uint8_t) what, .rc = (int8_t) rc };
+	u->hist[u->nhist++ % FT_HIST] = (ft_hist) {
+		.arg = arg, .t0 = t0, .t1 = ft_ms(), .what = (uint8_t)what, .rc = (int8_t)rc
+	};
 }
 
 /* ft_slot returns the cluster's slot of daemon svc. */
@@ -172,12 +178,12 @@ static inline void
 ft_outcome(warble_client *c, ft_user *u, int what, int rc, const char *detail)
 {
 	if (!ft_transport(rc)) {
-		it_fail("%s %s %s: %s: %s (treated as ambiguous)", u->name, ft_act_names[what], detail,
-		    warble_errname(rc), warble_errmsg(c));
+		it_fail("%s %s %s: %s: %s (treated as ambiguous)", u->name, ft_act_names[what],
+		    detail, warble_errname(rc), warble_errmsg(c));
 	}
 	atomic_fetch_add(&ft_ambig[what], 1);
 	u->pending = true; /* a late execution must not reorder with this user's next action */
-	wbt_sleep_ms(20); /* pacing while a daemon restarts */
+	wbt_sleep_ms(20);  /* pacing while a daemon restarts */
 }
 
 /* ft_do_publish publishes attempt k of u. */
@@ -189,27 +195,27 @@ ft_do_publish(warble_client *c, ft_user *u, int i)
 
 	if (u->nposts == u->cap) {
 		size_t   cap = u->cap ? u->cap * 2 : 64;
-		ft_post *p   = realloc(u->posts, cap * sizeof(*p));
+		ft_post *p = realloc(u->posts, cap * sizeof(*p));
 		if (p == NULL) {
 			it_fail("%s: out of memory", u->name);
 			return;
 		}
 		u->posts = p;
-		u->cap   = cap;
+		u->cap = cap;
 	}
 	ft_post *p = &u->posts[u->nposts];
 	snprintf(text, sizeof(text), "ft%d-%zu", i, u->nposts);
 	int32_t t0 = ft_ms();
 	int     rc = warble_post(c, text, &id);
 	ft_note(u, FT_A_PUBLISH, id, t0, rc);
-	*p     = (ft_post){ .id = id, .pstate = FT_P_ACKED, .dstate = FT_D_NO };
+	*p = (ft_post) { .id = id, .pstate = FT_P_ACKED, .dstate = FT_D_NO };
 	u->nposts++;
 	if (rc == WARBLE_OK && id != 0) {
 		atomic_fetch_add(&ft_acked[FT_A_PUBLISH], 1);
 		return;
 	}
 	p->pstate = FT_P_AMBIG;
-	p->id     = 0;
+	p->id = 0;
 	ft_outcome(c, u, FT_A_PUBLISH, rc == WARBLE_OK ? WARBLE_EINTERNAL : rc, text);
 }
 
@@ -227,7 +233,7 @@ ft_do_delete(warble_client *c, ft_user *u, uint64_t r)
 		int32_t t0 = ft_ms();
 		int     rc = warble_delete(c, p->id);
 		ft_note(u, FT_A_DELETE, p->id, t0, rc);
-		snprintf(detail, sizeof(detail), "%llu", (unsigned long long) p->id);
+		snprintf(detail, sizeof(detail), "%llu", (unsigned long long)p->id);
 		if (rc == WARBLE_OK) {
 			p->dstate = FT_D_YES;
 			atomic_fetch_add(&ft_acked[FT_A_DELETE], 1);
@@ -251,13 +257,13 @@ static inline void
 ft_do_edge(warble_client *c, ft_user *u, int b, bool follow)
 {
 	int32_t t0 = ft_ms();
-	int     rc = follow ? warble_follow(c, ft_users[b].name) : warble_unfollow(c, ft_users[b].name);
+	int rc = follow ? warble_follow(c, ft_users[b].name) : warble_unfollow(c, ft_users[b].name);
 
-	ft_note(u, follow ? FT_A_FOLLOW : FT_A_UNFOLLOW, (uint64_t) b, t0, rc);
+	ft_note(u, follow ? FT_A_FOLLOW : FT_A_UNFOLLOW, (uint64_t)b, t0, rc);
 
 	if (rc == WARBLE_OK) {
 		u->follows[b] = follow;
-		u->fambig[b]  = false;
+		u->fambig[b] = false;
 		atomic_fetch_add(&ft_acked[follow ? FT_A_FOLLOW : FT_A_UNFOLLOW], 1);
 		return;
 	}
@@ -270,12 +276,12 @@ static inline void
 ft_act(ft_worker *w)
 {
 	static const int pub[] = { 40, 70, 10 }, del[] = { 15, 10, 5 };
-	int              mine  = (FT_USERS - w->index + FT_THREADS - 1) / FT_THREADS;
-	int              j     = (int) (it_rand(&w->rand) % (uint64_t) mine);
-	int              i     = -1;
-	int              mix   = atomic_load(&ft_mix);
-	int              roll  = (int) (it_rand(&w->rand) % 100);
-	uint64_t         r     = it_rand(&w->rand);
+	int              mine = (FT_USERS - w->index + FT_THREADS - 1) / FT_THREADS;
+	int              j = (int)(it_rand(&w->rand) % (uint64_t)mine);
+	int              i = -1;
+	int              mix = atomic_load(&ft_mix);
+	int              roll = (int)(it_rand(&w->rand) % 100);
+	uint64_t         r = it_rand(&w->rand);
 
 	for (int tries = 0; tries < mine && i < 0; tries++, j = (j + 1) % mine) {
 		if (!ft_users[w->index + FT_THREADS * j].pending) {
@@ -286,7 +292,7 @@ ft_act(ft_worker *w)
 		wbt_sleep_ms(5); /* all of this thread's users wait for ft_check */
 		return;
 	}
-	ft_user *u    = &ft_users[i];
+	ft_user *u = &ft_users[i];
 	bool     full = ft_live(u) >= FT_LIVE_MAX;
 
 	warble_set_token(w->c, u->token);
@@ -297,7 +303,7 @@ ft_act(ft_worker *w)
 	if ((roll < pub[mix] + del[mix] || full) && ft_do_delete(w->c, u, r)) {
 		return;
 	}
-	int b = (int) (r % FT_USERS);
+	int b = (int)(r % FT_USERS);
 	if (b != i) {
 		ft_do_edge(w->c, u, b, (r >> 32) % 100 < 60);
 	}
@@ -345,7 +351,7 @@ static inline void
 ft_register_all(warble_client *c)
 {
 	for (int i = 0; i < FT_USERS; i++) {
-		ft_user *u   = &ft_users[i];
+		ft_user *u = &ft_users[i];
 		uint64_t uid = 0;
 
 		snprintf(u->name, sizeof(u->name), "ft%02d", i);
@@ -366,7 +372,7 @@ ft_start_workers(void)
 	atomic_store(&ft_phase, FT_PAUSE);
 	for (int t = 0; t < FT_THREADS; t++) {
 		ft_worker *w = &ft_workers[t];
-		*w           = (ft_worker){ .index = t, .rand = ft_seed ^ ((uint64_t) (t + 1) << 40) };
+		*w = (ft_worker) { .index = t, .rand = ft_seed ^ ((uint64_t)(t + 1) << 40) };
 		cr_assert_eq(warble_open(&w->c, it_cl.gateway_url, FT_CALL_MS), WARBLE_OK);
 		cr_assert_eq(pthread_create(&w->thread, NULL, ft_worker_main, w), 0);
 	}
@@ -399,18 +405,19 @@ ft_converge(const char *what)
 	long long t0 = wbt_now_ms(), deadline = t0 + FT_CONVERGE_MS;
 
 	for (;;) {
-		uint64_t c      = it_log_last(it_cl.content_url, WB_OP_POST_LOG);
-		uint64_t r      = it_log_last(it_cl.relation_url, WB_OP_REL_LOG);
-		uint64_t ca     = it_gauge(it_cl.inbox_url, "content_applied");
-		uint64_t ra     = it_gauge(it_cl.inbox_url, "relation_applied");
+		uint64_t c = it_log_last(it_cl.content_url, WB_OP_POST_LOG);
+		uint64_t r = it_log_last(it_cl.relation_url, WB_OP_REL_LOG);
+		uint64_t ca = it_gauge(it_cl.inbox_url, "content_applied");
+		uint64_t ra = it_gauge(it_cl.inbox_url, "relation_applied");
 		uint64_t behind = it_gauge(it_cl.inbox_url, "events_behind");
 		if (ca == c && ra == r && behind == 0) {
 			return wbt_now_ms() - t0;
 		}
 		cr_assert_lt(wbt_now_ms(), deadline,
 		    "%s: inbox never caught up: content %llu/%llu, relation %llu/%llu applied, "
-		    "%llu behind", what, (unsigned long long) ca, (unsigned long long) c,
-		    (unsigned long long) ra, (unsigned long long) r, (unsigned long long) behind);
+		    "%llu behind",
+		    what, (unsigned long long)ca, (unsigned long long)c, (unsigned long long)ra,
+		    (unsigned long long)r, (unsigned long long)behind);
 		wbt_sleep_ms(20);
 	}
 }
@@ -427,7 +434,7 @@ ft_attempt(int i, const char *text, size_t *k)
 	    ii != i || kk >= ft_users[i].nposts) {
 		return false;
 	}
-	*k = (size_t) kk;
+	*k = (size_t)kk;
 	return true;
 }
 
@@ -439,17 +446,18 @@ ft_attempt(int i, const char *text, size_t *k)
 static inline void
 ft_resolve_posts(warble_client *c, int i, uint64_t *want, uint64_t *got, size_t cap)
 {
-	ft_user *u      = &ft_users[i];
+	ft_user *u = &ft_users[i];
 	uint64_t before = 0;
-	size_t   n      = 0, nwant = 0;
-	bool    *seen   = calloc(u->nposts + 1, sizeof(bool));
+	size_t   n = 0, nwant = 0;
+	bool    *seen = calloc(u->nposts + 1, sizeof(bool));
 
 	cr_assert_not_null(seen);
 	for (int pages = 0; pages < 10000; pages++) {
-		warble_posts_t *p  = NULL;
+		warble_posts_t *p = NULL;
 		int             rc = warble_timeline(c, u->name, before, IT_PAGE, &p);
 		if (rc != WARBLE_OK) {
-			it_fail("%s: timeline: %s: %s", u->name, warble_errname(rc), warble_errmsg(c));
+			it_fail(
+			    "%s: timeline: %s: %s", u->name, warble_errname(rc), warble_errmsg(c));
 			free(seen);
 			return;
 		}
@@ -457,29 +465,29 @@ ft_resolve_posts(warble_client *c, int i, uint64_t *want, uint64_t *got, size_t 
 			size_t k;
 			got[n++] = p->posts[j].id;
 			if (!ft_attempt(i, p->posts[j].text, &k) || p->posts[j].author != u->uid) {
-				it_fail("%s: timeline holds %llu (\"%s\"), which no attempt wrote", u->name,
-				    (unsigned long long) p->posts[j].id, p->posts[j].text);
+				it_fail("%s: timeline holds %llu (\"%s\"), which no attempt wrote",
+				    u->name, (unsigned long long)p->posts[j].id, p->posts[j].text);
 				continue;
 			}
 			ft_post *q = &u->posts[k];
 			if (seen[k]) {
-				it_fail("%s: attempt %zu is in the timeline twice (%llu)", u->name, k,
-				    (unsigned long long) p->posts[j].id);
+				it_fail("%s: attempt %zu is in the timeline twice (%llu)", u->name,
+				    k, (unsigned long long)p->posts[j].id);
 			}
 			seen[k] = true;
 			if (q->pstate == FT_P_AMBIG) {
 				q->pstate = FT_P_ACKED; /* decided: committed */
-				q->id     = p->posts[j].id;
+				q->id = p->posts[j].id;
 				ft_decided[0]++;
 			} else if (q->pstate == FT_P_ABSENT) {
-				it_fail("%s: attempt %zu, decided absent earlier, appeared as %llu", u->name,
-				    k, (unsigned long long) p->posts[j].id);
+				it_fail("%s: attempt %zu, decided absent earlier, appeared as %llu",
+				    u->name, k, (unsigned long long)p->posts[j].id);
 			}
 			if (q->dstate == FT_D_AMBIG) {
 				q->dstate = FT_D_NO; /* decided: the delete did not happen */
 			}
 		}
-		before    = p->next;
+		before = p->next;
 		bool more = p->next != 0 && p->n > 0;
 		warble_posts_free(p);
 		if (!more) {
@@ -502,7 +510,7 @@ ft_resolve_posts(warble_client *c, int i, uint64_t *want, uint64_t *got, size_t 
 	}
 	free(seen);
 	qsort(want, nwant, sizeof(*want), it_cmp_desc);
-	it_same_ids(u->name, "timeline", got, (long) n, want, nwant);
+	it_same_ids(u->name, "timeline", got, (long)n, want, nwant);
 	ft_posts_checked += nwant;
 }
 
@@ -510,7 +518,7 @@ ft_resolve_posts(warble_client *c, int i, uint64_t *want, uint64_t *got, size_t 
 static inline void
 ft_resolve_edges(warble_client *c, int i, uint64_t *got, size_t cap)
 {
-	ft_user *u   = &ft_users[i];
+	ft_user *u = &ft_users[i];
 	bool     any = false;
 
 	for (int b = 0; b < FT_USERS; b++) {
@@ -568,12 +576,12 @@ static inline long
 ft_inbox_raw(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
 {
 	uint64_t before = 0;
-	size_t   n      = 0;
+	size_t   n = 0;
 
 	for (int pages = 0; pages < 1000; pages++) {
 		wb_obj       *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
 		const wb_obj *posts = NULL;
-		size_t        np    = 0;
+		size_t        np = 0;
 
 		if (req != NULL) {
 			wb_set_u64(req, WB_F_UID, uid);
@@ -584,28 +592,29 @@ ft_inbox_raw(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
 		}
 		int rc = it_call(it_cl.inbox_url, req, &rep);
 		if (rc != WB_OK) {
-			it_fail("uid %llu: inbox.home: %s", (unsigned long long) uid, wb_err_name(rc));
+			it_fail(
+			    "uid %llu: inbox.home: %s", (unsigned long long)uid, wb_err_name(rc));
 			wb_msg_free(rep);
 			return -1;
 		}
-		(void) wb_get_objs(rep, WB_F_POSTS, &posts, &np);
+		(void)wb_get_objs(rep, WB_F_POSTS, &posts, &np);
 		if (n + np > cap) {
-			it_fail("uid %llu: the inbox row holds more than %zu cells", (unsigned long long) uid,
-			    cap);
+			it_fail("uid %llu: the inbox row holds more than %zu cells",
+			    (unsigned long long)uid, cap);
 			wb_msg_free(rep);
 			return -1;
 		}
 		for (size_t j = 0; j < np; j++, n++) {
-			ids[n]     = wb_u64(&posts[j], WB_F_ID, 0);
+			ids[n] = wb_u64(&posts[j], WB_F_ID, 0);
 			authors[n] = wb_u64(&posts[j], WB_F_AUTHOR, 0);
 		}
 		bool more = wb_get_u64(rep, WB_F_NEXT, &before) && before != 0 && np > 0;
 		wb_msg_free(rep);
 		if (!more) {
-			return (long) n;
+			return (long)n;
 		}
 	}
-	it_fail("uid %llu: the inbox row never ended", (unsigned long long) uid);
+	it_fail("uid %llu: the inbox row never ended", (unsigned long long)uid);
 	return -1;
 }
 
@@ -614,14 +623,15 @@ static inline int
 ft_rel_follows(uint64_t uid, uint64_t target)
 {
 	wb_obj *req = wb_request(WB_OP_REL_IS_FOLLOWING), *rep = NULL;
-	bool    f   = false;
-	int     v   = -1;
+	bool    f = false;
+	int     v = -1;
 
 	if (req != NULL) {
 		wb_set_u64(req, WB_F_UID, uid);
 		wb_set_u64(req, WB_F_TARGET, target);
 	}
-	if (it_call(it_cl.relation_url, req, &rep) == WB_OK && wb_get_bool(rep, WB_F_FOLLOWED, &f)) {
+	if (it_call(it_cl.relation_url, req, &rep) == WB_OK &&
+	    wb_get_bool(rep, WB_F_FOLLOWED, &f)) {
 		v = f;
 	}
 	wb_msg_free(rep);
@@ -632,10 +642,10 @@ ft_rel_follows(uint64_t uid, uint64_t target)
 static inline int
 ft_post_exists(uint64_t id)
 {
-	wb_obj       *req   = wb_request(WB_OP_POST_GET), *rep = NULL;
+	wb_obj       *req = wb_request(WB_OP_POST_GET), *rep = NULL;
 	const wb_obj *posts = NULL;
-	size_t        n     = 0;
-	int           v     = -1;
+	size_t        n = 0;
+	int           v = -1;
 
 	if (req != NULL) {
 		wb_set_u64s(req, WB_F_IDS, &id, 1);
@@ -651,24 +661,25 @@ ft_post_exists(uint64_t id)
 static inline void
 ft_history(int i, int b, uint64_t id)
 {
-	const ft_user *u     = &ft_users[i];
+	const ft_user *u = &ft_users[i];
 	size_t         first = u->nhist > FT_HIST ? u->nhist - FT_HIST : 0;
 	int            shown = 0;
 
 	for (size_t h = first; h < u->nhist; h++) {
-		const ft_hist *e    = &u->hist[h % FT_HIST];
+		const ft_hist *e = &u->hist[h % FT_HIST];
 		bool           edge = e->what == FT_A_FOLLOW || e->what == FT_A_UNFOLLOW;
-		if (b >= 0 ? !(edge && e->arg == (uint64_t) b) : (edge || e->arg != id)) {
+		if (b >= 0 ? !(edge && e->arg == (uint64_t)b) : (edge || e->arg != id)) {
 			continue;
 		}
-		fprintf(stderr, "fault: explain:     %s %s %s: sent at %d ms, answered at %d ms: %s\n",
-		    u->name, ft_act_names[e->what], b >= 0 ? ft_users[b].name : "",
-		    e->t0, e->t1, warble_errname(e->rc));
+		fprintf(stderr,
+		    "fault: explain:     %s %s %s: sent at %d ms, answered at %d ms: %s\n", u->name,
+		    ft_act_names[e->what], b >= 0 ? ft_users[b].name : "", e->t0, e->t1,
+		    warble_errname(e->rc));
 		shown++;
 	}
 	if (shown == 0) {
-		fprintf(stderr, "fault: explain:     (no such action among %s's last %zu)\n", u->name,
-		    u->nhist - first);
+		fprintf(stderr, "fault: explain:     (no such action among %s's last %zu)\n",
+		    u->name, u->nhist - first);
 	}
 }
 
@@ -679,11 +690,11 @@ ft_home_entry(int i, const char *what, uint64_t id, uint64_t author, bool extra,
 {
 	static const char *const pstates[] = { "acknowledged", "ambiguous", "absent" };
 	static const char *const dstates[] = { "not deleted", "deleted", "delete ambiguous" };
-	const ft_user           *u         = &ft_users[i];
-	size_t                   k         = 0;
-	int                      a         = ft_post_find(id, &k);
-	int                      ua        = ft_user_of(author);
-	long                     inraw     = -1;
+	const ft_user           *u = &ft_users[i];
+	size_t                   k = 0;
+	int                      a = ft_post_find(id, &k);
+	int                      ua = ft_user_of(author);
+	long                     inraw = -1;
 
 	if (a < 0) {
 		a = ua;
@@ -693,10 +704,12 @@ ft_home_entry(int i, const char *what, uint64_t id, uint64_t author, bool extra,
 			inraw = j;
 		}
 	}
-	fprintf(stderr, "fault: explain: %s: %s %s post %llu (published at %d ms) by %s (uid "
-	    "%llu)\n", u->name, what, extra ? "has an extra" : "lacks", (unsigned long long) id,
-	    (int) ((int64_t) wb_id_ms(id) - (int64_t) ft_wall0),
-	    a >= 0 ? ft_users[a].name : "no workload user", (unsigned long long) author);
+	fprintf(stderr,
+	    "fault: explain: %s: %s %s post %llu (published at %d ms) by %s (uid "
+	    "%llu)\n",
+	    u->name, what, extra ? "has an extra" : "lacks", (unsigned long long)id,
+	    (int)((int64_t)wb_id_ms(id) - (int64_t)ft_wall0),
+	    a >= 0 ? ft_users[a].name : "no workload user", (unsigned long long)author);
 	if (a >= 0 && ft_post_find(id, &k) == a) {
 		const ft_post *q = &ft_users[a].posts[k];
 		fprintf(stderr, "fault: explain:   model: attempt %zu of %s, %s, %s\n", k,
@@ -714,9 +727,11 @@ ft_home_entry(int i, const char *what, uint64_t id, uint64_t author, bool extra,
 		fprintf(stderr, "fault: explain:   %s's actions on the post:\n", ft_users[a].name);
 		ft_history(a, -1, id);
 	}
-	fprintf(stderr, "fault: explain:   content has the post: %d; the inbox row holds it: %s "
-	    "(author %llu)\n", ft_post_exists(id), inraw >= 0 ? "yes" : "no",
-	    (unsigned long long) (inraw >= 0 ? rawa[inraw] : 0));
+	fprintf(stderr,
+	    "fault: explain:   content has the post: %d; the inbox row holds it: %s "
+	    "(author %llu)\n",
+	    ft_post_exists(id), inraw >= 0 ? "yes" : "no",
+	    (unsigned long long)(inraw >= 0 ? rawa[inraw] : 0));
 }
 
 /*
@@ -731,24 +746,26 @@ ft_home_explain(int i, const char *what, const uint64_t *got, const uint64_t *ga
 {
 	enum { RAW = 4096, SHOWN = 12 };
 	static uint64_t raw[RAW], rawa[RAW];
-	long            nraw  = ft_inbox_raw(ft_users[i].uid, raw, rawa, RAW);
-	size_t          g     = 0, w = 0;
+	long            nraw = ft_inbox_raw(ft_users[i].uid, raw, rawa, RAW);
+	size_t          g = 0, w = 0;
 	int             shown = 0;
 
-	fprintf(stderr, "fault: explain: %s (uid %llu): %s has %ld entries, the model %zu, the "
-	    "inbox row %ld; the last fault struck at %lld ms, now %d ms\n", ft_users[i].name,
-	    (unsigned long long) ft_users[i].uid, what, ngot, nwant, nraw, ft_fault_at, ft_ms());
-	while ((g < (size_t) (ngot > 0 ? ngot : 0) || w < nwant) && shown < SHOWN) {
-		if (g < (size_t) ngot && w < nwant && got[g] == want[w]) {
+	fprintf(stderr,
+	    "fault: explain: %s (uid %llu): %s has %ld entries, the model %zu, the "
+	    "inbox row %ld; the last fault struck at %lld ms, now %d ms\n",
+	    ft_users[i].name, (unsigned long long)ft_users[i].uid, what, ngot, nwant, nraw,
+	    ft_fault_at, ft_ms());
+	while ((g < (size_t)(ngot > 0 ? ngot : 0) || w < nwant) && shown < SHOWN) {
+		if (g < (size_t)ngot && w < nwant && got[g] == want[w]) {
 			g++, w++;
-		} else if (g < (size_t) ngot && (w == nwant || got[g] > want[w])) {
+		} else if (g < (size_t)ngot && (w == nwant || got[g] > want[w])) {
 			ft_home_entry(i, what, got[g], gauth[g], true, raw, rawa, nraw);
 			g++, shown++;
 		} else {
 			size_t k = 0;
 			int    a = ft_post_find(want[w], &k);
-			ft_home_entry(i, what, want[w], a >= 0 ? ft_users[a].uid : 0, false, raw, rawa,
-			    nraw);
+			ft_home_entry(
+			    i, what, want[w], a >= 0 ? ft_users[a].uid : 0, false, raw, rawa, nraw);
 			w++, shown++;
 		}
 	}
@@ -784,8 +801,8 @@ ft_check(warble_client *c)
 		}
 		qsort(want, n, sizeof(*want), it_cmp_desc);
 		if (n >= FT_INBOX_MAX) {
-			it_fail("%s: the model's home holds %zu posts, at the inbox's cap %d", u->name,
-			    n, FT_INBOX_MAX);
+			it_fail("%s: the model's home holds %zu posts, at the inbox's cap %d",
+			    u->name, n, FT_INBOX_MAX);
 		}
 		warble_set_token(c, u->token);
 		k = it_home_all(c, u->name, got, gauth, CAP);
@@ -819,9 +836,9 @@ ft_check(warble_client *c)
 
 /* The faults a round can inject. */
 enum {
-	FT_F_KILL,        /* SIGKILL at a random moment, restart */
-	FT_F_KILL_ACKED,  /* SIGKILL right after an acknowledged publish (content) or follow (relation) */
-	FT_F_STOP,        /* SIGSTOP for stop_ms, then SIGCONT */
+	FT_F_KILL,       /* SIGKILL at a random moment, restart */
+	FT_F_KILL_ACKED, /* SIGKILL right after an acknowledged publish (content) or follow (relation) */
+	FT_F_STOP,       /* SIGSTOP for stop_ms, then SIGCONT */
 };
 
 typedef struct ft_fault {
@@ -836,7 +853,7 @@ typedef struct ft_fault {
 static inline bool
 ft_wait_ack(int what)
 {
-	unsigned long v        = atomic_load(&ft_acked[what]);
+	unsigned long v = atomic_load(&ft_acked[what]);
 	long long     deadline = wbt_now_ms() + 10000;
 
 	while (atomic_load(&ft_acked[what]) == v) {
@@ -855,9 +872,10 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 	char      desc[160];
 	long long t_fault, t_back, t_conv, t_check;
 
-	atomic_store(&ft_mix, f->type == FT_F_KILL_ACKED ?
-	    (f->svc == FT_SVC_RELATION ? FT_MIX_FOLLOW : FT_MIX_PUBLISH) :
-	    f->type == FT_F_STOP ? FT_MIX_PUBLISH : FT_MIX_MIXED);
+	atomic_store(&ft_mix, f->type == FT_F_KILL_ACKED
+	                          ? (f->svc == FT_SVC_RELATION ? FT_MIX_FOLLOW : FT_MIX_PUBLISH)
+	                      : f->type == FT_F_STOP ? FT_MIX_PUBLISH
+	                                             : FT_MIX_MIXED);
 	atomic_store(&ft_phase, FT_RUN);
 	wbt_sleep_ms(f->before_ms); /* the workload's length, not a synchronization */
 	if (f->hook != NULL) {
@@ -870,8 +888,9 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 	}
 	if (f->type == FT_F_STOP) {
 		wbt_daemon *d = *ft_slot(f->svc);
-		snprintf(desc, sizeof(desc), "SIGSTOP %s for %d ms", ft_svc_names[f->svc], f->stop_ms);
-		t_fault     = wbt_now_ms();
+		snprintf(
+		    desc, sizeof(desc), "SIGSTOP %s for %d ms", ft_svc_names[f->svc], f->stop_ms);
+		t_fault = wbt_now_ms();
 		ft_fault_at = ft_ms();
 		cr_assert_eq(kill(d->pid, SIGSTOP), 0);
 		wbt_sleep_ms(f->stop_ms); /* the fault's length */
@@ -882,59 +901,66 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 		if (f->type == FT_F_KILL_ACKED) {
 			acked = ft_wait_ack(f->svc == FT_SVC_RELATION ? FT_A_FOLLOW : FT_A_PUBLISH);
 		}
-		t_fault     = wbt_now_ms();
+		t_fault = wbt_now_ms();
 		ft_fault_at = ft_ms();
 		cr_assert_eq(wbt_cluster_restart(&it_cl, ft_slot(f->svc), SIGKILL), 0,
 		    "%s did not come back", ft_svc_names[f->svc]);
 		snprintf(desc, sizeof(desc), "kill -9 %s%s", ft_svc_names[f->svc],
-		    f->type != FT_F_KILL_ACKED ? " at a random moment" :
-		    !acked ? " (no acknowledgement came first)" :
-		    f->svc == FT_SVC_RELATION ? " right after an acknowledged follow" :
-		                               " right after an acknowledged publish");
+		    f->type != FT_F_KILL_ACKED  ? " at a random moment"
+		    : !acked                    ? " (no acknowledgement came first)"
+		    : f->svc == FT_SVC_RELATION ? " right after an acknowledged follow"
+		                                : " right after an acknowledged publish");
 		ft_kills[f->svc]++;
 	}
 	t_back = wbt_now_ms() - t_fault;
 	wbt_sleep_ms(f->after_ms);
 	ft_pause();
-	t_conv          = ft_converge(desc);
-	long long t_all = wbt_now_ms() - t_fault;
+	t_conv = ft_converge(desc);
+	long long     t_all = wbt_now_ms() - t_fault;
 	unsigned long acked = 0, ambig = 0;
 	for (int a = 0; a < FT_A_COUNT; a++) {
 		acked += atomic_load(&ft_acked[a]);
 		ambig += atomic_load(&ft_ambig[a]);
 	}
 	uint64_t pulls = it_gauge(it_cl.inbox_url, "log_pulls");
-	uint64_t gaps  = it_gauge(it_cl.inbox_url, "seq_gaps");
+	uint64_t gaps = it_gauge(it_cl.inbox_url, "seq_gaps");
 	uint64_t drops = it_gauge(it_cl.inbox_url, "events_dropped");
-	t_check        = wbt_now_ms();
+	t_check = wbt_now_ms();
 	ft_check(checker);
-	fprintf(stderr, "fault: round %d: %s: back in %lld ms; writers ran %d ms more; inbox "
+	fprintf(stderr,
+	    "fault: round %d: %s: back in %lld ms; writers ran %d ms more; inbox "
 	    "caught up %lld ms after they paused (%lld ms after the fault; since its start: %llu "
 	    "log pulls, %llu seq gaps, %llu events dropped); %lu actions acknowledged, %lu "
-	    "ambiguous; model checked in %lld ms, %lu mismatches\n", no, desc, t_back,
-	    f->after_ms, t_conv, t_all, (unsigned long long) pulls, (unsigned long long) gaps,
-	    (unsigned long long) drops, acked - acked0, ambig - ambig0, wbt_now_ms() - t_check,
-	    it_failures());
-	cr_assert_eq(it_failures(), 0, "round %d (%s): the cluster differs from the model", no, desc);
+	    "ambiguous; model checked in %lld ms, %lu mismatches\n",
+	    no, desc, t_back, f->after_ms, t_conv, t_all, (unsigned long long)pulls,
+	    (unsigned long long)gaps, (unsigned long long)drops, acked - acked0, ambig - ambig0,
+	    wbt_now_ms() - t_check, it_failures());
+	cr_assert_eq(
+	    it_failures(), 0, "round %d (%s): the cluster differs from the model", no, desc);
 }
 
 /* ft_summary prints the totals of a workload run. */
 static inline void
 ft_summary(const char *what, int rounds)
 {
-	fprintf(stderr, "fault: %s: seed %llu, %d rounds; kills survived: user %lu, relation %lu, "
-	    "content %lu, inbox %lu, gateway %lu; SIGSTOPs %lu\n", what,
-	    (unsigned long long) ft_seed, rounds, ft_kills[FT_SVC_USER], ft_kills[FT_SVC_RELATION],
-	    ft_kills[FT_SVC_CONTENT], ft_kills[FT_SVC_INBOX], ft_kills[FT_SVC_GATEWAY], ft_stops);
-	fprintf(stderr, "fault: %s: acknowledged %lu follows, %lu unfollows, %lu publishes, %lu "
+	fprintf(stderr,
+	    "fault: %s: seed %llu, %d rounds; kills survived: user %lu, relation %lu, "
+	    "content %lu, inbox %lu, gateway %lu; SIGSTOPs %lu\n",
+	    what, (unsigned long long)ft_seed, rounds, ft_kills[FT_SVC_USER],
+	    ft_kills[FT_SVC_RELATION], ft_kills[FT_SVC_CONTENT], ft_kills[FT_SVC_INBOX],
+	    ft_kills[FT_SVC_GATEWAY], ft_stops);
+	fprintf(stderr,
+	    "fault: %s: acknowledged %lu follows, %lu unfollows, %lu publishes, %lu "
 	    "deletes; ambiguous %lu follows, %lu unfollows, %lu publishes, %lu deletes; decided "
 	    "%lu publishes committed, %lu never committed, %lu deletes done, %lu edges read\n",
 	    what, atomic_load(&ft_acked[0]), atomic_load(&ft_acked[1]), atomic_load(&ft_acked[2]),
 	    atomic_load(&ft_acked[3]), atomic_load(&ft_ambig[0]), atomic_load(&ft_ambig[1]),
 	    atomic_load(&ft_ambig[2]), atomic_load(&ft_ambig[3]), atomic_load(&ft_decided[0]),
 	    atomic_load(&ft_decided[1]), atomic_load(&ft_decided[2]), atomic_load(&ft_decided[3]));
-	fprintf(stderr, "fault: %s: checked %lu timeline posts and %lu homes, %lu home/list "
-	    "entries in all\n", what, ft_posts_checked, ft_homes, ft_entries);
+	fprintf(stderr,
+	    "fault: %s: checked %lu timeline posts and %lu homes, %lu home/list "
+	    "entries in all\n",
+	    what, ft_posts_checked, ft_homes, ft_entries);
 }
 
 /* ft_seed_init takes the seed from WARBLE_SEED or the given default, and prints it. */
@@ -943,10 +969,10 @@ ft_seed_init(uint64_t dflt, const char *what)
 {
 	const char *env = getenv("WARBLE_SEED");
 
-	ft_seed  = env != NULL ? strtoull(env, NULL, 10) : dflt;
+	ft_seed = env != NULL ? strtoull(env, NULL, 10) : dflt;
 	ft_wall0 = wb_now_ms();
 	fprintf(stderr, "fault: %s: seed %llu (replay with WARBLE_SEED=%llu)%s\n", what,
-	    (unsigned long long) ft_seed, (unsigned long long) ft_seed,
+	    (unsigned long long)ft_seed, (unsigned long long)ft_seed,
 	    FT_ASAN ? "; ASan build" : "");
 }
 

@@ -53,12 +53,13 @@ static bool
 ft_gauges(rt_client *c, uint64_t *in_progress, uint64_t *cells)
 {
 	wb_obj       *req = wb_request(WB_OP_STATS), *rep = NULL;
-	const wb_obj *g   = NULL;
-	size_t        n   = 0;
-	bool          ok  = false;
+	const wb_obj *g = NULL;
+	size_t        n = 0;
+	bool          ok = false;
 
 	*in_progress = *cells = UINT64_MAX;
-	if (req != NULL && rt_call(c, req, &rep) == WB_OK && wb_get_objs(rep, WB_F_GAUGES, &g, &n)) {
+	if (req != NULL && rt_call(c, req, &rep) == WB_OK &&
+	    wb_get_objs(rep, WB_F_GAUGES, &g, &n)) {
 		for (size_t i = 0; i < n; i++) {
 			const char *name = wb_str(&g[i], WB_F_NAME, "");
 			if (strcmp(name, "fanout_in_progress") == 0) {
@@ -84,10 +85,10 @@ ft_gauges(rt_client *c, uint64_t *in_progress, uint64_t *cells)
 static long
 ft_catch_fanout(uint64_t base, long long *killed_at)
 {
-	rt_client_opts o        = { .timeout_ms = 2000 };
-	rt_client     *c        = NULL;
+	rt_client_opts o = { .timeout_ms = 2000 };
+	rt_client     *c = NULL;
 	long long      deadline = wbt_now_ms() + (FT_ASAN ? 120000 : 60000);
-	long           caught   = -1;
+	long           caught = -1;
 
 	cr_assert_eq(rt_client_open(&c, it_cl.inbox_url, &o), WB_OK);
 	while (wbt_now_ms() < deadline) {
@@ -97,7 +98,7 @@ ft_catch_fanout(uint64_t base, long long *killed_at)
 			continue;
 		}
 		if (busy == 1 && cells > base && cells < base + FT_FANS) {
-			caught = (long) (cells - base);
+			caught = (long)(cells - base);
 			break;
 		}
 		if (busy == 0 && cells >= base + FT_FANS) {
@@ -139,7 +140,7 @@ ft_fancheck_main(void *arg)
 	for (size_t i = f->from; i < f->to; i++) {
 		wb_obj       *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
 		const wb_obj *posts = NULL;
-		size_t        n     = 0;
+		size_t        n = 0;
 		int           rc;
 
 		wb_set_u64(req, WB_F_UID, f->fans[i]);
@@ -147,23 +148,26 @@ ft_fancheck_main(void *arg)
 		rc = rt_call(c, req, &rep);
 		wb_msg_free(req);
 		if (rc != WB_OK) {
-			it_fail("fan %llu: inbox.home: %s", (unsigned long long) f->fans[i], wb_err_name(rc));
+			it_fail("fan %llu: inbox.home: %s", (unsigned long long)f->fans[i],
+			    wb_err_name(rc));
 			wb_msg_free(rep);
 			continue;
 		}
-		(void) wb_get_objs(rep, WB_F_POSTS, &posts, &n);
+		(void)wb_get_objs(rep, WB_F_POSTS, &posts, &n);
 		bool same = n == f->nwant;
 		for (size_t j = 0; same && j < n; j++) {
 			same = wb_u64(&posts[j], WB_F_ID, 0) == f->want[j] &&
-			    wb_u64(&posts[j], WB_F_AUTHOR, 0) == f->celeb;
+			       wb_u64(&posts[j], WB_F_AUTHOR, 0) == f->celeb;
 		}
 		if (same) {
 			f->ok++;
 		} else {
-			it_fail("fan %llu: inbox holds %zu posts (first %llu), want the celebrity's %zu "
-			    "(first %llu)", (unsigned long long) f->fans[i], n,
-			    (unsigned long long) (n ? wb_u64(&posts[0], WB_F_ID, 0) : 0), f->nwant,
-			    (unsigned long long) f->want[0]);
+			it_fail("fan %llu: inbox holds %zu posts (first %llu), want the "
+			        "celebrity's %zu "
+			        "(first %llu)",
+			    (unsigned long long)f->fans[i], n,
+			    (unsigned long long)(n ? wb_u64(&posts[0], WB_F_ID, 0) : 0), f->nwant,
+			    (unsigned long long)f->want[0]);
 		}
 		wb_msg_free(rep);
 	}
@@ -183,7 +187,7 @@ ft_celeb_fans(uint64_t celeb, uint64_t *fans, size_t n)
 	for (size_t off = 0; off < n; off += FT_BULK) {
 		const uint64_t *v;
 		size_t          nv = 0;
-		req                = wb_request(WB_OP_USER_REGISTER_MANY);
+		req = wb_request(WB_OP_USER_REGISTER_MANY);
 		wb_set_cstr(req, WB_F_NAME, "fan");
 		wb_set_u64(req, WB_F_FROM, off);
 		wb_set_u64(req, WB_F_LIMIT, FT_BULK);
@@ -217,8 +221,11 @@ ft_fans_check(const uint64_t *list, size_t n, uint64_t celeb, const uint64_t *wa
 	unsigned long ok = 0;
 
 	for (int i = 0; i < FT_CHECKERS; i++) {
-		chk[i] = (ft_fancheck){ .fans = list, .from = n * (size_t) i / FT_CHECKERS,
-			.to = n * (size_t) (i + 1) / FT_CHECKERS, .want = want, .nwant = nwant,
+		chk[i] = (ft_fancheck) { .fans = list,
+			.from = n * (size_t)i / FT_CHECKERS,
+			.to = n * (size_t)(i + 1) / FT_CHECKERS,
+			.want = want,
+			.nwant = nwant,
 			.celeb = celeb };
 		cr_assert_eq(pthread_create(&chk[i].thread, NULL, ft_fancheck_main, &chk[i]), 0);
 	}
@@ -251,10 +258,11 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 
 	long long t0;
 	long long t_setup = ft_celeb_fans(celeb, fans, FT_FANS);
-	long long t_back  = ft_converge("celebrity follows");
-	fprintf(stderr, "fault: celebrity: %d fans registered and following in %.1f s; the inbox "
-	    "applied their follows (each a backfill) %.1f s later\n", FT_FANS, t_setup / 1000.0,
-	    t_back / 1000.0);
+	long long t_back = ft_converge("celebrity follows");
+	fprintf(stderr,
+	    "fault: celebrity: %d fans registered and following in %.1f s; the inbox "
+	    "applied their follows (each a backfill) %.1f s later\n",
+	    FT_FANS, t_setup / 1000.0, t_back / 1000.0);
 
 	/* kill the inbox in the middle of a fan-out; try a few posts if one finishes unseen */
 	long      caught = -1;
@@ -266,25 +274,33 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 		nposts++;
 		caught = ft_catch_fanout(base, &t_kill);
 		if (caught < 0) {
-			fprintf(stderr, "fault: celebrity: post %zu: its fan-out ended before it was seen "
-			    "half way; another post\n", nposts - 1);
+			fprintf(stderr,
+			    "fault: celebrity: post %zu: its fan-out ended before it was seen "
+			    "half way; another post\n",
+			    nposts - 1);
 		}
 	}
 	cr_assert_geq(caught, 0, "never caught a fan-out in progress");
-	fprintf(stderr, "fault: celebrity: kill -9 inbox with the fan-out of post %llu in progress "
+	fprintf(stderr,
+	    "fault: celebrity: kill -9 inbox with the fan-out of post %llu in progress "
 	    "(fanout_in_progress 1, %ld of %d cells written), back in %lld ms\n",
-	    (unsigned long long) posts[nposts - 1], caught, FT_FANS, wbt_now_ms() - t_kill);
+	    (unsigned long long)posts[nposts - 1], caught, FT_FANS, wbt_now_ms() - t_kill);
 	/* the restarted inbox replays the event from its start: kill it again half way */
 	long again = ft_catch_fanout(0, &t_kill2);
 	if (again >= 0) {
-		fprintf(stderr, "fault: celebrity: kill -9 inbox again during the replayed fan-out (%ld "
-		    "of %d cells written), back in %lld ms\n", again, FT_FANS, wbt_now_ms() - t_kill2);
+		fprintf(stderr,
+		    "fault: celebrity: kill -9 inbox again during the replayed fan-out (%ld "
+		    "of %d cells written), back in %lld ms\n",
+		    again, FT_FANS, wbt_now_ms() - t_kill2);
 	} else {
-		fprintf(stderr, "fault: celebrity: the replayed fan-out ended before a second kill\n");
+		fprintf(
+		    stderr, "fault: celebrity: the replayed fan-out ended before a second kill\n");
 	}
 	long long t_conv = ft_converge("celebrity fan-out after kills");
-	fprintf(stderr, "fault: celebrity: inbox caught up %.2f s after its last restart (%.2f s "
-	    "after the first kill)\n", t_conv / 1000.0, (wbt_now_ms() - t_kill) / 1000.0);
+	fprintf(stderr,
+	    "fault: celebrity: inbox caught up %.2f s after its last restart (%.2f s "
+	    "after the first kill)\n",
+	    t_conv / 1000.0, (wbt_now_ms() - t_kill) / 1000.0);
 
 	/* the celebrity's own timeline, counts and fans list */
 	qsort(posts, nposts, sizeof(*posts), it_cmp_desc);
@@ -297,14 +313,14 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 	for (uint64_t after = 0;;) {
 		const uint64_t *v;
 		size_t          nv = 0;
-		req                = wb_request(WB_OP_REL_FANS);
+		req = wb_request(WB_OP_REL_FANS);
 		wb_set_u64(req, WB_F_UID, celeb);
 		wb_set_u64(req, WB_F_LIMIT, FT_BULK);
 		if (after != 0) {
 			wb_set_u64(req, WB_F_AFTER, after);
 		}
 		cr_assert_eq(it_call(it_cl.relation_url, req, &rep), WB_OK);
-		(void) wb_get_u64s(rep, WB_F_UIDS, &v, &nv);
+		(void)wb_get_u64s(rep, WB_F_UIDS, &v, &nv);
 		cr_assert_leq(nf + nv, FT_FANS, "more fans than follows");
 		memcpy(&got[nf], v, nv * sizeof(uint64_t));
 		nf += nv;
@@ -315,7 +331,7 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 		}
 	}
 	qsort(got, nf, sizeof(*got), it_cmp_asc);
-	it_same_ids("celeb", "fans", got, (long) nf, fans, FT_FANS);
+	it_same_ids("celeb", "fans", got, (long)nf, fans, FT_FANS);
 	req = wb_request(WB_OP_REL_COUNTS);
 	wb_set_u64s(req, WB_F_UIDS, &celeb, 1);
 	cr_assert_eq(it_call(it_cl.relation_url, req, &rep), WB_OK);
@@ -324,13 +340,14 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 	cr_assert(wb_get_objs(rep, WB_F_USERS, &u, &nu) && nu == 1);
 	fr = wb_u64(&u[0], WB_F_FOLLOWERS, 0);
 	wb_msg_free(rep);
-	cr_assert_eq(fr, FT_FANS, "followers count %llu", (unsigned long long) fr);
+	cr_assert_eq(fr, FT_FANS, "followers count %llu", (unsigned long long)fr);
 	free(got);
 
 	/* every fan's inbox: exactly the celebrity's posts, newest first */
-	t0               = wbt_now_ms();
+	t0 = wbt_now_ms();
 	unsigned long ok = ft_fans_check(fans, FT_FANS, celeb, posts, nposts);
-	fprintf(stderr, "fault: celebrity: read all %d fans' inboxes (inbox.home over ipc) in %.1f "
+	fprintf(stderr,
+	    "fault: celebrity: read all %d fans' inboxes (inbox.home over ipc) in %.1f "
 	    "s: %lu hold exactly the %zu posts, %lu mismatches; kills survived: inbox %lu\n",
 	    FT_FANS, (wbt_now_ms() - t0) / 1000.0, ok, nposts, it_failures(),
 	    ft_kills[FT_SVC_INBOX]);
@@ -356,7 +373,7 @@ static const ft_fault ft_schedule[] = {
 Test(fault, workload, .fini = it_fini, .timeout = 600)
 {
 	uint64_t rs;
-	int      n = (int) (sizeof(ft_schedule) / sizeof(ft_schedule[0]));
+	int      n = (int)(sizeof(ft_schedule) / sizeof(ft_schedule[0]));
 
 	ft_seed_init(FT_SEED, "workload");
 	rs = ft_seed;
@@ -365,9 +382,9 @@ Test(fault, workload, .fini = it_fini, .timeout = 600)
 	ft_register_all(checker);
 	ft_start_workers();
 	for (int i = 0; i < n; i++) {
-		ft_fault f  = ft_schedule[i];
-		f.before_ms = 300 + (int) (it_rand(&rs) % 500);
-		f.after_ms  = 300 + (int) (it_rand(&rs) % 500);
+		ft_fault f = ft_schedule[i];
+		f.before_ms = 300 + (int)(it_rand(&rs) % 500);
+		f.after_ms = 300 + (int)(it_rand(&rs) % 500);
 		ft_round(i + 1, &f, checker);
 	}
 	ft_stop_workers();
@@ -410,8 +427,8 @@ ft_soak_celeb_act(void *arg)
 		cb->deleted++;
 	}
 	rc = warble_post(cb->c, "to every fan, before a fault", &cb->live[cb->nlive]);
-	cr_assert_eq(rc, WARBLE_OK, "celebrity post: %s: %s", warble_errname(rc),
-	    warble_errmsg(cb->c));
+	cr_assert_eq(
+	    rc, WARBLE_OK, "celebrity post: %s: %s", warble_errname(rc), warble_errmsg(cb->c));
 	cb->nlive++;
 	cb->published++;
 }
@@ -440,15 +457,15 @@ ft_soak_celeb_check(ft_soak_celeb *cb, size_t n, uint64_t *rs)
 
 Test(fault, soak, .fini = it_fini, .timeout = 0)
 {
-	const char   *env   = getenv("WARBLE_SOAK_SECONDS");
-	long          secs  = env != NULL ? strtol(env, NULL, 10) : 0;
+	const char   *env = getenv("WARBLE_SOAK_SECONDS");
+	long          secs = env != NULL ? strtol(env, NULL, 10) : 0;
 	int           limit = secs > 0 ? 100000 : 3; /* rounds */
 	uint64_t      rs;
 	int           rounds = 0, restarts = 0;
-	ft_soak_celeb cb     = { .nfans = secs > 0 ? 20000 : 10000 };
+	ft_soak_celeb cb = { .nfans = secs > 0 ? 20000 : 10000 };
 
-	ft_seed_init(env != NULL && getenv("WARBLE_SEED") == NULL ? (uint64_t) time(NULL) : FT_SEED,
-	    "soak");
+	ft_seed_init(
+	    env != NULL && getenv("WARBLE_SEED") == NULL ? (uint64_t)time(NULL) : FT_SEED, "soak");
 	if (secs > 0) {
 		fprintf(stderr, "fault: soak: %ld s of random faults\n", secs);
 	}
@@ -456,30 +473,33 @@ Test(fault, soak, .fini = it_fini, .timeout = 0)
 	it_start(NULL);
 	warble_client *checker = it_client();
 	ft_register_all(checker);
-	cb.c      = it_client();
-	cb.fans   = calloc(cb.nfans, sizeof(uint64_t));
+	cb.c = it_client();
+	cb.fans = calloc(cb.nfans, sizeof(uint64_t));
 	cb.sample = calloc(cb.nfans, sizeof(uint64_t));
 	cr_assert(cb.fans != NULL && cb.sample != NULL);
 	cr_assert_eq(warble_register(cb.c, "celeb", "ft-password", &cb.uid), WARBLE_OK);
 	cr_assert_eq(warble_login(cb.c, "celeb", "ft-password", NULL), WARBLE_OK);
 	long long t_fans = ft_celeb_fans(cb.uid, cb.fans, cb.nfans);
 	long long t_conv = ft_converge("soak: celebrity follows");
-	fprintf(stderr, "fault: soak: a celebrity with %zu fans (set up in %.1f s, applied %.1f s "
-	    "later) posts right before each fault\n", cb.nfans, t_fans / 1000.0, t_conv / 1000.0);
+	fprintf(stderr,
+	    "fault: soak: a celebrity with %zu fans (set up in %.1f s, applied %.1f s "
+	    "later) posts right before each fault\n",
+	    cb.nfans, t_fans / 1000.0, t_conv / 1000.0);
 	ft_start_workers();
 	long long end = wbt_now_ms() + secs * 1000;
 	/* each restart is one more harness daemon (at most 1024 per test) */
 	while (rounds < limit && restarts < 900 && (secs <= 0 || wbt_now_ms() < end)) {
-		ft_fault f  = { .hook = ft_soak_celeb_act, .arg = &cb };
-		int      r  = (int) (it_rand(&rs) % 100);
-		f.svc       = (int) (it_rand(&rs) % FT_SVC_COUNT);
-		f.type      = r < 50 ? FT_F_KILL : r < 75 ? FT_F_KILL_ACKED : FT_F_STOP;
-		if (f.type == FT_F_KILL_ACKED && f.svc != FT_SVC_CONTENT && f.svc != FT_SVC_RELATION) {
+		ft_fault f = { .hook = ft_soak_celeb_act, .arg = &cb };
+		int      r = (int)(it_rand(&rs) % 100);
+		f.svc = (int)(it_rand(&rs) % FT_SVC_COUNT);
+		f.type = r < 50 ? FT_F_KILL : r < 75 ? FT_F_KILL_ACKED : FT_F_STOP;
+		if (f.type == FT_F_KILL_ACKED && f.svc != FT_SVC_CONTENT &&
+		    f.svc != FT_SVC_RELATION) {
 			f.type = FT_F_KILL;
 		}
-		f.stop_ms   = 500 + (int) (it_rand(&rs) % 4500);
-		f.before_ms = 200 + (int) (it_rand(&rs) % 1800);
-		f.after_ms  = 200 + (int) (it_rand(&rs) % 1800);
+		f.stop_ms = 500 + (int)(it_rand(&rs) % 4500);
+		f.before_ms = 200 + (int)(it_rand(&rs) % 1800);
+		f.after_ms = 200 + (int)(it_rand(&rs) % 1800);
 		restarts += f.type != FT_F_STOP;
 		ft_round(++rounds, &f, checker);
 		ft_soak_celeb_check(&cb, 1000, &rs);
@@ -487,10 +507,12 @@ Test(fault, soak, .fini = it_fini, .timeout = 0)
 	ft_stop_workers();
 	long long t0 = wbt_now_ms();
 	ft_soak_celeb_check(&cb, cb.nfans, &rs);
-	fprintf(stderr, "fault: soak: the celebrity published %lu posts and deleted %lu, each just "
-	    "before a fault; fans' inboxes compared: %lu (1000 sampled after each round, all %zu at "
-	    "the end in %.1f s)\n", cb.published, cb.deleted, cb.checked, cb.nfans,
-	    (wbt_now_ms() - t0) / 1000.0);
+	fprintf(stderr,
+	    "fault: soak: the celebrity published %lu posts and deleted %lu, each just "
+	    "before a fault; fans' inboxes compared: %lu (1000 sampled after each round, all %zu "
+	    "at "
+	    "the end in %.1f s)\n",
+	    cb.published, cb.deleted, cb.checked, cb.nfans, (wbt_now_ms() - t0) / 1000.0);
 	ft_summary("soak", rounds);
 	warble_close(checker);
 	warble_close(cb.c);

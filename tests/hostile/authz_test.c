@@ -63,8 +63,8 @@ az_req(wb_op op, const char *token, uint64_t uid)
 
 /* az_http sends an HTTP request; returns the status and the error name (in name, "" if none). */
 static int
-az_http(const char *method, const char *path, const char *token, const char *body, char *name,
-    size_t n)
+az_http(
+    const char *method, const char *path, const char *token, const char *body, char *name, size_t n)
 {
 	ht_res       r;
 	json_error_t je;
@@ -98,12 +98,12 @@ az_refused(int want, const char *method, const char *path, const char *token, co
 }
 
 /* az_refused_gw checks a msgpack attempt is refused (any error but OK). */
-#define az_refused_gw(req, what)                                                         \
-	do {                                                                              \
-		int rc_ = az_gw(req);                                                     \
-		cr_assert(rc_ == WB_EINVAL || rc_ == WB_EBADOP || rc_ == WB_EAUTH ||      \
-		        rc_ == WB_EPERM,                                                  \
-		    "%s: answered %s", what, wb_err_name(rc_));                           \
+#define az_refused_gw(req, what)                                                                \
+	do {                                                                                    \
+		int rc_ = az_gw(req);                                                           \
+		cr_assert(                                                                      \
+		    rc_ == WB_EINVAL || rc_ == WB_EBADOP || rc_ == WB_EAUTH || rc_ == WB_EPERM, \
+		    "%s: answered %s", what, wb_err_name(rc_));                                 \
 	} while (0)
 
 Test(authz, nobody_acts_as_another_user, .fini = wbt_cleanup, .timeout = 180)
@@ -132,8 +132,8 @@ Test(authz, nobody_acts_as_another_user, .fini = wbt_cleanup, .timeout = 180)
 	cr_assert_eq(warble_post(bob, "bob's post", &bpost), 0);
 
 	/* SDK: bob deletes alice's post with his own valid session */
-	cr_assert_eq(warble_delete(bob, post), WARBLE_EPERM, "delete as another: %s",
-	    warble_errmsg(bob));
+	cr_assert_eq(
+	    warble_delete(bob, post), WARBLE_EPERM, "delete as another: %s", warble_errmsg(bob));
 
 	/* msgpack: forged uid fields on every public op that acts as a user */
 	wb_obj *q;
@@ -197,7 +197,8 @@ Test(authz, nobody_acts_as_another_user, .fini = wbt_cleanup, .timeout = 180)
 	q = az_req(WB_OP_PUBLISH, NULL, 0);
 	wb_set_cstr(q, WB_F_TEXT, "no token");
 	az_refused_gw(q, "publish without token");
-	static const char *const bad[] = { "", "x", "not-a-token-at-all", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+	static const char *const bad[] = { "", "x", "not-a-token-at-all",
+		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
 		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		q = az_req(WB_OP_DELETE, bad[i], 0);
@@ -209,34 +210,37 @@ Test(authz, nobody_acts_as_another_user, .fini = wbt_cleanup, .timeout = 180)
 	}
 
 	/* HTTP: forged fields in bodies and query strings, another's post, bad tokens */
-	snprintf(body, sizeof(body), "{\"text\":\"forged\",\"uid\":%llu}", (unsigned long long) alice_uid);
+	snprintf(body, sizeof(body), "{\"text\":\"forged\",\"uid\":%llu}",
+	    (unsigned long long)alice_uid);
 	az_refused(400, "POST", "/api/v1/posts", btok, body);
-	snprintf(body, sizeof(body), "{\"text\":\"forged\",\"author\":%llu}", (unsigned long long) alice_uid);
+	snprintf(body, sizeof(body), "{\"text\":\"forged\",\"author\":%llu}",
+	    (unsigned long long)alice_uid);
 	az_refused(400, "POST", "/api/v1/posts", btok, body);
 	snprintf(body, sizeof(body), "{\"text\":\"forged\",\"token\":\"%s\"}", atok);
 	az_refused(400, "POST", "/api/v1/posts", btok, body);
-	snprintf(path, sizeof(path), "/api/v1/posts?uid=%llu", (unsigned long long) alice_uid);
+	snprintf(path, sizeof(path), "/api/v1/posts?uid=%llu", (unsigned long long)alice_uid);
 	az_refused(400, "POST", path, btok, "{\"text\":\"forged\"}");
-	snprintf(path, sizeof(path), "/api/v1/posts/%llu", (unsigned long long) post);
+	snprintf(path, sizeof(path), "/api/v1/posts/%llu", (unsigned long long)post);
 	az_refused(403, "DELETE", path, btok, NULL);
 	az_refused(401, "DELETE", path, NULL, NULL);
 	az_refused(401, "DELETE", path, "garbage", NULL);
-	snprintf(path, sizeof(path), "/api/v1/posts/%llu?uid=%llu", (unsigned long long) post,
-	    (unsigned long long) alice_uid);
+	snprintf(path, sizeof(path), "/api/v1/posts/%llu?uid=%llu", (unsigned long long)post,
+	    (unsigned long long)alice_uid);
 	az_refused(400, "DELETE", path, btok, NULL);
-	snprintf(body, sizeof(body), "{\"uid\":%llu}", (unsigned long long) alice_uid);
+	snprintf(body, sizeof(body), "{\"uid\":%llu}", (unsigned long long)alice_uid);
 	az_refused(400, "PUT", "/api/v1/me/following/az_bob", btok, body);
 	az_refused(400, "DELETE", "/api/v1/me/following/az_carol", btok, body);
 	snprintf(path, sizeof(path), "/api/v1/me/following/az_carol?uid=%llu",
-	    (unsigned long long) alice_uid);
+	    (unsigned long long)alice_uid);
 	az_refused(400, "DELETE", path, btok, NULL);
 	az_refused(401, "PUT", "/api/v1/me/following/az_bob", NULL, NULL);
-	snprintf(body, sizeof(body), "{\"bio\":\"pwned\",\"uid\":%llu}", (unsigned long long) alice_uid);
+	snprintf(
+	    body, sizeof(body), "{\"bio\":\"pwned\",\"uid\":%llu}", (unsigned long long)alice_uid);
 	az_refused(400, "PATCH", "/api/v1/me", btok, body);
 	snprintf(body, sizeof(body), "{\"bio\":\"pwned\",\"token\":\"%s\"}", atok);
 	az_refused(400, "PATCH", "/api/v1/me", btok, body);
 	az_refused(401, "PATCH", "/api/v1/me", NULL, "{\"bio\":\"pwned\"}");
-	snprintf(path, sizeof(path), "/api/v1/home?uid=%llu", (unsigned long long) alice_uid);
+	snprintf(path, sizeof(path), "/api/v1/home?uid=%llu", (unsigned long long)alice_uid);
 	az_refused(400, "GET", path, btok, NULL);
 	/* a token in a body or query does not authenticate */
 	snprintf(path, sizeof(path), "/api/v1/me?token=%s", atok);
@@ -249,7 +253,7 @@ Test(authz, nobody_acts_as_another_user, .fini = wbt_cleanup, .timeout = 180)
 	cr_assert_eq(warble_logout(alice2), 0);
 	warble_close(alice2);
 	wbt_sleep_ms(1100);
-	snprintf(path, sizeof(path), "/api/v1/posts/%llu", (unsigned long long) post);
+	snprintf(path, sizeof(path), "/api/v1/posts/%llu", (unsigned long long)post);
 	az_refused(401, "DELETE", path, stale, NULL);
 	az_refused(401, "POST", "/api/v1/posts", stale, "{\"text\":\"after logout\"}");
 	q = az_req(WB_OP_PUBLISH, stale, 0);
@@ -277,7 +281,7 @@ Test(authz, nobody_acts_as_another_user, .fini = wbt_cleanup, .timeout = 180)
 	warble_posts_free(p);
 
 	/* and alice herself can do all of it */
-	snprintf(path, sizeof(path), "/api/v1/posts/%llu", (unsigned long long) post);
+	snprintf(path, sizeof(path), "/api/v1/posts/%llu", (unsigned long long)post);
 	az_refused(200, "DELETE", path, atok, NULL);
 	warble_close(alice);
 	warble_close(bob);
@@ -304,8 +308,8 @@ az_wait_login_http(const char *name, const char *password)
 /* Per username: the user service locks a name after failed logins, over both APIs. */
 Test(authz, login_rate_limits_per_name, .fini = wbt_cleanup, .timeout = 180)
 {
-	const char *env[] = { "WARBLE_LOGIN_FAILS=3", "WARBLE_LOGIN_COOLDOWN=2",
-		"WARBLE_CLIENT_LOGIN_FAILS=1000", NULL };
+	const char    *env[] = { "WARBLE_LOGIN_FAILS=3", "WARBLE_LOGIN_COOLDOWN=2",
+		   "WARBLE_CLIENT_LOGIN_FAILS=1000", NULL };
 	warble_client *wc;
 	char           name[64];
 	bool           ok = false;
@@ -342,8 +346,9 @@ Test(authz, login_rate_limits_per_name, .fini = wbt_cleanup, .timeout = 180)
 		    "{\"name\":\"rl_erin\",\"password\":\"wrong-password\"}", name, sizeof(name));
 		cr_assert_str_eq(name, "BAD_CREDENTIALS");
 	}
-	cr_assert_eq(az_http("POST", "/api/v1/sessions", NULL,
-	                 "{\"name\":\"rl_erin\",\"password\":\"erin-password\"}", name, sizeof(name)),
+	cr_assert_eq(
+	    az_http("POST", "/api/v1/sessions", NULL,
+	        "{\"name\":\"rl_erin\",\"password\":\"erin-password\"}", name, sizeof(name)),
 	    429);
 	cr_assert_str_eq(name, "RATE_LIMITED");
 
@@ -354,7 +359,8 @@ Test(authz, login_rate_limits_per_name, .fini = wbt_cleanup, .timeout = 180)
 /* Per client: the gateway locks an address after failed logins of any names, on both ports alike. */
 Test(authz, login_rate_limits_per_client, .fini = wbt_cleanup, .timeout = 180)
 {
-	const char *env[] = { "WARBLE_CLIENT_LOGIN_FAILS=6", "WARBLE_CLIENT_LOGIN_COOLDOWN=3", NULL };
+	const char    *env[] = { "WARBLE_CLIENT_LOGIN_FAILS=6", "WARBLE_CLIENT_LOGIN_COOLDOWN=3",
+		   NULL };
 	warble_client *wc;
 	char           name[64];
 
@@ -364,11 +370,14 @@ Test(authz, login_rate_limits_per_client, .fini = wbt_cleanup, .timeout = 180)
 	/* HTTP: 6 failures over different names lock this address for every name */
 	for (int i = 0; i < 6; i++) {
 		char body[128];
-		snprintf(body, sizeof(body), "{\"name\":\"rl_ghost%d\",\"password\":\"wrong-password\"}", i);
-		cr_assert_eq(az_http("POST", "/api/v1/sessions", NULL, body, name, sizeof(name)), 401);
+		snprintf(body, sizeof(body),
+		    "{\"name\":\"rl_ghost%d\",\"password\":\"wrong-password\"}", i);
+		cr_assert_eq(
+		    az_http("POST", "/api/v1/sessions", NULL, body, name, sizeof(name)), 401);
 	}
-	cr_assert_eq(az_http("POST", "/api/v1/sessions", NULL,
-	                 "{\"name\":\"rl_fred\",\"password\":\"fred-password\"}", name, sizeof(name)),
+	cr_assert_eq(
+	    az_http("POST", "/api/v1/sessions", NULL,
+	        "{\"name\":\"rl_fred\",\"password\":\"fred-password\"}", name, sizeof(name)),
 	    429, "the client address should be locked after 6 failures");
 	cr_assert_str_eq(name, "RATE_LIMITED");
 	/* the address is locked on the msgpack port too (both are the gateway's) */
@@ -384,8 +393,9 @@ Test(authz, login_rate_limits_per_client, .fini = wbt_cleanup, .timeout = 180)
 		cr_assert_eq(warble_login(wc, ghost, "wrong-password", NULL), WARBLE_ELOGIN);
 	}
 	cr_assert_eq(warble_login(wc, "rl_fred", "fred-password", NULL), WARBLE_ERATE);
-	cr_assert_eq(az_http("POST", "/api/v1/sessions", NULL,
-	                 "{\"name\":\"rl_fred\",\"password\":\"fred-password\"}", name, sizeof(name)),
+	cr_assert_eq(
+	    az_http("POST", "/api/v1/sessions", NULL,
+	        "{\"name\":\"rl_fred\",\"password\":\"fred-password\"}", name, sizeof(name)),
 	    429);
 	az_wait_login_http("rl_fred", "fred-password");
 	warble_close(wc);
@@ -424,16 +434,16 @@ az_grep(const char *file, const char *needle)
 
 Test(authz, no_secrets_in_logs, .fini = wbt_cleanup, .timeout = 180)
 {
-	const char *env[] = { "WARBLE_LOG_LEVEL=debug", NULL };
+	const char              *env[] = { "WARBLE_LOG_LEVEL=debug", NULL };
 	static const char *const pws[] = { "Secret-Pw-Alpha-1", "Secret-Pw-Bravo-22",
 		"Secret-Pw-Charlie-333" };
 	static const char *const names[] = { "lg_alpha", "lg_bravo", "lg_charlie" };
-	char           tokens[16][128], body[256];
-	int            nt = 0;
-	warble_client *wc;
-	json_t        *j;
-	json_error_t   je;
-	ht_res         r;
+	char                     tokens[16][128], body[256];
+	int                      nt = 0;
+	warble_client           *wc;
+	json_t                  *j;
+	json_error_t             je;
+	ht_res                   r;
 
 	cr_assert_eq(hs_start(&hc, env), 0, "cluster did not start");
 	for (int i = 0; i < 3; i++) {
@@ -441,27 +451,34 @@ Test(authz, no_secrets_in_logs, .fini = wbt_cleanup, .timeout = 180)
 		cr_assert_not_null(wc = hs_session(&hc, names[i], pws[i]));
 		snprintf(tokens[nt++], sizeof(tokens[0]), "%s", warble_token(wc));
 		cr_assert_eq(warble_post(wc, "hello", NULL), 0);
-		cr_assert_eq(warble_login(wc, names[i], "Wrong-Pw-Delta-4444", NULL), WARBLE_ELOGIN);
+		cr_assert_eq(
+		    warble_login(wc, names[i], "Wrong-Pw-Delta-4444", NULL), WARBLE_ELOGIN);
 		cr_assert_eq(warble_set_token(wc, tokens[nt - 1]), 0);
 		cr_assert_eq(warble_logout(wc), 0);
 		cr_assert_neq(warble_post(wc, "after logout", NULL), 0);
 		warble_close(wc);
 		/* HTTP: login, use, logout, a bad token */
-		snprintf(body, sizeof(body), "{\"name\":\"%s\",\"password\":\"%s\"}", names[i], pws[i]);
-		cr_assert_eq(ht_request(hc.port[HS_HTTP], "POST", "/api/v1/sessions", NULL, body, &r), 0);
+		snprintf(
+		    body, sizeof(body), "{\"name\":\"%s\",\"password\":\"%s\"}", names[i], pws[i]);
+		cr_assert_eq(
+		    ht_request(hc.port[HS_HTTP], "POST", "/api/v1/sessions", NULL, body, &r), 0);
 		cr_assert_eq(r.status, 201, "%s", r.body);
 		cr_assert_not_null(j = json_loadb(r.body, r.len, 0, &je));
-		snprintf(tokens[nt++], sizeof(tokens[0]), "%s", json_string_value(json_object_get(j, "token")));
+		snprintf(tokens[nt++], sizeof(tokens[0]), "%s",
+		    json_string_value(json_object_get(j, "token")));
 		json_decref(j);
 		ht_res_free(&r);
 		cr_assert_eq(az_http("GET", "/api/v1/me", tokens[nt - 1], NULL, NULL, 0), 200);
-		cr_assert_eq(az_http("DELETE", "/api/v1/sessions", tokens[nt - 1], NULL, NULL, 0), 200);
+		cr_assert_eq(
+		    az_http("DELETE", "/api/v1/sessions", tokens[nt - 1], NULL, NULL, 0), 200);
 		wbt_sleep_ms(1100); /* past the gateway's token cache */
 		cr_assert_eq(az_http("GET", "/api/v1/me", tokens[nt - 1], NULL, NULL, 0), 401);
-		snprintf(body, sizeof(body), "{\"name\":\"%s\",\"password\":\"Wrong-Pw-Echo-55555\"}", names[i]);
+		snprintf(body, sizeof(body),
+		    "{\"name\":\"%s\",\"password\":\"Wrong-Pw-Echo-55555\"}", names[i]);
 		cr_assert_eq(az_http("POST", "/api/v1/sessions", NULL, body, NULL, 0), 401);
 		/* a registration with a too-short password and one for a taken name */
-		snprintf(body, sizeof(body), "{\"name\":\"%s\",\"password\":\"%s\"}", names[i], pws[i]);
+		snprintf(
+		    body, sizeof(body), "{\"name\":\"%s\",\"password\":\"%s\"}", names[i], pws[i]);
 		cr_assert_eq(az_http("POST", "/api/v1/users", NULL, body, NULL, 0), 409);
 	}
 	cr_assert_eq(hs_stop(&hc), 0);
@@ -488,7 +505,7 @@ Test(authz, no_secrets_in_logs, .fini = wbt_cleanup, .timeout = 180)
 	}
 	cr_assert_eq(az_grep(hc.c.user->log, "lg_alpha"), 1,
 	    "the user service's log should name the accounts it registered (is logging on?)");
-	(void) any_debug;
+	(void)any_debug;
 }
 
 /* az_big returns a malloc'd string of n copies of c. */
@@ -515,8 +532,8 @@ Test(authz, limits, .fini = wbt_cleanup, .timeout = 180)
 	tok = warble_token(wc);
 	body = malloc(80 * 1024);
 	cr_assert_not_null(body);
-#define AZ_ERR(st, nm, m, p, t, b)                                                     \
-	do {                                                                          \
+#define AZ_ERR(st, nm, m, p, t, b)                                                        \
+	do {                                                                              \
 		cr_assert_eq(az_http(m, p, t, b, name, sizeof(name)), st, "%s %s", m, p); \
 		cr_assert_str_eq(name, nm, "%s %s", m, p);                                \
 	} while (0)
@@ -524,9 +541,12 @@ Test(authz, limits, .fini = wbt_cleanup, .timeout = 180)
 	snprintf(body, 1024, "{\"name\":\"%s\",\"password\":\"password-1\"}", s);
 	AZ_ERR(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL, body);
 	free(s);
-	AZ_ERR(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL, "{\"name\":\"ab\",\"password\":\"password-1\"}");
-	AZ_ERR(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL, "{\"name\":\"a-b.c\",\"password\":\"password-1\"}");
-	AZ_ERR(400, "BAD_PASSWORD", "POST", "/api/v1/users", NULL, "{\"name\":\"lim_x\",\"password\":\"short\"}");
+	AZ_ERR(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL,
+	    "{\"name\":\"ab\",\"password\":\"password-1\"}");
+	AZ_ERR(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL,
+	    "{\"name\":\"a-b.c\",\"password\":\"password-1\"}");
+	AZ_ERR(400, "BAD_PASSWORD", "POST", "/api/v1/users", NULL,
+	    "{\"name\":\"lim_x\",\"password\":\"short\"}");
 	s = az_big(1025, 'p');
 	snprintf(body, 4096, "{\"name\":\"lim_y\",\"password\":\"%s\"}", s);
 	AZ_ERR(400, "BAD_PASSWORD", "POST", "/api/v1/users", NULL, body);
@@ -544,10 +564,12 @@ Test(authz, limits, .fini = wbt_cleanup, .timeout = 180)
 	AZ_ERR(400, "INVALID", "PATCH", "/api/v1/me", tok, body);
 	free(s);
 	AZ_ERR(400, "INVALID", "GET", "/api/v1/home?limit=0", tok, NULL);
-	cr_assert_eq(az_http("GET", "/api/v1/home?limit=100000", tok, NULL, NULL, 0), 200, "a large limit is capped");
+	cr_assert_eq(az_http("GET", "/api/v1/home?limit=100000", tok, NULL, NULL, 0), 200,
+	    "a large limit is capped");
 	AZ_ERR(400, "BAD_MESSAGE", "GET", "/api/v1/home?before=abc", tok, NULL);
 	AZ_ERR(400, "BAD_MESSAGE", "GET", "/api/v1/users/lim_user/following?after=-1", NULL, NULL);
-	AZ_ERR(400, "BAD_MESSAGE", "GET", "/api/v1/users/lim_user/posts?since=18446744073709551616", NULL, NULL);
+	AZ_ERR(400, "BAD_MESSAGE", "GET", "/api/v1/users/lim_user/posts?since=18446744073709551616",
+	    NULL, NULL);
 	s = az_big(600, '1');
 	snprintf(path, sizeof(path), "/api/v1/home?before=%s", s);
 	AZ_ERR(400, "BAD_MESSAGE", "GET", path, tok, NULL);

@@ -20,9 +20,9 @@
 
 #include "hs.h"
 
-#define HS_PROBES     200 /* bare connect/close per port */
-#define HS_HALF_OPEN  40  /* held connections per port and kind */
-#define HS_PROMPT_MS  3000
+#define HS_PROBES    200 /* bare connect/close per port */
+#define HS_HALF_OPEN 40  /* held connections per port and kind */
+#define HS_PROMPT_MS 3000
 
 static hs_cluster hc;
 
@@ -56,7 +56,7 @@ hs_check_all(const char *when)
 		cr_assert_lt(wbt_now_ms() - t0, HS_PROMPT_MS, "%s: %s answered late", when,
 		    hs_port_names[i]);
 	}
-	ht_res r;
+	ht_res    r;
 	long long t0 = wbt_now_ms();
 	cr_assert_eq(ht_request(hc.port[HS_HTTP], "GET", "/healthz", NULL, NULL, &r), 0,
 	    "%s: no HTTP answer", when);
@@ -92,7 +92,7 @@ hs_fill(uint8_t *buf, size_t n, uint64_t *seed)
 		*seed ^= *seed << 13;
 		*seed ^= *seed >> 7;
 		*seed ^= *seed << 17;
-		buf[i] = (uint8_t) *seed;
+		buf[i] = (uint8_t)*seed;
 	}
 }
 
@@ -100,7 +100,7 @@ hs_fill(uint8_t *buf, size_t n, uint64_t *seed)
 static void
 hs_send_nb(int fd, const void *buf, size_t n)
 {
-	(void) send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 Test(hostile, probes_half_open_random_bytes, .fini = wbt_cleanup, .timeout = 240)
@@ -134,8 +134,9 @@ Test(hostile, probes_half_open_random_bytes, .fini = wbt_cleanup, .timeout = 240
 		/* half-open: nothing sent; half an SP header; an SP header of PAIR (not REQ/SUB) */
 		for (int k = 0; k < 3 * HS_HALF_OPEN; k++) {
 			static const uint8_t sp_half[] = { 0x00, 'S', 'P', 0x00 };
-			static const uint8_t sp_pair[] = { 0x00, 'S', 'P', 0x00, 0x00, 0x10, 0x00, 0x00 };
-			int                  fd        = hs_connect_port(port);
+			static const uint8_t sp_pair[] = { 0x00, 'S', 'P', 0x00, 0x00, 0x10, 0x00,
+				0x00 };
+			int                  fd = hs_connect_port(port);
 
 			cr_assert_geq(fd, 0);
 			if (k % 3 == 1) {
@@ -148,7 +149,7 @@ Test(hostile, probes_half_open_random_bytes, .fini = wbt_cleanup, .timeout = 240
 		/* random bytes: some closed at once, some held */
 		for (int k = 0; k < HS_HALF_OPEN; k++) {
 			int    fd = hs_connect_port(port);
-			size_t n  = 1 + (size_t) (seed % sizeof(junk));
+			size_t n = 1 + (size_t)(seed % sizeof(junk));
 
 			cr_assert_geq(fd, 0);
 			hs_fill(junk, n, &seed);
@@ -168,7 +169,7 @@ Test(hostile, probes_half_open_random_bytes, .fini = wbt_cleanup, .timeout = 240
 		if (i <= HS_GATEWAY) {
 			static const uint8_t req[] = { 0x00, 'S', 'P', 0x00, 0x00, 0x30, 0x00, 0x00,
 				0x10, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3 };
-			int fd = hs_connect_port(port);
+			int                  fd = hs_connect_port(port);
 			cr_assert_geq(fd, 0);
 			hs_send_nb(fd, req, sizeof(req));
 			held[i][nheld[i]++] = fd;
@@ -209,19 +210,21 @@ Test(hostile, probes_half_open_random_bytes, .fini = wbt_cleanup, .timeout = 240
 #define HS_SLOW_NOFILE 1024
 
 typedef struct hs_slow {
-	int             port;
-	int             fds[HS_SLOW_CONNS];
-	int             n;
-	atomic_int      stop;
-	atomic_int      open;   /* slow connections still open (seen by the last round) */
-	atomic_int      opened; /* connections made in all */
+	int        port;
+	int        fds[HS_SLOW_CONNS];
+	int        n;
+	atomic_int stop;
+	atomic_int open;   /* slow connections still open (seen by the last round) */
+	atomic_int opened; /* connections made in all */
 } hs_slow;
 
 static void *
 hs_slow_run(void *arg)
 {
-	static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-	hs_slow          *s      = arg;
+	static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
+	                           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	                           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	hs_slow          *s = arg;
 	size_t            pos[HS_SLOW_CONNS];
 
 	/* open them all (some may be refused or reset once the gateway is full) */
@@ -229,7 +232,7 @@ hs_slow_run(void *arg)
 		int fd = ht_connect(s->port);
 
 		s->fds[k] = fd;
-		pos[k]    = 0;
+		pos[k] = 0;
 		if (fd >= 0) {
 			atomic_fetch_add(&s->opened, 1);
 		}
@@ -253,7 +256,8 @@ hs_slow_run(void *arg)
 				continue;
 			}
 			c = head[pos[k] % (sizeof(head) - 1)];
-			if (send(s->fds[k], &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN) {
+			if (send(s->fds[k], &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+			    errno != EAGAIN) {
 				close(s->fds[k]);
 				s->fds[k] = -1;
 				continue;
@@ -277,7 +281,7 @@ static int
 hs_healthz(int port, int timeout_ms)
 {
 	static const char  q[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t) port) };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	long long          end = wbt_now_ms() + timeout_ms;
 	struct pollfd      p;
 	ht_res             r;
@@ -287,15 +291,16 @@ hs_healthz(int port, int timeout_ms)
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
 		return -1;
 	}
-	if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno != EINPROGRESS) {
 		close(fd);
 		return -1;
 	}
 	p.fd = fd;
 	p.events = POLLOUT;
-	if (poll(&p, 1, timeout_ms) == 1 && send(fd, q, sizeof(q) - 1, MSG_NOSIGNAL) ==
-	                                         (ssize_t) sizeof(q) - 1 &&
-	    ht_read_response(fd, &r, (int) (end - wbt_now_ms()) > 0 ? (int) (end - wbt_now_ms()) : 1) == 0) {
+	if (poll(&p, 1, timeout_ms) == 1 &&
+	    send(fd, q, sizeof(q) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(q) - 1 &&
+	    ht_read_response(
+	        fd, &r, (int)(end - wbt_now_ms()) > 0 ? (int)(end - wbt_now_ms()) : 1) == 0) {
 		st = r.status;
 		ht_res_free(&r);
 	}
@@ -336,19 +341,22 @@ Test(hostile, slowloris, .fini = wbt_cleanup, .timeout = 240)
 		if (st == 200) {
 			answered++;
 			if (wbt_now_ms() - t0 > worst) {
-				worst = (int) (wbt_now_ms() - t0);
+				worst = (int)(wbt_now_ms() - t0);
 			}
 		}
 	}
 	int still_open = atomic_load(&s.open);
 	atomic_store(&s.stop, 1);
 	pthread_join(th, NULL);
-	fprintf(stderr, "slowloris: %d slow connections made, %d still open after 20 s; "
-	                "%d/%d normal requests answered (%d retried once), slowest %d ms\n",
+	fprintf(stderr,
+	    "slowloris: %d slow connections made, %d still open after 20 s; "
+	    "%d/%d normal requests answered (%d retried once), slowest %d ms\n",
 	    atomic_load(&s.opened), still_open, answered, rounds, retried, worst);
-	cr_assert_geq(still_open, 0, "the slow clients could not all connect within 20 s (a stuck gateway)");
+	cr_assert_geq(
+	    still_open, 0, "the slow clients could not all connect within 20 s (a stuck gateway)");
 	cr_assert_eq(answered, rounds, "normal requests went unanswered during the attack");
-	cr_assert_leq(retried, rounds / 10, "%d of %d normal requests needed a retry", retried, rounds);
+	cr_assert_leq(
+	    retried, rounds / 10, "%d of %d normal requests needed a retry", retried, rounds);
 	cr_assert_lt(worst, 2 * HS_PROMPT_MS, "a normal request took %d ms", worst);
 	cr_assert_lt(still_open, HS_SLOW_CONNS / 10,
 	    "%d slow clients still connected after 20 s: no header deadline", still_open);

@@ -17,11 +17,26 @@
 #include "../http/ht.h"
 #include "warble.h"
 
-enum { HS_USER, HS_RELATION, HS_CONTENT, HS_INBOX, HS_GATEWAY, HS_RELPUB, HS_CONTPUB,
-	HS_HTTP, HS_NPORTS };
+enum {
+	HS_USER,
+	HS_RELATION,
+	HS_CONTENT,
+	HS_INBOX,
+	HS_GATEWAY,
+	HS_RELPUB,
+	HS_CONTPUB,
+	HS_HTTP,
+	HS_NPORTS
+};
 
 static const char *const hs_port_names[HS_NPORTS] = {
-	"user", "relation", "content", "inbox", "gateway", "relation-pub", "content-pub",
+	"user",
+	"relation",
+	"content",
+	"inbox",
+	"gateway",
+	"relation-pub",
+	"content-pub",
 	"http",
 };
 
@@ -37,12 +52,18 @@ HT_FN const char *
 hs_url_of(hs_cluster *h, int i)
 {
 	switch (i) {
-	case HS_USER: return h->c.user_url;
-	case HS_RELATION: return h->c.relation_url;
-	case HS_CONTENT: return h->c.content_url;
-	case HS_INBOX: return h->c.inbox_url;
-	case HS_GATEWAY: return h->c.gateway_url;
-	default: return NULL;
+	case HS_USER:
+		return h->c.user_url;
+	case HS_RELATION:
+		return h->c.relation_url;
+	case HS_CONTENT:
+		return h->c.content_url;
+	case HS_INBOX:
+		return h->c.inbox_url;
+	case HS_GATEWAY:
+		return h->c.gateway_url;
+	default:
+		return NULL;
 	}
 }
 
@@ -55,16 +76,17 @@ hs_start(hs_cluster *h, const char *const *extra)
 		h->c.gateway_url, h->c.relation_pub_url, h->c.content_pub_url };
 	static const char *const names[] = { "warble-user", "warble-relation", "warble-content",
 		"warble-inbox", "warble-gateway" };
-	wbt_daemon **slots[] = { &h->c.user, &h->c.relation, &h->c.content, &h->c.inbox,
-		&h->c.gateway };
-	int          k;
+	wbt_daemon             **slots[] = { &h->c.user, &h->c.relation, &h->c.content, &h->c.inbox,
+		            &h->c.gateway };
+	int                      k;
 
 	for (int i = 0; i < HS_HTTP; i++) {
 		if ((h->port[i] = wbt_tcp_url(urls[i], WBT_URL_MAX)) < 0) {
 			return -1;
 		}
 	}
-	if ((h->port[HS_HTTP] = wbt_free_port()) < 0 || wbt_path(h->c.data, WBT_URL_MAX, "hsdata") != 0) {
+	if ((h->port[HS_HTTP] = wbt_free_port()) < 0 ||
+	    wbt_path(h->c.data, WBT_URL_MAX, "hsdata") != 0) {
 		return -1;
 	}
 	k = wbt_cluster_env(&h->c, h->env_buf, h->env, 12);
@@ -77,7 +99,8 @@ hs_start(hs_cluster *h, const char *const *extra)
 	for (size_t d = 0; d < sizeof(dflt) / sizeof(dflt[0]); d++) {
 		bool given = false; /* the first of two equal keys would win: extra overrides */
 		for (int i = 0; extra != NULL && extra[i] != NULL; i++) {
-			given |= strncmp(extra[i], dflt[d], (size_t) (strchr(dflt[d], '=') - dflt[d] + 1)) == 0;
+			given |= strncmp(extra[i], dflt[d],
+			             (size_t)(strchr(dflt[d], '=') - dflt[d] + 1)) == 0;
 		}
 		if (!given) {
 			h->env[k++] = dflt[d];

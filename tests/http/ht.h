@@ -29,15 +29,15 @@
 #include "wbt.h"
 #include "wbt_cluster.h"
 
-#define HT_DEADLINE_MS 30000
+#define HT_DEADLINE_MS  30000
 #define HT_MAX_RESPONSE (8 << 20)
-#define HT_FN __attribute__((unused)) static
+#define HT_FN           __attribute__((unused)) static
 
 typedef struct ht_res {
-	int    status;  /* 0 if the connection closed without a response */
-	char  *head;    /* status line and headers, NUL-terminated */
-	char  *body;    /* NUL-terminated */
-	size_t len;     /* body bytes */
+	int    status; /* 0 if the connection closed without a response */
+	char  *head;   /* status line and headers, NUL-terminated */
+	char  *body;   /* NUL-terminated */
+	size_t len;    /* body bytes */
 } ht_res;
 
 HT_FN void
@@ -59,10 +59,10 @@ ht_connect(int port)
 		return -1;
 	}
 	memset(&sa, 0, sizeof(sa));
-	sa.sin_family      = AF_INET;
-	sa.sin_port        = htons((uint16_t) port);
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) != 0) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		close(fd);
 		return -1;
 	}
@@ -79,7 +79,7 @@ ht_send(int fd, const char *buf, size_t len)
 		struct pollfd p = { fd, POLLOUT, 0 };
 		ssize_t       n;
 
-		if (poll(&p, 1, (int) (end - wbt_now_ms())) <= 0) {
+		if (poll(&p, 1, (int)(end - wbt_now_ms())) <= 0) {
 			return -1;
 		}
 		if ((n = send(fd, buf, len, MSG_NOSIGNAL)) < 0) {
@@ -89,7 +89,7 @@ ht_send(int fd, const char *buf, size_t len)
 			return -1;
 		}
 		buf += n;
-		len -= (size_t) n;
+		len -= (size_t)n;
 	}
 	return 0;
 }
@@ -98,7 +98,7 @@ ht_send(int fd, const char *buf, size_t len)
 HT_FN int
 ht_read_response(int fd, ht_res *r, int timeout_ms)
 {
-	size_t    cap = 4096, len = 0, want = (size_t) -1, hlen = 0;
+	size_t    cap = 4096, len = 0, want = (size_t)-1, hlen = 0;
 	char     *buf = malloc(cap), *sep;
 	long long end = wbt_now_ms() + timeout_ms;
 
@@ -114,7 +114,7 @@ ht_read_response(int fd, ht_res *r, int timeout_ms)
 		if (hlen > 0 && len - hlen >= want) {
 			break;
 		}
-		if (left <= 0 || poll(&p, 1, (int) left) <= 0) {
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
 			free(buf);
 			return -1; /* timed out */
 		}
@@ -140,13 +140,14 @@ ht_read_response(int fd, ht_res *r, int timeout_ms)
 		if (n == 0) {
 			break; /* EOF */
 		}
-		len += (size_t) n;
+		len += (size_t)n;
 		buf[len] = '\0';
 		if (hlen == 0 && (sep = strstr(buf, "\r\n\r\n")) != NULL) {
 			const char *cl;
-			hlen = (size_t) (sep - buf) + 4;
-			for (cl = buf; (cl = strcasestr(cl, "\r\nContent-Length:")) != NULL &&
-			     cl < sep; cl++) {
+			hlen = (size_t)(sep - buf) + 4;
+			for (cl = buf;
+			     (cl = strcasestr(cl, "\r\nContent-Length:")) != NULL && cl < sep;
+			     cl++) {
 				want = strtoull(cl + 17, NULL, 10);
 				break;
 			}
@@ -156,11 +157,11 @@ ht_read_response(int fd, ht_res *r, int timeout_ms)
 		free(buf);
 		return 0; /* closed without a (complete) response: status 0 */
 	}
-	if (want != (size_t) -1 && len - hlen > want) {
+	if (want != (size_t)-1 && len - hlen > want) {
 		len = hlen + want;
 	}
 	r->head = strndup(buf, hlen - 2);
-	r->len  = len - hlen;
+	r->len = len - hlen;
 	r->body = malloc(r->len + 1);
 	if (r->head == NULL || r->body == NULL) {
 		free(buf);
@@ -193,8 +194,8 @@ ht_raw(int port, const char *bytes, size_t len, ht_res *r, int timeout_ms)
 
 /* ht_request sends one request (token: Bearer token or NULL; body: JSON or NULL); -1 on transport failure. */
 HT_FN int
-ht_request(int port, const char *method, const char *path, const char *token,
-    const char *body, ht_res *r)
+ht_request(
+    int port, const char *method, const char *path, const char *token, const char *body, ht_res *r)
 {
 	char   head[2048];
 	size_t blen = body != NULL ? strlen(body) : 0;
@@ -207,14 +208,14 @@ ht_request(int port, const char *method, const char *path, const char *token,
 	    "Content-Length: %zu\r\n\r\n",
 	    method, path, port, token ? "Authorization: Bearer " : "", token ? token : "",
 	    token ? "\r\n" : "", body ? "Content-Type: application/json\r\n" : "", blen);
-	if (n < 0 || (size_t) n >= sizeof(head) || (all = malloc((size_t) n + blen)) == NULL) {
+	if (n < 0 || (size_t)n >= sizeof(head) || (all = malloc((size_t)n + blen)) == NULL) {
 		return -1;
 	}
-	memcpy(all, head, (size_t) n);
+	memcpy(all, head, (size_t)n);
 	if (blen > 0) {
 		memcpy(all + n, body, blen);
 	}
-	rc = ht_raw(port, all, (size_t) n + blen, r, HT_DEADLINE_MS);
+	rc = ht_raw(port, all, (size_t)n + blen, r, HT_DEADLINE_MS);
 	free(all);
 	return rc;
 }
@@ -234,7 +235,7 @@ ht_header(const ht_res *r, const char *name, char *buf, size_t n)
 	while (*p == ' ') {
 		p++;
 	}
-	snprintf(buf, n, "%.*s", (int) strcspn(p, "\r\n"), p);
+	snprintf(buf, n, "%.*s", (int)strcspn(p, "\r\n"), p);
 	return buf;
 }
 

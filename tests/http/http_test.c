@@ -21,7 +21,7 @@ ht_raw_str(int p, const char *s, ht_res *r, int timeout_ms)
 {
 	return ht_raw(p, s, strlen(s), r, timeout_ms);
 }
-static int         port;
+static int port;
 
 /* call sends a request, checks the status, and returns the parsed JSON body (caller decrefs). */
 static json_t *
@@ -31,10 +31,10 @@ call(int want, const char *method, const char *path, const char *token, const ch
 	json_error_t je;
 	json_t      *j;
 
-	cr_assert_eq(ht_request(port, method, path, token, body, &r), 0, "%s %s: no response",
-	    method, path);
-	cr_assert_eq(r.status, want, "%s %s: status %d, want %d: %s", method, path, r.status,
-	    want, r.body ? r.body : "");
+	cr_assert_eq(
+	    ht_request(port, method, path, token, body, &r), 0, "%s %s: no response", method, path);
+	cr_assert_eq(r.status, want, "%s %s: status %d, want %d: %s", method, path, r.status, want,
+	    r.body ? r.body : "");
 	j = json_loadb(r.body, r.len, 0, &je);
 	cr_assert_not_null(j, "%s %s: body is not JSON: %s", method, path, r.body);
 	ht_res_free(&r);
@@ -43,8 +43,8 @@ call(int want, const char *method, const char *path, const char *token, const ch
 
 /* fail_with checks an error reply: status and error name. */
 static void
-fail_with(int want, const char *name, const char *method, const char *path,
-    const char *token, const char *body)
+fail_with(int want, const char *name, const char *method, const char *path, const char *token,
+    const char *body)
 {
 	json_t *j = call(want, method, path, token, body);
 
@@ -121,7 +121,8 @@ Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_str_eq(str(j, "name"), "alice");
 	cr_assert_eq(json_integer_value(json_object_get(j, "following")), 0);
 	json_decref(j);
-	j = call(200, "PATCH", "/api/v1/me", a, "{\"display\":\"Alice A.\",\"bio\":\"hi \\u00e9\"}");
+	j = call(
+	    200, "PATCH", "/api/v1/me", a, "{\"display\":\"Alice A.\",\"bio\":\"hi \\u00e9\"}");
 	cr_assert_str_eq(str(j, "display"), "Alice A.");
 	cr_assert_str_eq(str(j, "bio"), "hi \xc3\xa9");
 	json_decref(j);
@@ -151,7 +152,7 @@ Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 		json_decref(j);
 	}
 	/* a user's posts, newest first, paged with before= */
-	j     = call(200, "GET", "/api/v1/users/bob/posts?limit=2", NULL, NULL);
+	j = call(200, "GET", "/api/v1/users/bob/posts?limit=2", NULL, NULL);
 	posts = json_object_get(j, "posts");
 	cr_assert_eq(json_array_size(posts), 2);
 	cr_assert_str_eq(str(json_array_get(posts, 0), "id"), id[2]);
@@ -200,7 +201,8 @@ Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 		cr_assert_eq(ht_request(port, "GET", "/", NULL, NULL, &r), 0);
 		cr_assert_eq(r.status, 200);
 		cr_assert_not_null(strstr(r.body, "<title>Warble</title>"));
-		cr_assert_str_eq(ht_header(&r, "Content-Type", ct, sizeof(ct)), "text/html; charset=utf-8");
+		cr_assert_str_eq(
+		    ht_header(&r, "Content-Type", ct, sizeof(ct)), "text/html; charset=utf-8");
 		ht_res_free(&r);
 		cr_assert_eq(ht_request(port, "GET", "/app.js", NULL, NULL, &r), 0);
 		cr_assert_eq(r.status, 200);
@@ -225,8 +227,10 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/posts", b, "{\"text\":");
 	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/posts", b, "[1,2]");
 	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/posts", b, "{\"text\":5}");
-	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/users", NULL, "{\"name\":\"x\",\"password\":null}");
-	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"colour\":\"red\"}");
+	fail_with(400, "BAD_MESSAGE", "POST", "/api/v1/users", NULL,
+	    "{\"name\":\"x\",\"password\":null}");
+	fail_with(
+	    400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"colour\":\"red\"}");
 	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"token\":\"t\"}");
 	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{}");
 	fail_with(400, "BAD_MESSAGE", "DELETE", "/api/v1/posts/abc", b, NULL);
@@ -247,7 +251,7 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	}
 	strcat(ok, "\"}");
 	json_decref(call(201, "POST", "/api/v1/posts", b, ok));
-	snprintf(big, sizeof(big), "%.*sx\"}", (int) strlen(ok) - 2, ok);
+	snprintf(big, sizeof(big), "%.*sx\"}", (int)strlen(ok) - 2, ok);
 	fail_with(400, "TEXT_TOO_LONG", "POST", "/api/v1/posts", b, big);
 
 	/* 401: no token, a bad one, another scheme, wrong password */
@@ -257,7 +261,9 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	    "{\"name\":\"alice\",\"password\":\"wrong-horse\"}");
 	cr_assert_eq(ht_raw_str(port,
 	                 "GET /api/v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Basic YTpi\r\n"
-	                 "Connection: close\r\n\r\n", &r, HT_DEADLINE_MS), 0);
+	                 "Connection: close\r\n\r\n",
+	                 &r, HT_DEADLINE_MS),
+	    0);
 	cr_assert_eq(r.status, 401);
 	cr_assert_not_null(ht_header(&r, "WWW-Authenticate", hv, sizeof(hv)));
 	ht_res_free(&r);
@@ -292,7 +298,7 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 
 	/* 413: a body over 64 KiB, announced or sent */
 	{
-		size_t n    = 70 * 1024;
+		size_t n = 70 * 1024;
 		char  *body = malloc(n + 1);
 		cr_assert_not_null(body);
 		memset(body, 'a', n);
@@ -300,8 +306,11 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 		fail_with(413, "TOO_LARGE", "POST", "/api/v1/posts", b, body);
 		free(body);
 	}
-	cr_assert_eq(ht_raw_str(port,
-	                 "POST /api/v1/posts HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n", &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(
+	    ht_raw_str(port,
+	        "POST /api/v1/posts HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n", &r,
+	        HT_DEADLINE_MS),
+	    0);
 	cr_assert_eq(r.status, 413);
 	ht_res_free(&r);
 
@@ -313,7 +322,8 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	fail_with(503, "UNAVAILABLE", "POST", "/api/v1/posts", b, "{\"text\":\"x\"}");
 	j = call(503, "GET", "/readyz", NULL, NULL);
 	cr_assert(json_is_false(json_object_get(j, "ready")));
-	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(j, "failed"), 0)), "content");
+	cr_assert_str_eq(
+	    json_string_value(json_array_get(json_object_get(j, "failed"), 0)), "content");
 	cr_assert_eq(json_array_size(json_object_get(j, "failed")), 1);
 	json_decref(j);
 	j = call(200, "GET", "/healthz", NULL, NULL);
@@ -344,7 +354,10 @@ Test(http, protocol_limits, .fini = wbt_cleanup, .timeout = 120)
 
 	start(NULL);
 	/* HEAD: headers and length, no body */
-	cr_assert_eq(ht_raw_str(port, "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(
+	    ht_raw_str(port, "HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &r,
+	        HT_DEADLINE_MS),
+	    0);
 	cr_assert_eq(r.status, 200);
 	cr_assert_eq(r.len, 0);
 	ht_res_free(&r);
@@ -362,19 +375,22 @@ Test(http, protocol_limits, .fini = wbt_cleanup, .timeout = 120)
 	close(fd);
 
 	/* chunked bodies are refused */
-	cr_assert_eq(ht_raw_str(port,
-	                 "POST /api/v1/users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-	                 "2\r\n{}\r\n0\r\n\r\n", &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(
+	    ht_raw_str(port,
+	        "POST /api/v1/users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+	        "2\r\n{}\r\n0\r\n\r\n",
+	        &r, HT_DEADLINE_MS),
+	    0);
 	cr_assert_eq(r.status, 400);
 	ht_res_free(&r);
 
 	/* a header line over nng's 8 KiB buffer: no 200, and the server lives on */
 	req = malloc(20000);
 	cr_assert_not_null(req);
-	n = (size_t) sprintf(req, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ");
+	n = (size_t)sprintf(req, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ");
 	memset(req + n, 'a', 9000);
 	n += 9000;
-	n += (size_t) sprintf(req + n, "\r\nConnection: close\r\n\r\n");
+	n += (size_t)sprintf(req + n, "\r\nConnection: close\r\n\r\n");
 	cr_assert_eq(ht_raw(port, req, n, &r, HT_DEADLINE_MS), 0);
 	cr_assert_neq(r.status, 200, "an oversized header line was accepted");
 	ht_res_free(&r);
@@ -382,8 +398,11 @@ Test(http, protocol_limits, .fini = wbt_cleanup, .timeout = 120)
 
 	/* a body that never finishes: the connection is dropped after the body deadline (10 s) */
 	t0 = wbt_now_ms();
-	cr_assert_eq(ht_raw_str(port,
-	                 "POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"na", &r, 25000), 0, "the slow body was never cut off");
+	cr_assert_eq(
+	    ht_raw_str(port,
+	        "POST /api/v1/users HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"na", &r,
+	        25000),
+	    0, "the slow body was never cut off");
 	cr_assert_eq(r.status, 0);
 	cr_assert_geq(wbt_now_ms() - t0, 8000);
 	ht_res_free(&r);
@@ -396,7 +415,8 @@ Test(http, protocol_limits, .fini = wbt_cleanup, .timeout = 120)
 static double
 metric_value(const char *text, const char *prefix)
 {
-	for (const char *p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+	for (const char *p = text; p != NULL && *p != '\0';
+	     p = strchr(p, '\n'), p = p ? p + 1 : p) {
 		if (strncmp(p, prefix, strlen(prefix)) == 0 && p[strlen(prefix)] == ' ') {
 			return strtod(p + strlen(prefix) + 1, NULL);
 		}
@@ -441,7 +461,8 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 	 * backfill is applied; wait (bounded) for the inbox to apply both */
 	for (long long deadline = wbt_now_ms() + 10000;;) {
 		cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
-		if (metric_value(r.body, "warble_inbox_events_behind") == 0 || wbt_now_ms() > deadline) {
+		if (metric_value(r.body, "warble_inbox_events_behind") == 0 ||
+		    wbt_now_ms() > deadline) {
 			break;
 		}
 		ht_res_free(&r);
@@ -449,13 +470,22 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 	}
 	cr_assert_eq(metric_value(r.body, "warble_up{service=\"inbox\"}"), 1);
 	cr_assert_eq(metric_value(r.body, "warble_up{service=\"gateway\"}"), 1);
-	cr_assert_eq(metric_value(r.body, "warble_requests_total{service=\"gateway_http\",op=\"register\"}"), 2);
-	cr_assert_eq(metric_value(r.body, "warble_request_errors_total{service=\"gateway_http\",op=\"register\"}"), 0);
-	cr_assert_eq(metric_value(r.body, "warble_requests_total{service=\"user\",op=\"user.register\"}"), 2);
+	cr_assert_eq(
+	    metric_value(r.body, "warble_requests_total{service=\"gateway_http\",op=\"register\"}"),
+	    2);
 	cr_assert_eq(metric_value(r.body,
-	                 "warble_request_duration_seconds_bucket{service=\"user\",op=\"user.register\",le=\"+Inf\"}"), 2);
-	cr_assert_eq(metric_value(r.body,
-	                 "warble_request_duration_seconds_count{service=\"content\",op=\"post.publish\"}"), 1);
+	                 "warble_request_errors_total{service=\"gateway_http\",op=\"register\"}"),
+	    0);
+	cr_assert_eq(
+	    metric_value(r.body, "warble_requests_total{service=\"user\",op=\"user.register\"}"),
+	    2);
+	cr_assert_eq(metric_value(r.body, "warble_request_duration_seconds_bucket{service=\"user\","
+	                                  "op=\"user.register\",le=\"+Inf\"}"),
+	    2);
+	cr_assert_eq(
+	    metric_value(r.body,
+	        "warble_request_duration_seconds_count{service=\"content\",op=\"post.publish\"}"),
+	    1);
 	cr_assert_geq(metric_value(r.body, "warble_inbox_cells_written"), 1);
 	cr_assert_eq(metric_value(r.body, "warble_inbox_events_behind"), 0);
 	/* every service with a store reports its size on disk */
@@ -473,8 +503,9 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 		char   key[200];
 		for (int i = 0; i < 25; i++) {
 			snprintf(key, sizeof(key),
-			    "warble_request_duration_seconds_bucket{service=\"user\",op=\"user.register\",le=\"%.9g\"}",
-			    (double) (1u << i) / 1e6);
+			    "warble_request_duration_seconds_bucket{service=\"user\",op=\"user."
+			    "register\",le=\"%.9g\"}",
+			    (double)(1u << i) / 1e6);
 			v = metric_value(r.body, key);
 			cr_assert_geq(v, prev, "bucket %s went down", key);
 			prev = v;
@@ -507,9 +538,9 @@ docs_read(void)
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
-	buf = calloc(1, (size_t) n + 1);
+	buf = calloc(1, (size_t)n + 1);
 	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t) n, f), (size_t) n);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
 	fclose(f);
 	return buf;
 }
@@ -533,8 +564,10 @@ Test(http, docs, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_eq(wbt_path(out, sizeof(out), "docs.out"), 0);
 	s = fopen(script, "w");
 	cr_assert_not_null(s);
-	fprintf(s, "set -eE -o pipefail\nW=http://127.0.0.1:%d\nD=$(dirname \"$0\")\nL=0\n"
-	           "trap 'echo \"FAILED: the example at docs/http-api.md line $L\"; cat \"$D/ex.out\"' ERR\n",
+	fprintf(s,
+	    "set -eE -o pipefail\nW=http://127.0.0.1:%d\nD=$(dirname \"$0\")\nL=0\n"
+	    "trap 'echo \"FAILED: the example at docs/http-api.md line $L\"; cat \"$D/ex.out\"' "
+	    "ERR\n",
 	    port);
 	/* the line after a ```sh block's end decides whether it expects a status */
 	for (line = strtok_r(md, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
@@ -561,8 +594,10 @@ Test(http, docs, .fini = wbt_cleanup, .timeout = 120)
 		}
 		if (want == -2 && strncmp(line, "HTTP/1.1 ", 9) == 0) {
 			expects++;
-			fprintf(s, "head -n1 \"$D/ex.out\" | grep -q '^HTTP/1.1 %d ' || "
-			           "{ echo \"FAILED: the example at line $L did not answer %d\"; exit 1; }\n",
+			fprintf(s,
+			    "head -n1 \"$D/ex.out\" | grep -q '^HTTP/1.1 %d ' || "
+			    "{ echo \"FAILED: the example at line $L did not answer %d\"; exit 1; "
+			    "}\n",
 			    atoi(line + 9), atoi(line + 9));
 		}
 		want = 0;

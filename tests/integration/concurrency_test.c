@@ -21,12 +21,12 @@
  */
 #include "it.h"
 
-#define USERS      60
-#define THREADS    8
-#define OPS        400 /* per thread */
-#define MAX_POSTS  40  /* per user, under the backfill of 50 */
-#define INBOX_MAX  800
-#define SEED       20240601u
+#define USERS     60
+#define THREADS   8
+#define OPS       400 /* per thread */
+#define MAX_POSTS 40  /* per user, under the backfill of 50 */
+#define INBOX_MAX 800
+#define SEED      20240601u
 
 typedef struct cc_post {
 	uint64_t id;
@@ -42,19 +42,19 @@ typedef struct cc_user {
 	int      nposts;
 } cc_user;
 
-static cc_user  cc_users[USERS];
-static uint64_t cc_seed;
-static atomic_ulong cc_acked[4]; /* follow, unfollow, publish, delete */
-static atomic_ulong cc_entries;
+static cc_user       cc_users[USERS];
+static uint64_t      cc_seed;
+static atomic_ulong  cc_acked[4]; /* follow, unfollow, publish, delete */
+static atomic_ulong  cc_entries;
 static atomic_size_t cc_maxhome; /* the longest home in the model */
 
 static void
 cc_job_register(warble_client *c, int t)
 {
 	for (int i = t; i < USERS; i += THREADS) {
-		cc_user *u   = &cc_users[i];
+		cc_user *u = &cc_users[i];
 		uint64_t uid = 0;
-		int      rc  = warble_register(c, u->name, "cc-password", &u->uid);
+		int      rc = warble_register(c, u->name, "cc-password", &u->uid);
 		if (rc == WARBLE_OK) {
 			rc = warble_login(c, u->name, "cc-password", &uid);
 		}
@@ -71,38 +71,40 @@ cc_job_register(warble_client *c, int t)
 static void
 cc_job_act(warble_client *c, int t)
 {
-	uint64_t s = cc_seed ^ ((uint64_t) t << 32);
+	uint64_t s = cc_seed ^ ((uint64_t)t << 32);
 	char     text[64];
 	int      mine = (USERS - t + THREADS - 1) / THREADS; /* users t, t+THREADS, ... */
 
 	for (int k = 0; k < OPS; k++) {
-		cc_user *u = &cc_users[t + THREADS * (int) (it_rand(&s) % (uint64_t) mine)];
-		int      b = (int) (it_rand(&s) % USERS), roll = (int) (it_rand(&s) % 100), rc;
+		cc_user *u = &cc_users[t + THREADS * (int)(it_rand(&s) % (uint64_t)mine)];
+		int      b = (int)(it_rand(&s) % USERS), roll = (int)(it_rand(&s) % 100), rc;
 
 		warble_set_token(c, u->token);
 		if (roll >= 92 && u->nposts > 0) { /* delete one of u's posts (maybe again) */
-			cc_post *p = &u->posts[it_rand(&s) % (uint64_t) u->nposts];
-			rc         = warble_delete(c, p->id);
+			cc_post *p = &u->posts[it_rand(&s) % (uint64_t)u->nposts];
+			rc = warble_delete(c, p->id);
 			if (rc == WARBLE_OK && !p->deleted) {
 				p->deleted = true;
 				atomic_fetch_add(&cc_acked[3], 1);
 			} else if (!(rc == WARBLE_ENOPOST && p->deleted)) {
-				it_fail("%s delete %llu: %s: %s", u->name, (unsigned long long) p->id,
-				    warble_errname(rc), warble_errmsg(c));
+				it_fail("%s delete %llu: %s: %s", u->name,
+				    (unsigned long long)p->id, warble_errname(rc),
+				    warble_errmsg(c));
 			}
 		} else if (roll >= 60 && u->nposts < MAX_POSTS) {
 			cc_post *p = &u->posts[u->nposts];
 			snprintf(text, sizeof(text), "%s says %d", u->name, k);
 			if ((rc = warble_post(c, text, &p->id)) != WARBLE_OK || p->id == 0) {
-				it_fail("%s post: %s: %s", u->name, warble_errname(rc), warble_errmsg(c));
+				it_fail("%s post: %s: %s", u->name, warble_errname(rc),
+				    warble_errmsg(c));
 				continue;
 			}
 			u->nposts++;
 			atomic_fetch_add(&cc_acked[2], 1);
 		} else if (&cc_users[b] != u) {
 			bool follow = roll < 40 || roll >= 60;
-			rc = follow ? warble_follow(c, cc_users[b].name) :
-			              warble_unfollow(c, cc_users[b].name);
+			rc = follow ? warble_follow(c, cc_users[b].name)
+			            : warble_unfollow(c, cc_users[b].name);
 			if (rc != WARBLE_OK) {
 				it_fail("%s %s %s: %s: %s", u->name, follow ? "follow" : "unfollow",
 				    cc_users[b].name, warble_errname(rc), warble_errmsg(c));
@@ -147,8 +149,8 @@ cc_job_check(warble_client *c, int t)
 		}
 		qsort(want, n, sizeof(*want), it_cmp_desc);
 		if (n > INBOX_MAX) { /* the mix is sized to stay below the cap */
-			it_fail("%s: the model's home holds %zu posts, over the inbox's %d", u->name,
-			    n, INBOX_MAX);
+			it_fail("%s: the model's home holds %zu posts, over the inbox's %d",
+			    u->name, n, INBOX_MAX);
 			n = INBOX_MAX;
 		}
 		for (size_t m = atomic_load(&cc_maxhome); n > m;) {
@@ -196,26 +198,30 @@ Test(concurrency, mixed_writers_exact_model, .fini = it_fini, .timeout = 180)
 	double s = it_run(THREADS, cc_job_register);
 	cr_assert_eq(it_failures(), 0, "registration failed");
 	fprintf(stderr, "concurrency: seed %llu, %d users registered in %.2f s\n",
-	    (unsigned long long) cc_seed, USERS, s);
+	    (unsigned long long)cc_seed, USERS, s);
 
 	s = it_run(THREADS, cc_job_act);
-	fprintf(stderr, "concurrency: %d threads x %d actions in %.2f s: acknowledged %lu follows, "
-	    "%lu unfollows, %lu posts, %lu deletes\n", THREADS, OPS, s, atomic_load(&cc_acked[0]),
-	    atomic_load(&cc_acked[1]), atomic_load(&cc_acked[2]), atomic_load(&cc_acked[3]));
+	fprintf(stderr,
+	    "concurrency: %d threads x %d actions in %.2f s: acknowledged %lu follows, "
+	    "%lu unfollows, %lu posts, %lu deletes\n",
+	    THREADS, OPS, s, atomic_load(&cc_acked[0]), atomic_load(&cc_acked[1]),
+	    atomic_load(&cc_acked[2]), atomic_load(&cc_acked[3]));
 	cr_assert_eq(it_failures(), 0, "an action was refused (see stderr)");
 
 	long long waited = it_wait_inbox(60000);
-	size_t    edges  = 0;
+	size_t    edges = 0;
 	for (int a = 0; a < USERS; a++) {
 		for (int b = 0; b < USERS; b++) {
 			edges += cc_users[a].follows[b];
 		}
 	}
 	s = it_run(THREADS, cc_job_check);
-	fprintf(stderr, "concurrency: inbox caught up in %.2f s; %zu final follows; compared %d "
+	fprintf(stderr,
+	    "concurrency: inbox caught up in %.2f s; %zu final follows; compared %d "
 	    "homes, timelines, following and fans lists and profiles: %lu entries (longest "
-	    "home %zu) in %.2f s, %lu mismatches\n", waited / 1000.0, edges, USERS,
-	    atomic_load(&cc_entries), atomic_load(&cc_maxhome), s, it_failures());
+	    "home %zu) in %.2f s, %lu mismatches\n",
+	    waited / 1000.0, edges, USERS, atomic_load(&cc_entries), atomic_load(&cc_maxhome), s,
+	    it_failures());
 	cr_assert_eq(it_failures(), 0, "the cluster differs from the model (see stderr)");
 	cr_assert_gt(atomic_load(&cc_acked[1]), 0, "the mix had no unfollows");
 	cr_assert_gt(atomic_load(&cc_acked[3]), 0, "the mix had no deletes");

@@ -25,7 +25,7 @@ static char *
 er_repeat(const char *s, size_t n)
 {
 	size_t len = strlen(s);
-	char  *b   = malloc(len * n + 1);
+	char  *b = malloc(len * n + 1);
 
 	cr_assert_not_null(b);
 	for (size_t i = 0; i < n; i++) {
@@ -72,7 +72,8 @@ Test(errors, accounts_and_tokens, .fini = er_fini, .timeout = 60)
 	er_err(warble_register(er_c, "Dup_User", "password-2", &uid2), WARBLE_EEXIST, "taken");
 	/* bad names and passwords */
 	er_err(warble_register(er_c, "no", "password-2", NULL), WARBLE_EBADNAME, "username");
-	er_err(warble_register(er_c, "white space", "password-2", NULL), WARBLE_EBADNAME, "username");
+	er_err(
+	    warble_register(er_c, "white space", "password-2", NULL), WARBLE_EBADNAME, "username");
 	er_err(warble_register(er_c, "fine_name", "short", NULL), WARBLE_EBADPASS, "password");
 
 	/* wrong password, unknown user: the same refusal, revealing nothing */
@@ -120,15 +121,15 @@ Test(errors, accounts_and_tokens, .fini = er_fini, .timeout = 60)
 
 Test(errors, expired_token, .fini = er_fini, .timeout = 60)
 {
-	const char *env[] = { "WARBLE_SESSION_TTL=1", NULL };
+	const char    *env[] = { "WARBLE_SESSION_TTL=1", NULL };
 	warble_user_t *u = NULL;
 
 	er_setup(env);
 	cr_assert_eq(warble_register(er_c, "shortlived", "password-1", NULL), WARBLE_OK);
 	long long t0 = wbt_now_ms();
 	cr_assert_eq(warble_login(er_c, "shortlived", "password-1", NULL), WARBLE_OK);
-	cr_assert_eq(warble_whoami(er_c, &u), WARBLE_OK, "a fresh session works: %s",
-	    warble_errmsg(er_c));
+	cr_assert_eq(
+	    warble_whoami(er_c, &u), WARBLE_OK, "a fresh session works: %s", warble_errmsg(er_c));
 	warble_user_free(u);
 	cr_assert_eq(warble_post(er_c, "before expiry", NULL), WARBLE_OK);
 
@@ -143,7 +144,7 @@ Test(errors, expired_token, .fini = er_fini, .timeout = 60)
 	er_err(rc, WARBLE_EAUTH, "token");
 	cr_assert_geq(took, 500, "session ended after %lld ms, long before its 1 s TTL", took);
 	er_err(warble_post(er_c, "after expiry", NULL), WARBLE_EAUTH, "token");
-	er_err(warble_home(er_c, 0, 0, &(warble_posts_t *){ NULL }), WARBLE_EAUTH, "token");
+	er_err(warble_home(er_c, 0, 0, &(warble_posts_t *) { NULL }), WARBLE_EAUTH, "token");
 	cr_assert_eq(er_timeline_len("shortlived"), 1, "only the post made in time exists");
 
 	/* logging in again gives a working session */
@@ -165,13 +166,14 @@ Test(errors, posts, .fini = er_fini, .timeout = 60)
 	static const struct {
 		const char *ch; /* one code point of this many bytes */
 		int         bytes;
-	} cps[] = { { "a", 1 }, { "\xc3\xa9", 2 }, { "\xe5\xbe\xae", 3 }, { "\xf0\x9f\x90\xa6", 4 } };
+	} cps[] = { { "a", 1 }, { "\xc3\xa9", 2 }, { "\xe5\xbe\xae", 3 },
+		{ "\xf0\x9f\x90\xa6", 4 } };
 	long ok = 0;
 	for (size_t i = 0; i < sizeof(cps) / sizeof(cps[0]); i++) {
 		char *t = er_repeat(cps[i].ch, 280);
-		cr_assert_eq(strlen(t), 280u * (size_t) cps[i].bytes);
-		cr_assert_eq(warble_post(er_c, t, &id), WARBLE_OK, "280 x %d-byte: %s", cps[i].bytes,
-		    warble_errmsg(er_c));
+		cr_assert_eq(strlen(t), 280u * (size_t)cps[i].bytes);
+		cr_assert_eq(warble_post(er_c, t, &id), WARBLE_OK, "280 x %d-byte: %s",
+		    cps[i].bytes, warble_errmsg(er_c));
 		ok++;
 		free(t);
 		t = er_repeat(cps[i].ch, 281);
@@ -191,14 +193,14 @@ Test(errors, posts, .fini = er_fini, .timeout = 60)
 
 	/* invalid UTF-8 in every way the validator knows */
 	static const char *bad[] = {
-		"\xff",                 /* never valid */
-		"abc\x80",              /* stray continuation byte */
-		"\xc3\x28",             /* bad continuation */
-		"\xc0\xaf",             /* overlong "/" */
-		"\xe0\x80\xaf",         /* overlong, 3 bytes */
-		"\xed\xa0\x80",         /* UTF-16 surrogate */
-		"\xf4\x90\x80\x80",     /* above U+10FFFF */
-		"ok then \xe2\x82",     /* truncated at the end */
+		"\xff",             /* never valid */
+		"abc\x80",          /* stray continuation byte */
+		"\xc3\x28",         /* bad continuation */
+		"\xc0\xaf",         /* overlong "/" */
+		"\xe0\x80\xaf",     /* overlong, 3 bytes */
+		"\xed\xa0\x80",     /* UTF-16 surrogate */
+		"\xf4\x90\x80\x80", /* above U+10FFFF */
+		"ok then \xe2\x82", /* truncated at the end */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		er_err(warble_post(er_c, bad[i], &id), WARBLE_EBADTEXT, "UTF-8");
@@ -223,9 +225,9 @@ Test(errors, posts, .fini = er_fini, .timeout = 60)
 
 Test(errors, relations_and_unknown_users, .fini = er_fini, .timeout = 60)
 {
-	warble_user_t  *u  = NULL;
+	warble_user_t  *u = NULL;
 	warble_users_t *us = NULL;
-	warble_posts_t *p  = NULL;
+	warble_posts_t *p = NULL;
 
 	er_setup(NULL);
 	cr_assert_eq(warble_register(er_c, "loner", "password-1", NULL), WARBLE_OK);

@@ -26,16 +26,15 @@
 #include "wbt.h"
 #include "wbt_cluster.h"
 
-#define IT_PAGE        100   /* largest page the public API serves */
-#define IT_TIMEOUT_MS  15000 /* per SDK call */
-#define IT_FAIL_SHOWN  10    /* failures printed in full */
+#define IT_PAGE       100   /* largest page the public API serves */
+#define IT_TIMEOUT_MS 15000 /* per SDK call */
+#define IT_FAIL_SHOWN 10    /* failures printed in full */
 
 static wbt_cluster  it_cl;
 static atomic_ulong it_nfail;
 
 /* it_fail records a failure seen on any thread, printing the first few. */
-static inline void __attribute__((format(printf, 1, 2)))
-it_fail(const char *fmt, ...)
+static inline void __attribute__((format(printf, 1, 2))) it_fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -87,14 +86,14 @@ it_rand(uint64_t *s)
 static inline double
 it_secs(long long t0)
 {
-	return (double) (wbt_now_ms() - t0) / 1000.0;
+	return (double)(wbt_now_ms() - t0) / 1000.0;
 }
 
 /* it_cmp_desc orders u64 newest (largest) first, for qsort. */
 static inline int
 it_cmp_desc(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -115,7 +114,7 @@ it_cmp_asc(const void *a, const void *b)
 static inline int
 it_call(const char *url, wb_obj *req, wb_obj **rep)
 {
-	rt_client_opts o        = { .timeout_ms = 5000 };
+	rt_client_opts o = { .timeout_ms = 5000 };
 	long long      deadline = wbt_now_ms() + 10000;
 	int            rc;
 
@@ -162,12 +161,12 @@ static inline uint64_t
 it_gauge(const char *url, const char *name)
 {
 	wb_obj       *rep = NULL;
-	const wb_obj *g   = NULL;
-	size_t        n   = 0;
-	uint64_t      v   = UINT64_MAX;
+	const wb_obj *g = NULL;
+	size_t        n = 0;
+	uint64_t      v = UINT64_MAX;
 
 	if (it_call(url, wb_request(WB_OP_STATS), &rep) == WB_OK) {
-		(void) wb_get_objs(rep, WB_F_GAUGES, &g, &n);
+		(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
 		for (size_t i = 0; i < n; i++) {
 			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
 				v = wb_u64(&g[i], WB_F_VALUE, 0);
@@ -187,8 +186,8 @@ static inline long long
 it_wait_inbox(int timeout_ms)
 {
 	long long t0 = wbt_now_ms(), deadline = t0 + timeout_ms;
-	uint64_t  c  = it_log_last(it_cl.content_url, WB_OP_POST_LOG);
-	uint64_t  r  = it_log_last(it_cl.relation_url, WB_OP_REL_LOG);
+	uint64_t  c = it_log_last(it_cl.content_url, WB_OP_POST_LOG);
+	uint64_t  r = it_log_last(it_cl.relation_url, WB_OP_REL_LOG);
 
 	for (;;) {
 		uint64_t ca = it_gauge(it_cl.inbox_url, "content_applied");
@@ -198,8 +197,8 @@ it_wait_inbox(int timeout_ms)
 		}
 		cr_assert_lt(wbt_now_ms(), deadline,
 		    "inbox never caught up: content %llu/%llu, relation %llu/%llu applied",
-		    (unsigned long long) ca, (unsigned long long) c,
-		    (unsigned long long) ra, (unsigned long long) r);
+		    (unsigned long long)ca, (unsigned long long)c, (unsigned long long)ra,
+		    (unsigned long long)r);
 		wbt_sleep_ms(20);
 	}
 }
@@ -210,18 +209,17 @@ it_wait_inbox(int timeout_ms)
  * is a failure); returns the count, or -1 after it_fail.
  */
 static inline long
-it_home_all(warble_client *c, const char *who, uint64_t *ids, uint64_t *authors,
-    size_t cap)
+it_home_all(warble_client *c, const char *who, uint64_t *ids, uint64_t *authors, size_t cap)
 {
 	uint64_t before = 0;
-	size_t   n      = 0;
+	size_t   n = 0;
 
 	for (int pages = 0; pages < 100000; pages++) {
-		warble_posts_t *p  = NULL;
+		warble_posts_t *p = NULL;
 		int             rc = warble_home(c, before, IT_PAGE, &p);
 		if (rc != WARBLE_OK) {
-			it_fail("%s: home (before %llu): %s: %s", who,
-			    (unsigned long long) before, warble_errname(rc), warble_errmsg(c));
+			it_fail("%s: home (before %llu): %s: %s", who, (unsigned long long)before,
+			    warble_errname(rc), warble_errmsg(c));
 			return -1;
 		}
 		if (n + p->n > cap) {
@@ -240,7 +238,7 @@ it_home_all(warble_client *c, const char *who, uint64_t *ids, uint64_t *authors,
 		bool more = p->next != 0 && p->n > 0;
 		warble_posts_free(p);
 		if (!more) {
-			return (long) n;
+			return (long)n;
 		}
 	}
 	it_fail("%s: home never ended", who);
@@ -252,10 +250,10 @@ static inline long
 it_timeline_all(warble_client *c, const char *name, uint64_t *ids, size_t cap)
 {
 	uint64_t before = 0;
-	size_t   n      = 0;
+	size_t   n = 0;
 
 	for (int pages = 0; pages < 100000; pages++) {
-		warble_posts_t *p  = NULL;
+		warble_posts_t *p = NULL;
 		int             rc = warble_timeline(c, name, before, IT_PAGE, &p);
 		if (rc != WARBLE_OK) {
 			it_fail("%s: timeline: %s: %s", name, warble_errname(rc), warble_errmsg(c));
@@ -273,7 +271,7 @@ it_timeline_all(warble_client *c, const char *name, uint64_t *ids, size_t cap)
 		bool more = p->next != 0 && p->n > 0;
 		warble_posts_free(p);
 		if (!more) {
-			return (long) n;
+			return (long)n;
 		}
 	}
 	it_fail("%s: timeline never ended", name);
@@ -285,30 +283,31 @@ static inline long
 it_users_all(warble_client *c, const char *name, bool fans, uint64_t *uids, size_t cap)
 {
 	uint64_t after = 0;
-	size_t   n     = 0;
+	size_t   n = 0;
 
 	for (int pages = 0; pages < 100000; pages++) {
-		warble_users_t *u  = NULL;
-		int             rc = fans ? warble_fans(c, name, after, IT_PAGE, &u) :
-		                            warble_following(c, name, after, IT_PAGE, &u);
+		warble_users_t *u = NULL;
+		int             rc = fans ? warble_fans(c, name, after, IT_PAGE, &u)
+		                          : warble_following(c, name, after, IT_PAGE, &u);
 		if (rc != WARBLE_OK) {
 			it_fail("%s: %s: %s: %s", name, fans ? "fans" : "following",
 			    warble_errname(rc), warble_errmsg(c));
 			return -1;
 		}
 		if (n + u->n > cap) {
-			it_fail("%s: %s list longer than %zu", name, fans ? "fans" : "following", cap);
+			it_fail(
+			    "%s: %s list longer than %zu", name, fans ? "fans" : "following", cap);
 			warble_users_free(u);
 			return -1;
 		}
 		for (size_t i = 0; i < u->n; i++) {
 			uids[n++] = u->users[i].uid;
 		}
-		after     = u->next;
+		after = u->next;
 		bool more = u->next != 0 && u->n > 0;
 		warble_users_free(u);
 		if (!more) {
-			return (long) n;
+			return (long)n;
 		}
 	}
 	it_fail("%s: list never ended", name);
@@ -317,20 +316,20 @@ it_users_all(warble_client *c, const char *name, bool fans, uint64_t *uids, size
 
 /* it_same_ids compares a list read from the service with the model, naming the first difference. */
 static inline bool
-it_same_ids(const char *who, const char *what, const uint64_t *got, long ngot,
-    const uint64_t *want, size_t nwant)
+it_same_ids(const char *who, const char *what, const uint64_t *got, long ngot, const uint64_t *want,
+    size_t nwant)
 {
 	if (ngot < 0) {
 		return false;
 	}
-	for (size_t i = 0; i < (size_t) ngot && i < nwant; i++) {
+	for (size_t i = 0; i < (size_t)ngot && i < nwant; i++) {
 		if (got[i] != want[i]) {
 			it_fail("%s: %s differs at %zu of %zu: got %llu, want %llu", who, what, i,
-			    nwant, (unsigned long long) got[i], (unsigned long long) want[i]);
+			    nwant, (unsigned long long)got[i], (unsigned long long)want[i]);
 			return false;
 		}
 	}
-	if ((size_t) ngot != nwant) {
+	if ((size_t)ngot != nwant) {
 		it_fail("%s: %s has %ld entries, want %zu", who, what, ngot, nwant);
 		return false;
 	}
@@ -349,7 +348,7 @@ it_check_list(warble_client *c, const char *name, bool fans, uint64_t *want, siz
 	qsort(want, n, sizeof(*want), it_cmp_asc);
 	k = it_users_all(c, name, fans, got, cap);
 	if (k > 0) {
-		qsort(got, (size_t) k, sizeof(*got), it_cmp_asc);
+		qsort(got, (size_t)k, sizeof(*got), it_cmp_asc);
 	}
 	return it_same_ids(name, fans ? "fans" : "following", got, k, want, n);
 }
@@ -359,7 +358,7 @@ it_check_list(warble_client *c, const char *name, bool fans, uint64_t *want, siz
 typedef struct it_worker {
 	pthread_t thread;
 	int       index;
-	void    (*job)(warble_client *c, int t);
+	void (*job)(warble_client *c, int t);
 } it_worker;
 
 static inline void *
@@ -387,7 +386,7 @@ it_run(int nthreads, void (*job)(warble_client *c, int t))
 
 	cr_assert(nthreads > 0 && nthreads <= IT_MAX_THREADS, "it_run: %d threads", nthreads);
 	for (int i = 0; i < nthreads; i++) {
-		w[i] = (it_worker){ .index = i, .job = job };
+		w[i] = (it_worker) { .index = i, .job = job };
 		cr_assert_eq(pthread_create(&w[i].thread, NULL, it_worker_run, &w[i]), 0);
 	}
 	for (int i = 0; i < nthreads; i++) {
@@ -400,7 +399,7 @@ it_run(int nthreads, void (*job)(warble_client *c, int t))
 static inline bool
 it_profile_counts(warble_client *c, const char *name, uint64_t following, uint64_t followers)
 {
-	warble_user_t *u  = NULL;
+	warble_user_t *u = NULL;
 	int            rc = warble_profile(c, name, &u);
 
 	if (rc != WARBLE_OK) {
@@ -410,8 +409,8 @@ it_profile_counts(warble_client *c, const char *name, uint64_t following, uint64
 	bool ok = u->following == following && u->followers == followers;
 	if (!ok) {
 		it_fail("%s: profile counts following %llu followers %llu, want %llu %llu", name,
-		    (unsigned long long) u->following, (unsigned long long) u->followers,
-		    (unsigned long long) following, (unsigned long long) followers);
+		    (unsigned long long)u->following, (unsigned long long)u->followers,
+		    (unsigned long long)following, (unsigned long long)followers);
 	}
 	warble_user_free(u);
 	return ok;

@@ -13,7 +13,7 @@
 
 enum { U1, U8, U9, NU };
 
-static const char   *seed_names[NU] = { "u0001", "u0008", "u0009" };
+static const char    *seed_names[NU] = { "u0001", "u0008", "u0009" };
 static warble_client *seed_c[NU];
 static uint64_t       seed_uid[NU];
 
@@ -55,7 +55,7 @@ seed_list(int i, bool fans, const uint64_t *want, size_t n)
 		qsort(sorted, n, sizeof(*sorted), it_cmp_asc);
 	}
 	if (k > 0) {
-		qsort(got, (size_t) k, sizeof(*got), it_cmp_asc);
+		qsort(got, (size_t)k, sizeof(*got), it_cmp_asc);
 	}
 	cr_assert(it_same_ids(seed_names[i], fans ? "fans" : "following", got, k, sorted, n));
 }
@@ -65,10 +65,12 @@ Test(seed, hbase_weibo_scenario, .fini = it_fini, .timeout = 90)
 	it_start(NULL);
 	for (int i = 0; i < NU; i++) {
 		seed_c[i] = it_client();
-		cr_assert_eq(warble_register(seed_c[i], seed_names[i], "password-0000", &seed_uid[i]),
+		cr_assert_eq(
+		    warble_register(seed_c[i], seed_names[i], "password-0000", &seed_uid[i]),
 		    WARBLE_OK, "%s", warble_errmsg(seed_c[i]));
 		uint64_t uid = 0;
-		cr_assert_eq(warble_login(seed_c[i], seed_names[i], "password-0000", &uid), WARBLE_OK);
+		cr_assert_eq(
+		    warble_login(seed_c[i], seed_names[i], "password-0000", &uid), WARBLE_OK);
 		cr_assert_eq(uid, seed_uid[i]);
 	}
 
@@ -81,10 +83,13 @@ Test(seed, hbase_weibo_scenario, .fini = it_fini, .timeout = 90)
 	/* nobody followed yet: 0001's home is empty, not even its own post */
 	seed_home(U1, NULL, NULL, 0);
 
-	cr_assert_eq(warble_follow(seed_c[U1], "u0008"), WARBLE_OK, "%s", warble_errmsg(seed_c[U1]));
-	cr_assert_eq(warble_follow(seed_c[U1], "u0009"), WARBLE_OK, "%s", warble_errmsg(seed_c[U1]));
+	cr_assert_eq(
+	    warble_follow(seed_c[U1], "u0008"), WARBLE_OK, "%s", warble_errmsg(seed_c[U1]));
+	cr_assert_eq(
+	    warble_follow(seed_c[U1], "u0009"), WARBLE_OK, "%s", warble_errmsg(seed_c[U1]));
 	{
-		uint64_t want[] = { q9, p9, p8 }, by[] = { seed_uid[U9], seed_uid[U9], seed_uid[U8] };
+		uint64_t want[] = { q9, p9, p8 },
+		         by[] = { seed_uid[U9], seed_uid[U9], seed_uid[U8] };
 		seed_home(U1, want, by, 3);
 		warble_posts_t *p = NULL;
 		cr_assert_eq(warble_home(seed_c[U1], 0, 0, &p), WARBLE_OK);
@@ -113,7 +118,8 @@ Test(seed, hbase_weibo_scenario, .fini = it_fini, .timeout = 90)
 		seed_list(U8, false, NULL, 0);
 	}
 
-	cr_assert_eq(warble_unfollow(seed_c[U1], "u0009"), WARBLE_OK, "%s", warble_errmsg(seed_c[U1]));
+	cr_assert_eq(
+	    warble_unfollow(seed_c[U1], "u0009"), WARBLE_OK, "%s", warble_errmsg(seed_c[U1]));
 	{
 		uint64_t want[] = { p8 }, by[] = { seed_uid[U8] };
 		seed_home(U1, want, by, 1);

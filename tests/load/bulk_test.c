@@ -227,7 +227,7 @@ Test(bulk, follow_many, .init = setup, .fini = teardown, .timeout = 60)
 			wb_set_u64(req, WB_F_UID, u[i]);
 			cr_assert_eq(call(inbox, req, &rep), WB_OK);
 			bool got = wb_get_objs(rep, WB_F_POSTS, &posts, &np) && np == 1 &&
-			    wb_u64(&posts[0], WB_F_ID, 0) == post;
+			           wb_u64(&posts[0], WB_F_ID, 0) == post;
 			wb_msg_free(rep);
 			if (got) {
 				break;
@@ -240,7 +240,7 @@ Test(bulk, follow_many, .init = setup, .fini = teardown, .timeout = 60)
 
 Test(bulk, follow_many_limits, .init = setup, .fini = teardown, .timeout = 60)
 {
-	uint64_t u[2], count;
+	uint64_t  u[2], count;
 	uint64_t *many = calloc(10001, sizeof(uint64_t));
 
 	cr_assert_eq(register_many("lim", 0, 2, u), WB_OK);

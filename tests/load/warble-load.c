@@ -52,9 +52,19 @@ static struct {
 	uint64_t    fanout[LG_MAX_CELEBS];
 	int         ncelebs;
 } opt = {
-	.out = "bench-out", .degree = 20, .threads = 8, .duration = 20,
-	.visible = 200, .seed_posts = 2, .reps = 3, .sample = 1000, .inbox_max = 800,
-	.seed = 42, .timeout = 3600, .fanout = { 100000 }, .ncelebs = 1,
+	.out = "bench-out",
+	.degree = 20,
+	.threads = 8,
+	.duration = 20,
+	.visible = 200,
+	.seed_posts = 2,
+	.reps = 3,
+	.sample = 1000,
+	.inbox_max = 800,
+	.seed = 42,
+	.timeout = 3600,
+	.fanout = { 100000 },
+	.ncelebs = 1,
 };
 
 /* Results of one system's mixed run. */
@@ -76,14 +86,14 @@ typedef struct lg_fan {
 	int      reps;
 } lg_fan;
 
-static lg_graph   G;
-static lg_warble  W;
-static lg_redis  *R;
-static lg_pg     *P;
-static uint64_t   celeb_uid[LG_MAX_CELEBS];
-static uint64_t   posts_published; /* Warble content events so far */
-static lg_hist    pub_ack;          /* Warble publish acks (seed, visible, mix) */
-static lg_hist    vis;              /* publish-to-visible */
+static lg_graph  G;
+static lg_warble W;
+static lg_redis *R;
+static lg_pg    *P;
+static uint64_t  celeb_uid[LG_MAX_CELEBS];
+static uint64_t  posts_published; /* Warble content events so far */
+static lg_hist   pub_ack;         /* Warble publish acks (seed, visible, mix) */
+static lg_hist   vis;             /* publish-to-visible */
 
 static void
 usage(void)
@@ -94,7 +104,8 @@ usage(void)
 	    "  --synthetic N       or a seeded power-law graph of N users\n"
 	    "  --degree D          its mean follower count (20)\n"
 	    "  --seed S            random seed (42)\n"
-	    "  --fanout F1,F2,..   one celebrity per count, followed by F fan accounts (100000; at most 8, each <= 1000000)\n"
+	    "  --fanout F1,F2,..   one celebrity per count, followed by F fan accounts (100000; at "
+	    "most 8, each <= 1000000)\n"
 	    "  --reps R            publishes per celebrity (3)\n"
 	    "  --sample K          inboxes checked after each fan-out (1000)\n"
 	    "  --visible K         publish-to-visible samples (200)\n"
@@ -102,7 +113,8 @@ usage(void)
 	    "  --threads T         mixed-workload client threads (8)\n"
 	    "  --duration S        mixed-workload seconds per system (20)\n"
 	    "  --rate R            mixed-workload target req/s in total (0: closed loop)\n"
-	    "  --moderate R        also run the mix paced at R req/s in total (moderate load; 0: no)\n"
+	    "  --moderate R        also run the mix paced at R req/s in total (moderate load; 0: "
+	    "no)\n"
 	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
 	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
 	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts are replaced)\n"
@@ -135,43 +147,95 @@ static int
 parse_args(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "graph", 1, 0, 'g' }, { "synthetic", 1, 0, 'n' }, { "degree", 1, 0, 'd' },
-		{ "seed", 1, 0, 's' }, { "fanout", 1, 0, 'f' }, { "reps", 1, 0, 'r' },
-		{ "sample", 1, 0, 'k' }, { "visible", 1, 0, 'v' }, { "seed-posts", 1, 0, 'p' },
-		{ "threads", 1, 0, 't' }, { "duration", 1, 0, 'D' }, { "rate", 1, 0, 'R' },
-		{ "inbox-max", 1, 0, 'm' }, { "redis", 1, 0, 'x' }, { "pg", 1, 0, 'q' },
-		{ "out", 1, 0, 'o' }, { "moderate", 1, 0, 'M' }, { "timeout", 1, 0, 'T' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "graph", 1, 0, 'g' },
+		{ "synthetic", 1, 0, 'n' },
+		{ "degree", 1, 0, 'd' },
+		{ "seed", 1, 0, 's' },
+		{ "fanout", 1, 0, 'f' },
+		{ "reps", 1, 0, 'r' },
+		{ "sample", 1, 0, 'k' },
+		{ "visible", 1, 0, 'v' },
+		{ "seed-posts", 1, 0, 'p' },
+		{ "threads", 1, 0, 't' },
+		{ "duration", 1, 0, 'D' },
+		{ "rate", 1, 0, 'R' },
+		{ "inbox-max", 1, 0, 'm' },
+		{ "redis", 1, 0, 'x' },
+		{ "pg", 1, 0, 'q' },
+		{ "out", 1, 0, 'o' },
+		{ "moderate", 1, 0, 'M' },
+		{ "timeout", 1, 0, 'T' },
+		{ "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		unsigned long v = optarg ? strtoul(optarg, NULL, 10) : 0;
 		switch (c) {
-		case 'g': opt.graph = optarg; break;
-		case 'n': opt.synth_n = (uint32_t) v; break;
-		case 'd': opt.degree = (uint32_t) v; break;
-		case 's': opt.seed = v; break;
+		case 'g':
+			opt.graph = optarg;
+			break;
+		case 'n':
+			opt.synth_n = (uint32_t)v;
+			break;
+		case 'd':
+			opt.degree = (uint32_t)v;
+			break;
+		case 's':
+			opt.seed = v;
+			break;
 		case 'f':
 			if (parse_list(optarg) != 0) {
 				fprintf(stderr, "warble-load: bad --fanout %s\n", optarg);
 				return -1;
 			}
 			break;
-		case 'r': opt.reps = v < 1 ? 1 : v > 8 ? 8 : (uint32_t) v; break;
-		case 'k': opt.sample = (uint32_t) v; break;
-		case 'v': opt.visible = (uint32_t) v; break;
-		case 'p': opt.seed_posts = (uint32_t) v; break;
-		case 't': opt.threads = v < 1 ? 1 : v > 256 ? 256 : (uint32_t) v; break;
-		case 'D': opt.duration = v > 3600 ? 3600 : (uint32_t) v; break;
-		case 'R': opt.rate = v; break;
-		case 'm': opt.inbox_max = v < 1 ? 1 : (uint32_t) v; break;
-		case 'x': opt.redis = optarg; break;
-		case 'q': opt.pg = optarg; break;
-		case 'o': opt.out = optarg; break;
-		case 'M': opt.moderate = v; break;
-		case 'T': opt.timeout = (uint32_t) v; break;
-		case 'h': usage(); exit(0);
-		default: usage(); return -1;
+		case 'r':
+			opt.reps = v < 1 ? 1 : v > 8 ? 8 : (uint32_t)v;
+			break;
+		case 'k':
+			opt.sample = (uint32_t)v;
+			break;
+		case 'v':
+			opt.visible = (uint32_t)v;
+			break;
+		case 'p':
+			opt.seed_posts = (uint32_t)v;
+			break;
+		case 't':
+			opt.threads = v < 1 ? 1 : v > 256 ? 256 : (uint32_t)v;
+			break;
+		case 'D':
+			opt.duration = v > 3600 ? 3600 : (uint32_t)v;
+			break;
+		case 'R':
+			opt.rate = v;
+			break;
+		case 'm':
+			opt.inbox_max = v < 1 ? 1 : (uint32_t)v;
+			break;
+		case 'x':
+			opt.redis = optarg;
+			break;
+		case 'q':
+			opt.pg = optarg;
+			break;
+		case 'o':
+			opt.out = optarg;
+			break;
+		case 'M':
+			opt.moderate = v;
+			break;
+		case 'T':
+			opt.timeout = (uint32_t)v;
+			break;
+		case 'h':
+			usage();
+			exit(0);
+		default:
+			usage();
+			return -1;
 		}
 	}
 	if ((opt.graph == NULL) == (opt.synth_n == 0)) {
@@ -198,22 +262,22 @@ max_fanout(void)
 static int
 setup_warble(void)
 {
-	uint64_t *buf = malloc(((size_t) G.n + 1) * sizeof(uint64_t));
-	uint64_t  t0  = lg_now_us();
+	uint64_t *buf = malloc(((size_t)G.n + 1) * sizeof(uint64_t));
+	uint64_t  t0 = lg_now_us();
 
-	W.n     = G.n;
+	W.n = G.n;
 	W.npool = max_fanout();
-	W.guid  = malloc((size_t) G.n * sizeof(uint64_t));
-	W.puid  = malloc(W.npool * sizeof(uint64_t));
+	W.guid = malloc((size_t)G.n * sizeof(uint64_t));
+	W.puid = malloc(W.npool * sizeof(uint64_t));
 	if (buf == NULL || W.guid == NULL || W.puid == NULL ||
 	    lg_warble_register(&W, "gu", G.n, W.guid) != 0 ||
-	    lg_warble_register(&W, "cel", (uint64_t) opt.ncelebs, celeb_uid) != 0 ||
+	    lg_warble_register(&W, "cel", (uint64_t)opt.ncelebs, celeb_uid) != 0 ||
 	    lg_warble_register(&W, "fp", W.npool, W.puid) != 0) {
 		free(buf);
 		return -1;
 	}
 	fprintf(stderr, "warble: %u + %llu + %d accounts in %.1f s\n", G.n,
-	    (unsigned long long) W.npool, opt.ncelebs, (lg_now_us() - t0) / 1e6);
+	    (unsigned long long)W.npool, opt.ncelebs, (lg_now_us() - t0) / 1e6);
 	t0 = lg_now_us();
 	for (uint32_t t = 0; t < G.n; t++) {
 		size_t k = 0;
@@ -237,12 +301,13 @@ setup_warble(void)
 		}
 	}
 	fprintf(stderr, "warble: %llu follows in %.1f s\n",
-	    (unsigned long long) (G.follows + max_fanout()), (lg_now_us() - t0) / 1e6);
+	    (unsigned long long)(G.follows + max_fanout()), (lg_now_us() - t0) / 1e6);
 	t0 = lg_now_us();
 	if (!lg_warble_wait_inbox(&W, 0, 3600)) {
 		return -1;
 	}
-	fprintf(stderr, "warble: inbox applied the follow events in %.1f s\n", (lg_now_us() - t0) / 1e6);
+	fprintf(stderr, "warble: inbox applied the follow events in %.1f s\n",
+	    (lg_now_us() - t0) / 1e6);
 	return lg_warble_login_graph(&W);
 }
 
@@ -250,7 +315,7 @@ setup_warble(void)
 static int
 setup_redis(void)
 {
-	uint64_t *buf = malloc(((size_t) G.n + 1) * sizeof(uint64_t));
+	uint64_t *buf = malloc(((size_t)G.n + 1) * sizeof(uint64_t));
 	char      name[32];
 	int       rc = buf ? 0 : -1;
 
@@ -277,14 +342,14 @@ setup_redis(void)
 static int
 setup_pg(void)
 {
-	uint64_t *buf = malloc(((size_t) G.n + 1) * sizeof(uint64_t));
-	int       rc  = buf ? 0 : -1;
+	uint64_t *buf = malloc(((size_t)G.n + 1) * sizeof(uint64_t));
+	int       rc = buf ? 0 : -1;
 
 	if (rc == 0) {
 		rc = lg_pg_copy_users(P, W.guid, "gu", G.n);
 	}
 	if (rc == 0) {
-		rc = lg_pg_copy_users(P, celeb_uid, "cel", (uint64_t) opt.ncelebs);
+		rc = lg_pg_copy_users(P, celeb_uid, "cel", (uint64_t)opt.ncelebs);
 	}
 	if (rc == 0) {
 		rc = lg_pg_copy_users(P, W.puid, "fp", W.npool);
@@ -329,7 +394,7 @@ seed_main(void *arg)
 		j->rc = -1;
 		return NULL;
 	}
-	for (uint32_t u = (uint32_t) j->tid; u < G.n; u += opt.threads) {
+	for (uint32_t u = (uint32_t)j->tid; u < G.n; u += opt.threads) {
 		for (uint32_t k = 0; k < opt.seed_posts; k++) {
 			uint64_t id, t0 = lg_now_us();
 			lg_post_text(text, sizeof(text), u, k);
@@ -351,7 +416,7 @@ mix_main(void *arg)
 {
 	lg_job  *j = arg;
 	lg_conn *c = j->b->conn_open(j->b->ctx);
-	uint64_t s = opt.seed * 1000003 + (uint64_t) j->tid + 1, k = 0;
+	uint64_t s = opt.seed * 1000003 + (uint64_t)j->tid + 1, k = 0;
 	uint64_t next = lg_now_us();
 	char     text[256];
 
@@ -360,7 +425,7 @@ mix_main(void *arg)
 		return NULL;
 	}
 	while (lg_now_us() < j->deadline_us) {
-		uint32_t u = (uint32_t) (lg_rand(&s) % G.n), r = (uint32_t) (lg_rand(&s) % 100);
+		uint32_t u = (uint32_t)(lg_rand(&s) % G.n), r = (uint32_t)(lg_rand(&s) % 100);
 		size_t   n = 0;
 		uint64_t id, t0;
 		int      rc;
@@ -371,7 +436,7 @@ mix_main(void *arg)
 				lg_sleep_us(next - now);
 			}
 			t0 = next;
-			next += (uint64_t) (1e6 / j->per_thread_rate);
+			next += (uint64_t)(1e6 / j->per_thread_rate);
 		} else {
 			t0 = lg_now_us();
 		}
@@ -380,10 +445,11 @@ mix_main(void *arg)
 			lg_hist_add(&j->mix.home, lg_now_us() - t0);
 			j->mix.empty_home += rc == 0 && n == 0;
 		} else if (r < 90) {
-			rc = j->b->timeline(c, (uint32_t) (lg_rand(&s) % G.n), &n);
+			rc = j->b->timeline(c, (uint32_t)(lg_rand(&s) % G.n), &n);
 			lg_hist_add(&j->mix.tl, lg_now_us() - t0);
 		} else {
-			lg_post_text(text, sizeof(text), u, 1000000 + (uint64_t) j->tid * 100000000 + k++);
+			lg_post_text(
+			    text, sizeof(text), u, 1000000 + (uint64_t)j->tid * 100000000 + k++);
 			rc = j->b->post(c, u, text, &id);
 			lg_hist_add(&j->mix.post, lg_now_us() - t0);
 		}
@@ -408,10 +474,10 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out)
 		return -1;
 	}
 	for (uint32_t i = 0; i < opt.threads; i++) {
-		jobs[i].b               = b;
-		jobs[i].tid             = (int) i;
-		jobs[i].deadline_us     = t0 + (uint64_t) secs * 1000000;
-		jobs[i].per_thread_rate = opt.rate ? (double) opt.rate / opt.threads : 0;
+		jobs[i].b = b;
+		jobs[i].tid = (int)i;
+		jobs[i].deadline_us = t0 + (uint64_t)secs * 1000000;
+		jobs[i].per_thread_rate = opt.rate ? (double)opt.rate / opt.threads : 0;
 		pthread_create(&th[i], NULL, fn, &jobs[i]);
 	}
 	for (uint32_t i = 0; i < opt.threads; i++) {
@@ -434,7 +500,7 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out)
 static int
 cmp_double(const void *a, const void *b)
 {
-	double x = *(const double *) a, y = *(const double *) b;
+	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -448,8 +514,8 @@ median(double *v, int n)
 	if (n == 0) {
 		return 0;
 	}
-	memcpy(c, v, (size_t) n * sizeof(double));
-	qsort(c, (size_t) n, sizeof(double), cmp_double);
+	memcpy(c, v, (size_t)n * sizeof(double));
+	qsort(c, (size_t)n, sizeof(double), cmp_double);
 	return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 }
 
@@ -458,18 +524,18 @@ static int
 fanout_one(int c, lg_fan *fr)
 {
 	char     name[32], text[256];
-	uint64_t s = opt.seed + 77 + (uint64_t) c, F = opt.fanout[c];
+	uint64_t s = opt.seed + 77 + (uint64_t)c, F = opt.fanout[c];
 
 	memset(fr, 0, sizeof(*fr));
-	fr->f    = F;
-	fr->reps = (int) opt.reps;
+	fr->f = F;
+	fr->reps = (int)opt.reps;
 	snprintf(name, sizeof(name), "cel%d", c);
 	for (int rep = 0; rep < fr->reps; rep++) {
 		uint64_t id = 0, ack = 0, a0 = lg_warble_gauge(W.inbox, "content_applied");
 		uint64_t c0 = lg_warble_gauge(W.inbox, "cells_written");
 		uint64_t dl, t0 = lg_now_us(), done = 0;
 
-		lg_post_text(text, sizeof(text), 0, 900000000 + (uint64_t) c * 10 + (uint64_t) rep);
+		lg_post_text(text, sizeof(text), 0, 900000000 + (uint64_t)c * 10 + (uint64_t)rep);
 		if (lg_warble_publish(&W, name, text, &id, &ack) != WARBLE_OK) {
 			return -1;
 		}
@@ -485,16 +551,17 @@ fanout_one(int c, lg_fan *fr)
 			lg_sleep_us(1000);
 		}
 		if (done == 0) {
-			fprintf(stderr, "warble-load: fan-out of %llu not done in 600 s\n", (unsigned long long) F);
+			fprintf(stderr, "warble-load: fan-out of %llu not done in 600 s\n",
+			    (unsigned long long)F);
 			return -1;
 		}
-		fr->w_s[rep]        = (done - t0) / 1e6;
-		fr->w_ack_ms[rep]   = ack / 1e3;
-		fr->w_inbox_ms[rep] = (double) lg_warble_gauge(W.inbox, "last_fanout_ms");
-		fr->w_cells         = lg_warble_gauge(W.inbox, "cells_written") - c0;
-		fr->w_rss_kb        = (uint64_t) lg_rss_kb(W.cl.inbox->pid, "VmHWM:");
+		fr->w_s[rep] = (done - t0) / 1e6;
+		fr->w_ack_ms[rep] = ack / 1e3;
+		fr->w_inbox_ms[rep] = (double)lg_warble_gauge(W.inbox, "last_fanout_ms");
+		fr->w_cells = lg_warble_gauge(W.inbox, "cells_written") - c0;
+		fr->w_rss_kb = (uint64_t)lg_rss_kb(W.cl.inbox->pid, "VmHWM:");
 		if (rep == fr->reps - 1) { /* verify the last post on a sample */
-			uint32_t k = opt.sample < F ? opt.sample : (uint32_t) F;
+			uint32_t k = opt.sample < F ? opt.sample : (uint32_t)F;
 			for (uint32_t i = 0; i < k; i++) {
 				uint64_t j = lg_rand(&s) % F;
 				fr->w_missing += lg_warble_inbox_newest(&W, W.puid[j]) != id;
@@ -502,11 +569,12 @@ fanout_one(int c, lg_fan *fr)
 		}
 		if (R != NULL) {
 			uint64_t m0 = lg_redis_used_memory(R), rack, rfan, cells;
-			if (lg_redis_publish(R, celeb_uid[c], id, text, &rack, &rfan, &cells) != 0) {
+			if (lg_redis_publish(R, celeb_uid[c], id, text, &rack, &rfan, &cells) !=
+			    0) {
 				return -1;
 			}
 			fr->r_s[rep] = (rack + rfan) / 1e6;
-			fr->r_cells  = cells;
+			fr->r_cells = cells;
 			if (rep == 0) {
 				fr->r_mem_bytes = lg_redis_used_memory(R) - m0;
 			}
@@ -519,7 +587,7 @@ fanout_one(int c, lg_fan *fr)
 			fr->p_ack_ms = pack / 1e3;
 		}
 		if (R != NULL && rep == fr->reps - 1) {
-			uint32_t k = opt.sample < F ? opt.sample : (uint32_t) F;
+			uint32_t k = opt.sample < F ? opt.sample : (uint32_t)F;
 			for (uint32_t i = 0; i < k; i++) {
 				fr->r_missing += lg_redis_newest(R, W.puid[lg_rand(&s) % F]) != id;
 			}
@@ -533,15 +601,15 @@ fanout_one(int c, lg_fan *fr)
 	double ws = median(fr->w_s, fr->reps);
 	printf("fan-out %8llu followers: warble %.3f s (%.0f cells/s; inbox's own %.0f ms), "
 	       "%llu/%u sampled inboxes missing it; inbox peak RSS %llu MiB\n",
-	    (unsigned long long) F, ws, F / ws, median(fr->w_inbox_ms, fr->reps),
-	    (unsigned long long) fr->w_missing, opt.sample < F ? opt.sample : (unsigned) F,
-	    (unsigned long long) fr->w_rss_kb / 1024);
+	    (unsigned long long)F, ws, F / ws, median(fr->w_inbox_ms, fr->reps),
+	    (unsigned long long)fr->w_missing, opt.sample < F ? opt.sample : (unsigned)F,
+	    (unsigned long long)fr->w_rss_kb / 1024);
 	if (R != NULL) {
 		double rs = median(fr->r_s, fr->reps);
 		printf("                          redis  %.3f s (%.0f cells/s), %llu missing, "
 		       "+%.0f B memory per timeline entry; warble/redis cells/s = %.2f\n",
-		    rs, F / rs, (unsigned long long) fr->r_missing,
-		    (double) fr->r_mem_bytes / (double) F, rs / ws);
+		    rs, F / rs, (unsigned long long)fr->r_missing,
+		    (double)fr->r_mem_bytes / (double)F, rs / ws);
 	}
 	fflush(stdout);
 	return 0;
@@ -564,8 +632,8 @@ visible_run(void)
 		warble_close(pub);
 		return -1;
 	}
-	for (uint32_t i = 0; i < opt.visible * 4 && (uint32_t) done < opt.visible; i++) {
-		uint32_t u = (uint32_t) (lg_rand(&s) % G.n);
+	for (uint32_t i = 0; i < opt.visible * 4 && (uint32_t)done < opt.visible; i++) {
+		uint32_t u = (uint32_t)(lg_rand(&s) % G.n);
 		uint64_t nf = G.off[u + 1] - G.off[u], id = 0;
 		if (nf == 0) {
 			continue;
@@ -583,7 +651,8 @@ visible_run(void)
 		uint64_t dl = t0 + 10000000;
 		while (lg_now_us() < dl) {
 			warble_posts_t *p = NULL;
-			bool seen = warble_home(rd, 0, 1, &p) == WARBLE_OK && p->n > 0 && p->posts[0].id >= id;
+			bool            seen = warble_home(rd, 0, 1, &p) == WARBLE_OK && p->n > 0 &&
+			            p->posts[0].id >= id;
 			warble_posts_free(p);
 			if (seen) {
 				lg_hist_add(&vis, lg_now_us() - t0);
@@ -592,7 +661,7 @@ visible_run(void)
 			}
 			lg_sleep_us(200);
 		}
-		lg_progress("publish-to-visible", (uint64_t) done, opt.visible);
+		lg_progress("publish-to-visible", (uint64_t)done, opt.visible);
 	}
 	warble_close(pub);
 	warble_close(rd);
@@ -604,30 +673,30 @@ visible_run(void)
 static json_t *
 hist_json(const lg_hist *h, double secs)
 {
-	return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t) h->n,
-	    "p50_ms", lg_hist_q(h, 0.50) / 1e3, "p99_ms", lg_hist_q(h, 0.99) / 1e3,
-	    "p999_ms", lg_hist_q(h, 0.999) / 1e3, "max_ms", h->max_us / 1e3,
-	    "mean_ms", h->n ? (double) h->sum_us / h->n / 1e3 : 0.0,
-	    "per_s", secs > 0 ? h->n / secs : 0.0);
+	return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t)h->n, "p50_ms",
+	    lg_hist_q(h, 0.50) / 1e3, "p99_ms", lg_hist_q(h, 0.99) / 1e3, "p999_ms",
+	    lg_hist_q(h, 0.999) / 1e3, "max_ms", h->max_us / 1e3, "mean_ms",
+	    h->n ? (double)h->sum_us / h->n / 1e3 : 0.0, "per_s", secs > 0 ? h->n / secs : 0.0);
 }
 
 static json_t *
 mix_json(const lg_mix *m)
 {
-	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f}", "home", hist_json(&m->home, m->secs),
-	    "user_timeline", hist_json(&m->tl, m->secs), "post", hist_json(&m->post, m->secs),
-	    "ops", (json_int_t) m->ops, "errors", (json_int_t) m->errors,
-	    "empty_home", (json_int_t) m->empty_home, "seconds", m->secs,
+	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f}", "home",
+	    hist_json(&m->home, m->secs), "user_timeline", hist_json(&m->tl, m->secs), "post",
+	    hist_json(&m->post, m->secs), "ops", (json_int_t)m->ops, "errors",
+	    (json_int_t)m->errors, "empty_home", (json_int_t)m->empty_home, "seconds", m->secs,
 	    "ops_per_s", m->secs > 0 ? m->ops / m->secs : 0.0);
 }
 
 static void
 print_mix(const char *name, const lg_mix *m)
 {
-	printf("mix %-8s %7.0f req/s (%llu ops, %llu errors, %llu empty homes) | home p50 %.2f p99 %.2f "
+	printf("mix %-8s %7.0f req/s (%llu ops, %llu errors, %llu empty homes) | home p50 %.2f p99 "
+	       "%.2f "
 	       "p99.9 %.2f ms, %.0f/s | user timeline p99 %.2f ms | post p50 %.2f p99 %.2f ms\n",
-	    name, m->ops / m->secs, (unsigned long long) m->ops, (unsigned long long) m->errors,
-	    (unsigned long long) m->empty_home, lg_hist_q(&m->home, 0.5) / 1e3,
+	    name, m->ops / m->secs, (unsigned long long)m->ops, (unsigned long long)m->errors,
+	    (unsigned long long)m->empty_home, lg_hist_q(&m->home, 0.5) / 1e3,
 	    lg_hist_q(&m->home, 0.99) / 1e3, lg_hist_q(&m->home, 0.999) / 1e3, m->home.n / m->secs,
 	    lg_hist_q(&m->tl, 0.99) / 1e3, lg_hist_q(&m->post, 0.5) / 1e3,
 	    lg_hist_q(&m->post, 0.99) / 1e3);
@@ -660,8 +729,8 @@ write_plots(const lg_fan *fr, bool redis, bool pg)
 		fprintf(f, "# followers warble_s redis_s\n");
 		for (int c = 0; c < opt.ncelebs; c++) {
 			lg_fan x = fr[c];
-			fprintf(f, "%llu %.4f %.4f\n", (unsigned long long) x.f, median(x.w_s, x.reps),
-			    redis ? median(x.r_s, x.reps) : 0.0);
+			fprintf(f, "%llu %.4f %.4f\n", (unsigned long long)x.f,
+			    median(x.w_s, x.reps), redis ? median(x.r_s, x.reps) : 0.0);
 		}
 		fclose(f);
 	}
@@ -678,12 +747,15 @@ write_plots(const lg_fan *fr, bool redis, bool pg)
 	    "set xtics ('50' 2, '90' 10, '99' 100, '99.9' 1000, '99.99' 10000, '99.999' 100000)\n"
 	    "plot 'home_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble'");
 	if (redis) {
-		fprintf(f, ", 'home_redis.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Redis fan-out on write'");
+		fprintf(f, ", 'home_redis.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Redis "
+		           "fan-out on write'");
 	}
 	if (pg) {
-		fprintf(f, ", 'home_postgres.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'PostgreSQL fan-out on read'");
+		fprintf(f, ", 'home_postgres.dat' using (1/(1-$1/100)):2 with lines lw 2 title "
+		           "'PostgreSQL fan-out on read'");
 	}
-	fprintf(f, ", 'visible_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble publish-to-visible'\n");
+	fprintf(f, ", 'visible_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble "
+	           "publish-to-visible'\n");
 	fprintf(f,
 	    "set output 'fanout.png'\n"
 	    "set title 'One post to F followers: time until in every timeline'\n"
@@ -691,9 +763,11 @@ write_plots(const lg_fan *fr, bool redis, bool pg)
 	    "plot 'fanout.dat' using 1:2 with linespoints lw 2 title 'Warble'%s\n",
 	    redis ? ", 'fanout.dat' using 1:3 with linespoints lw 2 title 'Redis'" : "");
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cd '%s' && command -v gnuplot >/dev/null && gnuplot plot.gp", opt.out);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && command -v gnuplot >/dev/null && gnuplot plot.gp",
+	    opt.out);
 	if (system(cmd) != 0) {
-		fprintf(stderr, "warble-load: no plots (gnuplot missing or failed); data in %s\n", opt.out);
+		fprintf(stderr, "warble-load: no plots (gnuplot missing or failed); data in %s\n",
+		    opt.out);
 	}
 }
 
@@ -719,14 +793,15 @@ main(int argc, char **argv)
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	lg_machine(&cores, &mem, kernel, sizeof(kernel), cpu, sizeof(cpu));
 	mkdir(opt.out, 0755);
-	if ((opt.graph ? lg_graph_load(&G, opt.graph) : lg_graph_synth(&G, opt.synth_n, opt.degree, opt.seed)) != 0) {
+	if ((opt.graph ? lg_graph_load(&G, opt.graph)
+	               : lg_graph_synth(&G, opt.synth_n, opt.degree, opt.seed)) != 0) {
 		return 1;
 	}
 	printf("warble-load: %s, %d cores, %ld MiB, %s\n", date, cores, mem, kernel);
 	printf("graph %s: %u users, %llu follows; celebrities:", G.name, G.n,
-	    (unsigned long long) G.follows);
+	    (unsigned long long)G.follows);
 	for (int c = 0; c < opt.ncelebs; c++) {
-		printf(" %llu", (unsigned long long) opt.fanout[c]);
+		printf(" %llu", (unsigned long long)opt.fanout[c]);
 	}
 	printf(" followers\n");
 	fflush(stdout);
@@ -746,7 +821,7 @@ main(int argc, char **argv)
 		char *colon = strrchr(host, ':');
 		if (colon != NULL) {
 			*colon = '\0';
-			port   = atoi(colon + 1);
+			port = atoi(colon + 1);
 		}
 		if (lg_redis_open(&R, host, port, opt.inbox_max) != 0) {
 			goto out;
@@ -801,7 +876,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	printf("publish-to-visible (warble): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
-	    lg_hist_q(&vis, 0.5) / 1e3, lg_hist_q(&vis, 0.99) / 1e3, (unsigned long long) vis.n);
+	    lg_hist_q(&vis, 0.5) / 1e3, lg_hist_q(&vis, 0.99) / 1e3, (unsigned long long)vis.n);
 
 	lg_warble_backend(&W, &b);
 	if (run_jobs(&b, mix_main, opt.duration, &wm) != 0) {
@@ -827,8 +902,9 @@ main(int argc, char **argv)
 	if (opt.moderate > 0) {
 		uint64_t closed = opt.rate;
 		opt.rate = opt.moderate;
-		printf("mix paced at %llu req/s in total (moderate load), latency from each request's intended start:\n",
-		    (unsigned long long) opt.moderate);
+		printf("mix paced at %llu req/s in total (moderate load), latency from each "
+		       "request's intended start:\n",
+		    (unsigned long long)opt.moderate);
 		lg_warble_backend(&W, &b);
 		if (run_jobs(&b, mix_main, opt.duration, &wmod) != 0) {
 			goto out;
@@ -849,7 +925,7 @@ main(int argc, char **argv)
 	}
 	printf("publish ack (warble, all posts): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
 	    lg_hist_q(&pub_ack, 0.5) / 1e3, lg_hist_q(&pub_ack, 0.99) / 1e3,
-	    (unsigned long long) pub_ack.n);
+	    (unsigned long long)pub_ack.n);
 
 	wbt_daemon *d[5] = { W.cl.user, W.cl.relation, W.cl.content, W.cl.inbox, W.cl.gateway };
 	static const char *dn[5] = { "user", "relation", "content", "inbox", "gateway" };
@@ -862,22 +938,26 @@ main(int argc, char **argv)
 	lg_warble_stop(&W);
 	snprintf(path, sizeof(path), "%s/inbox", W.cl.data);
 	if (lg_disk_inbox(path, opt.inbox_max, 2592000000ull, &disk) == 0) {
-		printf("inbox on disk after compaction: %llu entries, %llu B of tables = %.2f B/entry "
-		       "(whole folder %.2f B/entry)\n",
-		    (unsigned long long) disk.cells, (unsigned long long) disk.sst_bytes,
-		    disk.cells ? (double) disk.sst_bytes / disk.cells : 0.0,
-		    disk.cells ? (double) disk.folder_after_bytes / disk.cells : 0.0);
+		printf(
+		    "inbox on disk after compaction: %llu entries, %llu B of tables = %.2f B/entry "
+		    "(whole folder %.2f B/entry)\n",
+		    (unsigned long long)disk.cells, (unsigned long long)disk.sst_bytes,
+		    disk.cells ? (double)disk.sst_bytes / disk.cells : 0.0,
+		    disk.cells ? (double)disk.folder_after_bytes / disk.cells : 0.0);
 	}
 	if (R != NULL) {
 		printf("ratios warble/redis: home p99 %.2f (lower is better), mix throughput %.2f, "
 		       "home req/s %.2f (higher is better)\n",
-		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&rm.home, 0.99), (wm.ops / wm.secs) / (rm.ops / rm.secs),
+		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&rm.home, 0.99),
+		    (wm.ops / wm.secs) / (rm.ops / rm.secs),
 		    (wm.home.n / wm.secs) / (rm.home.n / rm.secs));
 	}
 	if (P != NULL) {
-		printf("ratios warble/postgres: home p99 %.2f (lower is better), mix throughput %.2f, "
-		       "home req/s %.2f (higher is better)\n",
-		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&pm.home, 0.99), (wm.ops / wm.secs) / (pm.ops / pm.secs),
+		printf(
+		    "ratios warble/postgres: home p99 %.2f (lower is better), mix throughput %.2f, "
+		    "home req/s %.2f (higher is better)\n",
+		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&pm.home, 0.99),
+		    (wm.ops / wm.secs) / (pm.ops / pm.secs),
 		    (wm.home.n / wm.secs) / (pm.home.n / pm.secs));
 	}
 
@@ -894,47 +974,53 @@ main(int argc, char **argv)
 	json_t *fans = json_array();
 	for (int c = 0; c < opt.ncelebs; c++) {
 		double ws = median(fr[c].w_s, fr[c].reps), rs = median(fr[c].r_s, fr[c].reps);
-		json_array_append_new(fans, json_pack(
-		    "{s:I, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:I, s:f, s:f, s:I}",
-		    "followers", (json_int_t) fr[c].f, "reps", fr[c].reps,
-		    "warble_s", ws, "warble_cells_per_s", fr[c].f / ws,
-		    "warble_inbox_fanout_ms", median(fr[c].w_inbox_ms, fr[c].reps),
-		    "warble_publish_ack_ms", median(fr[c].w_ack_ms, fr[c].reps),
-		    "warble_cells", (json_int_t) fr[c].w_cells,
-		    "warble_missing", (json_int_t) fr[c].w_missing,
-		    "inbox_peak_rss_kb", (json_int_t) fr[c].w_rss_kb,
-		    "redis_s", R ? rs : 0.0, "redis_cells_per_s", R ? fr[c].f / rs : 0.0,
-		    "redis_missing", (json_int_t) fr[c].r_missing,
-		    "redis_bytes_per_entry", R ? (double) fr[c].r_mem_bytes / fr[c].f : 0.0,
-		    "postgres_publish_ms", fr[c].p_ack_ms, "postgres_missing_of_100", (json_int_t) fr[c].p_missing));
+		json_array_append_new(fans,
+		    json_pack("{s:I, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:I, s:f, "
+		              "s:f, s:I}",
+		        "followers", (json_int_t)fr[c].f, "reps", fr[c].reps, "warble_s", ws,
+		        "warble_cells_per_s", fr[c].f / ws, "warble_inbox_fanout_ms",
+		        median(fr[c].w_inbox_ms, fr[c].reps), "warble_publish_ack_ms",
+		        median(fr[c].w_ack_ms, fr[c].reps), "warble_cells",
+		        (json_int_t)fr[c].w_cells, "warble_missing", (json_int_t)fr[c].w_missing,
+		        "inbox_peak_rss_kb", (json_int_t)fr[c].w_rss_kb, "redis_s", R ? rs : 0.0,
+		        "redis_cells_per_s", R ? fr[c].f / rs : 0.0, "redis_missing",
+		        (json_int_t)fr[c].r_missing, "redis_bytes_per_entry",
+		        R ? (double)fr[c].r_mem_bytes / fr[c].f : 0.0, "postgres_publish_ms",
+		        fr[c].p_ack_ms, "postgres_missing_of_100", (json_int_t)fr[c].p_missing));
 	}
-	json_t *rep = json_pack("{s:s, s:{s:i, s:I, s:s, s:s}, s:{s:s, s:I, s:I}, s:{s:I, s:i, s:i, s:i, s:I, s:i, s:i, s:i, s:b, s:b, s:s}}",
-	    "date", date,
-	    "machine", "cores", cores, "memory_mib", (json_int_t) mem, "kernel", kernel, "cpu", cpu,
-	    "graph", "name", G.name, "users", (json_int_t) G.n, "follows", (json_int_t) G.follows,
-	    "settings", "seed", (json_int_t) opt.seed, "threads", (int) opt.threads,
-	    "duration_s", (int) opt.duration, "reps", (int) opt.reps, "rate", (json_int_t) opt.rate,
-	    "inbox_max", (int) opt.inbox_max, "seed_posts", (int) opt.seed_posts,
-	    "sample", (int) opt.sample, "redis", R != NULL, "postgres", P != NULL,
-	    "warble_write_options", "RocksDB WAL on every write, sync=false (WARBLE_SYNC=0): a killed process loses nothing acknowledged; a power cut may lose the last writes");
+	json_t *rep = json_pack("{s:s, s:{s:i, s:I, s:s, s:s}, s:{s:s, s:I, s:I}, s:{s:I, s:i, "
+	                        "s:i, s:i, s:I, s:i, s:i, s:i, s:b, s:b, s:s}}",
+	    "date", date, "machine", "cores", cores, "memory_mib", (json_int_t)mem, "kernel",
+	    kernel, "cpu", cpu, "graph", "name", G.name, "users", (json_int_t)G.n, "follows",
+	    (json_int_t)G.follows, "settings", "seed", (json_int_t)opt.seed, "threads",
+	    (int)opt.threads, "duration_s", (int)opt.duration, "reps", (int)opt.reps, "rate",
+	    (json_int_t)opt.rate, "inbox_max", (int)opt.inbox_max, "seed_posts",
+	    (int)opt.seed_posts, "sample", (int)opt.sample, "redis", R != NULL, "postgres",
+	    P != NULL, "warble_write_options",
+	    "RocksDB WAL on every write, sync=false (WARBLE_SYNC=0): a killed process loses "
+	    "nothing acknowledged; a power cut may lose the last writes");
 	json_object_set_new(rep, "fanout", fans);
-	json_object_set_new(rep, "setup_s", json_pack("{s:f, s:f, s:f}", "warble", setup_w, "redis", setup_r, "postgres", setup_p));
+	json_object_set_new(rep, "setup_s",
+	    json_pack("{s:f, s:f, s:f}", "warble", setup_w, "redis", setup_r, "postgres", setup_p));
 	json_object_set_new(rep, "publish_ack", hist_json(&pub_ack, 0));
 	json_object_set_new(rep, "publish_to_visible", hist_json(&vis, 0));
-	json_object_set_new(rep, "mix", json_pack("{s:o, s:o*, s:o*}", "warble", mix_json(&wm),
-	    "redis", R ? mix_json(&rm) : NULL, "postgres", P ? mix_json(&pm) : NULL));
+	json_object_set_new(rep, "mix",
+	    json_pack("{s:o, s:o*, s:o*}", "warble", mix_json(&wm), "redis",
+	        R ? mix_json(&rm) : NULL, "postgres", P ? mix_json(&pm) : NULL));
 	if (opt.moderate > 0) {
-		json_object_set_new(rep, "mix_moderate", json_pack("{s:I, s:o, s:o*, s:o*}",
-		    "rate", (json_int_t) opt.moderate, "warble", mix_json(&wmod),
-		    "redis", R ? mix_json(&rmod) : NULL, "postgres", P ? mix_json(&pmod) : NULL));
+		json_object_set_new(rep, "mix_moderate",
+		    json_pack("{s:I, s:o, s:o*, s:o*}", "rate", (json_int_t)opt.moderate, "warble",
+		        mix_json(&wmod), "redis", R ? mix_json(&rmod) : NULL, "postgres",
+		        P ? mix_json(&pmod) : NULL));
 	}
-	json_object_set_new(rep, "peak_rss_kb", json_pack("{s:I, s:I, s:I, s:I, s:I}",
-	    "user", (json_int_t) rss[0], "relation", (json_int_t) rss[1], "content", (json_int_t) rss[2],
-	    "inbox", (json_int_t) rss[3], "gateway", (json_int_t) rss[4]));
-	json_object_set_new(rep, "inbox_disk", json_pack("{s:I, s:I, s:I, s:f}",
-	    "entries", (json_int_t) disk.cells, "sst_bytes", (json_int_t) disk.sst_bytes,
-	    "folder_bytes", (json_int_t) disk.folder_after_bytes,
-	    "bytes_per_entry", disk.cells ? (double) disk.sst_bytes / disk.cells : 0.0));
+	json_object_set_new(rep, "peak_rss_kb",
+	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "user", (json_int_t)rss[0], "relation",
+	        (json_int_t)rss[1], "content", (json_int_t)rss[2], "inbox", (json_int_t)rss[3],
+	        "gateway", (json_int_t)rss[4]));
+	json_object_set_new(rep, "inbox_disk",
+	    json_pack("{s:I, s:I, s:I, s:f}", "entries", (json_int_t)disk.cells, "sst_bytes",
+	        (json_int_t)disk.sst_bytes, "folder_bytes", (json_int_t)disk.folder_after_bytes,
+	        "bytes_per_entry", disk.cells ? (double)disk.sst_bytes / disk.cells : 0.0));
 	snprintf(path, sizeof(path), "%s/report.json", opt.out);
 	if (json_dump_file(rep, path, JSON_INDENT(2)) == 0) {
 		printf("report: %s\n", path);

@@ -16,10 +16,10 @@ main(int argc, char **argv)
 	static rt_daemon   d = { .name = "ping" };
 	static const char *url;
 	rt_opt             opts[] = {
-                { "url", "WARBLE_PING_URL", "tcp://127.0.0.1:7199", "listen URL", &url },
-                { "workers", "WARBLE_WORKERS", "4", "worker threads", &d.workers },
-                { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
-                { NULL },
+		            { "url", "WARBLE_PING_URL", "tcp://127.0.0.1:7199", "listen URL", &url },
+		            { "workers", "WARBLE_WORKERS", "4", "worker threads", &d.workers },
+		            { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
+		            { NULL },
 	};
 	rt_server_opts so = { .name = "ping" };
 	rt_server     *srv;
@@ -29,8 +29,8 @@ main(int argc, char **argv)
 	if (rv != RT_DAEMON_RUN) {
 		return rv;
 	}
-	so.url      = url;
-	so.workers  = (int) d.nworkers;
+	so.url = url;
+	so.workers = (int)d.nworkers;
 	if ((rv = rt_server_open(&srv, &so)) != 0) {
 		RT_ERRORF("cannot create the server: %s", wb_strerror(rv));
 		return rt_daemon_exit(1);

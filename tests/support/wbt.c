@@ -39,14 +39,14 @@ static bool            wbt_atexit_set;
 long long
 wbt_now_ms(void)
 {
-	return (long long) (wb_mono_us() / 1000);
+	return (long long)(wb_mono_us() / 1000);
 }
 
 /* wbt_sleep_ms sleeps for ms milliseconds (for poll loops, never as synchronization). */
 void
 wbt_sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
 	}
@@ -103,7 +103,7 @@ wbt_path(char *buf, size_t n, const char *name)
 		return -1;
 	}
 	rv = snprintf(buf, n, "%s/%s", d, name);
-	return rv < 0 || (size_t) rv >= n ? -1 : 0;
+	return rv < 0 || (size_t)rv >= n ? -1 : 0;
 }
 
 /* wbt_ipc_url writes ipc://<dir>/<name>.ipc into buf; returns 0, or -1 if it does not fit. */
@@ -118,7 +118,7 @@ wbt_ipc_url(char *buf, size_t n, const char *name)
 	}
 	rv = snprintf(buf, n, "ipc://%s/%s.ipc", d, name);
 	/* sun_path holds 108 bytes including the NUL */
-	return rv < 0 || (size_t) rv >= n || rv - 6 >= 104 ? -1 : 0;
+	return rv < 0 || (size_t)rv >= n || rv - 6 >= 104 ? -1 : 0;
 }
 
 /*
@@ -142,10 +142,10 @@ wbt_port_free(int port)
 		return false;
 	}
 	memset(&sa, 0, sizeof(sa));
-	sa.sin_family      = AF_INET;
+	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa.sin_port        = htons((uint16_t) port);
-	ok                 = bind(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
+	sa.sin_port = htons((uint16_t)port);
+	ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
 	close(fd);
 	return ok;
 }
@@ -155,11 +155,11 @@ int
 wbt_free_port(void)
 {
 	static atomic_uint next;
-	const unsigned     span  = WBT_PORT_HI - WBT_PORT_LO;
-	const unsigned     start = ((unsigned) getpid() * 7919u) % span; /* apart per process */
+	const unsigned     span = WBT_PORT_HI - WBT_PORT_LO;
+	const unsigned     start = ((unsigned)getpid() * 7919u) % span; /* apart per process */
 
 	for (unsigned i = 0; i < span; i++) {
-		int port = WBT_PORT_LO + (int) ((start + atomic_fetch_add(&next, 1)) % span);
+		int port = WBT_PORT_LO + (int)((start + atomic_fetch_add(&next, 1)) % span);
 
 		if (wbt_port_free(port)) {
 			return port;
@@ -200,7 +200,7 @@ wbt_bin_path(char *buf, size_t n, const char *name)
 		/* <build>/test/<test> -> <build>/bin/<name> */
 		rv = snprintf(buf, n, "%s/../bin/%s", dirname(self), name);
 	}
-	if (rv < 0 || (size_t) rv >= n) {
+	if (rv < 0 || (size_t)rv >= n) {
 		return -1;
 	}
 	return access(buf, X_OK) == 0 ? 0 : -1;
@@ -223,8 +223,8 @@ wbt_env_build(const char *const *extra)
 		return NULL;
 	}
 	for (size_t i = 0; i < ne; i++) {
-		const char *eq      = strchr(environ[i], '=');
-		size_t      keylen  = eq != NULL ? (size_t) (eq - environ[i]) : strlen(environ[i]);
+		const char *eq = strchr(environ[i], '=');
+		size_t      keylen = eq != NULL ? (size_t)(eq - environ[i]) : strlen(environ[i]);
 		bool        shadowed = false;
 
 		for (size_t j = 0; j < nx; j++) {
@@ -237,7 +237,7 @@ wbt_env_build(const char *const *extra)
 		}
 	}
 	for (size_t j = 0; j < nx; j++) {
-		envp[k++] = (char *) extra[j];
+		envp[k++] = (char *)extra[j];
 	}
 	envp[k] = NULL;
 	return envp;
@@ -249,8 +249,8 @@ wbt_spawn(const char *name, const char *const *args, const char *const *env)
 {
 	char        bin[512];
 	char      **argv = NULL, **envp = NULL;
-	size_t      na   = 0;
-	wbt_daemon *d    = NULL;
+	size_t      na = 0;
+	wbt_daemon *d = NULL;
 	pid_t       parent, pid;
 	int         fd = -1;
 
@@ -258,7 +258,8 @@ wbt_spawn(const char *name, const char *const *args, const char *const *env)
 		return NULL;
 	}
 	if (wbt_bin_path(bin, sizeof(bin), name) != 0) {
-		fprintf(stderr, "wbt: cannot find the program %s (build it, or set WBT_BIN_DIR)\n", name);
+		fprintf(stderr, "wbt: cannot find the program %s (build it, or set WBT_BIN_DIR)\n",
+		    name);
 		return NULL;
 	}
 	while (args != NULL && args[na] != NULL) {
@@ -268,9 +269,9 @@ wbt_spawn(const char *name, const char *const *args, const char *const *env)
 	    (envp = wbt_env_build(env)) == NULL) {
 		goto out;
 	}
-	argv[0] = (char *) name;
+	argv[0] = (char *)name;
 	for (size_t i = 0; i < na; i++) {
-		argv[i + 1] = (char *) args[i];
+		argv[i + 1] = (char *)args[i];
 	}
 
 	pthread_mutex_lock(&wbt_mtx);
@@ -392,18 +393,18 @@ int
 wbt_wait_ready(wbt_daemon *d, const char *url, int timeout_ms)
 {
 	long long end = wbt_now_ms() + timeout_ms;
-	int       rv  = WB_EUNAVAIL;
+	int       rv = WB_EUNAVAIL;
 
 	while (wbt_now_ms() < end) {
 		long long left = end - wbt_now_ms();
 
 		if (d != NULL && !wbt_alive(d)) {
-			fprintf(stderr, "wbt: %s exited with status %d before answering on %s\n", d->name,
-			    d->status, url);
+			fprintf(stderr, "wbt: %s exited with status %d before answering on %s\n",
+			    d->name, d->status, url);
 			wbt_log_tail(d, WBT_TAIL_LINES);
 			return -1;
 		}
-		if ((rv = wbt_ping(url, left < 500 ? (int) left : 500)) == 0) {
+		if ((rv = wbt_ping(url, left < 500 ? (int)left : 500)) == 0) {
 			return 0;
 		}
 		wbt_sleep_ms(10);
@@ -447,15 +448,17 @@ wbt_stop(wbt_daemon *d, int sig, int timeout_ms)
 		kill(d->pid, sig);
 	}
 	if ((st = wbt_wait_exit(d, timeout_ms)) < 0) {
-		fprintf(stderr, "wbt: %s (pid %d) did not exit within %d ms of signal %d; killing it\n",
-		    d->name, (int) d->pid, timeout_ms, sig);
+		fprintf(stderr,
+		    "wbt: %s (pid %d) did not exit within %d ms of signal %d; killing it\n",
+		    d->name, (int)d->pid, timeout_ms, sig);
 		kill(d->pid, SIGKILL);
 		wbt_wait_exit(d, 10000);
 		wbt_log_tail(d, WBT_TAIL_LINES);
 		return -1;
 	}
 	if (st != 0) {
-		fprintf(stderr, "wbt: %s exited with status %d after signal %d\n", d->name, st, sig);
+		fprintf(
+		    stderr, "wbt: %s exited with status %d after signal %d\n", d->name, st, sig);
 		wbt_log_tail(d, WBT_TAIL_LINES);
 	}
 	return st;
@@ -476,9 +479,9 @@ wbt_log_tail(const wbt_daemon *d, int lines)
 	}
 	fseek(f, 0, SEEK_END);
 	size = ftell(f);
-	from = size > (long) sizeof(buf) - 1 ? size - (long) sizeof(buf) + 1 : 0;
+	from = size > (long)sizeof(buf) - 1 ? size - (long)sizeof(buf) + 1 : 0;
 	fseek(f, from, SEEK_SET);
-	n      = fread(buf, 1, sizeof(buf) - 1, f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
 	fclose(f);
 	p = buf + n;
@@ -504,7 +507,8 @@ wbt_kill_all(void)
 		}
 		if (wbt_reap(d)) {
 			if (!d->stopping && d->status != 0) {
-				fprintf(stderr, "wbt: %s died on its own (status %d)\n", d->name, d->status);
+				fprintf(stderr, "wbt: %s died on its own (status %d)\n", d->name,
+				    d->status);
 				wbt_log_tail(d, WBT_TAIL_LINES);
 			}
 			continue;
@@ -512,9 +516,9 @@ wbt_kill_all(void)
 		d->stopping = true;
 		kill(d->pid, SIGKILL);
 		if (waitpid(d->pid, NULL, 0) < 0 && errno != ECHILD) {
-			fprintf(stderr, "wbt: waitpid %d: %s\n", (int) d->pid, strerror(errno));
+			fprintf(stderr, "wbt: waitpid %d: %s\n", (int)d->pid, strerror(errno));
 		}
-		d->pid    = 0;
+		d->pid = 0;
 		d->status = 128 + SIGKILL;
 	}
 	pthread_mutex_unlock(&wbt_mtx);
@@ -523,9 +527,9 @@ wbt_kill_all(void)
 static int
 wbt_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-	(void) sb;
-	(void) flag;
-	(void) ftw;
+	(void)sb;
+	(void)flag;
+	(void)ftw;
 	remove(path);
 	return 0;
 }

@@ -39,11 +39,11 @@
 #include <sys/types.h>
 
 typedef struct wbt_daemon {
-	char  name[64];  /* binary name, e.g. "warble-ping" */
-	char  log[256];  /* its stdout+stderr */
-	pid_t pid;       /* 0 once reaped */
-	int   status;    /* exit code, 128+signal if killed, -1 while running */
-	bool  stopping;  /* the harness signalled it (no log dump for that) */
+	char  name[64]; /* binary name, e.g. "warble-ping" */
+	char  log[256]; /* its stdout+stderr */
+	pid_t pid;      /* 0 once reaped */
+	int   status;   /* exit code, 128+signal if killed, -1 while running */
+	bool  stopping; /* the harness signalled it (no log dump for that) */
 } wbt_daemon;
 
 /* wbt_dir returns this process's temp dir, creating it on first use (NULL on failure). */

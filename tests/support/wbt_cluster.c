@@ -17,8 +17,8 @@ wbt_cluster_urls(wbt_cluster *c)
 	int        rc = 0;
 
 	snprintf(p, sizeof(p), "c%d", n++);
-#define WBT_URL(field, what)                                          \
-	snprintf(name, sizeof(name), "%s%s", p, what);               \
+#define WBT_URL(field, what)                           \
+	snprintf(name, sizeof(name), "%s%s", p, what); \
 	rc |= wbt_ipc_url(c->field, sizeof(c->field), name)
 	WBT_URL(user_url, "u");
 	WBT_URL(relation_url, "r");
@@ -92,19 +92,20 @@ static void
 wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const char **env)
 {
 	const char *const *extra_env = c->extra_env;
-	int                k         = wbt_cluster_env(c, bufs, env, 16);
+	int                k = wbt_cluster_env(c, bufs, env, 16);
 
 	env[k++] = "WARBLE_PWHASH_OPS=1";
 	env[k++] = "WARBLE_PWHASH_MEM=8192";
 	env[k++] = "WARBLE_LOG_LEVEL=warn";
 	if (!wbt_cluster_has(extra_env, "WARBLE_HTTP_URL=")) {
-		env[k++] = "WARBLE_HTTP_URL=http://127.0.0.1:0"; /* any free port: clusters run side by side */
+		env[k++] =
+		    "WARBLE_HTTP_URL=http://127.0.0.1:0"; /* any free port: clusters run side by side */
 	}
 	if (!wbt_cluster_has(extra_env, "WARBLE_GATEWAY_TIMEOUT_MS=")) {
 		env[k++] = "WARBLE_GATEWAY_TIMEOUT_MS=15000"; /* loaded CI machines */
 	}
-	for (int i = 0; extra_env != NULL && extra_env[i] != NULL &&
-	                k + 1 < WBT_CLUSTER_ENV_MAX; i++) {
+	for (int i = 0; extra_env != NULL && extra_env[i] != NULL && k + 1 < WBT_CLUSTER_ENV_MAX;
+	     i++) {
 		env[k++] = extra_env[i];
 	}
 	env[k] = NULL;
@@ -138,12 +139,13 @@ wbt_cluster_restart(wbt_cluster *c, wbt_daemon **slot, int sig)
 {
 	char        bufs[16][WBT_URL_MAX + 32];
 	const char *env[WBT_CLUSTER_ENV_MAX];
-	const char *url  = slot == &c->user ? c->user_url :
-	                   slot == &c->relation ? c->relation_url :
-	                   slot == &c->content ? c->content_url :
-	                   slot == &c->inbox ? c->inbox_url :
-	                   slot == &c->gateway ? c->gateway_url : NULL;
-	wbt_daemon *d    = *slot;
+	const char *url = slot == &c->user       ? c->user_url
+	                  : slot == &c->relation ? c->relation_url
+	                  : slot == &c->content  ? c->content_url
+	                  : slot == &c->inbox    ? c->inbox_url
+	                  : slot == &c->gateway  ? c->gateway_url
+	                                         : NULL;
+	wbt_daemon *d = *slot;
 	char        name[sizeof(d->name)];
 
 	if (url == NULL || d == NULL) {
@@ -157,7 +159,7 @@ wbt_cluster_restart(wbt_cluster *c, wbt_daemon **slot, int sig)
 	}
 	if (wbt_wait_exit(d, 10000) < 0) {
 		fprintf(stderr, "wbt_cluster: %s (pid %d) did not exit after signal %d\n", name,
-		    (int) d->pid, sig);
+		    (int)d->pid, sig);
 		return -1;
 	}
 	wbt_cluster_env_all(c, bufs, env);
@@ -171,7 +173,7 @@ int
 wbt_cluster_stop(wbt_cluster *c, int timeout_ms)
 {
 	wbt_daemon *order[] = { c->gateway, c->inbox, c->content, c->relation, c->user };
-	int         rc      = 0;
+	int         rc = 0;
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		if (order[i] != NULL && wbt_stop(order[i], SIGTERM, timeout_ms) != 0) {

@@ -24,15 +24,15 @@
 #define WBT_URL_MAX 160
 
 typedef struct wbt_cluster {
-	char user_url[WBT_URL_MAX];
-	char relation_url[WBT_URL_MAX];
-	char content_url[WBT_URL_MAX];
-	char inbox_url[WBT_URL_MAX];
-	char gateway_url[WBT_URL_MAX];
-	char relation_pub_url[WBT_URL_MAX];
-	char content_pub_url[WBT_URL_MAX];
-	char data[WBT_URL_MAX];
-	wbt_daemon *user, *relation, *content, *inbox, *gateway;
+	char               user_url[WBT_URL_MAX];
+	char               relation_url[WBT_URL_MAX];
+	char               content_url[WBT_URL_MAX];
+	char               inbox_url[WBT_URL_MAX];
+	char               gateway_url[WBT_URL_MAX];
+	char               relation_pub_url[WBT_URL_MAX];
+	char               content_pub_url[WBT_URL_MAX];
+	char               data[WBT_URL_MAX];
+	wbt_daemon        *user, *relation, *content, *inbox, *gateway;
 	const char *const *extra_env; /* as given to wbt_cluster_start (kept for restarts) */
 } wbt_cluster;
 

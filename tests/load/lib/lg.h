@@ -22,9 +22,9 @@
 
 /* ---- histograms ---- */
 
-#define LG_HIST_SUB   64 /* sub-buckets per power of two */
-#define LG_HIST_POWS  40 /* 1 us .. ~2^40 us */
-#define LG_HIST_N     (LG_HIST_SUB * LG_HIST_POWS)
+#define LG_HIST_SUB  64 /* sub-buckets per power of two */
+#define LG_HIST_POWS 40 /* 1 us .. ~2^40 us */
+#define LG_HIST_N    (LG_HIST_SUB * LG_HIST_POWS)
 
 typedef struct lg_hist {
 	uint64_t n, sum_us, max_us;
@@ -47,9 +47,9 @@ void lg_hist_dump(const lg_hist *h, FILE *f);
 
 /* A graph as fan lists: the fans of user t are fan[off[t] .. off[t+1]). */
 typedef struct lg_graph {
-	uint32_t  n;      /* users */
+	uint32_t  n; /* users */
 	uint64_t  follows;
-	uint64_t *off;    /* n + 1 */
+	uint64_t *off; /* n + 1 */
 	uint32_t *fan;
 	char      name[128];
 } lg_graph;

@@ -27,9 +27,9 @@ lg_disk_sst_bytes(const char *path)
 	while ((e = readdir(d)) != NULL) {
 		size_t n = strlen(e->d_name);
 		if (n > 4 && strcmp(e->d_name + n - 4, ".sst") == 0 &&
-		    snprintf(p, sizeof(p), "%s/%s", path, e->d_name) < (int) sizeof(p) &&
+		    snprintf(p, sizeof(p), "%s/%s", path, e->d_name) < (int)sizeof(p) &&
 		    stat(p, &st) == 0) {
-			sum += (uint64_t) st.st_size;
+			sum += (uint64_t)st.st_size;
 		}
 	}
 	closedir(d);
@@ -41,9 +41,9 @@ lg_disk_inbox(const char *path, uint32_t cap, uint64_t ttl_ms, lg_disk *out)
 {
 	hb_family_opts fams[INBOX_FAM_COUNT];
 	hb_table_opts  topts = { 0 };
-	hb_table      *t     = NULL;
-	hb_scan       *s     = NULL;
-	hb_scan_opts   so    = { 0 };
+	hb_table      *t = NULL;
+	hb_scan       *s = NULL;
+	hb_scan_opts   so = { 0 };
 	hb_cell        c;
 	int            rc;
 
@@ -51,7 +51,8 @@ lg_disk_inbox(const char *path, uint32_t cap, uint64_t ttl_ms, lg_disk *out)
 	out->folder_bytes = lg_du(path);
 	inbox_schema_families(fams, cap, ttl_ms);
 	if ((rc = hb_open(&t, path, fams, INBOX_FAM_COUNT, &topts)) != WB_OK) {
-		fprintf(stderr, "warble-load: open %s: %s %s\n", path, wb_strerror(rc), hb_last_error());
+		fprintf(stderr, "warble-load: open %s: %s %s\n", path, wb_strerror(rc),
+		    hb_last_error());
 		return -1;
 	}
 	if ((rc = hb_flush(t, INBOX_FAM_TL)) == WB_OK) {
@@ -69,7 +70,7 @@ lg_disk_inbox(const char *path, uint32_t cap, uint64_t ttl_ms, lg_disk *out)
 		fprintf(stderr, "warble-load: compact/scan %s: %s\n", path, wb_strerror(rc));
 		return -1;
 	}
-	out->sst_bytes          = lg_disk_sst_bytes(path);
+	out->sst_bytes = lg_disk_sst_bytes(path);
 	out->folder_after_bytes = lg_du(path);
 	return 0;
 }

@@ -35,7 +35,7 @@ lg_rand(uint64_t *s)
 static int
 lg_graph_cmp(const void *a, const void *b)
 {
-	uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -57,15 +57,15 @@ lg_graph_read_pass(FILE *f, lg_graph *g, uint64_t *pos, bool fill)
 		}
 		if (!fill) {
 			if (a + 1 > g->n) {
-				g->n = (uint32_t) a + 1;
+				g->n = (uint32_t)a + 1;
 			}
 			if (b + 1 > g->n) {
-				g->n = (uint32_t) b + 1;
+				g->n = (uint32_t)b + 1;
 			}
 			continue;
 		}
-		g->fan[pos[b]++] = (uint32_t) a; /* a follows b */
-		g->fan[pos[a]++] = (uint32_t) b;
+		g->fan[pos[b]++] = (uint32_t)a; /* a follows b */
+		g->fan[pos[a]++] = (uint32_t)b;
 	}
 	return 0;
 }
@@ -88,7 +88,7 @@ lg_graph_sort_unique(lg_graph *g)
 		start = end;
 	}
 	g->off[g->n] = w;
-	g->follows   = w;
+	g->follows = w;
 }
 
 int
@@ -104,7 +104,7 @@ lg_graph_load(lg_graph *g, const char *path)
 		return -1;
 	}
 	lg_graph_read_pass(f, g, NULL, false);
-	if (g->n == 0 || (g->off = calloc((size_t) g->n + 1, sizeof(uint64_t))) == NULL) {
+	if (g->n == 0 || (g->off = calloc((size_t)g->n + 1, sizeof(uint64_t))) == NULL) {
 		fprintf(stderr, "warble-load: %s: no edges\n", path);
 		fclose(f);
 		return -1;
@@ -121,7 +121,7 @@ lg_graph_load(lg_graph *g, const char *path)
 	for (uint32_t t = 0; t < g->n; t++) {
 		g->off[t + 1] += g->off[t];
 	}
-	pos    = malloc(((size_t) g->n + 1) * sizeof(uint64_t));
+	pos = malloc(((size_t)g->n + 1) * sizeof(uint64_t));
 	g->fan = malloc((g->off[g->n] + 1) * sizeof(uint32_t));
 	if (pos == NULL || g->fan == NULL) {
 		free(pos);
@@ -129,7 +129,7 @@ lg_graph_load(lg_graph *g, const char *path)
 		lg_graph_free(g);
 		return -1;
 	}
-	memcpy(pos, g->off, ((size_t) g->n + 1) * sizeof(uint64_t));
+	memcpy(pos, g->off, ((size_t)g->n + 1) * sizeof(uint64_t));
 	lg_graph_read_pass(f, g, pos, true);
 	free(pos);
 	fclose(f);
@@ -142,18 +142,18 @@ lg_graph_load(lg_graph *g, const char *path)
 int
 lg_graph_synth(lg_graph *g, uint32_t n, uint32_t deg, uint64_t seed)
 {
-	uint64_t s    = seed ? seed : 1;
+	uint64_t s = seed ? seed : 1;
 	double   xmin = deg / 3.0 > 1 ? deg / 3.0 : 1;
 
 	memset(g, 0, sizeof(*g));
-	if (n < 2 || (g->off = calloc((size_t) n + 1, sizeof(uint64_t))) == NULL) {
+	if (n < 2 || (g->off = calloc((size_t)n + 1, sizeof(uint64_t))) == NULL) {
 		return -1;
 	}
 	g->n = n;
 	for (uint32_t t = 0; t < n; t++) {
-		double   u = ((double) (lg_rand(&s) >> 11) + 1) / 9007199254740993.0;
+		double   u = ((double)(lg_rand(&s) >> 11) + 1) / 9007199254740993.0;
 		double   d = floor(xmin * pow(u, -1.0 / 1.5));
-		uint64_t k = d > n - 1 ? n - 1 : (uint64_t) d;
+		uint64_t k = d > n - 1 ? n - 1 : (uint64_t)d;
 		g->off[t + 1] = g->off[t] + k;
 	}
 	if ((g->fan = malloc((g->off[n] + 1) * sizeof(uint32_t))) == NULL) {
@@ -164,14 +164,14 @@ lg_graph_synth(lg_graph *g, uint32_t n, uint32_t deg, uint64_t seed)
 		for (uint64_t i = g->off[t]; i < g->off[t + 1]; i++) {
 			uint32_t f;
 			do {
-				f = (uint32_t) (lg_rand(&s) % n);
+				f = (uint32_t)(lg_rand(&s) % n);
 			} while (f == t);
 			g->fan[i] = f;
 		}
 	}
 	lg_graph_sort_unique(g);
-	snprintf(g->name, sizeof(g->name), "synthetic power law n=%u mean=%u seed=%llu",
-	    n, deg, (unsigned long long) seed);
+	snprintf(g->name, sizeof(g->name), "synthetic power law n=%u mean=%u seed=%llu", n, deg,
+	    (unsigned long long)seed);
 	return 0;
 }
 
@@ -187,13 +187,13 @@ lg_graph_free(lg_graph *g)
 void
 lg_post_text(char *buf, size_t n, uint32_t u, uint64_t k)
 {
-	static const char *words[] = { "warble", "timeline", "coffee", "release",
-		"latency", "follow", "morning", "build", "deploy", "weekend", "music",
-		"reading", "garden", "rain", "train", "lunch" };
-	uint64_t s = ((uint64_t) u << 32 | (k & 0xffffffffu)) * 2654435761u + 1;
-	int      w = snprintf(buf, n, "post %llu by %u:", (unsigned long long) k, u);
+	static const char *words[] = { "warble", "timeline", "coffee", "release", "latency",
+		"follow", "morning", "build", "deploy", "weekend", "music", "reading", "garden",
+		"rain", "train", "lunch" };
+	uint64_t           s = ((uint64_t)u << 32 | (k & 0xffffffffu)) * 2654435761u + 1;
+	int                w = snprintf(buf, n, "post %llu by %u:", (unsigned long long)k, u);
 
-	for (int i = 0; i < 8 && w > 0 && (size_t) w < n; i++) {
-		w += snprintf(buf + w, n - (size_t) w, " %s", words[lg_rand(&s) % 16]);
+	for (int i = 0; i < 8 && w > 0 && (size_t)w < n; i++) {
+		w += snprintf(buf + w, n - (size_t)w, " %s", words[lg_rand(&s) % 16]);
 	}
 }

@@ -15,12 +15,12 @@ static size_t
 lg_hist_index(uint64_t us)
 {
 	if (us < LG_HIST_SUB) {
-		return (size_t) us;
+		return (size_t)us;
 	}
 	int    top = 63 - __builtin_clzll(us); /* >= 6 */
-	size_t pow = (size_t) (top - 5);
-	size_t sub = (size_t) (us >> (top - 6)) - LG_HIST_SUB;
-	size_t i   = pow * LG_HIST_SUB + sub;
+	size_t pow = (size_t)(top - 5);
+	size_t sub = (size_t)(us >> (top - 6)) - LG_HIST_SUB;
+	size_t i = pow * LG_HIST_SUB + sub;
 
 	return i < LG_HIST_N ? i : LG_HIST_N - 1;
 }
@@ -32,10 +32,10 @@ lg_hist_value(size_t i)
 	size_t pow = i / LG_HIST_SUB, sub = i % LG_HIST_SUB;
 
 	if (pow == 0) {
-		return (double) sub;
+		return (double)sub;
 	}
-	double lo = ldexp((double) (LG_HIST_SUB + sub), (int) pow - 1);
-	return lo + ldexp(1.0, (int) pow - 1) / 2;
+	double lo = ldexp((double)(LG_HIST_SUB + sub), (int)pow - 1);
+	return lo + ldexp(1.0, (int)pow - 1) / 2;
 }
 
 void
@@ -68,7 +68,7 @@ lg_hist_q(const lg_hist *h, double q)
 	if (h->n == 0) {
 		return 0;
 	}
-	uint64_t want = (uint64_t) ceil(q * (double) h->n), seen = 0;
+	uint64_t want = (uint64_t)ceil(q * (double)h->n), seen = 0;
 	if (want == 0) {
 		want = 1;
 	}
@@ -76,10 +76,10 @@ lg_hist_q(const lg_hist *h, double q)
 		seen += h->b[i];
 		if (seen >= want) {
 			double v = lg_hist_value(i);
-			return v > (double) h->max_us ? (double) h->max_us : v;
+			return v > (double)h->max_us ? (double)h->max_us : v;
 		}
 	}
-	return (double) h->max_us;
+	return (double)h->max_us;
 }
 
 void

@@ -29,7 +29,7 @@ typedef struct lg_redis lg_redis;
 typedef struct lg_pg    lg_pg;
 
 /* lg_redis_open connects to host:port (cap: home timeline entries kept); 0 or -1. */
-int lg_redis_open(lg_redis **out, const char *host, int port, unsigned cap);
+int  lg_redis_open(lg_redis **out, const char *host, int port, unsigned cap);
 void lg_redis_close(lg_redis *r);
 
 /* lg_redis_add_user records uid's name. */
@@ -39,8 +39,8 @@ int lg_redis_add_user(lg_redis *r, uint64_t uid, const char *name);
 int lg_redis_add_fans(lg_redis *r, uint64_t target, const uint64_t *fans, size_t n);
 
 /* lg_redis_publish stores post id by author and fans it out; *ack_us the store, *fanout_us the fan-out, *cells the timelines written. */
-int lg_redis_publish(lg_redis *r, uint64_t author, uint64_t id, const char *text,
-    uint64_t *ack_us, uint64_t *fanout_us, uint64_t *cells);
+int lg_redis_publish(lg_redis *r, uint64_t author, uint64_t id, const char *text, uint64_t *ack_us,
+    uint64_t *fanout_us, uint64_t *cells);
 
 /* lg_redis_newest reads the newest id of uid's home timeline (0 if empty). */
 uint64_t lg_redis_newest(lg_redis *r, uint64_t uid);
@@ -52,7 +52,7 @@ uint64_t lg_redis_used_memory(lg_redis *r);
 void lg_redis_backend(lg_redis *r, const uint64_t *uids, lg_backend *b);
 
 /* lg_pg_open connects with conninfo and creates the schema (dropping old tables); 0 or -1. */
-int lg_pg_open(lg_pg **out, const char *conninfo);
+int  lg_pg_open(lg_pg **out, const char *conninfo);
 void lg_pg_close(lg_pg *p);
 
 /* lg_pg_copy_users / lg_pg_copy_follows bulk-load rows with COPY. */

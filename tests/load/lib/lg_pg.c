@@ -12,11 +12,11 @@
 #include <libpq-fe.h>
 #include <pthread.h>
 
-#define LG_PG_HOME \
-	"SELECT p.id, p.author, u.name, p.text, p.time FROM follows f " \
+#define LG_PG_HOME                                                                \
+	"SELECT p.id, p.author, u.name, p.text, p.time FROM follows f "           \
 	"JOIN posts p ON p.author = f.followee JOIN users u ON u.uid = p.author " \
 	"WHERE f.follower = $1 ORDER BY p.id DESC LIMIT 20"
-#define LG_PG_TIMELINE \
+#define LG_PG_TIMELINE                                                \
 	"SELECT p.id, p.author, u.name, p.text, p.time FROM posts p " \
 	"JOIN users u ON u.uid = p.author WHERE p.author = $1 ORDER BY p.id DESC LIMIT 20"
 #define LG_PG_INSERT "INSERT INTO posts (id, author, text, time) VALUES ($1, $2, $3, $4)"
@@ -38,8 +38,8 @@ struct lg_conn {
 static int
 lg_pg_exec(PGconn *c, const char *sql)
 {
-	PGresult *r  = PQexec(c, sql);
-	int       ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+	PGresult *r = PQexec(c, sql);
+	int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
 
 	if (!ok) {
 		fprintf(stderr, "warble-load: postgres: %s: %s", sql, PQerrorMessage(c));
@@ -57,14 +57,16 @@ lg_pg_connect(const char *conninfo)
 	const struct {
 		const char *name, *sql;
 		int         n;
-	} st[] = { { "home", LG_PG_HOME, 1 }, { "tl", LG_PG_TIMELINE, 1 }, { "ins", LG_PG_INSERT, 4 } };
+	} st[] = { { "home", LG_PG_HOME, 1 }, { "tl", LG_PG_TIMELINE, 1 },
+		{ "ins", LG_PG_INSERT, 4 } };
 
 	if (PQstatus(c) != CONNECTION_OK) {
 		fprintf(stderr, "warble-load: postgres %s: %s", conninfo, PQerrorMessage(c));
 		PQfinish(c);
 		return NULL;
 	}
-	if (lg_pg_exec(c, "SET statement_timeout = 30000; SET client_min_messages = warning") != 0) {
+	if (lg_pg_exec(c, "SET statement_timeout = 30000; SET client_min_messages = warning") !=
+	    0) {
 		PQfinish(c);
 		return NULL;
 	}
@@ -91,10 +93,12 @@ lg_pg_open(lg_pg **out, const char *conninfo)
 	}
 	pthread_mutex_init(&p->ids_mu, NULL);
 	if (lg_pg_exec(p->c, "DROP TABLE IF EXISTS posts, follows, users") != 0 ||
-	    lg_pg_exec(p->c, "CREATE TABLE users (uid bigint PRIMARY KEY, name text NOT NULL)") != 0 ||
-	    lg_pg_exec(p->c, "CREATE TABLE follows (follower bigint NOT NULL, followee bigint NOT NULL)") != 0 ||
+	    lg_pg_exec(p->c, "CREATE TABLE users (uid bigint PRIMARY KEY, name text NOT NULL)") !=
+	        0 ||
+	    lg_pg_exec(p->c,
+	        "CREATE TABLE follows (follower bigint NOT NULL, followee bigint NOT NULL)") != 0 ||
 	    lg_pg_exec(p->c, "CREATE TABLE posts (id bigint PRIMARY KEY, author bigint NOT NULL, "
-	        "text text NOT NULL, time bigint NOT NULL)") != 0 ||
+	                     "text text NOT NULL, time bigint NOT NULL)") != 0 ||
 	    lg_pg_exec(p->c, "CREATE INDEX posts_author_id ON posts (author, id DESC)") != 0) {
 		lg_pg_close(p);
 		return -1;
@@ -118,7 +122,7 @@ lg_pg_close(lg_pg *p)
 static int
 lg_pg_copy_begin(PGconn *c, const char *sql)
 {
-	PGresult *r  = PQexec(c, sql);
+	PGresult *r = PQexec(c, sql);
 	int       ok = PQresultStatus(r) == PGRES_COPY_IN;
 
 	if (!ok) {
@@ -154,8 +158,8 @@ lg_pg_copy_users(lg_pg *p, const uint64_t *uids, const char *prefix, uint64_t n)
 		return -1;
 	}
 	for (uint64_t i = 0; i < n; i++) {
-		int k = snprintf(line, sizeof(line), "%llu\t%s%llu\n", (unsigned long long) uids[i],
-		    prefix, (unsigned long long) i);
+		int k = snprintf(line, sizeof(line), "%llu\t%s%llu\n", (unsigned long long)uids[i],
+		    prefix, (unsigned long long)i);
 		if (PQputCopyData(p->c, line, k) != 1) {
 			break;
 		}
@@ -172,8 +176,8 @@ lg_pg_copy_follows(lg_pg *p, uint64_t target, const uint64_t *fans, size_t n)
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		int k = snprintf(line, sizeof(line), "%llu\t%llu\n", (unsigned long long) fans[i],
-		    (unsigned long long) target);
+		int k = snprintf(line, sizeof(line), "%llu\t%llu\n", (unsigned long long)fans[i],
+		    (unsigned long long)target);
 		if (PQputCopyData(p->c, line, k) != 1) {
 			break;
 		}
@@ -207,10 +211,10 @@ lg_pg_insert(PGconn *c, uint64_t author, uint64_t id, const char *text)
 	char        a[24], i[24], t[24];
 	const char *v[4] = { i, a, text, t };
 
-	snprintf(a, sizeof(a), "%llu", (unsigned long long) author);
-	snprintf(i, sizeof(i), "%llu", (unsigned long long) id);
-	snprintf(t, sizeof(t), "%llu", (unsigned long long) wb_now_ms());
-	PGresult *r  = PQexecPrepared(c, "ins", 4, v, NULL, NULL, 0);
+	snprintf(a, sizeof(a), "%llu", (unsigned long long)author);
+	snprintf(i, sizeof(i), "%llu", (unsigned long long)id);
+	snprintf(t, sizeof(t), "%llu", (unsigned long long)wb_now_ms());
+	PGresult *r = PQexecPrepared(c, "ins", 4, v, NULL, NULL, 0);
 	int       ok = PQresultStatus(r) == PGRES_COMMAND_OK;
 	if (!ok) {
 		fprintf(stderr, "warble-load: postgres insert: %s", PQerrorMessage(c));
@@ -236,10 +240,10 @@ lg_pg_query(PGconn *c, const char *stmt, uint64_t uid, size_t *n, uint64_t *firs
 	char        u[24];
 	const char *v[1] = { u };
 
-	snprintf(u, sizeof(u), "%llu", (unsigned long long) uid);
-	PGresult *r  = PQexecPrepared(c, stmt, 1, v, NULL, NULL, 0);
+	snprintf(u, sizeof(u), "%llu", (unsigned long long)uid);
+	PGresult *r = PQexecPrepared(c, stmt, 1, v, NULL, NULL, 0);
 	int       ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-	*n = ok ? (size_t) PQntuples(r) : 0;
+	*n = ok ? (size_t)PQntuples(r) : 0;
 	if (first != NULL) {
 		*first = ok && *n > 0 ? strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
 	}
@@ -325,14 +329,14 @@ void
 lg_pg_backend(lg_pg *p, const uint64_t *uids, lg_backend *b)
 {
 	memset(b, 0, sizeof(*b));
-	p->uids       = uids;
-	b->name       = "postgres";
-	b->ctx        = p;
-	b->conn_open  = lg_pg_conn_open;
+	p->uids = uids;
+	b->name = "postgres";
+	b->ctx = p;
+	b->conn_open = lg_pg_conn_open;
 	b->conn_close = lg_pg_conn_close;
-	b->home       = lg_pg_home;
-	b->timeline   = lg_pg_timeline;
-	b->post       = lg_pg_post;
+	b->home = lg_pg_home;
+	b->timeline = lg_pg_timeline;
+	b->post = lg_pg_post;
 }
 
 #else /* no libpq at build time */
@@ -340,18 +344,57 @@ lg_pg_backend(lg_pg *p, const uint64_t *uids, lg_backend *b)
 int
 lg_pg_open(lg_pg **out, const char *conninfo)
 {
-	(void) conninfo;
+	(void)conninfo;
 	*out = NULL;
 	fprintf(stderr, "warble-load: built without libpq (tests/deps.sh bench)\n");
 	return -1;
 }
-void lg_pg_close(lg_pg *p) { (void) p; }
-int lg_pg_copy_users(lg_pg *p, const uint64_t *u, const char *x, uint64_t n) { (void) p, (void) u, (void) x, (void) n; return -1; }
-int lg_pg_copy_follows(lg_pg *p, uint64_t t, const uint64_t *f, size_t n) { (void) p, (void) t, (void) f, (void) n; return -1; }
-int lg_pg_finish_setup(lg_pg *p) { (void) p; return -1; }
-int lg_pg_publish(lg_pg *p, uint64_t a, uint64_t id, const char *t, uint64_t *x) { (void) p, (void) a, (void) id, (void) t, (void) x; return -1; }
-uint64_t lg_pg_newest(lg_pg *p, uint64_t uid) { (void) p, (void) uid; return 0; }
-uint64_t lg_pg_db_bytes(lg_pg *p) { (void) p; return 0; }
-void lg_pg_backend(lg_pg *p, const uint64_t *u, lg_backend *b) { (void) p, (void) u; memset(b, 0, sizeof(*b)); }
+void
+lg_pg_close(lg_pg *p)
+{
+	(void)p;
+}
+int
+lg_pg_copy_users(lg_pg *p, const uint64_t *u, const char *x, uint64_t n)
+{
+	(void)p, (void)u, (void)x, (void)n;
+	return -1;
+}
+int
+lg_pg_copy_follows(lg_pg *p, uint64_t t, const uint64_t *f, size_t n)
+{
+	(void)p, (void)t, (void)f, (void)n;
+	return -1;
+}
+int
+lg_pg_finish_setup(lg_pg *p)
+{
+	(void)p;
+	return -1;
+}
+int
+lg_pg_publish(lg_pg *p, uint64_t a, uint64_t id, const char *t, uint64_t *x)
+{
+	(void)p, (void)a, (void)id, (void)t, (void)x;
+	return -1;
+}
+uint64_t
+lg_pg_newest(lg_pg *p, uint64_t uid)
+{
+	(void)p, (void)uid;
+	return 0;
+}
+uint64_t
+lg_pg_db_bytes(lg_pg *p)
+{
+	(void)p;
+	return 0;
+}
+void
+lg_pg_backend(lg_pg *p, const uint64_t *u, lg_backend *b)
+{
+	(void)p, (void)u;
+	memset(b, 0, sizeof(*b));
+}
 
 #endif

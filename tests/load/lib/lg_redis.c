@@ -17,12 +17,12 @@
 #define LG_REDIS_PAGE 10000 /* fans per SSCAN page and pipeline */
 
 struct lg_redis {
-	char           host[64];
-	int            port;
-	unsigned       cap;
-	redisContext  *c;
+	char            host[64];
+	int             port;
+	unsigned        cap;
+	redisContext   *c;
 	const uint64_t *uids;
-	wb_idgen      *ids;
+	wb_idgen       *ids;
 	pthread_mutex_t ids_mu;
 };
 
@@ -36,7 +36,7 @@ static redisContext *
 lg_redis_connect(const char *host, int port)
 {
 	struct timeval tv = { 30, 0 };
-	redisContext  *c  = redisConnectWithTimeout(host, port, tv);
+	redisContext  *c = redisConnectWithTimeout(host, port, tv);
 
 	if (c == NULL || c->err) {
 		fprintf(stderr, "warble-load: redis %s:%d: %s\n", host, port,
@@ -56,7 +56,7 @@ lg_redis_drain(redisContext *c, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		redisReply *rep = NULL;
-		if (redisGetReply(c, (void **) &rep) != REDIS_OK) {
+		if (redisGetReply(c, (void **)&rep) != REDIS_OK) {
 			fprintf(stderr, "warble-load: redis: %s\n", c->errstr);
 			return -1;
 		}
@@ -80,9 +80,8 @@ lg_redis_open(lg_redis **out, const char *host, int port, unsigned cap)
 	}
 	snprintf(r->host, sizeof(r->host), "%s", host);
 	r->port = port;
-	r->cap  = cap;
-	if ((r->c = lg_redis_connect(host, port)) == NULL ||
-	    (r->ids = wb_idgen_new(7)) == NULL) {
+	r->cap = cap;
+	if ((r->c = lg_redis_connect(host, port)) == NULL || (r->ids = wb_idgen_new(7)) == NULL) {
 		lg_redis_close(r);
 		return -1;
 	}
@@ -106,24 +105,24 @@ lg_redis_close(lg_redis *r)
 int
 lg_redis_add_user(lg_redis *r, uint64_t uid, const char *name)
 {
-	redisAppendCommand(r->c, "HSET user:%llu name %s", (unsigned long long) uid, name);
+	redisAppendCommand(r->c, "HSET user:%llu name %s", (unsigned long long)uid, name);
 	return lg_redis_drain(r->c, 1);
 }
 
 int
 lg_redis_add_fans(lg_redis *r, uint64_t target, const uint64_t *fans, size_t n)
 {
-	char         key[40];
-	const char  *argv[1002];
-	size_t       argl[1002];
-	char        (*num)[24] = malloc(1000 * sizeof(*num));
-	size_t       cmds = 0;
-	int          rc;
+	char        key[40];
+	const char *argv[1002];
+	size_t      argl[1002];
+	char(*num)[24] = malloc(1000 * sizeof(*num));
+	size_t cmds = 0;
+	int    rc;
 
 	if (num == NULL) {
 		return -1;
 	}
-	snprintf(key, sizeof(key), "fans:%llu", (unsigned long long) target);
+	snprintf(key, sizeof(key), "fans:%llu", (unsigned long long)target);
 	for (size_t off = 0; off < n; off += 1000) {
 		size_t k = n - off < 1000 ? n - off : 1000;
 		argv[0] = "SADD";
@@ -131,11 +130,11 @@ lg_redis_add_fans(lg_redis *r, uint64_t target, const uint64_t *fans, size_t n)
 		argv[1] = key;
 		argl[1] = strlen(key);
 		for (size_t i = 0; i < k; i++) {
-			argl[i + 2] = (size_t) snprintf(num[i], sizeof(num[i]), "%llu",
-			    (unsigned long long) fans[off + i]);
+			argl[i + 2] = (size_t)snprintf(
+			    num[i], sizeof(num[i]), "%llu", (unsigned long long)fans[off + i]);
 			argv[i + 2] = num[i];
 		}
-		redisAppendCommandArgv(r->c, (int) k + 2, argv, argl); /* copies */
+		redisAppendCommandArgv(r->c, (int)k + 2, argv, argl); /* copies */
 		cmds++;
 		if (cmds == 64) {
 			if (lg_redis_drain(r->c, cmds) != 0) {
@@ -155,10 +154,10 @@ static int
 lg_redis_store(redisContext *c, uint64_t author, uint64_t id, const char *text, const char *name)
 {
 	redisAppendCommand(c, "HSET post:%llu author %llu name %s text %s time %llu",
-	    (unsigned long long) id, (unsigned long long) author, name, text,
-	    (unsigned long long) wb_now_ms());
-	redisAppendCommand(c, "ZADD utl:%llu %llu %llu", (unsigned long long) author,
-	    (unsigned long long) id, (unsigned long long) id);
+	    (unsigned long long)id, (unsigned long long)author, name, text,
+	    (unsigned long long)wb_now_ms());
+	redisAppendCommand(c, "ZADD utl:%llu %llu %llu", (unsigned long long)author,
+	    (unsigned long long)id, (unsigned long long)id);
 	return lg_redis_drain(c, 2);
 }
 
@@ -166,14 +165,14 @@ lg_redis_store(redisContext *c, uint64_t author, uint64_t id, const char *text, 
 static int
 lg_redis_fanout(redisContext *c, uint64_t author, uint64_t id, unsigned cap, uint64_t *cells)
 {
-	char        cursor[32] = "0";
-	int         rounds = 0;
-	long long   trim = -(long long) cap - 1;
+	char      cursor[32] = "0";
+	int       rounds = 0;
+	long long trim = -(long long)cap - 1;
 
 	*cells = 0;
 	do {
 		redisReply *rep = redisCommand(c, "SSCAN fans:%llu %s COUNT %d",
-		    (unsigned long long) author, cursor, LG_REDIS_PAGE);
+		    (unsigned long long)author, cursor, LG_REDIS_PAGE);
 		if (rep == NULL || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
 			freeReplyObject(rep);
 			return -1;
@@ -182,8 +181,9 @@ lg_redis_fanout(redisContext *c, uint64_t author, uint64_t id, unsigned cap, uin
 		redisReply *m = rep->element[1];
 		for (size_t i = 0; i < m->elements; i++) {
 			redisAppendCommand(c, "ZADD tl:%s %llu %llu", m->element[i]->str,
-			    (unsigned long long) id, (unsigned long long) id);
-			redisAppendCommand(c, "ZREMRANGEBYRANK tl:%s 0 %lld", m->element[i]->str, trim);
+			    (unsigned long long)id, (unsigned long long)id);
+			redisAppendCommand(
+			    c, "ZREMRANGEBYRANK tl:%s 0 %lld", m->element[i]->str, trim);
 		}
 		size_t k = m->elements;
 		freeReplyObject(rep);
@@ -196,19 +196,19 @@ lg_redis_fanout(redisContext *c, uint64_t author, uint64_t id, unsigned cap, uin
 }
 
 int
-lg_redis_publish(lg_redis *r, uint64_t author, uint64_t id, const char *text,
-    uint64_t *ack_us, uint64_t *fanout_us, uint64_t *cells)
+lg_redis_publish(lg_redis *r, uint64_t author, uint64_t id, const char *text, uint64_t *ack_us,
+    uint64_t *fanout_us, uint64_t *cells)
 {
 	char     name[40];
 	uint64_t t0 = lg_now_us();
 
-	snprintf(name, sizeof(name), "u%llu", (unsigned long long) author);
+	snprintf(name, sizeof(name), "u%llu", (unsigned long long)author);
 	if (lg_redis_store(r->c, author, id, text, name) != 0) {
 		return -1;
 	}
 	uint64_t t1 = lg_now_us();
 	int      rc = lg_redis_fanout(r->c, author, id, r->cap, cells);
-	*ack_us    = t1 - t0;
+	*ack_us = t1 - t0;
 	*fanout_us = lg_now_us() - t1;
 	return rc;
 }
@@ -216,8 +216,8 @@ lg_redis_publish(lg_redis *r, uint64_t author, uint64_t id, const char *text,
 uint64_t
 lg_redis_newest(lg_redis *r, uint64_t uid)
 {
-	redisReply *rep = redisCommand(r->c, "ZREVRANGE tl:%llu 0 0", (unsigned long long) uid);
-	uint64_t    id  = 0;
+	redisReply *rep = redisCommand(r->c, "ZREVRANGE tl:%llu 0 0", (unsigned long long)uid);
+	uint64_t    id = 0;
 
 	if (rep != NULL && rep->type == REDIS_REPLY_ARRAY && rep->elements == 1) {
 		id = strtoull(rep->element[0]->str, NULL, 10);
@@ -230,7 +230,7 @@ uint64_t
 lg_redis_used_memory(lg_redis *r)
 {
 	redisReply *rep = redisCommand(r->c, "INFO memory");
-	uint64_t    v   = 0;
+	uint64_t    v = 0;
 
 	if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
 		const char *p = strstr(rep->str, "used_memory:");
@@ -273,8 +273,8 @@ lg_redis_conn_close(lg_conn *c)
 static int
 lg_redis_read_tl(redisContext *c, const char *kind, uint64_t uid, size_t *n)
 {
-	redisReply *ids = redisCommand(c, "ZREVRANGE %s:%llu 0 19", kind, (unsigned long long) uid);
-	int         rc  = 0;
+	redisReply *ids = redisCommand(c, "ZREVRANGE %s:%llu 0 19", kind, (unsigned long long)uid);
+	int         rc = 0;
 
 	*n = 0;
 	if (ids == NULL || ids->type != REDIS_REPLY_ARRAY) {
@@ -286,7 +286,7 @@ lg_redis_read_tl(redisContext *c, const char *kind, uint64_t uid, size_t *n)
 	}
 	for (size_t i = 0; i < ids->elements; i++) {
 		redisReply *p = NULL;
-		if (redisGetReply(c, (void **) &p) != REDIS_OK) {
+		if (redisGetReply(c, (void **)&p) != REDIS_OK) {
 			freeReplyObject(ids);
 			return -1;
 		}
@@ -332,14 +332,14 @@ void
 lg_redis_backend(lg_redis *r, const uint64_t *uids, lg_backend *b)
 {
 	memset(b, 0, sizeof(*b));
-	r->uids       = uids;
-	b->name       = "redis";
-	b->ctx        = r;
-	b->conn_open  = lg_redis_conn_open;
+	r->uids = uids;
+	b->name = "redis";
+	b->ctx = r;
+	b->conn_open = lg_redis_conn_open;
 	b->conn_close = lg_redis_conn_close;
-	b->home       = lg_redis_home;
-	b->timeline   = lg_redis_timeline;
-	b->post       = lg_redis_post;
+	b->home = lg_redis_home;
+	b->timeline = lg_redis_timeline;
+	b->post = lg_redis_post;
 }
 
 #else /* no hiredis at build time */
@@ -347,17 +347,52 @@ lg_redis_backend(lg_redis *r, const uint64_t *uids, lg_backend *b)
 int
 lg_redis_open(lg_redis **out, const char *host, int port, unsigned cap)
 {
-	(void) host, (void) port, (void) cap;
+	(void)host, (void)port, (void)cap;
 	*out = NULL;
 	fprintf(stderr, "warble-load: built without hiredis (tests/deps.sh bench)\n");
 	return -1;
 }
-void lg_redis_close(lg_redis *r) { (void) r; }
-int lg_redis_add_user(lg_redis *r, uint64_t uid, const char *name) { (void) r, (void) uid, (void) name; return -1; }
-int lg_redis_add_fans(lg_redis *r, uint64_t t, const uint64_t *f, size_t n) { (void) r, (void) t, (void) f, (void) n; return -1; }
-int lg_redis_publish(lg_redis *r, uint64_t a, uint64_t id, const char *t, uint64_t *x, uint64_t *y, uint64_t *z) { (void) r, (void) a, (void) id, (void) t, (void) x, (void) y, (void) z; return -1; }
-uint64_t lg_redis_newest(lg_redis *r, uint64_t uid) { (void) r, (void) uid; return 0; }
-uint64_t lg_redis_used_memory(lg_redis *r) { (void) r; return 0; }
-void lg_redis_backend(lg_redis *r, const uint64_t *u, lg_backend *b) { (void) r, (void) u; memset(b, 0, sizeof(*b)); }
+void
+lg_redis_close(lg_redis *r)
+{
+	(void)r;
+}
+int
+lg_redis_add_user(lg_redis *r, uint64_t uid, const char *name)
+{
+	(void)r, (void)uid, (void)name;
+	return -1;
+}
+int
+lg_redis_add_fans(lg_redis *r, uint64_t t, const uint64_t *f, size_t n)
+{
+	(void)r, (void)t, (void)f, (void)n;
+	return -1;
+}
+int
+lg_redis_publish(
+    lg_redis *r, uint64_t a, uint64_t id, const char *t, uint64_t *x, uint64_t *y, uint64_t *z)
+{
+	(void)r, (void)a, (void)id, (void)t, (void)x, (void)y, (void)z;
+	return -1;
+}
+uint64_t
+lg_redis_newest(lg_redis *r, uint64_t uid)
+{
+	(void)r, (void)uid;
+	return 0;
+}
+uint64_t
+lg_redis_used_memory(lg_redis *r)
+{
+	(void)r;
+	return 0;
+}
+void
+lg_redis_backend(lg_redis *r, const uint64_t *u, lg_backend *b)
+{
+	(void)r, (void)u;
+	memset(b, 0, sizeof(*b));
+}
 
 #endif

@@ -22,7 +22,7 @@ lg_now_us(void)
 void
 lg_sleep_us(uint64_t us)
 {
-	struct timespec ts = { (time_t) (us / 1000000), (long) (us % 1000000) * 1000 };
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
 
 	nanosleep(&ts, NULL);
 }
@@ -64,14 +64,14 @@ lg_du_depth(const char *path, int depth)
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
 			continue;
 		}
-		if (snprintf(p, sizeof(p), "%s/%s", path, e->d_name) >= (int) sizeof(p) ||
+		if (snprintf(p, sizeof(p), "%s/%s", path, e->d_name) >= (int)sizeof(p) ||
 		    lstat(p, &st) != 0) {
 			continue;
 		}
 		if (S_ISDIR(st.st_mode)) {
 			sum += lg_du_depth(p, depth + 1);
 		} else if (S_ISREG(st.st_mode)) {
-			sum += (uint64_t) st.st_size;
+			sum += (uint64_t)st.st_size;
 		}
 	}
 	closedir(d);
@@ -91,8 +91,8 @@ lg_machine(int *cores, long *mem_mib, char *kernel, size_t klen, char *cpu, size
 	char           line[512];
 	FILE          *f;
 
-	*cores   = (int) sysconf(_SC_NPROCESSORS_ONLN);
-	*mem_mib = (long) (sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGESIZE) / 1024);
+	*cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	*mem_mib = (long)(sysconf(_SC_PHYS_PAGES) / 1024 * sysconf(_SC_PAGESIZE) / 1024);
 	snprintf(kernel, klen, "?");
 	if (uname(&u) == 0) {
 		snprintf(kernel, klen, "%s %s %s", u.sysname, u.release, u.machine);
@@ -114,10 +114,10 @@ lg_machine(int *cores, long *mem_mib, char *kernel, size_t klen, char *cpu, size
 void
 lg_progress(const char *what, uint64_t done, uint64_t total)
 {
-	static int tty = -1;
+	static int      tty = -1;
 	static uint64_t last_us;
-	uint64_t now = lg_now_us();
-	char bar[41];
+	uint64_t        now = lg_now_us();
+	char            bar[41];
 
 	if (tty < 0) {
 		tty = isatty(2);
@@ -126,11 +126,11 @@ lg_progress(const char *what, uint64_t done, uint64_t total)
 		return;
 	}
 	last_us = now;
-	size_t k = (size_t) (done * 40 / total);
+	size_t k = (size_t)(done * 40 / total);
 	memset(bar, '#', k);
 	memset(bar + k, ' ', 40 - k);
 	bar[40] = '\0';
-	fprintf(stderr, "\r%-24s [%s] %llu/%llu%s", what, bar, (unsigned long long) done,
-	    (unsigned long long) total, done >= total ? "\n" : "");
+	fprintf(stderr, "\r%-24s [%s] %llu/%llu%s", what, bar, (unsigned long long)done,
+	    (unsigned long long)total, done >= total ? "\n" : "");
 	fflush(stderr);
 }

@@ -53,17 +53,17 @@ lg_warble_stop(lg_warble *w)
 	rt_client_close(w->user);
 	rt_client_close(w->rel);
 	rt_client_close(w->inbox);
-	w->user  = NULL;
-	w->rel   = NULL;
+	w->user = NULL;
+	w->rel = NULL;
 	w->inbox = NULL;
 	wbt_cluster_stop(&w->cl, 30000);
 	w->cl.user = w->cl.relation = w->cl.content = w->cl.inbox = w->cl.gateway = NULL;
 	free(w->guid);
 	free(w->token);
 	free(w->puid);
-	w->guid  = NULL;
+	w->guid = NULL;
 	w->token = NULL;
-	w->puid  = NULL;
+	w->puid = NULL;
 }
 
 /* lg_warble_call sends req (freed here) and returns the reply code; *rep kept if rep != NULL. */
@@ -79,7 +79,7 @@ lg_warble_call(rt_client *c, wb_obj *req, wb_obj **rep)
 	}
 	rc = rt_call(c, req, &r);
 	if (rc != WB_OK) {
-		(void) (r ? wb_reply_code(r, &msg) : 0);
+		(void)(r ? wb_reply_code(r, &msg) : 0);
 		fprintf(stderr, "warble-load: %s: %s %s\n", wb_op_name(wb_op_of(req)),
 		    wb_strerror(rc), msg ? msg : "");
 	}
@@ -99,7 +99,7 @@ lg_warble_register(lg_warble *w, const char *prefix, uint64_t count, uint64_t *u
 
 	snprintf(what, sizeof(what), "register %s*", prefix);
 	for (uint64_t off = 0; off < count; off += LG_REG_PAGE) {
-		uint64_t        k   = count - off < LG_REG_PAGE ? count - off : LG_REG_PAGE;
+		uint64_t        k = count - off < LG_REG_PAGE ? count - off : LG_REG_PAGE;
 		wb_obj         *req = wb_request(WB_OP_USER_REGISTER_MANY), *rep = NULL;
 		const uint64_t *v;
 		size_t          nv = 0;
@@ -116,7 +116,7 @@ lg_warble_register(lg_warble *w, const char *prefix, uint64_t count, uint64_t *u
 		if (!wb_get_u64s(rep, WB_F_UIDS, &v, &nv) || nv != k) {
 			wb_msg_free(rep);
 			fprintf(stderr, "warble-load: user.register_many gave %zu uids for %llu\n",
-			    nv, (unsigned long long) k);
+			    nv, (unsigned long long)k);
 			return -1;
 		}
 		memcpy(uids + off, v, k * sizeof(uint64_t));
@@ -130,7 +130,7 @@ int
 lg_warble_follow_many(lg_warble *w, uint64_t target, const uint64_t *fans, size_t n)
 {
 	for (size_t off = 0; off < n; off += LG_FOLLOW_PAGE) {
-		size_t  k   = n - off < LG_FOLLOW_PAGE ? n - off : LG_FOLLOW_PAGE;
+		size_t  k = n - off < LG_FOLLOW_PAGE ? n - off : LG_FOLLOW_PAGE;
 		wb_obj *req = wb_request(WB_OP_REL_FOLLOW_MANY);
 
 		if (req != NULL) {
@@ -176,12 +176,12 @@ uint64_t
 lg_warble_gauge(rt_client *c, const char *name)
 {
 	wb_obj       *req = wb_request(WB_OP_STATS), *rep = NULL;
-	const wb_obj *g   = NULL;
-	size_t        n   = 0;
-	uint64_t      v   = UINT64_MAX;
+	const wb_obj *g = NULL;
+	size_t        n = 0;
+	uint64_t      v = UINT64_MAX;
 
 	if (req != NULL && rt_call(c, req, &rep) == WB_OK) {
-		(void) wb_get_objs(rep, WB_F_GAUGES, &g, &n);
+		(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
 		for (size_t i = 0; i < n; i++) {
 			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
 				v = wb_u64(&g[i], WB_F_VALUE, 0);
@@ -197,8 +197,8 @@ bool
 lg_warble_wait_inbox(lg_warble *w, uint64_t content_last, int timeout_s)
 {
 	uint64_t rel_last = lg_warble_gauge(w->rel, "log_last_seq");
-	uint64_t dl       = lg_now_us() + (uint64_t) timeout_s * 1000000;
-	uint64_t start    = UINT64_MAX;
+	uint64_t dl = lg_now_us() + (uint64_t)timeout_s * 1000000;
+	uint64_t start = UINT64_MAX;
 
 	while (lg_now_us() < dl) {
 		uint64_t ra = lg_warble_gauge(w->inbox, "relation_applied");
@@ -234,8 +234,9 @@ lg_warble_inbox_newest(lg_warble *w, uint64_t uid)
 	wb_set_u64(req, WB_F_UID, uid);
 	wb_set_u64(req, WB_F_LIMIT, 1);
 	if (rt_call(w->inbox, req, &rep) == WB_OK) {
-		id = wb_get_objs(rep, WB_F_POSTS, &posts, &n) && n > 0 ?
-		    wb_u64(&posts[0], WB_F_ID, 0) : 0;
+		id = wb_get_objs(rep, WB_F_POSTS, &posts, &n) && n > 0
+		         ? wb_u64(&posts[0], WB_F_ID, 0)
+		         : 0;
 	}
 	wb_msg_free(req);
 	wb_msg_free(rep);
@@ -243,8 +244,7 @@ lg_warble_inbox_newest(lg_warble *w, uint64_t uid)
 }
 
 int
-lg_warble_publish(lg_warble *w, const char *name, const char *text, uint64_t *id,
-    uint64_t *ack_us)
+lg_warble_publish(lg_warble *w, const char *name, const char *text, uint64_t *id, uint64_t *ack_us)
 {
 	warble_client *c;
 	int            rc;
@@ -254,7 +254,7 @@ lg_warble_publish(lg_warble *w, const char *name, const char *text, uint64_t *id
 	}
 	if ((rc = warble_login(c, name, LG_PASSWORD, NULL)) == WARBLE_OK) {
 		uint64_t t0 = lg_now_us();
-		rc      = warble_post(c, text, id);
+		rc = warble_post(c, text, id);
 		*ack_us = lg_now_us() - t0;
 	}
 	if (rc != WARBLE_OK) {
@@ -330,11 +330,11 @@ void
 lg_warble_backend(lg_warble *w, lg_backend *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->name       = "warble";
-	b->ctx        = w;
-	b->conn_open  = lg_warble_conn_open;
+	b->name = "warble";
+	b->ctx = w;
+	b->conn_open = lg_warble_conn_open;
 	b->conn_close = lg_warble_conn_close;
-	b->home       = lg_warble_home;
-	b->timeline   = lg_warble_timeline;
-	b->post       = lg_warble_post;
+	b->home = lg_warble_home;
+	b->timeline = lg_warble_timeline;
+	b->post = lg_warble_post;
 }

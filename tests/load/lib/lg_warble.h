@@ -15,13 +15,13 @@
 #define LG_PASSWORD "load-test-password"
 
 typedef struct lg_warble {
-	wbt_cluster cl;
+	wbt_cluster       cl;
 	struct rt_client *user, *rel, *inbox;
-	uint32_t    n;      /* graph users */
-	uint64_t   *guid;   /* uid of graph user i */
-	char      (*token)[64];
-	uint64_t    npool;
-	uint64_t   *puid;   /* uid of fan pool account j */
+	uint32_t          n;    /* graph users */
+	uint64_t         *guid; /* uid of graph user i */
+	char (*token)[64];
+	uint64_t  npool;
+	uint64_t *puid; /* uid of fan pool account j */
 } lg_warble;
 
 /* lg_warble_start runs the cluster (extra_env reaches every daemon) and dials the internal services. */
@@ -52,6 +52,7 @@ uint64_t lg_warble_inbox_newest(lg_warble *w, uint64_t uid);
 void lg_warble_backend(lg_warble *w, lg_backend *b);
 
 /* lg_warble_publish publishes text as the account (name, password) through the SDK; ack_us gets the call's time. */
-int lg_warble_publish(lg_warble *w, const char *name, const char *text, uint64_t *id, uint64_t *ack_us);
+int lg_warble_publish(
+    lg_warble *w, const char *name, const char *text, uint64_t *id, uint64_t *ack_us);
 
 #endif
