@@ -63,10 +63,13 @@ LIB_TEST  = $(BUILD)/lib/libwbtest.a
 LIBS      = $(LIB_SDK) $(LIB_EVLOG) $(LIB_RT) $(LIB_HB) $(LIB_PROTO) $(NNG_LIB)
 
 # Services: services/NAME/main.c is the daemon's entry point; the other
-# .c files of the folder form libsvc_NAME.a, which its tests link too.
+# .c files of the folder and of its subfolders (the gateway's http/) form
+# libsvc_NAME.a, which its tests link too.
 SERVICES  = $(notdir $(patsubst %/main.c,%,$(wildcard services/*/main.c)))
 SVC_BINS  = $(patsubst %,$(BUILD)/bin/warble-%,$(SERVICES))
 svc_lib   = $(BUILD)/lib/libsvc_$(1).a
+svc_dirs  = services/$(1) $(patsubst %/,%,$(wildcard services/$(1)/*/))
+svc_srcs  = $(filter-out %/main.c,$(foreach d,$(call svc_dirs,$(1)),$(call lib_srcs,$(d))))
 
 # Tools: each .c in these folders is one program, $(BUILD)/bin/NAME:
 # the CLI, the load generator and the runtime's test daemon.
@@ -101,7 +104,8 @@ $(BUILD)/lib/%.a:
 	rm -f $@ && $(AR) rcs $@ $^
 
 define service_rules
-$(call svc_lib,$(1)): $(call objs,$(filter-out %/main.c,$(call lib_srcs,services/$(1))))
+$(call svc_lib,$(1)): $(call objs,$(call svc_srcs,$(1)))
+$(BUILD)/obj/services/$(1)/%.o: ALL_CFLAGS += $(addprefix -I,$(call svc_dirs,$(1)))
 $(BUILD)/bin/warble-$(1): $(BUILD)/obj/services/$(1)/main.o $(call svc_lib,$(1)) $(LIBS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS)
@@ -154,9 +158,12 @@ $(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST
 $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) \
 	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq)
 
-# home_bench runs a whole cluster through the test harness (tests/support).
+# home_bench runs a whole cluster through the test harness (tests/support);
+# fanout_bench runs the real inbox against stand-ins and reads its schema.
 $(BUILD)/bench/home_bench: $(LIB_TEST) | $(SVC_BINS)
 $(BUILD)/bench/home_bench: private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
+$(BUILD)/bench/fanout_bench: | $(SVC_BINS)
+$(BUILD)/obj/tests/bench/fanout_bench.o: ALL_CFLAGS += -Iservices/inbox
 
 # The fault suite's randomized soak (tests/fault): WARBLE_SEED replays one.
 WARBLE_SOAK_SECONDS ?= 600

@@ -24,7 +24,8 @@ FCC      ?= clang
 PKGS      = msgpack rocksdb libsodium jansson
 SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 NNG_PREFIX ?= build/nng
-INCS      = -I$(NNG_PREFIX)/include -Iproto -Ishared/hb -Ishared/rt -Ishared/evlog -Ishared/sdk -Itests/support
+INCS      = -I$(NNG_PREFIX)/include -Iproto -Ishared/hb -Ishared/rt -Ishared/evlog -Ishared/sdk -Itests/support \
+            -Iservices/gateway -Iservices/gateway/http
 FCFLAGS   = -std=gnu11 -O1 -g -Wall -Wextra -Wno-missing-field-initializers -D_GNU_SOURCE \
             $(SAN) -fsanitize=fuzzer-no-link $(INCS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 EXT_LIBS  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_PREFIX)/lib/libnng.a -lpthread -lm
@@ -70,7 +71,7 @@ define fuzz_rules
 $(eval n := $(basename $(notdir $(1))))
 $(eval s := $(call svc_of,$(1)))
 $(eval libs := $(foreach l,$(or $(FUZZ_LIBS_$(n)),$(LIB_NAMES)),$(call lib_file,$(l))))
-$(if $(s),$(call svc_file,$(s)): $(call objs,$(filter-out %/main.c,$(call lib_srcs,services/$(s)))))
+$(if $(s),$(call svc_file,$(s)): $(call objs,$(filter-out %/main.c,$(foreach d,services/$(s) $(patsubst %/,%,$(wildcard services/$(s)/*/)),$(call lib_srcs,$(d))))))
 $(BF)/$(n): $(call objs,$(1)) $(if $(s),$(call svc_file,$(s))) $(libs)
 	@mkdir -p $$(dir $$@)
 	$(FCC) $(SAN) -fsanitize=fuzzer -o $$@ $$^ $(EXT_LIBS)

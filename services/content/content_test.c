@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "rt_client.h"
-#include "text.h"
+#include "content_text.h"
 #include "wb_id.h"
 #include "wbt.h"
 

@@ -9,7 +9,7 @@
 #include "rt_log.h"
 #include "rt_pubsub.h"
 #include "rt_server.h"
-#include "schema.h"
+#include "content_schema.h"
 #include "wb_id.h"
 
 int

@@ -10,7 +10,7 @@
 
 #include "gw.h"
 #include "http.h"
-#include "metrics.h"
+#include "gw_metrics.h"
 #include "rt_config.h"
 #include "rt_daemon.h"
 #include "rt_log.h"

@@ -8,7 +8,7 @@
 #include "rt_daemon.h"
 #include "rt_log.h"
 #include "rt_server.h"
-#include "schema.h"
+#include "inbox_schema.h"
 
 int
 main(int argc, char **argv)

@@ -3,13 +3,13 @@
  */
 #include <stdio.h>
 
-#include "rel_svc.h"
+#include "rel.h"
 #include "rt_config.h"
 #include "rt_daemon.h"
 #include "rt_log.h"
 #include "rt_pubsub.h"
 #include "rt_server.h"
-#include "schema.h"
+#include "rel_schema.h"
 
 int
 main(int argc, char **argv)

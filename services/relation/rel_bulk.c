@@ -22,7 +22,7 @@
 
 #include "rel_int.h"
 #include "rt_log.h"
-#include "schema.h"
+#include "rel_schema.h"
 
 #define REL_BULK_MAX 10000 /* uids per rel.follow_many */
 #define REL_BULK_ASK 1000  /* uids per user.get (USER_GET_MAX) */

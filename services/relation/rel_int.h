@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "rel_svc.h"
+#include "rel.h"
 
 #define REL_STRIPES 256 /* edge locks, keyed by (uid, target) */
 

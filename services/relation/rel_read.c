@@ -6,7 +6,7 @@
 
 #include "rel_int.h"
 #include "rt_log.h"
-#include "schema.h"
+#include "rel_schema.h"
 
 /*
  * rel_list pages through one row of follow or fan: the uids above

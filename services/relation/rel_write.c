@@ -19,7 +19,7 @@
 
 #include "rel_int.h"
 #include "rt_log.h"
-#include "schema.h"
+#include "rel_schema.h"
 
 /* rel_stripe picks the lock of the (uid, target) pair. */
 static pthread_mutex_t *

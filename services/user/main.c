@@ -9,8 +9,8 @@
 #include "rt_daemon.h"
 #include "rt_log.h"
 #include "rt_server.h"
-#include "schema.h"
-#include "user_svc.h"
+#include "user_schema.h"
+#include "user.h"
 
 /* main_limit parses a pwhash limit: "interactive" or a number within libsodium's bounds. */
 static int

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "rt_log.h"
-#include "schema.h"
+#include "user_schema.h"
 #include "user_check.h"
 #include "user_int.h"
 #include "wb_id.h"

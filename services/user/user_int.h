@@ -10,7 +10,7 @@
 
 #include "hb.h"
 #include "rt_rate.h"
-#include "user_svc.h"
+#include "user.h"
 #include "wb_proto.h"
 
 struct user_svc {

@@ -1011,7 +1011,7 @@ Test(dockerfile, builds_every_daemon_and_the_tools, .init = ct_init)
 	cr_expect(ct_word_in(text, "build/bin/warble-probe"), "%s does not build warble-probe",
 	    CT_DOCKERFILE);
 	/* the web page, where the gateway looks for it when installed */
-	char *gw = ct_file_read("services/gateway/http_static.c");
+	char *gw = ct_file_read("services/gateway/http/http_static.c");
 	cr_assert_not_null(gw);
 	cr_expect(ct_word_in(text, "services/gateway/web/") && ct_word_in(text, CT_WEB "/"),
 	    "%s does not copy services/gateway/web/ to %s/", CT_DOCKERFILE, CT_WEB);

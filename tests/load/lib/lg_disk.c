@@ -9,7 +9,7 @@
 
 #include "hb.h"
 #include "lg_disk.h"
-#include "schema.h" /* services/inbox */
+#include "inbox_schema.h" /* services/inbox */
 
 /* lg_disk_sst_bytes sums the *.sst files of a RocksDB folder. */
 static uint64_t

@@ -1,5 +1,5 @@
 /*
- * fanout.c - applying events to inboxes.
+ * inbox_fanout.c - applying events to inboxes.
  *
  *   post {uid, id}         every current fan of uid gets (fan, id) -> uid
  *   delete {uid, id}       every current fan of uid loses version id
@@ -23,7 +23,7 @@
 
 #include "inbox_int.h"
 #include "rt_log.h"
-#include "schema.h"
+#include "inbox_schema.h"
 #include "wb_id.h"
 
 /* A rel.fans call run on a helper thread, so the next page is on its way

@@ -1,5 +1,5 @@
 /*
- * gateway_test.c - warble-gateway in front of the four real services
+ * gw_test.c - warble-gateway in front of the four real services
  * (wbt_cluster), driven over its msgpack API with rt_client: every public
  * operation, hydration, the error codes clients see, session expiry and
  * revocation through the token cache, and a dead backend.  The token

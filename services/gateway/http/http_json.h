@@ -1,5 +1,5 @@
 /*
- * json.h - the one mapping between wb_obj messages and JSON, driven by
+ * http_json.h - the one mapping between wb_obj messages and JSON, driven by
  * the field table of wb_proto.h, so no operation needs its own encoder:
  *
  *   wb type   JSON                      example

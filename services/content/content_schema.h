@@ -1,5 +1,5 @@
 /*
- * schema.h - the content service's table: families and key layouts.
+ * content_schema.h - the content service's table: families and key layouts.
  *
  * post: one row per author, one versioned cell per post, newest first.
  *

@@ -1,5 +1,5 @@
 /*
- * schema.h - the inbox service's table: families and key layouts.
+ * inbox_schema.h - the inbox service's table: families and key layouts.
  *
  * tl: one row per reader, one versioned cell per post in the inbox.
  *

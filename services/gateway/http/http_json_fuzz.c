@@ -1,5 +1,5 @@
 /*
- * json_fuzz.c - libFuzzer target for the JSON <-> wb_obj mapping of the
+ * http_json_fuzz.c - libFuzzer target for the JSON <-> wb_obj mapping of the
  * HTTP API (json.h).
  *
  * The first input byte picks a route's body (register/login, update
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "http_buf.h"
-#include "json.h"
+#include "http_json.h"
 #include "wb_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,7 +1,7 @@
 /*
- * schema.c - the user service's column family settings (layouts in schema.h).
+ * user_schema.c - the user service's column family settings (layouts in user_schema.h).
  */
-#include "schema.h"
+#include "user_schema.h"
 #include "user_check.h"
 
 /* user_schema fills fams[USER_FAM_COUNT] with the families. */

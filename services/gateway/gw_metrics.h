@@ -1,5 +1,5 @@
 /*
- * metrics.h - the gateway's operations endpoints: /readyz (do the four
+ * gw_metrics.h - the gateway's operations endpoints: /readyz (do the four
  * services answer?) and /metrics (Prometheus text: the HTTP API's own
  * per-operation stats plus every service's `stats` reply).
  *

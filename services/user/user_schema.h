@@ -1,5 +1,5 @@
 /*
- * schema.h - the user service's table: column families and key layouts.
+ * user_schema.h - the user service's table: column families and key layouts.
  *
  * info     one row per user, a cell per attribute (max_versions 1,
  *          written at version 0 so a clock step never hides an update)

@@ -1,5 +1,5 @@
 /*
- * applier.c - the event queue, the applier thread and the log pulls.
+ * inbox_applier.c - the event queue, the applier thread and the log pulls.
  *
  * Per source, the applier keeps the last applied seq (also stored in
  * meta, in the batch that finishes each event).  For an event with seq:
@@ -19,7 +19,7 @@
 
 #include "inbox_int.h"
 #include "rt_log.h"
-#include "schema.h"
+#include "inbox_schema.h"
 #include "wb_id.h"
 
 #define INBOX_BACKOFF_MIN 100

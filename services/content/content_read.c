@@ -1,8 +1,8 @@
 /*
- * read.c - post.get, post.timeline and post.log.
+ * content_read.c - post.get, post.timeline and post.log.
  */
 #include "content_int.h"
-#include "schema.h"
+#include "content_schema.h"
 
 /* content_post_fill writes one post record into o. */
 static int

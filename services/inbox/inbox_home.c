@@ -1,8 +1,8 @@
 /*
- * home.c - inbox.home and the fan-out figures in stats.
+ * inbox_home.c - inbox.home and the fan-out figures in stats.
  */
 #include "inbox_int.h"
-#include "schema.h"
+#include "inbox_schema.h"
 
 int
 inbox_home(void *arg, const wb_obj *req, wb_obj *rep)

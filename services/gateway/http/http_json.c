@@ -1,5 +1,5 @@
 /*
- * json.c - wb_obj <-> JSON through jansson, one generic mapping driven by
+ * http_json.c - wb_obj <-> JSON through jansson, one generic mapping driven by
  * each field's wb_type (see json.h).
  */
 #include <inttypes.h>
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
+#include "http_json.h"
 
 bool
 gw_json_parse_u64(const char *s, size_t n, uint64_t *out)

@@ -1,5 +1,5 @@
 /*
- * relation_test.c - warble-relation (with a real warble-user beside it)
+ * rel_test.c - warble-relation (with a real warble-user beside it)
  * driven over ipc:// with rt_client: follows, lists, counts, the event
  * log, concurrency and a missing user service.
  */

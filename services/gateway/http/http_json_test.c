@@ -1,5 +1,5 @@
 /*
- * json_test.c - the generic wb_obj <-> JSON mapping: every type both
+ * http_json_test.c - the generic wb_obj <-> JSON mapping: every type both
  * ways, ids as strings beyond 2^53, type errors named, unknown and
  * disallowed fields refused, hostile input (deep nesting, NUL, bad
  * UTF-8, huge numbers) answered with errors, never crashes.
@@ -7,7 +7,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "json.h"
+#include "http_json.h"
 
 static wb_obj *
 decode(const char *json, uint64_t allowed, int want, char *err, size_t n)

@@ -1,5 +1,5 @@
 /*
- * rel_svc.c - the relation service's state and routes.
+ * rel.c - the relation service's state and routes.
  */
 #include <stdlib.h>
 

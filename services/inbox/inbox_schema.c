@@ -1,7 +1,7 @@
 /*
- * schema.c - the inbox service's family settings (layouts in schema.h).
+ * inbox_schema.c - the inbox service's family settings (layouts in inbox_schema.h).
  */
-#include "schema.h"
+#include "inbox_schema.h"
 
 #include "wb_id.h"
 

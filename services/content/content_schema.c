@@ -1,7 +1,7 @@
 /*
- * schema.c - the content service's family settings (layouts in schema.h).
+ * content_schema.c - the content service's family settings (layouts in content_schema.h).
  */
-#include "schema.h"
+#include "content_schema.h"
 
 #include "evlog.h"
 

@@ -1,5 +1,5 @@
 /*
- * schema.h - the relation service's table: column families and key layouts.
+ * rel_schema.h - the relation service's table: column families and key layouts.
  *
  * follow   who a user follows: one cell per edge, empty value, version 0
  *

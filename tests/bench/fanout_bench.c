@@ -34,7 +34,7 @@
 
 /* The bench links no service library: the inbox's own family settings
  * are compiled in, so the offline compaction below cannot drift. */
-#include "schema.c"
+#include "inbox_schema.c"
 
 static uint64_t nfans = 1000000, nposts = 3, author, first_id;
 

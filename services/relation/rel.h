@@ -1,5 +1,5 @@
 /*
- * rel_svc.h - the relation service: who follows whom, with exact counts,
+ * rel.h - the relation service: who follows whom, with exact counts,
  * and a durable log of follow/unfollow events for the inbox.
  *
  *   rel.follow       {uid, target}         -> {}

@@ -1,5 +1,5 @@
 /*
- * write.c - post.publish and post.delete: the post, its index entry and
+ * content_write.c - post.publish and post.delete: the post, its index entry and
  * its event commit in one batch through the event log.
  *
  * Both run under write_mu, so ids are issued in seq order, the newest id
@@ -10,8 +10,8 @@
 
 #include "content_int.h"
 #include "rt_log.h"
-#include "schema.h"
-#include "text.h"
+#include "content_schema.h"
+#include "content_text.h"
 
 int
 content_open(content **out, hb_table *t, evlog *log, unsigned node)

@@ -24,7 +24,7 @@
 #include <arpa/inet.h>
 
 #include "http_int.h"
-#include "json.h"
+#include "http_json.h"
 #include "rt_log.h"
 #include "rt_server.h"
 #include "wb_id.h"

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "gw.h"
-#include "metrics.h"
+#include "gw_metrics.h"
 
 #define GW_HTTP_MAX_BODY (64 * 1024) /* default body limit (413 above) */
 

@@ -1,8 +1,8 @@
 /*
- * schema.c - the relation service's column family settings (layouts in schema.h).
+ * rel_schema.c - the relation service's column family settings (layouts in rel_schema.h).
  */
 #include "evlog.h"
-#include "schema.h"
+#include "rel_schema.h"
 
 /* rel_schema fills fams[REL_FAM_NFAMS] with the families. */
 void

@@ -1,5 +1,5 @@
 /*
- * metrics.c - /readyz and /metrics (see metrics.h).
+ * gw_metrics.c - /readyz and /metrics (see gw_metrics.h).
  *
  * Each scrape asks every target for its stats at once, on the probe
  * pool, then writes one Prometheus family at a time across all targets
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "gw_metrics.h"
 #include "rt_client.h"
 #include "rt_pool.h"
 #include "rt_stats.h"

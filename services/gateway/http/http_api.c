@@ -3,7 +3,7 @@
  *
  * Each route names a public operation; the request object is built
  * generically from the path ({name}, {id}), the query string and the JSON
- * body (json.h), the token comes from "Authorization: Bearer", and
+ * body (http_json.h), the token comes from "Authorization: Bearer", and
  * gw_dispatch runs it exactly as for the msgpack API.  The reply object,
  * less "ok", is the JSON body; errors become
  * {"error": CODE_NAME, "message": ...} with the status wb_err_http gives.
@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "http_int.h"
-#include "json.h"
+#include "http_json.h"
 #include "wb_id.h"
 
 #define M(f)         WB_M(f)

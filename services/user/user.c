@@ -1,11 +1,11 @@
 /*
- * user_svc.c - the user service's state, routes and shared lookups.
+ * user.c - the user service's state, routes and shared lookups.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt_log.h"
-#include "schema.h"
+#include "user_schema.h"
 #include "user_int.h"
 
 /* user_meta_load reads the last allocated uid (0 on a fresh table). */

@@ -1,5 +1,5 @@
 /*
- * text.c - a strict UTF-8 validator (RFC 3629, Unicode table 3-7).
+ * content_text.c - a strict UTF-8 validator (RFC 3629, Unicode table 3-7).
  *
  *   code points          byte 1   byte 2   byte 3   byte 4
  *   U+0000..U+007F       00..7F
@@ -15,7 +15,7 @@
  * Everything else (C0, C1, F5..FF, stray continuation bytes, truncated
  * sequences, overlong forms) is rejected.
  */
-#include "text.h"
+#include "content_text.h"
 
 #include <stdint.h>
 

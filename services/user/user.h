@@ -1,5 +1,5 @@
 /*
- * user_svc.h - the user service: accounts, password logins and sessions.
+ * user.h - the user service: accounts, password logins and sessions.
  *
  *   user.register {name, password}      -> {uid}
  *   user.login    {name, password}      -> {uid, token} (RATE_LIMITED after

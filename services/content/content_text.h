@@ -1,5 +1,5 @@
 /*
- * text.h - post text rules: valid UTF-8, 1 to 280 code points.
+ * content_text.h - post text rules: valid UTF-8, 1 to 280 code points.
  */
 #ifndef CONTENT_TEXT_H
 #define CONTENT_TEXT_H
