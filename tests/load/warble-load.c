@@ -67,11 +67,24 @@ static struct {
 	.ncelebs = 1,
 };
 
+#define LG_MAX_SERVERS 5
+
+/* The server processes whose CPU a mixed run charges to its system. */
+typedef struct lg_servers {
+	int         n;
+	int         pid[LG_MAX_SERVERS];
+	const char *name[LG_MAX_SERVERS];
+	bool        reaped; /* also reaped and live children (PostgreSQL's backends) */
+} lg_servers;
+
 /* Results of one system's mixed run. */
 typedef struct lg_mix {
-	lg_hist  home, tl, post;
-	uint64_t ops, errors, empty_home;
-	double   secs;
+	lg_hist    home, tl, post;
+	uint64_t   ops, errors, empty_home;
+	double     secs;
+	lg_servers srv;                        /* whose CPU was measured (n = 0: none) */
+	uint64_t   srv_cpu_us[LG_MAX_SERVERS]; /* each server's CPU over the run */
+	uint64_t   client_cpu_us;              /* this process's CPU over the run */
 } lg_mix;
 
 /* Results of one fan-out size. */
@@ -460,19 +473,31 @@ mix_main(void *arg)
 	return NULL;
 }
 
-/* run_jobs runs fn on opt.threads threads and merges their results into out. */
+/*
+ * run_jobs runs fn on opt.threads threads and merges their results into
+ * out; with srv, it also charges the CPU that each of those processes and
+ * this one (the client) used over the run, read from /proc before and after.
+ */
 static int
-run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out)
+run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out, const lg_servers *srv)
 {
 	lg_job   *jobs = calloc(opt.threads, sizeof(*jobs));
 	pthread_t th[256];
-	uint64_t  t0 = lg_now_us();
+	uint64_t  t0, cpu0[LG_MAX_SERVERS], self0;
 	int       rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (jobs == NULL) {
 		return -1;
 	}
+	if (srv != NULL) {
+		out->srv = *srv;
+	}
+	for (int i = 0; i < out->srv.n; i++) {
+		cpu0[i] = lg_cpu_us(out->srv.pid[i], out->srv.reaped);
+	}
+	self0 = lg_self_cpu_us();
+	t0 = lg_now_us();
 	for (uint32_t i = 0; i < opt.threads; i++) {
 		jobs[i].b = b;
 		jobs[i].tid = (int)i;
@@ -491,6 +516,11 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out)
 		rc |= jobs[i].rc;
 	}
 	out->secs = (lg_now_us() - t0) / 1e6;
+	out->client_cpu_us = lg_self_cpu_us() - self0;
+	for (int i = 0; i < out->srv.n; i++) {
+		uint64_t c1 = lg_cpu_us(out->srv.pid[i], out->srv.reaped);
+		out->srv_cpu_us[i] = c1 > cpu0[i] ? c1 - cpu0[i] : 0;
+	}
 	free(jobs);
 	return rc;
 }
@@ -679,14 +709,36 @@ hist_json(const lg_hist *h, double secs)
 	    h->n ? (double)h->sum_us / h->n / 1e3 : 0.0, "per_s", secs > 0 ? h->n / secs : 0.0);
 }
 
+/* mix_cpu_per_op is a server's (i >= 0), all servers' (-1) or the client's (-2) CPU per request, us. */
+static double
+mix_cpu_per_op(const lg_mix *m, int i)
+{
+	uint64_t us = 0;
+
+	if (i == -2) {
+		us = m->client_cpu_us;
+	}
+	for (int k = 0; k < m->srv.n; k++) {
+		us += i == -1 || i == k ? m->srv_cpu_us[k] : 0;
+	}
+	return m->ops ? (double)us / (double)m->ops : 0.0;
+}
+
 static json_t *
 mix_json(const lg_mix *m)
 {
-	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f}", "home",
+	json_t *cpu = json_object();
+
+	for (int i = 0; i < m->srv.n; i++) {
+		json_object_set_new(cpu, m->srv.name[i], json_real(mix_cpu_per_op(m, i)));
+	}
+	json_object_set_new(cpu, "total", json_real(mix_cpu_per_op(m, -1)));
+	json_object_set_new(cpu, "client", json_real(mix_cpu_per_op(m, -2)));
+	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f, s:o}", "home",
 	    hist_json(&m->home, m->secs), "user_timeline", hist_json(&m->tl, m->secs), "post",
 	    hist_json(&m->post, m->secs), "ops", (json_int_t)m->ops, "errors",
 	    (json_int_t)m->errors, "empty_home", (json_int_t)m->empty_home, "seconds", m->secs,
-	    "ops_per_s", m->secs > 0 ? m->ops / m->secs : 0.0);
+	    "ops_per_s", m->secs > 0 ? m->ops / m->secs : 0.0, "cpu_us_per_op", cpu);
 }
 
 static void
@@ -700,6 +752,13 @@ print_mix(const char *name, const lg_mix *m)
 	    lg_hist_q(&m->home, 0.99) / 1e3, lg_hist_q(&m->home, 0.999) / 1e3, m->home.n / m->secs,
 	    lg_hist_q(&m->tl, 0.99) / 1e3, lg_hist_q(&m->post, 0.5) / 1e3,
 	    lg_hist_q(&m->post, 0.99) / 1e3);
+	if (m->srv.n > 0) {
+		printf("    cpu per request: server %.1f us (", mix_cpu_per_op(m, -1));
+		for (int i = 0; i < m->srv.n; i++) {
+			printf("%s%s %.1f", i ? ", " : "", m->srv.name[i], mix_cpu_per_op(m, i));
+		}
+		printf("), client %.1f us\n", mix_cpu_per_op(m, -2));
+	}
 	fflush(stdout);
 }
 
@@ -849,7 +908,7 @@ main(int argc, char **argv)
 
 	/* seed posts, the same in each system */
 	lg_warble_backend(&W, &b);
-	if (run_jobs(&b, seed_main, 0, &seed) != 0) {
+	if (run_jobs(&b, seed_main, 0, &seed, NULL) != 0) {
 		goto out;
 	}
 	posts_published += seed.ops;
@@ -857,11 +916,11 @@ main(int argc, char **argv)
 	lg_mix tmp;
 	if (R != NULL) {
 		lg_redis_backend(R, W.guid, &b);
-		run_jobs(&b, seed_main, 0, &tmp);
+		run_jobs(&b, seed_main, 0, &tmp, NULL);
 	}
 	if (P != NULL) {
 		lg_pg_backend(P, W.guid, &b);
-		run_jobs(&b, seed_main, 0, &tmp);
+		run_jobs(&b, seed_main, 0, &tmp, NULL);
 	}
 	if (!lg_warble_wait_inbox(&W, posts_published, 600)) {
 		goto out;
@@ -878,22 +937,28 @@ main(int argc, char **argv)
 	printf("publish-to-visible (warble): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
 	    lg_hist_q(&vis, 0.5) / 1e3, lg_hist_q(&vis, 0.99) / 1e3, (unsigned long long)vis.n);
 
+	lg_servers wsrv = { 5,
+		{ W.cl.gateway->pid, W.cl.user->pid, W.cl.relation->pid, W.cl.content->pid,
+		    W.cl.inbox->pid },
+		{ "gateway", "user", "relation", "content", "inbox" }, false };
+	lg_servers rsrv = { 1, { R ? lg_redis_server_pid(R) : 0 }, { "redis" }, false };
+	lg_servers psrv = { 1, { P ? lg_pg_server_pid(P) : 0 }, { "postgres" }, true };
 	lg_warble_backend(&W, &b);
-	if (run_jobs(&b, mix_main, opt.duration, &wm) != 0) {
+	if (run_jobs(&b, mix_main, opt.duration, &wm, &wsrv) != 0) {
 		goto out;
 	}
 	lg_hist_merge(&pub_ack, &wm.post);
 	print_mix("warble", &wm);
 	if (R != NULL) {
 		lg_redis_backend(R, W.guid, &b);
-		if (run_jobs(&b, mix_main, opt.duration, &rm) != 0) {
+		if (run_jobs(&b, mix_main, opt.duration, &rm, &rsrv) != 0) {
 			goto out;
 		}
 		print_mix("redis", &rm);
 	}
 	if (P != NULL) {
 		lg_pg_backend(P, W.guid, &b);
-		if (run_jobs(&b, mix_main, opt.duration, &pm) != 0) {
+		if (run_jobs(&b, mix_main, opt.duration, &pm, &psrv) != 0) {
 			goto out;
 		}
 		print_mix("postgres", &pm);
@@ -906,19 +971,19 @@ main(int argc, char **argv)
 		       "request's intended start:\n",
 		    (unsigned long long)opt.moderate);
 		lg_warble_backend(&W, &b);
-		if (run_jobs(&b, mix_main, opt.duration, &wmod) != 0) {
+		if (run_jobs(&b, mix_main, opt.duration, &wmod, &wsrv) != 0) {
 			goto out;
 		}
 		lg_hist_merge(&pub_ack, &wmod.post);
 		print_mix("warble", &wmod);
 		if (R != NULL) {
 			lg_redis_backend(R, W.guid, &b);
-			run_jobs(&b, mix_main, opt.duration, &rmod);
+			run_jobs(&b, mix_main, opt.duration, &rmod, &rsrv);
 			print_mix("redis", &rmod);
 		}
 		if (P != NULL) {
 			lg_pg_backend(P, W.guid, &b);
-			run_jobs(&b, mix_main, opt.duration, &pmod);
+			run_jobs(&b, mix_main, opt.duration, &pmod, &psrv);
 			print_mix("postgres", &pmod);
 		}
 		opt.rate = closed;
@@ -946,17 +1011,19 @@ main(int argc, char **argv)
 		    disk.cells ? (double)disk.folder_after_bytes / disk.cells : 0.0);
 	}
 	if (R != NULL) {
-		printf("ratios warble/redis: home p99 %.2f (lower is better), mix throughput %.2f, "
-		       "home req/s %.2f (higher is better)\n",
+		printf("ratios warble/redis: home p99 %.2f, server cpu per request %.2f (lower is "
+		       "better), mix throughput %.2f, home req/s %.2f (higher is better)\n",
 		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&rm.home, 0.99),
+		    mix_cpu_per_op(&wm, -1) / mix_cpu_per_op(&rm, -1),
 		    (wm.ops / wm.secs) / (rm.ops / rm.secs),
 		    (wm.home.n / wm.secs) / (rm.home.n / rm.secs));
 	}
 	if (P != NULL) {
 		printf(
-		    "ratios warble/postgres: home p99 %.2f (lower is better), mix throughput %.2f, "
-		    "home req/s %.2f (higher is better)\n",
+		    "ratios warble/postgres: home p99 %.2f, server cpu per request %.2f (lower is "
+		    "better), mix throughput %.2f, home req/s %.2f (higher is better)\n",
 		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&pm.home, 0.99),
+		    mix_cpu_per_op(&wm, -1) / mix_cpu_per_op(&pm, -1),
 		    (wm.ops / wm.secs) / (pm.ops / pm.secs),
 		    (wm.home.n / wm.secs) / (pm.home.n / pm.secs));
 	}

@@ -77,6 +77,17 @@ void lg_sleep_us(uint64_t us);
 /* lg_rss_kb reads VmHWM: or VmRSS: of a process in KiB (-1 if gone). */
 long lg_rss_kb(int pid, const char *key);
 
+/* lg_cpu_us reads the CPU time (user + system, us) a process has used; with
+ * reaped set, also what its reaped children used (PostgreSQL's exited
+ * backends) and the live children's own (0 if the process is gone). */
+uint64_t lg_cpu_us(int pid, bool reaped);
+
+/* lg_parent_pid returns the parent of pid (0 if pid is gone). */
+int lg_parent_pid(int pid);
+
+/* lg_self_cpu_us is the CPU time (user + system, us) of this process. */
+uint64_t lg_self_cpu_us(void);
+
 /* lg_du returns the bytes of the regular files under path. */
 uint64_t lg_du(const char *path);
 

@@ -48,6 +48,9 @@ uint64_t lg_redis_newest(lg_redis *r, uint64_t uid);
 /* lg_redis_used_memory returns INFO memory's used_memory (0 if unknown). */
 uint64_t lg_redis_used_memory(lg_redis *r);
 
+/* lg_redis_server_pid returns the server's process id (INFO server; 0 if unknown). */
+int lg_redis_server_pid(lg_redis *r);
+
 /* lg_redis_backend serves the mixed workload; uids maps user numbers to uids. */
 void lg_redis_backend(lg_redis *r, const uint64_t *uids, lg_backend *b);
 
@@ -70,6 +73,9 @@ uint64_t lg_pg_newest(lg_pg *p, uint64_t uid);
 
 /* lg_pg_db_bytes returns pg_database_size of the current database. */
 uint64_t lg_pg_db_bytes(lg_pg *p);
+
+/* lg_pg_server_pid returns the postmaster's process id, the parent of this connection's backend (0 if unknown). */
+int lg_pg_server_pid(lg_pg *p);
 
 /* lg_pg_backend serves the mixed workload (a connection per thread). */
 void lg_pg_backend(lg_pg *p, const uint64_t *uids, lg_backend *b);

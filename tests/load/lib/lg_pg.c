@@ -277,6 +277,19 @@ lg_pg_db_bytes(lg_pg *p)
 	return v;
 }
 
+int
+lg_pg_server_pid(lg_pg *p)
+{
+	PGresult *r = PQexec(p->c, "SELECT pg_backend_pid()");
+	int       backend = 0;
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+		backend = atoi(PQgetvalue(r, 0, 0));
+	}
+	PQclear(r);
+	return backend > 0 ? lg_parent_pid(backend) : 0;
+}
+
 /* ---- mixed workload ---- */
 
 static lg_conn *
@@ -386,6 +399,12 @@ lg_pg_newest(lg_pg *p, uint64_t uid)
 }
 uint64_t
 lg_pg_db_bytes(lg_pg *p)
+{
+	(void)p;
+	return 0;
+}
+int
+lg_pg_server_pid(lg_pg *p)
 {
 	(void)p;
 	return 0;

@@ -242,6 +242,22 @@ lg_redis_used_memory(lg_redis *r)
 	return v;
 }
 
+int
+lg_redis_server_pid(lg_redis *r)
+{
+	redisReply *rep = redisCommand(r->c, "INFO server");
+	int         pid = 0;
+
+	if (rep != NULL && rep->type == REDIS_REPLY_STRING) {
+		const char *p = strstr(rep->str, "process_id:");
+		if (p != NULL) {
+			pid = atoi(p + 11);
+		}
+	}
+	freeReplyObject(rep);
+	return pid;
+}
+
 /* ---- mixed workload ---- */
 
 static lg_conn *
@@ -356,6 +372,12 @@ void
 lg_redis_close(lg_redis *r)
 {
 	(void)r;
+}
+int
+lg_redis_server_pid(lg_redis *r)
+{
+	(void)r;
+	return 0;
 }
 int
 lg_redis_add_user(lg_redis *r, uint64_t uid, const char *name)

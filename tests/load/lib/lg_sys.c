@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -45,6 +46,83 @@ lg_rss_kb(int pid, const char *key)
 	}
 	fclose(f);
 	return kb;
+}
+
+/*
+ * lg_stat_fields reads /proc/PID/stat's utime, stime, cutime, cstime (in
+ * clock ticks) and ppid; false if the process is gone.  The command name
+ * (field 2) may hold spaces and parentheses, so fields count from the
+ * last ')'.
+ */
+static bool
+lg_stat_fields(int pid, uint64_t t[4], int *ppid)
+{
+	char  path[64], buf[1024], *p;
+	FILE *f;
+	bool  ok = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((f = fopen(path, "r")) == NULL) {
+		return false;
+	}
+	if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL) {
+		unsigned long long u, s, cu, cs;
+		/* after ')': state ppid pgrp session tty tpgid flags minflt
+		 * cminflt majflt cmajflt utime stime cutime cstime */
+		ok =
+		    sscanf(p + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+		        ppid, &u, &s, &cu, &cs) == 5;
+		t[0] = u, t[1] = s, t[2] = cu, t[3] = cs;
+	}
+	fclose(f);
+	return ok;
+}
+
+uint64_t
+lg_cpu_us(int pid, bool reaped)
+{
+	uint64_t       t[4], ticks;
+	int            ppid;
+	long           hz = sysconf(_SC_CLK_TCK);
+	DIR           *d;
+	struct dirent *e;
+
+	if (pid <= 0 || !lg_stat_fields(pid, t, &ppid)) {
+		return 0;
+	}
+	ticks = t[0] + t[1];
+	if (reaped && (d = opendir("/proc")) != NULL) {
+		ticks += t[2] + t[3];
+		while ((e = readdir(d)) != NULL) {
+			int      child = atoi(e->d_name);
+			uint64_t ct[4];
+			int      cp;
+			if (child > 0 && lg_stat_fields(child, ct, &cp) && cp == pid) {
+				ticks += ct[0] + ct[1];
+			}
+		}
+		closedir(d);
+	}
+	return ticks * 1000000 / (uint64_t)(hz > 0 ? hz : 100);
+}
+
+int
+lg_parent_pid(int pid)
+{
+	uint64_t t[4];
+	int      ppid = 0;
+
+	return lg_stat_fields(pid, t, &ppid) ? ppid : 0;
+}
+
+uint64_t
+lg_self_cpu_us(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 /* lg_du_depth sums file sizes under path, at most 8 folders deep. */
