@@ -49,6 +49,8 @@ typedef enum wb_type {
 	X(TARGET,    "target",      U64)  /* the other user of a relation */    \
 	X(NAME,      "name",        STR)  /* username */                        \
 	X(PASSWORD,  "password",    STR)  /* password (never stored/logged) */  \
+	X(NEW_PASSWORD, "new_password", STR) /* password change (never logged) */ \
+	X(KEY,       "key",         STR)  /* session MAC key (internal) */      \
 	X(DISPLAY,   "display",     STR)  /* display name */                    \
 	X(BIO,       "bio",         STR)  /* profile text */                    \
 	X(CREATED,   "created",     U64)  /* ms since Unix epoch */             \
@@ -116,6 +118,10 @@ typedef enum wb_field {
 	X(USER_LOOKUP,    "user.lookup",      WB_M(NAME), 0)                       \
 	X(USER_UPDATE,    "user.update",      WB_M(UID), WB_M(DISPLAY) | WB_M(BIO)) \
 	X(USER_REGISTER_MANY, "user.register_many", WB_M(NAME) | WB_M(PASSWORD) | WB_M(FROM) | WB_M(LIMIT), 0) /* load setup: names NAME<FROM>.. */ \
+	X(USER_LOGOUT_ALL, "user.logout_all", WB_M(TOKEN), 0)                  \
+	X(USER_PASSWORD,  "user.password",    WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0) \
+	X(USER_SESSION_KEY, "user.session_key", 0, 0)                            \
+	X(USER_REVOCATIONS, "user.revocations", WB_M(FROM), WB_M(LIMIT))       \
 	/* relation service */                                                     \
 	X(REL_FOLLOW,     "rel.follow",       WB_M(UID) | WB_M(TARGET), 0)         \
 	X(REL_UNFOLLOW,   "rel.unfollow",     WB_M(UID) | WB_M(TARGET), 0)         \
@@ -151,7 +157,9 @@ typedef enum wb_field {
 	X(FOLLOWING_LIST, "following",        WB_M(NAME), WB_M(TOKEN) | WB_M(AFTER) | WB_M(LIMIT)) \
 	X(FANS_LIST,      "fans",             WB_M(NAME), WB_M(TOKEN) | WB_M(AFTER) | WB_M(LIMIT)) \
 	X(PROFILE,        "profile",          WB_M(NAME), WB_M(TOKEN))             \
-	X(UPDATE_PROFILE, "update_profile",   WB_M(TOKEN), WB_M(DISPLAY) | WB_M(BIO))
+	X(UPDATE_PROFILE, "update_profile",   WB_M(TOKEN), WB_M(DISPLAY) | WB_M(BIO)) \
+	X(LOGOUT_ALL,     "logout_all",       WB_M(TOKEN), 0)                      \
+	X(CHANGE_PASSWORD, "change_password", WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0)
 /* clang-format on */
 
 typedef enum wb_op {

@@ -10,7 +10,9 @@
 #include "gw.h"
 #include "gw_names.h"
 #include "gw_postcache.h"
+#include "gw_sessions.h"
 #include "gw_tokens.h"
+#include "rt_log.h"
 #include "rt_rate.h"
 #include "rt_server.h"
 #include "wb_id.h"
@@ -18,6 +20,7 @@
 struct gw {
 	rt_client    *svc[GW_SVC_COUNT];
 	gw_tokens    *tokens;
+	gw_sessions  *sessions;
 	gw_names     *names;
 	gw_postcache *posts;
 	rt_rate      *logins; /* failed logins per client address, over every transport */
@@ -50,6 +53,8 @@ static const struct {
 	{ WB_OP_FANS_LIST, gw_op_fans },
 	{ WB_OP_PROFILE, gw_op_profile },
 	{ WB_OP_UPDATE_PROFILE, gw_op_update_profile },
+	{ WB_OP_LOGOUT_ALL, gw_op_logout_all },
+	{ WB_OP_CHANGE_PASSWORD, gw_op_change_password },
 };
 
 #define GW_NROUTES (sizeof(gw_routes) / sizeof(gw_routes[0]))
@@ -76,7 +81,10 @@ gw_open(gw **out, const gw_opts *opts)
 			return rc;
 		}
 	}
+	int check = opts->session_check_ms;
 	if ((rc = gw_tokens_open(&g->tokens, opts->auth_cache_ms)) != WB_OK ||
+	    (rc = gw_sessions_open(
+	         &g->sessions, g->svc[GW_USER], check > 0 ? (check + 3) / 4 : 0, check)) != WB_OK ||
 	    (rc = gw_names_open(&g->names, 0)) != WB_OK ||
 	    (rc = gw_postcache_open(&g->posts, opts->post_cache, opts->post_cache_ms)) != WB_OK ||
 	    (rc = rt_rate_open(&g->logins, opts->login_fails ? opts->login_fails : 20,
@@ -95,6 +103,7 @@ gw_close(gw *g)
 	if (g == NULL) {
 		return;
 	}
+	gw_sessions_close(g->sessions); /* its thread calls the user service */
 	for (int i = 0; i < GW_SVC_COUNT; i++) {
 		rt_client_close(g->svc[i]);
 	}
@@ -275,6 +284,15 @@ gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
 		wb_reply_error(rep, WB_EAUTH, "a session token is required");
 		return WB_EAUTH;
 	}
+	switch (gw_sessions_check(g->sessions, tok, len, uid)) {
+	case GW_SESSION_OK:
+		return WB_OK;
+	case GW_SESSION_BAD:
+		wb_reply_error(rep, WB_EAUTH, NULL);
+		return WB_EAUTH;
+	case GW_SESSION_ASK:
+		break;
+	}
 	if (gw_tokens_get(g->tokens, tok, len, uid)) {
 		return WB_OK;
 	}
@@ -320,6 +338,19 @@ void
 gw_auth_forget(gw *g, const char *token, size_t len)
 {
 	gw_tokens_drop(g->tokens, token, len);
+}
+
+void
+gw_auth_sync(gw *g)
+{
+	int rc = gw_sessions_sync(g->sessions);
+
+	if (rc != WB_OK) {
+		/* the feed thread retries; until it succeeds, nothing is trusted here
+		 * past session-check-ms, so the ended session cannot outlive that */
+		RT_WARNF(
+		    "session revocations: pull after a session ended failed: %s", wb_strerror(rc));
+	}
 }
 
 gw_names *

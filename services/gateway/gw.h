@@ -35,6 +35,7 @@ typedef struct gw_opts {
 	const char *urls[GW_SVC_COUNT]; /* downstream REP URLs */
 	int         timeout_ms;         /* per downstream call (default 5000) */
 	int         auth_cache_ms;      /* token cache lifetime, 0..1000 (0: off) */
+	int session_check_ms; /* check signed tokens here, trusting the revocation feed this long (0: off) */
 	unsigned login_fails; /* failed logins from one client address that lock it (default 20) */
 	uint64_t login_window_ms;   /* ... counted within this window (default 60000) */
 	uint64_t login_cooldown_ms; /* how long its logins answer RATE_LIMITED (default 60000) */
@@ -85,6 +86,9 @@ int gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
 /* gw_auth_optional is gw_auth for operations where a token is optional: *uid is 0 without a valid one. */
 int gw_auth_optional(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
 
+/* gw_auth_sync makes sessions ended through this gateway (logout, log out everywhere, password change) take effect here before the reply. */
+void gw_auth_sync(gw *g);
+
 /* gw_auth_forget drops token from the cache (after logout). */
 void gw_auth_forget(gw *g, const char *token, size_t len);
 
@@ -130,5 +134,7 @@ int gw_op_following(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_fans(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_profile(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep);
 
 #endif

@@ -94,30 +94,95 @@ gw_op_login(gw *g, const wb_obj *req, wb_obj *rep)
 	return rc;
 }
 
-int
-gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep)
+/* gw_session_copy copies string field f of req into q (WB_EINVAL if absent). */
+static int
+gw_session_copy(wb_obj *q, const wb_obj *req, wb_field f)
+{
+	const char *v;
+	size_t      n;
+
+	return wb_get_str(req, f, &v, &n) ? wb_set_str(q, f, v, n) : WB_EINVAL;
+}
+
+/*
+ * gw_session_end forwards req's token (and with copy, that field too) as
+ * user operation op, then pulls the revocation feed so the session ends
+ * at this gateway before the reply; *out gets the user service's reply.
+ */
+static int
+gw_session_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, wb_obj **out)
 {
 	const char *tok;
 	size_t      len;
-	wb_obj     *q, *r;
+	wb_obj     *q;
 	int         rc;
 
+	*out = NULL;
 	if (!wb_get_str(req, WB_F_TOKEN, &tok, &len) || len == 0) {
 		wb_reply_error(rep, WB_EAUTH, "a session token is required");
 		return WB_EAUTH;
 	}
 	/* Forget it first: no request may use it from here on. */
 	gw_auth_forget(g, tok, len);
-	if ((q = wb_request(WB_OP_USER_LOGOUT)) != NULL &&
-	    wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK) {
+	q = wb_request(op);
+	if (q != NULL && (wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK ||
+	                     (op == WB_OP_USER_PASSWORD &&
+	                         (gw_session_copy(q, req, WB_F_PASSWORD) != WB_OK ||
+	                             gw_session_copy(q, req, WB_F_NEW_PASSWORD) != WB_OK)))) {
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_USER, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(g, GW_USER, q, out, rep)) != WB_OK) {
 		return rc;
 	}
+	gw_auth_sync(g);
+	return WB_OK;
+}
+
+int
+gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	wb_obj *r;
+	int     rc = gw_session_end(g, WB_OP_USER_LOGOUT, req, rep, &r);
+
 	wb_msg_free(r);
-	return wb_reply_ok(rep);
+	return rc == WB_OK ? wb_reply_ok(rep) : rc;
+}
+
+int
+gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	wb_obj *r;
+	int     rc = gw_session_end(g, WB_OP_USER_LOGOUT_ALL, req, rep, &r);
+
+	wb_msg_free(r);
+	return rc == WB_OK ? wb_reply_ok(rep) : rc;
+}
+
+int
+gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	wb_obj     *r;
+	const char *tok;
+	size_t      len;
+	int         rc;
+
+	if ((rc = gw_session_need(req, WB_F_PASSWORD, WB_F_NEW_PASSWORD, rep)) != WB_OK ||
+	    (rc = gw_session_end(g, WB_OP_USER_PASSWORD, req, rep, &r)) != WB_OK) {
+		return rc;
+	}
+	if (!wb_get_str(r, WB_F_TOKEN, &tok, &len)) {
+		wb_msg_free(r);
+		wb_reply_error(rep, WB_EINTERNAL, "user service gave no token");
+		return WB_EINTERNAL;
+	}
+	if ((rc = wb_reply_ok(rep)) != WB_OK ||
+	    (rc = wb_set_u64(rep, WB_F_UID, wb_u64(r, WB_F_UID, 0))) != WB_OK ||
+	    (rc = wb_set_str(rep, WB_F_TOKEN, tok, len)) != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	wb_msg_free(r);
+	return rc;
 }
 
 int

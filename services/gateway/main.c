@@ -20,8 +20,8 @@ int
 main(int argc, char **argv)
 {
 	static rt_daemon   d = { .name = "gateway", .max_workers = 1024 };
-	static const char *url, *urls[GW_SVC_COUNT], *timeout, *cache, *http_url, *web_dir, *lfails,
-	    *lwindow, *lcool, *hdr_tmo, *max_conns, *pcache, *pcache_ms;
+	static const char *url, *urls[GW_SVC_COUNT], *timeout, *cache, *scheck, *http_url, *web_dir,
+	    *lfails, *lwindow, *lcool, *hdr_tmo, *max_conns, *pcache, *pcache_ms;
 	rt_opt opts[] = {
 		{ "gateway-url", "WARBLE_GATEWAY_URL", "tcp://127.0.0.1:7100",
 		    "listen URL (msgpack API)", &url },
@@ -43,6 +43,12 @@ main(int argc, char **argv)
 		    "deadline of each downstream call, ms", &timeout },
 		{ "auth-cache-ms", "WARBLE_AUTH_CACHE_MS", "1000",
 		    "how long a checked token is trusted, ms (0-1000)", &cache },
+		{ "session-check-ms", "WARBLE_SESSION_CHECK_MS", "1000",
+		    "check signed session tokens here, trusting the revocation feed this long, ms: "
+		    "a "
+		    "logout through another gateway takes effect here within it (0: ask the user "
+		    "service every time)",
+		    &scheck },
 		{ "http-header-timeout-ms", "WARBLE_HTTP_HEADER_TIMEOUT_MS", "10000",
 		    "an HTTP connection idle this long without a whole request head is closed",
 		    &hdr_tmo },
@@ -75,8 +81,9 @@ main(int argc, char **argv)
 	gw_metrics     *metrics;
 	gw_http        *http;
 	char            webbuf[1024];
-	uint64_t nworkers, tmo, ttl, nfails, window_s, cool_s, hdr_ms, nconns, npost, post_ms;
-	int      rc;
+	uint64_t nworkers, tmo, ttl, nfails, window_s, cool_s, hdr_ms, nconns, npost, post_ms,
+	    check_ms;
+	int rc;
 
 	rc = rt_daemon_init(
 	    &d, opts, "Warble's public API gateway (msgpack over nng REQ/REP)", argc, argv);
@@ -86,6 +93,7 @@ main(int argc, char **argv)
 	nworkers = d.nworkers;
 	if (rt_config_u64("timeout-ms", timeout, 1, 600000, &tmo) != 0 ||
 	    rt_config_u64("auth-cache-ms", cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
+	    rt_config_u64("session-check-ms", scheck, 0, 60000, &check_ms) != 0 ||
 	    rt_config_u64("http-header-timeout-ms", hdr_tmo, 100, 3600000, &hdr_ms) != 0 ||
 	    rt_config_u64("http-max-conns", max_conns, 0, 10000000, &nconns) != 0 ||
 	    rt_config_u64("client-login-fails", lfails, 1, 1000000, &nfails) != 0 ||
@@ -101,6 +109,7 @@ main(int argc, char **argv)
 	}
 	go.timeout_ms = (int)tmo;
 	go.auth_cache_ms = (int)ttl;
+	go.session_check_ms = (int)check_ms;
 	go.login_fails = (unsigned)nfails;
 	go.login_window_ms = window_s * 1000;
 	go.login_cooldown_ms = cool_s * 1000;

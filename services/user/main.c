@@ -84,7 +84,8 @@ main(int argc, char **argv)
 		 .pwhash_mem = (size_t)pw_mem,
 		 .login_fails = (unsigned)nfails,
 		 .login_window_ms = window_s * 1000,
-		 .login_cooldown_ms = cool_s * 1000 };
+		 .login_cooldown_ms = cool_s * 1000,
+		 .session_ttl_ms = ttl_s * 1000 };
 	rt_server_opts sopts = { .name = "user", .url = url, .workers = (int)d.nworkers };
 	if ((rc = user_svc_open(&svc, t, &uopts)) != WB_OK ||
 	    (rc = rt_server_open(&srv, &sopts)) != WB_OK ||

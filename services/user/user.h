@@ -5,7 +5,12 @@
  *   user.login    {name, password}      -> {uid, token} (RATE_LIMITED after
  *                                           login_fails failures of a name)
  *   user.logout   {token}               -> {}
+ *   user.logout_all {token}             -> {} (every session of the user ends)
+ *   user.password {token, password, new_password}
+ *                                       -> {uid, token} (every other session ends)
  *   user.auth     {token}               -> {uid}
+ *   user.session_key {}                 -> {key} (gateways check signed tokens with it)
+ *   user.revocations {from, limit?}     -> {events, last} (sessions ended, by seq)
  *   user.get      {uids}                -> {users, missing}
  *   user.lookup   {name}                -> {uid, users}
  *   user.update   {uid, display?, bio?} -> {}
@@ -29,6 +34,7 @@ typedef struct user_svc_opts {
 	unsigned login_fails;       /* failed logins of a name that lock it (0: 5) */
 	uint64_t login_window_ms;   /* ... counted within this window (0: 60000) */
 	uint64_t login_cooldown_ms; /* how long the name stays locked (0: 60000) */
+	uint64_t session_ttl_ms;    /* session lifetime (the session family's TTL) */
 } user_svc_opts;
 
 /* user_svc_open creates the service over an open table (families from user_schema). */

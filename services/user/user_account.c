@@ -140,7 +140,7 @@ user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 }
 
 /* user_password_verify checks pw against a user's stored hash (WB_ELOGIN if wrong). */
-static int
+int
 user_password_verify(user_svc *u, uint64_t uid, const char *pw, size_t pw_len)
 {
 	uint8_t  row[8];
@@ -168,25 +168,6 @@ user_password_verify(user_svc *u, uint64_t uid, const char *pw, size_t pw_len)
 	return rc;
 }
 
-/* user_session_new stores a fresh session for uid and returns its token. */
-static int
-user_session_new(user_svc *u, uint64_t uid, char *token)
-{
-	uint8_t key[USER_TOKEN_HASH], val[8];
-	int     rc;
-
-	user_token_new(token);
-	if ((rc = user_token_hash(key, token, USER_TOKEN_LEN)) != WB_OK) {
-		return WB_EINTERNAL;
-	}
-	hb_u64_be(val, uid);
-	/* version = login time: the family's TTL counts from it */
-	rc = hb_put(
-	    u->t, USER_FAM_SESSION, key, sizeof(key), NULL, 0, wb_now_ms(), val, sizeof(val));
-	sodium_memzero(key, sizeof(key));
-	return rc;
-}
-
 /* user_handle_login: user.login {name, password} -> {uid, token}. */
 int
 user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
@@ -195,7 +176,7 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	const char *name = NULL, *pw = NULL;
 	size_t      name_len = 0, pw_len = 0;
 	char        lname[USER_NAME_MAX + 1];
-	char        token[USER_TOKEN_LEN + 1];
+	char        token[WB_SESSION_TOKEN_LEN + 1];
 	uint64_t    uid = 0, retry_ms;
 	bool        named;
 	int         rc;
@@ -236,7 +217,7 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 		rt_rate_success(u->rate, lname, strlen(lname));
 	}
 	if (rc == WB_OK) {
-		rc = user_session_new(u, uid, token);
+		rc = user_session_new(u, uid, wb_now_ms(), token);
 	}
 	if (rc != WB_OK) {
 		if (rc != WB_ELOGIN) {
@@ -248,80 +229,8 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 	wb_reply_ok(rep);
 	rc = wb_set_u64(rep, WB_F_UID, uid);
 	if (rc == WB_OK) {
-		rc = wb_set_str(rep, WB_F_TOKEN, token, USER_TOKEN_LEN);
+		rc = wb_set_str(rep, WB_F_TOKEN, token, WB_SESSION_TOKEN_LEN);
 	}
 	sodium_memzero(token, sizeof(token));
 	return rc;
-}
-
-/* user_session_find maps a token to its session key and uid (WB_EAUTH if unknown, expired or malformed). */
-static int
-user_session_find(user_svc *u, const wb_obj *req, uint8_t *key, uint64_t *uid)
-{
-	const char *token = NULL;
-	size_t      len = 0;
-	hb_cell    *c;
-	int         rc;
-
-	wb_get_str(req, WB_F_TOKEN, &token, &len);
-	if (user_token_hash(key, token, len) != WB_OK) {
-		return WB_EAUTH;
-	}
-	rc = hb_get(u->t, USER_FAM_SESSION, key, USER_TOKEN_HASH, NULL, 0, &c);
-	if (rc == WB_ENOTFOUND) {
-		return WB_EAUTH;
-	}
-	if (rc != WB_OK) {
-		return rc;
-	}
-	if (c->value_len != 8) {
-		hb_cell_free(c);
-		return WB_ECORRUPT;
-	}
-	*uid = hb_be_u64(c->value);
-	hb_cell_free(c);
-	return WB_OK;
-}
-
-/* user_handle_logout: user.logout {token} -> {}; the session is deleted. */
-int
-user_handle_logout(void *arg, const wb_obj *req, wb_obj *rep)
-{
-	user_svc *u = arg;
-	uint8_t   key[USER_TOKEN_HASH];
-	uint64_t  uid;
-	hb_batch *b;
-	int       rc;
-
-	if ((rc = user_session_find(u, req, key, &uid)) != WB_OK) {
-		return user_fail(rep, rc, NULL);
-	}
-	if ((rc = hb_batch_new(&b)) != WB_OK) {
-		return user_fail(rep, rc, NULL);
-	}
-	rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, key, sizeof(key));
-	if (rc == WB_OK) {
-		rc = hb_write(u->t, b);
-	}
-	hb_batch_free(b);
-	if (rc != WB_OK) {
-		return user_fail(rep, rc, NULL);
-	}
-	return wb_reply_ok(rep);
-}
-
-/* user_handle_auth: user.auth {token} -> {uid}. */
-int
-user_handle_auth(void *arg, const wb_obj *req, wb_obj *rep)
-{
-	user_svc *u = arg;
-	uint8_t   key[USER_TOKEN_HASH];
-	uint64_t  uid;
-	int       rc;
-
-	if ((rc = user_session_find(u, req, key, &uid)) != WB_OK) {
-		return user_fail(rep, rc, NULL);
-	}
-	wb_reply_ok(rep);
-	return wb_set_u64(rep, WB_F_UID, uid);
 }

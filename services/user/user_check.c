@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "user_check.h"
+#include "wb_session.h"
 #include "wb_errors.h"
 
 /* user_name_normalize lowercases name into out and checks it is 3-32 of [a-z0-9_]. */
@@ -68,7 +69,7 @@ user_token_char_ok(char c)
 int
 user_token_hash(uint8_t out[USER_TOKEN_HASH], const char *token, size_t len)
 {
-	if (token == NULL || len != USER_TOKEN_LEN) {
+	if (token == NULL || (len != USER_TOKEN_LEN && len != WB_SESSION_TOKEN_LEN)) {
 		return WB_EAUTH;
 	}
 	for (size_t i = 0; i < len; i++) {

@@ -3,10 +3,12 @@
  * passwords, session tokens and profile text.  No I/O, no state; unit
  * tested in user_check_test.c.
  *
- * A session token is 32 random bytes in URL-safe base64 without padding
- * (43 characters).  Only its hash is ever stored:
+ * A session token is a signed one (64 characters, proto/wb_session.h), or
+ * of the earlier form, 32 random bytes in URL-safe base64 without padding
+ * (43 characters, still accepted until it expires).  Only its hash is
+ * ever stored:
  *
- *   token  "q1Vb...43 chars..."  --crypto_generichash-->  32-byte row key
+ *   token  "q1Vb...64 chars..."  --crypto_generichash-->  32-byte row key
  */
 #ifndef USER_CHECK_H
 #define USER_CHECK_H
@@ -38,8 +40,8 @@ void user_token_encode(char *out, const uint8_t bytes[USER_TOKEN_BYTES]);
 /* user_token_new draws a fresh random token into out (USER_TOKEN_LEN + 1 bytes). */
 void user_token_new(char *out);
 
-/* user_token_hash computes the stored hash of a token; WB_EAUTH if the
- * string cannot be a token (wrong length or alphabet). */
+/* user_token_hash computes the stored hash of a token (either form); WB_EAUTH
+ * if the string cannot be a token (wrong length or alphabet). */
 int user_token_hash(uint8_t out[USER_TOKEN_HASH], const char *token, size_t len);
 
 /* user_utf8_check tells whether s[0..n) is valid UTF-8 (no overlongs,

@@ -36,4 +36,11 @@ user_schema(hb_family_opts *fams, uint64_t session_ttl_ms)
 		.row_len = HB_VARLEN,
 		.qual_len = HB_NONE,
 	};
+	fams[USER_FAM_REVOKE] = (hb_family_opts) {
+		.name = "revoke",
+		.max_versions = 1,
+		.ttl_ms = session_ttl_ms,
+		.row_len = 8,
+		.qual_len = HB_NONE,
+	};
 }

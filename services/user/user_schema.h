@@ -19,7 +19,30 @@
  *          version = login time in ms, TTL = session lifetime -> uid (8 BE)
  *          (the raw token is never stored)
  *
- * meta     row "uid", no qualifier, version 0 -> last allocated uid (8 BE)
+ *          A signed token (proto/wb_session.h) is stored the same way: the
+ *          row is the hash of its 64 characters.
+ *
+ * meta     no qualifier, version 0:
+ *          row "uid"         -> last allocated uid (8 BE)
+ *          row "session_key" -> the 32-byte MAC key of signed tokens
+ *                               (drawn on first start, never logged)
+ *          row "revseq"      -> last revocation seq (8 BE)
+ *
+ * revoke   the revocation feed gateways pull (user.revocations); TTL =
+ *          session lifetime, counted from the version (write time, ms), so
+ *          a record outlives every token it revokes
+ *
+ *     row = seq (8 BE)          value (33 bytes)
+ *     +---------------------+   +------+--------+--------+--------+--------+
+ *     | 00 00 00 00 00 00 2a| ->| kind | uid    | sid    | time   | until  |
+ *     +---------------------+   | 1 B  | 8 BE   | 8 BE   | 8 BE   | 8 BE   |
+ *                               +------+--------+--------+--------+--------+
+ *     kind 1 (session): session sid of uid ended; until = its expiry
+ *     kind 2 (all): every session of uid begun before time ended;
+ *                   until = time + session lifetime
+ *
+ * info also holds, per user, qualifier "nb" -> the ms before which every
+ * session of the user is void (log out everywhere, password change).
  */
 #ifndef USER_SCHEMA_H
 #define USER_SCHEMA_H
@@ -28,14 +51,28 @@
 
 #include "hb.h"
 
-enum user_fam { USER_FAM_INFO = 0, USER_FAM_NAME, USER_FAM_SESSION, USER_FAM_META, USER_FAM_COUNT };
+enum user_fam {
+	USER_FAM_INFO = 0,
+	USER_FAM_NAME,
+	USER_FAM_SESSION,
+	USER_FAM_META,
+	USER_FAM_REVOKE,
+	USER_FAM_COUNT
+};
+
+/* Revocation kinds (the first byte of a revoke cell). */
+enum user_revoke_kind { USER_REVOKE_SESSION = 1, USER_REVOKE_ALL = 2 };
+#define USER_REVOKE_LEN 33
 
 #define USER_Q_NAME    "name"
 #define USER_Q_PW      "pw"
 #define USER_Q_CREATED "created"
 #define USER_Q_DISPLAY "display"
 #define USER_Q_BIO     "bio"
+#define USER_Q_NB      "nb"
 #define USER_META_UID  "uid"
+#define USER_META_KEY  "session_key"
+#define USER_META_REV  "revseq"
 #define USER_VERSION   0 /* the version of every info, name and meta cell */
 
 /* user_schema fills fams[USER_FAM_COUNT] with the families; sessions expire after session_ttl_ms. */

@@ -13,6 +13,7 @@
 #include "rt_client.h"
 #include "wb_proto.h"
 #include "wbt.h"
+#include "wb_session.h"
 
 static char        url[160];
 static wbt_daemon *daemon_;
@@ -137,7 +138,7 @@ Test(user, register_login_auth_logout)
 	cr_assert_eq(uid, 1);
 	cr_assert_eq(ut_login("alice", "correct horse", &luid, tok, sizeof(tok)), WB_OK);
 	cr_assert_eq(luid, uid);
-	cr_assert_eq(strlen(tok), 43, "token %zu chars", strlen(tok));
+	cr_assert_eq(strlen(tok), WB_SESSION_TOKEN_LEN, "token %zu chars", strlen(tok));
 	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH, tok, &auid), WB_OK);
 	cr_assert_eq(auid, uid);
 

@@ -110,6 +110,12 @@ int warble_login(warble_client *c, const char *name, const char *password, uint6
 /* warble_logout ends the session of the current token and forgets the token. */
 int warble_logout(warble_client *c);
 
+/* warble_logout_all ends every session of the logged-in user, on every device, and forgets the token. */
+int warble_logout_all(warble_client *c);
+
+/* warble_change_password sets a new password (the current one must match); every other session ends, and c keeps the new session's token. */
+int warble_change_password(warble_client *c, const char *password, const char *new_password);
+
 /* warble_whoami returns the logged-in user's profile. */
 int warble_whoami(warble_client *c, warble_user_t **out);
 

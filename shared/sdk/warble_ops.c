@@ -111,6 +111,50 @@ warble_logout(warble_client *c)
 	return rc;
 }
 
+int
+warble_logout_all(warble_client *c)
+{
+	int rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	rc = warble_ops_simple(c, WB_OP_LOGOUT_ALL, WB_F_TOKEN, NULL, WARBLE_AUTH_REQUIRED);
+	if (rc == WARBLE_OK || rc == WARBLE_EAUTH) {
+		warble_set_token(c, NULL);
+	}
+	return rc;
+}
+
+int
+warble_change_password(warble_client *c, const char *password, const char *new_password)
+{
+	wb_obj *q, *r;
+	int     rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (password == NULL || new_password == NULL) {
+		return warble_ops_bad(c, "the current and the new password are required");
+	}
+	q = warble_ops_req(WB_OP_CHANGE_PASSWORD, WB_F_PASSWORD, password);
+	if (q != NULL && wb_set_cstr(q, WB_F_NEW_PASSWORD, new_password) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = warble_call(c, q, WARBLE_AUTH_REQUIRED, &r)) != WARBLE_OK) {
+		return rc;
+	}
+	if (!wb_has(r, WB_F_TOKEN)) {
+		wb_msg_free(r);
+		return warble_fail(c, WARBLE_EBADMSG, "password change reply carries no token");
+	}
+	rc = warble_set_token(c, wb_str(r, WB_F_TOKEN, ""));
+	wb_msg_free(r);
+	return rc;
+}
+
 /* warble_ops_user runs a request whose reply is one user record. */
 static int
 warble_ops_user(warble_client *c, wb_obj *q, warble_auth auth, warble_user_t **out)

@@ -1,0 +1,440 @@
+/*
+ * user_session.c - sessions: signed tokens, user.auth, logout, log out
+ * everywhere, password change, and the revocation feed gateways pull.
+ *
+ * A session is live while its row exists (hash of the token -> uid, TTL =
+ * session lifetime) and it began no earlier than the user's "nb" cell.
+ * Every way a session ends before its expiry also appends a record to
+ * the revoke family, numbered by seq, so that a gateway that checks
+ * signed tokens itself (user.session_key) learns of it by pulling
+ * user.revocations.  Layouts in user_schema.h, tokens in wb_session.h.
+ */
+#include <string.h>
+
+#include "rt_log.h"
+#include "user_check.h"
+#include "user_int.h"
+#include "user_schema.h"
+#include "wb_id.h"
+
+#define USER_REVOCATIONS_MAX 1000 /* most records one user.revocations returns */
+
+/* user_meta_get reads a meta row of exactly len bytes into out (WB_ENOTFOUND if absent). */
+static int
+user_meta_get(user_svc *u, const char *row, void *out, size_t len)
+{
+	hb_cell *c;
+	int      rc = hb_get(u->t, USER_FAM_META, row, strlen(row), NULL, 0, &c);
+
+	if (rc != WB_OK) {
+		return rc;
+	}
+	rc = c->value_len == len ? WB_OK : WB_ECORRUPT;
+	if (rc == WB_OK) {
+		memcpy(out, c->value, len);
+	}
+	hb_cell_free(c);
+	return rc;
+}
+
+int
+user_session_keys(user_svc *u)
+{
+	uint8_t seq[8];
+	int     rc = user_meta_get(u, USER_META_KEY, u->session_key, WB_SESSION_KEY_LEN);
+
+	if (rc == WB_ENOTFOUND) {
+		randombytes_buf(u->session_key, WB_SESSION_KEY_LEN);
+		rc = hb_put(u->t, USER_FAM_META, USER_META_KEY, strlen(USER_META_KEY), NULL, 0,
+		    USER_VERSION, u->session_key, WB_SESSION_KEY_LEN);
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	rc = user_meta_get(u, USER_META_REV, seq, sizeof(seq));
+	if (rc == WB_ENOTFOUND) {
+		u->rev_seq = 0;
+		return WB_OK;
+	}
+	if (rc == WB_OK) {
+		u->rev_seq = hb_be_u64(seq);
+	}
+	return rc;
+}
+
+int
+user_session_new(user_svc *u, uint64_t uid, uint64_t now_ms, char *token)
+{
+	wb_session s = { uid, wb_session_sid(now_ms), now_ms + u->opts.session_ttl_ms };
+	uint8_t    key[USER_TOKEN_HASH], val[8];
+	int        rc;
+
+	wb_session_sign(token, &s, u->session_key);
+	if ((rc = user_token_hash(key, token, WB_SESSION_TOKEN_LEN)) != WB_OK) {
+		return WB_EINTERNAL;
+	}
+	hb_u64_be(val, uid);
+	/* version = login time: the family's TTL counts from it */
+	rc = hb_put(u->t, USER_FAM_SESSION, key, sizeof(key), NULL, 0, now_ms, val, sizeof(val));
+	sodium_memzero(key, sizeof(key));
+	return rc;
+}
+
+/* A session found by its token. */
+typedef struct user_session {
+	uint8_t  key[USER_TOKEN_HASH]; /* its row */
+	uint64_t uid;
+	uint64_t sid;        /* 0 for a token of the earlier, unsigned form */
+	uint64_t began_ms;   /* when it began */
+	uint64_t expires_ms; /* when it ends */
+} user_session;
+
+/* user_session_nb reads the ms before which every session of uid is void (0 if none). */
+static int
+user_session_nb(user_svc *u, uint64_t uid, uint64_t *nb)
+{
+	uint8_t  row[8];
+	hb_cell *c;
+	int      rc;
+
+	hb_u64_be(row, uid);
+	rc = hb_get(u->t, USER_FAM_INFO, row, 8, USER_Q_NB, strlen(USER_Q_NB), &c);
+	*nb = 0;
+	if (rc == WB_ENOTFOUND) {
+		return WB_OK;
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	if (c->value_len == 8) {
+		*nb = hb_be_u64(c->value);
+	}
+	hb_cell_free(c);
+	return WB_OK;
+}
+
+/* user_session_find finds the live session of req's token (WB_EAUTH if unknown, forged, expired or revoked). */
+static int
+user_session_find(user_svc *u, const wb_obj *req, user_session *s)
+{
+	const char *token = NULL;
+	size_t      len = 0;
+	uint64_t    now = wb_now_ms(), nb;
+	wb_session  signed_s;
+	hb_cell    *c;
+	int         rc;
+
+	memset(s, 0, sizeof(*s));
+	wb_get_str(req, WB_F_TOKEN, &token, &len);
+	if (wb_session_is_signed(token, len)) {
+		if (wb_session_verify(&signed_s, token, len, u->session_key, now) != WB_OK) {
+			return WB_EAUTH;
+		}
+		s->sid = signed_s.sid;
+		s->began_ms = wb_session_began(signed_s.sid);
+		s->expires_ms = signed_s.expires_ms;
+	}
+	if (user_token_hash(s->key, token, len) != WB_OK) {
+		return WB_EAUTH;
+	}
+	rc = hb_get(u->t, USER_FAM_SESSION, s->key, USER_TOKEN_HASH, NULL, 0, &c);
+	if (rc == WB_ENOTFOUND) {
+		return WB_EAUTH;
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	if (c->value_len != 8 || (s->sid != 0 && hb_be_u64(c->value) != signed_s.uid)) {
+		hb_cell_free(c);
+		return WB_ECORRUPT;
+	}
+	s->uid = hb_be_u64(c->value);
+	if (s->sid == 0) {
+		s->began_ms = c->version;
+		s->expires_ms = c->version + u->opts.session_ttl_ms;
+	}
+	hb_cell_free(c);
+	if ((rc = user_session_nb(u, s->uid, &nb)) != WB_OK) {
+		return rc;
+	}
+	return s->began_ms < nb ? WB_EAUTH : WB_OK;
+}
+
+/*
+ * user_session_end writes b after adding to it the revocation record
+ * (kind, uid, sid, time, until) under the next seq.  rev_mu is held
+ * across the write so records commit in seq order: a gateway that has
+ * read seq n never misses a record below n.
+ */
+static int
+user_session_end(user_svc *u, hb_batch *b, int kind, uint64_t uid, uint64_t sid, uint64_t time_ms,
+    uint64_t until_ms)
+{
+	uint8_t row[8], val[USER_REVOKE_LEN], seq[8];
+	int     rc;
+
+	pthread_mutex_lock(&u->rev_mu);
+	val[0] = (uint8_t)kind;
+	hb_u64_be(val + 1, uid);
+	hb_u64_be(val + 9, sid);
+	hb_u64_be(val + 17, time_ms);
+	hb_u64_be(val + 25, until_ms);
+	hb_u64_be(row, u->rev_seq + 1);
+	hb_u64_be(seq, u->rev_seq + 1);
+	rc = hb_batch_put(b, u->t, USER_FAM_REVOKE, row, 8, NULL, 0, wb_now_ms(), val, sizeof(val));
+	if (rc == WB_OK) {
+		rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_REV, strlen(USER_META_REV), NULL,
+		    0, USER_VERSION, seq, sizeof(seq));
+	}
+	if (rc == WB_OK && (rc = hb_write(u->t, b)) == WB_OK) {
+		u->rev_seq++;
+	}
+	pthread_mutex_unlock(&u->rev_mu);
+	return rc;
+}
+
+/* user_handle_logout: user.logout {token} -> {}; the session is deleted. */
+int
+user_handle_logout(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc    *u = arg;
+	user_session s;
+	hb_batch    *b;
+	int          rc;
+
+	if ((rc = user_session_find(u, req, &s)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	if ((rc = hb_batch_new(&b)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, s.key, sizeof(s.key));
+	if (rc == WB_OK) {
+		/* an unsigned token needs no record: only this service checks those */
+		rc = s.sid != 0 ? user_session_end(u, b, USER_REVOKE_SESSION, s.uid, s.sid,
+		                      wb_now_ms(), s.expires_ms)
+		                : hb_write(u->t, b);
+	}
+	hb_batch_free(b);
+	if (rc != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	return wb_reply_ok(rep);
+}
+
+/*
+ * user_session_end_all voids every session of uid begun before nb (and
+ * the calling session's row), adding b's other cells to the same write.
+ */
+static int
+user_session_end_all(user_svc *u, hb_batch *b, const user_session *s, uint64_t nb)
+{
+	uint8_t row[8], val[8];
+	int     rc;
+
+	hb_u64_be(row, s->uid);
+	hb_u64_be(val, nb);
+	rc = hb_batch_put(
+	    b, u->t, USER_FAM_INFO, row, 8, USER_Q_NB, strlen(USER_Q_NB), USER_VERSION, val, 8);
+	if (rc == WB_OK) {
+		rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, s->key, sizeof(s->key));
+	}
+	if (rc == WB_OK) {
+		rc = user_session_end(
+		    u, b, USER_REVOKE_ALL, s->uid, 0, nb, nb + u->opts.session_ttl_ms);
+	}
+	return rc;
+}
+
+/* user_handle_logout_all: user.logout_all {token} -> {}; every session of the user ends. */
+int
+user_handle_logout_all(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc    *u = arg;
+	user_session s;
+	hb_batch    *b;
+	int          rc;
+
+	if ((rc = user_session_find(u, req, &s)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	if ((rc = hb_batch_new(&b)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	/* every session begun up to now ends; one begun later is a new login */
+	rc = user_session_end_all(u, b, &s, wb_now_ms() + 1);
+	hb_batch_free(b);
+	if (rc != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	RT_INFOF("uid %llu logged out everywhere", (unsigned long long)s.uid);
+	return wb_reply_ok(rep);
+}
+
+/*
+ * user_handle_password: user.password {token, password, new_password} ->
+ * {uid, token}.  The old password must match; every session of the user
+ * ends, and a new one begins for the caller, in one atomic write.
+ */
+int
+user_handle_password(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc    *u = arg;
+	user_session s;
+	const char  *pw = NULL, *npw = NULL;
+	size_t       pw_len = 0, npw_len = 0;
+	char         hash[crypto_pwhash_STRBYTES], token[WB_SESSION_TOKEN_LEN + 1];
+	uint8_t      row[8], key[USER_TOKEN_HASH], val[8];
+	uint64_t     nb;
+	hb_batch    *b = NULL;
+	int          rc;
+
+	wb_get_str(req, WB_F_PASSWORD, &pw, &pw_len);
+	wb_get_str(req, WB_F_NEW_PASSWORD, &npw, &npw_len);
+	if ((rc = user_session_find(u, req, &s)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	if ((rc = user_password_check(npw_len)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	if (pw_len > USER_PASS_MAX || (rc = user_password_verify(u, s.uid, pw, pw_len)) != WB_OK) {
+		return user_fail(rep, rc == WB_OK ? WB_ELOGIN : rc,
+		    rc == WB_ELOGIN || rc == WB_OK ? "the current password is wrong" : NULL);
+	}
+	if (crypto_pwhash_str(hash, npw, npw_len, u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
+		return user_fail(rep, WB_ENOMEM, NULL);
+	}
+	/* sessions begun up to now end; the caller's new one begins at nb */
+	nb = wb_now_ms() + 1;
+	wb_session ns = { s.uid, wb_session_sid(nb), nb + u->opts.session_ttl_ms };
+	wb_session_sign(token, &ns, u->session_key);
+	hb_u64_be(row, s.uid);
+	hb_u64_be(val, s.uid);
+	rc = user_token_hash(key, token, WB_SESSION_TOKEN_LEN);
+	if (rc == WB_OK) {
+		rc = hb_batch_new(&b);
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, 8, USER_Q_PW, strlen(USER_Q_PW),
+		    USER_VERSION, hash, strlen(hash));
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_put(
+		    b, u->t, USER_FAM_SESSION, key, sizeof(key), NULL, 0, nb, val, sizeof(val));
+	}
+	if (rc == WB_OK) {
+		rc = user_session_end_all(u, b, &s, nb);
+	}
+	hb_batch_free(b);
+	sodium_memzero(hash, sizeof(hash));
+	sodium_memzero(key, sizeof(key));
+	if (rc == WB_OK) {
+		RT_INFOF("uid %llu changed password; other sessions ended",
+		    (unsigned long long)s.uid);
+		wb_reply_ok(rep);
+		rc = wb_set_u64(rep, WB_F_UID, s.uid);
+		if (rc == WB_OK) {
+			rc = wb_set_str(rep, WB_F_TOKEN, token, WB_SESSION_TOKEN_LEN);
+		}
+	} else {
+		user_fail(rep, rc, NULL);
+	}
+	sodium_memzero(token, sizeof(token));
+	return rc;
+}
+
+/* user_handle_auth: user.auth {token} -> {uid}. */
+int
+user_handle_auth(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc    *u = arg;
+	user_session s;
+	int          rc;
+
+	if ((rc = user_session_find(u, req, &s)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
+	wb_reply_ok(rep);
+	return wb_set_u64(rep, WB_F_UID, s.uid);
+}
+
+/* user_handle_session_key: user.session_key {} -> {key} (base64url; internal port only). */
+int
+user_handle_session_key(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc *u = arg;
+	char      b64[sodium_base64_ENCODED_LEN(WB_SESSION_KEY_LEN,
+	         sodium_base64_VARIANT_URLSAFE_NO_PADDING)];
+	int       rc;
+
+	(void)req;
+	sodium_bin2base64(b64, sizeof(b64), u->session_key, WB_SESSION_KEY_LEN,
+	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	wb_reply_ok(rep);
+	rc = wb_set_cstr(rep, WB_F_KEY, b64);
+	sodium_memzero(b64, sizeof(b64));
+	return rc;
+}
+
+/*
+ * user_handle_revocations: user.revocations {from, limit?} -> {events,
+ * last}: the records with seq >= from, oldest first (each {seq, type
+ * "session" or "all", uid, id = sid, time, until}), and the last seq.
+ * Records older than the session lifetime are gone: what they revoked
+ * has expired anyway.
+ */
+int
+user_handle_revocations(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	user_svc    *u = arg;
+	uint64_t     from = wb_u64(req, WB_F_FROM, 1), limit = wb_u64(req, WB_F_LIMIT, 0), last;
+	uint8_t      start[8];
+	hb_scan_opts o = { 0 };
+	hb_scan     *sc = NULL;
+	hb_cell      c;
+	wb_obj      *ev;
+	size_t       n = 0;
+	int          rc;
+
+	if (limit == 0 || limit > USER_REVOCATIONS_MAX) {
+		limit = USER_REVOCATIONS_MAX;
+	}
+	pthread_mutex_lock(&u->rev_mu);
+	last = u->rev_seq;
+	pthread_mutex_unlock(&u->rev_mu);
+	wb_reply_ok(rep);
+	if ((rc = wb_set_u64(rep, WB_F_LAST, last)) != WB_OK) {
+		return rc;
+	}
+	if ((ev = wb_add_objs(rep, WB_F_EVENTS, limit)) == NULL) {
+		return WB_ENOMEM;
+	}
+	hb_u64_be(start, from);
+	o.start_row = start;
+	o.start_row_len = 8;
+	o.limit = limit;
+	rc = hb_scan_open(&sc, u->t, USER_FAM_REVOKE, &o);
+	while (rc == WB_OK && n < limit && (rc = hb_scan_next(sc, &c)) == WB_OK) {
+		const uint8_t *v = c.value;
+		uint64_t       seq = hb_be_u64(c.row);
+		if (c.row_len != 8 || c.value_len != USER_REVOKE_LEN || seq > last) {
+			continue; /* a record being committed now is reported next time */
+		}
+		wb_obj *e = &ev[n++];
+		if ((rc = wb_set_u64(e, WB_F_SEQ, seq)) != WB_OK ||
+		    (rc = wb_set_cstr(e, WB_F_TYPE, v[0] == USER_REVOKE_ALL ? "all" : "session")) !=
+		        WB_OK ||
+		    (rc = wb_set_u64(e, WB_F_UID, hb_be_u64(v + 1))) != WB_OK ||
+		    (rc = wb_set_u64(e, WB_F_ID, hb_be_u64(v + 9))) != WB_OK ||
+		    (rc = wb_set_u64(e, WB_F_TIME, hb_be_u64(v + 17))) != WB_OK) {
+			break;
+		}
+		rc = wb_set_u64(e, WB_F_UNTIL, hb_be_u64(v + 25));
+	}
+	hb_scan_close(sc);
+	if (rc == WB_EEND) {
+		rc = WB_OK;
+	}
+	wb_shrink(rep, WB_F_EVENTS, n);
+	return rc;
+}
