@@ -85,8 +85,8 @@ wb_session_is_signed(const char *tok, size_t len)
 }
 
 int
-wb_session_verify(wb_session *s, const char *tok, size_t len,
-    const uint8_t key[WB_SESSION_KEY_LEN], uint64_t now_ms)
+wb_session_verify(wb_session *s, const char *tok, size_t len, const uint8_t key[WB_SESSION_KEY_LEN],
+    uint64_t now_ms)
 {
 	uint8_t raw[WB_SESSION_RAW], mac[WB_SESSION_MAC];
 	size_t  n = 0;

@@ -55,7 +55,7 @@ bool wb_session_is_signed(const char *tok, size_t len);
  * wb_session_verify checks tok's MAC under key and that it has not expired
  * at now_ms, and fills *s; WB_EAUTH if it is malformed, forged or expired.
  */
-int wb_session_verify(
-    wb_session *s, const char *tok, size_t len, const uint8_t key[WB_SESSION_KEY_LEN], uint64_t now_ms);
+int wb_session_verify(wb_session *s, const char *tok, size_t len,
+    const uint8_t key[WB_SESSION_KEY_LEN], uint64_t now_ms);
 
 #endif

@@ -29,14 +29,14 @@ typedef struct gw_sessions_table {
 } gw_sessions_table;
 
 struct gw_sessions {
-	rt_client       *user;
-	int              poll_ms, trust_ms;
-	pthread_rwlock_t lock; /* the tables, the key, last, trusted_until, full */
-	bool             have_key;
-	uint8_t          key[WB_SESSION_KEY_LEN];
-	gw_sessions_table ended; /* sid -> (uid, until) */
-	gw_sessions_table nb;    /* uid -> (not-before ms, until) */
-	uint64_t          last;  /* last seq applied */
+	rt_client        *user;
+	int               poll_ms, trust_ms;
+	pthread_rwlock_t  lock; /* the tables, the key, last, trusted_until, full */
+	bool              have_key;
+	uint8_t           key[WB_SESSION_KEY_LEN];
+	gw_sessions_table ended;            /* sid -> (uid, until) */
+	gw_sessions_table nb;               /* uid -> (not-before ms, until) */
+	uint64_t          last;             /* last seq applied */
 	uint64_t          trusted_until_ms; /* monotonic ms */
 	bool              full;             /* a table reached GW_SESSIONS_MAX */
 	pthread_mutex_t   pull_mu;          /* one pull at a time */
@@ -146,8 +146,9 @@ gw_sessions_apply(gw_sessions *s, const wb_obj *ev)
 	}
 	if (rc != WB_OK && !s->full) {
 		s->full = true;
-		RT_WARNF("session revocations: tables full (%u entries); every request now asks the "
-		         "user service",
+		RT_WARNF(
+		    "session revocations: tables full (%u entries); every request now asks the "
+		    "user service",
 		    GW_SESSIONS_MAX);
 	}
 }
@@ -209,9 +210,9 @@ gw_sessions_sync(gw_sessions *s)
 		rc = gw_sessions_fetch_key(s);
 	}
 	for (bool more = true; rc == WB_OK && more;) {
-		wb_obj        *q = wb_request(WB_OP_USER_REVOCATIONS), *r = NULL;
+		wb_obj       *q = wb_request(WB_OP_USER_REVOCATIONS), *r = NULL;
 		const wb_obj *ev = NULL;
-		size_t         n = 0;
+		size_t        n = 0;
 		if (q == NULL || wb_set_u64(q, WB_F_FROM, s->last + 1) != WB_OK ||
 		    wb_set_u64(q, WB_F_LIMIT, GW_SESSIONS_PAGE) != WB_OK) {
 			wb_msg_free(q);
@@ -277,7 +278,8 @@ gw_sessions_main(void *arg)
 			ts.tv_nsec += (long)(s->poll_ms % 1000) * 1000000L;
 			ts.tv_sec += s->poll_ms / 1000 + ts.tv_nsec / 1000000000L;
 			ts.tv_nsec %= 1000000000L;
-			while (!s->closing && pthread_cond_timedwait(&s->cv, &s->mu, &ts) != ETIMEDOUT) {
+			while (!s->closing &&
+			       pthread_cond_timedwait(&s->cv, &s->mu, &ts) != ETIMEDOUT) {
 			}
 		}
 	}
@@ -368,7 +370,7 @@ gw_sessions_check(gw_sessions *s, const char *tok, size_t len, uint64_t *uid)
 			/* a MAC mismatch is asked about (the key may have changed);
 			 * an expired token with a good MAC is simply over */
 			v = wb_session_verify(&ws, tok, len, s->key, 0) == WB_OK ? GW_SESSION_BAD
-			                                                           : GW_SESSION_ASK;
+			                                                         : GW_SESSION_ASK;
 		}
 	}
 	pthread_rwlock_unlock(&s->lock);

@@ -183,8 +183,8 @@ user_session_end(user_svc *u, hb_batch *b, int kind, uint64_t uid, uint64_t sid,
 	hb_u64_be(seq, u->rev_seq + 1);
 	rc = hb_batch_put(b, u->t, USER_FAM_REVOKE, row, 8, NULL, 0, wb_now_ms(), val, sizeof(val));
 	if (rc == WB_OK) {
-		rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_REV, strlen(USER_META_REV), NULL,
-		    0, USER_VERSION, seq, sizeof(seq));
+		rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_REV, strlen(USER_META_REV),
+		    NULL, 0, USER_VERSION, seq, sizeof(seq));
 	}
 	if (rc == WB_OK && (rc = hb_write(u->t, b)) == WB_OK) {
 		u->rev_seq++;
@@ -329,8 +329,8 @@ user_handle_password(void *arg, const wb_obj *req, wb_obj *rep)
 	sodium_memzero(hash, sizeof(hash));
 	sodium_memzero(key, sizeof(key));
 	if (rc == WB_OK) {
-		RT_INFOF("uid %llu changed password; other sessions ended",
-		    (unsigned long long)s.uid);
+		RT_INFOF(
+		    "uid %llu changed password; other sessions ended", (unsigned long long)s.uid);
 		wb_reply_ok(rep);
 		rc = wb_set_u64(rep, WB_F_UID, s.uid);
 		if (rc == WB_OK) {
@@ -363,8 +363,8 @@ int
 user_handle_session_key(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	user_svc *u = arg;
-	char      b64[sodium_base64_ENCODED_LEN(WB_SESSION_KEY_LEN,
-	         sodium_base64_VARIANT_URLSAFE_NO_PADDING)];
+	char      b64[sodium_base64_ENCODED_LEN(
+	         WB_SESSION_KEY_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING)];
 	int       rc;
 
 	(void)req;

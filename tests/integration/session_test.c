@@ -114,9 +114,10 @@ Test(session, every_way_a_session_ends, .fini = it_fini, .timeout = 180)
 		wbt_sleep_ms(10);
 	}
 	long long took = wbt_now_ms() - t0;
-	fprintf(stderr, "session: a logout elsewhere took effect at the gateway in %lld ms\n",
-	    took);
-	cr_assert_not(session_works(b), "a session ended elsewhere still works after %lld ms", took);
+	fprintf(
+	    stderr, "session: a logout elsewhere took effect at the gateway in %lld ms\n", took);
+	cr_assert_not(
+	    session_works(b), "a session ended elsewhere still works after %lld ms", took);
 	cr_assert(session_works(c));
 
 	/* password change: the caller keeps a new session, the others end */
