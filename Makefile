@@ -7,7 +7,8 @@
 #   make run        install deps, build, start all five daemons locally
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
-#   make soak       random kills and stops under load, WARBLE_SOAK_SECONDS (600)
+#   make soak       random kills and stops under load, WARBLE_SOAK_SECONDS (600),
+#                   then 500k keep-alive HTTP requests that must all be answered
 #   make install    PREFIX=/usr/local DESTDIR= : SDK, headers, warblectl
 #   make format     apply .clang-format; make format-check fails on a difference
 #
@@ -167,9 +168,10 @@ $(BUILD)/obj/tests/bench/fanout_bench.o: ALL_CFLAGS += -Iservices/inbox
 
 # The fault suite's randomized soak (tests/fault): WARBLE_SEED replays one.
 WARBLE_SOAK_SECONDS ?= 600
-soak: $(SVC_BINS) $(BUILD)/test/fault_test
+soak: $(SVC_BINS) $(BUILD)/test/fault_test $(BUILD)/test/keepalive_test
 	WARBLE_SOAK_SECONDS=$(WARBLE_SOAK_SECONDS) timeout --kill-after=10 $$(( $(WARBLE_SOAK_SECONDS) + 900 )) \
 		$(BUILD)/test/fault_test --filter 'fault/soak' --verbose
+	WARBLE_KEEPALIVE_REQUESTS=500000 timeout --kill-after=10 1800 $(BUILD)/test/keepalive_test --verbose
 
 fuzz: $(NNG_LIB)
 	@$(MAKE) -f tests/fuzz.mk

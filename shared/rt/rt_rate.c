@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rt_rate.h"
+#include "wb_id.h"
 #include "wb_errors.h"
 
 typedef struct rt_rate_slot {
@@ -114,7 +115,8 @@ rt_rate_fail(rt_rate *r, const void *key, size_t len, uint64_t now_ms)
 		memcpy(s->key, key, kl);
 		s->klen = (uint8_t)kl;
 	}
-	if (s->fails == 0 || now_ms - s->window_start >= r->window_ms) {
+	/* now_ms was read before the lock: another thread's may be later */
+	if (s->fails == 0 || wb_elapsed(now_ms, s->window_start) >= r->window_ms) {
 		s->fails = 0;
 		s->window_start = now_ms;
 	}

@@ -107,6 +107,12 @@ gw_guard_active(gw_http *h, const struct sockaddr_storage *peer, uint64_t *last)
 	return busy;
 }
 
+bool
+gw_guard_idle(uint64_t now_ms, uint64_t active_ms, uint64_t deadline_ms)
+{
+	return active_ms <= now_ms && now_ms - active_ms >= deadline_ms;
+}
+
 /* gw_guard_scan looks at every descriptor once; returns the HTTP connections seen. */
 static int
 gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
@@ -143,9 +149,10 @@ gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
 		if (ioctl(fd, FIONREAD, &pending) == 0 && pending > 0) {
 			continue; /* bytes nng has not read yet: the server is behind, not the client */
 		}
-		if (now - c->active_ms >= deadline_ms) {
+		/* a request may have finished after now was read: then it is not idle */
+		if (gw_guard_idle(now, c->active_ms, deadline_ms)) {
 			RT_DEBUGF("http: closing a connection idle for %llu ms (no request head)",
-			    (unsigned long long)(now - c->active_ms));
+			    (unsigned long long)wb_elapsed(now, c->active_ms));
 			shutdown(fd, SHUT_RDWR); /* nng sees the end and closes it */
 			c->used = false;
 		}

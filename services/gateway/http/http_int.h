@@ -107,6 +107,9 @@ int gw_http_guard_start(gw_http *h);
 /* gw_http_guard_stop stops the guard; safe if it never started. */
 void gw_http_guard_stop(gw_http *h);
 
+/* gw_guard_idle tells whether a connection last active at active_ms is idle past deadline_ms at now_ms; a request that finished after now_ms was read never makes it idle. */
+bool gw_guard_idle(uint64_t now_ms, uint64_t active_ms, uint64_t deadline_ms);
+
 /* gw_http_static_load reads the regular files of dir into memory; WB_OK also when dir is absent (logged). */
 int gw_http_static_load(gw_http *h, const char *dir);
 

@@ -19,7 +19,7 @@ typedef struct lg_warble {
 	struct rt_client *user, *rel, *inbox;
 	uint32_t          n;    /* graph users */
 	uint64_t         *guid; /* uid of graph user i */
-	char (*token)[128]; /* session tokens (64 characters today) */
+	char (*token)[128];     /* session tokens (64 characters today) */
 	uint64_t  npool;
 	uint64_t *puid; /* uid of fan pool account j */
 } lg_warble;
