@@ -25,7 +25,7 @@ set -eu
 mode=${1:-quick}
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/bench-out/$mode}
-graphs=$(cd "$(dirname "$0")/../.." && pwd)/../shared/data/graphs
+graphs=$(cd "$(dirname "$0")/../.." && pwd)/tests/data/graphs
 case $mode in
 quick) args="--graph $graphs/ego-facebook.edges --fanout 10000,100000 --reps 2
              --duration 10 --threads 8 --visible 200 --sample 1000 --moderate 200 --timeout 280" ;;

@@ -15,8 +15,8 @@
  *                  SUBSET_MAX when a subset is loaded, to keep the cap in play)
  *   following(u) = fans(u) = u's friends; counts = their lengths
  *
- * The file is found in $WARBLE_GRAPHS, else ../shared/data/graphs beside
- * the checkout.  Under ASan only the first ASAN_USERS users (and the
+ * The file is tests/data/graphs/ of the checkout (found from the current
+ * folder, else from the test binary's), or in $WARBLE_GRAPHS.  Under ASan only the first ASAN_USERS users (and the
  * edges among them) are loaded, and the output says so; WARBLE_GRAPH_USERS
  * sets that number in any build (4096 or more: the whole graph).
  * Figures go to stderr.
@@ -80,18 +80,17 @@ graph_find(char *path, size_t n)
 		snprintf(path, n, "%s/%s", env, GRAPH_FILE);
 		return access(path, R_OK) == 0;
 	}
-	snprintf(path, n, "../shared/data/graphs/%s", GRAPH_FILE);
+	snprintf(path, n, "tests/data/graphs/%s", GRAPH_FILE);
 	if (access(path, R_OK) == 0) {
 		return true;
 	}
-	/* build/test/graph_test -> <checkout>/../shared/data/graphs */
+	/* <checkout>/build/test/graph_test -> <checkout>/tests/data/graphs */
 	if ((k = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
 		exe[k] = '\0';
 		char *slash = strrchr(exe, '/');
 		if (slash != NULL) {
 			*slash = '\0';
-			int w =
-			    snprintf(path, n, "%s/../../../shared/data/graphs/%s", exe, GRAPH_FILE);
+			int w = snprintf(path, n, "%s/../../tests/data/graphs/%s", exe, GRAPH_FILE);
 			return w > 0 && (size_t)w < n && access(path, R_OK) == 0;
 		}
 	}
@@ -334,7 +333,7 @@ Test(graph, reed98_exact_timelines, .fini = it_fini, .timeout = 300)
 	uint32_t maxdeg = 0;
 
 	cr_assert(graph_find(path, sizeof(path)),
-	    "%s not found: set WARBLE_GRAPHS to its folder (../shared/data/graphs)", GRAPH_FILE);
+	    "%s not found: run from the checkout, or set WARBLE_GRAPHS to its folder", GRAPH_FILE);
 	long long t0 = wbt_now_ms();
 	graph_load(path, limit);
 	for (uint32_t i = 0; i < gr_n; i++) {

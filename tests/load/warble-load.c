@@ -2,7 +2,7 @@
  * warble-load - Warble's load generator, with Redis and PostgreSQL peers
  * measured in the same run on the same graph and posts.
  *
- *   warble-load --graph ../shared/data/graphs/ego-facebook.edges \
+ *   warble-load --graph tests/data/graphs/ego-facebook.edges \
  *       --fanout 10000,100000,1000000 --redis 127.0.0.1:6390 \
  *       --pg "host=127.0.0.1 port=5440 user=postgres dbname=postgres" --out bench-out
  *

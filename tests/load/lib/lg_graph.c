@@ -1,7 +1,7 @@
 /*
  * lg_graph.c - the social graph of the mixed workload, as fan lists.
  *
- *   real:       an .edges file (../shared/data/graphs), each line "a b" an
+ *   real:       an .edges file (tests/data/graphs), each line "a b" an
  *               undirected friendship = a follows b and b follows a
  *   synthetic:  n users, user t has d_t fans drawn uniformly, where d_t is
  *               Pareto distributed (tail exponent 1.5, so a few users have
