@@ -59,14 +59,34 @@ async function until(page, what, check) {
   }
 }
 
+// visible(page, sel) is what a person sees: playwright's isVisible (layout
+// and computed style), not the hidden attribute, which CSS can override.
+const visible = (page, sel) => page.locator(sel).isVisible();
+
+// sessionUi checks that the session controls show exactly when logged in.
+async function sessionUi(page, who, loggedIn) {
+  for (const sel of ['#logout-btn', '#nav-home', '#nav-me']) {
+    if ((await visible(page, sel)) !== loggedIn) {
+      throw new Error(`${who}: ${sel} is ${loggedIn ? 'hidden' : 'visible'} while ${loggedIn ? 'logged in' : 'logged out'}`);
+    }
+  }
+}
+
 const homeHas = (page) => page.locator('#home-list .post .text', { hasText: text }).count().then((n) => n > 0);
 
 let a;
 try {
   a = await open('alice');
   const b = await open('bob');
+  step('logged out: no Log out button, no session links');
+  await a.waitForSelector('#view-auth:not([hidden])');
+  await sessionUi(a, alice, false);
+  mkdirSync(dirname(shot), { recursive: true });
+  await a.screenshot({ path: shot.replace(/\.png$/, '-logged-out.png'), fullPage: true });
+
   step('register ' + alice + ' and ' + bob);
   await register(a, alice);
+  await sessionUi(a, alice, true);
   await register(b, bob);
 
   step(alice + ' follows ' + bob);
@@ -88,7 +108,6 @@ try {
   await a.goto(base + '/#/');
   await a.waitForSelector('#view-home:not([hidden])');
   await until(a, 'the post is on the home timeline', () => homeHas(a));
-  mkdirSync(dirname(shot), { recursive: true });
   await a.screenshot({ path: shot, fullPage: true });
   step('screenshot ' + shot);
 
@@ -100,6 +119,11 @@ try {
   await a.goto(base + '/#/');
   await a.waitForSelector('#view-home:not([hidden])');
   await until(a, 'the post is gone from the home timeline', async () => !(await homeHas(a)));
+
+  step(alice + ' logs out: the session controls go');
+  await a.click('#logout-btn');
+  await a.waitForSelector('#view-auth:not([hidden])');
+  await sessionUi(a, alice, false);
   step('ok');
   await browser.close();
   clearTimeout(guard);
