@@ -21,13 +21,18 @@
 # deploy/nng/build.sh builds it once.
 
 SANITIZE ?=
+# WARBLE_TEST_SLOW multiplies the time bounds tests hold daemons to (a
+# sanitized daemon runs several times slower); the environment's wins.
 ifeq ($(SANITIZE),1)
 BUILD   ?= build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+WARBLE_TEST_SLOW ?= 4
 else
 BUILD   ?= build
 SANFLAGS =
+WARBLE_TEST_SLOW ?= 1
 endif
+export WARBLE_TEST_SLOW
 
 CC      ?= cc
 PREFIX  ?= /usr/local

@@ -103,7 +103,8 @@ gw_close(gw *g)
 	if (g == NULL) {
 		return;
 	}
-	gw_sessions_close(g->sessions); /* its thread calls the user service */
+	rt_client_shutdown(g->svc[GW_USER]); /* ends the revocation pull in flight */
+	gw_sessions_close(g->sessions);
 	for (int i = 0; i < GW_SVC_COUNT; i++) {
 		rt_client_close(g->svc[i]);
 	}

@@ -343,6 +343,10 @@ inbox_stop(inbox *in)
 	in->stop = true;
 	pthread_cond_broadcast(&in->cv);
 	pthread_mutex_unlock(&in->mu);
+	/* end a log pull or fan-out page in flight: an event not committed is
+	 * pulled again after a restart (writing a cell twice is harmless) */
+	rt_client_shutdown(in->content);
+	rt_client_shutdown(in->relation);
 	if (in->running) {
 		pthread_join(in->applier, NULL);
 		in->running = false;

@@ -50,16 +50,23 @@ typedef struct rt_client_slot {
 } rt_client_slot;
 
 struct rt_client {
-	nng_socket sock;
-	int        timeout_ms;
-	int        retries;
-	size_t     max_msg;
-	atomic_int npipes;
+	rt_client  *next, *prev; /* every open client, for rt_client_shutdown_all */
+	atomic_bool down;        /* rt_client_shutdown has run */
+	nng_socket  sock;
+	int         timeout_ms;
+	int         retries;
+	size_t      max_msg;
+	atomic_int  npipes;
 
 	pthread_mutex_t idle_mtx;
 	rt_client_slot  idle[RT_CLIENT_IDLE];
 	int             nidle;
 };
+
+/* Every open client of the process, so that a stopping daemon can end every call in flight. */
+static pthread_mutex_t rt_clients_mu = PTHREAD_MUTEX_INITIALIZER;
+static rt_client      *rt_clients;
+static bool            rt_clients_down; /* rt_client_shutdown_all has run */
 
 static void
 rt_client_pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
@@ -92,6 +99,7 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	c->retries = opts != NULL && opts->retries > 0 ? opts->retries : 0;
 	c->max_msg = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_CLIENT_MAX_MSG;
 	atomic_init(&c->npipes, 0);
+	atomic_init(&c->down, false);
 	pthread_mutex_init(&c->idle_mtx, NULL);
 	if ((rv = nng_req0_open(&c->sock)) != 0) {
 		pthread_mutex_destroy(&c->idle_mtx);
@@ -112,8 +120,42 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 		free(c);
 		return WB_EINVAL; /* a URL nng cannot parse or a transport it lacks */
 	}
+	pthread_mutex_lock(&rt_clients_mu);
+	c->next = rt_clients;
+	if (rt_clients != NULL) {
+		rt_clients->prev = c;
+	}
+	rt_clients = c;
+	if (rt_clients_down) {
+		rt_client_shutdown(c); /* opened while the process stops */
+	}
+	pthread_mutex_unlock(&rt_clients_mu);
 	*out = c;
 	return WB_OK;
+}
+
+/*
+ * rt_client_shutdown closes the socket: nng ends every call in flight on
+ * it (NNG_ECLOSED, reported as WB_ECLOSED) and refuses new ones; the
+ * client stays valid until rt_client_close.
+ */
+void
+rt_client_shutdown(rt_client *c)
+{
+	if (c != NULL && !atomic_exchange(&c->down, true)) {
+		nng_close(c->sock);
+	}
+}
+
+void
+rt_client_shutdown_all(void)
+{
+	pthread_mutex_lock(&rt_clients_mu);
+	rt_clients_down = true;
+	for (rt_client *c = rt_clients; c != NULL; c = c->next) {
+		rt_client_shutdown(c);
+	}
+	pthread_mutex_unlock(&rt_clients_mu);
 }
 
 /* rt_client_close closes the client; NULL is ignored. */
@@ -123,11 +165,21 @@ rt_client_close(rt_client *c)
 	if (c == NULL) {
 		return;
 	}
+	pthread_mutex_lock(&rt_clients_mu);
+	if (c->prev != NULL) {
+		c->prev->next = c->next;
+	} else {
+		rt_clients = c->next;
+	}
+	if (c->next != NULL) {
+		c->next->prev = c->prev;
+	}
+	pthread_mutex_unlock(&rt_clients_mu);
 	for (int i = 0; i < c->nidle; i++) {
 		nng_ctx_close(c->idle[i].ctx);
 		nng_aio_free(c->idle[i].aio);
 	}
-	nng_close(c->sock);
+	rt_client_shutdown(c);
 	pthread_mutex_destroy(&c->idle_mtx);
 	free(c);
 }
@@ -140,6 +192,8 @@ rt_client_err(rt_client *c, int nrv)
 		return atomic_load(&c->npipes) > 0 ? WB_ETIMEDOUT : WB_EUNAVAIL;
 	case NNG_ENOMEM:
 		return WB_ENOMEM;
+	case NNG_ECLOSED:
+		return atomic_load(&c->down) ? WB_ECLOSED : WB_EUNAVAIL;
 	default:
 		/* ECLOSED, ECONNREFUSED, ECONNRESET, ECONNSHUT, ECANCELED... */
 		return WB_EUNAVAIL;

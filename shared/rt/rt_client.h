@@ -23,6 +23,12 @@ int rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 /* rt_client_close closes the client; NULL is ignored. */
 void rt_client_close(rt_client *c);
 
+/* rt_client_shutdown ends every call in flight on c at once (WB_ECLOSED) and refuses new ones; c stays valid until rt_client_close. */
+void rt_client_shutdown(rt_client *c);
+
+/* rt_client_shutdown_all shuts down every client of the process, and any opened later (a stopping daemon's last step before it waits for its own work). */
+void rt_client_shutdown_all(void);
+
 /*
  * rt_call sends req and waits for the reply.  Returns WB_OK with *rep a
  * success reply, the server's error code with *rep the error reply (its

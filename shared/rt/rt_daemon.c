@@ -4,10 +4,14 @@
  * and close order in its main.c.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rt_client.h"
 #include "rt_daemon.h"
 #include "rt_log.h"
 #include "rt_server.h"
@@ -80,18 +84,68 @@ rt_daemon_data_dir(rt_daemon *d)
 	return WB_OK;
 }
 
-/* rt_daemon_wait blocks until SIGTERM or SIGINT, then logs that the daemon is shutting down. */
+/*
+ * The stop timer: a stopping daemon lets the requests in flight finish
+ * for RT_DAEMON_GRACE_MS (a saved post is answered), then ends every
+ * downstream call still waiting (a service that is gone would otherwise
+ * hold it to its deadline, 5 s), so the daemon exits within a second
+ * whatever else is already stopped.
+ */
+static pthread_mutex_t rt_daemon_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t  rt_daemon_cv = PTHREAD_COND_INITIALIZER;
+static bool            rt_daemon_done;
+static pthread_t       rt_daemon_timer;
+static bool            rt_daemon_timing;
+
+static void *
+rt_daemon_timer_main(void *arg)
+{
+	struct timespec ts;
+	bool            fire;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += RT_DAEMON_GRACE_MS * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&rt_daemon_mu);
+	while (!rt_daemon_done &&
+	       pthread_cond_timedwait(&rt_daemon_cv, &rt_daemon_mu, &ts) != ETIMEDOUT) {
+	}
+	fire = !rt_daemon_done;
+	pthread_mutex_unlock(&rt_daemon_mu);
+	if (fire) {
+		RT_INFOF(
+		    "ending the downstream calls still waiting after %d ms", RT_DAEMON_GRACE_MS);
+		rt_client_shutdown_all();
+	}
+	return NULL;
+}
+
+/* rt_daemon_wait blocks until SIGTERM or SIGINT, then logs that the daemon is shutting down and starts the stop timer. */
 void
 rt_daemon_wait(void)
 {
 	rt_wait_for_signal();
 	RT_INFOF("shutting down");
+	rt_daemon_timing = pthread_create(&rt_daemon_timer, NULL, rt_daemon_timer_main, NULL) == 0;
+	if (!rt_daemon_timing) {
+		rt_client_shutdown_all(); /* no timer: end them now rather than wait */
+	}
 }
 
-/* rt_daemon_exit releases nng (rt_fini) and returns status; call it last. */
+/* rt_daemon_exit stops the stop timer, releases nng (rt_fini) and returns status; call it last. */
 int
 rt_daemon_exit(int status)
 {
+	if (rt_daemon_timing) {
+		pthread_mutex_lock(&rt_daemon_mu);
+		rt_daemon_done = true;
+		pthread_cond_signal(&rt_daemon_cv);
+		pthread_mutex_unlock(&rt_daemon_mu);
+		pthread_join(rt_daemon_timer, NULL);
+		rt_daemon_timing = false;
+	}
 	rt_fini();
 	return status;
 }

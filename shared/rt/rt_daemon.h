@@ -35,6 +35,8 @@
 #include "rt_config.h"
 
 #define RT_DAEMON_RUN (-1) /* rt_daemon_init: go on */
+#define RT_DAEMON_GRACE_MS \
+	500 /* after SIGTERM, requests in flight get this long before downstream calls end */
 
 typedef struct rt_daemon {
 	const char *name;        /* service name: log prefix, data subfolder, warble-<name> */
@@ -59,10 +61,12 @@ int rt_daemon_init(rt_daemon *d, rt_opt *opts, const char *summary, int argc, ch
 /* rt_daemon_data_dir creates DATA/<name> and its parents into d->dir; logs and returns WB_EIO on failure. */
 int rt_daemon_data_dir(rt_daemon *d);
 
-/* rt_daemon_wait blocks until SIGTERM or SIGINT, then logs that the daemon is shutting down. */
+/* rt_daemon_wait blocks until SIGTERM or SIGINT, logs that the daemon is shutting down, and
+ * starts the stop timer: RT_DAEMON_GRACE_MS later every downstream call still waiting ends
+ * (rt_client_shutdown_all), so closing what waits on them never takes longer. */
 void rt_daemon_wait(void);
 
-/* rt_daemon_exit releases nng (rt_fini) and returns status; call it last, after every close. */
+/* rt_daemon_exit stops the stop timer, releases nng (rt_fini) and returns status; call it last, after every close. */
 int rt_daemon_exit(int status);
 
 #endif
