@@ -62,33 +62,6 @@ user_session_keys(user_svc *u)
 	return rc;
 }
 
-int
-user_session_new(user_svc *u, uint64_t uid, uint64_t now_ms, char *token)
-{
-	wb_session s = { uid, wb_session_sid(now_ms), now_ms + u->opts.session_ttl_ms };
-	uint8_t    key[USER_TOKEN_HASH], val[8];
-	int        rc;
-
-	wb_session_sign(token, &s, u->session_key);
-	if ((rc = user_token_hash(key, token, WB_SESSION_TOKEN_LEN)) != WB_OK) {
-		return WB_EINTERNAL;
-	}
-	hb_u64_be(val, uid);
-	/* version = login time: the family's TTL counts from it */
-	rc = hb_put(u->t, USER_FAM_SESSION, key, sizeof(key), NULL, 0, now_ms, val, sizeof(val));
-	sodium_memzero(key, sizeof(key));
-	return rc;
-}
-
-/* A session found by its token. */
-typedef struct user_session {
-	uint8_t  key[USER_TOKEN_HASH]; /* its row */
-	uint64_t uid;
-	uint64_t sid;        /* 0 for a token of the earlier, unsigned form */
-	uint64_t began_ms;   /* when it began */
-	uint64_t expires_ms; /* when it ends */
-} user_session;
-
 /* user_session_nb reads the ms before which every session of uid is void (0 if none). */
 static int
 user_session_nb(user_svc *u, uint64_t uid, uint64_t *nb)
@@ -112,6 +85,43 @@ user_session_nb(user_svc *u, uint64_t uid, uint64_t *nb)
 	hb_cell_free(c);
 	return WB_OK;
 }
+
+int
+user_session_new(user_svc *u, uint64_t uid, uint64_t now_ms, char *token)
+{
+	wb_session s;
+	uint8_t    key[USER_TOKEN_HASH], val[8];
+	uint64_t   nb;
+	int        rc;
+
+	/* A login in the same millisecond as a "log out everywhere" must not
+	 * begin before the moment that voided the earlier sessions. */
+	if ((rc = user_session_nb(u, uid, &nb)) != WB_OK) {
+		return rc;
+	}
+	if (now_ms < nb) {
+		now_ms = nb;
+	}
+	s = (wb_session) { uid, wb_session_sid(now_ms), now_ms + u->opts.session_ttl_ms };
+	wb_session_sign(token, &s, u->session_key);
+	if ((rc = user_token_hash(key, token, WB_SESSION_TOKEN_LEN)) != WB_OK) {
+		return WB_EINTERNAL;
+	}
+	hb_u64_be(val, uid);
+	/* version = login time: the family's TTL counts from it */
+	rc = hb_put(u->t, USER_FAM_SESSION, key, sizeof(key), NULL, 0, now_ms, val, sizeof(val));
+	sodium_memzero(key, sizeof(key));
+	return rc;
+}
+
+/* A session found by its token. */
+typedef struct user_session {
+	uint8_t  key[USER_TOKEN_HASH]; /* its row */
+	uint64_t uid;
+	uint64_t sid;        /* 0 for a token of the earlier, unsigned form */
+	uint64_t began_ms;   /* when it began */
+	uint64_t expires_ms; /* when it ends */
+} user_session;
 
 /* user_session_find finds the live session of req's token (WB_EAUTH if unknown, forged, expired or revoked). */
 static int
