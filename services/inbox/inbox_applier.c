@@ -327,8 +327,10 @@ inbox_start(inbox *in)
 		return rc;
 	}
 	in->running = true;
+	/* the applier thread runs already: read what it writes atomically */
 	RT_INFOF("applied seqs: content %llu, relation %llu",
-	    (unsigned long long)in->src[0].applied, (unsigned long long)in->src[1].applied);
+	    (unsigned long long)INBOX_LOAD(&in->src[0].applied),
+	    (unsigned long long)INBOX_LOAD(&in->src[1].applied));
 	return WB_OK;
 }
 

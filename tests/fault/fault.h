@@ -55,14 +55,17 @@
 #else
 #define FT_ASAN 0
 #endif
+/* the test or its daemons run under a sanitizer (TSan runs release test
+ * binaries against sanitized daemons): smaller setups, same checks */
+#define FT_SANITIZED (FT_ASAN || wbt_ms(1) > 1)
 
 #define FT_USERS       24
 #define FT_THREADS     4
-#define FT_LIVE_MAX    30   /* live posts per user, under the backfill of 50 */
-#define FT_INBOX_MAX   800  /* the inbox's default cap; homes stay below it */
-#define FT_CALL_MS     5000 /* per SDK call of the writers */
-#define FT_CONVERGE_MS (FT_ASAN ? 240000 : 120000)
-#define FT_PAUSE_MS    30000 /* writers finish their call in flight within this */
+#define FT_LIVE_MAX    30     /* live posts per user, under the backfill of 50 */
+#define FT_INBOX_MAX   800    /* the inbox's default cap; homes stay below it */
+#define FT_CALL_MS     5000   /* per SDK call of the writers */
+#define FT_CONVERGE_MS 120000 /* scaled by wbt_ms */
+#define FT_PAUSE_MS    30000  /* writers finish their call in flight within this */
 
 enum { FT_RUN, FT_PAUSE, FT_STOP };
 enum { FT_MIX_MIXED, FT_MIX_PUBLISH, FT_MIX_FOLLOW };
@@ -337,7 +340,7 @@ ft_worker_main(void *arg)
 static inline void
 ft_pause(void)
 {
-	long long deadline = wbt_now_ms() + FT_PAUSE_MS;
+	long long deadline = wbt_now_ms() + wbt_ms(FT_PAUSE_MS);
 
 	atomic_store(&ft_phase, FT_PAUSE);
 	while (atomic_load(&ft_idle) != FT_THREADS) {
@@ -373,7 +376,7 @@ ft_start_workers(void)
 	for (int t = 0; t < FT_THREADS; t++) {
 		ft_worker *w = &ft_workers[t];
 		*w = (ft_worker) { .index = t, .rand = ft_seed ^ ((uint64_t)(t + 1) << 40) };
-		cr_assert_eq(warble_open(&w->c, it_cl.gateway_url, FT_CALL_MS), WARBLE_OK);
+		cr_assert_eq(warble_open(&w->c, it_cl.gateway_url, wbt_ms(FT_CALL_MS)), WARBLE_OK);
 		cr_assert_eq(pthread_create(&w->thread, NULL, ft_worker_main, w), 0);
 	}
 	ft_pause();
@@ -402,7 +405,7 @@ ft_stop_workers(void)
 static inline long long
 ft_converge(const char *what)
 {
-	long long t0 = wbt_now_ms(), deadline = t0 + FT_CONVERGE_MS;
+	long long t0 = wbt_now_ms(), deadline = t0 + wbt_ms(FT_CONVERGE_MS);
 
 	for (;;) {
 		uint64_t c = it_log_last(it_cl.content_url, WB_OP_POST_LOG);
@@ -973,7 +976,7 @@ ft_seed_init(uint64_t dflt, const char *what)
 	ft_wall0 = wb_now_ms();
 	fprintf(stderr, "fault: %s: seed %llu (replay with WARBLE_SEED=%llu)%s\n", what,
 	    (unsigned long long)ft_seed, (unsigned long long)ft_seed,
-	    FT_ASAN ? "; ASan build" : "");
+	    FT_SANITIZED ? "; sanitized build" : "");
 }
 
 #endif

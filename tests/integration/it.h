@@ -27,7 +27,7 @@
 #include "wbt_cluster.h"
 
 #define IT_PAGE       100   /* largest page the public API serves */
-#define IT_TIMEOUT_MS 15000 /* per SDK call */
+#define IT_TIMEOUT_MS 15000 /* per SDK call (scaled by wbt_ms) */
 #define IT_FAIL_SHOWN 10    /* failures printed in full */
 
 static wbt_cluster  it_cl;
@@ -67,7 +67,7 @@ it_client(void)
 {
 	warble_client *c = NULL;
 
-	cr_assert_eq(warble_open(&c, it_cl.gateway_url, IT_TIMEOUT_MS), WARBLE_OK);
+	cr_assert_eq(warble_open(&c, it_cl.gateway_url, wbt_ms(IT_TIMEOUT_MS)), WARBLE_OK);
 	return c;
 }
 
@@ -114,8 +114,8 @@ it_cmp_asc(const void *a, const void *b)
 static inline int
 it_call(const char *url, wb_obj *req, wb_obj **rep)
 {
-	rt_client_opts o = { .timeout_ms = 5000 };
-	long long      deadline = wbt_now_ms() + 10000;
+	rt_client_opts o = { .timeout_ms = wbt_ms(5000) };
+	long long      deadline = wbt_now_ms() + wbt_ms(10000);
 	int            rc;
 
 	*rep = NULL;
@@ -367,7 +367,7 @@ it_worker_run(void *arg)
 	it_worker     *w = arg;
 	warble_client *c = NULL;
 
-	if (warble_open(&c, it_cl.gateway_url, IT_TIMEOUT_MS) != WARBLE_OK) {
+	if (warble_open(&c, it_cl.gateway_url, wbt_ms(IT_TIMEOUT_MS)) != WARBLE_OK) {
 		it_fail("worker %d: cannot open a client", w->index);
 		return NULL;
 	}

@@ -17,10 +17,7 @@
 static long long
 stop_bound_ms(void)
 {
-	const char *s = getenv("WARBLE_TEST_SLOW");
-	long long   k = s != NULL ? atoll(s) : 1;
-
-	return STOP_BOUND_MS * (k > 0 ? k : 1);
+	return wbt_ms(STOP_BOUND_MS);
 }
 
 /* stop_time sends SIGTERM to d and returns how long it took to exit 0 (fails the test otherwise). */

@@ -69,6 +69,19 @@ wbt_atexit_ensure(void)
 }
 
 /* wbt_dir returns this process's temp dir, creating it on first use (NULL on failure). */
+int
+wbt_ms(int base_ms)
+{
+	static int slow;
+
+	if (slow == 0) {
+		const char *e = getenv("WARBLE_TEST_SLOW");
+		int         k = e != NULL ? atoi(e) : 1;
+		slow = k >= 1 && k <= 100 ? k : 1;
+	}
+	return base_ms * slow;
+}
+
 const char *
 wbt_dir(void)
 {

@@ -46,6 +46,14 @@ typedef struct wbt_daemon {
 	bool  stopping; /* the harness signalled it (no log dump for that) */
 } wbt_daemon;
 
+/*
+ * wbt_ms scales a time bound of a test or of the harness by
+ * WARBLE_TEST_SLOW (default 1; make sets 4 for SANITIZE=1 and 8 for
+ * SANITIZE=thread, whose daemons run that much slower): every deadline a
+ * test waits for a daemon goes through it.
+ */
+int wbt_ms(int base_ms);
+
 /* wbt_dir returns this process's temp dir, creating it on first use (NULL on failure). */
 const char *wbt_dir(void);
 

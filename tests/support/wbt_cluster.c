@@ -68,7 +68,7 @@ wbt_cluster_one(const char *name, const char *url, const char *const *env)
 	if (d == NULL) {
 		return NULL;
 	}
-	if (wbt_wait_ready(d, url, WBT_CLUSTER_READY_MS) != 0) {
+	if (wbt_wait_ready(d, url, wbt_ms(WBT_CLUSTER_READY_MS)) != 0) {
 		fprintf(stderr, "wbt_cluster: %s did not answer on %s\n", name, url);
 		return NULL;
 	}
