@@ -139,24 +139,27 @@ gw_session_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, wb_obj **out)
 	return WB_OK;
 }
 
-int
-gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep)
+/* gw_session_end_reply ends a session with user operation op and replies {}. */
+static int
+gw_session_end_reply(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 {
 	wb_obj *r;
-	int     rc = gw_session_end(g, WB_OP_USER_LOGOUT, req, rep, &r);
+	int     rc = gw_session_end(g, op, req, rep, &r);
 
 	wb_msg_free(r);
 	return rc == WB_OK ? wb_reply_ok(rep) : rc;
 }
 
 int
+gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	return gw_session_end_reply(g, WB_OP_USER_LOGOUT, req, rep);
+}
+
+int
 gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep)
 {
-	wb_obj *r;
-	int     rc = gw_session_end(g, WB_OP_USER_LOGOUT_ALL, req, rep, &r);
-
-	wb_msg_free(r);
-	return rc == WB_OK ? wb_reply_ok(rep) : rc;
+	return gw_session_end_reply(g, WB_OP_USER_LOGOUT_ALL, req, rep);
 }
 
 int

@@ -203,35 +203,6 @@ user_session_end(user_svc *u, hb_batch *b, int kind, uint64_t uid, uint64_t sid,
 	return rc;
 }
 
-/* user_handle_logout: user.logout {token} -> {}; the session is deleted. */
-int
-user_handle_logout(void *arg, const wb_obj *req, wb_obj *rep)
-{
-	user_svc    *u = arg;
-	user_session s;
-	hb_batch    *b;
-	int          rc;
-
-	if ((rc = user_session_find(u, req, &s)) != WB_OK) {
-		return user_fail(rep, rc, NULL);
-	}
-	if ((rc = hb_batch_new(&b)) != WB_OK) {
-		return user_fail(rep, rc, NULL);
-	}
-	rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, s.key, sizeof(s.key));
-	if (rc == WB_OK) {
-		/* an unsigned token needs no record: only this service checks those */
-		rc = s.sid != 0 ? user_session_end(u, b, USER_REVOKE_SESSION, s.uid, s.sid,
-		                      wb_now_ms(), s.expires_ms)
-		                : hb_write(u->t, b);
-	}
-	hb_batch_free(b);
-	if (rc != WB_OK) {
-		return user_fail(rep, rc, NULL);
-	}
-	return wb_reply_ok(rep);
-}
-
 /*
  * user_session_end_all voids every session of uid begun before nb (and
  * the calling session's row), adding b's other cells to the same write.
@@ -256,29 +227,52 @@ user_session_end_all(user_svc *u, hb_batch *b, const user_session *s, uint64_t n
 	return rc;
 }
 
-/* user_handle_logout_all: user.logout_all {token} -> {}; every session of the user ends. */
-int
-user_handle_logout_all(void *arg, const wb_obj *req, wb_obj *rep)
+/*
+ * user_session_logout ends the session of req's token, or with all every
+ * session of its user, and replies {}.
+ */
+static int
+user_session_logout(user_svc *u, const wb_obj *req, wb_obj *rep, bool all)
 {
-	user_svc    *u = arg;
 	user_session s;
 	hb_batch    *b;
 	int          rc;
 
-	if ((rc = user_session_find(u, req, &s)) != WB_OK) {
+	if ((rc = user_session_find(u, req, &s)) != WB_OK || (rc = hb_batch_new(&b)) != WB_OK) {
 		return user_fail(rep, rc, NULL);
 	}
-	if ((rc = hb_batch_new(&b)) != WB_OK) {
-		return user_fail(rep, rc, NULL);
+	if (all) {
+		/* every session begun up to now ends; one begun later is a new login */
+		rc = user_session_end_all(u, b, &s, wb_now_ms() + 1);
+	} else if ((rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, s.key, sizeof(s.key))) ==
+	           WB_OK) {
+		/* an unsigned token needs no record: only this service checks those */
+		rc = s.sid != 0 ? user_session_end(u, b, USER_REVOKE_SESSION, s.uid, s.sid,
+		                      wb_now_ms(), s.expires_ms)
+		                : hb_write(u->t, b);
 	}
-	/* every session begun up to now ends; one begun later is a new login */
-	rc = user_session_end_all(u, b, &s, wb_now_ms() + 1);
 	hb_batch_free(b);
 	if (rc != WB_OK) {
 		return user_fail(rep, rc, NULL);
 	}
-	RT_INFOF("uid %llu logged out everywhere", (unsigned long long)s.uid);
+	if (all) {
+		RT_INFOF("uid %llu logged out everywhere", (unsigned long long)s.uid);
+	}
 	return wb_reply_ok(rep);
+}
+
+/* user_handle_logout: user.logout {token} -> {}; the session is deleted. */
+int
+user_handle_logout(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	return user_session_logout(arg, req, rep, false);
+}
+
+/* user_handle_logout_all: user.logout_all {token} -> {}; every session of the user ends. */
+int
+user_handle_logout_all(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	return user_session_logout(arg, req, rep, true);
 }
 
 /*
