@@ -104,7 +104,7 @@ BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
 .PHONY: all deps test check test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
-all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS)
+all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
 $(NNG_LIB): deploy/nng/build.sh $(wildcard deploy/nng/*.patch)
 	NNG_CFLAGS="$(NNG_CFLAGS)" deploy/nng/build.sh $(NNG_PREFIX)

@@ -1,32 +1,63 @@
-# shared/sdk/install.mk - `make install`: libwarble, its headers, warble.pc
-# and warblectl, under $(DESTDIR)$(PREFIX).  Included by the root Makefile.
+# shared/sdk/install.mk - `make install` and `make uninstall`: libwarble
+# (shared and static), its headers, warble.pc and warblectl, under
+# $(DESTDIR)$(PREFIX), laid out as a Debian library is:
 #
-# The installed libwarble.a bundles the runtime and protocol objects the
-# SDK uses (rt_client, the codec, the error list) and Warble's patched nng,
-# so a program links with only `pkg-config --libs warble` (which adds
-# msgpack-c).
+#   include/warble/warble.h, include/warble/wb_errors.h
+#   lib/libwarble.so.0.1.0   SONAME libwarble.so.0 (docs/sdk.md: the policy)
+#   lib/libwarble.so.0 -> libwarble.so.0.1.0, lib/libwarble.so -> libwarble.so.0
+#   lib/libwarble.a
+#   lib/pkgconfig/warble.pc  `pkg-config --libs warble`, or --static
+#   bin/warblectl
+#
+# Both libraries carry the SDK, the runtime's client and the protocol
+# objects it uses, and Warble's patched nng; the shared one exports only
+# the warble_* API (shared/sdk/warble.map).  Included by the root Makefile.
 
-LIBDIR   ?= $(PREFIX)/lib
-INCDIR   ?= $(PREFIX)/include
-BINDIR   ?= $(PREFIX)/bin
-SDK_DIST  = $(BUILD)/dist
-SDK_BUNDLE = $(call objs,$(SDK_SRCS) $(RT_SRCS) $(PROTO_SRCS))
+LIBDIR    ?= $(PREFIX)/lib
+INCDIR    ?= $(PREFIX)/include
+BINDIR    ?= $(PREFIX)/bin
+SDK_DIST   = $(BUILD)/dist
+SDK_MAJOR  = 0
+SDK_VER    = 0.1.0
+SDK_SONAME = libwarble.so.$(SDK_MAJOR)
+SDK_BUNDLE = $(call objs,$(SDK_SRCS) shared/rt/rt_client.c $(filter-out proto/wb_session.c,$(PROTO_SRCS)))
+SDK_PRIV   = $(shell pkg-config --libs msgpack 2>/dev/null) -lpthread
 
 $(SDK_DIST)/libwarble.a: $(SDK_BUNDLE) $(NNG_LIB)
 	@mkdir -p $(dir $@)
 	rm -f $@ && printf 'create %s\naddlib %s\naddmod %s\nsave\nend\n' \
 	    $@ $(NNG_LIB) "$(SDK_BUNDLE)" | $(AR) -M
 
-$(SDK_DIST)/warble.pc: shared/sdk/install.mk
+$(SDK_DIST)/libwarble.so.$(SDK_VER): $(SDK_BUNDLE) $(NNG_LIB) shared/sdk/warble.map
 	@mkdir -p $(dir $@)
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
-	    'Name: warble' 'Description: C client of the Warble microblog API' \
-	    'Version: 0.1.0' 'Cflags: -I$${includedir}' \
-	    'Libs: -L$${libdir} -lwarble $(shell pkg-config --libs msgpack) -lpthread' >$@
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,$(SDK_SONAME) -Wl,--version-script=shared/sdk/warble.map \
+	    -Wl,--no-undefined -o $@ $(SDK_BUNDLE) $(NNG_LIB) $(SDK_PRIV)
 
-install: $(SDK_DIST)/libwarble.a $(SDK_DIST)/warble.pc $(BUILD)/bin/warblectl
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(BINDIR)
+$(SDK_DIST)/warble.pc: shared/sdk/install.mk FORCE
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(patsubst $(PREFIX)%,$${prefix}%,$(LIBDIR))' \
+	    'includedir=$(patsubst $(PREFIX)%,$${prefix}%,$(INCDIR))' '' \
+	    'Name: warble' 'Description: C client of the Warble microblog API' \
+	    'Version: $(SDK_VER)' 'Requires.private: msgpack' 'Cflags: -I$${includedir}' \
+	    'Libs: -L$${libdir} -lwarble' 'Libs.private: -lpthread' >$@
+
+sdk: $(SDK_DIST)/libwarble.a $(SDK_DIST)/libwarble.so.$(SDK_VER) $(SDK_DIST)/warble.pc
+
+install: sdk $(BUILD)/bin/warblectl
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/warble $(DESTDIR)$(BINDIR)
 	install -m 644 $(SDK_DIST)/libwarble.a $(DESTDIR)$(LIBDIR)/libwarble.a
-	install -m 644 shared/sdk/warble.h proto/wb_errors.h $(DESTDIR)$(INCDIR)/
+	install -m 755 $(SDK_DIST)/libwarble.so.$(SDK_VER) $(DESTDIR)$(LIBDIR)/libwarble.so.$(SDK_VER)
+	ln -sf libwarble.so.$(SDK_VER) $(DESTDIR)$(LIBDIR)/$(SDK_SONAME)
+	ln -sf $(SDK_SONAME) $(DESTDIR)$(LIBDIR)/libwarble.so
+	install -m 644 shared/sdk/warble.h proto/wb_errors.h $(DESTDIR)$(INCDIR)/warble/
 	install -m 644 $(SDK_DIST)/warble.pc $(DESTDIR)$(LIBDIR)/pkgconfig/warble.pc
 	install -m 755 $(BUILD)/bin/warblectl $(DESTDIR)$(BINDIR)/warblectl
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libwarble.a $(DESTDIR)$(LIBDIR)/libwarble.so \
+	    $(DESTDIR)$(LIBDIR)/$(SDK_SONAME) $(DESTDIR)$(LIBDIR)/libwarble.so.$(SDK_VER) \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/warble.pc $(DESTDIR)$(BINDIR)/warblectl \
+	    $(DESTDIR)$(INCDIR)/warble/warble.h $(DESTDIR)$(INCDIR)/warble/wb_errors.h
+	-rmdir $(DESTDIR)$(INCDIR)/warble 2>/dev/null
+
+.PHONY: sdk uninstall

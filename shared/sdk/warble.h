@@ -45,25 +45,37 @@ enum warble_err {
 
 typedef struct warble_client warble_client;
 
+/*
+ * The records below are allocated and freed by the library; a program
+ * only reads them.  They keep their size across releases of soname
+ * libwarble.so.0: a new field takes the place of reserved slots at the
+ * end (zero until then), so a program built against an older header
+ * still finds every field it knows, in arrays too.  When the room is
+ * used up the soname changes (docs/sdk.md).
+ */
+#define WARBLE_RESERVED 8
+
 /* A post, hydrated: ids are time-ordered (newer is larger), time is ms since the Unix epoch. */
 typedef struct warble_post_t {
-	uint64_t id;
-	uint64_t author;      /* author's uid */
-	char    *author_name; /* author's username */
-	char    *text;        /* UTF-8 */
-	uint64_t time;
+	uint64_t  id;
+	uint64_t  author;      /* author's uid */
+	char     *author_name; /* author's username */
+	char     *text;        /* UTF-8 */
+	uint64_t  time;
+	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
 } warble_post_t;
 
 /* A user; counts and followed are filled by warble_profile and warble_whoami only. */
 typedef struct warble_user_t {
-	uint64_t uid;
-	char    *name;    /* username */
-	char    *display; /* display name ("" if unset) */
-	char    *bio;     /* profile text ("" if unset) */
-	uint64_t created; /* ms since the Unix epoch */
-	uint64_t following;
-	uint64_t followers;
-	bool     followed; /* the logged-in caller follows this user */
+	uint64_t  uid;
+	char     *name;    /* username */
+	char     *display; /* display name ("" if unset) */
+	char     *bio;     /* profile text ("" if unset) */
+	uint64_t  created; /* ms since the Unix epoch */
+	uint64_t  following;
+	uint64_t  followers;
+	bool      followed;                   /* the logged-in caller follows this user */
+	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
 } warble_user_t;
 
 /* A page of posts, newest first; next is the cursor of the following page (0: none). */
