@@ -39,7 +39,10 @@ SANFLAGS = -fsanitize=thread -fno-omit-frame-pointer
 NNG_PREFIX ?= build-tsan/nng
 NNG_CFLAGS = -fsanitize=thread -fno-omit-frame-pointer -DNNG_RACE_DETECTOR
 WARBLE_TEST_SLOW ?= 8
-export TSAN_OPTIONS ?= suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1
+# detect_deadlocks=0: TSan's lock-order detector aborts (a CHECK, not a
+# report) once a thread holds 64 mutexes, and rel.follow_many holds every
+# stripe lock of a batch at once, in one fixed order.
+export TSAN_OPTIONS ?= suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 detect_deadlocks=0
 else
 BUILD   ?= build
 SANFLAGS =
