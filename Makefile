@@ -5,6 +5,7 @@
 #   make test       every test; ends with "tests: N passed, M failed"
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
+#   make test-compose  build the image, run deploy/docker-compose.yml, check it
 #   make run        install deps, build, start all five daemons locally
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
@@ -105,7 +106,7 @@ TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test check test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
+.PHONY: all deps test check test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
@@ -167,6 +168,12 @@ deps:
 test check:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory -j2 test-run
+
+# deploy/docker-compose.yml run for real (podman or docker), under its own
+# project name and ports; ends with "compose: N passed, M failed".
+test-compose:
+	@tests/deps.sh compose
+	@BUILD=$(BUILD) tests/deploy/compose_run.sh
 
 ifeq ($(SANITIZE),thread)
 # Criterion's runner cannot start under ThreadSanitizer (its fork arena
