@@ -475,7 +475,7 @@ Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout
 	for (int i = 0; i < FANS; i++)
 		rel(WB_OP_REL_FOLLOW, fans[i], author);
 	wait_caught_up(60000);
-	cr_assert_eq(kill(svc_d[SVC_INBOX]->pid, SIGSTOP), 0);
+	cr_assert_eq(wbt_pause(svc_d[SVC_INBOX]), 0);
 	poster    p[THREADS];
 	pthread_t th[THREADS];
 	for (int i = 0; i < THREADS; i++) {
@@ -485,7 +485,7 @@ Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
 	qsort(ids, POSTS, sizeof(ids[0]), cmp_u64);
-	cr_assert_eq(kill(svc_d[SVC_INBOX]->pid, SIGCONT), 0);
+	cr_assert_eq(wbt_resume(svc_d[SVC_INBOX]), 0);
 	wait_caught_up(120000);
 	cr_log_info("seq gaps %llu, log pulls %llu", (unsigned long long)gauge("seq_gaps"),
 	    (unsigned long long)gauge("log_pulls"));

@@ -190,9 +190,9 @@ Test(probe, exit_status_follows_the_daemon)
 	cr_expect_eq(lt_probe((const char *[]) { url, NULL }, NULL), 0, "live daemon");
 
 	/* a stuck daemon (stopped) does not, and the probe still ends in time */
-	cr_assert_eq(kill(d->pid, SIGSTOP), 0);
+	cr_assert_eq(wbt_pause(d), 0);
 	rc = lt_probe((const char *[]) { "--timeout-ms", "500", url, NULL }, &ms);
-	cr_assert_eq(kill(d->pid, SIGCONT), 0);
+	cr_assert_eq(wbt_resume(d), 0);
 	cr_expect_eq(rc, 1, "stopped daemon: %d", rc);
 	cr_expect_lt(ms, 5000, "probe of a stopped daemon took %lld ms", ms);
 

@@ -895,9 +895,9 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 		    desc, sizeof(desc), "SIGSTOP %s for %d ms", ft_svc_names[f->svc], f->stop_ms);
 		t_fault = wbt_now_ms();
 		ft_fault_at = ft_ms();
-		cr_assert_eq(kill(d->pid, SIGSTOP), 0);
+		cr_assert_eq(wbt_pause(d), 0);
 		wbt_sleep_ms(f->stop_ms); /* the fault's length */
-		cr_assert_eq(kill(d->pid, SIGCONT), 0);
+		cr_assert_eq(wbt_resume(d), 0);
 		ft_stops++;
 	} else {
 		bool acked = true;

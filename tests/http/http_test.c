@@ -337,9 +337,9 @@ Test(http, timeout_504, .fini = wbt_cleanup, .timeout = 120)
 
 	start(env);
 	b = user("bob", 1);
-	cr_assert_eq(kill(cl.content->pid, SIGSTOP), 0);
+	cr_assert_eq(wbt_pause(cl.content), 0);
 	fail_with(504, "TIMEOUT", "POST", "/api/v1/posts", b, "{\"text\":\"x\"}");
-	cr_assert_eq(kill(cl.content->pid, SIGCONT), 0);
+	cr_assert_eq(wbt_resume(cl.content), 0);
 	json_decref(call(201, "POST", "/api/v1/posts", b, "{\"text\":\"back\"}"));
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }

@@ -124,12 +124,12 @@ Test(stop, gateway_answers_a_request_stuck_downstream, .fini = it_fini, .timeout
 	cr_assert_eq(warble_register(h.c, "stopper", "password-0000", NULL), WARBLE_OK);
 	cr_assert_eq(warble_login(h.c, "stopper", "password-0000", NULL), WARBLE_OK);
 	/* a stopped (not dead) inbox keeps its connection: the call hangs */
-	cr_assert_eq(kill(it_cl.inbox->pid, SIGSTOP), 0);
+	cr_assert_eq(wbt_pause(it_cl.inbox), 0);
 	cr_assert_eq(pthread_create(&th, NULL, stop_home_main, &h), 0);
 	wbt_sleep_ms(300); /* the home read is now waiting on the inbox */
 	long long ms = stop_time(it_cl.gateway);
 	pthread_join(th, NULL);
-	kill(it_cl.inbox->pid, SIGCONT);
+	wbt_resume(it_cl.inbox);
 	fprintf(stderr, "stop: gateway with a request stuck downstream stopped in %lld ms (%s)\n",
 	    ms, warble_strerror(h.rc));
 	cr_assert_neq(h.rc, WARBLE_OK, "the home read cannot have succeeded");

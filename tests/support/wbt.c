@@ -68,7 +68,7 @@ wbt_atexit_ensure(void)
 	}
 }
 
-/* wbt_dir returns this process's temp dir, creating it on first use (NULL on failure). */
+/* wbt_ms scales base_ms by WARBLE_TEST_SLOW (sanitizer builds raise it). */
 int
 wbt_ms(int base_ms)
 {
@@ -82,6 +82,7 @@ wbt_ms(int base_ms)
 	return base_ms * slow;
 }
 
+/* wbt_dir returns this process's temp dir, creating it on first use (NULL on failure). */
 const char *
 wbt_dir(void)
 {
@@ -475,6 +476,36 @@ wbt_stop(wbt_daemon *d, int sig, int timeout_ms)
 		wbt_log_tail(d, WBT_TAIL_LINES);
 	}
 	return st;
+}
+
+int
+wbt_pause(wbt_daemon *d)
+{
+	long long end = wbt_now_ms() + 5000;
+	int       st;
+	pid_t     r;
+
+	if (d == NULL || d->pid == 0 || kill(d->pid, SIGSTOP) != 0) {
+		return -1;
+	}
+	/* WUNTRACED reports the stop once every thread has stopped */
+	while ((r = waitpid(d->pid, &st, WUNTRACED | WNOHANG)) == 0 && wbt_now_ms() < end) {
+		wbt_sleep_ms(1);
+	}
+	if (r == d->pid && WIFSTOPPED(st)) {
+		return 0;
+	}
+	if (r == d->pid) {
+		d->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		d->pid = 0;
+	}
+	return -1;
+}
+
+int
+wbt_resume(wbt_daemon *d)
+{
+	return d != NULL && d->pid != 0 ? kill(d->pid, SIGCONT) : -1;
 }
 
 /* wbt_log_tail prints the last lines of d's log to stderr. */

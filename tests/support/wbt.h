@@ -100,6 +100,17 @@ int wbt_wait_exit(wbt_daemon *d, int timeout_ms);
  */
 int wbt_stop(wbt_daemon *d, int sig, int timeout_ms);
 
+/*
+ * wbt_pause stops d with SIGSTOP and returns 0 once it has stopped (-1 if
+ * it exited or did not stop within 5 s).  kill() returns before every
+ * thread has stopped: on a busy machine the process can still answer a
+ * request that arrives a moment later, so tests pause with this.
+ */
+int wbt_pause(wbt_daemon *d);
+
+/* wbt_resume lets a paused d run again (SIGCONT); returns kill's result. */
+int wbt_resume(wbt_daemon *d);
+
 /* wbt_log_tail prints the last lines of d's log to stderr. */
 void wbt_log_tail(const wbt_daemon *d, int lines);
 
