@@ -12,6 +12,7 @@
 #include "rt_log.h"
 #include "content_schema.h"
 #include "content_text.h"
+#include "wb_services.h"
 
 int
 content_open(content **out, hb_table *t, evlog *log, unsigned node)
@@ -90,13 +91,14 @@ content_author(content *c, uint64_t id, uint64_t *author)
 
 /* content_event_new makes an event object {type, uid, id, time}. */
 static wb_obj *
-content_event_new(const char *type, uint64_t uid, uint64_t id, uint64_t time)
+content_event_new(wb_event type, uint64_t uid, uint64_t id, uint64_t time)
 {
 	wb_obj *ev = wb_msg_new();
 	if (ev == NULL)
 		return NULL;
-	if (wb_set_cstr(ev, WB_F_TYPE, type) != WB_OK || wb_set_u64(ev, WB_F_UID, uid) != WB_OK ||
-	    wb_set_u64(ev, WB_F_ID, id) != WB_OK || wb_set_u64(ev, WB_F_TIME, time) != WB_OK) {
+	if (wb_set_cstr(ev, WB_F_TYPE, wb_event_name(type)) != WB_OK ||
+	    wb_set_u64(ev, WB_F_UID, uid) != WB_OK || wb_set_u64(ev, WB_F_ID, id) != WB_OK ||
+	    wb_set_u64(ev, WB_F_TIME, time) != WB_OK) {
 		wb_msg_free(ev);
 		return NULL;
 	}
@@ -144,7 +146,7 @@ content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc == WB_OK)
 		rc = hb_batch_put(b, c->t, CONTENT_FAM_META, CONTENT_META_LAST_ID,
 		    sizeof(CONTENT_META_LAST_ID) - 1, NULL, 0, 0, idv, 8);
-	if (rc == WB_OK && (ev = content_event_new("post", uid, id, time)) == NULL)
+	if (rc == WB_OK && (ev = content_event_new(WB_EV_POST, uid, id, time)) == NULL)
 		rc = WB_ENOMEM;
 	if (rc == WB_OK)
 		rc = evlog_commit(c->log, b, ev, NULL);
@@ -186,7 +188,7 @@ content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	if (rc == WB_OK)
 		rc = hb_batch_delete_column(b, c->t, CONTENT_FAM_PIDX, irow, 8, NULL, 0, HB_LATEST);
-	if (rc == WB_OK && (ev = content_event_new("delete", uid, id, wb_now_ms())) == NULL)
+	if (rc == WB_OK && (ev = content_event_new(WB_EV_DELETE, uid, id, wb_now_ms())) == NULL)
 		rc = WB_ENOMEM;
 	if (rc == WB_OK)
 		rc = evlog_commit(c->log, b, ev, NULL);

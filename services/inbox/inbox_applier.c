@@ -36,17 +36,7 @@ inbox_event_parse(const wb_obj *o, inbox_event *ev)
 	ev->uid = wb_u64(o, WB_F_UID, 0);
 	ev->target = wb_u64(o, WB_F_TARGET, 0);
 	ev->id = wb_u64(o, WB_F_ID, 0);
-	ev->type = INBOX_EV_OTHER;
-	if (wb_get_str(o, WB_F_TYPE, &type, &len)) {
-		if (len == 4 && memcmp(type, "post", 4) == 0)
-			ev->type = INBOX_EV_POST;
-		else if (len == 6 && memcmp(type, "delete", 6) == 0)
-			ev->type = INBOX_EV_DELETE;
-		else if (len == 6 && memcmp(type, "follow", 6) == 0)
-			ev->type = INBOX_EV_FOLLOW;
-		else if (len == 8 && memcmp(type, "unfollow", 8) == 0)
-			ev->type = INBOX_EV_UNFOLLOW;
-	}
+	ev->type = wb_get_str(o, WB_F_TYPE, &type, &len) ? wb_event_lookup(type, len) : WB_EV_NONE;
 	return true;
 }
 

@@ -304,20 +304,20 @@ inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 	int rc;
 	hb_batch_clear(in->batch);
 	switch (ev->type) {
-	case INBOX_EV_POST:
-	case INBOX_EV_DELETE: {
+	case WB_EV_POST:
+	case WB_EV_DELETE: {
 		uint64_t t0 = wb_mono_us();
 		INBOX_STORE(&in->fanout_in_progress, 1);
-		rc = inbox_fans_each(in, s, ev, ev->type == INBOX_EV_POST);
+		rc = inbox_fans_each(in, s, ev, ev->type == WB_EV_POST);
 		INBOX_STORE(&in->fanout_in_progress, 0);
 		if (rc == WB_OK)
 			INBOX_STORE(&in->last_fanout_ms, (wb_mono_us() - t0 + 500) / 1000);
 		break;
 	}
-	case INBOX_EV_FOLLOW:
+	case WB_EV_FOLLOW:
 		rc = inbox_backfill(in, s, ev);
 		break;
-	case INBOX_EV_UNFOLLOW:
+	case WB_EV_UNFOLLOW:
 		rc = inbox_purge(in, s, ev);
 		break;
 	default:

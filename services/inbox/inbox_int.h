@@ -20,21 +20,14 @@
 #include "inbox.h"
 #include "rt_client.h"
 #include "rt_pubsub.h"
+#include "wb_services.h"
 
 #define INBOX_QUEUE_MAX 200000 /* queued events beyond this are dropped (the log has them) */
 
-typedef enum inbox_ev_type {
-	INBOX_EV_OTHER = 0,
-	INBOX_EV_POST,
-	INBOX_EV_DELETE,
-	INBOX_EV_FOLLOW,
-	INBOX_EV_UNFOLLOW,
-} inbox_ev_type;
-
 /* An event as the applier needs it. */
 typedef struct inbox_event {
-	uint64_t      seq, uid, target, id;
-	inbox_ev_type type;
+	uint64_t seq, uid, target, id;
+	wb_event type; /* WB_EV_NONE: a type this build ignores */
 } inbox_event;
 
 /* A queued message: the events of one published batch. */

@@ -23,6 +23,7 @@
 #include "rel_int.h"
 #include "rt_log.h"
 #include "rel_schema.h"
+#include "wb_services.h"
 
 #define REL_BULK_MAX 10000 /* uids per rel.follow_many */
 #define REL_BULK_ASK 1000  /* uids per user.get (USER_GET_MAX) */
@@ -120,9 +121,10 @@ rel_bulk_apply(
 		if (rc == WB_OK && (evs[k] = wb_msg_new()) == NULL) {
 			rc = WB_ENOMEM;
 		}
-		if (rc == WB_OK && ((rc = wb_set_cstr(evs[k], WB_F_TYPE, "follow")) != WB_OK ||
-		                       (rc = wb_set_u64(evs[k], WB_F_UID, uids[i])) != WB_OK ||
-		                       (rc = wb_set_u64(evs[k], WB_F_TARGET, target)) != WB_OK)) {
+		if (rc == WB_OK &&
+		    ((rc = wb_set_cstr(evs[k], WB_F_TYPE, wb_event_name(WB_EV_FOLLOW))) != WB_OK ||
+		        (rc = wb_set_u64(evs[k], WB_F_UID, uids[i])) != WB_OK ||
+		        (rc = wb_set_u64(evs[k], WB_F_TARGET, target)) != WB_OK)) {
 			k++;
 			break;
 		}

@@ -20,6 +20,7 @@
 #include "rel_int.h"
 #include "rt_log.h"
 #include "rel_schema.h"
+#include "wb_services.h"
 
 /* rel_stripe picks the lock of the (uid, target) pair. */
 static pthread_mutex_t *
@@ -109,7 +110,8 @@ rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, bool foll
 		rc = WB_ENOMEM;
 		goto out;
 	}
-	if ((rc = wb_set_cstr(ev, WB_F_TYPE, follow ? "follow" : "unfollow")) != WB_OK ||
+	if ((rc = wb_set_cstr(
+	         ev, WB_F_TYPE, wb_event_name(follow ? WB_EV_FOLLOW : WB_EV_UNFOLLOW))) != WB_OK ||
 	    (rc = wb_set_u64(ev, WB_F_UID, uid)) != WB_OK ||
 	    (rc = wb_set_u64(ev, WB_F_TARGET, target)) != WB_OK) {
 		goto out;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "hb.h"
+#include "rt_daemon.h"
 #include "rt_server.h"
 
 #define USER_GET_MAX 1000 /* most uids one user.get takes */
@@ -45,5 +46,20 @@ int user_svc_route(user_svc *u, rt_server *s);
 
 /* user_svc_close frees the service (after its server is closed); NULL is ignored. */
 void user_svc_close(user_svc *u);
+
+/* user_daemon_opts are warble-user's own options (user_daemon.c). */
+extern rt_opt user_daemon_opts[];
+
+/* user_daemon_config checks user_daemon_opts' values; nonzero if one is bad. */
+int user_daemon_config(void);
+
+/* user_daemon_families fills the store's families with the configured session lifetime. */
+void user_daemon_families(hb_family_opts *fams);
+
+/* user_daemon_open opens the service on env's store and registers it on env's server. */
+int user_daemon_open(const rt_env *env, void **out);
+
+/* user_daemon_close closes the service; NULL is ignored. */
+void user_daemon_close(void *svc);
 
 #endif

@@ -16,6 +16,32 @@
 
 #define RT_CONFIG_MAX 64
 
+/* rt_config_resolve fills the flag, variable and default of every endpoint row. */
+static void
+rt_config_resolve(rt_opt *opts)
+{
+	for (rt_opt *o = opts; !rt_opt_end(o); o++) {
+		if (o->ep > 0 && o->ep <= WB_EP_COUNT) {
+			o->flag = wb_endpoints[o->ep - 1].flag;
+			o->env = wb_endpoints[o->ep - 1].env;
+			o->dflt = wb_endpoints[o->ep - 1].url;
+		}
+	}
+}
+
+/* rt_config_defaults prints every variable with its default, as an environment file. */
+static void
+rt_config_defaults(const rt_opt *opts, const char *prog, FILE *f)
+{
+	fprintf(f, "# %s: each variable and its default (a --flag overrides it)\n", prog);
+	for (const rt_opt *o = opts; o->flag != NULL; o++) {
+		if (o->env != NULL) {
+			fprintf(f, "# --%s: %s\n%s=%s\n", o->flag, o->help != NULL ? o->help : "",
+			    o->env, o->dflt != NULL ? o->dflt : "");
+		}
+	}
+}
+
 static void
 rt_config_usage(const rt_opt *opts, const char *prog, const char *summary, FILE *f)
 {
@@ -33,6 +59,8 @@ rt_config_usage(const rt_opt *opts, const char *prog, const char *summary, FILE 
 			fprintf(f, "required\n");
 		}
 	}
+	fprintf(f, "  --%-22s %s\n", "print-defaults",
+	    "print each variable and its default (an environment file) and exit");
 	fprintf(f, "  --%-22s %s\n", "help", "print this help and exit");
 }
 
@@ -41,7 +69,7 @@ rt_config_usage(const rt_opt *opts, const char *prog, const char *summary, FILE 
 int
 rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv)
 {
-	struct option lopts[RT_CONFIG_MAX + 2];
+	struct option lopts[RT_CONFIG_MAX + 3];
 	const char   *flagval[RT_CONFIG_MAX];
 	int           n = 0;
 	int           c, idx;
@@ -49,6 +77,7 @@ rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, c
 	if (prog == NULL) {
 		prog = "warble";
 	}
+	rt_config_resolve(opts);
 	for (const rt_opt *o = opts; o->flag != NULL; o++) {
 		if (n == RT_CONFIG_MAX) {
 			fprintf(stderr, "%s: too many options (max %d)\n", prog, RT_CONFIG_MAX);
@@ -62,7 +91,8 @@ rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, c
 		n++;
 	}
 	lopts[n] = (struct option) { "help", no_argument, NULL, 'h' };
-	lopts[n + 1] = (struct option) { NULL, 0, NULL, 0 };
+	lopts[n + 1] = (struct option) { "print-defaults", no_argument, NULL, 'd' };
+	lopts[n + 2] = (struct option) { NULL, 0, NULL, 0 };
 
 	optind = 0; /* GNU: full reinitialisation, so parse can run again */
 	opterr = 0;
@@ -74,6 +104,10 @@ rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, c
 		}
 		if (c == 'h') {
 			rt_config_usage(opts, prog, summary, stdout);
+			return RT_CONFIG_HELP;
+		}
+		if (c == 'd') {
+			rt_config_defaults(opts, prog, stdout);
 			return RT_CONFIG_HELP;
 		}
 		if (c == ':') {

@@ -1,72 +1,75 @@
 /*
- * rt_daemon.h - the steps every Warble daemon's main() shares: the common
- * options (data folder, log level, workers, WAL sync), logging and signal
- * set-up, the service's data folder DATA/<service>, waiting for SIGTERM,
- * and the exit that releases nng last (so ASan runs exit 0).
+ * rt_daemon.h - the lifecycle every Warble daemon shares, in one call.
  *
- * Each main.c keeps its whole rt_opt table written out, the common rows
- * pointing into the rt_daemon (tests/deploy reads the tables to check the
- * launcher and docker-compose against them); a daemon leaves out the rows
- * it does not take (the gateway has no data folder), and rt_daemon_init
- * skips their checks.
+ * A service describes itself in an rt_service: its name, its own options,
+ * its store's families, and how to open and close it.  rt_daemon_main
+ * owns the rest, in this order:
  *
- *   static rt_daemon d = { .name = "content" };
- *   rt_opt opts[] = {
- *       { "content-url", "WARBLE_CONTENT_URL", "tcp://127.0.0.1:7103", "listen URL", &url },
- *       { "data", "WARBLE_DATA", "./var", "data folder (the store is DATA/content)", &d.data },
- *       { "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &d.level },
- *       { "workers", "WARBLE_WORKERS", "8", "worker threads", &d.workers },
- *       { "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &d.sync },
- *       { NULL },
- *   };
- *   if ((st = rt_daemon_init(&d, opts, "the Warble content service", argc, argv)) != RT_DAEMON_RUN)
- *       return st;
- *   ... service options, rt_daemon_data_dir(&d), open the store and the server ...
- *   rt_daemon_wait();
- *   ... close in reverse order ...
- *   return rt_daemon_exit(0);
+ *   1. options: the service's table plus the common rows (data folder,
+ *      log level, workers, WAL sync), flags over WARBLE_* variables,
+ *      --help and --print-defaults; then the service's config check;
+ *   2. logging as the service's name, SIGTERM/SIGINT/SIGPIPE handling;
+ *   3. DATA/<name> and the store with the service's families;
+ *   4. the REP server on its listen endpoint, the service's open (it registers its
+ *      handlers there), the store_bytes gauge, listen, the service's start;
+ *   5. wait for SIGTERM or SIGINT; RT_DAEMON_GRACE_MS later every
+ *      downstream call still waiting ends (rt_client_shutdown_all);
+ *   6. close the server (requests in flight are answered), the service,
+ *      the store, and nng last (so ASan runs exit 0).
+ *
+ *   int main(int argc, char **argv)
+ *   {
+ *       static const rt_service svc = {
+ *           .name = "relation", .summary = "the Warble relation service",
+ *           .listen = RT_OPT_URL(WB_EP_RELATION, "listen URL", NULL), .opts = rel_daemon_opts, .nfams = REL_FAM_NFAMS,
+ *           .families = rel_daemon_families, .open = rel_daemon_open,
+ *           .close = rel_daemon_close,
+ *       };
+ *       return rt_daemon_main(&svc, argc, argv);
+ *   }
  */
 #ifndef RT_DAEMON_H
 #define RT_DAEMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "hb.h"
 #include "rt_config.h"
+#include "rt_server.h"
 
-#define RT_DAEMON_RUN (-1) /* rt_daemon_init: go on */
 #define RT_DAEMON_GRACE_MS \
 	500 /* after SIGTERM, requests in flight get this long before downstream calls end */
 
-typedef struct rt_daemon {
-	const char *name;        /* service name: log prefix, data subfolder, warble-<name> */
-	uint64_t    max_workers; /* upper bound of --workers (default 256) */
-	const char *data;        /* option values, filled by rt_daemon_init */
-	const char *level;
-	const char *workers;
-	const char *sync;
-	uint64_t    nworkers;  /* --workers, parsed */
-	bool        fsync;     /* --sync=1 */
-	char        dir[4096]; /* DATA/<name>, set by rt_daemon_data_dir */
-} rt_daemon;
+/* What rt_daemon_main hands the service's open. */
+typedef struct rt_env {
+	const char *name;     /* the service's name */
+	const char *url;      /* the address it serves */
+	const char *dir;      /* DATA/<name>; NULL for a service without a store */
+	hb_table   *store;    /* the open store; NULL without one */
+	rt_server  *srv;      /* open, not yet listening: register the handlers here */
+	int         nworkers; /* --workers */
+} rt_env;
 
-/*
- * rt_daemon_init parses opts (flags over WARBLE_* variables), checks the
- * common options, starts logging as d->name and installs the signal
- * handlers.  Returns RT_DAEMON_RUN to go on, or the status main should
- * exit with: 0 after --help, 2 for a bad option.
- */
-int rt_daemon_init(rt_daemon *d, rt_opt *opts, const char *summary, int argc, char **argv);
+typedef struct rt_service {
+	const char *name;         /* log prefix, DATA/<name>, warble-<name> */
+	const char *summary;      /* --help's first line */
+	rt_opt      listen;       /* the option of the address it serves (value unused) */
+	rt_opt     *opts;         /* the service's own options ({ NULL }-terminated) */
+	const char *workers;      /* default of --workers ("8" if NULL) */
+	const char *workers_help; /* its help ("worker threads" if NULL) */
+	uint64_t    max_workers;  /* upper bound of --workers (256 if 0) */
+	size_t      nfams;        /* families of the store; 0: no data folder, no store */
+	int (*config)(void);      /* checks option values (NULL: none); nonzero exits 2 */
+	void (*families)(hb_family_opts *fams); /* fills nfams families (after config) */
+	int (*open)(const rt_env *env,
+	    void                **svc);          /* builds the service, registers handlers (NULL: none) */
+	int (*start)(void *svc);  /* once the server listens (NULL: nothing to do) */
+	void (*close)(void *svc); /* after the server has closed, if open gave a service */
+} rt_service;
 
-/* rt_daemon_data_dir creates DATA/<name> and its parents into d->dir; logs and returns WB_EIO on failure. */
-int rt_daemon_data_dir(rt_daemon *d);
-
-/* rt_daemon_wait blocks until SIGTERM or SIGINT, logs that the daemon is shutting down, and
- * starts the stop timer: RT_DAEMON_GRACE_MS later every downstream call still waiting ends
- * (rt_client_shutdown_all), so closing what waits on them never takes longer. */
-void rt_daemon_wait(void);
-
-/* rt_daemon_exit stops the stop timer, releases nng (rt_fini) and returns status; call it last, after every close. */
-int rt_daemon_exit(int status);
+/* rt_daemon_main runs the daemon described by s and returns main's exit status. */
+int rt_daemon_main(const rt_service *s, int argc, char **argv);
 
 #endif

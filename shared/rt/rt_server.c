@@ -18,7 +18,6 @@
  */
 #include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -450,8 +449,6 @@ rt_server_close(rt_server *s)
 	free(s);
 }
 
-static volatile sig_atomic_t rt_signal_flag;
-
 void
 rt_sockaddr_from_nng(const nng_sockaddr *sa, struct sockaddr_storage *ss)
 {
@@ -479,53 +476,4 @@ rt_server_peer(struct sockaddr_storage *ss)
 	    nng_pipe_get_addr(rt_server_pipe, NNG_OPT_REMADDR, &sa) == 0) {
 		rt_sockaddr_from_nng(&sa, ss);
 	}
-}
-
-static void
-rt_signal_handler(int sig)
-{
-	(void)sig;
-	rt_signal_flag = 1;
-}
-
-/* rt_signal_init installs the SIGTERM/SIGINT handler and ignores SIGPIPE. */
-void
-rt_signal_init(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = rt_signal_handler;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-}
-
-/* rt_wait_for_signal blocks until SIGTERM or SIGINT (the handler only sets a flag). */
-void
-rt_wait_for_signal(void)
-{
-	/* The signal may land on any of nng's threads, so poll the flag
-	 * rather than sigsuspend in this one. */
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
-
-	while (!rt_signal_flag) {
-		nanosleep(&ts, NULL);
-	}
-}
-
-/* rt_stopping tells whether SIGTERM or SIGINT has arrived. */
-bool
-rt_stopping(void)
-{
-	return rt_signal_flag != 0;
-}
-
-/* rt_fini waits for nng to finish freeing closed sockets and releases its global state. */
-void
-rt_fini(void)
-{
-	nng_fini();
 }

@@ -53,18 +53,4 @@ void rt_server_peer(struct sockaddr_storage *ss);
 /* rt_sockaddr_from_nng converts an nng TCP address to a sockaddr (family 0 for any other kind). */
 void rt_sockaddr_from_nng(const nng_sockaddr *sa, struct sockaddr_storage *ss);
 
-/* rt_wait_for_signal blocks until SIGTERM or SIGINT (the handler only sets a flag). */
-void rt_wait_for_signal(void);
-
-/* rt_signal_init installs the SIGTERM/SIGINT handler and ignores SIGPIPE. */
-void rt_signal_init(void);
-
-/* rt_stopping tells whether SIGTERM or SIGINT has arrived. */
-bool rt_stopping(void);
-
-/* rt_fini waits for nng to finish freeing closed sockets and releases its
- * global state; call it last in main, after every server, client and
- * pub/sub is closed (else ASan's leak check sees nng's late frees). */
-void rt_fini(void);
-
 #endif

@@ -10,7 +10,9 @@
  *   deploy/docker-compose.yml  read through `docker-compose config` (the
  *                              normalized YAML compose itself runs, anchors
  *                              and ${VAR:-default} resolved)
- *   services/NAME/main.c       the rt_opt tables: { "flag", "WARBLE_X", "default", ...
+ *   warble-NAME --print-defaults  each daemon's variables and defaults (its
+ *                              options; the addresses come from one table,
+ *                              proto/wb_services.h)
  *
  * The rules: the same five services; every container gets every variable
  * the launcher exports, plus only variables its daemon reads; a URL
@@ -476,38 +478,10 @@ ct_launcher_load(void)
 	cr_assert_gt(w.nlservices, 0, "no services=\"...\" line in %s", CT_LAUNCHER);
 }
 
-/* ct_c_string reads a C string literal at *p (no escapes needed here) into buf; false if none. */
-static bool
-ct_c_string(const char **p, char *buf, size_t n)
-{
-	const char *s = *p, *e;
-
-	while (isspace((unsigned char)*s)) {
-		s++;
-	}
-	if (*s != '"' || (e = strchr(s + 1, '"')) == NULL || (size_t)(e - s - 1) >= n) {
-		return false;
-	}
-	snprintf(buf, n, "%.*s", (int)(e - s - 1), s + 1);
-	*p = e + 1;
-	return true;
-}
-
-/* ct_comma skips white space and one comma at *p; false if there is none. */
-static bool
-ct_comma(const char **p)
-{
-	while (isspace((unsigned char)**p)) {
-		(*p)++;
-	}
-	if (**p != ',') {
-		return false;
-	}
-	(*p)++;
-	return true;
-}
-
-/* ct_daemons_load reads every services/NAME/main.c's rt_opt table: { "flag", "WARBLE_X", "default", */
+/*
+ * ct_daemons_load runs every daemon (one per services/NAME/main.c) with
+ * --print-defaults: "# --flag: help" above each "WARBLE_X=default" line.
+ */
 static void
 ct_daemons_load(void)
 {
@@ -515,24 +489,33 @@ ct_daemons_load(void)
 
 	cr_assert_eq(glob("services/*/main.c", 0, NULL, &g), 0, "no services/*/main.c");
 	for (size_t i = 0; i < g.gl_pathc; i++) {
-		char      *text = ct_file_read(g.gl_pathv[i]);
 		ct_daemon *d = &w.daemons[w.ndaemons++];
+		char       bin[512], prog[64], *out = NULL, *save = NULL;
+		char       flag[64] = "";
 
-		cr_assert_not_null(text);
 		sscanf(g.gl_pathv[i], "services/%31[^/]", d->name);
-		for (const char *p = strchr(text, '{'); p != NULL; p = strchr(p + 1, '{')) {
-			const char *q = p + 1;
-			ct_var      v = { 0 };
-			if (ct_c_string(&q, v.flag, sizeof(v.flag)) && ct_comma(&q) &&
-			    ct_c_string(&q, v.name, sizeof(v.name)) &&
-			    strncmp(v.name, "WARBLE_", 7) == 0 && ct_comma(&q) &&
-			    ct_c_string(&q, v.dflt, sizeof(v.dflt))) {
-				cr_assert(d->nopts < CT_MAX_ITEMS);
-				d->opts[d->nopts++] = v;
+		snprintf(prog, sizeof(prog), "warble-%s", d->name);
+		cr_assert_eq(wbt_bin_path(bin, sizeof(bin), prog), 0, "no %s built", prog);
+		char *const argv[] = { bin, "--print-defaults", NULL };
+		cr_assert_eq(
+		    ct_run(argv, &out, NULL, 10000), 0, "%s --print-defaults failed", prog);
+		for (char *line = strtok_r(out, "\n", &save); line != NULL;
+		     line = strtok_r(NULL, "\n", &save)) {
+			ct_var v = { 0 };
+			char  *eq = strchr(line, '=');
+
+			if (sscanf(line, "# --%63[^:]:", flag) == 1 || eq == NULL ||
+			    strncmp(line, "WARBLE_", 7) != 0) {
+				continue;
 			}
+			snprintf(v.name, sizeof(v.name), "%.*s", (int)(eq - line), line);
+			snprintf(v.flag, sizeof(v.flag), "%s", flag);
+			snprintf(v.dflt, sizeof(v.dflt), "%s", eq + 1);
+			cr_assert(d->nopts < CT_MAX_ITEMS);
+			d->opts[d->nopts++] = v;
 		}
-		cr_assert_gt(d->nopts, 0, "%s: no rt_opt table found", g.gl_pathv[i]);
-		free(text);
+		cr_assert_gt(d->nopts, 0, "%s --print-defaults printed no variable", prog);
+		free(out);
 	}
 	globfree(&g);
 }
@@ -625,28 +608,16 @@ ct_launcher_port(const char *var)
 	return port;
 }
 
-/* ct_sources_read tells whether any daemon source (services/ * / *.c, tests excluded) mentions "var". */
+/* ct_sources_read tells whether any daemon reads var (it is in its --print-defaults). */
 static bool
 ct_sources_read(const char *var)
 {
-	glob_t g;
-	char   quoted[80];
-	bool   found = false;
-
-	snprintf(quoted, sizeof(quoted), "\"%s\"", var);
-	cr_assert_eq(glob("services/*/*.c", 0, NULL, &g), 0);
-	for (size_t i = 0; i < g.gl_pathc && !found; i++) {
-		size_t n = strlen(g.gl_pathv[i]);
-		if (n > 7 && strcmp(g.gl_pathv[i] + n - 7, "_test.c") == 0) {
-			continue;
+	for (int i = 0; i < w.ndaemons; i++) {
+		if (ct_daemon_opt(&w.daemons[i], var) != NULL) {
+			return true;
 		}
-		char *text = ct_file_read(g.gl_pathv[i]);
-		cr_assert_not_null(text);
-		found = strstr(text, quoted) != NULL;
-		free(text);
 	}
-	globfree(&g);
-	return found;
+	return false;
 }
 
 /* ---- tests ------------------------------------------------------------ */

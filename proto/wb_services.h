@@ -1,0 +1,65 @@
+/*
+ * wb_services.h - the one table of Warble's endpoints and event types.
+ *
+ * Every daemon takes its own listen address and its peers' from
+ * wb_endpoints: the option name, the environment variable and the
+ * default URL are written here once.  `warble-NAME --print-defaults`
+ * prints them, and deploy/warble-local and tests/deploy read that output
+ * instead of repeating the ports.  The event types are the records of the
+ * relation and content logs that the inbox applies.
+ */
+#ifndef WB_SERVICES_H
+#define WB_SERVICES_H
+
+#include <stddef.h>
+
+/*   enum            option               environment variable        default */
+/* clang-format off */
+#define WB_ENDPOINTS(X)                                                                    \
+	X(GATEWAY,      "gateway-url",      "WARBLE_GATEWAY_URL",      "tcp://127.0.0.1:7100") \
+	X(HTTP,         "http-url",         "WARBLE_HTTP_URL",         "http://127.0.0.1:8080") \
+	X(USER,         "user-url",         "WARBLE_USER_URL",         "tcp://127.0.0.1:7101") \
+	X(RELATION,     "relation-url",     "WARBLE_RELATION_URL",     "tcp://127.0.0.1:7102") \
+	X(CONTENT,      "content-url",      "WARBLE_CONTENT_URL",      "tcp://127.0.0.1:7103") \
+	X(INBOX,        "inbox-url",        "WARBLE_INBOX_URL",        "tcp://127.0.0.1:7104") \
+	X(RELATION_PUB, "relation-pub-url", "WARBLE_RELATION_PUB_URL", "tcp://127.0.0.1:7112") \
+	X(CONTENT_PUB,  "content-pub-url",  "WARBLE_CONTENT_PUB_URL",  "tcp://127.0.0.1:7113")
+
+/*   enum      wire name   log */
+#define WB_EVENTS(X)                   \
+	X(POST,     "post",     content)  \
+	X(DELETE,   "delete",   content)  \
+	X(FOLLOW,   "follow",   relation) \
+	X(UNFOLLOW, "unfollow", relation)
+/* clang-format on */
+
+typedef enum wb_endpoint {
+#define WB_EP_ENUM(e, flag, env, url) WB_EP_##e,
+	WB_ENDPOINTS(WB_EP_ENUM)
+#undef WB_EP_ENUM
+	    WB_EP_COUNT
+} wb_endpoint;
+
+typedef struct wb_endpoint_info {
+	const char *flag; /* the daemons' option, without "--" */
+	const char *env;  /* the environment variable */
+	const char *url;  /* the default */
+} wb_endpoint_info;
+
+extern const wb_endpoint_info wb_endpoints[WB_EP_COUNT];
+
+typedef enum wb_event {
+	WB_EV_NONE = 0, /* a type this build does not know */
+#define WB_EV_ENUM(e, name, log) WB_EV_##e,
+	WB_EVENTS(WB_EV_ENUM)
+#undef WB_EV_ENUM
+	    WB_EV_COUNT
+} wb_event;
+
+/* wb_event_name returns an event type's wire name ("?" for WB_EV_NONE). */
+const char *wb_event_name(wb_event ev);
+
+/* wb_event_lookup maps a wire name to an event type, or WB_EV_NONE. */
+wb_event wb_event_lookup(const char *name, size_t len);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * content_daemon.c - warble-content's options and what it opens around
+ * the service: the post event log and its publisher.
+ */
+#include <stdlib.h>
+
+#include "content.h"
+#include "content_schema.h"
+#include "rt_log.h"
+#include "rt_pubsub.h"
+#include "wb_id.h"
+
+static const char *content_pub_url, *content_node;
+static uint64_t    content_nodeno;
+
+rt_opt content_daemon_opts[] = {
+	RT_OPT_URL(WB_EP_CONTENT_PUB, "events PUB URL", &content_pub_url),
+	{ "node", "WARBLE_NODE", "0", "post id node number, 0..63 (unique per content process)",
+	    &content_node },
+	{ NULL },
+};
+
+int
+content_daemon_config(void)
+{
+	return rt_config_u64("node", content_node, 0, WB_ID_NODE_MAX, &content_nodeno);
+}
+
+/* Everything warble-content opens, closed in reverse. */
+typedef struct content_daemon {
+	rt_pub  *pub;
+	evlog   *log;
+	content *svc;
+} content_daemon;
+
+int
+content_daemon_open(const rt_env *env, void **out)
+{
+	content_daemon *d = calloc(1, sizeof(*d));
+	int             rc;
+
+	if (d == NULL) {
+		return WB_ENOMEM;
+	}
+	if ((rc = rt_pub_open(&d->pub, content_pub_url)) != WB_OK ||
+	    (rc = evlog_open(&d->log, env->store, CONTENT_FAM_LOG, "content", d->pub)) != WB_OK ||
+	    (rc = content_open(&d->svc, env->store, d->log, (unsigned)content_nodeno)) != WB_OK ||
+	    (rc = content_register(d->svc, env->srv)) != WB_OK) {
+		RT_ERRORF("cannot open (events on %s): %s", content_pub_url, wb_strerror(rc));
+		content_daemon_close(d);
+		return rc;
+	}
+	RT_INFOF(
+	    "events on %s, last seq %llu", content_pub_url, (unsigned long long)evlog_last(d->log));
+	*out = d;
+	return WB_OK;
+}
+
+void
+content_daemon_close(void *arg)
+{
+	content_daemon *d = arg;
+
+	if (d == NULL) {
+		return;
+	}
+	content_close(d->svc);
+	evlog_close(d->log);
+	rt_pub_close(d->pub);
+	free(d);
+}

@@ -1,0 +1,160 @@
+/*
+ * gw_daemon.c - warble-gateway's options and what it runs beside the
+ * msgpack API: the HTTP/JSON server (API, web page, /metrics) and the
+ * probes behind /readyz and /metrics.
+ */
+#include <stdlib.h>
+
+#include "gw.h"
+#include "gw_metrics.h"
+#include "http.h"
+#include "rt_log.h"
+
+static const char *gw_http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw_hdr_tmo,
+    *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms;
+static gw_opts  gw_o;
+static uint64_t gw_hdr_ms, gw_nconns;
+
+rt_opt gw_daemon_opts[] = {
+	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &gw_http_url),
+	{ "web-dir", "WARBLE_WEB_DIR", "",
+	    "web page folder (default: services/gateway/web of the build)", &gw_web_dir },
+	RT_OPT_URL(WB_EP_USER, "user service", &gw_o.urls[GW_USER]),
+	RT_OPT_URL(WB_EP_RELATION, "relation service", &gw_o.urls[GW_RELATION]),
+	RT_OPT_URL(WB_EP_CONTENT, "content service", &gw_o.urls[GW_CONTENT]),
+	RT_OPT_URL(WB_EP_INBOX, "inbox service", &gw_o.urls[GW_INBOX]),
+	{ "timeout-ms", "WARBLE_GATEWAY_TIMEOUT_MS", "5000", "deadline of each downstream call, ms",
+	    &gw_timeout },
+	{ "auth-cache-ms", "WARBLE_AUTH_CACHE_MS", "1000",
+	    "how long a checked token is trusted, ms (0-1000)", &gw_cache },
+	{ "session-check-ms", "WARBLE_SESSION_CHECK_MS", "1000",
+	    "check signed session tokens here, trusting the revocation feed this long, ms: a "
+	    "logout through another gateway takes effect here within it (0: ask the user "
+	    "service every time)",
+	    &gw_check },
+	{ "http-header-timeout-ms", "WARBLE_HTTP_HEADER_TIMEOUT_MS", "10000",
+	    "an HTTP connection idle this long without a whole request head is closed",
+	    &gw_hdr_tmo },
+	{ "http-max-conns", "WARBLE_HTTP_MAX_CONNS", "0",
+	    "HTTP connections before idle ones are closed after 250 ms (0: open-files limit - "
+	    "128)",
+	    &gw_max_conns },
+	{ "client-login-fails", "WARBLE_CLIENT_LOGIN_FAILS", "20",
+	    "failed logins from one client address (HTTP or msgpack) that lock it", &gw_fails },
+	{ "client-login-window", "WARBLE_CLIENT_LOGIN_WINDOW", "60",
+	    "... counted within this many seconds", &gw_window },
+	{ "client-login-cooldown", "WARBLE_CLIENT_LOGIN_COOLDOWN", "60",
+	    "seconds a locked client's logins answer RATE_LIMITED", &gw_cool },
+	{ "post-cache", "WARBLE_POST_CACHE", "65536", "post records cached for timelines (0: off)",
+	    &gw_pcache },
+	{ "post-cache-ms", "WARBLE_POST_CACHE_MS", "10000",
+	    "how long a cached post is trusted, ms (a post deleted through another gateway shows "
+	    "here at most this long)",
+	    &gw_pcache_ms },
+	{ NULL },
+};
+
+int
+gw_daemon_config(void)
+{
+	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms;
+
+	if (rt_config_u64("timeout-ms", gw_timeout, 1, 600000, &tmo) != 0 ||
+	    rt_config_u64("auth-cache-ms", gw_cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
+	    rt_config_u64("session-check-ms", gw_check, 0, 60000, &check_ms) != 0 ||
+	    rt_config_u64("http-header-timeout-ms", gw_hdr_tmo, 100, 3600000, &gw_hdr_ms) != 0 ||
+	    rt_config_u64("http-max-conns", gw_max_conns, 0, 10000000, &gw_nconns) != 0 ||
+	    rt_config_u64("client-login-fails", gw_fails, 1, 1000000, &fails) != 0 ||
+	    rt_config_u64("client-login-window", gw_window, 1, 86400, &window_s) != 0 ||
+	    rt_config_u64("client-login-cooldown", gw_cool, 1, 86400, &cool_s) != 0 ||
+	    rt_config_u64("post-cache", gw_pcache, 0, 1u << 24, &npost) != 0 ||
+	    rt_config_u64("post-cache-ms", gw_pcache_ms, 0, 86400000, &post_ms) != 0) {
+		return 2;
+	}
+	gw_o.timeout_ms = (int)tmo;
+	gw_o.auth_cache_ms = (int)ttl;
+	gw_o.session_check_ms = (int)check_ms;
+	gw_o.login_fails = (unsigned)fails;
+	gw_o.login_window_ms = window_s * 1000;
+	gw_o.login_cooldown_ms = cool_s * 1000;
+	gw_o.post_cache = (size_t)npost;
+	gw_o.post_cache_ms = post_ms;
+	return 0;
+}
+
+/* Everything warble-gateway opens, closed in reverse. */
+typedef struct gw_daemon {
+	gw         *g;
+	gw_metrics *metrics;
+	gw_http    *http;
+	const char *url;
+	int         nworkers;
+} gw_daemon;
+
+int
+gw_daemon_open(const rt_env *env, void **out)
+{
+	gw_daemon *d = calloc(1, sizeof(*d));
+	int        rc;
+
+	if (d == NULL) {
+		return WB_ENOMEM;
+	}
+	d->url = env->url;
+	d->nworkers = env->nworkers;
+	if ((rc = gw_open(&d->g, &gw_o)) != WB_OK) {
+		RT_ERRORF("cannot dial the services: %s", wb_strerror(rc));
+		free(d);
+		return rc;
+	}
+	for (int op = 1; op < WB_OP_COUNT; op++) {
+		if (gw_is_public((wb_op)op)) {
+			rt_server_handle(env->srv, (wb_op)op, gw_handler, d->g);
+		}
+	}
+	*out = d;
+	return WB_OK;
+}
+
+int
+gw_daemon_start(void *arg)
+{
+	gw_daemon      *d = arg;
+	gw_metrics_opts mo = { .gateway_url = d->url };
+	gw_http_opts    ho = { .url = gw_http_url, .workers = d->nworkers };
+	char            webbuf[1024];
+	int             rc;
+
+	for (int i = 0; i < GW_SVC_COUNT; i++) {
+		mo.urls[i] = gw_o.urls[i];
+	}
+	ho.web_dir = gw_web_dir[0] != '\0' ? gw_web_dir : gw_http_web_dir(webbuf, sizeof(webbuf));
+	ho.header_timeout_ms = (int)gw_hdr_ms;
+	ho.max_conns = (size_t)gw_nconns;
+	if ((rc = gw_metrics_open(&d->metrics, &mo)) != WB_OK) {
+		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
+		return rc;
+	}
+	ho.metrics = d->metrics;
+	if ((rc = gw_http_open(&d->http, d->g, &ho)) != WB_OK ||
+	    (rc = gw_http_start(d->http)) != WB_OK) {
+		RT_ERRORF("cannot serve HTTP on %s: %s", gw_http_url, wb_strerror(rc));
+		return rc;
+	}
+	RT_INFOF("HTTP on %s (port %d)", gw_http_url, gw_http_port(d->http));
+	return WB_OK;
+}
+
+void
+gw_daemon_close(void *arg)
+{
+	gw_daemon *d = arg;
+
+	if (d == NULL) {
+		return;
+	}
+	gw_http_close(d->http);
+	gw_metrics_close(d->metrics);
+	gw_close(d->g);
+	free(d);
+}

@@ -1,0 +1,79 @@
+/*
+ * inbox_daemon.c - warble-inbox's options: its sources, the inbox bounds
+ * (versions kept, TTL, backfill on follow) and the fan-out pacing.
+ */
+#include "inbox.h"
+#include "inbox_schema.h"
+#include "rt_log.h"
+
+static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_page;
+static uint64_t    inbox_nmax, inbox_ttl_s;
+static inbox_opts  inbox_o;
+
+rt_opt inbox_daemon_opts[] = {
+	RT_OPT_URL(WB_EP_CONTENT, "content service", &inbox_o.content_url),
+	RT_OPT_URL(WB_EP_RELATION, "relation service", &inbox_o.relation_url),
+	RT_OPT_URL(WB_EP_CONTENT_PUB, "content events", &inbox_o.content_pub_url),
+	RT_OPT_URL(WB_EP_RELATION_PUB, "relation events", &inbox_o.relation_pub_url),
+	{ "inbox-max", "WARBLE_INBOX_MAX", "800", "posts kept per inbox", &inbox_max },
+	{ "inbox-ttl", "WARBLE_INBOX_TTL", "2592000", "seconds a post stays in inboxes",
+	    &inbox_ttl },
+	{ "backfill", "WARBLE_BACKFILL", "50", "posts copied into an inbox on follow",
+	    &inbox_backfill },
+	{ "inbox-poll-ms", "WARBLE_INBOX_POLL_MS", "500",
+	    "pull a quiet source's log this often, ms", &inbox_poll },
+	{ "inbox-fanout-page", "WARBLE_INBOX_FANOUT_PAGE", "10000",
+	    "fans per rel.fans page and write batch (1..10000)", &inbox_page },
+	{ NULL },
+};
+
+int
+inbox_daemon_config(void)
+{
+	uint64_t back, poll_ms, page;
+
+	if (rt_config_u64("inbox-max", inbox_max, 1, 1000000, &inbox_nmax) != 0 ||
+	    rt_config_u64("inbox-ttl", inbox_ttl, 1, UINT64_MAX / 1000, &inbox_ttl_s) != 0 ||
+	    rt_config_u64("backfill", inbox_backfill, 0, 100000, &back) != 0 ||
+	    rt_config_u64("inbox-poll-ms", inbox_poll, 1, 3600000, &poll_ms) != 0 ||
+	    rt_config_u64("inbox-fanout-page", inbox_page, 1, 10000, &page) != 0) {
+		return 2;
+	}
+	inbox_o.backfill = (uint32_t)back;
+	inbox_o.poll_ms = (uint32_t)poll_ms;
+	inbox_o.fans_page = (uint32_t)page;
+	return 0;
+}
+
+void
+inbox_daemon_families(hb_family_opts *fams)
+{
+	inbox_schema_families(fams, (uint32_t)inbox_nmax, inbox_ttl_s * 1000);
+}
+
+int
+inbox_daemon_open(const rt_env *env, void **out)
+{
+	inbox *in = NULL;
+	int    rc;
+
+	if ((rc = inbox_open(&in, env->store, &inbox_o)) != WB_OK ||
+	    (rc = inbox_register(in, env->srv)) != WB_OK) {
+		inbox_close(in);
+		return rc;
+	}
+	*out = in;
+	return WB_OK;
+}
+
+int
+inbox_daemon_start(void *in)
+{
+	return inbox_start(in);
+}
+
+void
+inbox_daemon_close(void *in)
+{
+	inbox_close(in);
+}

@@ -1,0 +1,67 @@
+/*
+ * rel_daemon.c - warble-relation's options and what it opens around the
+ * service: the event log's publisher and a client of the user service.
+ */
+#include <stdlib.h>
+
+#include "rel.h"
+#include "rt_log.h"
+#include "rt_pubsub.h"
+#include "rel_schema.h"
+
+static const char *rel_pub_url, *rel_user_url;
+
+rt_opt rel_daemon_opts[] = {
+	RT_OPT_URL(WB_EP_RELATION_PUB, "event PUB URL", &rel_pub_url),
+	RT_OPT_URL(WB_EP_USER, "user service URL", &rel_user_url),
+	{ NULL },
+};
+
+/* Everything warble-relation opens, closed in reverse. */
+typedef struct rel_daemon {
+	rt_pub    *pub;
+	evlog     *log;
+	rt_client *users;
+	rel_svc   *svc;
+} rel_daemon;
+
+int
+rel_daemon_open(const rt_env *env, void **out)
+{
+	rel_daemon *d = calloc(1, sizeof(*d));
+	/* user.get is idempotent: one resend rides out a user service restart,
+	 * and the whole check stays well inside a caller's 5 s deadline */
+	rt_client_opts uopts = { .timeout_ms = 1500, .retries = 1 };
+	int            rc;
+
+	if (d == NULL) {
+		return WB_ENOMEM;
+	}
+	if ((rc = rt_pub_open(&d->pub, rel_pub_url)) != WB_OK ||
+	    (rc = evlog_open(&d->log, env->store, REL_FAM_LOG, "relation", d->pub)) != WB_OK ||
+	    (rc = rt_client_open(&d->users, rel_user_url, &uopts)) != WB_OK ||
+	    (rc = rel_svc_open(&d->svc, env->store, d->log, d->users)) != WB_OK ||
+	    (rc = rel_svc_route(d->svc, env->srv)) != WB_OK) {
+		RT_ERRORF("cannot open (events on %s): %s", rel_pub_url, wb_strerror(rc));
+		rel_daemon_close(d);
+		return rc;
+	}
+	RT_INFOF("events on %s", rel_pub_url);
+	*out = d;
+	return WB_OK;
+}
+
+void
+rel_daemon_close(void *arg)
+{
+	rel_daemon *d = arg;
+
+	if (d == NULL) {
+		return;
+	}
+	rel_svc_close(d->svc);
+	rt_client_close(d->users);
+	evlog_close(d->log);
+	rt_pub_close(d->pub);
+	free(d);
+}
