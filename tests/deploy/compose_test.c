@@ -5,8 +5,8 @@
  * Three sources describe one configuration; this test reads all three and
  * checks that they agree:
  *
- *   deploy/warble-local        export WARBLE_X=${WARBLE_X:-tcp://127.0.0.1:PORT}
- *                              services="user relation ..."
+ *   deploy/warble-local        services="user relation ..."; its --env prints
+ *                              the variables it runs the daemons with
  *   deploy/docker-compose.yml  read through `docker-compose config` (the
  *                              normalized YAML compose itself runs, anchors
  *                              and ${VAR:-default} resolved)
@@ -448,24 +448,16 @@ ct_compose_load(void)
 	cr_assert_not_null(w.services, "no services in the compose config");
 }
 
-/* ct_launcher_load reads the launcher's exports and service list. */
+/* ct_launcher_load reads the launcher's service list and runs `warble-local --env` for its variables. */
 static void
 ct_launcher_load(void)
 {
-	char *text = ct_file_read(CT_LAUNCHER);
+	char *text = ct_file_read(CT_LAUNCHER), *out = NULL, *save = NULL;
+	char  bindir[600], list[512];
 
 	cr_assert_not_null(text, "cannot read %s", CT_LAUNCHER);
-	for (char *save, *l = strtok_r(text, "\n", &save); l != NULL;
-	     l = strtok_r(NULL, "\n", &save)) {
-		char name[64], again[64], dflt[128], list[512];
-		/* export WARBLE_X=${WARBLE_X:-default} */
-		if (sscanf(l, "export %63[A-Z_]=${%63[A-Z_]:-%127[^}]}", name, again, dflt) == 3) {
-			cr_assert_str_eq(name, again, "%s: odd export: %s", CT_LAUNCHER, l);
-			cr_assert(w.nexports < CT_MAX_ITEMS);
-			ct_var *v = &w.exports[w.nexports++];
-			snprintf(v->name, sizeof(v->name), "%s", name);
-			snprintf(v->dflt, sizeof(v->dflt), "%s", dflt);
-		} else if (sscanf(l, "services=\"%511[^\"]\"", list) == 1) {
+	for (char *l = strtok_r(text, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(l, "services=\"%511[^\"]\"", list) == 1) {
 			for (char *s2, *s = strtok_r(list, " ", &s2); s != NULL;
 			     s = strtok_r(NULL, " ", &s2)) {
 				cr_assert(w.nlservices < CT_MAX_ITEMS);
@@ -474,8 +466,28 @@ ct_launcher_load(void)
 		}
 	}
 	free(text);
-	cr_assert_gt(w.nexports, 0, "no WARBLE_* exports found in %s", CT_LAUNCHER);
 	cr_assert_gt(w.nlservices, 0, "no services=\"...\" line in %s", CT_LAUNCHER);
+
+	/* a clean environment: only what the launcher itself exports */
+	cr_assert_eq(wbt_bin_path(bindir, sizeof(bindir), "warble-gateway"), 0);
+	*strrchr(bindir, '/') = '\0';
+	char bin_env[640];
+	snprintf(bin_env, sizeof(bin_env), "WARBLE_BIN=%s", bindir);
+	char *const argv[] = { "env", "-i", "PATH=/usr/bin:/bin", bin_env, CT_LAUNCHER, "--env",
+		NULL };
+	cr_assert_eq(ct_run(argv, &out, NULL, 20000), 0, "%s --env failed", CT_LAUNCHER);
+	for (char *l = strtok_r(out, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+		char name[64], val[128];
+		if (sscanf(l, "export %63[A-Z_]=%127s", name, val) == 2 &&
+		    strcmp(name, "WARBLE_BIN") != 0) {
+			cr_assert(w.nexports < CT_MAX_ITEMS);
+			ct_var *v = &w.exports[w.nexports++];
+			snprintf(v->name, sizeof(v->name), "%s", name);
+			snprintf(v->dflt, sizeof(v->dflt), "%s", val);
+		}
+	}
+	free(out);
+	cr_assert_gt(w.nexports, 0, "%s --env printed no WARBLE_* variable", CT_LAUNCHER);
 }
 
 /*
