@@ -102,6 +102,19 @@ wb_reply_ok(wb_obj *rep)
 }
 
 int
+wb_page_limit(const wb_obj *req, uint64_t dflt, uint64_t max, uint64_t *out, wb_obj *rep)
+{
+	uint64_t v = dflt;
+
+	if (wb_get_u64(req, WB_F_LIMIT, &v) && v == 0) {
+		wb_reply_error(rep, WB_EINVAL, "limit must be 1-%llu", (unsigned long long)max);
+		return WB_EINVAL;
+	}
+	*out = v < max ? v : max;
+	return WB_OK;
+}
+
+int
 wb_reply_error(wb_obj *rep, int code, const char *fmt, ...)
 {
 	char    buf[256];

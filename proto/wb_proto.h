@@ -313,6 +313,13 @@ int wb_check_request(const wb_obj *req, wb_op *op, char *err, size_t errlen);
 /* wb_reply_ok turns an empty root object into a success reply. */
 int wb_reply_ok(wb_obj *rep);
 
+/*
+ * wb_page_limit reads req's LIMIT by the one rule of every list
+ * operation: absent gives dflt, 0 is an error (WB_EINVAL, with rep made
+ * the error reply "limit must be 1-max"), above max gives max.
+ */
+int wb_page_limit(const wb_obj *req, uint64_t dflt, uint64_t max, uint64_t *out, wb_obj *rep);
+
 /* wb_reply_error resets rep into an error reply with code and a printf-style message (NULL fmt: the code's message). */
 int wb_reply_error(wb_obj *rep, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

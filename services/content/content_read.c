@@ -98,13 +98,11 @@ content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content *c = arg;
 	uint64_t uid = wb_u64(req, WB_F_UID, 0);
-	uint64_t limit = wb_u64(req, WB_F_LIMIT, CONTENT_PAGE_DEFAULT);
+	uint64_t limit;
 	uint64_t minv = 0, maxv = UINT64_MAX, v;
 	bool     empty = false;
-	if (limit == 0)
-		limit = CONTENT_PAGE_DEFAULT;
-	if (limit > CONTENT_PAGE_MAX)
-		limit = CONTENT_PAGE_MAX;
+	if (wb_page_limit(req, CONTENT_PAGE_DEFAULT, CONTENT_PAGE_MAX, &limit, rep) != WB_OK)
+		return WB_EINVAL;
 	if (wb_get_u64(req, WB_F_BEFORE, &v)) {
 		if (v == 0)
 			empty = true;
@@ -165,7 +163,9 @@ content_log(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content *c = arg;
 	uint64_t from = wb_u64(req, WB_F_FROM, 1);
-	uint64_t limit = wb_u64(req, WB_F_LIMIT, EVLOG_READ_MAX);
+	uint64_t limit;
+	if (wb_page_limit(req, EVLOG_READ_MAX, EVLOG_READ_MAX, &limit, rep) != WB_OK)
+		return WB_EINVAL;
 	wb_reply_ok(rep);
 	return evlog_read(c->log, from, (size_t)limit, rep);
 }

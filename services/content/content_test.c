@@ -268,6 +268,23 @@ Test(content, publish_get_delete, .init = start, .fini = stop, .timeout = 60)
 }
 
 /* post.get with author hints: right, wrong, zero and deleted ones all answer as without hints. */
+Test(content, page_limit_rule, .init = start, .fini = stop, .timeout = 60)
+{
+	uint64_t id;
+	wb_obj  *req = wb_request(WB_OP_POST_TIMELINE), *rep;
+
+	cr_assert_eq(publish(7, "one", 3, &id), WB_OK);
+	wb_set_u64(req, WB_F_UID, 7);
+	wb_set_u64(req, WB_F_LIMIT, 0);
+	cr_assert_eq(call(req, NULL), WB_EINVAL, "limit 0 is refused");
+	rep = timeline(7, 0, 1000000, 0, 0); /* above the maximum: the maximum */
+	const wb_obj *posts;
+	size_t        n = 0;
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 1);
+	wb_msg_free(rep);
+}
+
 Test(content, get_with_author_hints, .init = start, .fini = stop, .timeout = 60)
 {
 	uint64_t id1, id2, id3;

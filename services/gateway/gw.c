@@ -411,13 +411,5 @@ gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep)
 int
 gw_limit(const wb_obj *req, uint64_t *limit, wb_obj *rep)
 {
-	*limit = wb_u64(req, WB_F_LIMIT, GW_PAGE_DEFAULT);
-	if (*limit == 0) {
-		wb_reply_error(rep, WB_EINVAL, "limit must be 1-%d", GW_PAGE_MAX);
-		return WB_EINVAL;
-	}
-	if (*limit > GW_PAGE_MAX) {
-		*limit = GW_PAGE_MAX;
-	}
-	return WB_OK;
+	return wb_page_limit(req, GW_PAGE_DEFAULT, GW_PAGE_MAX, limit, rep);
 }

@@ -9,12 +9,10 @@ inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	inbox   *in = arg;
 	uint64_t uid = wb_u64(req, WB_F_UID, 0);
-	uint64_t limit = wb_u64(req, WB_F_LIMIT, INBOX_PAGE_DEFAULT);
+	uint64_t limit;
 	uint64_t maxv = 0, before;
-	if (limit == 0)
-		limit = INBOX_PAGE_DEFAULT;
-	if (limit > INBOX_PAGE_MAX)
-		limit = INBOX_PAGE_MAX;
+	if (wb_page_limit(req, INBOX_PAGE_DEFAULT, INBOX_PAGE_MAX, &limit, rep) != WB_OK)
+		return WB_EINVAL;
 	wb_reply_ok(rep);
 	if (wb_get_u64(req, WB_F_BEFORE, &before)) {
 		if (before <= 1) {

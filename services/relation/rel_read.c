@@ -18,7 +18,7 @@ static int
 rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 {
 	uint64_t     uid = wb_u64(req, WB_F_UID, 0);
-	uint64_t     limit = wb_u64(req, WB_F_LIMIT, REL_LIST_DEFAULT);
+	uint64_t     limit;
 	uint64_t     after = 0, *out;
 	bool         has_after = wb_get_u64(req, WB_F_AFTER, &after);
 	uint8_t      row[8], qual[8];
@@ -29,11 +29,8 @@ rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 	bool         more = false;
 	int          rc;
 
-	if (limit == 0) {
-		limit = REL_LIST_DEFAULT;
-	}
-	if (limit > REL_LIST_MAX) {
-		limit = REL_LIST_MAX;
+	if ((rc = wb_page_limit(req, REL_LIST_DEFAULT, REL_LIST_MAX, &limit, rep)) != WB_OK) {
+		return rc;
 	}
 	wb_reply_ok(rep);
 	if ((out = wb_add_u64s(rep, WB_F_UIDS, limit)) == NULL) {
@@ -185,11 +182,11 @@ rel_handle_log(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	rel_svc *r = arg;
 	uint64_t from = wb_u64(req, WB_F_FROM, 1);
-	uint64_t limit = wb_u64(req, WB_F_LIMIT, EVLOG_READ_MAX);
+	uint64_t limit;
 	int      rc;
 
-	if (limit == 0 || limit > EVLOG_READ_MAX) {
-		limit = EVLOG_READ_MAX;
+	if ((rc = wb_page_limit(req, EVLOG_READ_MAX, EVLOG_READ_MAX, &limit, rep)) != WB_OK) {
+		return rc;
 	}
 	wb_reply_ok(rep);
 	if ((rc = evlog_read(r->log, from, (size_t)limit, rep)) != WB_OK) {

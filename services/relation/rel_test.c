@@ -328,6 +328,12 @@ Test(relation, lists_page_in_uid_order)
 	cr_assert_eq(fing, RT_MANY - 1);
 	cr_assert_eq(fers, RT_MANY - 1);
 
+	/* the one page rule: limit 0 is refused, above the maximum gives the maximum */
+	wb_obj *req = wb_request(WB_OP_REL_FANS);
+	wb_set_u64(req, WB_F_UID, u[0]);
+	wb_set_u64(req, WB_F_LIMIT, 0);
+	cr_assert_eq(rt_do(rcli, req, NULL), WB_EINVAL, "limit 0");
+
 	uint64_t limits[] = { 1, 7, 64, 100, RT_MANY - 1, RT_MANY, 10000 };
 	for (size_t li = 0; li < sizeof(limits) / sizeof(limits[0]); li++) {
 		n = rt_list_all(WB_OP_REL_FOLLOWING, u[0], limits[li], got, RT_MANY);

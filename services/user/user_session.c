@@ -391,7 +391,7 @@ int
 user_handle_revocations(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	user_svc    *u = arg;
-	uint64_t     from = wb_u64(req, WB_F_FROM, 1), limit = wb_u64(req, WB_F_LIMIT, 0), last;
+	uint64_t     from = wb_u64(req, WB_F_FROM, 1), limit, last;
 	uint8_t      start[8];
 	hb_scan_opts o = { 0 };
 	hb_scan     *sc = NULL;
@@ -400,8 +400,9 @@ user_handle_revocations(void *arg, const wb_obj *req, wb_obj *rep)
 	size_t       n = 0;
 	int          rc;
 
-	if (limit == 0 || limit > USER_REVOCATIONS_MAX) {
-		limit = USER_REVOCATIONS_MAX;
+	if ((rc = wb_page_limit(req, USER_REVOCATIONS_MAX, USER_REVOCATIONS_MAX, &limit, rep)) !=
+	    WB_OK) {
+		return rc;
 	}
 	pthread_mutex_lock(&u->rev_mu);
 	last = u->rev_seq;
