@@ -3,6 +3,7 @@
 #   make            libraries, daemons, tools and tests
 #   make deps       install what a fresh Debian 12 machine lacks (as root)
 #   make test       every test; ends with "tests: N passed, M failed"
+#   make test-unit  the unit tier (no daemons, seconds); make test-system the rest
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
 #   make test-compose  build the image, run deploy/docker-compose.yml, check it
@@ -103,10 +104,16 @@ TOOL_BINS = $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(TOOL_SRCS)))
 # Tests: every *_test.c becomes one Criterion binary in $(BUILD)/test/.
 TEST_SRCS  = $(shell find proto shared services tests -name '*_test.c' 2>/dev/null)
 TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
+# Two tiers.  A system test starts real daemons (wbt_spawn, wbt_cluster,
+# directly or through it.h, fault.h, ht.h or hs.h) or runs their binaries
+# (wbt_bin_path); a unit test does neither, so it needs no daemon built.
+SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|hs)\.h"' $(TEST_SRCS))
+UNIT_TEST_SRCS   = $(filter-out $(SYSTEM_TEST_SRCS),$(TEST_SRCS))
+test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test check test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
+.PHONY: all deps test check test-unit test-unit-run test-system test-system-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
@@ -143,9 +150,10 @@ $(BUILD)/bin/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
 endef
 $(foreach t,$(TOOL_SRCS),$(eval $(call tool_rules,$(t))))
 
-# A test links its own folder's service library (if any) and every shared library.
+# A test links its own folder's service library (if any) and every shared
+# library; a system test waits for the daemons and tools it starts.
 define test_rules
-$(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter services/%,$(1)),$(call svc_lib,$(word 2,$(subst /, ,$(1))))) $(LIB_TEST) $(LIBS) | $(SVC_BINS) $(TOOL_BINS)
+$(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter services/%,$(1)),$(call svc_lib,$(word 2,$(subst /, ,$(1))))) $(LIB_TEST) $(LIBS) $(if $(filter $(1),$(SYSTEM_TEST_SRCS)),| $(SVC_BINS) $(TOOL_BINS))
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o %.a,$$^) $$(EXT_LIBS) $$(shell pkg-config --libs criterion)
 endef
@@ -189,6 +197,17 @@ test-run: all
 endif
 
 test-bins: $(TEST_BINS)
+
+# The tiers: unit tests (no daemon; seconds once built), system tests (real daemons).
+test-unit test-system:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory -j2 $@-run
+
+test-unit-run: $(call test_bins,$(UNIT_TEST_SRCS))
+	@BUILD=$(BUILD) TESTS="$(notdir $^)" tests/run.sh
+
+test-system-run: $(call test_bins,$(SYSTEM_TEST_SRCS)) $(SVC_BINS) $(TOOL_BINS)
+	@BUILD=$(BUILD) TESTS="$(notdir $(filter $(BUILD)/test/%,$^))" tests/run.sh
 
 bench:
 	@tests/deps.sh bench
