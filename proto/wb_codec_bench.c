@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "wb_proto.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 static double
 bench_now(void)

@@ -1,7 +1,6 @@
 /* wb_id.c - time-ordered unique post ids (layout in wb_id.h). */
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "wb_id.h"
 
@@ -80,20 +79,4 @@ uint64_t
 wb_id_min(uint64_t ms)
 {
 	return ms > WB_ID_EPOCH_MS ? (ms - WB_ID_EPOCH_MS) << WB_ID_SHIFT : 0;
-}
-
-uint64_t
-wb_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-uint64_t
-wb_mono_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }

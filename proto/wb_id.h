@@ -41,21 +41,4 @@ uint64_t wb_id_ms(uint64_t id);
 /* wb_id_min returns the smallest id issued at Unix ms (for time-range scans). */
 uint64_t wb_id_min(uint64_t ms);
 
-/* wb_now_ms returns the wall clock in Unix ms. */
-uint64_t wb_now_ms(void);
-
-/* wb_mono_us returns a monotonic clock in microseconds (for deadlines and durations). */
-uint64_t wb_mono_us(void);
-
-/*
- * wb_elapsed returns now - then, or 0 when then is the later one: clock
- * readings taken on different threads (or a wall clock stepped back) must
- * never wrap around to a huge unsigned age.
- */
-static inline uint64_t
-wb_elapsed(uint64_t now, uint64_t then)
-{
-	return now > then ? now - then : 0;
-}
-
 #endif

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 
 #include "wb_id.h"
+#include "wb_clock.h"
 
 #define T0 (WB_ID_EPOCH_MS + UINT64_C(200000000000)) /* some ms after the epoch */
 

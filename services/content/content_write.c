@@ -13,6 +13,7 @@
 #include "content_schema.h"
 #include "content_text.h"
 #include "wb_services.h"
+#include "wb_clock.h"
 
 int
 content_open(content **out, hb_table *t, evlog *log, unsigned node)

@@ -15,7 +15,7 @@
 #include "rt_log.h"
 #include "rt_rate.h"
 #include "rt_server.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 struct gw {
 	rt_client    *svc[GW_SVC_COUNT];

@@ -10,13 +10,13 @@
 #include "http.h"
 #include "rt_log.h"
 
-static const char *gw_http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw_hdr_tmo,
+static const char *http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw_hdr_tmo,
     *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms;
 static gw_opts  gw_o;
 static uint64_t gw_hdr_ms, gw_nconns;
 
 rt_opt gw_daemon_opts[] = {
-	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &gw_http_url),
+	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &http_url),
 	{ "web-dir", "WARBLE_WEB_DIR", "",
 	    "web page folder (default: services/gateway/web of the build)", &gw_web_dir },
 	RT_OPT_URL(WB_EP_USER, "user service", &gw_o.urls[GW_USER]),
@@ -84,11 +84,11 @@ gw_daemon_config(void)
 
 /* Everything warble-gateway opens, closed in reverse. */
 typedef struct gw_daemon {
-	gw         *g;
-	gw_metrics *metrics;
-	gw_http    *http;
-	const char *url;
-	int         nworkers;
+	gw          *g;
+	gw_metrics  *metrics;
+	http_server *http;
+	const char  *url;
+	int          nworkers;
 } gw_daemon;
 
 int
@@ -121,14 +121,14 @@ gw_daemon_start(void *arg)
 {
 	gw_daemon      *d = arg;
 	gw_metrics_opts mo = { .gateway_url = d->url };
-	gw_http_opts    ho = { .url = gw_http_url, .workers = d->nworkers };
+	http_opts       ho = { .url = http_url, .workers = d->nworkers };
 	char            webbuf[1024];
 	int             rc;
 
 	for (int i = 0; i < GW_SVC_COUNT; i++) {
 		mo.urls[i] = gw_o.urls[i];
 	}
-	ho.web_dir = gw_web_dir[0] != '\0' ? gw_web_dir : gw_http_web_dir(webbuf, sizeof(webbuf));
+	ho.web_dir = gw_web_dir[0] != '\0' ? gw_web_dir : http_web_dir(webbuf, sizeof(webbuf));
 	ho.header_timeout_ms = (int)gw_hdr_ms;
 	ho.max_conns = (size_t)gw_nconns;
 	if ((rc = gw_metrics_open(&d->metrics, &mo)) != WB_OK) {
@@ -136,12 +136,11 @@ gw_daemon_start(void *arg)
 		return rc;
 	}
 	ho.metrics = d->metrics;
-	if ((rc = gw_http_open(&d->http, d->g, &ho)) != WB_OK ||
-	    (rc = gw_http_start(d->http)) != WB_OK) {
-		RT_ERRORF("cannot serve HTTP on %s: %s", gw_http_url, wb_strerror(rc));
+	if ((rc = http_open(&d->http, d->g, &ho)) != WB_OK || (rc = http_start(d->http)) != WB_OK) {
+		RT_ERRORF("cannot serve HTTP on %s: %s", http_url, wb_strerror(rc));
 		return rc;
 	}
-	RT_INFOF("HTTP on %s (port %d)", gw_http_url, gw_http_port(d->http));
+	RT_INFOF("HTTP on %s (port %d)", http_url, http_port(d->http));
 	return WB_OK;
 }
 
@@ -153,7 +152,7 @@ gw_daemon_close(void *arg)
 	if (d == NULL) {
 		return;
 	}
-	gw_http_close(d->http);
+	http_close(d->http);
 	gw_metrics_close(d->metrics);
 	gw_close(d->g);
 	free(d);

@@ -179,27 +179,27 @@ gw_metrics_round_free(gw_metrics_round *r)
 }
 
 int
-gw_metrics_ready(gw_metrics *m, gw_buf *out)
+gw_metrics_ready(gw_metrics *m, http_buf *out)
 {
 	gw_metrics_round r;
 	int              rc = WB_OK;
 
 	gw_metrics_round_run(m, &r, WB_OP_PING);
-	gw_buf_printf(out, "{\"services\":{");
+	http_buf_printf(out, "{\"services\":{");
 	for (int i = 0; i < GW_SVC_COUNT; i++) {
-		gw_buf_printf(out, "%s\"%s\":\"%s\"", i ? "," : "", gw_metrics_names[i],
+		http_buf_printf(out, "%s\"%s\":\"%s\"", i ? "," : "", gw_metrics_names[i],
 		    r.rc[i] == WB_OK ? "ok" : wb_err_name(r.rc[i]));
 		if (r.rc[i] != WB_OK) {
 			rc = WB_EUNAVAIL;
 		}
 	}
-	gw_buf_printf(out, "},\"failed\":[");
+	http_buf_printf(out, "},\"failed\":[");
 	for (int i = 0, k = 0; i < GW_SVC_COUNT; i++) {
 		if (r.rc[i] != WB_OK) {
-			gw_buf_printf(out, "%s\"%s\"", k++ ? "," : "", gw_metrics_names[i]);
+			http_buf_printf(out, "%s\"%s\"", k++ ? "," : "", gw_metrics_names[i]);
 		}
 	}
-	gw_buf_printf(out, "],\"ready\":%s}", rc == WB_OK ? "true" : "false");
+	http_buf_printf(out, "],\"ready\":%s}", rc == WB_OK ? "true" : "false");
 	gw_metrics_round_free(&r);
 	return rc;
 }
@@ -212,14 +212,14 @@ typedef struct gw_metrics_src {
 } gw_metrics_src;
 
 static void
-gw_metrics_head(gw_buf *out, const char *name, const char *type, const char *help)
+gw_metrics_head(http_buf *out, const char *name, const char *type, const char *help)
 {
-	gw_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	http_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* gw_metrics_ops writes one per-op family (which: 0 requests, 1 errors, 2 histogram) for every source. */
 static void
-gw_metrics_ops(gw_buf *out, const gw_metrics_src *src, int n, int which)
+gw_metrics_ops(http_buf *out, const gw_metrics_src *src, int n, int which)
 {
 	for (int s = 0; s < n; s++) {
 		const wb_obj *st;
@@ -236,13 +236,13 @@ gw_metrics_ops(gw_buf *out, const gw_metrics_src *src, int n, int which)
 			uint64_t        cum = 0;
 
 			if (which == 0) {
-				gw_buf_printf(out,
+				http_buf_printf(out,
 				    "warble_requests_total{service=\"%s\",op=\"%s\"} %lu\n",
 				    src[s].service, op, (unsigned long)count);
 				continue;
 			}
 			if (which == 1) {
-				gw_buf_printf(out,
+				http_buf_printf(out,
 				    "warble_request_errors_total{service=\"%s\",op=\"%s\"} %lu\n",
 				    src[s].service, op,
 				    (unsigned long)wb_u64(&st[i], WB_F_ERRORS, 0));
@@ -251,14 +251,14 @@ gw_metrics_ops(gw_buf *out, const gw_metrics_src *src, int n, int which)
 			wb_get_u64s(&st[i], WB_F_HIST, &h, &nh);
 			for (size_t b = 0; b + 1 < nh; b++) {
 				cum += h[b];
-				gw_buf_printf(out,
+				http_buf_printf(out,
 				    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%"
 				    "s\","
 				    "le=\"%.9g\"} %lu\n",
 				    src[s].service, op, (double)(UINT64_C(1) << b) / 1e6,
 				    (unsigned long)cum);
 			}
-			gw_buf_printf(out,
+			http_buf_printf(out,
 			    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%s\","
 			    "le=\"+Inf\"} %lu\n"
 			    "warble_request_duration_seconds_sum{service=\"%s\",op=\"%s\"} %.6f\n"
@@ -272,7 +272,7 @@ gw_metrics_ops(gw_buf *out, const gw_metrics_src *src, int n, int which)
 
 /* gw_metrics_gauges writes each registered gauge as warble_<service>_<name>. */
 static void
-gw_metrics_gauges(gw_buf *out, const gw_metrics_src *src, int n)
+gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
 {
 	for (int s = 0; s < n; s++) {
 		const wb_obj *g;
@@ -293,14 +293,14 @@ gw_metrics_gauges(gw_buf *out, const gw_metrics_src *src, int n)
 			name[k] = '\0';
 			gw_metrics_head(
 			    out, name, "gauge", "a figure the service reports in its stats");
-			gw_buf_printf(
+			http_buf_printf(
 			    out, "%s %lu\n", name, (unsigned long)wb_u64(&g[i], WB_F_VALUE, 0));
 		}
 	}
 }
 
 int
-gw_metrics_render(gw_metrics *m, gw_buf *out)
+gw_metrics_render(gw_metrics *m, http_buf *out)
 {
 	gw_metrics_round r;
 	gw_metrics_src   src[GW_METRICS_TARGETS + 1];
@@ -325,13 +325,13 @@ gw_metrics_render(gw_metrics *m, gw_buf *out)
 
 	gw_metrics_head(out, "warble_up", "gauge", "1 if the service answered its stats request");
 	for (int s = 0; s < n; s++) {
-		gw_buf_printf(
+		http_buf_printf(
 		    out, "warble_up{service=\"%s\"} %d\n", src[s].service, src[s].rep != NULL);
 	}
 	gw_metrics_head(out, "warble_uptime_seconds", "gauge", "seconds since the service started");
 	for (int s = 0; s < n; s++) {
 		if (src[s].rep != NULL && wb_has(src[s].rep, WB_F_UPTIME)) {
-			gw_buf_printf(out, "warble_uptime_seconds{service=\"%s\"} %.3f\n",
+			http_buf_printf(out, "warble_uptime_seconds{service=\"%s\"} %.3f\n",
 			    src[s].service, (double)wb_u64(src[s].rep, WB_F_UPTIME, 0) / 1e3);
 		}
 	}
@@ -349,7 +349,7 @@ gw_metrics_render(gw_metrics *m, gw_buf *out)
 	for (int c = 100; c < GW_METRICS_STATUS; c++) {
 		uint64_t v = atomic_load_explicit(&m->status[c], memory_order_relaxed);
 		if (v > 0) {
-			gw_buf_printf(out, "warble_http_responses_total{code=\"%d\"} %lu\n", c,
+			http_buf_printf(out, "warble_http_responses_total{code=\"%d\"} %lu\n", c,
 			    (unsigned long)v);
 		}
 	}

@@ -41,9 +41,9 @@ void gw_metrics_record(gw_metrics *m, wb_op op, uint64_t us, bool failed);
 void gw_metrics_status(gw_metrics *m, int status);
 
 /* gw_metrics_ready pings the four services; WB_OK if all answered, else WB_EUNAVAIL; a JSON report goes into out. */
-int gw_metrics_ready(gw_metrics *m, gw_buf *out);
+int gw_metrics_ready(gw_metrics *m, http_buf *out);
 
 /* gw_metrics_render appends the Prometheus text exposition to out. */
-int gw_metrics_render(gw_metrics *m, gw_buf *out);
+int gw_metrics_render(gw_metrics *m, http_buf *out);
 
 #endif

@@ -17,6 +17,7 @@
 #include "gw.h"
 #include "gw_postcache.h"
 #include "wb_id.h"
+#include "wb_clock.h"
 
 #define GW_POSTCACHE_LOCKS 64
 

@@ -13,8 +13,8 @@
 #include "gw.h"
 #include "gw_sessions.h"
 #include "rt_log.h"
-#include "wb_id.h"
 #include "wb_session.h"
+#include "wb_clock.h"
 
 #define GW_SESSIONS_PAGE 1000 /* records per user.revocations call */
 

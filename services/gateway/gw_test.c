@@ -15,7 +15,7 @@
 #include "wb_proto.h"
 #include "wbt.h"
 #include "wbt_cluster.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 static wbt_cluster cl;
 static rt_client  *gwc;

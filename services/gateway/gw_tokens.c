@@ -5,7 +5,7 @@
 
 #include "gw_tokens.h"
 #include "wb_errors.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 typedef struct gw_tokens_slot {
 	char     tok[GW_TOKENS_LEN];

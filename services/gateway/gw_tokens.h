@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wb_clock.h"
+
 #define GW_TOKENS_SLOTS 4096 /* cached sessions */
 #define GW_TOKENS_LEN   128  /* longer tokens are not cached */
 

@@ -20,7 +20,7 @@
 #include "inbox_int.h"
 #include "rt_log.h"
 #include "inbox_schema.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 #define INBOX_BACKOFF_MIN 100
 #define INBOX_BACKOFF_MAX 5000

@@ -24,7 +24,7 @@
 #include "inbox_int.h"
 #include "rt_log.h"
 #include "inbox_schema.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 /* A rel.fans call run on a helper thread, so the next page is on its way
  * while the current one is written. */

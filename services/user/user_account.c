@@ -11,7 +11,7 @@
 #include "user_schema.h"
 #include "user_check.h"
 #include "user_int.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 /* user_account_put adds one account's info cells and name claim to b (not the uid counter). */
 int

@@ -23,7 +23,7 @@
 #include "user_schema.h"
 #include "user_check.h"
 #include "user_int.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 #define USER_BULK_MAX 10000 /* accounts per user.register_many */
 

@@ -15,7 +15,7 @@
 #include "user_check.h"
 #include "user_int.h"
 #include "user_schema.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 #define USER_REVOCATIONS_MAX 1000 /* most records one user.revocations returns */
 

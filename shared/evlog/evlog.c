@@ -36,7 +36,7 @@
 #include <time.h>
 
 #include "rt_log.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 #define EVLOG_BATCH     256   /* events per published message */
 #define EVLOG_FLUSH_US  1000  /* longest wait for a batch to fill */

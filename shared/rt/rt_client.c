@@ -35,7 +35,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "rt_client.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 #define RT_CLIENT_TIMEOUT_MS 5000
 #define RT_CLIENT_MAX_MSG    (16u << 20)

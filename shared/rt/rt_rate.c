@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "rt_rate.h"
-#include "wb_id.h"
 #include "wb_errors.h"
+#include "wb_clock.h"
 
 typedef struct rt_rate_slot {
 	uint8_t  key[RT_RATE_KEY];

@@ -29,7 +29,7 @@
 #include "rt_log.h"
 #include "rt_server.h"
 #include "rt_stats.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 #define RT_SERVER_WORKERS     8
 #define RT_SERVER_MAX_WORKERS 4096

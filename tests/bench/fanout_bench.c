@@ -35,6 +35,7 @@
 /* The bench links no service library: the inbox's own family settings
  * are compiled in, so the offline compaction below cannot drift. */
 #include "inbox_schema.c"
+#include "wb_clock.h"
 
 static uint64_t nfans = 1000000, nposts = 3, author, first_id;
 

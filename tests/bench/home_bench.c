@@ -43,7 +43,7 @@
 #include "rt_client.h"
 #include "warble.h"
 #include "wbt_cluster.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 #define HB_PASSWORD  "home-bench-password"
 #define HB_PREFIX    "hb"

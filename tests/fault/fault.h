@@ -49,6 +49,7 @@
 
 #include "../integration/it.h"
 #include "wb_id.h"
+#include "wb_clock.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FT_ASAN 1

@@ -39,7 +39,6 @@
 #include "lg_peer.h"
 #include "lg_warble.h"
 #include "warble.h"
-#include "wb_id.h"
 
 #define LG_MAX_CELEBS 8
 

@@ -21,7 +21,7 @@
 
 #include "rt_client.h"
 #include "wbt.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 #define WBT_MAX_DAEMONS 1024 /* fault and soak tests restart daemons many times */
 #define WBT_TAIL_LINES  40

@@ -4,11 +4,11 @@
  *
  * A request's life (nng's threads must never block):
  *
- *   nng thread   gw_http_cb: take a job (freelist), check Content-Length
+ *   nng thread   http_cb: take a job (freelist), check Content-Length
  *                (413 above max_body, 400 for chunked), start reading the
- *                body with a deadline ──> gw_http_body_cb
- *   worker       gw_http_serve (http_api.c): route, dispatch, encode
- *                gw_http_respond: nng_aio_set_output + nng_aio_finish
+ *                body with a deadline ──> http_body_cb
+ *   worker       http_serve (http_api.c): route, dispatch, encode
+ *                http_respond: nng_aio_set_output + nng_aio_finish
  *
  * Findings about nng 1.5.2's server that shape this: it parses headers
  * itself into an 8 KiB line buffer (one header line longer than that
@@ -27,9 +27,9 @@
 #include "http_json.h"
 #include "rt_log.h"
 #include "rt_server.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
-static void gw_http_body_cb(void *arg);
+static void http_body_cb(void *arg);
 
 /* nng 1.5.2 has no public call for an HTTP connection's peer address; its
  * (exported) internal one is stable in the nng Warble builds and pins. */
@@ -37,16 +37,16 @@ extern int nni_http_conn_getopt(
     nng_http_conn *conn, const char *name, void *buf, size_t *szp, int type);
 
 void
-gw_http_client(gw_http_job *j, struct sockaddr_storage *ss)
+http_client(http_job *j, struct sockaddr_storage *ss)
 {
 	pthread_mutex_lock(&j->h->mu);
 	*ss = j->peer;
 	pthread_mutex_unlock(&j->h->mu);
 }
 
-/* gw_http_conn_peer reads conn's peer address into ss (family 0 if unknown). */
+/* http_conn_peer reads conn's peer address into ss (family 0 if unknown). */
 static void
-gw_http_conn_peer(nng_http_conn *conn, struct sockaddr_storage *ss)
+http_conn_peer(nng_http_conn *conn, struct sockaddr_storage *ss)
 {
 	nng_sockaddr sa;
 	size_t       sz = sizeof(sa);
@@ -59,21 +59,21 @@ gw_http_conn_peer(nng_http_conn *conn, struct sockaddr_storage *ss)
 }
 
 static void
-gw_http_job_free(gw_http_job *j)
+http_job_free(http_job *j)
 {
 	nng_aio_free(j->rxaio);
 	wb_msg_free(j->q);
 	wb_msg_free(j->rep);
-	gw_buf_free(&j->out);
+	http_buf_free(&j->out);
 	free(j->body);
 	free(j);
 }
 
-/* gw_http_job_get takes a recycled job or makes one; NULL if out of memory or closing. Call with mu held. */
-static gw_http_job *
-gw_http_job_get(gw_http *h)
+/* http_job_get takes a recycled job or makes one; NULL if out of memory or closing. Call with mu held. */
+static http_job *
+http_job_get(http_server *h)
 {
-	gw_http_job *j;
+	http_job *j;
 
 	if (h->closing) {
 		return NULL;
@@ -86,9 +86,9 @@ gw_http_job_get(gw_http *h)
 		return NULL;
 	}
 	j->h = h;
-	if (nng_aio_alloc(&j->rxaio, gw_http_body_cb, j) != 0 || (j->q = wb_msg_new()) == NULL ||
+	if (nng_aio_alloc(&j->rxaio, http_body_cb, j) != 0 || (j->q = wb_msg_new()) == NULL ||
 	    (j->rep = wb_msg_new()) == NULL) {
-		gw_http_job_free(j);
+		http_job_free(j);
 		return NULL;
 	}
 	j->all = h->jobs;
@@ -96,17 +96,17 @@ gw_http_job_get(gw_http *h)
 	return j;
 }
 
-/* gw_http_finish returns j to the freelist and completes the server's aio with res (NULL: drop the connection). */
+/* http_finish returns j to the freelist and completes the server's aio with res (NULL: drop the connection). */
 static void
-gw_http_finish(gw_http_job *j, nng_http_res *res)
+http_finish(http_job *j, nng_http_res *res)
 {
-	gw_http *h = j->h;
-	nng_aio *aio = j->uaio;
+	http_server *h = j->h;
+	nng_aio     *aio = j->uaio;
 
 	j->req = NULL;
 	j->conn = NULL;
 	if (j->out.cap > 256 * 1024) {
-		gw_buf_free(&j->out); /* keep recycled jobs small */
+		http_buf_free(&j->out); /* keep recycled jobs small */
 	}
 	pthread_mutex_lock(&h->mu);
 	j->uaio = NULL;
@@ -123,9 +123,9 @@ gw_http_finish(gw_http_job *j, nng_http_res *res)
 	}
 }
 
-/* gw_http_reason names the statuses this API uses (nng 1.5.2 lacks some, e.g. 413). */
+/* http_reason names the statuses this API uses (nng 1.5.2 lacks some, e.g. 413). */
 static const char *
-gw_http_reason(int status)
+http_reason(int status)
 {
 	switch (status) {
 	case 200:
@@ -160,18 +160,18 @@ gw_http_reason(int status)
 }
 
 void
-gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body, size_t len)
+http_respond(http_job *j, int status, const char *ctype, const void *body, size_t len)
 {
 	nng_http_res *res;
 
 	gw_metrics_status(j->h->metrics, status);
 	if (nng_http_res_alloc(&res) != 0) {
-		gw_http_finish(j, NULL);
+		http_finish(j, NULL);
 		return;
 	}
 	if (nng_http_res_set_status(res, (uint16_t)status) != 0 ||
-	    (gw_http_reason(status) != NULL &&
-	        nng_http_res_set_reason(res, gw_http_reason(status)) != 0) ||
+	    (http_reason(status) != NULL &&
+	        nng_http_res_set_reason(res, http_reason(status)) != 0) ||
 	    nng_http_res_set_header(res, "Content-Type", ctype) != 0 ||
 	    nng_http_res_set_header(res, "Cache-Control", "no-store") != 0 ||
 	    (j->allow != NULL && nng_http_res_set_header(res, "Allow", j->allow) != 0) ||
@@ -180,14 +180,14 @@ gw_http_respond(gw_http_job *j, int status, const char *ctype, const void *body,
 	    (j->close && nng_http_res_set_header(res, "Connection", "close") != 0) ||
 	    nng_http_res_copy_data(res, body, len) != 0) {
 		nng_http_res_free(res);
-		gw_http_finish(j, NULL);
+		http_finish(j, NULL);
 		return;
 	}
-	gw_http_finish(j, res);
+	http_finish(j, res);
 }
 
 void
-gw_http_fail(gw_http_job *j, int status, const char *name, const char *fmt, ...)
+http_fail(http_job *j, int status, const char *name, const char *fmt, ...)
 {
 	char    msg[256];
 	va_list ap;
@@ -195,64 +195,63 @@ gw_http_fail(gw_http_job *j, int status, const char *name, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	gw_buf_clear(&j->out);
-	gw_json_error_named(&j->out, name, msg);
-	gw_http_respond(
-	    j, status, "application/json", j->out.p != NULL ? j->out.p : "", j->out.len);
+	http_buf_clear(&j->out);
+	http_json_error_named(&j->out, name, msg);
+	http_respond(j, status, "application/json", j->out.p != NULL ? j->out.p : "", j->out.len);
 }
 
 static void
-gw_http_work(void *arg)
+http_work(void *arg)
 {
-	gw_http_serve(arg);
+	http_serve(arg);
 }
 
-/* gw_http_submit hands j to the workers, or drops the connection if closing. */
+/* http_submit hands j to the workers, or drops the connection if closing. */
 static void
-gw_http_submit(gw_http_job *j)
+http_submit(http_job *j)
 {
-	gw_http *h = j->h;
-	int      rc;
+	http_server *h = j->h;
+	int          rc;
 
 	pthread_mutex_lock(&h->mu);
-	rc = h->closing ? WB_ECLOSED : rt_pool_submit(h->pool, gw_http_work, j);
+	rc = h->closing ? WB_ECLOSED : rt_pool_submit(h->pool, http_work, j);
 	pthread_mutex_unlock(&h->mu);
 	if (rc != WB_OK) {
-		gw_http_finish(j, NULL);
+		http_finish(j, NULL);
 	}
 }
 
 static void
-gw_http_body_cb(void *arg)
+http_body_cb(void *arg)
 {
-	gw_http_job *j = arg;
+	http_job *j = arg;
 
 	if (nng_aio_result(j->rxaio) != 0) {
 		/* The client went away or sent too slowly: nothing to answer. */
-		gw_http_finish(j, NULL);
+		http_finish(j, NULL);
 		return;
 	}
-	gw_http_submit(j);
+	http_submit(j);
 }
 
-/* gw_http_cb is nng's handler callback (an nng thread): admit and start reading the body. */
+/* http_cb is nng's handler callback (an nng thread): admit and start reading the body. */
 static void
-gw_http_cb(nng_aio *aio)
+http_cb(nng_aio *aio)
 {
 	nng_http_req           *req = nng_aio_get_input(aio, 0);
 	nng_http_handler       *hd = nng_aio_get_input(aio, 1);
 	nng_http_conn          *conn = nng_aio_get_input(aio, 2);
-	gw_http                *h = nng_http_handler_get_data(hd);
-	gw_http_job            *j;
+	http_server            *h = nng_http_handler_get_data(hd);
+	http_job               *j;
 	const char             *cl, *te;
 	uint64_t                len = 0;
 	nng_iov                 iov;
 	struct sockaddr_storage peer;
 
-	gw_http_conn_peer(conn, &peer);
+	http_conn_peer(conn, &peer);
 	atomic_fetch_add(&h->inflight, 1);
 	pthread_mutex_lock(&h->mu);
-	if ((j = gw_http_job_get(h)) != NULL) {
+	if ((j = http_job_get(h)) != NULL) {
 		j->uaio = aio;
 		j->peer = peer;
 	}
@@ -271,35 +270,35 @@ gw_http_cb(nng_aio *aio)
 	j->close = false;
 	if (atomic_load(&h->inflight) > h->opts.max_inflight) {
 		j->close = true;
-		gw_http_fail(j, 503, "UNAVAILABLE", "too many requests in flight, retry later");
+		http_fail(j, 503, "UNAVAILABLE", "too many requests in flight, retry later");
 		return;
 	}
 	if ((te = nng_http_req_get_header(req, "Transfer-Encoding")) != NULL) {
 		j->close = true;
-		gw_http_fail(j, 400, "BAD_MESSAGE",
+		http_fail(j, 400, "BAD_MESSAGE",
 		    "Transfer-Encoding is not supported; send Content-Length");
 		return;
 	}
 	if ((cl = nng_http_req_get_header(req, "Content-Length")) != NULL &&
-	    !gw_json_parse_u64(cl, strlen(cl), &len)) {
+	    !http_json_parse_u64(cl, strlen(cl), &len)) {
 		j->close = true;
-		gw_http_fail(j, 400, "BAD_MESSAGE", "bad Content-Length");
+		http_fail(j, 400, "BAD_MESSAGE", "bad Content-Length");
 		return;
 	}
 	if (len > h->opts.max_body) {
 		j->close = true; /* the unread body is still on the connection */
-		gw_http_fail(j, 413, "TOO_LARGE", "request body over %zu bytes", h->opts.max_body);
+		http_fail(j, 413, "TOO_LARGE", "request body over %zu bytes", h->opts.max_body);
 		return;
 	}
 	if (len == 0) {
-		gw_http_submit(j);
+		http_submit(j);
 		return;
 	}
 	if (j->body_cap < len) {
 		char *p = realloc(j->body, len + 1);
 		if (p == NULL) {
 			j->close = true;
-			gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+			http_fail(j, 503, "NO_MEMORY", "out of memory");
 			return;
 		}
 		j->body = p;
@@ -314,10 +313,10 @@ gw_http_cb(nng_aio *aio)
 }
 
 int
-gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
+http_open(http_server **out, gw *g, const http_opts *opts)
 {
-	gw_http *h;
-	int      rv, rc;
+	http_server *h;
+	int          rv, rc;
 
 	*out = NULL;
 	if (opts->metrics == NULL || opts->url == NULL) {
@@ -337,7 +336,7 @@ gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
 		h->opts.max_inflight = 1024;
 	}
 	if (h->opts.max_body == 0) {
-		h->opts.max_body = GW_HTTP_MAX_BODY;
+		h->opts.max_body = HTTP_MAX_BODY;
 	}
 	if (h->opts.body_timeout_ms <= 0) {
 		h->opts.body_timeout_ms = 10000;
@@ -346,35 +345,35 @@ gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
 		h->opts.header_timeout_ms = 10000;
 	}
 	if (opts->web_dir != NULL && opts->web_dir[0] != '\0' &&
-	    (rc = gw_http_static_load(h, opts->web_dir)) != WB_OK) {
-		gw_http_close(h);
+	    (rc = http_static_load(h, opts->web_dir)) != WB_OK) {
+		http_close(h);
 		return rc;
 	}
 	if ((rc = rt_pool_open(&h->pool, h->opts.workers)) != WB_OK) {
-		gw_http_close(h);
+		http_close(h);
 		return rc;
 	}
 	if ((rv = nng_url_parse(&h->url, opts->url)) != 0 ||
 	    strcmp(h->url->u_scheme, "http") != 0) {
 		RT_ERRORF("bad HTTP URL %s (want http://host:port)", opts->url);
-		gw_http_close(h);
+		http_close(h);
 		return WB_EINVAL;
 	}
 	if ((rv = nng_http_server_hold(&h->srv, h->url)) != 0 ||
-	    (rv = nng_http_handler_alloc(&h->hd, "/", gw_http_cb)) != 0 ||
+	    (rv = nng_http_handler_alloc(&h->hd, "/", http_cb)) != 0 ||
 	    (rv = nng_http_handler_set_method(h->hd, NULL)) != 0 ||
 	    (rv = nng_http_handler_set_tree(h->hd)) != 0 ||
 	    (rv = nng_http_handler_collect_body(h->hd, false, 0)) != 0 ||
 	    (rv = nng_http_handler_set_data(h->hd, h, NULL)) != 0) {
 		RT_ERRORF("cannot set up the HTTP server: %s", nng_strerror(rv));
-		gw_http_close(h);
+		http_close(h);
 		return rv == NNG_ENOMEM ? WB_ENOMEM : WB_EINVAL;
 	}
 	if ((rv = nng_http_server_add_handler(h->srv, h->hd)) != 0) {
 		RT_ERRORF("cannot add the HTTP handler: %s", nng_strerror(rv));
 		nng_http_handler_free(h->hd);
 		h->hd = NULL;
-		gw_http_close(h);
+		http_close(h);
 		return WB_EINVAL;
 	}
 	*out = h;
@@ -382,7 +381,7 @@ gw_http_open(gw_http **out, gw *g, const gw_http_opts *opts)
 }
 
 int
-gw_http_start(gw_http *h)
+http_start(http_server *h)
 {
 	int rv;
 
@@ -391,14 +390,14 @@ gw_http_start(gw_http *h)
 		return rv == NNG_EADDRINUSE ? WB_EUNAVAIL : WB_EINVAL;
 	}
 	h->started = true;
-	if (gw_http_guard_start(h) != WB_OK) {
+	if (http_guard_start(h) != WB_OK) {
 		RT_WARNF("http: no connection guard (no thread): slow clients are not cut off");
 	}
 	return WB_OK;
 }
 
 int
-gw_http_port(gw_http *h)
+http_port(http_server *h)
 {
 	nng_sockaddr sa;
 
@@ -409,14 +408,14 @@ gw_http_port(gw_http *h)
 }
 
 void
-gw_http_close(gw_http *h)
+http_close(http_server *h)
 {
-	gw_http_job *j;
+	http_job *j;
 
 	if (h == NULL) {
 		return;
 	}
-	gw_http_guard_stop(h);
+	http_guard_stop(h);
 	pthread_mutex_lock(&h->mu);
 	h->closing = true;
 	pthread_mutex_unlock(&h->mu);
@@ -435,10 +434,10 @@ gw_http_close(gw_http *h)
 	}
 	while ((j = h->jobs) != NULL) {
 		h->jobs = j->all;
-		gw_http_job_free(j);
+		http_job_free(j);
 	}
 	nng_url_free(h->url);
-	gw_http_static_free(h);
+	http_static_free(h);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
 }

@@ -16,67 +16,67 @@
 
 #include "http_int.h"
 #include "http_json.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
-#define M(f)         WB_M(f)
-#define GW_HTTP_SEGS 8 /* path segments matched */
+#define M(f)      WB_M(f)
+#define HTTP_SEGS 8 /* path segments matched */
 
-typedef enum gw_http_kind {
-	GW_HTTP_API,     /* a public operation */
-	GW_HTTP_HEALTHZ, /* process up */
-	GW_HTTP_READYZ,  /* backends answer */
-	GW_HTTP_METRICS, /* Prometheus text */
-} gw_http_kind;
+typedef enum http_kind {
+	HTTP_API,     /* a public operation */
+	HTTP_HEALTHZ, /* process up */
+	HTTP_READYZ,  /* backends answer */
+	HTTP_METRICS, /* Prometheus text */
+} http_kind;
 
-struct gw_http_route {
-	const char  *method;
-	const char  *path; /* "{name}" and "{id}" match one segment */
-	gw_http_kind kind;
-	wb_op        op;
-	uint64_t     query;  /* fields taken from the query string */
-	uint64_t     body;   /* fields taken from the JSON body */
-	int          status; /* on success */
+struct http_route {
+	const char *method;
+	const char *path; /* "{name}" and "{id}" match one segment */
+	http_kind   kind;
+	wb_op       op;
+	uint64_t    query;  /* fields taken from the query string */
+	uint64_t    body;   /* fields taken from the JSON body */
+	int         status; /* on success */
 };
 
 /* The API.  docs/http-api.md documents each line; keep them together. */
-static const gw_http_route gw_http_routes[] = {
-	{ "POST", "/api/v1/users", GW_HTTP_API, WB_OP_REGISTER, 0, M(NAME) | M(PASSWORD), 201 },
-	{ "GET", "/api/v1/users/{name}", GW_HTTP_API, WB_OP_PROFILE, 0, 0, 200 },
-	{ "GET", "/api/v1/users/{name}/posts", GW_HTTP_API, WB_OP_TIMELINE,
+static const http_route http_routes[] = {
+	{ "POST", "/api/v1/users", HTTP_API, WB_OP_REGISTER, 0, M(NAME) | M(PASSWORD), 201 },
+	{ "GET", "/api/v1/users/{name}", HTTP_API, WB_OP_PROFILE, 0, 0, 200 },
+	{ "GET", "/api/v1/users/{name}/posts", HTTP_API, WB_OP_TIMELINE,
 	    M(BEFORE) | M(LIMIT) | M(SINCE) | M(UNTIL), 0, 200 },
-	{ "GET", "/api/v1/users/{name}/following", GW_HTTP_API, WB_OP_FOLLOWING_LIST,
+	{ "GET", "/api/v1/users/{name}/following", HTTP_API, WB_OP_FOLLOWING_LIST,
 	    M(AFTER) | M(LIMIT), 0, 200 },
-	{ "GET", "/api/v1/users/{name}/fans", GW_HTTP_API, WB_OP_FANS_LIST, M(AFTER) | M(LIMIT), 0,
+	{ "GET", "/api/v1/users/{name}/fans", HTTP_API, WB_OP_FANS_LIST, M(AFTER) | M(LIMIT), 0,
 	    200 },
-	{ "POST", "/api/v1/sessions", GW_HTTP_API, WB_OP_LOGIN, 0, M(NAME) | M(PASSWORD), 201 },
-	{ "DELETE", "/api/v1/sessions", GW_HTTP_API, WB_OP_LOGOUT, 0, 0, 200 },
-	{ "DELETE", "/api/v1/me/sessions", GW_HTTP_API, WB_OP_LOGOUT_ALL, 0, 0, 200 },
-	{ "PUT", "/api/v1/me/password", GW_HTTP_API, WB_OP_CHANGE_PASSWORD, 0,
+	{ "POST", "/api/v1/sessions", HTTP_API, WB_OP_LOGIN, 0, M(NAME) | M(PASSWORD), 201 },
+	{ "DELETE", "/api/v1/sessions", HTTP_API, WB_OP_LOGOUT, 0, 0, 200 },
+	{ "DELETE", "/api/v1/me/sessions", HTTP_API, WB_OP_LOGOUT_ALL, 0, 0, 200 },
+	{ "PUT", "/api/v1/me/password", HTTP_API, WB_OP_CHANGE_PASSWORD, 0,
 	    M(PASSWORD) | M(NEW_PASSWORD), 200 },
-	{ "GET", "/api/v1/me", GW_HTTP_API, WB_OP_WHOAMI, 0, 0, 200 },
-	{ "PATCH", "/api/v1/me", GW_HTTP_API, WB_OP_UPDATE_PROFILE, 0, M(DISPLAY) | M(BIO), 200 },
-	{ "PUT", "/api/v1/me/following/{name}", GW_HTTP_API, WB_OP_FOLLOW, 0, 0, 200 },
-	{ "DELETE", "/api/v1/me/following/{name}", GW_HTTP_API, WB_OP_UNFOLLOW, 0, 0, 200 },
-	{ "GET", "/api/v1/home", GW_HTTP_API, WB_OP_HOME, M(BEFORE) | M(LIMIT), 0, 200 },
-	{ "POST", "/api/v1/posts", GW_HTTP_API, WB_OP_PUBLISH, 0, M(TEXT), 201 },
-	{ "DELETE", "/api/v1/posts/{id}", GW_HTTP_API, WB_OP_DELETE, 0, 0, 200 },
-	{ "GET", "/healthz", GW_HTTP_HEALTHZ, WB_OP_NONE, 0, 0, 200 },
-	{ "GET", "/readyz", GW_HTTP_READYZ, WB_OP_NONE, 0, 0, 200 },
-	{ "GET", "/metrics", GW_HTTP_METRICS, WB_OP_NONE, 0, 0, 200 },
+	{ "GET", "/api/v1/me", HTTP_API, WB_OP_WHOAMI, 0, 0, 200 },
+	{ "PATCH", "/api/v1/me", HTTP_API, WB_OP_UPDATE_PROFILE, 0, M(DISPLAY) | M(BIO), 200 },
+	{ "PUT", "/api/v1/me/following/{name}", HTTP_API, WB_OP_FOLLOW, 0, 0, 200 },
+	{ "DELETE", "/api/v1/me/following/{name}", HTTP_API, WB_OP_UNFOLLOW, 0, 0, 200 },
+	{ "GET", "/api/v1/home", HTTP_API, WB_OP_HOME, M(BEFORE) | M(LIMIT), 0, 200 },
+	{ "POST", "/api/v1/posts", HTTP_API, WB_OP_PUBLISH, 0, M(TEXT), 201 },
+	{ "DELETE", "/api/v1/posts/{id}", HTTP_API, WB_OP_DELETE, 0, 0, 200 },
+	{ "GET", "/healthz", HTTP_HEALTHZ, WB_OP_NONE, 0, 0, 200 },
+	{ "GET", "/readyz", HTTP_READYZ, WB_OP_NONE, 0, 0, 200 },
+	{ "GET", "/metrics", HTTP_METRICS, WB_OP_NONE, 0, 0, 200 },
 };
 
-#define GW_HTTP_NROUTES (sizeof(gw_http_routes) / sizeof(gw_http_routes[0]))
+#define HTTP_NROUTES (sizeof(http_routes) / sizeof(http_routes[0]))
 
 /* A request path split into percent-decoded segments. */
-typedef struct gw_http_path {
-	const char *seg[GW_HTTP_SEGS];
-	size_t      len[GW_HTTP_SEGS];
+typedef struct http_path {
+	const char *seg[HTTP_SEGS];
+	size_t      len[HTTP_SEGS];
 	int         n;
-	char        buf[GW_HTTP_PATH_MAX];
-} gw_http_path;
+	char        buf[HTTP_PATH_MAX];
+} http_path;
 
 static int
-gw_http_hex(char c)
+http_hex(char c)
 {
 	if (c >= '0' && c <= '9') {
 		return c - '0';
@@ -90,9 +90,9 @@ gw_http_hex(char c)
 	return -1;
 }
 
-/* gw_http_unescape percent-decodes s[0..n) into dst (NUL-terminated, at most cap bytes); plus turns '+' into ' '; -1 on a bad escape, NUL or overflow. */
+/* http_unescape percent-decodes s[0..n) into dst (NUL-terminated, at most cap bytes); plus turns '+' into ' '; -1 on a bad escape, NUL or overflow. */
 static ssize_t
-gw_http_unescape(const char *s, size_t n, bool plus, char *dst, size_t cap)
+http_unescape(const char *s, size_t n, bool plus, char *dst, size_t cap)
 {
 	size_t k = 0;
 
@@ -104,8 +104,8 @@ gw_http_unescape(const char *s, size_t n, bool plus, char *dst, size_t cap)
 
 		if (c == '%') {
 			int hi, lo;
-			if (i + 2 >= n || (hi = gw_http_hex(s[i + 1])) < 0 ||
-			    (lo = gw_http_hex(s[i + 2])) < 0) {
+			if (i + 2 >= n || (hi = http_hex(s[i + 1])) < 0 ||
+			    (lo = http_hex(s[i + 2])) < 0) {
 				return -1;
 			}
 			c = (char)(hi * 16 + lo);
@@ -122,9 +122,9 @@ gw_http_unescape(const char *s, size_t n, bool plus, char *dst, size_t cap)
 	return (ssize_t)k;
 }
 
-/* gw_http_path_split splits path (without the query) into decoded segments; false if malformed or too deep. */
+/* http_path_split splits path (without the query) into decoded segments; false if malformed or too deep. */
 static bool
-gw_http_path_split(const char *path, size_t n, gw_http_path *p)
+http_path_split(const char *path, size_t n, http_path *p)
 {
 	size_t  used = 0, i = 0;
 	ssize_t k;
@@ -142,10 +142,10 @@ gw_http_path_split(const char *path, size_t n, gw_http_path *p)
 		if (i == start && i == n) {
 			break; /* a trailing slash */
 		}
-		if (p->n == GW_HTTP_SEGS) {
+		if (p->n == HTTP_SEGS) {
 			return false;
 		}
-		k = gw_http_unescape(
+		k = http_unescape(
 		    path + start, i - start, false, p->buf + used, sizeof(p->buf) - used);
 		if (k < 0) {
 			return false;
@@ -158,9 +158,9 @@ gw_http_path_split(const char *path, size_t n, gw_http_path *p)
 	return true;
 }
 
-/* gw_http_route_match tells whether p matches pattern; *name and *id get the {name} and {id} segments. */
+/* http_route_match tells whether p matches pattern; *name and *id get the {name} and {id} segments. */
 static bool
-gw_http_route_match(const char *pattern, const gw_http_path *p, int *name, int *id)
+http_route_match(const char *pattern, const http_path *p, int *name, int *id)
 {
 	const char *s = pattern;
 	int         i = 0;
@@ -186,9 +186,9 @@ gw_http_route_match(const char *pattern, const gw_http_path *p, int *name, int *
 	return i == p->n;
 }
 
-/* gw_http_fields lists a field mask's names, for messages. */
+/* http_fields lists a field mask's names, for messages. */
 static void
-gw_http_fields(uint64_t mask, char *buf, size_t n)
+http_fields(uint64_t mask, char *buf, size_t n)
 {
 	size_t k = 0;
 
@@ -204,9 +204,9 @@ gw_http_fields(uint64_t mask, char *buf, size_t n)
 	}
 }
 
-/* gw_http_parse_fail records an error answer in out; returns false. */
+/* http_parse_fail records an error answer in out; returns false. */
 static bool __attribute__((format(printf, 4, 5)))
-gw_http_parse_fail(gw_http_parsed *out, int status, const char *name, const char *fmt, ...)
+http_parse_fail(http_parsed *out, int status, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -218,9 +218,9 @@ gw_http_parse_fail(gw_http_parsed *out, int status, const char *name, const char
 	return false;
 }
 
-/* gw_http_query sets the query string's parameters on q; false with the error in out. */
+/* http_query sets the query string's parameters on q; false with the error in out. */
 static bool
-gw_http_query(wb_obj *q, const gw_http_route *r, const char *qs, gw_http_parsed *out)
+http_query(wb_obj *q, const http_route *r, const char *qs, http_parsed *out)
 {
 	char key[64], val[512], err[160], allowed[160];
 
@@ -233,27 +233,27 @@ gw_http_query(wb_obj *q, const gw_http_route *r, const char *qs, gw_http_parsed 
 		int         f;
 
 		if (len > 0) {
-			kn = gw_http_unescape(qs, kl, true, key, sizeof(key));
+			kn = http_unescape(qs, kl, true, key, sizeof(key));
 			vn = eq != NULL
-			         ? gw_http_unescape(eq + 1, len - kl - 1, true, val, sizeof(val))
+			         ? http_unescape(eq + 1, len - kl - 1, true, val, sizeof(val))
 			         : 0;
 			if (eq == NULL) {
 				val[0] = '\0';
 			}
 			if (kn < 0 || vn < 0) {
-				return gw_http_parse_fail(
+				return http_parse_fail(
 				    out, 400, "BAD_MESSAGE", "malformed query string");
 			}
 			f = wb_field_lookup(key, (size_t)kn);
 			if (f < 0 || (r->query & (UINT64_C(1) << f)) == 0) {
-				gw_http_fields(r->query, allowed, sizeof(allowed));
-				return gw_http_parse_fail(out, 400, "INVALID",
+				http_fields(r->query, allowed, sizeof(allowed));
+				return http_parse_fail(out, 400, "INVALID",
 				    "unknown query parameter \"%.40s\" (this endpoint takes: %s)",
 				    key, allowed);
 			}
-			if (gw_json_set_text(q, (wb_field)f, val, (size_t)vn, err, sizeof(err)) !=
+			if (http_json_set_text(q, (wb_field)f, val, (size_t)vn, err, sizeof(err)) !=
 			    WB_OK) {
-				return gw_http_parse_fail(out, 400, "BAD_MESSAGE", "%s", err);
+				return http_parse_fail(out, 400, "BAD_MESSAGE", "%s", err);
 			}
 		}
 		qs = amp != NULL ? amp + 1 : NULL;
@@ -261,9 +261,9 @@ gw_http_query(wb_obj *q, const gw_http_route *r, const char *qs, gw_http_parsed 
 	return true;
 }
 
-/* gw_http_token sets the Bearer token on q if the op takes one; false after answering 401. */
+/* http_token sets the Bearer token on q if the op takes one; false after answering 401. */
 static bool
-gw_http_token(gw_http_job *j, const gw_http_route *r)
+http_token(http_job *j, const http_route *r)
 {
 	uint64_t    req, opt;
 	const char *a = nng_http_req_get_header(j->req, "Authorization");
@@ -276,7 +276,7 @@ gw_http_token(gw_http_job *j, const gw_http_route *r)
 	if (a == NULL) {
 		if (req & M(TOKEN)) {
 			j->www_auth = true;
-			gw_http_fail(j, 401, "UNAUTHORIZED",
+			http_fail(j, 401, "UNAUTHORIZED",
 			    "this endpoint needs a header Authorization: Bearer <token>");
 			return false;
 		}
@@ -284,7 +284,7 @@ gw_http_token(gw_http_job *j, const gw_http_route *r)
 	}
 	if (strncasecmp(a, "Bearer ", 7) != 0) {
 		j->www_auth = true;
-		gw_http_fail(j, 401, "UNAUTHORIZED", "Authorization must be: Bearer <token>");
+		http_fail(j, 401, "UNAUTHORIZED", "Authorization must be: Bearer <token>");
 		return false;
 	}
 	a += 7;
@@ -297,19 +297,19 @@ gw_http_token(gw_http_job *j, const gw_http_route *r)
 	}
 	if (n == 0) {
 		j->www_auth = true;
-		gw_http_fail(j, 401, "UNAUTHORIZED", "empty bearer token");
+		http_fail(j, 401, "UNAUTHORIZED", "empty bearer token");
 		return false;
 	}
 	if (wb_set_str(j->q, WB_F_TOKEN, a, n) != WB_OK) {
-		gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+		http_fail(j, 503, "NO_MEMORY", "out of memory");
 		return false;
 	}
 	return true;
 }
 
-/* gw_http_api runs route r's operation on j->q (already holding op, v, the path's and the query's fields). */
+/* http_api runs route r's operation on j->q (already holding op, v, the path's and the query's fields). */
 static void
-gw_http_api(gw_http_job *j, const gw_http_route *r)
+http_api(http_job *j, const http_route *r)
 {
 	char                    err[192];
 	const char             *msg;
@@ -318,27 +318,27 @@ gw_http_api(gw_http_job *j, const gw_http_route *r)
 	int                     rc, status;
 
 	wb_reset(j->rep);
-	if (!gw_http_token(j, r)) {
+	if (!http_token(j, r)) {
 		return;
 	}
 	if (j->body_len > 0) {
 		if (r->body == 0) {
-			gw_http_fail(j, 400, "INVALID", "this endpoint takes no request body");
+			http_fail(j, 400, "INVALID", "this endpoint takes no request body");
 			return;
 		}
-		if ((rc = gw_json_to_obj(j->q, j->body, j->body_len, r->body, err, sizeof(err))) !=
-		    WB_OK) {
-			gw_http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
+		if ((rc = http_json_to_obj(
+		         j->q, j->body, j->body_len, r->body, err, sizeof(err))) != WB_OK) {
+			http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
 			return;
 		}
 	}
 	if ((rc = wb_check_request(j->q, &op, err, sizeof(err))) != WB_OK) {
-		gw_http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
+		http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
 		return;
 	}
 	/* only a login looks at the client (the per-address limit): skip the lock otherwise */
 	if (op == WB_OP_LOGIN) {
-		gw_http_client(j, &client);
+		http_client(j, &client);
 	}
 	rc = gw_dispatch(j->h->g, op, j->q, j->rep, op == WB_OP_LOGIN ? &client : NULL);
 	gw_metrics_record(j->h->metrics, op, wb_mono_us() - j->start_us, rc != WB_OK);
@@ -349,75 +349,75 @@ gw_http_api(gw_http_job *j, const gw_http_route *r)
 		}
 		status = wb_err_http(rc);
 		j->www_auth = status == 401 && rc == WB_EAUTH;
-		gw_http_fail(j, status, wb_err_name(rc), "%s", msg);
+		http_fail(j, status, wb_err_name(rc), "%s", msg);
 		return;
 	}
-	gw_buf_clear(&j->out);
-	if (gw_json_from_obj(j->rep, M(OK) | M(ERR) | M(MSG), &j->out) != WB_OK) {
-		gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+	http_buf_clear(&j->out);
+	if (http_json_from_obj(j->rep, M(OK) | M(ERR) | M(MSG), &j->out) != WB_OK) {
+		http_fail(j, 503, "NO_MEMORY", "out of memory");
 		return;
 	}
-	gw_http_respond(j, r->status, "application/json", j->out.p, j->out.len);
+	http_respond(j, r->status, "application/json", j->out.p, j->out.len);
 }
 
-/* gw_http_ops answers /healthz, /readyz and /metrics. */
+/* http_ops answers /healthz, /readyz and /metrics. */
 static void
-gw_http_ops(gw_http_job *j, gw_http_kind kind)
+http_ops(http_job *j, http_kind kind)
 {
 	int rc;
 
-	gw_buf_clear(&j->out);
+	http_buf_clear(&j->out);
 	switch (kind) {
-	case GW_HTTP_HEALTHZ:
-		gw_http_respond(j, 200, "application/json", "{\"status\":\"ok\"}", 15);
+	case HTTP_HEALTHZ:
+		http_respond(j, 200, "application/json", "{\"status\":\"ok\"}", 15);
 		return;
-	case GW_HTTP_READYZ:
+	case HTTP_READYZ:
 		rc = gw_metrics_ready(j->h->metrics, &j->out);
-		gw_http_respond(j, rc == WB_OK ? 200 : 503, "application/json",
+		http_respond(j, rc == WB_OK ? 200 : 503, "application/json",
 		    j->out.p != NULL ? j->out.p : "", j->out.len);
 		return;
-	case GW_HTTP_METRICS:
+	case HTTP_METRICS:
 		if (gw_metrics_render(j->h->metrics, &j->out) != WB_OK) {
-			gw_http_fail(j, 503, "NO_MEMORY", "out of memory");
+			http_fail(j, 503, "NO_MEMORY", "out of memory");
 			return;
 		}
-		gw_http_respond(
+		http_respond(
 		    j, 200, "text/plain; version=0.0.4; charset=utf-8", j->out.p, j->out.len);
 		return;
 	default:
-		gw_http_fail(j, 500, "INTERNAL", "bad route");
+		http_fail(j, 500, "INTERNAL", "bad route");
 		return;
 	}
 }
 
-/* gw_http_static serves a file of the web page; false if path names none. */
+/* http_static serves a file of the web page; false if path names none. */
 static bool
-gw_http_static(gw_http_job *j, const char *method, const char *path)
+http_static(http_job *j, const char *method, const char *path)
 {
-	const gw_http_file *f = gw_http_static_find(j->h, path);
+	const http_file *f = http_static_find(j->h, path);
 
 	if (f == NULL) {
 		return false;
 	}
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
 		j->allow = "GET, HEAD";
-		gw_http_fail(j, 405, "METHOD_NOT_ALLOWED", "%s is not allowed here", method);
+		http_fail(j, 405, "METHOD_NOT_ALLOWED", "%s is not allowed here", method);
 		return true;
 	}
-	gw_http_respond(j, 200, f->ctype, f->data, f->len);
+	http_respond(j, 200, f->ctype, f->data, f->len);
 	return true;
 }
 
 int
-gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *out)
+http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 {
-	const char  *qs = strchr(uri, '?');
-	size_t       plen = qs != NULL ? (size_t)(qs - uri) : strlen(uri);
-	gw_http_path p;
-	size_t       k = 0;
-	int          name, id;
-	bool         found = false;
-	char         err[192];
+	const char *qs = strchr(uri, '?');
+	size_t      plen = qs != NULL ? (size_t)(qs - uri) : strlen(uri);
+	http_path   p;
+	size_t      k = 0;
+	int         name, id;
+	bool        found = false;
+	char        err[192];
 
 	/* HEAD is GET without the body (nng strips it). */
 	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
@@ -427,14 +427,14 @@ gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *ou
 	if (qs != NULL) {
 		qs++;
 	}
-	if (!gw_http_path_split(uri, plen, &p)) {
-		gw_http_parse_fail(out, 400, "BAD_MESSAGE", "malformed path");
+	if (!http_path_split(uri, plen, &p)) {
+		http_parse_fail(out, 400, "BAD_MESSAGE", "malformed path");
 		return out->status;
 	}
-	for (size_t i = 0; i < GW_HTTP_NROUTES; i++) {
-		const gw_http_route *r = &gw_http_routes[i];
+	for (size_t i = 0; i < HTTP_NROUTES; i++) {
+		const http_route *r = &http_routes[i];
 
-		if (!gw_http_route_match(r->path, &p, &name, &id)) {
+		if (!http_route_match(r->path, &p, &name, &id)) {
 			continue;
 		}
 		if (strcmp(r->method, m) != 0) {
@@ -445,61 +445,61 @@ gw_http_parse(const char *method, const char *uri, wb_obj *q, gw_http_parsed *ou
 			continue;
 		}
 		out->route = r;
-		if (r->kind != GW_HTTP_API) {
+		if (r->kind != HTTP_API) {
 			return 0;
 		}
 		if (wb_set_cstr(q, WB_F_OP, wb_op_name(r->op)) != WB_OK ||
 		    wb_set_u64(q, WB_F_V, WB_PROTO_VERSION) != WB_OK ||
 		    (name >= 0 && wb_set_str(q, WB_F_NAME, p.seg[name], p.len[name]) != WB_OK)) {
-			gw_http_parse_fail(out, 503, "NO_MEMORY", "out of memory");
+			http_parse_fail(out, 503, "NO_MEMORY", "out of memory");
 			return out->status;
 		}
-		if (id >= 0 &&
-		    gw_json_set_text(q, WB_F_ID, p.seg[id], p.len[id], err, sizeof(err)) != WB_OK) {
-			gw_http_parse_fail(
+		if (id >= 0 && http_json_set_text(
+		                   q, WB_F_ID, p.seg[id], p.len[id], err, sizeof(err)) != WB_OK) {
+			http_parse_fail(
 			    out, 400, "BAD_MESSAGE", "post id must be a decimal string");
 			return out->status;
 		}
-		if (!gw_http_query(q, r, qs, out)) {
+		if (!http_query(q, r, qs, out)) {
 			return out->status;
 		}
 		return 0;
 	}
 	if (found) {
-		gw_http_parse_fail(out, 405, "METHOD_NOT_ALLOWED",
+		http_parse_fail(out, 405, "METHOD_NOT_ALLOWED",
 		    "%.16s is not allowed on %.*s (allowed: %s)", method,
 		    (int)(plen < 200 ? plen : 200), uri, out->allow);
 		return out->status;
 	}
-	gw_http_parse_fail(out, 404, "NOT_FOUND", "no such endpoint: %.16s %.*s", method,
+	http_parse_fail(out, 404, "NOT_FOUND", "no such endpoint: %.16s %.*s", method,
 	    (int)(plen < 200 ? plen : 200), uri);
 	return out->status;
 }
 
 void
-gw_http_serve(gw_http_job *j)
+http_serve(http_job *j)
 {
-	const char    *method = nng_http_req_get_method(j->req);
-	const char    *uri = nng_http_req_get_uri(j->req);
-	const char    *qs = strchr(uri, '?');
-	size_t         plen = qs != NULL ? (size_t)(qs - uri) : strlen(uri);
-	gw_http_parsed pr;
-	char           path[GW_HTTP_PATH_MAX];
+	const char *method = nng_http_req_get_method(j->req);
+	const char *uri = nng_http_req_get_uri(j->req);
+	const char *qs = strchr(uri, '?');
+	size_t      plen = qs != NULL ? (size_t)(qs - uri) : strlen(uri);
+	http_parsed pr;
+	char        path[HTTP_PATH_MAX];
 
 	snprintf(path, sizeof(path), "%.*s", (int)plen, uri);
-	if (strncmp(path, "/api/", 5) != 0 && gw_http_static(j, method, path)) {
+	if (strncmp(path, "/api/", 5) != 0 && http_static(j, method, path)) {
 		return;
 	}
-	if (gw_http_parse(method, uri, j->q, &pr) != 0) {
+	if (http_parse(method, uri, j->q, &pr) != 0) {
 		if (pr.status == 405) {
 			j->allow = pr.allow;
 		}
-		gw_http_fail(j, pr.status, pr.error, "%s", pr.msg);
+		http_fail(j, pr.status, pr.error, "%s", pr.msg);
 		return;
 	}
-	if (pr.route->kind == GW_HTTP_API) {
-		gw_http_api(j, pr.route);
+	if (pr.route->kind == HTTP_API) {
+		http_api(j, pr.route);
 	} else {
-		gw_http_ops(j, pr.route->kind);
+		http_ops(j, pr.route->kind);
 	}
 }

@@ -1,5 +1,5 @@
 /*
- * http_api_test.c - the HTTP router on its own (gw_http_parse): routes
+ * http_api_test.c - the HTTP router on its own (http_parse): routes
  * and their {name}/{id} segments, percent-decoding, 404 and 405 with the
  * allowed methods, and paths that fill the decoded-segment buffer (an
  * empty segment after a full buffer once wrote one byte past it; the
@@ -29,9 +29,9 @@ teardown(void)
 TestSuite(http_api, .init = setup, .fini = teardown);
 
 static int
-parse(const char *method, const char *uri, gw_http_parsed *out)
+parse(const char *method, const char *uri, http_parsed *out)
 {
-	return gw_http_parse(method, uri, q, out);
+	return http_parse(method, uri, q, out);
 }
 
 /* The request's name field as a C string ("" when absent). */
@@ -51,8 +51,8 @@ name_of(char *buf, size_t n)
 
 Test(http_api, routes_carry_op_version_and_name)
 {
-	gw_http_parsed out;
-	char           name[64];
+	http_parsed out;
+	char        name[64];
 
 	cr_assert_eq(parse("GET", "/api/v1/users/alice/posts?limit=5", &out), 0, "%s", out.msg);
 	cr_assert_eq(wb_op_of(q), WB_OP_TIMELINE);
@@ -70,8 +70,8 @@ Test(http_api, routes_carry_op_version_and_name)
 
 Test(http_api, segments_are_percent_decoded)
 {
-	gw_http_parsed out;
-	char           name[64];
+	http_parsed out;
+	char        name[64];
 
 	cr_assert_eq(parse("GET", "/api/v1/users/a%6cice", &out), 0, "%s", out.msg);
 	cr_assert_str_eq(name_of(name, sizeof(name)), "alice");
@@ -82,7 +82,7 @@ Test(http_api, segments_are_percent_decoded)
 
 Test(http_api, unknown_paths_and_methods_are_named)
 {
-	gw_http_parsed out;
+	http_parsed out;
 
 	cr_assert_eq(parse("GET", "/api/v1/nothing", &out), 404);
 	cr_assert_str_eq(out.error, "NOT_FOUND");
@@ -110,16 +110,16 @@ decoded_need(const char *path)
 /* Paths around the decode buffer's size: what fits routes (404), what does not is a 400. */
 Test(http_api, full_segment_buffer_is_refused_not_overrun)
 {
-	gw_http_parsed out;
-	char           uri[2048];
-	const char    *tails[] = { "//", "///", "///x", "//x/", "/x", "" };
+	http_parsed out;
+	char        uri[2048];
+	const char *tails[] = { "//", "///", "///x", "//x/", "/x", "" };
 
 	for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
 		for (size_t len = 500; len <= 515; len++) {
 			uri[0] = '/';
 			memset(uri + 1, 'a', len);
 			snprintf(uri + 1 + len, sizeof(uri) - 1 - len, "%s", tails[t]);
-			int want = decoded_need(uri) > GW_HTTP_PATH_MAX ? 400 : 404;
+			int want = decoded_need(uri) > HTTP_PATH_MAX ? 400 : 404;
 			cr_assert_eq(parse("GET", uri, &out), want, "len %zu tail \"%s\": %s", len,
 			    tails[t], out.msg);
 		}

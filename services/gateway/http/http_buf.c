@@ -8,7 +8,7 @@
 #include "wb_errors.h"
 
 int
-gw_buf_reserve(gw_buf *b, size_t n)
+http_buf_reserve(http_buf *b, size_t n)
 {
 	size_t cap;
 	char  *p;
@@ -29,9 +29,9 @@ gw_buf_reserve(gw_buf *b, size_t n)
 }
 
 int
-gw_buf_add(gw_buf *b, const void *p, size_t n)
+http_buf_add(http_buf *b, const void *p, size_t n)
 {
-	if (gw_buf_reserve(b, n) != WB_OK) {
+	if (http_buf_reserve(b, n) != WB_OK) {
 		return WB_ENOMEM;
 	}
 	memcpy(b->p + b->len, p, n);
@@ -41,12 +41,12 @@ gw_buf_add(gw_buf *b, const void *p, size_t n)
 }
 
 int
-gw_buf_printf(gw_buf *b, const char *fmt, ...)
+http_buf_printf(http_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int     n;
 
-	if (gw_buf_reserve(b, 128) != WB_OK) {
+	if (http_buf_reserve(b, 128) != WB_OK) {
 		return WB_ENOMEM;
 	}
 	va_start(ap, fmt);
@@ -56,7 +56,7 @@ gw_buf_printf(gw_buf *b, const char *fmt, ...)
 		return WB_EINTERNAL;
 	}
 	if ((size_t)n >= b->cap - b->len) {
-		if (gw_buf_reserve(b, (size_t)n) != WB_OK) {
+		if (http_buf_reserve(b, (size_t)n) != WB_OK) {
 			return WB_ENOMEM;
 		}
 		va_start(ap, fmt);
@@ -68,7 +68,7 @@ gw_buf_printf(gw_buf *b, const char *fmt, ...)
 }
 
 void
-gw_buf_clear(gw_buf *b)
+http_buf_clear(http_buf *b)
 {
 	b->len = 0;
 	if (b->p != NULL) {
@@ -77,7 +77,7 @@ gw_buf_clear(gw_buf *b)
 }
 
 void
-gw_buf_free(gw_buf *b)
+http_buf_free(http_buf *b)
 {
 	free(b->p);
 	b->p = NULL;

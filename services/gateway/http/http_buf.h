@@ -8,24 +8,24 @@
 
 #include <stddef.h>
 
-typedef struct gw_buf {
+typedef struct http_buf {
 	char  *p;
 	size_t len, cap;
-} gw_buf;
+} http_buf;
 
-/* gw_buf_reserve makes room for n more bytes (plus a NUL); returns a wb_err. */
-int gw_buf_reserve(gw_buf *b, size_t n);
+/* http_buf_reserve makes room for n more bytes (plus a NUL); returns a wb_err. */
+int http_buf_reserve(http_buf *b, size_t n);
 
-/* gw_buf_add appends n bytes; returns a wb_err. */
-int gw_buf_add(gw_buf *b, const void *p, size_t n);
+/* http_buf_add appends n bytes; returns a wb_err. */
+int http_buf_add(http_buf *b, const void *p, size_t n);
 
-/* gw_buf_printf appends formatted text; returns a wb_err. */
-int gw_buf_printf(gw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* http_buf_printf appends formatted text; returns a wb_err. */
+int http_buf_printf(http_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* gw_buf_clear empties b, keeping its memory. */
-void gw_buf_clear(gw_buf *b);
+/* http_buf_clear empties b, keeping its memory. */
+void http_buf_clear(http_buf *b);
 
-/* gw_buf_free releases b's memory. */
-void gw_buf_free(gw_buf *b);
+/* http_buf_free releases b's memory. */
+void http_buf_free(http_buf *b);
 
 #endif

@@ -6,7 +6,7 @@
  *
  * nng does not show the server's connections before a request head is
  * complete, so the guard finds them itself: a thread looks over the
- * process's descriptors every GW_GUARD_TICK_MS and tracks each TCP
+ * process's descriptors every HTTP_GUARD_TICK_MS and tracks each TCP
  * connection to the HTTP port:
  *
  *   fd ──> { peer address, first seen, last active }
@@ -17,8 +17,8 @@
  * its last response: a slow head, or an idle keep-alive) is shut down;
  * shutdown(2), not close(2), so nng still owns and closes the descriptor.
  * When connections pass the cap (max_conns, or the open-files limit less
- * a reserve), idle ones are shut down after GW_GUARD_BUSY_MS instead, and
- * the guard looks every GW_GUARD_FAST_MS: a client that sends a whole
+ * a reserve), idle ones are shut down after HTTP_GUARD_BUSY_MS instead, and
+ * the guard looks every HTTP_GUARD_FAST_MS: a client that sends a whole
  * request head at once is not slowed, one that dribbles it is dropped.
  * At start the soft open-files limit is raised to the hard one.
  */
@@ -33,22 +33,22 @@
 
 #include "http_int.h"
 #include "rt_log.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
-#define GW_GUARD_TICK_MS 250
-#define GW_GUARD_FAST_MS 50    /* tick once over the cap */
-#define GW_GUARD_BUSY_MS 250   /* idle deadline once over the cap */
-#define GW_GUARD_RESERVE 128   /* descriptors kept for everything else */
-#define GW_GUARD_FDS     65536 /* descriptors tracked */
+#define HTTP_GUARD_TICK_MS 250
+#define HTTP_GUARD_FAST_MS 50    /* tick once over the cap */
+#define HTTP_GUARD_BUSY_MS 250   /* idle deadline once over the cap */
+#define HTTP_GUARD_RESERVE 128   /* descriptors kept for everything else */
+#define HTTP_GUARD_FDS     65536 /* descriptors tracked */
 
-typedef struct gw_guard_conn {
+typedef struct http_guard_conn {
 	struct sockaddr_storage peer;
 	uint64_t                first_ms, active_ms;
 	bool                    used;
-} gw_guard_conn;
+} http_guard_conn;
 
 static bool
-gw_guard_same(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+http_guard_same(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
 	if (a->ss_family != b->ss_family) {
 		return false;
@@ -65,9 +65,9 @@ gw_guard_same(const struct sockaddr_storage *a, const struct sockaddr_storage *b
 	return false;
 }
 
-/* gw_guard_port tells the local port of a TCP socket fd that is not listening (-1 otherwise). */
+/* http_guard_port tells the local port of a TCP socket fd that is not listening (-1 otherwise). */
 static int
-gw_guard_port(int fd, struct sockaddr_storage *peer)
+http_guard_port(int fd, struct sockaddr_storage *peer)
 {
 	struct sockaddr_storage me;
 	socklen_t               n = sizeof(me);
@@ -87,15 +87,15 @@ gw_guard_port(int fd, struct sockaddr_storage *peer)
 	                               : ntohs(((struct sockaddr_in6 *)&me)->sin6_port);
 }
 
-/* gw_guard_active tells whether peer has a request in flight or finished one since since_ms (the jobs, under mu). */
+/* http_guard_active tells whether peer has a request in flight or finished one since since_ms (the jobs, under mu). */
 static bool
-gw_guard_active(gw_http *h, const struct sockaddr_storage *peer, uint64_t *last)
+http_guard_active(http_server *h, const struct sockaddr_storage *peer, uint64_t *last)
 {
 	bool busy = false;
 
 	pthread_mutex_lock(&h->mu);
-	for (gw_http_job *j = h->jobs; j != NULL; j = j->all) {
-		if (!gw_guard_same(&j->peer, peer)) {
+	for (http_job *j = h->jobs; j != NULL; j = j->all) {
+		if (!http_guard_same(&j->peer, peer)) {
 			continue;
 		}
 		busy |= j->uaio != NULL;
@@ -108,40 +108,40 @@ gw_guard_active(gw_http *h, const struct sockaddr_storage *peer, uint64_t *last)
 }
 
 bool
-gw_guard_idle(uint64_t now_ms, uint64_t active_ms, uint64_t deadline_ms)
+http_guard_idle(uint64_t now_ms, uint64_t active_ms, uint64_t deadline_ms)
 {
 	return active_ms <= now_ms && now_ms - active_ms >= deadline_ms;
 }
 
-/* gw_guard_scan looks at every descriptor once; returns the HTTP connections seen. */
+/* http_guard_scan looks at every descriptor once; returns the HTTP connections seen. */
 static int
-gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
+http_guard_scan(http_server *h, DIR *d, http_guard_conn *t, uint64_t deadline_ms)
 {
 	struct dirent *e;
 	uint64_t       now = wb_mono_us() / 1000;
-	int            seen = 0, port = gw_http_port(h);
+	int            seen = 0, port = http_port(h);
 
 	rewinddir(d); /* kept open: when every descriptor is taken, opendir would fail */
 	while ((e = readdir(d)) != NULL) {
 		struct sockaddr_storage peer;
 		int                     fd = atoi(e->d_name);
-		gw_guard_conn          *c;
+		http_guard_conn        *c;
 		uint64_t                last;
 		int                     pending = 0;
 
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd < 0 || fd >= GW_GUARD_FDS ||
-		    fd == dirfd(d) || gw_guard_port(fd, &peer) != port) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd < 0 || fd >= HTTP_GUARD_FDS ||
+		    fd == dirfd(d) || http_guard_port(fd, &peer) != port) {
 			continue;
 		}
 		seen++;
 		c = &t[fd];
-		if (!c->used || !gw_guard_same(&c->peer, &peer)) {
+		if (!c->used || !http_guard_same(&c->peer, &peer)) {
 			c->used = true;
 			c->peer = peer;
 			c->first_ms = c->active_ms = now; /* a new connection on this fd */
 		}
 		last = c->active_ms;
-		if (gw_guard_active(h, &peer, &last)) {
+		if (http_guard_active(h, &peer, &last)) {
 			c->active_ms = now;
 			continue;
 		}
@@ -150,7 +150,7 @@ gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
 			continue; /* bytes nng has not read yet: the server is behind, not the client */
 		}
 		/* a request may have finished after now was read: then it is not idle */
-		if (gw_guard_idle(now, c->active_ms, deadline_ms)) {
+		if (http_guard_idle(now, c->active_ms, deadline_ms)) {
 			RT_DEBUGF("http: closing a connection idle for %llu ms (no request head)",
 			    (unsigned long long)wb_elapsed(now, c->active_ms));
 			shutdown(fd, SHUT_RDWR); /* nng sees the end and closes it */
@@ -161,12 +161,12 @@ gw_guard_scan(gw_http *h, DIR *d, gw_guard_conn *t, uint64_t deadline_ms)
 }
 
 static void *
-gw_guard_run(void *arg)
+http_guard_run(void *arg)
 {
-	gw_http       *h = arg;
-	gw_guard_conn *t = calloc(GW_GUARD_FDS, sizeof(*t));
-	DIR           *d = opendir("/proc/self/fd");
-	int            seen = 0;
+	http_server     *h = arg;
+	http_guard_conn *t = calloc(HTTP_GUARD_FDS, sizeof(*t));
+	DIR             *d = opendir("/proc/self/fd");
+	int              seen = 0;
 
 	if (t == NULL || d == NULL) {
 		RT_ERRORF(
@@ -185,15 +185,15 @@ gw_guard_run(void *arg)
 		uint64_t        deadline;
 		long            tick;
 
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > GW_GUARD_RESERVE * 2 &&
-		    (cap == 0 || cap > rl.rlim_cur - GW_GUARD_RESERVE)) {
-			cap = rl.rlim_cur - GW_GUARD_RESERVE;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > HTTP_GUARD_RESERVE * 2 &&
+		    (cap == 0 || cap > rl.rlim_cur - HTTP_GUARD_RESERVE)) {
+			cap = rl.rlim_cur - HTTP_GUARD_RESERVE;
 		}
 		deadline =
-		    (size_t)seen >= cap ? GW_GUARD_BUSY_MS : (uint64_t)h->opts.header_timeout_ms;
-		tick = (size_t)seen >= cap ? GW_GUARD_FAST_MS : GW_GUARD_TICK_MS;
+		    (size_t)seen >= cap ? HTTP_GUARD_BUSY_MS : (uint64_t)h->opts.header_timeout_ms;
+		tick = (size_t)seen >= cap ? HTTP_GUARD_FAST_MS : HTTP_GUARD_TICK_MS;
 		pthread_mutex_unlock(&h->guard_mu);
-		seen = gw_guard_scan(h, d, t, deadline);
+		seen = http_guard_scan(h, d, t, deadline);
 		pthread_mutex_lock(&h->guard_mu);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += tick * 1000000L;
@@ -210,12 +210,12 @@ gw_guard_run(void *arg)
 }
 
 int
-gw_http_guard_start(gw_http *h)
+http_guard_start(http_server *h)
 {
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rlim_t want = rl.rlim_max > GW_GUARD_FDS ? GW_GUARD_FDS : rl.rlim_max;
+		rlim_t want = rl.rlim_max > HTTP_GUARD_FDS ? HTTP_GUARD_FDS : rl.rlim_max;
 		if (want > rl.rlim_cur) {
 			rl.rlim_cur = want;
 			if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
@@ -227,7 +227,7 @@ gw_http_guard_start(gw_http *h)
 	pthread_mutex_init(&h->guard_mu, NULL);
 	pthread_cond_init(&h->guard_cv, NULL);
 	h->guard_stop = false;
-	if (pthread_create(&h->guard, NULL, gw_guard_run, h) != 0) {
+	if (pthread_create(&h->guard, NULL, http_guard_run, h) != 0) {
 		pthread_cond_destroy(&h->guard_cv);
 		pthread_mutex_destroy(&h->guard_mu);
 		return WB_ENOMEM;
@@ -237,7 +237,7 @@ gw_http_guard_start(gw_http *h)
 }
 
 void
-gw_http_guard_stop(gw_http *h)
+http_guard_stop(http_server *h)
 {
 	if (!h->guarded) {
 		return;

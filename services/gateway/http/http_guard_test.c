@@ -15,17 +15,17 @@ Test(http_guard, a_completion_after_now_is_not_idle)
 {
 	uint64_t now = 1000000;
 
-	cr_assert_not(gw_guard_idle(now, now + 1, 250), "finished 1 ms after now");
-	cr_assert_not(gw_guard_idle(now, now + 5000, 250), "finished 5 s after now");
-	cr_assert_not(gw_guard_idle(now, UINT64_MAX, 250));
+	cr_assert_not(http_guard_idle(now, now + 1, 250), "finished 1 ms after now");
+	cr_assert_not(http_guard_idle(now, now + 5000, 250), "finished 5 s after now");
+	cr_assert_not(http_guard_idle(now, UINT64_MAX, 250));
 }
 
 Test(http_guard, idle_only_past_the_deadline)
 {
 	uint64_t now = 1000000;
 
-	cr_assert_not(gw_guard_idle(now, now, 250));
-	cr_assert_not(gw_guard_idle(now, now - 249, 250));
-	cr_assert(gw_guard_idle(now, now - 250, 250));
-	cr_assert(gw_guard_idle(now, 0, 250));
+	cr_assert_not(http_guard_idle(now, now, 250));
+	cr_assert_not(http_guard_idle(now, now - 249, 250));
+	cr_assert(http_guard_idle(now, now - 250, 250));
+	cr_assert(http_guard_idle(now, 0, 250));
 }

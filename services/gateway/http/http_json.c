@@ -10,7 +10,7 @@
 #include "http_json.h"
 
 bool
-gw_json_parse_u64(const char *s, size_t n, uint64_t *out)
+http_json_parse_u64(const char *s, size_t n, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -33,9 +33,9 @@ gw_json_parse_u64(const char *s, size_t n, uint64_t *out)
 	return true;
 }
 
-/* gw_json_u64 reads a JSON integer >= 0 (a U64 value). */
+/* http_json_u64 reads a JSON integer >= 0 (a U64 value). */
 static bool
-gw_json_u64(const json_t *v, uint64_t *out)
+http_json_u64(const json_t *v, uint64_t *out)
 {
 	json_int_t i;
 
@@ -46,16 +46,16 @@ gw_json_u64(const json_t *v, uint64_t *out)
 	return true;
 }
 
-/* gw_json_id reads a decimal string (an ID value). */
+/* http_json_id reads a decimal string (an ID value). */
 static bool
-gw_json_id(const json_t *v, uint64_t *out)
+http_json_id(const json_t *v, uint64_t *out)
 {
 	return json_is_string(v) &&
-	       gw_json_parse_u64(json_string_value(v), json_string_length(v), out);
+	       http_json_parse_u64(json_string_value(v), json_string_length(v), out);
 }
 
 static const char *
-gw_json_type_desc(wb_type t)
+http_json_type_desc(wb_type t)
 {
 	switch (t) {
 	case WB_T_U64:
@@ -76,12 +76,12 @@ gw_json_type_desc(wb_type t)
 	return "?";
 }
 
-static int gw_json_obj_fill(
+static int http_json_obj_fill(
     wb_obj *dst, const json_t *obj, uint64_t allowed, int depth, char *err, size_t errlen);
 
-/* gw_json_field_set converts one JSON value v into field f of dst. */
+/* http_json_field_set converts one JSON value v into field f of dst. */
 static int
-gw_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
+http_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 {
 	wb_type  t = wb_field_type(f);
 	uint64_t u, *arr;
@@ -91,9 +91,9 @@ gw_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 
 	switch (t) {
 	case WB_T_U64:
-		return gw_json_u64(v, &u) ? wb_set_u64(dst, f, u) : WB_EBADMSG;
+		return http_json_u64(v, &u) ? wb_set_u64(dst, f, u) : WB_EBADMSG;
 	case WB_T_ID:
-		return gw_json_id(v, &u) ? wb_set_u64(dst, f, u) : WB_EBADMSG;
+		return http_json_id(v, &u) ? wb_set_u64(dst, f, u) : WB_EBADMSG;
 	case WB_T_BOOL:
 		return json_is_boolean(v) ? wb_set_bool(dst, f, json_is_true(v)) : WB_EBADMSG;
 	case WB_T_STR:
@@ -112,13 +112,14 @@ gw_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 		}
 		for (i = 0; i < n; i++) {
 			const json_t *e = json_array_get(v, i);
-			if (!(t == WB_T_U64S ? gw_json_u64(e, &arr[i]) : gw_json_id(e, &arr[i]))) {
+			if (!(t == WB_T_U64S ? http_json_u64(e, &arr[i])
+			                     : http_json_id(e, &arr[i]))) {
 				return WB_EBADMSG;
 			}
 		}
 		return WB_OK;
 	case WB_T_OBJS:
-		if (!json_is_array(v) || depth >= GW_JSON_DEPTH) {
+		if (!json_is_array(v) || depth >= HTTP_JSON_DEPTH) {
 			return WB_EBADMSG;
 		}
 		n = json_array_size(v);
@@ -127,8 +128,8 @@ gw_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 		}
 		for (i = 0; i < n; i++) {
 			char sub[64];
-			rc = gw_json_obj_fill(&objs[i], json_array_get(v, i), UINT64_MAX, depth + 1,
-			    sub, sizeof(sub));
+			rc = http_json_obj_fill(&objs[i], json_array_get(v, i), UINT64_MAX,
+			    depth + 1, sub, sizeof(sub));
 			if (rc != WB_OK) {
 				return rc;
 			}
@@ -138,9 +139,9 @@ gw_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 	return WB_EBADMSG;
 }
 
-/* gw_json_obj_fill sets every member of JSON object obj on dst. */
+/* http_json_obj_fill sets every member of JSON object obj on dst. */
 static int
-gw_json_obj_fill(
+http_json_obj_fill(
     wb_obj *dst, const json_t *obj, uint64_t allowed, int depth, char *err, size_t errlen)
 {
 	const char *key;
@@ -168,10 +169,10 @@ gw_json_obj_fill(
 			}
 			return WB_EINVAL;
 		}
-		if ((rc = gw_json_field_set(dst, (wb_field)f, v, depth)) != WB_OK) {
+		if ((rc = http_json_field_set(dst, (wb_field)f, v, depth)) != WB_OK) {
 			if (rc == WB_EBADMSG) {
 				snprintf(err, errlen, "field \"%s\" must be %s", key,
-				    gw_json_type_desc(wb_field_type((wb_field)f)));
+				    http_json_type_desc(wb_field_type((wb_field)f)));
 			} else {
 				snprintf(err, errlen, "%s", wb_strerror(rc));
 			}
@@ -182,7 +183,7 @@ gw_json_obj_fill(
 }
 
 int
-gw_json_to_obj(
+http_json_to_obj(
     wb_obj *dst, const char *json, size_t len, uint64_t allowed, char *err, size_t errlen)
 {
 	json_error_t je;
@@ -195,20 +196,20 @@ gw_json_to_obj(
 		    je.text);
 		return WB_EBADMSG;
 	}
-	rc = gw_json_obj_fill(dst, root, allowed, 0, err, errlen);
+	rc = http_json_obj_fill(dst, root, allowed, 0, err, errlen);
 	json_decref(root);
 	return rc;
 }
 
-/* gw_json_u64_new makes a JSON integer (a double beyond jansson's int64 range). */
+/* http_json_u64_new makes a JSON integer (a double beyond jansson's int64 range). */
 static json_t *
-gw_json_u64_new(uint64_t v)
+http_json_u64_new(uint64_t v)
 {
 	return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
 }
 
 static json_t *
-gw_json_id_new(uint64_t v)
+http_json_id_new(uint64_t v)
 {
 	char s[24];
 
@@ -216,20 +217,20 @@ gw_json_id_new(uint64_t v)
 	return json_string(s);
 }
 
-static json_t *gw_json_obj_new(const wb_obj *src, uint64_t skip);
+static json_t *http_json_obj_new(const wb_obj *src, uint64_t skip);
 
-/* gw_json_val_new converts one field value to JSON (NULL if out of memory). */
+/* http_json_val_new converts one field value to JSON (NULL if out of memory). */
 static json_t *
-gw_json_val_new(const wb_val *v)
+http_json_val_new(const wb_val *v)
 {
 	wb_type t = wb_field_type((wb_field)v->field);
 	json_t *a;
 
 	switch (t) {
 	case WB_T_U64:
-		return gw_json_u64_new(v->u);
+		return http_json_u64_new(v->u);
 	case WB_T_ID:
-		return gw_json_id_new(v->u);
+		return http_json_id_new(v->u);
 	case WB_T_BOOL:
 		return json_boolean(v->b);
 	case WB_T_STR:
@@ -244,9 +245,9 @@ gw_json_val_new(const wb_val *v)
 			return NULL;
 		}
 		for (uint32_t i = 0; i < (t == WB_T_OBJS ? v->o.n : v->a.n); i++) {
-			json_t *e = t == WB_T_U64S  ? gw_json_u64_new(v->a.v[i])
-			            : t == WB_T_IDS ? gw_json_id_new(v->a.v[i])
-			                            : gw_json_obj_new(&v->o.v[i], 0);
+			json_t *e = t == WB_T_U64S  ? http_json_u64_new(v->a.v[i])
+			            : t == WB_T_IDS ? http_json_id_new(v->a.v[i])
+			                            : http_json_obj_new(&v->o.v[i], 0);
 			if (e == NULL || json_array_append_new(a, e) != 0) {
 				json_decref(a);
 				return NULL;
@@ -258,7 +259,7 @@ gw_json_val_new(const wb_val *v)
 }
 
 static json_t *
-gw_json_obj_new(const wb_obj *src, uint64_t skip)
+http_json_obj_new(const wb_obj *src, uint64_t skip)
 {
 	json_t *o = json_object();
 
@@ -269,7 +270,7 @@ gw_json_obj_new(const wb_obj *src, uint64_t skip)
 		if (skip & (UINT64_C(1) << v->field)) {
 			continue;
 		}
-		if ((j = gw_json_val_new(v)) == NULL ||
+		if ((j = http_json_val_new(v)) == NULL ||
 		    json_object_set_new_nocheck(o, wb_field_name((wb_field)v->field), j) != 0) {
 			json_decref(o);
 			return NULL;
@@ -279,39 +280,33 @@ gw_json_obj_new(const wb_obj *src, uint64_t skip)
 }
 
 static int
-gw_json_dump_cb(const char *p, size_t n, void *arg)
+http_json_dump_cb(const char *p, size_t n, void *arg)
 {
-	return gw_buf_add(arg, p, n) == WB_OK ? 0 : -1;
+	return http_buf_add(arg, p, n) == WB_OK ? 0 : -1;
 }
 
-/* gw_json_dump appends j (consumed) to out. */
+/* http_json_dump appends j (consumed) to out. */
 static int
-gw_json_dump(json_t *j, gw_buf *out)
+http_json_dump(json_t *j, http_buf *out)
 {
 	int rc;
 
 	if (j == NULL) {
 		return WB_ENOMEM;
 	}
-	rc = json_dump_callback(j, gw_json_dump_cb, out, JSON_COMPACT) == 0 ? WB_OK : WB_ENOMEM;
+	rc = json_dump_callback(j, http_json_dump_cb, out, JSON_COMPACT) == 0 ? WB_OK : WB_ENOMEM;
 	json_decref(j);
 	return rc;
 }
 
 int
-gw_json_from_obj(const wb_obj *src, uint64_t skip, gw_buf *out)
+http_json_from_obj(const wb_obj *src, uint64_t skip, http_buf *out)
 {
-	return gw_json_dump(gw_json_obj_new(src, skip), out);
+	return http_json_dump(http_json_obj_new(src, skip), out);
 }
 
 int
-gw_json_error(gw_buf *out, int code, const char *msg)
-{
-	return gw_json_error_named(out, wb_err_name(code), msg != NULL ? msg : wb_strerror(code));
-}
-
-int
-gw_json_error_named(gw_buf *out, const char *name, const char *msg)
+http_json_error_named(http_buf *out, const char *name, const char *msg)
 {
 	json_t *o = json_object();
 	json_t *m = json_string(msg);
@@ -324,18 +319,18 @@ gw_json_error_named(gw_buf *out, const char *name, const char *msg)
 		json_decref(o);
 		return WB_ENOMEM;
 	}
-	return gw_json_dump(o, out);
+	return http_json_dump(o, out);
 }
 
 int
-gw_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err, size_t errlen)
+http_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err, size_t errlen)
 {
 	uint64_t u;
 
 	switch (wb_field_type(f)) {
 	case WB_T_U64:
 	case WB_T_ID:
-		if (!gw_json_parse_u64(s, n, &u)) {
+		if (!http_json_parse_u64(s, n, &u)) {
 			snprintf(err, errlen, "%s must be a decimal number", wb_field_name(f));
 			return WB_EBADMSG;
 		}

@@ -15,8 +15,8 @@
  * JavaScript number holds exactly.  The same field names are used on
  * the wire and in JSON.
  */
-#ifndef GW_JSON_H
-#define GW_JSON_H
+#ifndef HTTP_JSON_H
+#define HTTP_JSON_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,25 +27,23 @@
 /* Levels of nested records (OBJS) accepted: one, as the msgpack codec,
  * whose depth limit of 4 containers is root map, records array, record
  * map, and an array field inside a record.  No request body needs more. */
-#define GW_JSON_DEPTH 1
+#define HTTP_JSON_DEPTH 1
 
-/* gw_json_to_obj parses a JSON object and sets its fields on dst, accepting only fields in allowed (a WB_M mask); WB_EBADMSG or WB_EINVAL with a message in err. */
-int gw_json_to_obj(
+/* http_json_to_obj parses a JSON object and sets its fields on dst, accepting only fields in allowed (a WB_M mask); WB_EBADMSG or WB_EINVAL with a message in err. */
+int http_json_to_obj(
     wb_obj *dst, const char *json, size_t len, uint64_t allowed, char *err, size_t errlen);
 
-/* gw_json_from_obj appends src as a JSON object to out, leaving out the fields in skip (a WB_M mask). */
-int gw_json_from_obj(const wb_obj *src, uint64_t skip, gw_buf *out);
+/* http_json_from_obj appends src as a JSON object to out, leaving out the fields in skip (a WB_M mask). */
+int http_json_from_obj(const wb_obj *src, uint64_t skip, http_buf *out);
 
-/* gw_json_error appends the error body {"error": CODE_NAME, "message": msg} to out. */
-int gw_json_error(gw_buf *out, int code, const char *msg);
+/* http_json_error_named appends the error body {"error": name, "message": msg} to out: name is
+ * a wb_err_name or an HTTP-only one such as METHOD_NOT_ALLOWED; msg must be UTF-8. */
+int http_json_error_named(http_buf *out, const char *name, const char *msg);
 
-/* gw_json_error_named is gw_json_error with the name given (also HTTP-only names such as METHOD_NOT_ALLOWED); msg must be UTF-8. */
-int gw_json_error_named(gw_buf *out, const char *name, const char *msg);
+/* http_json_set_text sets field f of dst from its text form (a path segment or query value: decimal for U64/ID, true/false for BOOL); WB_EBADMSG with a message in err. */
+int http_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err, size_t errlen);
 
-/* gw_json_set_text sets field f of dst from its text form (a path segment or query value: decimal for U64/ID, true/false for BOOL); WB_EBADMSG with a message in err. */
-int gw_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err, size_t errlen);
-
-/* gw_json_parse_u64 parses a plain decimal u64 ("0".."18446744073709551615", no sign or spaces); false if it is not one. */
-bool gw_json_parse_u64(const char *s, size_t n, uint64_t *out);
+/* http_json_parse_u64 parses a plain decimal u64 ("0".."18446744073709551615", no sign or spaces); false if it is not one. */
+bool http_json_parse_u64(const char *s, size_t n, uint64_t *out);
 
 #endif

@@ -44,7 +44,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint64_t all = ~UINT64_C(0);
 	char           err[256] = "";
 	wb_obj        *m, *m2, *req;
-	gw_buf         j1 = { 0 }, j2 = { 0 };
+	http_buf       j1 = { 0 }, j2 = { 0 };
 	wb_op          op;
 	int            rc, r;
 
@@ -55,7 +55,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((m = wb_msg_new()) == NULL || (m2 = wb_msg_new()) == NULL) {
 		abort();
 	}
-	rc = gw_json_to_obj(m, (const char *)data + 1, size - 1, routes[r].body, err, sizeof(err));
+	rc =
+	    http_json_to_obj(m, (const char *)data + 1, size - 1, routes[r].body, err, sizeof(err));
 	if (rc != WB_OK) {
 		if (err[0] == '\0' || (rc != WB_EBADMSG && rc != WB_EINVAL && rc != WB_ETOOBIG)) {
 			jf_fail("a refused body must say why with a client error", err);
@@ -64,7 +65,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* as the route's request */
 	if (routes[r].op != WB_OP_NONE && (req = wb_request(routes[r].op)) != NULL) {
-		if (gw_json_to_obj(req, (const char *)data + 1, size - 1, routes[r].body, err,
+		if (http_json_to_obj(req, (const char *)data + 1, size - 1, routes[r].body, err,
 		        sizeof(err)) != WB_OK) {
 			jf_fail("a body parsed once must parse twice", err);
 		}
@@ -78,17 +79,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		wb_msg_free(req);
 	}
 	/* JSON round trip */
-	if (gw_json_from_obj(m, 0, &j1) != WB_OK) {
+	if (http_json_from_obj(m, 0, &j1) != WB_OK) {
 		jf_fail("a parsed object must encode", "");
 	}
-	if (gw_json_to_obj(m2, j1.p, j1.len, all, err, sizeof(err)) != WB_OK) {
+	if (http_json_to_obj(m2, j1.p, j1.len, all, err, sizeof(err)) != WB_OK) {
 		fprintf(stderr, "json: %.*s\n", (int)j1.len, j1.p);
 		jf_fail("our own JSON must parse", err);
 	}
 	if (!wb_equal(m, m2)) {
 		jf_fail("parse(encode(m)) != m", "");
 	}
-	if (gw_json_from_obj(m2, 0, &j2) != WB_OK || j1.len != j2.len ||
+	if (http_json_from_obj(m2, 0, &j2) != WB_OK || j1.len != j2.len ||
 	    memcmp(j1.p, j2.p, j1.len) != 0) {
 		jf_fail("JSON encoding is not canonical", "");
 	}
@@ -111,8 +112,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(buf);
 	}
 done:
-	gw_buf_free(&j1);
-	gw_buf_free(&j2);
+	http_buf_free(&j1);
+	http_buf_free(&j2);
 	wb_msg_free(m);
 	wb_msg_free(m2);
 	return 0;

@@ -15,7 +15,7 @@ decode(const char *json, uint64_t allowed, int want, char *err, size_t n)
 	wb_obj *o = wb_msg_new();
 
 	cr_assert_not_null(o);
-	int rc = gw_json_to_obj(o, json, strlen(json), allowed, err, n);
+	int rc = http_json_to_obj(o, json, strlen(json), allowed, err, n);
 	cr_assert_eq(rc, want, "%s: rc %d (%s), want %d", json, rc, err, want);
 	return o;
 }
@@ -26,7 +26,7 @@ Test(json, every_type_round_trips)
 	                     "\"name\":\"al\\u00e9\",\"uids\":[1,2,3],\"ids\":[\"9007199254740993\"],"
 	                     "\"posts\":[{\"id\":\"5\",\"text\":\"hi\"}]}";
 	char            err[128];
-	gw_buf          out = { 0 };
+	http_buf        out = { 0 };
 	wb_obj         *o = decode(in, UINT64_MAX, WB_OK, err, sizeof(err)), *back;
 	const uint64_t *v;
 	size_t          n;
@@ -35,17 +35,17 @@ Test(json, every_type_round_trips)
 	cr_assert_eq(wb_u64(o, WB_F_ID, 0), UINT64_MAX);
 	cr_assert_str_eq(wb_str(o, WB_F_NAME, ""), "al\xc3\xa9");
 	cr_assert(wb_get_u64s(o, WB_F_IDS, &v, &n) && n == 1 && v[0] == 9007199254740993ull);
-	cr_assert_eq(gw_json_from_obj(o, 0, &out), WB_OK);
+	cr_assert_eq(http_json_from_obj(o, 0, &out), WB_OK);
 	cr_assert_not_null(strstr(out.p, "\"id\":\"18446744073709551615\""), "%s", out.p);
 	cr_assert_not_null(strstr(out.p, "\"ids\":[\"9007199254740993\"]"), "%s", out.p);
 	cr_assert_not_null(strstr(out.p, "\"uids\":[1,2,3]"), "%s", out.p);
 	back = decode(out.p, UINT64_MAX, WB_OK, err, sizeof(err));
 	cr_assert(wb_equal(o, back), "round trip differs: %s", out.p);
-	gw_buf_clear(&out);
-	cr_assert_eq(gw_json_from_obj(o, WB_M(UID) | WB_M(POSTS), &out), WB_OK);
+	http_buf_clear(&out);
+	cr_assert_eq(http_json_from_obj(o, WB_M(UID) | WB_M(POSTS), &out), WB_OK);
 	cr_assert_null(strstr(out.p, "\"uid\""));
 	cr_assert_null(strstr(out.p, "\"posts\""));
-	gw_buf_free(&out);
+	http_buf_free(&out);
 	wb_msg_free(o);
 	wb_msg_free(back);
 }
@@ -77,7 +77,7 @@ Test(json, wrong_types_are_named)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char    err[160] = "";
 		wb_obj *o = wb_msg_new();
-		int     rc = gw_json_to_obj(
+		int     rc = http_json_to_obj(
 		        o, cases[i].json, strlen(cases[i].json), UINT64_MAX, err, sizeof(err));
 		cr_expect_eq(rc, WB_EBADMSG, "%s: rc %d", cases[i].json, rc);
 		cr_expect_not_null(
@@ -111,28 +111,29 @@ Test(json, text_forms_and_errors)
 	uint64_t u;
 
 	cr_assert_eq(
-	    gw_json_set_text(o, WB_F_BEFORE, "912316145371971584", 18, err, sizeof(err)), WB_OK);
+	    http_json_set_text(o, WB_F_BEFORE, "912316145371971584", 18, err, sizeof(err)), WB_OK);
 	cr_assert_eq(wb_u64(o, WB_F_BEFORE, 0), 912316145371971584ull);
-	cr_assert_eq(gw_json_set_text(o, WB_F_LIMIT, "", 0, err, sizeof(err)), WB_EBADMSG);
-	cr_assert_eq(gw_json_set_text(o, WB_F_LIMIT, "+1", 2, err, sizeof(err)), WB_EBADMSG);
-	cr_assert_eq(gw_json_set_text(o, WB_F_FOLLOWED, "true", 4, err, sizeof(err)), WB_OK);
-	cr_assert_eq(gw_json_set_text(o, WB_F_FOLLOWED, "yes", 3, err, sizeof(err)), WB_EBADMSG);
-	cr_assert_eq(gw_json_set_text(o, WB_F_UIDS, "1", 1, err, sizeof(err)), WB_EBADMSG);
-	cr_assert(gw_json_parse_u64("18446744073709551615", 20, &u) && u == UINT64_MAX);
-	cr_assert(!gw_json_parse_u64("18446744073709551616", 20, &u));
-	cr_assert(!gw_json_parse_u64("123456789012345678901", 21, &u));
+	cr_assert_eq(http_json_set_text(o, WB_F_LIMIT, "", 0, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_eq(http_json_set_text(o, WB_F_LIMIT, "+1", 2, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_eq(http_json_set_text(o, WB_F_FOLLOWED, "true", 4, err, sizeof(err)), WB_OK);
+	cr_assert_eq(http_json_set_text(o, WB_F_FOLLOWED, "yes", 3, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_eq(http_json_set_text(o, WB_F_UIDS, "1", 1, err, sizeof(err)), WB_EBADMSG);
+	cr_assert(http_json_parse_u64("18446744073709551615", 20, &u) && u == UINT64_MAX);
+	cr_assert(!http_json_parse_u64("18446744073709551616", 20, &u));
+	cr_assert(!http_json_parse_u64("123456789012345678901", 21, &u));
 	wb_msg_free(o);
 }
 
 Test(json, error_bodies)
 {
-	gw_buf out = { 0 };
+	http_buf out = { 0 };
 
-	cr_assert_eq(gw_json_error(&out, WB_ENOUSER, "no such user: \"x\"\n"), WB_OK);
+	cr_assert_eq(
+	    http_json_error_named(&out, wb_err_name(WB_ENOUSER), "no such user: \"x\"\n"), WB_OK);
 	cr_assert_str_eq(
 	    out.p, "{\"error\":\"NO_SUCH_USER\",\"message\":\"no such user: \\\"x\\\"\\n\"}");
-	gw_buf_clear(&out);
-	cr_assert_eq(gw_json_error_named(&out, "METHOD_NOT_ALLOWED", "bad \xff"), WB_OK);
+	http_buf_clear(&out);
+	cr_assert_eq(http_json_error_named(&out, "METHOD_NOT_ALLOWED", "bad \xff"), WB_OK);
 	cr_assert_not_null(strstr(out.p, "not valid UTF-8"), "%s", out.p);
-	gw_buf_free(&out);
+	http_buf_free(&out);
 }

@@ -1,6 +1,6 @@
 /*
  * http_parse_fuzz.c - libFuzzer target for the HTTP router and query
- * parser (gw_http_parse: method + URI -> route and request object).
+ * parser (http_parse: method + URI -> route and request object).
  *
  * Input: the first byte picks a method, the rest is the URI; half the
  * time it is glued to a real API prefix so the fuzzer reaches the
@@ -36,7 +36,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"/api/v1/users/bob/fans?", "/api/v1/users/bob/following?limit=3&" };
 	static wb_obj           *q;
 	char                     uri[4096];
-	gw_http_parsed           out;
+	http_parsed              out;
 	const char              *method;
 	size_t                   pl;
 	int                      st;
@@ -56,7 +56,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(uri + pl, data + 1, size - 1);
 	uri[pl + size - 1] = '\0'; /* nng hands a C string: an embedded NUL ends it */
 
-	st = gw_http_parse(method, uri, q, &out);
+	st = http_parse(method, uri, q, &out);
 	if (st == 0) {
 		if (out.route == NULL) {
 			hf_fail("routed without a route", uri);

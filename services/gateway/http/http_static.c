@@ -15,7 +15,7 @@
 
 static const struct {
 	const char *ext, *ctype;
-} gw_http_types[] = {
+} http_types[] = {
 	{ ".html", "text/html; charset=utf-8" },
 	{ ".js", "text/javascript; charset=utf-8" },
 	{ ".mjs", "text/javascript; charset=utf-8" },
@@ -28,22 +28,22 @@ static const struct {
 };
 
 static const char *
-gw_http_static_type(const char *name)
+http_static_type(const char *name)
 {
 	size_t n = strlen(name);
 
-	for (size_t i = 0; i < sizeof(gw_http_types) / sizeof(gw_http_types[0]); i++) {
-		size_t e = strlen(gw_http_types[i].ext);
-		if (n > e && strcmp(name + n - e, gw_http_types[i].ext) == 0) {
-			return gw_http_types[i].ctype;
+	for (size_t i = 0; i < sizeof(http_types) / sizeof(http_types[0]); i++) {
+		size_t e = strlen(http_types[i].ext);
+		if (n > e && strcmp(name + n - e, http_types[i].ext) == 0) {
+			return http_types[i].ctype;
 		}
 	}
 	return "application/octet-stream";
 }
 
-/* gw_http_static_read reads one regular file of at most GW_HTTP_FILE_MAX bytes. */
+/* http_static_read reads one regular file of at most HTTP_FILE_MAX bytes. */
 static int
-gw_http_static_read(const char *path, char **data, size_t *len)
+http_static_read(const char *path, char **data, size_t *len)
 {
 	FILE       *f;
 	struct stat st;
@@ -52,7 +52,7 @@ gw_http_static_read(const char *path, char **data, size_t *len)
 	if ((f = fopen(path, "rb")) == NULL) {
 		return WB_EIO;
 	}
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > GW_HTTP_FILE_MAX) {
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > HTTP_FILE_MAX) {
 		fclose(f);
 		return WB_ETOOBIG;
 	}
@@ -72,7 +72,7 @@ gw_http_static_read(const char *path, char **data, size_t *len)
 }
 
 int
-gw_http_static_load(gw_http *h, const char *dir)
+http_static_load(http_server *h, const char *dir)
 {
 	DIR           *d;
 	struct dirent *e;
@@ -84,19 +84,19 @@ gw_http_static_load(gw_http *h, const char *dir)
 		return WB_OK;
 	}
 	while (rc == WB_OK && (e = readdir(d)) != NULL) {
-		gw_http_file *f;
+		http_file *f;
 
 		if (e->d_name[0] == '.' || strlen(e->d_name) + 2 > sizeof(f->path)) {
 			continue;
 		}
-		if (h->nfiles == GW_HTTP_FILES_MAX) {
+		if (h->nfiles == HTTP_FILES_MAX) {
 			RT_WARNF("web page: more than %d files in %s, ignoring the rest",
-			    GW_HTTP_FILES_MAX, dir);
+			    HTTP_FILES_MAX, dir);
 			break;
 		}
 		f = &h->files[h->nfiles];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if ((rc = gw_http_static_read(path, &f->data, &f->len)) != WB_OK) {
+		if ((rc = http_static_read(path, &f->data, &f->len)) != WB_OK) {
 			if (rc != WB_ENOMEM) {
 				RT_WARNF("web page: skipping %s (%s)", path, wb_strerror(rc));
 				rc = WB_OK;
@@ -104,7 +104,7 @@ gw_http_static_load(gw_http *h, const char *dir)
 			continue;
 		}
 		snprintf(f->path, sizeof(f->path), "/%s", e->d_name);
-		f->ctype = gw_http_static_type(e->d_name);
+		f->ctype = http_static_type(e->d_name);
 		h->nfiles++;
 	}
 	closedir(d);
@@ -114,8 +114,8 @@ gw_http_static_load(gw_http *h, const char *dir)
 	return rc;
 }
 
-const gw_http_file *
-gw_http_static_find(gw_http *h, const char *path)
+const http_file *
+http_static_find(http_server *h, const char *path)
 {
 	if (strcmp(path, "/") == 0) {
 		path = "/index.html";
@@ -129,7 +129,7 @@ gw_http_static_find(gw_http *h, const char *path)
 }
 
 void
-gw_http_static_free(gw_http *h)
+http_static_free(http_server *h)
 {
 	for (int i = 0; i < h->nfiles; i++) {
 		free(h->files[i].data);
@@ -138,7 +138,7 @@ gw_http_static_free(gw_http *h)
 }
 
 const char *
-gw_http_web_dir(char *buf, size_t n)
+http_web_dir(char *buf, size_t n)
 {
 	char        exe[768], *slash;
 	ssize_t     k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

@@ -7,6 +7,7 @@
 
 #include "lg_peer.h"
 #include "wb_id.h"
+#include "wb_clock.h"
 
 #ifdef LG_HAVE_PG
 #include <libpq-fe.h>

@@ -9,6 +9,7 @@
 
 #include "lg_peer.h"
 #include "wb_id.h"
+#include "wb_clock.h"
 
 #ifdef LG_HAVE_REDIS
 #include <hiredis/hiredis.h>

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "lg.h"
-#include "wb_id.h"
+#include "wb_clock.h"
 
 uint64_t
 lg_now_us(void)
