@@ -7,7 +7,7 @@
 
 /* rel_svc_open creates the service. */
 int
-rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users)
+rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users, rt_client *bulk_users)
 {
 	rel_svc *r;
 	int      rc;
@@ -22,6 +22,7 @@ rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users)
 	r->t = t;
 	r->log = log;
 	r->users = users;
+	r->bulk_users = bulk_users;
 	for (int i = 0; i < REL_STRIPES; i++) {
 		pthread_mutex_init(&r->stripes[i], NULL);
 	}

@@ -25,9 +25,10 @@
 
 typedef struct rel_svc rel_svc;
 
-/* rel_svc_open creates the service over a table (families from rel_schema),
- * its event log, and a client of the user service (to check users exist). */
-int rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users);
+/* rel_svc_open creates the service over a table (families from rel_schema), its
+ * event log, and two clients of the user service to check users exist: users for
+ * a follow's pair, bulk_users (a longer deadline) for rel.follow_many's batches. */
+int rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users, rt_client *bulk_users);
 
 /* rel_svc_route registers the service's handlers and gauges on a server. */
 int rel_svc_route(rel_svc *r, rt_server *s);

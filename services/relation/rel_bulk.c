@@ -56,7 +56,7 @@ rel_bulk_users_exist(rel_svc *r, const uint64_t *v, size_t n)
 		rc = wb_set_u64s(req, WB_F_UIDS, v + off, k);
 		if (rc == WB_OK) {
 			atomic_fetch_add(&r->user_calls, 1);
-			rc = rt_call(r->users, req, &rep);
+			rc = rt_call(r->bulk_users, req, &rep);
 			if (rc != WB_OK && rc != WB_ETIMEDOUT) {
 				rc = WB_EUNAVAIL;
 			}

@@ -21,7 +21,7 @@ rt_opt rel_daemon_opts[] = {
 typedef struct rel_daemon {
 	rt_pub    *pub;
 	evlog     *log;
-	rt_client *users;
+	rt_client *users, *bulk_users;
 	rel_svc   *svc;
 } rel_daemon;
 
@@ -32,6 +32,9 @@ rel_daemon_open(const rt_env *env, void **out)
 	/* user.get is idempotent: one resend rides out a user service restart,
 	 * and the whole check stays well inside a caller's 5 s deadline */
 	rt_client_opts uopts = { .timeout_ms = 1500, .retries = 1 };
+	/* rel.follow_many asks 1000 uids at a time: a busy or sanitized user
+	 * service took more than 750 ms for one batch (CI, ASan) */
+	rt_client_opts bopts = { .timeout_ms = 60000 };
 	int            rc;
 
 	if (d == NULL) {
@@ -40,7 +43,8 @@ rel_daemon_open(const rt_env *env, void **out)
 	if ((rc = rt_pub_open(&d->pub, rel_pub_url)) != WB_OK ||
 	    (rc = evlog_open(&d->log, env->store, REL_FAM_LOG, "relation", d->pub)) != WB_OK ||
 	    (rc = rt_client_open(&d->users, rel_user_url, &uopts)) != WB_OK ||
-	    (rc = rel_svc_open(&d->svc, env->store, d->log, d->users)) != WB_OK ||
+	    (rc = rt_client_open(&d->bulk_users, rel_user_url, &bopts)) != WB_OK ||
+	    (rc = rel_svc_open(&d->svc, env->store, d->log, d->users, d->bulk_users)) != WB_OK ||
 	    (rc = rel_svc_route(d->svc, env->srv)) != WB_OK) {
 		RT_ERRORF("cannot open (events on %s): %s", rel_pub_url, wb_strerror(rc));
 		rel_daemon_close(d);
@@ -60,6 +64,7 @@ rel_daemon_close(void *arg)
 		return;
 	}
 	rel_svc_close(d->svc);
+	rt_client_close(d->bulk_users);
 	rt_client_close(d->users);
 	evlog_close(d->log);
 	rt_pub_close(d->pub);

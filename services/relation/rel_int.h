@@ -24,7 +24,8 @@ typedef struct rel_known {
 struct rel_svc {
 	hb_table       *t;
 	evlog          *log;
-	rt_client      *users;
+	rt_client      *users;      /* user.get of a pair: a short deadline */
+	rt_client      *bulk_users; /* user.get of 1000 uids (rel.follow_many): a long one */
 	rel_known       known;
 	pthread_mutex_t stripes[REL_STRIPES];
 	atomic_ulong    user_calls; /* user.get calls made (stats gauge) */
