@@ -1,30 +1,17 @@
 /*
  * gw.c - the gateway's plumbing: downstream clients, the call helper that
  * turns downstream failures into public errors, authentication, name
- * lookup, and the table routing each public operation to its handler.
+ * lookup and page limits.  gw_dispatch.c routes the operations.
  */
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
-#include "gw_names.h"
-#include "gw_postcache.h"
-#include "gw_sessions.h"
-#include "gw_tokens.h"
+#include "gw_int.h"
 #include "rt_log.h"
 #include "rt_rate.h"
 #include "rt_server.h"
 #include "wb_clock.h"
-
-struct gw {
-	rt_client    *svc[GW_SVC_COUNT];
-	gw_tokens    *tokens;
-	gw_sessions  *sessions;
-	gw_names     *names;
-	gw_postcache *posts;
-	rt_rate      *logins; /* failed logins per client address, over every transport */
-};
 
 static const char *gw_svc_names[GW_SVC_COUNT] = {
 	"user",
@@ -32,32 +19,6 @@ static const char *gw_svc_names[GW_SVC_COUNT] = {
 	"content",
 	"inbox",
 };
-
-typedef int (*gw_op_fn)(gw *g, const wb_obj *req, wb_obj *rep);
-
-static const struct {
-	wb_op    op;
-	gw_op_fn fn;
-} gw_routes[] = {
-	{ WB_OP_REGISTER, gw_op_register },
-	{ WB_OP_LOGIN, gw_op_login },
-	{ WB_OP_LOGOUT, gw_op_logout },
-	{ WB_OP_WHOAMI, gw_op_whoami },
-	{ WB_OP_PUBLISH, gw_op_publish },
-	{ WB_OP_DELETE, gw_op_delete },
-	{ WB_OP_HOME, gw_op_home },
-	{ WB_OP_TIMELINE, gw_op_timeline },
-	{ WB_OP_FOLLOW, gw_op_follow },
-	{ WB_OP_UNFOLLOW, gw_op_unfollow },
-	{ WB_OP_FOLLOWING_LIST, gw_op_following },
-	{ WB_OP_FANS_LIST, gw_op_fans },
-	{ WB_OP_PROFILE, gw_op_profile },
-	{ WB_OP_UPDATE_PROFILE, gw_op_update_profile },
-	{ WB_OP_LOGOUT_ALL, gw_op_logout_all },
-	{ WB_OP_CHANGE_PASSWORD, gw_op_change_password },
-};
-
-#define GW_NROUTES (sizeof(gw_routes) / sizeof(gw_routes[0]))
 
 int
 gw_open(gw **out, const gw_opts *opts)
@@ -113,93 +74,6 @@ gw_close(gw *g)
 	gw_postcache_close(g->posts);
 	rt_rate_close(g->logins);
 	free(g);
-}
-
-int
-gw_is_public(wb_op op)
-{
-	for (size_t i = 0; i < GW_NROUTES; i++) {
-		if (gw_routes[i].op == op) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* gw_client_key writes a key naming client's IP (without the port) into buf (>= 17 bytes); its length, or 0 if unknown. */
-static size_t
-gw_client_key(const struct sockaddr_storage *client, uint8_t *buf)
-{
-	if (client == NULL) {
-		return 0;
-	}
-	switch (client->ss_family) {
-	case AF_INET:
-		buf[0] = 4;
-		memcpy(buf + 1, &((const struct sockaddr_in *)client)->sin_addr, 4);
-		return 5;
-	case AF_INET6:
-		buf[0] = 6;
-		memcpy(buf + 1, &((const struct sockaddr_in6 *)client)->sin6_addr, 16);
-		return 17;
-	default:
-		return 0;
-	}
-}
-
-/* gw_login runs a login, refused while client's address is locked after failed logins. */
-static int
-gw_login(gw *g, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client)
-{
-	uint8_t  key[17];
-	size_t   len = gw_client_key(client, key);
-	uint64_t retry_ms;
-	int      rc;
-
-	if (len > 0 && rt_rate_check(g->logins, key, len, wb_now_ms(), &retry_ms) != WB_OK) {
-		wb_reply_error(rep, WB_ERATE,
-		    "too many failed logins from this address, retry in %llu s",
-		    (unsigned long long)(retry_ms + 999) / 1000);
-		return WB_ERATE;
-	}
-	rc = gw_op_login(g, req, rep);
-	if (len > 0 && rc == WB_ELOGIN) {
-		rt_rate_fail(g->logins, key, len, wb_now_ms());
-	}
-	return rc;
-}
-
-int
-gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client)
-{
-	if (op == WB_OP_LOGIN) {
-		return gw_login(g, req, rep, client);
-	}
-	for (size_t i = 0; i < GW_NROUTES; i++) {
-		if (gw_routes[i].op == op) {
-			return gw_routes[i].fn(g, req, rep);
-		}
-	}
-	wb_reply_error(rep, WB_EBADOP, "unknown operation");
-	return WB_EBADOP;
-}
-
-int
-gw_handler(void *arg, const wb_obj *req, wb_obj *rep)
-{
-	struct sockaddr_storage client;
-	char                    err[128];
-	wb_op                   op;
-	int                     rc;
-
-	if ((rc = wb_check_request(req, &op, err, sizeof(err))) != WB_OK) {
-		wb_reply_error(rep, rc, "%s", err);
-		return rc;
-	}
-	if (op == WB_OP_LOGIN) {
-		rt_server_peer(&client);
-	}
-	return gw_dispatch(arg, op, req, rep, op == WB_OP_LOGIN ? &client : NULL);
 }
 
 /*

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "gw.h"
+#include "gw_int.h"
 #include "gw_names.h"
 #include "gw_postcache.h"
 

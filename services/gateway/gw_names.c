@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
+#include "wb_hash.h"
 #include "gw_names.h"
 #include "wb_errors.h"
 
@@ -58,7 +58,7 @@ gw_names_hash_name(const char *s, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
 	}
-	return gw_mix64(h);
+	return wb_mix64(h);
 }
 
 static int
@@ -125,7 +125,7 @@ gw_names_close(gw_names *n)
 bool
 gw_names_name(gw_names *n, uint64_t uid, char *out)
 {
-	size_t         i = gw_mix64(uid) & n->mask;
+	size_t         i = wb_mix64(uid) & n->mask;
 	gw_names_slot *s = &n->by_uid.slots[i];
 	bool           hit;
 
@@ -183,6 +183,6 @@ gw_names_put(gw_names *n, uint64_t uid, const char *name, size_t len)
 	    memchr(name, '\0', len) != NULL) {
 		return;
 	}
-	gw_names_table_put(&n->by_uid, gw_mix64(uid) & n->mask, uid, name, len);
+	gw_names_table_put(&n->by_uid, wb_mix64(uid) & n->mask, uid, name, len);
 	gw_names_table_put(&n->by_name, gw_names_hash_name(key, len) & n->mask, uid, key, len);
 }

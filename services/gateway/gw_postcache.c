@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
+#include "wb_hash.h"
 #include "gw_postcache.h"
 #include "wb_id.h"
 #include "wb_clock.h"
@@ -40,7 +40,7 @@ struct gw_postcache {
 static size_t
 gw_postcache_slot_of(const gw_postcache *c, uint64_t id)
 {
-	return (size_t)gw_mix64(id) & c->mask;
+	return (size_t)wb_mix64(id) & c->mask;
 }
 
 int

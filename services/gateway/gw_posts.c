@@ -4,7 +4,7 @@
  *   home      token -> uid -> inbox.home ids -> post cache or post.get -> user.get names
  *   timeline  name -> user.lookup uid -> post.timeline (author known)
  */
-#include "gw.h"
+#include "gw_int.h"
 #include "gw_postcache.h"
 
 int

@@ -3,7 +3,7 @@
  * update_profile.  Passwords and tokens pass through to the user service
  * and are never logged.
  */
-#include "gw.h"
+#include "gw_int.h"
 
 /* gw_session_name_pass builds a user-service request carrying req's name and password. */
 static wb_obj *

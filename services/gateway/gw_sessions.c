@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gw.h"
+#include "wb_hash.h"
 #include "gw_sessions.h"
 #include "rt_log.h"
 #include "wb_session.h"
@@ -56,7 +56,7 @@ gw_sessions_mono_ms(void)
 static size_t
 gw_sessions_slot(const gw_sessions_table *t, uint64_t key)
 {
-	size_t i = (size_t)gw_mix64(key) & (t->cap - 1);
+	size_t i = (size_t)wb_mix64(key) & (t->cap - 1);
 
 	while (t->e[i].key != 0 && t->e[i].key != key) {
 		i = (i + 1) & (t->cap - 1);

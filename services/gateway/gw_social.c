@@ -3,7 +3,7 @@
  * fans, profile.  Users are named by username in the public API and by
  * uid downstream; each handler resolves names first.
  */
-#include "gw.h"
+#include "gw_int.h"
 
 /* gw_social_relate resolves NAME, refuses self, and sends op (rel.follow or rel.unfollow) for the caller. */
 static int

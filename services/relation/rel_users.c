@@ -9,6 +9,7 @@
 
 #include "rel_int.h"
 #include "rt_log.h"
+#include "wb_hash.h"
 
 #define REL_KNOWN_MIN (1u << 10)
 #define REL_KNOWN_MAX (1u << 22) /* slots: 32 MiB, about 2M users at half load */
@@ -16,10 +17,7 @@
 static size_t
 rel_known_slot(uint64_t uid, size_t cap)
 {
-	uid ^= uid >> 33;
-	uid *= UINT64_C(0xff51afd7ed558ccd);
-	uid ^= uid >> 33;
-	return (size_t)uid & (cap - 1);
+	return (size_t)wb_mix64(uid) & (cap - 1);
 }
 
 /* rel_known_init sets up an empty set. */

@@ -119,7 +119,7 @@ http_guard_scan(http_server *h, DIR *d, http_guard_conn *t, uint64_t deadline_ms
 {
 	struct dirent *e;
 	uint64_t       now = wb_mono_us() / 1000;
-	int            seen = 0, port = http_port(h);
+	int            seen = 0, port = h->port;
 
 	rewinddir(d); /* kept open: when every descriptor is taken, opendir would fail */
 	while ((e = readdir(d)) != NULL) {

@@ -67,6 +67,7 @@ struct http_server {
 	pthread_mutex_t   guard_mu;
 	pthread_cond_t    guard_cv;
 	bool              guard_stop, guarded;
+	int               port; /* the TCP port listened on (after http_start), for the guard */
 };
 
 typedef struct http_route http_route; /* http_api.c's routing table */
@@ -90,6 +91,9 @@ int http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 
 /* http_serve handles one request with its body read (on a worker). */
 void http_serve(http_job *j);
+
+/* http_finish returns j to the freelist and completes the server's aio with res (NULL: drop the connection). */
+void http_finish(http_job *j, nng_http_res *res);
 
 /* http_respond sends status with a body (copied) and finishes the job. */
 void http_respond(http_job *j, int status, const char *ctype, const void *body, size_t len);

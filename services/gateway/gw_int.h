@@ -1,0 +1,92 @@
+/*
+ * gw_int.h - the gateway's inside, shared by its files and by no other
+ * module: the gw handle's fields, the helpers every operation uses
+ * (gw.c), hydration (gw_hydrate.c) and the operations themselves
+ * (gw_session.c, gw_posts.c, gw_social.c), routed by gw_dispatch.c.
+ */
+#ifndef GW_INT_H
+#define GW_INT_H
+
+#include "gw.h"
+#include "gw_names.h"
+#include "gw_postcache.h"
+#include "gw_sessions.h"
+#include "gw_tokens.h"
+#include "rt_rate.h"
+
+struct gw {
+	rt_client    *svc[GW_SVC_COUNT];
+	gw_tokens    *tokens;
+	gw_sessions  *sessions;
+	gw_names     *names;
+	gw_postcache *posts;
+	rt_rate      *logins; /* failed logins per client address, over every transport */
+};
+
+/* gw_call sends req (always consumed) to svc; WB_OK gives *out, an error is written into rep. */
+int gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep);
+
+/* gw_call_start sends req (always consumed) to svc without waiting for the reply; NULL if it could not start (gw_call_finish then fails). */
+rt_pending *gw_call_start(gw *g, gw_svc svc, wb_obj *req);
+
+/* gw_call_finish waits for a call from gw_call_start (always ending it); results as gw_call. */
+int gw_call_finish(gw_svc svc, rt_pending *p, wb_obj **out, wb_obj *rep);
+
+/* gw_auth resolves req's token to the caller's uid (cached up to auth_cache_ms); errors go into rep. */
+int gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
+
+/* gw_auth_optional is gw_auth for operations where a token is optional: *uid is 0 without a valid one. */
+int gw_auth_optional(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
+
+/* gw_auth_sync makes sessions ended through this gateway (logout, log out everywhere, password change) take effect here before the reply. */
+void gw_auth_sync(gw *g);
+
+/* gw_auth_forget drops token from the cache (after logout). */
+void gw_auth_forget(gw *g, const char *token, size_t len);
+
+/* gw_name_cache returns g's uid <-> username cache (gw_names.h). */
+struct gw_names *gw_name_cache(gw *g);
+
+/* gw_post_cache returns g's cache of post records (gw_postcache.h). */
+struct gw_postcache *gw_post_cache(gw *g);
+
+/* gw_lookup resolves a username to a uid (WB_ENOUSER if unknown; cached once known); errors go into rep. */
+int gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep);
+
+/* gw_limit reads LIMIT by the one page rule (wb_page_limit): GW_PAGE_DEFAULT, GW_PAGE_MAX. */
+int gw_limit(const wb_obj *req, uint64_t *limit, wb_obj *rep);
+
+/* gw_hydrate_posts fetches posts ids (newest first; authors, if not NULL, their authors as hints) and their authors' names into rep's POSTS, skipping missing posts. */
+int gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *authors, size_t n, wb_obj *rep);
+
+/* gw_copy_posts copies post records into rep's POSTS, with author_name set to name. */
+int gw_copy_posts(const wb_obj *posts, size_t n, const char *name, wb_obj *rep);
+
+/* gw_hydrate_users fetches users uids into rep's USERS (same order), skipping unknown ones. */
+int gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep);
+
+/* gw_profile_fill makes rep a success reply holding uid's record and counts (and followed, if viewer is nonzero and not uid). */
+int gw_profile_fill(gw *g, uint64_t uid, uint64_t viewer, wb_obj *rep);
+
+/* gw_copy_user copies the user fields of src (uid, name, display, bio, created) into dst. */
+int gw_copy_user(const wb_obj *src, wb_obj *dst);
+
+/* The public operations: each fills rep and returns its wb_err. */
+int gw_op_register(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_login(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_whoami(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_home(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_timeline(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_follow(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_unfollow(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_following(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_fans(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_profile(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep);
+
+#endif
