@@ -53,17 +53,7 @@ cc_job_register(warble_client *c, int t)
 {
 	for (int i = t; i < USERS; i += THREADS) {
 		cc_user *u = &cc_users[i];
-		uint64_t uid = 0;
-		int      rc = warble_register(c, u->name, "cc-password", &u->uid);
-		if (rc == WARBLE_OK) {
-			rc = warble_login(c, u->name, "cc-password", &uid);
-		}
-		if (rc != WARBLE_OK || uid != u->uid || warble_token(c) == NULL) {
-			it_fail("%s: register/login: %s: %s", u->name, warble_errname(rc),
-			    warble_errmsg(c));
-			continue;
-		}
-		u->token = strdup(warble_token(c));
+		u->token = it_join(c, u->name, "cc-password", &u->uid);
 	}
 }
 

@@ -180,17 +180,7 @@ graph_job_register(warble_client *c, int t)
 {
 	for (uint32_t i = (uint32_t)t; i < gr_n; i += THREADS) {
 		graph_user *u = &gr_users[i];
-		uint64_t    uid = 0;
-		int         rc = warble_register(c, u->name, "graph-password", &u->uid);
-		if (rc == WARBLE_OK) {
-			rc = warble_login(c, u->name, "graph-password", &uid);
-		}
-		if (rc != WARBLE_OK || uid != u->uid || warble_token(c) == NULL) {
-			it_fail("%s: register/login: %s: %s", u->name, warble_errname(rc),
-			    warble_errmsg(c));
-			continue;
-		}
-		u->token = strdup(warble_token(c));
+		u->token = it_join(c, u->name, "graph-password", &u->uid);
 	}
 }
 

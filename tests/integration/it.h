@@ -71,6 +71,23 @@ it_client(void)
 	return c;
 }
 
+/* it_join registers name and logs it in on c; returns its session token (strdup, or NULL after it_fail) and *uid. */
+static inline char *
+it_join(warble_client *c, const char *name, const char *password, uint64_t *uid)
+{
+	uint64_t again = 0;
+	int      rc = warble_register(c, name, password, uid);
+
+	if (rc == WARBLE_OK) {
+		rc = warble_login(c, name, password, &again);
+	}
+	if (rc != WARBLE_OK || again != *uid || warble_token(c) == NULL) {
+		it_fail("%s: register/login: %s: %s", name, warble_errname(rc), warble_errmsg(c));
+		return NULL;
+	}
+	return strdup(warble_token(c));
+}
+
 /* it_rand is splitmix64 over a caller's own state (one per thread; seed it from the test's seed). */
 static inline uint64_t
 it_rand(uint64_t *s)
