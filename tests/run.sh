@@ -20,8 +20,11 @@ passed=0 failed=0
 for bin in "${bins[@]}"; do
 	name=$(basename "$bin")
 	start=$(date +%s)
-	timeout --kill-after=10 "$LIMIT" "$bin" --tap=- -j"$JOBS" >"$log/$name.tap" 2>"$log/$name.err"
+	# TAP to a file: with --tap=- Criterion swallows the tests' own stderr
+	# (the harness's diagnostics: a daemon's exit status, its log tail)
+	timeout --kill-after=10 "$LIMIT" "$bin" --tap="$log/$name.tap" -j"$JOBS" >/dev/null 2>"$log/$name.err"
 	rc=$?
+	touch "$log/$name.tap" # a binary that died early wrote none
 	p=$(grep -c '^ok ' "$log/$name.tap")
 	f=$(grep -c '^not ok ' "$log/$name.tap")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then

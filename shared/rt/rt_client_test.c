@@ -192,7 +192,9 @@ churn_run(bool tcp)
 		pthread_join(th[i], NULL);
 	}
 	cr_assert_gt(atomic_load(&ch.answered), 0, "no call was ever answered");
-	cr_assert_eq(wbt_stop(d, SIGTERM, 15000), 0);
+	int st = wbt_stop(d, SIGTERM, wbt_ms(15000));
+	cr_assert_eq(st, 0, "warble-ping after the churn: %s %d (its log: %s)",
+	    st < 0 ? "no exit in time, status" : "exit status", st, d->log);
 }
 
 Test(rt_client, close_as_replies_arrive_ipc, .fini = wbt_cleanup, .timeout = 120)

@@ -17,6 +17,7 @@ warble_open(warble_client **out, const char *gateway_url, int timeout_ms)
 {
 	warble_client *c;
 	rt_client_opts o = { 0 };
+	const char    *nng = getenv("WARBLE_SDK_NNG");
 	int            rc;
 
 	if (out == NULL) {
@@ -30,7 +31,13 @@ warble_open(warble_client **out, const char *gateway_url, int timeout_ms)
 		return WARBLE_ENOMEM;
 	}
 	o.timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
-	if ((rc = rt_client_open(&c->rt, gateway_url, &o)) != WB_OK) {
+	if (rt_sp_supports(gateway_url) && (nng == NULL || strcmp(nng, "1") != 0)) {
+		rt_sp_opts so = { .timeout_ms = o.timeout_ms };
+		rc = rt_sp_open(&c->sp, gateway_url, &so);
+	} else {
+		rc = rt_client_open(&c->rt, gateway_url, &o);
+	}
+	if (rc != WB_OK) {
 		free(c);
 		return rc;
 	}
@@ -45,6 +52,7 @@ warble_close(warble_client *c)
 	if (c == NULL) {
 		return;
 	}
+	rt_sp_close(c->sp);
 	rt_client_close(c->rt);
 	pthread_mutex_destroy(&c->mtx);
 	free(c->token);
@@ -152,7 +160,7 @@ warble_call(warble_client *c, wb_obj *req, warble_auth auth, wb_obj **rep)
 		wb_msg_free(req);
 		return warble_fail(c, rc, NULL);
 	}
-	rc = rt_call(c->rt, req, &r);
+	rc = c->sp != NULL ? rt_sp_call(c->sp, req, &r) : rt_call(c->rt, req, &r);
 	wb_msg_free(req);
 	if (rc == WB_OK && r != NULL) {
 		*rep = r;

@@ -1,0 +1,476 @@
+/*
+ * rt_sp.c - the blocking SP request/reply client of rt_sp.h.
+ *
+ * The wire format, as nng 1.5's tcp and ipc transports and its REQ/REP
+ * version 0 protocols speak it:
+ *
+ *   handshake, each side once    00 'S' 'P' 00 | protocol (u16 BE) | 00 00
+ *                                REQ is 0x0030, REP 0x0031
+ *   a tcp message                length (u64 BE) | payload
+ *   an ipc message               01 | length (u64 BE) | payload
+ *   a request's payload          request id (u32 BE, top bit set) | body
+ *   its reply's payload          the same request id | body
+ *
+ * A connection is blocking, with SO_RCVTIMEO and SO_SNDTIMEO at the
+ * client's deadline, so a call costs a write and (usually) one read.
+ * Before an idle connection is reused it is peeked at: a peer that has
+ * closed it (a restarted server) shows as end of file, and the request
+ * goes out on a new connection instead, so no request is ever sent into
+ * a dead connection nor sent twice.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rt_sp.h"
+#include "wb_clock.h"
+
+#define RT_SP_IDLE      8    /* idle connections kept */
+#define RT_SP_PROTO_REQ 0x30 /* nng's REQ version 0 */
+#define RT_SP_PROTO_REP 0x31 /* nng's REP version 0 */
+#define RT_SP_MAX_MSG   (16u << 20)
+#define RT_SP_KEEP_BUF  (256u << 10) /* a connection keeps a buffer this large at most */
+
+/* One connection and its message buffer (header room first). */
+typedef struct rt_sp_conn {
+	int    fd;
+	char  *buf;
+	size_t len, cap;
+} rt_sp_conn;
+
+struct rt_sp {
+	bool               ipc;
+	char               host[256], port[16]; /* tcp */
+	struct sockaddr_un un;                  /* ipc */
+	int                timeout_ms;
+	size_t             max_msg;
+	pthread_mutex_t    mu;
+	rt_sp_conn         idle[RT_SP_IDLE];
+	int                nidle;
+	atomic_uint        next_id;
+};
+
+bool
+rt_sp_supports(const char *url)
+{
+	return url != NULL && (strncmp(url, "tcp://", 6) == 0 || strncmp(url, "ipc://", 6) == 0);
+}
+
+/* rt_sp_parse fills c's address from url; WB_EINVAL if it is not one rt_sp speaks. */
+static int
+rt_sp_parse(rt_sp *c, const char *url)
+{
+	const char *hp, *colon;
+
+	if (!rt_sp_supports(url)) {
+		return WB_EINVAL;
+	}
+	if (strncmp(url, "ipc://", 6) == 0) {
+		c->ipc = true;
+		c->un.sun_family = AF_UNIX;
+		if (strlen(url + 6) == 0 || strlen(url + 6) >= sizeof(c->un.sun_path)) {
+			return WB_EINVAL;
+		}
+		memcpy(c->un.sun_path, url + 6, strlen(url + 6) + 1);
+		return WB_OK;
+	}
+	hp = url + 6;
+	if ((colon = strrchr(hp, ':')) == NULL || colon[1] == '\0' ||
+	    (size_t)(colon - hp) >= sizeof(c->host) || strlen(colon + 1) >= sizeof(c->port)) {
+		return WB_EINVAL;
+	}
+	/* [v6 address]:port, host:port; an empty host is the loopback */
+	if (hp[0] == '[' && colon > hp && colon[-1] == ']') {
+		snprintf(c->host, sizeof(c->host), "%.*s", (int)(colon - hp - 2), hp + 1);
+	} else {
+		snprintf(c->host, sizeof(c->host), "%.*s", (int)(colon - hp), hp);
+	}
+	snprintf(c->port, sizeof(c->port), "%s", colon + 1);
+	return WB_OK;
+}
+
+int
+rt_sp_open(rt_sp **out, const char *url, const rt_sp_opts *opts)
+{
+	rt_sp *c;
+	int    rc;
+
+	*out = NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		return WB_ENOMEM;
+	}
+	if ((rc = rt_sp_parse(c, url)) != WB_OK) {
+		free(c);
+		return rc;
+	}
+	c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
+	c->max_msg = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_SP_MAX_MSG;
+	pthread_mutex_init(&c->mu, NULL);
+	/* ids start at a random point, as nng's do, and keep the top bit set */
+	atomic_init(&c->next_id, (unsigned)wb_mono_us() ^ (unsigned)getpid() << 16);
+	*out = c;
+	return WB_OK;
+}
+
+/* rt_sp_conn_drop closes a connection and frees its buffer. */
+static void
+rt_sp_conn_drop(rt_sp_conn *k)
+{
+	if (k->fd >= 0) {
+		close(k->fd);
+	}
+	free(k->buf);
+	k->fd = -1;
+	k->buf = NULL;
+	k->cap = k->len = 0;
+}
+
+void
+rt_sp_close(rt_sp *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	for (int i = 0; i < c->nidle; i++) {
+		rt_sp_conn_drop(&c->idle[i]);
+	}
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+/* rt_sp_left returns the ms left until deadline_us (0 once it has passed). */
+static int
+rt_sp_left(uint64_t deadline_us)
+{
+	uint64_t now = wb_mono_us();
+
+	return now < deadline_us ? (int)((deadline_us - now + 999) / 1000) : 0;
+}
+
+/* rt_sp_connect_fd makes a connected socket to addr within the deadline; -1 with errno set. */
+static int
+rt_sp_connect_fd(const struct sockaddr *addr, socklen_t len, uint64_t deadline_us)
+{
+	struct pollfd pfd;
+	int           fd, err = 0, rv;
+	socklen_t     elen = sizeof(err);
+
+	if ((fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
+		return -1;
+	}
+	if (connect(fd, addr, len) != 0) {
+		if (errno != EINPROGRESS && errno != EAGAIN) {
+			goto fail;
+		}
+		pfd = (struct pollfd) { .fd = fd, .events = POLLOUT };
+		while ((rv = poll(&pfd, 1, rt_sp_left(deadline_us))) < 0 && errno == EINTR) {
+		}
+		if (rv == 0) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
+		if (rv < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0) {
+			goto fail;
+		}
+		if (err != 0) {
+			errno = err;
+			goto fail;
+		}
+	}
+	return fd;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+/* rt_sp_dial connects to c's address (resolving a tcp host each time); -1 with errno set. */
+static int
+rt_sp_dial(rt_sp *c, uint64_t deadline_us)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	int             fd = -1, one = 1;
+
+	if (c->ipc) {
+		return rt_sp_connect_fd(
+		    (const struct sockaddr *)&c->un, sizeof(c->un), deadline_us);
+	}
+	if (getaddrinfo(c->host[0] != '\0' ? c->host : "127.0.0.1", c->port, &hints, &res) != 0) {
+		errno = EHOSTUNREACH;
+		return -1;
+	}
+	for (struct addrinfo *a = res; a != NULL && fd < 0; a = a->ai_next) {
+		fd = rt_sp_connect_fd(a->ai_addr, a->ai_addrlen, deadline_us);
+	}
+	freeaddrinfo(res);
+	if (fd >= 0) {
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	return fd;
+}
+
+/* rt_sp_io writes (out) or reads len bytes of buf, within the deadline; 0, or an errno value. */
+static int
+rt_sp_io(int fd, bool out, void *buf, size_t len, uint64_t deadline_us)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		} else if (n == 0) {
+			return ECONNRESET; /* the peer closed the connection */
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			return ETIMEDOUT; /* SO_RCVTIMEO / SO_SNDTIMEO */
+		} else if (errno != EINTR) {
+			return errno;
+		}
+		if (len > 0 && rt_sp_left(deadline_us) == 0) {
+			return ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* rt_sp_conn_new connects, sets the deadlines and does the SP handshake; an errno value on failure. */
+static int
+rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
+{
+	const uint8_t  hello[8] = { 0, 'S', 'P', 0, 0, RT_SP_PROTO_REQ, 0, 0 };
+	uint8_t        peer[8];
+	struct timeval tv = { c->timeout_ms / 1000, (c->timeout_ms % 1000) * 1000 };
+	int            rv, flags;
+
+	k->fd = -1;
+	if ((k->fd = rt_sp_dial(c, deadline_us)) < 0) {
+		return errno;
+	}
+	if ((flags = fcntl(k->fd, F_GETFL)) < 0 || fcntl(k->fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ||
+	    setsockopt(k->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    setsockopt(k->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
+		rv = errno;
+		rt_sp_conn_drop(k);
+		return rv;
+	}
+	if ((rv = rt_sp_io(k->fd, true, (void *)hello, sizeof(hello), deadline_us)) != 0 ||
+	    (rv = rt_sp_io(k->fd, false, peer, sizeof(peer), deadline_us)) != 0) {
+		rt_sp_conn_drop(k);
+		return rv;
+	}
+	if (memcmp(peer, "\0SP\0", 4) != 0 || peer[4] != 0 || peer[5] != RT_SP_PROTO_REP ||
+	    peer[6] != 0 || peer[7] != 0) {
+		rt_sp_conn_drop(k);
+		return EPROTO; /* not an SP REP server */
+	}
+	return 0;
+}
+
+/* rt_sp_conn_alive tells whether an idle connection can take a request (the peer has not closed it). */
+static bool
+rt_sp_conn_alive(const rt_sp_conn *k)
+{
+	char    b;
+	ssize_t n = recv(k->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* rt_sp_conn_get takes a live idle connection or makes one; an errno value on failure. */
+static int
+rt_sp_conn_get(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
+{
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		if (c->nidle == 0) {
+			pthread_mutex_unlock(&c->mu);
+			break;
+		}
+		*k = c->idle[--c->nidle];
+		pthread_mutex_unlock(&c->mu);
+		if (rt_sp_conn_alive(k)) {
+			return 0;
+		}
+		rt_sp_conn_drop(k);
+	}
+	k->buf = NULL;
+	k->cap = k->len = 0;
+	return rt_sp_conn_new(c, k, deadline_us);
+}
+
+/* rt_sp_conn_put keeps a connection whose call went well, or closes it. */
+static void
+rt_sp_conn_put(rt_sp *c, rt_sp_conn *k, bool ok)
+{
+	if (ok && k->cap > RT_SP_KEEP_BUF) {
+		free(k->buf); /* keep idle connections small */
+		k->buf = NULL;
+		k->cap = 0;
+	}
+	if (ok) {
+		pthread_mutex_lock(&c->mu);
+		if (c->nidle < RT_SP_IDLE) {
+			c->idle[c->nidle++] = *k;
+			pthread_mutex_unlock(&c->mu);
+			return;
+		}
+		pthread_mutex_unlock(&c->mu);
+	}
+	rt_sp_conn_drop(k);
+}
+
+/* rt_sp_reserve makes room for need bytes in k's buffer. */
+static int
+rt_sp_reserve(rt_sp_conn *k, size_t need)
+{
+	char  *p;
+	size_t cap = k->cap > 0 ? k->cap : 4096;
+
+	if (need <= k->cap) {
+		return WB_OK;
+	}
+	while (cap < need) {
+		cap *= 2;
+	}
+	if ((p = realloc(k->buf, cap)) == NULL) {
+		return WB_ENOMEM;
+	}
+	k->buf = p;
+	k->cap = cap;
+	return WB_OK;
+}
+
+static int
+rt_sp_write_cb(void *arg, const char *buf, size_t len)
+{
+	rt_sp_conn *k = arg;
+
+	if (rt_sp_reserve(k, k->len + len) != WB_OK) {
+		return WB_ENOMEM;
+	}
+	memcpy(k->buf + k->len, buf, len);
+	k->len += len;
+	return 0;
+}
+
+/* rt_sp_put_be writes v as n big-endian bytes at p. */
+static void
+rt_sp_put_be(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = n - 1; i >= 0; i--, v >>= 8) {
+		p[i] = (uint8_t)v;
+	}
+}
+
+/* rt_sp_get_be reads n big-endian bytes at p. */
+static uint64_t
+rt_sp_get_be(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++) {
+		v = v << 8 | p[i];
+	}
+	return v;
+}
+
+/* rt_sp_errno maps a failed exchange to a wb_err. */
+static int
+rt_sp_errno(int e)
+{
+	return e == ETIMEDOUT ? WB_ETIMEDOUT : e == ENOMEM ? WB_ENOMEM : WB_EUNAVAIL;
+}
+
+/* rt_sp_exchange sends the request framed in k->buf (body from off) and reads the reply's payload into k->buf. */
+static int
+rt_sp_exchange(rt_sp *c, rt_sp_conn *k, size_t off, uint32_t id, uint64_t deadline_us)
+{
+	uint8_t  head[9 + 4], *h = c->ipc ? head + 1 : head;
+	size_t   hlen = c->ipc ? 9 : 8;
+	uint64_t len;
+	int      rv;
+
+	/* header right before the body: [01] length id */
+	k->buf[off - 4] = (char)(id >> 24);
+	k->buf[off - 3] = (char)(id >> 16);
+	k->buf[off - 2] = (char)(id >> 8);
+	k->buf[off - 1] = (char)id;
+	rt_sp_put_be((uint8_t *)k->buf + off - 12, k->len - off + 4, 8);
+	if (c->ipc) {
+		k->buf[off - 13] = 1;
+	}
+	if ((rv = rt_sp_io(k->fd, true, k->buf + off - 4 - hlen, k->len - off + 4 + hlen,
+	         deadline_us)) != 0) {
+		return rt_sp_errno(rv);
+	}
+	/* the reply: [01] length, then id and body */
+	if ((rv = rt_sp_io(k->fd, false, head, hlen + 4, deadline_us)) != 0) {
+		return rt_sp_errno(rv);
+	}
+	len = rt_sp_get_be(h, 8);
+	if ((c->ipc && head[0] != 1) || len < 4 || (uint32_t)rt_sp_get_be(h + 8, 4) != id) {
+		return WB_EBADMSG;
+	}
+	if (len - 4 > c->max_msg) {
+		return WB_ETOOBIG;
+	}
+	k->len = 0;
+	if (rt_sp_reserve(k, (size_t)len - 4) != WB_OK) {
+		return WB_ENOMEM;
+	}
+	if ((rv = rt_sp_io(k->fd, false, k->buf, (size_t)len - 4, deadline_us)) != 0) {
+		return rt_sp_errno(rv);
+	}
+	k->len = (size_t)len - 4;
+	return WB_OK;
+}
+
+int
+rt_sp_call(rt_sp *c, const wb_obj *req, wb_obj **rep)
+{
+	const size_t off = 13; /* room for [01] length id before the body */
+	uint64_t     deadline_us = wb_mono_us() + (uint64_t)c->timeout_ms * 1000;
+	uint32_t     id = atomic_fetch_add(&c->next_id, 1) | 0x80000000u;
+	rt_sp_conn   k;
+	wb_limits    lim = wb_limits_default;
+	wb_obj      *r = NULL;
+	char         err[128];
+	const char  *emsg;
+	int          rc, rv;
+
+	*rep = NULL;
+	if ((rv = rt_sp_conn_get(c, &k, deadline_us)) != 0) {
+		return rt_sp_errno(rv);
+	}
+	k.len = off;
+	if ((rc = rt_sp_reserve(&k, off + 256)) != WB_OK ||
+	    (rc = wb_encode(req, rt_sp_write_cb, &k)) != WB_OK ||
+	    (rc = rt_sp_exchange(c, &k, off, id, deadline_us)) != WB_OK) {
+		rt_sp_conn_put(c, &k, false);
+		return rc;
+	}
+	lim.max_bytes = c->max_msg;
+	rv = wb_decode(&r, k.buf, k.len, &lim, err, sizeof(err));
+	rt_sp_conn_put(c, &k, true);
+	if (rv != 0) {
+		return rv == WB_ENOMEM ? WB_ENOMEM : WB_EBADMSG;
+	}
+	*rep = r;
+	return wb_reply_code(r, &emsg);
+}

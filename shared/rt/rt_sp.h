@@ -1,0 +1,45 @@
+/*
+ * rt_sp.h - a REQ client that speaks the SP request/reply protocol itself
+ * (the wire format nng implements for tcp:// and ipc://) with plain
+ * blocking system calls on the calling thread.
+ *
+ * A synchronous call through libnng hands the request to nng's threads
+ * and waits to be woken with the reply: several wake-ups and context
+ * switches per call, most of a client's CPU.  Here a call is one write
+ * and one read on a connection taken from a small pool, so the caller
+ * pays for the system calls and nothing else.  Servers stay nng REP
+ * sockets; rt_client remains the client for everything else (pipelined
+ * and asynchronous calls, other transports, service-to-service calls).
+ *
+ * Thread-safe: concurrent calls use separate connections.  Every call has
+ * a deadline; a connection that fails or times out is closed, never
+ * reused, and a request is never sent twice.
+ */
+#ifndef RT_SP_H
+#define RT_SP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "wb_proto.h"
+
+typedef struct rt_sp rt_sp;
+
+typedef struct rt_sp_opts {
+	int    timeout_ms; /* whole-call deadline (default 5000) */
+	size_t max_msg;    /* largest reply in bytes (default 16 MiB) */
+} rt_sp_opts;
+
+/* rt_sp_supports tells whether url is one rt_sp speaks (tcp:// or ipc://). */
+bool rt_sp_supports(const char *url);
+
+/* rt_sp_open prepares a client of url (no connection yet: the first call makes one). */
+int rt_sp_open(rt_sp **out, const char *url, const rt_sp_opts *opts);
+
+/* rt_sp_close closes the client and its idle connections; NULL is ignored. */
+void rt_sp_close(rt_sp *c);
+
+/* rt_sp_call sends req and waits for the reply; results as rt_call (rt_client.h). */
+int rt_sp_call(rt_sp *c, const wb_obj *req, wb_obj **rep);
+
+#endif

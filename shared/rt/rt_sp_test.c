@@ -1,0 +1,211 @@
+/*
+ * rt_sp_test.c - the blocking SP client against nng's own REP servers
+ * (warble-ping): the handshake and many calls over tcp and ipc, from many
+ * threads at once; a server restarted between calls; deadlines with a
+ * stopped server, a closed port and a listener that is not an SP server;
+ * a reply over the size limit; URLs it does not speak.
+ */
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rt_sp.h"
+#include "wbt.h"
+
+/* sp_ping calls ping through c and returns the result (*rep stays NULL on a transport error). */
+static int
+sp_ping(rt_sp *c)
+{
+	wb_obj *req = wb_request(WB_OP_PING), *rep = NULL;
+	int     rv = rt_sp_call(c, req, &rep);
+
+	if (rv != WB_OK) {
+		cr_assert_null(rep, "a transport error leaves *rep NULL");
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	return rv;
+}
+
+/* sp_server starts warble-ping on url and waits until it answers. */
+static wbt_daemon *
+sp_server(const char *url)
+{
+	const char *args[] = { "--url", url, NULL };
+	wbt_daemon *d = wbt_spawn("warble-ping", args, NULL);
+
+	cr_assert_not_null(d);
+	cr_assert_eq(wbt_wait_ready(d, url, wbt_ms(15000)), 0);
+	return d;
+}
+
+typedef struct sp_worker {
+	rt_sp *c;
+	int    fails;
+} sp_worker;
+
+static void *
+sp_worker_main(void *arg)
+{
+	sp_worker *w = arg;
+
+	for (int i = 0; i < 500; i++) {
+		w->fails += sp_ping(w->c) != WB_OK;
+	}
+	return NULL;
+}
+
+/* sp_calls makes 2000 calls from 4 threads through one client of url. */
+static void
+sp_calls(const char *url)
+{
+	rt_sp     *c;
+	rt_sp_opts o = { .timeout_ms = wbt_ms(5000) };
+	sp_worker  w[4];
+	pthread_t  th[4];
+
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	cr_assert_eq(sp_ping(c), WB_OK);
+	for (int i = 0; i < 4; i++) {
+		w[i] = (sp_worker) { c, 0 };
+		cr_assert_eq(pthread_create(&th[i], NULL, sp_worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		cr_expect_eq(w[i].fails, 0, "%s: thread %d: %d calls failed", url, i, w[i].fails);
+	}
+	rt_sp_close(c);
+}
+
+Test(rt_sp, calls_over_tcp_and_ipc, .fini = wbt_cleanup, .timeout = 120)
+{
+	char tcp[64], ipc[128];
+
+	cr_assert_gt(wbt_tcp_url(tcp, sizeof(tcp)), 0);
+	cr_assert_eq(wbt_ipc_url(ipc, sizeof(ipc), "sp"), 0);
+	sp_server(tcp);
+	sp_server(ipc);
+	sp_calls(tcp);
+	sp_calls(ipc);
+}
+
+Test(rt_sp, server_restarted_between_calls, .fini = wbt_cleanup, .timeout = 120)
+{
+	char        url[128];
+	rt_sp      *c;
+	rt_sp_opts  o = { .timeout_ms = wbt_ms(2000) };
+	wbt_daemon *d;
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "sp"), 0);
+	d = sp_server(url);
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	cr_assert_eq(sp_ping(c), WB_OK);
+	cr_assert_eq(wbt_stop(d, SIGKILL, 10000), 128 + SIGKILL);
+	/* gone: unavailable at once, not after the deadline */
+	long long t0 = wbt_now_ms();
+	cr_assert_eq(sp_ping(c), WB_EUNAVAIL);
+	cr_assert_lt(wbt_now_ms() - t0, 1000);
+	/* back: the idle connection to the old process is not used again */
+	d = sp_server(url);
+	cr_assert_eq(sp_ping(c), WB_OK, "the first call after a restart");
+	cr_assert_eq(wbt_stop(d, SIGTERM, 10000), 0);
+	rt_sp_close(c);
+}
+
+Test(rt_sp, deadlines, .fini = wbt_cleanup, .timeout = 120)
+{
+	char        url[64], closed[64];
+	rt_sp      *c;
+	rt_sp_opts  o = { .timeout_ms = 300 };
+	wbt_daemon *d;
+	long long   t0, took;
+
+	/* a stopped server: the call times out within its deadline */
+	cr_assert_gt(wbt_tcp_url(url, sizeof(url)), 0);
+	d = sp_server(url);
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	cr_assert_eq(sp_ping(c), WB_OK);
+	cr_assert_eq(wbt_pause(d), 0);
+	t0 = wbt_now_ms();
+	cr_assert_eq(sp_ping(c), WB_ETIMEDOUT);
+	took = wbt_now_ms() - t0;
+	cr_assert(took >= 250 && took < 1500, "took %lld ms for a 300 ms deadline", took);
+	/* a new connection to a stopped server: the kernel accepts it, the handshake times out */
+	t0 = wbt_now_ms();
+	cr_assert_eq(sp_ping(c), WB_ETIMEDOUT);
+	cr_assert_lt(wbt_now_ms() - t0, 1500);
+	cr_assert_eq(wbt_resume(d), 0);
+	cr_assert_eq(sp_ping(c), WB_OK, "the stopped server answers again");
+	rt_sp_close(c);
+
+	/* a closed port: unavailable at once */
+	cr_assert_gt(wbt_tcp_url(closed, sizeof(closed)), 0);
+	cr_assert_eq(rt_sp_open(&c, closed, &o), WB_OK);
+	t0 = wbt_now_ms();
+	cr_assert_eq(sp_ping(c), WB_EUNAVAIL);
+	cr_assert_lt(wbt_now_ms() - t0, 1000);
+	rt_sp_close(c);
+}
+
+/* sp_not_sp accepts one connection on fd and answers with an HTTP status line. */
+static void *
+sp_not_sp(void *arg)
+{
+	int  fd = *(int *)arg, c;
+	char buf[64];
+
+	if ((c = accept(fd, NULL, NULL)) >= 0) {
+		(void)!read(c, buf, sizeof(buf));
+		(void)!write(c, "HTTP/1.1 400 Bad Request\r\n\r\n", 28);
+		close(c);
+	}
+	return NULL;
+}
+
+Test(rt_sp, refuses_what_is_not_an_sp_rep_server, .fini = wbt_cleanup, .timeout = 60)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t          len = sizeof(sa);
+	char               url[64];
+	rt_sp             *c;
+	rt_sp_opts         o = { .timeout_ms = 2000 };
+	pthread_t          th;
+	int                fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert(
+	    fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", ntohs(sa.sin_port));
+	cr_assert_eq(pthread_create(&th, NULL, sp_not_sp, &fd), 0);
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	cr_assert_eq(sp_ping(c), WB_EUNAVAIL);
+	pthread_join(th, NULL);
+	rt_sp_close(c);
+	close(fd);
+
+	cr_assert_eq(rt_sp_open(&c, "inproc://x", &o), WB_EINVAL);
+	cr_assert_eq(rt_sp_open(&c, "tcp://no-port", &o), WB_EINVAL);
+	cr_assert_eq(rt_sp_open(&c, "ipc://", &o), WB_EINVAL);
+}
+
+Test(rt_sp, reply_over_the_size_limit, .fini = wbt_cleanup, .timeout = 60)
+{
+	char       url[128];
+	rt_sp     *c;
+	rt_sp_opts o = { .timeout_ms = wbt_ms(5000), .max_msg = 8 };
+	wb_obj    *req, *rep = NULL;
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "sp"), 0);
+	sp_server(url);
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	req = wb_request(WB_OP_STATS); /* the stats reply is well over 8 bytes */
+	cr_assert_eq(rt_sp_call(c, req, &rep), WB_ETOOBIG);
+	cr_assert_null(rep);
+	wb_msg_free(req);
+	rt_sp_close(c);
+}
