@@ -139,35 +139,6 @@ user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 	return wb_set_u64(rep, WB_F_UID, uid);
 }
 
-/* user_password_verify checks pw against a user's stored hash (WB_ELOGIN if wrong). */
-int
-user_password_verify(user_svc *u, uint64_t uid, const char *pw, size_t pw_len)
-{
-	uint8_t  row[8];
-	char     hash[crypto_pwhash_STRBYTES];
-	hb_cell *c;
-	int      rc;
-
-	hb_u64_be(row, uid);
-	rc = hb_get(u->t, USER_FAM_INFO, row, 8, USER_Q_PW, strlen(USER_Q_PW), &c);
-	if (rc == WB_ENOTFOUND) {
-		return WB_ECORRUPT; /* a name row without its account */
-	}
-	if (rc != WB_OK) {
-		return rc;
-	}
-	if (c->value_len == 0 || c->value_len >= sizeof(hash)) {
-		hb_cell_free(c);
-		return WB_ECORRUPT;
-	}
-	memcpy(hash, c->value, c->value_len);
-	hash[c->value_len] = '\0';
-	hb_cell_free(c);
-	rc = crypto_pwhash_str_verify(hash, pw, pw_len) == 0 ? WB_OK : WB_ELOGIN;
-	sodium_memzero(hash, sizeof(hash));
-	return rc;
-}
-
 /* user_handle_login: user.login {name, password} -> {uid, token}. */
 int
 user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)

@@ -55,39 +55,6 @@ hb_err_rocks(char *err)
 	return code;
 }
 
-uint64_t
-hb_now(const hb_table *t)
-{
-	struct timespec ts;
-
-	if (t->now_ms != NULL)
-		return t->now_ms(t->now_arg);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-void
-hb_u64_be(void *dst, uint64_t v)
-{
-	uint8_t *p = dst;
-
-	for (int i = 7; i >= 0; i--) {
-		p[i] = (uint8_t)v;
-		v >>= 8;
-	}
-}
-
-uint64_t
-hb_be_u64(const void *src)
-{
-	const uint8_t *p = src;
-	uint64_t       v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 /* hb_fam_check validates one family's settings. */
 static int
 hb_fam_check(const hb_family_opts *o)

@@ -184,3 +184,25 @@ hb_key_successor(uint8_t *buf, size_t *len)
 	*len = n;
 	return 1;
 }
+
+void
+hb_u64_be(void *dst, uint64_t v)
+{
+	uint8_t *p = dst;
+
+	for (int i = 7; i >= 0; i--) {
+		p[i] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+uint64_t
+hb_be_u64(const void *src)
+{
+	const uint8_t *p = src;
+	uint64_t       v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
