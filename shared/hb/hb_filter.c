@@ -38,9 +38,12 @@ static void
 hb_filter_destroy(void *arg)
 {
 	hb_filter *flt = arg;
+	hb_table  *t = flt->f->t;
 
 	free(flt->col);
 	free(flt);
+	/* release: this thread's reads of the family come before its free */
+	atomic_fetch_sub_explicit(&t->filters, 1, memory_order_release);
 }
 
 static const char *
@@ -95,6 +98,7 @@ hb_filter_create(void *arg, rocksdb_compactionfiltercontext_t *ctx)
 	(void)ctx;
 	if ((flt = calloc(1, sizeof(*flt))) == NULL)
 		return NULL; /* RocksDB then compacts without a filter */
+	atomic_fetch_add_explicit(&f->t->filters, 1, memory_order_relaxed);
 	flt->f = f;
 	flt->now = hb_now(f->t);
 	return rocksdb_compactionfilter_create(

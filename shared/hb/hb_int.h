@@ -5,6 +5,7 @@
 #define HB_INT_H
 
 #include <rocksdb/c.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "hb.h"
@@ -36,6 +37,8 @@ struct hb_table {
 	rocksdb_options_t               *extra_opts;
 	uint64_t (*now_ms)(void *arg);
 	void *now_arg;
+	/* compaction filters alive on RocksDB's threads (see hb_close) */
+	atomic_uint filters;
 };
 
 /* hb_now returns the table's clock in Unix ms (a test's clock, if set). */
