@@ -25,6 +25,14 @@
  * The client counts its connected pipes (pipe notifications) to tell a
  * server that is not there (WB_EUNAVAIL) from one that is slow
  * (WB_ETIMEDOUT).
+ *
+ * A synchronous call (rt_call) to a tcp:// or ipc:// server does not go
+ * through libnng at all: rt_sp writes the request and reads the reply on
+ * the calling thread, waiting for a server that is not up yet as nng's
+ * dialer would.  Through nng, the caller's thread hands the request to
+ * nng's threads and is woken with the reply, several context switches a
+ * call; see docs/benchmarks.md for what that cost the gateway.  Started
+ * calls (rt_call_start) stay on nng: they need its asynchronous receive.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,6 +43,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "rt_client.h"
+#include "rt_sp.h"
 #include "wb_clock.h"
 
 #define RT_CLIENT_TIMEOUT_MS 5000
@@ -57,6 +66,7 @@ struct rt_client {
 	int         retries;
 	size_t      max_msg;
 	atomic_int  npipes;
+	rt_sp      *sp; /* synchronous calls, when the URL is one rt_sp speaks */
 
 	pthread_mutex_t idle_mtx;
 	rt_client_slot  idle[RT_CLIENT_IDLE];
@@ -120,6 +130,12 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 		free(c);
 		return WB_EINVAL; /* a URL nng cannot parse or a transport it lacks */
 	}
+	if (rt_sp_supports(url)) {
+		rt_sp_opts so = {
+			.timeout_ms = c->timeout_ms, .max_msg = c->max_msg, .wait_for_server = true
+		};
+		(void)rt_sp_open(&c->sp, url, &so); /* without it, calls go through nng */
+	}
 	pthread_mutex_lock(&rt_clients_mu);
 	c->next = rt_clients;
 	if (rt_clients != NULL) {
@@ -143,6 +159,7 @@ void
 rt_client_shutdown(rt_client *c)
 {
 	if (c != NULL && !atomic_exchange(&c->down, true)) {
+		rt_sp_shutdown(c->sp);
 		nng_close(c->sock);
 	}
 }
@@ -180,6 +197,7 @@ rt_client_close(rt_client *c)
 		nng_aio_free(c->idle[i].aio);
 	}
 	rt_client_shutdown(c);
+	rt_sp_close(c->sp);
 	pthread_mutex_destroy(&c->idle_mtx);
 	free(c);
 }
@@ -252,43 +270,6 @@ rt_client_slot_put(rt_client *c, rt_client_slot *sl, bool reuse)
 	nng_aio_free(sl->aio);
 }
 
-/* rt_client_attempt sends msg (consumed) on a context and waits up to ms for the reply. */
-static int
-rt_client_attempt(rt_client *c, nng_msg *msg, int ms, nng_msg **reply)
-{
-	rt_client_slot sl;
-	nng_aio       *aio;
-	int64_t        end = (int64_t)(wb_mono_us() / 1000) + ms;
-	int64_t        left;
-	int            rv;
-
-	if ((rv = rt_client_slot_get(c, &sl)) != 0) {
-		nng_msg_free(msg);
-		return rv == NNG_ENOMEM ? WB_ENOMEM : rt_client_err(c, rv);
-	}
-	aio = sl.aio;
-	nng_aio_set_msg(aio, msg);
-	nng_aio_set_timeout(aio, ms);
-	nng_ctx_send(sl.ctx, aio);
-	nng_aio_wait(aio);
-	if ((rv = nng_aio_result(aio)) != 0) {
-		nng_msg_free(nng_aio_get_msg(aio)); /* a failed send leaves the msg with us */
-		nng_aio_set_msg(aio, NULL);
-		goto out;
-	}
-	left = end - (int64_t)(wb_mono_us() / 1000);
-	nng_aio_set_timeout(aio, left > 0 ? (nng_duration)left : 1);
-	nng_ctx_recv(sl.ctx, aio);
-	nng_aio_wait(aio);
-	if ((rv = nng_aio_result(aio)) == 0) {
-		*reply = nng_aio_get_msg(aio);
-		nng_aio_set_msg(aio, NULL);
-	}
-out:
-	rt_client_slot_put(c, &sl, rv == 0);
-	return rv == 0 ? WB_OK : rt_client_err(c, rv);
-}
-
 /* rt_client_encode packs req into a new message. */
 static int
 rt_client_encode(const wb_obj *req, nng_msg **out)
@@ -331,6 +312,47 @@ rt_client_reply(rt_client *c, nng_msg *reply, wb_obj **rep)
 	return wb_reply_code(r, &emsg);
 }
 
+/* rt_client_attempt sends req through nng on a context and waits up to ms for the reply; results as rt_call. */
+static int
+rt_client_attempt(rt_client *c, const wb_obj *req, int ms, wb_obj **rep)
+{
+	rt_client_slot sl;
+	nng_aio       *aio;
+	nng_msg       *msg, *reply = NULL;
+	int64_t        end = (int64_t)(wb_mono_us() / 1000) + ms;
+	int64_t        left;
+	int            rv;
+
+	if ((rv = rt_client_encode(req, &msg)) != WB_OK) {
+		return rv;
+	}
+	if ((rv = rt_client_slot_get(c, &sl)) != 0) {
+		nng_msg_free(msg);
+		return rv == NNG_ENOMEM ? WB_ENOMEM : rt_client_err(c, rv);
+	}
+	aio = sl.aio;
+	nng_aio_set_msg(aio, msg);
+	nng_aio_set_timeout(aio, ms);
+	nng_ctx_send(sl.ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(aio)); /* a failed send leaves the msg with us */
+		nng_aio_set_msg(aio, NULL);
+		goto out;
+	}
+	left = end - (int64_t)(wb_mono_us() / 1000);
+	nng_aio_set_timeout(aio, left > 0 ? (nng_duration)left : 1);
+	nng_ctx_recv(sl.ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) == 0) {
+		reply = nng_aio_get_msg(aio);
+		nng_aio_set_msg(aio, NULL);
+	}
+out:
+	rt_client_slot_put(c, &sl, rv == 0);
+	return rv == 0 ? rt_client_reply(c, reply, rep) : rt_client_err(c, rv);
+}
+
 /*
  * rt_call sends req and waits for the reply.  Returns WB_OK with *rep a
  * success reply, the server's error code with *rep the error reply (its
@@ -340,46 +362,31 @@ rt_client_reply(rt_client *c, nng_msg *reply, wb_obj **rep)
 int
 rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 {
-	nng_msg *msg = NULL, *reply = NULL;
-	int64_t  deadline = (int64_t)(wb_mono_us() / 1000) + c->timeout_ms;
-	int      attempts = c->retries + 1;
-	int      rv;
+	int64_t deadline = (int64_t)(wb_mono_us() / 1000) + c->timeout_ms;
+	int     attempts = c->retries + 1;
+	int     rv = WB_ETIMEDOUT;
 
 	*rep = NULL;
-	if ((rv = rt_client_encode(req, &msg)) != WB_OK) {
-		return rv;
+	if (atomic_load(&c->down)) {
+		return WB_ECLOSED;
 	}
-	rv = WB_ETIMEDOUT;
 	for (int a = 0; a < attempts; a++) {
-		int64_t  left = deadline - (int64_t)(wb_mono_us() / 1000);
-		nng_msg *m;
+		int64_t left = deadline - (int64_t)(wb_mono_us() / 1000);
 
 		if (left <= 0) {
 			break;
 		}
 		if (a + 1 < attempts) {
-			/* share what is left fairly between the remaining attempts */
-			left /= attempts - a;
-			if (nng_msg_dup(&m, msg) != 0) {
-				rv = WB_ENOMEM;
-				break;
-			}
-		} else {
-			m = msg;
-			msg = NULL;
+			left /= attempts -
+			        a; /* share what is left fairly between the remaining attempts */
 		}
-		rv = rt_client_attempt(c, m, left > 0 ? (int)left : 1, &reply);
-		if (rv != WB_ETIMEDOUT && rv != WB_EUNAVAIL) {
-			break;
+		rv = c->sp != NULL ? rt_sp_call_within(c->sp, req, left > 0 ? (int)left : 1, rep)
+		                   : rt_client_attempt(c, req, left > 0 ? (int)left : 1, rep);
+		if (*rep != NULL || (rv != WB_ETIMEDOUT && rv != WB_EUNAVAIL)) {
+			break; /* a reply, or a failure another attempt would not mend */
 		}
 	}
-	if (msg != NULL) {
-		nng_msg_free(msg);
-	}
-	if (rv != WB_OK) {
-		return rv;
-	}
-	return rt_client_reply(c, reply, rep);
+	return rv;
 }
 
 struct rt_pending {

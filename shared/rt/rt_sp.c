@@ -12,11 +12,14 @@
  *   its reply's payload          the same request id | body
  *
  * A connection is blocking, with SO_RCVTIMEO and SO_SNDTIMEO at the
- * client's deadline, so a call costs a write and (usually) one read.
+ * call's deadline, so a call costs a write and (usually) one read.
  * Before an idle connection is reused it is peeked at: a peer that has
  * closed it (a restarted server) shows as end of file, and the request
  * goes out on a new connection instead, so no request is ever sent into
  * a dead connection nor sent twice.
+ *
+ * Connections in use are on a list, so that rt_sp_shutdown can shut them
+ * down under their blocked callers, who then see WB_ECLOSED.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,22 +36,27 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt_sp.h"
 #include "wb_clock.h"
 
-#define RT_SP_IDLE      8    /* idle connections kept */
-#define RT_SP_PROTO_REQ 0x30 /* nng's REQ version 0 */
-#define RT_SP_PROTO_REP 0x31 /* nng's REP version 0 */
-#define RT_SP_MAX_MSG   (16u << 20)
-#define RT_SP_KEEP_BUF  (256u << 10) /* a connection keeps a buffer this large at most */
+#define RT_SP_IDLE          64   /* idle connections kept */
+#define RT_SP_PROTO_REQ     0x30 /* nng's REQ version 0 */
+#define RT_SP_PROTO_REP     0x31 /* nng's REP version 0 */
+#define RT_SP_MAX_MSG       (16u << 20)
+#define RT_SP_KEEP_BUF      (256u << 10) /* a connection keeps a buffer this large at most */
+#define RT_SP_REDIAL_MS     10           /* first wait before a redial (wait_for_server) */
+#define RT_SP_REDIAL_MAX_MS 100          /* longest wait between redials */
 
 /* One connection and its message buffer (header room first). */
 typedef struct rt_sp_conn {
-	int    fd;
-	char  *buf;
-	size_t len, cap;
+	int                fd;
+	int                tmo_ms; /* SO_RCVTIMEO and SO_SNDTIMEO as set (0: not yet) */
+	char              *buf;
+	size_t             len, cap;
+	struct rt_sp_conn *next, *prev; /* the busy list, while a call uses it */
 } rt_sp_conn;
 
 struct rt_sp {
@@ -57,9 +65,12 @@ struct rt_sp {
 	struct sockaddr_un un;                  /* ipc */
 	int                timeout_ms;
 	size_t             max_msg;
+	bool               wait_for_server;
+	atomic_bool        down; /* rt_sp_shutdown has run */
 	pthread_mutex_t    mu;
 	rt_sp_conn         idle[RT_SP_IDLE];
 	int                nidle;
+	rt_sp_conn        *busy; /* connections calls are using (under mu) */
 	atomic_uint        next_id;
 };
 
@@ -118,6 +129,8 @@ rt_sp_open(rt_sp **out, const char *url, const rt_sp_opts *opts)
 	}
 	c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
 	c->max_msg = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_SP_MAX_MSG;
+	c->wait_for_server = opts != NULL && opts->wait_for_server;
+	atomic_init(&c->down, false);
 	pthread_mutex_init(&c->mu, NULL);
 	/* ids start at a random point, as nng's do, and keep the top bit set */
 	atomic_init(&c->next_id, (unsigned)wb_mono_us() ^ (unsigned)getpid() << 16);
@@ -134,8 +147,22 @@ rt_sp_conn_drop(rt_sp_conn *k)
 	}
 	free(k->buf);
 	k->fd = -1;
+	k->tmo_ms = 0;
 	k->buf = NULL;
 	k->cap = k->len = 0;
+}
+
+void
+rt_sp_shutdown(rt_sp *c)
+{
+	if (c == NULL || atomic_exchange(&c->down, true)) {
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	for (rt_sp_conn *k = c->busy; k != NULL; k = k->next) {
+		shutdown(k->fd, SHUT_RDWR); /* its caller's blocked read or write returns */
+	}
+	pthread_mutex_unlock(&c->mu);
 }
 
 void
@@ -249,37 +276,37 @@ rt_sp_io(int fd, bool out, void *buf, size_t len, uint64_t deadline_us)
 	return 0;
 }
 
-/* rt_sp_conn_new connects, sets the deadlines and does the SP handshake; an errno value on failure. */
+/* rt_sp_timeouts sets k's socket timeouts to ms (a blocked read or write returns then); an errno value on failure. */
 static int
-rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
+rt_sp_timeouts(rt_sp_conn *k, int ms)
 {
-	const uint8_t  hello[8] = { 0, 'S', 'P', 0, 0, RT_SP_PROTO_REQ, 0, 0 };
-	uint8_t        peer[8];
-	struct timeval tv = { c->timeout_ms / 1000, (c->timeout_ms % 1000) * 1000 };
-	int            rv, flags;
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
-	k->fd = -1;
-	if ((k->fd = rt_sp_dial(c, deadline_us)) < 0) {
+	if (k->tmo_ms == ms) {
+		return 0;
+	}
+	if (setsockopt(k->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    setsockopt(k->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
 		return errno;
 	}
-	if ((flags = fcntl(k->fd, F_GETFL)) < 0 || fcntl(k->fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ||
-	    setsockopt(k->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
-	    setsockopt(k->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0) {
-		rv = errno;
-		rt_sp_conn_drop(k);
-		return rv;
-	}
-	if ((rv = rt_sp_io(k->fd, true, (void *)hello, sizeof(hello), deadline_us)) != 0 ||
-	    (rv = rt_sp_io(k->fd, false, peer, sizeof(peer), deadline_us)) != 0) {
-		rt_sp_conn_drop(k);
-		return rv;
-	}
-	if (memcmp(peer, "\0SP\0", 4) != 0 || peer[4] != 0 || peer[5] != RT_SP_PROTO_REP ||
-	    peer[6] != 0 || peer[7] != 0) {
-		rt_sp_conn_drop(k);
-		return EPROTO; /* not an SP REP server */
-	}
+	k->tmo_ms = ms;
 	return 0;
+}
+
+/* rt_sp_redial tells whether a failed dial is worth another try (wait_for_server) and waits before it. */
+static bool
+rt_sp_redial(rt_sp *c, int err, int *wait_ms, uint64_t deadline_us)
+{
+	int left = rt_sp_left(deadline_us);
+
+	if (!c->wait_for_server || atomic_load(&c->down) || left <= 1 ||
+	    (err != ECONNREFUSED && err != ENOENT && err != ECONNRESET)) {
+		return false; /* ENOENT: an ipc path not there yet */
+	}
+	int ms = *wait_ms < left - 1 ? *wait_ms : left - 1;
+	nanosleep(&(struct timespec) { ms / 1000, (long)(ms % 1000) * 1000000 }, NULL);
+	*wait_ms = *wait_ms * 2 < RT_SP_REDIAL_MAX_MS ? *wait_ms * 2 : RT_SP_REDIAL_MAX_MS;
+	return true;
 }
 
 /* rt_sp_conn_alive tells whether an idle connection can take a request (the peer has not closed it). */
@@ -292,29 +319,27 @@ rt_sp_conn_alive(const rt_sp_conn *k)
 	return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-/* rt_sp_conn_get takes a live idle connection or makes one; an errno value on failure. */
+/* rt_sp_busy_add puts k on the busy list (where rt_sp_shutdown finds it); ESHUTDOWN, with k closed, once shut down. */
 static int
-rt_sp_conn_get(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
+rt_sp_busy_add(rt_sp *c, rt_sp_conn *k)
 {
-	for (;;) {
-		pthread_mutex_lock(&c->mu);
-		if (c->nidle == 0) {
-			pthread_mutex_unlock(&c->mu);
-			break;
-		}
-		*k = c->idle[--c->nidle];
+	pthread_mutex_lock(&c->mu);
+	if (atomic_load(&c->down)) {
 		pthread_mutex_unlock(&c->mu);
-		if (rt_sp_conn_alive(k)) {
-			return 0;
-		}
 		rt_sp_conn_drop(k);
+		return ESHUTDOWN;
 	}
-	k->buf = NULL;
-	k->cap = k->len = 0;
-	return rt_sp_conn_new(c, k, deadline_us);
+	k->prev = NULL;
+	k->next = c->busy;
+	if (c->busy != NULL) {
+		c->busy->prev = k;
+	}
+	c->busy = k;
+	pthread_mutex_unlock(&c->mu);
+	return 0;
 }
 
-/* rt_sp_conn_put keeps a connection whose call went well, or closes it. */
+/* rt_sp_conn_put takes k off the busy list and keeps it if its call went well, or closes it. */
 static void
 rt_sp_conn_put(rt_sp *c, rt_sp_conn *k, bool ok)
 {
@@ -323,16 +348,83 @@ rt_sp_conn_put(rt_sp *c, rt_sp_conn *k, bool ok)
 		k->buf = NULL;
 		k->cap = 0;
 	}
-	if (ok) {
-		pthread_mutex_lock(&c->mu);
-		if (c->nidle < RT_SP_IDLE) {
-			c->idle[c->nidle++] = *k;
-			pthread_mutex_unlock(&c->mu);
-			return;
-		}
-		pthread_mutex_unlock(&c->mu);
+	pthread_mutex_lock(&c->mu);
+	if (k->prev != NULL) {
+		k->prev->next = k->next;
+	} else {
+		c->busy = k->next;
 	}
+	if (k->next != NULL) {
+		k->next->prev = k->prev;
+	}
+	if (ok && c->nidle < RT_SP_IDLE && !atomic_load(&c->down)) {
+		c->idle[c->nidle++] = *k;
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	pthread_mutex_unlock(&c->mu);
 	rt_sp_conn_drop(k);
+}
+
+/*
+ * rt_sp_conn_new connects (redialling if asked), puts the connection on
+ * the busy list (a server that accepts and then says nothing must not
+ * hold up rt_sp_shutdown) and does the SP handshake; an errno value on
+ * failure.
+ */
+static int
+rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
+{
+	const uint8_t hello[8] = { 0, 'S', 'P', 0, 0, RT_SP_PROTO_REQ, 0, 0 };
+	uint8_t       peer[8];
+	int           rv, flags, wait_ms = RT_SP_REDIAL_MS;
+
+	k->buf = NULL;
+	k->cap = k->len = 0;
+	k->tmo_ms = 0;
+	while ((k->fd = rt_sp_dial(c, deadline_us)) < 0) {
+		rv = errno;
+		if (!rt_sp_redial(c, rv, &wait_ms, deadline_us)) {
+			return atomic_load(&c->down) ? ESHUTDOWN : rv;
+		}
+	}
+	if ((rv = rt_sp_busy_add(c, k)) != 0) {
+		return rv;
+	}
+	if ((flags = fcntl(k->fd, F_GETFL)) < 0 || fcntl(k->fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		rv = errno;
+	} else if ((rv = rt_sp_timeouts(
+	                k, rt_sp_left(deadline_us) > 0 ? rt_sp_left(deadline_us) : 1)) == 0 &&
+	           (rv = rt_sp_io(k->fd, true, (void *)hello, sizeof(hello), deadline_us)) == 0 &&
+	           (rv = rt_sp_io(k->fd, false, peer, sizeof(peer), deadline_us)) == 0 &&
+	           (memcmp(peer, "\0SP\0", 4) != 0 || peer[4] != 0 || peer[5] != RT_SP_PROTO_REP ||
+	               peer[6] != 0 || peer[7] != 0)) {
+		rv = EPROTO; /* not an SP REP server */
+	}
+	if (rv != 0) {
+		rt_sp_conn_put(c, k, false);
+		return atomic_load(&c->down) ? ESHUTDOWN : rv;
+	}
+	return 0;
+}
+
+/* rt_sp_conn_get takes a live idle connection or makes one, on the busy list; an errno value on failure (ESHUTDOWN once shut down). */
+static int
+rt_sp_conn_get(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
+{
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		if (c->nidle == 0) {
+			pthread_mutex_unlock(&c->mu);
+			return rt_sp_conn_new(c, k, deadline_us);
+		}
+		*k = c->idle[--c->nidle];
+		pthread_mutex_unlock(&c->mu);
+		if (rt_sp_conn_alive(k)) {
+			return rt_sp_busy_add(c, k);
+		}
+		rt_sp_conn_drop(k);
+	}
 }
 
 /* rt_sp_reserve makes room for need bytes in k's buffer. */
@@ -394,7 +486,16 @@ rt_sp_get_be(const uint8_t *p, int n)
 static int
 rt_sp_errno(int e)
 {
-	return e == ETIMEDOUT ? WB_ETIMEDOUT : e == ENOMEM ? WB_ENOMEM : WB_EUNAVAIL;
+	switch (e) {
+	case ETIMEDOUT:
+		return WB_ETIMEDOUT;
+	case ENOMEM:
+		return WB_ENOMEM;
+	case ESHUTDOWN:
+		return WB_ECLOSED;
+	default:
+		return WB_EUNAVAIL;
+	}
 }
 
 /* rt_sp_exchange sends the request framed in k->buf (body from off) and reads the reply's payload into k->buf. */
@@ -444,8 +545,14 @@ rt_sp_exchange(rt_sp *c, rt_sp_conn *k, size_t off, uint32_t id, uint64_t deadli
 int
 rt_sp_call(rt_sp *c, const wb_obj *req, wb_obj **rep)
 {
+	return rt_sp_call_within(c, req, c->timeout_ms, rep);
+}
+
+int
+rt_sp_call_within(rt_sp *c, const wb_obj *req, int ms, wb_obj **rep)
+{
 	const size_t off = 13; /* room for [01] length id before the body */
-	uint64_t     deadline_us = wb_mono_us() + (uint64_t)c->timeout_ms * 1000;
+	uint64_t     deadline_us = wb_mono_us() + (uint64_t)(ms > 0 ? ms : 1) * 1000;
 	uint32_t     id = atomic_fetch_add(&c->next_id, 1) | 0x80000000u;
 	rt_sp_conn   k;
 	wb_limits    lim = wb_limits_default;
@@ -455,15 +562,22 @@ rt_sp_call(rt_sp *c, const wb_obj *req, wb_obj **rep)
 	int          rc, rv;
 
 	*rep = NULL;
+	if (atomic_load(&c->down)) {
+		return WB_ECLOSED;
+	}
 	if ((rv = rt_sp_conn_get(c, &k, deadline_us)) != 0) {
 		return rt_sp_errno(rv);
 	}
 	k.len = off;
-	if ((rc = rt_sp_reserve(&k, off + 256)) != WB_OK ||
-	    (rc = wb_encode(req, rt_sp_write_cb, &k)) != WB_OK ||
-	    (rc = rt_sp_exchange(c, &k, off, id, deadline_us)) != WB_OK) {
+	if ((rc = rt_sp_timeouts(&k, ms > 0 ? ms : 1)) != 0) {
+		rc = rt_sp_errno(rc);
+	} else if ((rc = rt_sp_reserve(&k, off + 256)) == WB_OK &&
+	           (rc = wb_encode(req, rt_sp_write_cb, &k)) == WB_OK) {
+		rc = rt_sp_exchange(c, &k, off, id, deadline_us);
+	}
+	if (rc != WB_OK) {
 		rt_sp_conn_put(c, &k, false);
-		return rc;
+		return atomic_load(&c->down) ? WB_ECLOSED : rc;
 	}
 	lim.max_bytes = c->max_msg;
 	rv = wb_decode(&r, k.buf, k.len, &lim, err, sizeof(err));

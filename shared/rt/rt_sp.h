@@ -8,8 +8,9 @@
  * switches per call, most of a client's CPU.  Here a call is one write
  * and one read on a connection taken from a small pool, so the caller
  * pays for the system calls and nothing else.  Servers stay nng REP
- * sockets; rt_client remains the client for everything else (pipelined
- * and asynchronous calls, other transports, service-to-service calls).
+ * sockets.  The SDK calls the gateway through it, and rt_client makes its
+ * synchronous calls through it; rt_client's started (pipelined) calls and
+ * other transports stay on libnng.
  *
  * Thread-safe: concurrent calls use separate connections.  Every call has
  * a deadline; a connection that fails or times out is closed, never
@@ -28,6 +29,9 @@ typedef struct rt_sp rt_sp;
 typedef struct rt_sp_opts {
 	int    timeout_ms; /* whole-call deadline (default 5000) */
 	size_t max_msg;    /* largest reply in bytes (default 16 MiB) */
+	/* wait_for_server redials a refused connection until the deadline
+	 * (as nng's dialer does) instead of failing at once */
+	bool wait_for_server;
 } rt_sp_opts;
 
 /* rt_sp_supports tells whether url is one rt_sp speaks (tcp:// or ipc://). */
@@ -41,5 +45,11 @@ void rt_sp_close(rt_sp *c);
 
 /* rt_sp_call sends req and waits for the reply; results as rt_call (rt_client.h). */
 int rt_sp_call(rt_sp *c, const wb_obj *req, wb_obj **rep);
+
+/* rt_sp_call_within is rt_sp_call with a deadline of ms for this call. */
+int rt_sp_call_within(rt_sp *c, const wb_obj *req, int ms, wb_obj **rep);
+
+/* rt_sp_shutdown ends every call in flight on c at once (WB_ECLOSED) and refuses new ones; c stays valid until rt_sp_close. */
+void rt_sp_shutdown(rt_sp *c);
 
 #endif

@@ -3,7 +3,8 @@
  * (warble-ping): the handshake and many calls over tcp and ipc, from many
  * threads at once; a server restarted between calls; deadlines with a
  * stopped server, a closed port and a listener that is not an SP server;
- * a reply over the size limit; URLs it does not speak.
+ * a reply over the size limit; URLs it does not speak; waiting for a
+ * server that starts late; a shutdown ending calls in flight.
  */
 #include <criterion/criterion.h>
 #include <netinet/in.h>
@@ -208,4 +209,87 @@ Test(rt_sp, reply_over_the_size_limit, .fini = wbt_cleanup, .timeout = 60)
 	cr_assert_null(rep);
 	wb_msg_free(req);
 	rt_sp_close(c);
+}
+
+typedef struct sp_blocked {
+	rt_sp *c;
+	int    rv;
+} sp_blocked;
+
+static void *
+sp_blocked_main(void *arg)
+{
+	sp_blocked *b = arg;
+
+	b->rv = sp_ping(b->c);
+	return NULL;
+}
+
+Test(rt_sp, waits_for_a_server_that_starts_late, .fini = wbt_cleanup, .timeout = 120)
+{
+	char        url[64];
+	rt_sp      *c;
+	rt_sp_opts  o = { .timeout_ms = wbt_ms(10000), .wait_for_server = true };
+	wbt_daemon *d;
+	long long   t0;
+	sp_blocked  b = { NULL, -1 };
+	pthread_t   th;
+
+	/* nobody listens yet: the call redials until the server is up */
+	cr_assert_gt(wbt_tcp_url(url, sizeof(url)), 0);
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	b.c = c;
+	cr_assert_eq(pthread_create(&th, NULL, sp_blocked_main, &b), 0);
+	usleep(200 * 1000);
+	d = sp_server(url);
+	pthread_join(th, NULL);
+	cr_assert_eq(b.rv, WB_OK, "the call made before the server started got its reply");
+	/* a server gone for the whole deadline: unavailable once it has passed */
+	cr_assert_eq(wbt_stop(d, SIGTERM, wbt_ms(10000)), 0);
+	rt_sp_close(c);
+	o.timeout_ms = 300;
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	t0 = wbt_now_ms();
+	cr_assert_eq(sp_ping(c), WB_EUNAVAIL);
+	cr_assert_geq(wbt_now_ms() - t0, 250, "it waited for the server");
+	rt_sp_close(c);
+}
+
+/* sp_shutdown_ends stops d, starts a call through c, shuts c down and checks the call ended at once. */
+static void
+sp_shutdown_ends(rt_sp *c, wbt_daemon *d)
+{
+	sp_blocked b = { c, -1 };
+	pthread_t  th;
+	long long  t0;
+
+	cr_assert_eq(wbt_pause(d), 0);
+	cr_assert_eq(pthread_create(&th, NULL, sp_blocked_main, &b), 0);
+	usleep(200 * 1000);
+	t0 = wbt_now_ms();
+	rt_sp_shutdown(c);
+	pthread_join(th, NULL);
+	cr_assert_eq(b.rv, WB_ECLOSED, "the call blocked on a stopped server ends with ECLOSED");
+	cr_assert_lt(wbt_now_ms() - t0, 1000);
+	cr_assert_eq(sp_ping(c), WB_ECLOSED, "no call after a shutdown");
+	cr_assert_eq(wbt_resume(d), 0);
+	rt_sp_close(c);
+}
+
+Test(rt_sp, shutdown_ends_calls_in_flight, .fini = wbt_cleanup, .timeout = 120)
+{
+	char        url[64];
+	rt_sp      *c;
+	rt_sp_opts  o = { .timeout_ms = 30000 };
+	wbt_daemon *d;
+
+	cr_assert_gt(wbt_tcp_url(url, sizeof(url)), 0);
+	d = sp_server(url);
+	/* on a connection in use for a while */
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	cr_assert_eq(sp_ping(c), WB_OK);
+	sp_shutdown_ends(c, d);
+	/* on a new connection still in its handshake */
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	sp_shutdown_ends(c, d);
 }
