@@ -31,8 +31,9 @@
  * the calling thread, waiting for a server that is not up yet as nng's
  * dialer would.  Through nng, the caller's thread hands the request to
  * nng's threads and is woken with the reply, several context switches a
- * call; see docs/benchmarks.md for what that cost the gateway.  Started
- * calls (rt_call_start) stay on nng: they need its asynchronous receive.
+ * call; see docs/benchmarks.md for what that cost the gateway.  A started
+ * call (rt_call_start) takes a connection of its own until it is finished,
+ * so the server works on calls started together at the same time.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -391,7 +392,8 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 
 struct rt_pending {
 	rt_client     *c;
-	rt_client_slot sl;
+	rt_sp_pending *sp; /* the call, when c speaks SP itself */
+	rt_client_slot sl; /* else its nng context */
 	int            rv; /* WB_OK while the reply is awaited */
 };
 
@@ -409,6 +411,9 @@ rt_call_start(rt_client *c, const wb_obj *req, rt_pending **out)
 	}
 	p->c = c;
 	*out = p;
+	if (c->sp != NULL) {
+		return p->rv = rt_sp_start(c->sp, req, &p->sp);
+	}
 	if ((rv = rt_client_encode(req, &msg)) != WB_OK) {
 		p->rv = rv;
 		return rv;
@@ -445,6 +450,11 @@ rt_call_finish(rt_pending *p, wb_obj **rep)
 	*rep = NULL;
 	if (p == NULL) {
 		return WB_ENOMEM;
+	}
+	if (p->c->sp != NULL) {
+		rv = rt_sp_finish(p->sp, rep); /* a failed start is kept in p->sp */
+		free(p);
+		return rv;
 	}
 	if ((rv = p->rv) == WB_OK) {
 		/* sent: the slot is ours until the reply (or the deadline) */

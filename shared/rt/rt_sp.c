@@ -49,11 +49,13 @@
 #define RT_SP_KEEP_BUF      (256u << 10) /* a connection keeps a buffer this large at most */
 #define RT_SP_REDIAL_MS     10           /* first wait before a redial (wait_for_server) */
 #define RT_SP_REDIAL_MAX_MS 100          /* longest wait between redials */
+#define RT_SP_REPLIED       0x10000      /* or-ed into a result: a whole reply was read */
 
 /* One connection and its message buffer (header room first). */
 typedef struct rt_sp_conn {
 	int                fd;
 	int                tmo_ms; /* SO_RCVTIMEO and SO_SNDTIMEO as set (0: not yet) */
+	uint32_t           id;     /* the request id of the call on it */
 	char              *buf;
 	size_t             len, cap;
 	struct rt_sp_conn *next, *prev; /* the busy list, while a call uses it */
@@ -498,34 +500,51 @@ rt_sp_errno(int e)
 	}
 }
 
-/* rt_sp_exchange sends the request framed in k->buf (body from off) and reads the reply's payload into k->buf. */
+/* rt_sp_send frames and writes req on k (a call's first half); a wb_err. */
 static int
-rt_sp_exchange(rt_sp *c, rt_sp_conn *k, size_t off, uint32_t id, uint64_t deadline_us)
+rt_sp_send(rt_sp *c, rt_sp_conn *k, const wb_obj *req, int ms, uint64_t deadline_us)
 {
-	uint8_t  head[9 + 4], *h = c->ipc ? head + 1 : head;
-	size_t   hlen = c->ipc ? 9 : 8;
-	uint64_t len;
-	int      rv;
+	const size_t off = 13; /* room for [01] length id before the body */
+	size_t       hlen = c->ipc ? 9 : 8;
+	int          rv;
 
+	k->id = atomic_fetch_add(&c->next_id, 1) | 0x80000000u;
+	k->len = off;
+	if ((rv = rt_sp_timeouts(k, ms > 0 ? ms : 1)) != 0) {
+		return rt_sp_errno(rv);
+	}
+	if ((rv = rt_sp_reserve(k, off + 256)) != WB_OK ||
+	    (rv = wb_encode(req, rt_sp_write_cb, k)) != WB_OK) {
+		return rv;
+	}
 	/* header right before the body: [01] length id */
-	k->buf[off - 4] = (char)(id >> 24);
-	k->buf[off - 3] = (char)(id >> 16);
-	k->buf[off - 2] = (char)(id >> 8);
-	k->buf[off - 1] = (char)id;
+	rt_sp_put_be((uint8_t *)k->buf + off - 4, k->id, 4);
 	rt_sp_put_be((uint8_t *)k->buf + off - 12, k->len - off + 4, 8);
 	if (c->ipc) {
 		k->buf[off - 13] = 1;
 	}
-	if ((rv = rt_sp_io(k->fd, true, k->buf + off - 4 - hlen, k->len - off + 4 + hlen,
-	         deadline_us)) != 0) {
-		return rt_sp_errno(rv);
-	}
+	rv = rt_sp_io(k->fd, true, k->buf + off - 4 - hlen, k->len - off + 4 + hlen, deadline_us);
+	return rv != 0 ? rt_sp_errno(rv) : WB_OK;
+}
+
+/* rt_sp_recv reads the reply to k's request and decodes it into *rep; results as rt_call. */
+static int
+rt_sp_recv(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us, wb_obj **rep)
+{
+	uint8_t     head[9 + 4], *h = c->ipc ? head + 1 : head;
+	size_t      hlen = c->ipc ? 9 : 8;
+	uint64_t    len;
+	wb_limits   lim = wb_limits_default;
+	char        err[128];
+	const char *emsg;
+	int         rv;
+
 	/* the reply: [01] length, then id and body */
 	if ((rv = rt_sp_io(k->fd, false, head, hlen + 4, deadline_us)) != 0) {
 		return rt_sp_errno(rv);
 	}
 	len = rt_sp_get_be(h, 8);
-	if ((c->ipc && head[0] != 1) || len < 4 || (uint32_t)rt_sp_get_be(h + 8, 4) != id) {
+	if ((c->ipc && head[0] != 1) || len < 4 || (uint32_t)rt_sp_get_be(h + 8, 4) != k->id) {
 		return WB_EBADMSG;
 	}
 	if (len - 4 > c->max_msg) {
@@ -539,7 +558,23 @@ rt_sp_exchange(rt_sp *c, rt_sp_conn *k, size_t off, uint32_t id, uint64_t deadli
 		return rt_sp_errno(rv);
 	}
 	k->len = (size_t)len - 4;
-	return WB_OK;
+	lim.max_bytes = c->max_msg;
+	if ((rv = wb_decode(rep, k->buf, k->len, &lim, err, sizeof(err))) != 0) {
+		*rep = NULL;
+		return rv == WB_ENOMEM ? WB_ENOMEM : WB_EBADMSG;
+	}
+	return wb_reply_code(*rep, &emsg) | RT_SP_REPLIED;
+}
+
+/* rt_sp_end returns k after a call that ended with rc (from rt_sp_recv, or a failure) and gives the call's result. */
+static int
+rt_sp_end(rt_sp *c, rt_sp_conn *k, int rc)
+{
+	bool replied = (rc & RT_SP_REPLIED) != 0;
+
+	rt_sp_conn_put(c, k, replied); /* a reply read whole: the connection is clean */
+	rc &= ~RT_SP_REPLIED;
+	return !replied && atomic_load(&c->down) ? WB_ECLOSED : rc;
 }
 
 int
@@ -551,40 +586,65 @@ rt_sp_call(rt_sp *c, const wb_obj *req, wb_obj **rep)
 int
 rt_sp_call_within(rt_sp *c, const wb_obj *req, int ms, wb_obj **rep)
 {
-	const size_t off = 13; /* room for [01] length id before the body */
-	uint64_t     deadline_us = wb_mono_us() + (uint64_t)(ms > 0 ? ms : 1) * 1000;
-	uint32_t     id = atomic_fetch_add(&c->next_id, 1) | 0x80000000u;
-	rt_sp_conn   k;
-	wb_limits    lim = wb_limits_default;
-	wb_obj      *r = NULL;
-	char         err[128];
-	const char  *emsg;
-	int          rc, rv;
+	uint64_t   deadline_us = wb_mono_us() + (uint64_t)(ms > 0 ? ms : 1) * 1000;
+	rt_sp_conn k;
+	int        rc;
 
 	*rep = NULL;
 	if (atomic_load(&c->down)) {
 		return WB_ECLOSED;
 	}
-	if ((rv = rt_sp_conn_get(c, &k, deadline_us)) != 0) {
-		return rt_sp_errno(rv);
+	if ((rc = rt_sp_conn_get(c, &k, deadline_us)) != 0) {
+		return rt_sp_errno(rc);
 	}
-	k.len = off;
-	if ((rc = rt_sp_timeouts(&k, ms > 0 ? ms : 1)) != 0) {
-		rc = rt_sp_errno(rc);
-	} else if ((rc = rt_sp_reserve(&k, off + 256)) == WB_OK &&
-	           (rc = wb_encode(req, rt_sp_write_cb, &k)) == WB_OK) {
-		rc = rt_sp_exchange(c, &k, off, id, deadline_us);
+	if ((rc = rt_sp_send(c, &k, req, ms, deadline_us)) == WB_OK) {
+		rc = rt_sp_recv(c, &k, deadline_us, rep);
 	}
-	if (rc != WB_OK) {
-		rt_sp_conn_put(c, &k, false);
-		return atomic_load(&c->down) ? WB_ECLOSED : rc;
+	return rt_sp_end(c, &k, rc);
+}
+
+struct rt_sp_pending {
+	rt_sp     *c;
+	rt_sp_conn k; /* on the busy list while the call is in flight */
+	uint64_t   deadline_us;
+	int        rc; /* WB_OK while the reply is awaited */
+};
+
+int
+rt_sp_start(rt_sp *c, const wb_obj *req, rt_sp_pending **out)
+{
+	rt_sp_pending *p;
+	int            rc;
+
+	if ((*out = p = calloc(1, sizeof(*p))) == NULL) {
+		return WB_ENOMEM;
 	}
-	lim.max_bytes = c->max_msg;
-	rv = wb_decode(&r, k.buf, k.len, &lim, err, sizeof(err));
-	rt_sp_conn_put(c, &k, true);
-	if (rv != 0) {
-		return rv == WB_ENOMEM ? WB_ENOMEM : WB_EBADMSG;
+	p->c = c;
+	p->deadline_us = wb_mono_us() + (uint64_t)c->timeout_ms * 1000;
+	if (atomic_load(&c->down)) {
+		p->rc = WB_ECLOSED;
+	} else if ((rc = rt_sp_conn_get(c, &p->k, p->deadline_us)) != 0) {
+		p->k.fd = -1;
+		p->rc = rt_sp_errno(rc);
+	} else if ((rc = rt_sp_send(c, &p->k, req, c->timeout_ms, p->deadline_us)) != WB_OK) {
+		p->rc = rt_sp_end(c, &p->k, rc);
+		p->k.fd = -1;
 	}
-	*rep = r;
-	return wb_reply_code(r, &emsg);
+	return p->rc;
+}
+
+int
+rt_sp_finish(rt_sp_pending *p, wb_obj **rep)
+{
+	int rc;
+
+	*rep = NULL;
+	if (p == NULL) {
+		return WB_ENOMEM;
+	}
+	if ((rc = p->rc) == WB_OK) {
+		rc = rt_sp_end(p->c, &p->k, rt_sp_recv(p->c, &p->k, p->deadline_us, rep));
+	}
+	free(p);
+	return rc;
 }

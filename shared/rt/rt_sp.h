@@ -49,6 +49,15 @@ int rt_sp_call(rt_sp *c, const wb_obj *req, wb_obj **rep);
 /* rt_sp_call_within is rt_sp_call with a deadline of ms for this call. */
 int rt_sp_call_within(rt_sp *c, const wb_obj *req, int ms, wb_obj **rep);
 
+/* A call in flight, started with rt_sp_start. */
+typedef struct rt_sp_pending rt_sp_pending;
+
+/* rt_sp_start sends req on a connection of its own and returns; end every started call with rt_sp_finish. */
+int rt_sp_start(rt_sp *c, const wb_obj *req, rt_sp_pending **out);
+
+/* rt_sp_finish waits for p's reply (within the client's deadline from the start) and frees p; results as rt_sp_call. */
+int rt_sp_finish(rt_sp_pending *p, wb_obj **rep);
+
 /* rt_sp_shutdown ends every call in flight on c at once (WB_ECLOSED) and refuses new ones; c stays valid until rt_sp_close. */
 void rt_sp_shutdown(rt_sp *c);
 
