@@ -1,7 +1,8 @@
 /*
  * rt_client.h - a REQ client for service-to-service calls and the SDK.
- * Thread-safe: each call opens its own nng context, so many threads can
- * call through one client at once.  Every call has a deadline; a server
+ * Thread-safe: each call has a connection (tcp:// and ipc://, through
+ * rt_sp) or an nng context (other transports) of its own, so many threads
+ * can call through one client at once.  Every call has a deadline; a server
  * that is gone gives WB_EUNAVAIL or WB_ETIMEDOUT, never a hang.
  */
 #ifndef RT_CLIENT_H

@@ -1,34 +1,45 @@
 /*
  * rt_server.c - the REP server every Warble daemon runs.
  *
- * Each of `workers` threads owns one nng context and serves it in a loop:
+ * It speaks the SP request/reply protocol (rt_wire.h) over tcp:// and
+ * ipc:// itself, so any nng REQ socket and rt_sp client can call it.
+ * `workers` threads wait on one epoll set holding the listening socket
+ * and every connection, each armed for one event at a time (oneshot).
+ * The thread that is woken for a connection does all of a request's work:
  *
- *   receive (wait) -> decode, check, handler, stats, encode -> send (wait)
+ *   epoll_wait -> recv -> decode, check, handler, stats, encode -> send -> re-arm
  *
- * An aio with no callback wakes its waiting thread straight from nng's
- * completion, so a request costs one thread hand-off each way (an aio
- * callback that queued work for a pool cost two).  A REP socket keeps
- * requests that find every context busy in its pipes: `workers` is the
- * number of requests in service at once.
+ * so a request costs one wake-up and four system calls, and no thread
+ * hands anything to another.  Handlers may block: a worker busy in one
+ * leaves the other connections to the other workers, so `workers` is the
+ * number of requests in service at once (as it was with nng's contexts,
+ * whose hand-offs cost the daemons most of their CPU per request: see
+ * docs/benchmarks.md).  A connection's requests are served in order; its
+ * clients (rt_sp, rt_client) keep one call per connection.
  *
- * Closing cancels the receives of idle workers (under the server's mutex,
- * so a worker about to receive sees the flag instead), lets busy ones
- * finish and send their replies for up to RT_SERVER_DRAIN_MS, then closes
- * the socket and joins every thread.
+ * Closing stops accepting, wakes every idle worker (an eventfd that stays
+ * readable), lets busy ones finish and send their replies for up to
+ * RT_SERVER_DRAIN_MS, then closes every connection and joins the threads.
  */
+#include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/rep.h>
-#include <nng/supplemental/util/platform.h>
-
+#include "rt_listen.h"
 #include "rt_log.h"
 #include "rt_server.h"
 #include "rt_stats.h"
+#include "rt_wire.h"
 #include "wb_clock.h"
 
 #define RT_SERVER_WORKERS     8
@@ -37,19 +48,31 @@
 #define RT_SERVER_SEND_MS     10000 /* a reply the peer will not take in 10 s is dropped */
 #define RT_SERVER_DRAIN_MS    5000  /* close waits this long for requests in flight */
 #define RT_SERVER_GAUGES      64
+#define RT_SERVER_READ        4096        /* bytes a read asks for at least */
+#define RT_SERVER_KEEP_BUF    (64u << 10) /* an idle connection keeps a buffer this large at most */
+#define RT_SERVER_HEAD_ROOM   (9 + 4 * RT_WIRE_MAX_HOPS) /* [01] length and a reply's header */
 
-/* One worker thread and its context. */
+/* One client connection: what has arrived and not been served yet. */
+typedef struct rt_conn {
+	int                     fd;
+	bool                    ready; /* the client's handshake has arrived */
+	uint8_t                *buf;
+	size_t                  len, cap;
+	struct sockaddr_storage peer;        /* family 0 for ipc */
+	struct rt_conn         *next, *prev; /* every connection, for close */
+} rt_conn;
+
+/* A worker thread and its reply buffer. */
 typedef struct rt_work {
-	rt_server *srv;
-	nng_aio   *aio;
-	nng_ctx    ctx;
-	pthread_t  thread;
-	bool       running;   /* the thread was started */
-	bool       receiving; /* waiting for a request (under srv->mtx) */
+	struct rt_server *srv;
+	pthread_t         thread;
+	bool              running; /* the thread was started */
+	uint8_t          *out;
+	size_t            len, cap;
 } rt_work;
 
-/* The pipe of the request this worker thread's handler is running (rt_server_peer). */
-static _Thread_local nng_pipe rt_server_pipe;
+/* The connection whose request this worker thread's handler is running (rt_server_peer). */
+static _Thread_local const rt_conn *rt_server_conn;
 
 typedef struct rt_route {
 	rt_handler_fn fn;
@@ -63,24 +86,26 @@ typedef struct rt_gauge {
 } rt_gauge;
 
 struct rt_server {
-	char        *name;
-	char        *url;
-	int          nworkers;
-	size_t       max_msg;
-	nng_socket   sock;
-	bool         sock_open;
-	nng_listener listener;
-	rt_stats    *stats;
-	rt_route     routes[WB_OP_COUNT];
-	rt_gauge     gauges[RT_SERVER_GAUGES];
-	int          ngauges;
-	rt_work     *works;
-	uint64_t     start_us;
+	char     *name;
+	char     *url;
+	bool      ipc;
+	int       nworkers;
+	size_t    max_msg;
+	rt_stats *stats;
+	rt_route  routes[WB_OP_COUNT];
+	rt_gauge  gauges[RT_SERVER_GAUGES];
+	int       ngauges;
+	rt_work  *works;
+	uint64_t  start_us;
+	int       lfd;  /* the listening socket (-1: none) */
+	int       epfd; /* the epoll set (-1: none) */
+	int       wake; /* an eventfd, readable once closing (-1: none) */
 
 	pthread_mutex_t mtx;
 	pthread_cond_t  cv;     /* signalled when a worker thread ends */
-	int             active; /* worker threads still serving */
-	bool            closing;
+	int             active; /* worker threads still running */
+	rt_conn        *conns;  /* every open connection (under mtx) */
+	atomic_bool     closing;
 	bool            started;
 };
 
@@ -140,6 +165,8 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	s->max_msg = opts->max_msg > 0 ? opts->max_msg : RT_SERVER_MAX_MSG;
 	s->stats = rt_stats_new();
 	s->start_us = wb_mono_us();
+	s->lfd = s->epfd = s->wake = -1;
+	atomic_init(&s->closing, false);
 	pthread_mutex_init(&s->mtx, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	if (s->name == NULL || s->url == NULL || s->stats == NULL) {
@@ -179,23 +206,10 @@ rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg)
 	return WB_OK;
 }
 
-static int
-rt_server_msg_write(void *arg, const char *buf, size_t len)
-{
-	size_t need = nng_msg_len(arg) + len;
-
-	/* nng grows a message to exactly the size asked (zeroed and copied):
-	 * double it, or a reply packed 9 bytes at a time costs O(n^2). */
-	if (need > nng_msg_capacity(arg) && nng_msg_reserve(arg, 2 * need) != 0) {
-		return WB_ENOMEM;
-	}
-	return nng_msg_append(arg, buf, len) == 0 ? 0 : WB_ENOMEM;
-}
-
 /*
  * rt_server_reply_build runs on a worker: it turns the request bytes into
  * a reply object, never failing for bad input (that becomes an error
- * reply).  Returns the op for stats and sets *failed for error replies.
+ * reply).  Sets *opp to the request's op, for stats.
  */
 static wb_obj *
 rt_server_reply_build(rt_server *s, const void *buf, size_t len, wb_op *opp)
@@ -245,92 +259,295 @@ out:
 	return rep;
 }
 
-/* rt_server_serve turns a request message into its reply (in place); false if there is nothing to send. */
+/* rt_grow makes room for need bytes in a buffer of *cap bytes at *buf. */
 static bool
-rt_server_serve(rt_server *s, nng_msg *msg, uint64_t start_us)
+rt_grow(uint8_t **buf, size_t *cap, size_t need)
 {
-	wb_obj     *rep;
-	wb_op       op = WB_OP_NONE;
-	const char *emsg;
-	bool        failed;
-	int         rv;
+	size_t   c = *cap > 0 ? *cap : RT_SERVER_READ;
+	uint8_t *p;
 
-	rt_server_pipe = nng_msg_get_pipe(msg);
-	rep = rt_server_reply_build(s, nng_msg_body(msg), nng_msg_len(msg), &op);
-	rt_server_pipe = (nng_pipe)NNG_PIPE_INITIALIZER;
-	nng_msg_clear(msg);
-	rv = rep != NULL ? wb_encode(rep, rt_server_msg_write, msg) : WB_ENOMEM;
+	if (need <= *cap) {
+		return true;
+	}
+	while (c < need) {
+		c *= 2;
+	}
+	if ((p = realloc(*buf, c)) == NULL) {
+		return false;
+	}
+	*buf = p;
+	*cap = c;
+	return true;
+}
+
+static int
+rt_server_out_write(void *arg, const char *buf, size_t len)
+{
+	rt_work *w = arg;
+
+	if (!rt_grow(&w->out, &w->cap, w->len + len)) {
+		return WB_ENOMEM;
+	}
+	memcpy(w->out + w->len, buf, len);
+	w->len += len;
+	return 0;
+}
+
+/* rt_server_send writes len bytes to fd, waiting up to RT_SERVER_SEND_MS while the peer takes them; false if it cannot. */
+static bool
+rt_server_send(int fd, const uint8_t *p, size_t len)
+{
+	uint64_t end = wb_mono_us() + (uint64_t)RT_SERVER_SEND_MS * 1000;
+
+	while (len > 0) {
+		ssize_t       n = send(fd, p, len, MSG_NOSIGNAL);
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		uint64_t      now;
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+		           (now = wb_mono_us()) < end &&
+		           poll(&pfd, 1, (int)((end - now) / 1000) + 1) >= 0) {
+			continue; /* a poll cut short by a signal comes round again */
+		} else {
+			return false; /* the peer is gone, or will not take the reply */
+		}
+	}
+	return true;
+}
+
+/* rt_server_encode packs rep after w's header room; falls back to a short error reply. */
+static int
+rt_server_encode(rt_work *w, wb_obj *rep, size_t off, wb_op op)
+{
+	int rv;
+
+	w->len = off;
+	rv = rep != NULL ? wb_encode(rep, rt_server_out_write, w) : WB_ENOMEM;
 	if (rv != 0) {
 		/* Say so if at all possible: an error reply is tiny. */
 		RT_ERRORF("%s: cannot encode reply: %s", wb_op_name(op), wb_strerror(rv));
-		nng_msg_clear(msg);
+		w->len = off;
 		if (rep != NULL && wb_reply_error(rep, WB_EINTERNAL, "cannot encode reply") == 0) {
-			rv = wb_encode(rep, rt_server_msg_write, msg);
+			rv = wb_encode(rep, rt_server_out_write, w);
 		}
 	}
+	return rv;
+}
+
+/*
+ * rt_server_request serves one request payload p of c (its header words,
+ * then the body) and sends the reply; false if the connection must close.
+ * A payload without a request id is dropped, as nng's REP socket does.
+ */
+static bool
+rt_server_request(rt_server *s, rt_work *w, rt_conn *c, const uint8_t *p, size_t n)
+{
+	uint64_t    start_us = wb_mono_us();
+	size_t      hdr = 0, off, lead = s->ipc ? 9 : 8;
+	wb_obj     *rep;
+	wb_op       op = WB_OP_NONE;
+	const char *emsg;
+	bool        failed, sent = true;
+	int         rv;
+
+	do {
+		if (hdr + 4 > n || hdr == 4 * RT_WIRE_MAX_HOPS) {
+			return true;
+		}
+		hdr += 4;
+	} while ((rt_wire_get(p + hdr - 4, 4) & 0x80000000u) == 0);
+	off = lead + hdr;
+	if (!rt_grow(&w->out, &w->cap, off + 256)) {
+		return false;
+	}
+	rt_server_conn = c;
+	rep = rt_server_reply_build(s, p + hdr, n - hdr, &op);
+	rt_server_conn = NULL;
+	rv = rt_server_encode(w, rep, off, op);
 	failed = rep == NULL || wb_reply_code(rep, &emsg) != WB_OK;
 	wb_msg_free(rep);
+	if (rv == 0) {
+		/* [01] length | the request's header words | body */
+		w->out[0] = 1;
+		rt_wire_put(w->out + lead - 8, w->len - lead, 8);
+		memcpy(w->out + lead, p, hdr);
+		sent = rt_server_send(c->fd, w->out, w->len);
+	} /* else nothing to send: the client times out */
 	rt_stats_record(s->stats, op, wb_mono_us() - start_us, failed);
-	return rv == 0; /* else nothing to send: the client times out */
-}
-
-/* rt_server_recv waits for w's next request; NULL when the server closes. */
-static nng_msg *
-rt_server_recv(rt_work *w)
-{
-	rt_server *s = w->srv;
-	int        rv;
-
-	for (;;) {
-		pthread_mutex_lock(&s->mtx);
-		if (s->closing) {
-			pthread_mutex_unlock(&s->mtx);
-			return NULL;
-		}
-		w->receiving = true;
-		nng_aio_set_timeout(w->aio, NNG_DURATION_INFINITE);
-		nng_ctx_recv(w->ctx, w->aio);
-		pthread_mutex_unlock(&s->mtx);
-		nng_aio_wait(w->aio);
-		pthread_mutex_lock(&s->mtx);
-		w->receiving = false;
-		pthread_mutex_unlock(&s->mtx);
-		if ((rv = nng_aio_result(w->aio)) == 0) {
-			return nng_aio_get_msg(w->aio);
-		}
-		if (rv == NNG_ECLOSED || rv == NNG_ECANCELED) {
-			return NULL;
-		}
-		RT_WARNF("receive failed: %s", nng_strerror(rv));
-		nng_msleep(10); /* a lasting failure must not spin */
+	if (w->cap > RT_SERVER_KEEP_BUF) {
+		free(w->out); /* keep idle workers small */
+		w->out = NULL;
+		w->cap = 0;
 	}
+	return sent;
 }
 
-/* rt_server_worker is a worker thread: receive, serve, send, until the server closes. */
+/* rt_conn_read reads what has arrived on c and serves every whole request in it; false once c must close. */
+static bool
+rt_conn_read(rt_server *s, rt_work *w, rt_conn *c)
+{
+	size_t   lead = s->ipc ? 9 : 8, at = 0;
+	uint64_t mlen;
+	ssize_t  n;
+
+	if (c->cap - c->len < RT_SERVER_READ &&
+	    !rt_grow(&c->buf, &c->cap, c->len + RT_SERVER_READ)) {
+		return false;
+	}
+	if ((n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0)) <= 0) {
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+	}
+	c->len += (size_t)n;
+	if (!c->ready) {
+		if (c->len < RT_WIRE_HELLO) {
+			return true;
+		}
+		if (!rt_wire_hello_ok(c->buf, RT_WIRE_REQ)) {
+			return false; /* not an SP REQ client */
+		}
+		c->ready = true;
+		at = RT_WIRE_HELLO;
+	}
+	while (c->len - at >= lead) {
+		if (s->ipc && c->buf[at] != 1) {
+			return false;
+		}
+		mlen = rt_wire_get(c->buf + at + lead - 8, 8);
+		if (mlen > s->max_msg + 4 * RT_WIRE_MAX_HOPS) {
+			RT_DEBUGF("request of %llu bytes refused", (unsigned long long)mlen);
+			return false; /* as nng does: the connection goes */
+		}
+		if (c->len - at - lead < mlen) {
+			break; /* the rest is on its way */
+		}
+		if (!rt_server_request(s, w, c, c->buf + at + lead, (size_t)mlen)) {
+			return false;
+		}
+		at += lead + (size_t)mlen;
+	}
+	memmove(c->buf, c->buf + at, c->len - at);
+	c->len -= at;
+	if (c->len >= lead) {
+		/* room for the whole request, so that the next reads fill it */
+		return rt_grow(&c->buf, &c->cap, lead + (size_t)rt_wire_get(c->buf + lead - 8, 8));
+	}
+	if (c->len == 0 && c->cap > RT_SERVER_KEEP_BUF) {
+		free(c->buf);
+		c->buf = NULL;
+		c->cap = 0;
+	}
+	return true;
+}
+
+/* rt_conn_close takes c off the server's list and closes it. */
+static void
+rt_conn_close(rt_server *s, rt_conn *c)
+{
+	pthread_mutex_lock(&s->mtx);
+	if (c->prev != NULL) {
+		c->prev->next = c->next;
+	} else {
+		s->conns = c->next;
+	}
+	if (c->next != NULL) {
+		c->next->prev = c->prev;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	close(c->fd); /* leaves the epoll set with it */
+	free(c->buf);
+	free(c);
+}
+
+/* rt_conn_arm asks epoll for c's next event (or the listener's, c NULL); false if it cannot. */
+static bool
+rt_conn_arm(rt_server *s, rt_conn *c, int op)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT };
+
+	ev.data.ptr = c != NULL ? (void *)c : (void *)&s->lfd;
+	return epoll_ctl(s->epfd, op, c != NULL ? c->fd : s->lfd, &ev) == 0;
+}
+
+/* rt_server_accept takes every waiting connection, sends each the handshake and adds it to the epoll set. */
+static void
+rt_server_accept(rt_server *s)
+{
+	uint8_t hello[RT_WIRE_HELLO];
+	int     one = 1;
+
+	rt_wire_hello(hello, RT_WIRE_REP);
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t               sl = sizeof(ss);
+		rt_conn                *c;
+		int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED) {
+				continue;
+			}
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				RT_WARNF("cannot accept: %s", strerror(errno));
+				nanosleep(&(struct timespec) { 0, 10 * 1000 * 1000 },
+				    NULL); /* EMFILE must not spin */
+			}
+			break;
+		}
+		if ((c = calloc(1, sizeof(*c))) == NULL ||
+		    send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello)) {
+			close(fd); /* a probe that went at once, or no memory */
+			free(c);
+			continue;
+		}
+		c->fd = fd;
+		if (!s->ipc) {
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			c->peer = ss;
+		}
+		pthread_mutex_lock(&s->mtx);
+		c->next = s->conns;
+		if (s->conns != NULL) {
+			s->conns->prev = c;
+		}
+		s->conns = c;
+		pthread_mutex_unlock(&s->mtx);
+		if (!rt_conn_arm(s, c, EPOLL_CTL_ADD)) {
+			rt_conn_close(s, c);
+		}
+	}
+	(void)rt_conn_arm(s, NULL, EPOLL_CTL_MOD); /* fails once close has taken the listener out */
+}
+
+/* rt_server_worker is a worker thread: wait for an event, serve it, until the server closes. */
 static void *
 rt_server_worker(void *arg)
 {
-	rt_work   *w = arg;
-	rt_server *s = w->srv;
-	nng_msg   *msg;
-	int        rv;
+	rt_work           *w = arg;
+	rt_server         *s = w->srv;
+	struct epoll_event ev;
+	int                n;
 
-	while ((msg = rt_server_recv(w)) != NULL) {
-		if (!rt_server_serve(s, msg, wb_mono_us())) {
-			nng_msg_free(msg);
+	for (;;) {
+		if ((n = epoll_wait(s->epfd, &ev, 1, -1)) < 0 && errno != EINTR) {
+			RT_ERRORF("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		if (n <= 0) {
 			continue;
 		}
-		nng_aio_set_msg(w->aio, msg);
-		nng_aio_set_timeout(w->aio, RT_SERVER_SEND_MS);
-		nng_ctx_send(w->ctx, w->aio);
-		nng_aio_wait(w->aio);
-		if ((rv = nng_aio_result(w->aio)) != 0) {
-			/* The reply is still ours: a peer gone, a timeout, a closed socket. */
-			nng_msg_free(nng_aio_get_msg(w->aio));
-			if (rv == NNG_ECLOSED) {
-				break;
-			}
-			RT_DEBUGF("reply not sent: %s", nng_strerror(rv));
+		if (ev.data.ptr == (void *)&s->wake || atomic_load(&s->closing)) {
+			break; /* a connection's event is not served once closing: close ends it */
+		}
+		if (ev.data.ptr == (void *)&s->lfd) {
+			rt_server_accept(s);
+		} else if (!rt_conn_read(s, w, ev.data.ptr) ||
+		           !rt_conn_arm(s, ev.data.ptr, EPOLL_CTL_MOD)) {
+			rt_conn_close(s, ev.data.ptr);
 		}
 	}
 	pthread_mutex_lock(&s->mtx);
@@ -344,41 +561,37 @@ rt_server_worker(void *arg)
 int
 rt_server_start(rt_server *s)
 {
-	int rv;
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->wake };
+	int                rv;
 
 	if (s->started) {
 		return WB_EINVAL;
 	}
 	s->started = true;
-	if ((s->works = calloc((size_t)s->nworkers, sizeof(rt_work))) == NULL) {
+	s->ipc = strncmp(s->url, "ipc://", 6) == 0;
+	if (!rt_listen_supports(s->url)) {
+		RT_ERRORF("cannot listen on %s: a server takes tcp:// or ipc:// URLs", s->url);
+		return WB_EINVAL;
+	}
+	if ((s->works = calloc((size_t)s->nworkers, sizeof(rt_work))) == NULL ||
+	    (s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    (s->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wake, &ev) != 0) {
+		RT_ERRORF("cannot set up the server: %s", strerror(errno));
 		return WB_ENOMEM;
 	}
-	if ((rv = nng_rep0_open(&s->sock)) != 0) {
-		RT_ERRORF("cannot open REP socket: %s", nng_strerror(rv));
+	if ((rv = rt_listen_open(s->url, &s->lfd)) != WB_OK) {
+		RT_ERRORF("cannot listen on %s: %s", s->url, strerror(errno));
+		return rv;
+	}
+	if (!rt_conn_arm(s, NULL, EPOLL_CTL_ADD)) {
+		RT_ERRORF("cannot watch %s: %s", s->url, strerror(errno));
 		return WB_ENOMEM;
 	}
-	s->sock_open = true;
-	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, s->max_msg);
 	for (int i = 0; i < s->nworkers; i++) {
 		rt_work *w = &s->works[i];
 
 		w->srv = s;
-		if ((rv = nng_aio_alloc(&w->aio, NULL, NULL)) != 0 ||
-		    (rv = nng_ctx_open(&w->ctx, s->sock)) != 0) {
-			RT_ERRORF("cannot set up context %d: %s", i, nng_strerror(rv));
-			return WB_ENOMEM;
-		}
-	}
-	if ((rv = nng_listen(s->sock, s->url, &s->listener, 0)) != 0) {
-		RT_ERRORF("cannot listen on %s: %s", s->url, nng_strerror(rv));
-		return rv == NNG_EADDRINUSE || rv == NNG_EADDRINVAL || rv == NNG_EINVAL ||
-		               rv == NNG_ENOTSUP
-		           ? WB_EINVAL
-		           : WB_EUNAVAIL;
-	}
-	for (int i = 0; i < s->nworkers; i++) {
-		rt_work *w = &s->works[i];
-
 		pthread_mutex_lock(&s->mtx);
 		s->active++;
 		pthread_mutex_unlock(&s->mtx);
@@ -404,35 +617,44 @@ rt_server_close(rt_server *s)
 	if (s == NULL) {
 		return;
 	}
-	/* 1. Stop receiving: cancel every worker waiting for a request. */
-	pthread_mutex_lock(&s->mtx);
-	s->closing = true;
-	for (int i = 0; s->works != NULL && i < s->nworkers; i++) {
-		if (s->works[i].receiving) {
-			nng_aio_cancel(s->works[i].aio);
-		}
+	/* 1. Stop accepting and wake every idle worker: the eventfd stays readable. */
+	atomic_store(&s->closing, true);
+	if (s->lfd >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->lfd, NULL);
+	}
+	if (s->wake >= 0) {
+		eventfd_write(s->wake, 1);
 	}
 	/* 2. Let requests in flight finish and their replies go out, bounded. */
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += RT_SERVER_DRAIN_MS / 1000;
+	pthread_mutex_lock(&s->mtx);
 	while (s->active > 0) {
 		if (pthread_cond_timedwait(&s->cv, &s->mtx, &dl) != 0) {
 			RT_WARNF("closing with %d requests still in flight", s->active);
+			for (rt_conn *c = s->conns; c != NULL; c = c->next) {
+				shutdown(c->fd, SHUT_RDWR); /* a reply stuck in send fails */
+			}
 			break;
 		}
 	}
 	pthread_mutex_unlock(&s->mtx);
-	/* 3. Close the socket (fails whatever is left), join the workers, free their aios. */
-	if (s->sock_open) {
-		nng_close(s->sock);
-	}
+	/* 3. Join the workers, then close every connection and the listener. */
 	for (int i = 0; s->works != NULL && i < s->nworkers; i++) {
-		rt_work *w = &s->works[i];
-
-		if (w->running) {
-			pthread_join(w->thread, NULL);
+		if (s->works[i].running) {
+			pthread_join(s->works[i].thread, NULL);
 		}
-		nng_aio_free(w->aio);
+		free(s->works[i].out);
+	}
+	while (s->conns != NULL) {
+		rt_conn_close(s, s->conns);
+	}
+	rt_listen_close(s->url, s->lfd);
+	if (s->epfd >= 0) {
+		close(s->epfd);
+	}
+	if (s->wake >= 0) {
+		close(s->wake);
 	}
 	if (s->started) {
 		RT_INFOF("%s stopped", s->name);
@@ -450,30 +672,11 @@ rt_server_close(rt_server *s)
 }
 
 void
-rt_sockaddr_from_nng(const nng_sockaddr *sa, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (sa->s_family == NNG_AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)ss;
-		in->sin_family = AF_INET;
-		in->sin_port = sa->s_in.sa_port;
-		in->sin_addr.s_addr = sa->s_in.sa_addr;
-	} else if (sa->s_family == NNG_AF_INET6) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = sa->s_in6.sa_port;
-		memcpy(&in6->sin6_addr, sa->s_in6.sa_addr, 16);
-	}
-}
-
-void
 rt_server_peer(struct sockaddr_storage *ss)
 {
-	nng_sockaddr sa;
-
-	memset(ss, 0, sizeof(*ss));
-	if (nng_pipe_id(rt_server_pipe) > 0 &&
-	    nng_pipe_get_addr(rt_server_pipe, NNG_OPT_REMADDR, &sa) == 0) {
-		rt_sockaddr_from_nng(&sa, ss);
+	if (rt_server_conn != NULL) {
+		*ss = rt_server_conn->peer;
+	} else {
+		memset(ss, 0, sizeof(*ss));
 	}
 }

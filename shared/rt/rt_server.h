@@ -1,6 +1,7 @@
 /*
- * rt_server.h - a REP server: worker threads, each receiving on its own
- * nng context, decoding, running the op's handler and sending the reply.
+ * rt_server.h - a REP server on tcp:// or ipc:// (the SP wire format nng
+ * speaks): worker threads, each taking a request, decoding it, running the
+ * op's handler and sending the reply.
  *
  * ping and stats are built in; stats reports per-op counts, errors and
  * latency histograms, plus any gauges the service registers.
@@ -10,8 +11,6 @@
 
 #include <stdint.h>
 #include <sys/socket.h>
-
-#include <nng/nng.h>
 
 #include "wb_proto.h"
 
@@ -49,8 +48,5 @@ void rt_server_close(rt_server *s);
 
 /* rt_server_peer gives the address of the client whose request the calling handler runs (family 0 if it has none: ipc, inproc, or not in a handler). */
 void rt_server_peer(struct sockaddr_storage *ss);
-
-/* rt_sockaddr_from_nng converts an nng TCP address to a sockaddr (family 0 for any other kind). */
-void rt_sockaddr_from_nng(const nng_sockaddr *sa, struct sockaddr_storage *ss);
 
 #endif

@@ -1,15 +1,7 @@
 /*
  * rt_sp.c - the blocking SP request/reply client of rt_sp.h.
  *
- * The wire format, as nng 1.5's tcp and ipc transports and its REQ/REP
- * version 0 protocols speak it:
- *
- *   handshake, each side once    00 'S' 'P' 00 | protocol (u16 BE) | 00 00
- *                                REQ is 0x0030, REP 0x0031
- *   a tcp message                length (u64 BE) | payload
- *   an ipc message               01 | length (u64 BE) | payload
- *   a request's payload          request id (u32 BE, top bit set) | body
- *   its reply's payload          the same request id | body
+ * The wire format is in rt_wire.h.
  *
  * A connection is blocking, with SO_RCVTIMEO and SO_SNDTIMEO at the
  * call's deadline, so a call costs a write and (usually) one read.
@@ -40,11 +32,10 @@
 #include <unistd.h>
 
 #include "rt_sp.h"
+#include "rt_wire.h"
 #include "wb_clock.h"
 
-#define RT_SP_IDLE          64   /* idle connections kept */
-#define RT_SP_PROTO_REQ     0x30 /* nng's REQ version 0 */
-#define RT_SP_PROTO_REP     0x31 /* nng's REP version 0 */
+#define RT_SP_IDLE          64 /* idle connections kept */
 #define RT_SP_MAX_MSG       (16u << 20)
 #define RT_SP_KEEP_BUF      (256u << 10) /* a connection keeps a buffer this large at most */
 #define RT_SP_REDIAL_MS     10           /* first wait before a redial (wait_for_server) */
@@ -201,8 +192,8 @@ rt_sp_connect_fd(const struct sockaddr *addr, socklen_t len, uint64_t deadline_u
 		return -1;
 	}
 	if (connect(fd, addr, len) != 0) {
-		if (errno != EINPROGRESS && errno != EAGAIN) {
-			goto fail;
+		if (errno != EINPROGRESS) {
+			goto fail; /* EAGAIN: an ipc listener's backlog is full, nothing in progress */
 		}
 		pfd = (struct pollfd) { .fd = fd, .events = POLLOUT };
 		while ((rv = poll(&pfd, 1, rt_sp_left(deadline_us))) < 0 && errno == EINTR) {
@@ -295,17 +286,22 @@ rt_sp_timeouts(rt_sp_conn *k, int ms)
 	return 0;
 }
 
-/* rt_sp_redial tells whether a failed dial is worth another try (wait_for_server) and waits before it. */
+/*
+ * rt_sp_redial tells whether a failed dial is worth another try and waits
+ * before it: a full ipc backlog (EAGAIN) always is, a server not there
+ * yet only with wait_for_server.
+ */
 static bool
 rt_sp_redial(rt_sp *c, int err, int *wait_ms, uint64_t deadline_us)
 {
-	int left = rt_sp_left(deadline_us);
+	int  left = rt_sp_left(deadline_us);
+	bool absent = err == ECONNREFUSED || err == ENOENT || err == ECONNRESET;
 
-	if (!c->wait_for_server || atomic_load(&c->down) || left <= 1 ||
-	    (err != ECONNREFUSED && err != ENOENT && err != ECONNRESET)) {
+	if (atomic_load(&c->down) || left <= 1 ||
+	    !(err == EAGAIN || (absent && c->wait_for_server))) {
 		return false; /* ENOENT: an ipc path not there yet */
 	}
-	int ms = *wait_ms < left - 1 ? *wait_ms : left - 1;
+	int ms = err == EAGAIN ? 1 : (*wait_ms < left - 1 ? *wait_ms : left - 1);
 	nanosleep(&(struct timespec) { ms / 1000, (long)(ms % 1000) * 1000000 }, NULL);
 	*wait_ms = *wait_ms * 2 < RT_SP_REDIAL_MAX_MS ? *wait_ms * 2 : RT_SP_REDIAL_MAX_MS;
 	return true;
@@ -377,10 +373,10 @@ rt_sp_conn_put(rt_sp *c, rt_sp_conn *k, bool ok)
 static int
 rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 {
-	const uint8_t hello[8] = { 0, 'S', 'P', 0, 0, RT_SP_PROTO_REQ, 0, 0 };
-	uint8_t       peer[8];
-	int           rv, flags, wait_ms = RT_SP_REDIAL_MS;
+	uint8_t hello[RT_WIRE_HELLO], peer[RT_WIRE_HELLO];
+	int     rv, flags, wait_ms = RT_SP_REDIAL_MS;
 
+	rt_wire_hello(hello, RT_WIRE_REQ);
 	k->buf = NULL;
 	k->cap = k->len = 0;
 	k->tmo_ms = 0;
@@ -399,8 +395,7 @@ rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 	                k, rt_sp_left(deadline_us) > 0 ? rt_sp_left(deadline_us) : 1)) == 0 &&
 	           (rv = rt_sp_io(k->fd, true, (void *)hello, sizeof(hello), deadline_us)) == 0 &&
 	           (rv = rt_sp_io(k->fd, false, peer, sizeof(peer), deadline_us)) == 0 &&
-	           (memcmp(peer, "\0SP\0", 4) != 0 || peer[4] != 0 || peer[5] != RT_SP_PROTO_REP ||
-	               peer[6] != 0 || peer[7] != 0)) {
+	           !rt_wire_hello_ok(peer, RT_WIRE_REP)) {
 		rv = EPROTO; /* not an SP REP server */
 	}
 	if (rv != 0) {
@@ -463,27 +458,6 @@ rt_sp_write_cb(void *arg, const char *buf, size_t len)
 	return 0;
 }
 
-/* rt_sp_put_be writes v as n big-endian bytes at p. */
-static void
-rt_sp_put_be(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = n - 1; i >= 0; i--, v >>= 8) {
-		p[i] = (uint8_t)v;
-	}
-}
-
-/* rt_sp_get_be reads n big-endian bytes at p. */
-static uint64_t
-rt_sp_get_be(const uint8_t *p, int n)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < n; i++) {
-		v = v << 8 | p[i];
-	}
-	return v;
-}
-
 /* rt_sp_errno maps a failed exchange to a wb_err. */
 static int
 rt_sp_errno(int e)
@@ -518,8 +492,8 @@ rt_sp_send(rt_sp *c, rt_sp_conn *k, const wb_obj *req, int ms, uint64_t deadline
 		return rv;
 	}
 	/* header right before the body: [01] length id */
-	rt_sp_put_be((uint8_t *)k->buf + off - 4, k->id, 4);
-	rt_sp_put_be((uint8_t *)k->buf + off - 12, k->len - off + 4, 8);
+	rt_wire_put((uint8_t *)k->buf + off - 4, k->id, 4);
+	rt_wire_put((uint8_t *)k->buf + off - 12, k->len - off + 4, 8);
 	if (c->ipc) {
 		k->buf[off - 13] = 1;
 	}
@@ -543,8 +517,8 @@ rt_sp_recv(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us, wb_obj **rep)
 	if ((rv = rt_sp_io(k->fd, false, head, hlen + 4, deadline_us)) != 0) {
 		return rt_sp_errno(rv);
 	}
-	len = rt_sp_get_be(h, 8);
-	if ((c->ipc && head[0] != 1) || len < 4 || (uint32_t)rt_sp_get_be(h + 8, 4) != k->id) {
+	len = rt_wire_get(h, 8);
+	if ((c->ipc && head[0] != 1) || len < 4 || (uint32_t)rt_wire_get(h + 8, 4) != k->id) {
 		return WB_EBADMSG;
 	}
 	if (len - 4 > c->max_msg) {

@@ -7,10 +7,10 @@
  * and waits to be woken with the reply: several wake-ups and context
  * switches per call, most of a client's CPU.  Here a call is one write
  * and one read on a connection taken from a small pool, so the caller
- * pays for the system calls and nothing else.  Servers stay nng REP
- * sockets.  The SDK calls the gateway through it, and rt_client makes its
- * synchronous calls through it; rt_client's started (pipelined) calls and
- * other transports stay on libnng.
+ * pays for the system calls and nothing else.  rt_server is the other
+ * end.  The SDK calls the gateway through it, and rt_client makes every
+ * call to a tcp:// or ipc:// service through it; other transports stay
+ * on libnng.
  *
  * Thread-safe: concurrent calls use separate connections.  Every call has
  * a deadline; a connection that fails or times out is closed, never

@@ -14,9 +14,10 @@
  *   }
  *   warble_close(c);
  *
- * The client speaks msgpack over nng REQ/REP to warble-gateway.  It is
- * thread-safe: many threads may call through one client at once (each
- * call has its own nng context and deadline).  Every function returns
+ * The client speaks msgpack over the SP request/reply protocol (nng's
+ * REQ/REP wire format) to warble-gateway.  It is thread-safe: many
+ * threads may call through one client at once (each call has its own
+ * connection and deadline).  Every function returns
  * WARBLE_OK (0) or one of the WARBLE_* codes below, which are Warble's
  * wire error codes (wb_errors.h): the server's code when it refused, or
  * WARBLE_EUNAVAIL / WARBLE_ETIMEDOUT when the gateway cannot be reached

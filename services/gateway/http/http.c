@@ -35,6 +35,24 @@ static void http_body_cb(void *arg);
 extern int nni_http_conn_getopt(
     nng_http_conn *conn, const char *name, void *buf, size_t *szp, int type);
 
+/* http_sockaddr converts an nng TCP address to a sockaddr (family 0 for any other kind). */
+static void
+http_sockaddr(const nng_sockaddr *sa, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (sa->s_family == NNG_AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+		in->sin_family = AF_INET;
+		in->sin_port = sa->s_in.sa_port;
+		in->sin_addr.s_addr = sa->s_in.sa_addr;
+	} else if (sa->s_family == NNG_AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = sa->s_in6.sa_port;
+		memcpy(&in6->sin6_addr, sa->s_in6.sa_addr, 16);
+	}
+}
+
 /* http_conn_peer reads conn's peer address into ss (family 0 if unknown). */
 static void
 http_conn_peer(nng_http_conn *conn, struct sockaddr_storage *ss)
@@ -46,7 +64,7 @@ http_conn_peer(nng_http_conn *conn, struct sockaddr_storage *ss)
 		memset(ss, 0, sizeof(*ss));
 		return;
 	}
-	rt_sockaddr_from_nng(&sa, ss);
+	http_sockaddr(&sa, ss);
 }
 
 static void
