@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Warble's load benchmark with its peers, all on this machine, on loopback.
 #
-#   tests/bench/bench.sh quick   ego-facebook mix, fan-out to 10k and 100k (< 5 min)
-#   tests/bench/bench.sh full    ego-facebook mix, fan-out to 10k, 100k and 1M
+#   tests/bench/bench.sh quick   ego-facebook mix, fan-out to 10k and 100k, follow sweep (< 5 min)
+#   tests/bench/bench.sh full    ego-facebook mix, fan-out to 10k, 100k and 1M, follow sweep
 #
 # Starts, from the Debian packages (tests/deps.sh bench), a private
 # redis-server and a private PostgreSQL cluster on free ports in a temp
@@ -28,9 +28,11 @@ OUT=${OUT:-$BUILD/bench-out/$mode}
 graphs=$(cd "$(dirname "$0")/../.." && pwd)/tests/data/graphs
 case $mode in
 quick) args="--graph $graphs/ego-facebook.edges --fanout 10000,100000 --reps 2
-             --duration 10 --threads 8 --visible 200 --sample 1000 --moderate 200 --timeout 280" ;;
+             --duration 10 --threads 8 --visible 200 --sample 1000 --moderate 200
+             --sweep 10,100,1000,5000 --timeout 600" ;;
 full)  args="--graph $graphs/ego-facebook.edges --fanout 10000,100000,1000000 --reps 3
-             --duration 30 --threads 16 --visible 500 --sample 1000 --moderate 200 --timeout 3000" ;;
+             --duration 30 --threads 16 --visible 500 --sample 1000 --moderate 200
+             --sweep 10,100,1000,5000 --sweep-secs 10 --timeout 3600" ;;
 *) echo "usage: $0 quick|full" >&2; exit 2 ;;
 esac
 
@@ -94,4 +96,4 @@ mkdir -p "$OUT"
 # shellcheck disable=SC2086
 "$BUILD/bin/warble-load" $args --redis "127.0.0.1:$rport" \
 	--pg "host=127.0.0.1 port=$pport user=postgres dbname=postgres" --out "$OUT" ${LOAD_ARGS:-}
-echo "== results in $OUT (report.json, latency.png, fanout.png)"
+echo "== results in $OUT (report.json, latency.png, fanout.png, home_by_follows.png)"

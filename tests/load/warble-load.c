@@ -20,10 +20,14 @@
  *   mix       DeathStarBench's social-network mix: 60% home timeline,
  *             30% user timeline, 10% posts, --threads closed-loop
  *             clients for --duration s (or paced at --rate req/s total)
+ *   sweep     --sweep F1,..: one reader per F follows F authors with
+ *             --sweep-posts posts each; its home read closed loop
+ *             (where fan-out on write should win: home_by_follows)
  *   disk      the stopped inbox store compacted; bytes per entry
  *
  * Output: a summary on stdout, OUT/report.json, the .dat files in OUT and, when
- * gnuplot is installed, OUT/latency.png and OUT/fanout.png.
+ * gnuplot is installed, OUT/latency.png, OUT/fanout.png and
+ * OUT/home_by_follows.png.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -41,15 +45,19 @@
 #include "warble.h"
 
 #define LG_MAX_CELEBS 8
+#define LG_MAX_SWEEP  8
 
 static struct {
 	const char *graph, *redis, *pg, *out;
 	uint32_t    synth_n, degree, threads, duration, visible, seed_posts, reps, sample;
+	uint32_t    sweep_posts, sweep_secs;
 	uint32_t    inbox_max;
 	uint64_t    seed, rate, moderate;
 	uint32_t    timeout;
 	uint64_t    fanout[LG_MAX_CELEBS];
 	int         ncelebs;
+	uint64_t    sweep[LG_MAX_SWEEP]; /* follow counts of the sweep's readers */
+	int         nsweep;
 } opt = {
 	.out = "bench-out",
 	.degree = 20,
@@ -64,6 +72,8 @@ static struct {
 	.timeout = 3600,
 	.fanout = { 100000 },
 	.ncelebs = 1,
+	.sweep_posts = 20,
+	.sweep_secs = 3,
 };
 
 #define LG_MAX_SERVERS 5
@@ -85,6 +95,12 @@ typedef struct lg_mix {
 	uint64_t   srv_cpu_us[LG_MAX_SERVERS]; /* each server's CPU over the run */
 	uint64_t   client_cpu_us;              /* this process's CPU over the run */
 } lg_mix;
+
+/* Home reads of one sweep reader, in each system. */
+typedef struct lg_sweep_point {
+	uint64_t follows;
+	double   p50_ms[3], p99_ms[3], per_s[3]; /* warble, redis, postgres */
+} lg_sweep_point;
 
 /* Results of one fan-out size. */
 typedef struct lg_fan {
@@ -127,6 +143,10 @@ usage(void)
 	    "  --rate R            mixed-workload target req/s in total (0: closed loop)\n"
 	    "  --moderate R        also run the mix paced at R req/s in total (moderate load; 0: "
 	    "no)\n"
+	    "  --sweep F1,F2,..    home reads of one reader per count, following F authors (at "
+	    "most 8, each <= 100000; none by default)\n"
+	    "  --sweep-posts P     posts per sweep author (20)\n"
+	    "  --sweep-secs S      closed-loop seconds per reader and system (3)\n"
 	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
 	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
 	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts are replaced)\n"
@@ -134,25 +154,22 @@ usage(void)
 	    "  --out DIR           report.json, .dat files and plots (bench-out)\n");
 }
 
-/* parse_list reads "a,b,c" into opt.fanout. */
+/* parse_list reads "a,b,c" (at most max counts, each 1..limit) into out; *n gets the count. */
 static int
-parse_list(const char *s)
+parse_list(const char *s, uint64_t *out, int max, uint64_t limit, int *n)
 {
 	char *end;
 
-	opt.ncelebs = 0;
-	while (*s != '\0' && opt.ncelebs < LG_MAX_CELEBS) {
+	*n = 0;
+	while (*s != '\0') {
 		unsigned long long v = strtoull(s, &end, 10);
-		if (end == s || v == 0 || v > 1000000) {
+		if (end == s || v == 0 || v > limit || *n == max || (*end != ',' && *end != '\0')) {
 			return -1;
 		}
-		opt.fanout[opt.ncelebs++] = v;
+		out[(*n)++] = v;
 		s = *end == ',' ? end + 1 : end;
-		if (*end != ',' && *end != '\0') {
-			return -1;
-		}
 	}
-	return opt.ncelebs > 0 ? 0 : -1;
+	return *n > 0 ? 0 : -1;
 }
 
 static int
@@ -177,6 +194,9 @@ parse_args(int argc, char **argv)
 		{ "out", 1, 0, 'o' },
 		{ "moderate", 1, 0, 'M' },
 		{ "timeout", 1, 0, 'T' },
+		{ "sweep", 1, 0, 'w' },
+		{ "sweep-posts", 1, 0, 'P' },
+		{ "sweep-secs", 1, 0, 'S' },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -198,10 +218,23 @@ parse_args(int argc, char **argv)
 			opt.seed = v;
 			break;
 		case 'f':
-			if (parse_list(optarg) != 0) {
+			if (parse_list(optarg, opt.fanout, LG_MAX_CELEBS, 1000000, &opt.ncelebs) !=
+			    0) {
 				fprintf(stderr, "warble-load: bad --fanout %s\n", optarg);
 				return -1;
 			}
+			break;
+		case 'w':
+			if (parse_list(optarg, opt.sweep, LG_MAX_SWEEP, 100000, &opt.nsweep) != 0) {
+				fprintf(stderr, "warble-load: bad --sweep %s\n", optarg);
+				return -1;
+			}
+			break;
+		case 'P':
+			opt.sweep_posts = v < 1 ? 1 : v > 1000 ? 1000 : (uint32_t)v;
+			break;
+		case 'S':
+			opt.sweep_secs = v < 1 ? 1 : v > 600 ? 600 : (uint32_t)v;
 			break;
 		case 'r':
 			opt.reps = v < 1 ? 1 : v > 8 ? 8 : (uint32_t)v;
@@ -697,6 +730,159 @@ visible_run(void)
 	return done > 0 ? 0 : -1;
 }
 
+/* ---- follow-count sweep ---- */
+
+/*
+ * setup_sweep gives each system opt.nsweep readers, user numbers G.n + k,
+ * where reader k follows sweep authors 0 .. opt.sweep[k] - 1, and then has
+ * every author publish opt.sweep_posts posts (round by round, so the
+ * newest posts come from every author), the same ids and text everywhere.
+ */
+static int
+setup_sweep(void)
+{
+	uint64_t  na = 0, t0 = lg_now_us(), id, ack, fan, cells;
+	uint64_t *author, fans[LG_MAX_SWEEP];
+	char      name[32], text[256];
+	size_t    nu = (size_t)G.n + (size_t)opt.nsweep;
+	void     *g = realloc(W.guid, nu * sizeof(*W.guid)), *t;
+
+	if (g == NULL) {
+		return -1;
+	}
+	W.guid = g;
+	if ((t = realloc(W.token, nu * sizeof(*W.token))) == NULL) {
+		return -1;
+	}
+	W.token = t;
+	for (int k = 0; k < opt.nsweep; k++) {
+		na = opt.sweep[k] > na ? opt.sweep[k] : na;
+	}
+	if ((author = malloc(na * sizeof(*author))) == NULL ||
+	    lg_warble_register(&W, "sa", na, author) != 0 ||
+	    lg_warble_register(&W, "sr", (uint64_t)opt.nsweep, W.guid + G.n) != 0 ||
+	    (P != NULL &&
+	        (lg_pg_copy_users(P, author, "sa", na) != 0 ||
+	            lg_pg_copy_users(P, W.guid + G.n, "sr", (uint64_t)opt.nsweep) != 0))) {
+		goto fail;
+	}
+	for (int k = 0; k < opt.nsweep; k++) {
+		snprintf(name, sizeof(name), "sr%d", k);
+		if (lg_warble_login(&W, name, W.token[G.n + k], sizeof(W.token[0])) != 0 ||
+		    (R != NULL && lg_redis_add_user(R, W.guid[G.n + k], name) != 0)) {
+			goto fail;
+		}
+	}
+	for (uint64_t a = 0; a < na; a++) {
+		size_t nf = 0;
+		for (int k = 0; k < opt.nsweep; k++) {
+			if (opt.sweep[k] > a) {
+				fans[nf++] = W.guid[G.n + k];
+			}
+		}
+		snprintf(name, sizeof(name), "sa%llu", (unsigned long long)a);
+		if (lg_warble_follow_many(&W, author[a], fans, nf) != 0 ||
+		    (R != NULL && (lg_redis_add_user(R, author[a], name) != 0 ||
+		                      lg_redis_add_fans(R, author[a], fans, nf) != 0)) ||
+		    (P != NULL && lg_pg_copy_follows(P, author[a], fans, nf) != 0)) {
+			goto fail;
+		}
+		lg_progress("sweep follows", a + 1, na);
+	}
+	for (uint32_t r = 0; r < opt.sweep_posts; r++) {
+		for (uint64_t a = 0; a < na; a++) {
+			lg_post_text(text, sizeof(text), (uint32_t)(G.n + a), 5000000 + r);
+			if (lg_warble_post_as(&W, author[a], text, &id) != 0 ||
+			    (R != NULL && lg_redis_publish(
+			                      R, author[a], id, text, &ack, &fan, &cells) != 0) ||
+			    (P != NULL && lg_pg_publish(P, author[a], id, text, &ack) != 0)) {
+				goto fail;
+			}
+		}
+		lg_progress("sweep posts", r + 1, opt.sweep_posts);
+	}
+	posts_published += na * opt.sweep_posts;
+	free(author);
+	if ((P != NULL && lg_pg_analyze(P) != 0) ||
+	    !lg_warble_wait_inbox(&W, posts_published, 600)) {
+		return -1;
+	}
+	printf("sweep: %llu authors with %u posts each, readers following", (unsigned long long)na,
+	    opt.sweep_posts);
+	for (int k = 0; k < opt.nsweep; k++) {
+		printf(" %llu", (unsigned long long)opt.sweep[k]);
+	}
+	printf(" of them; setup %.1f s in all three\n", (lg_now_us() - t0) / 1e6);
+	return 0;
+fail:
+	free(author);
+	return -1;
+}
+
+/* run_sweep reads each sweep reader's home, closed loop, in each system in turn. */
+static int
+run_sweep(lg_sweep_point *pt)
+{
+	lg_backend b;
+	lg_hist   *h = malloc(sizeof(*h));
+	int        rc = 0;
+
+	if (h == NULL) {
+		return -1;
+	}
+	for (int k = 0; k < opt.nsweep; k++) {
+		memset(&pt[k], 0, sizeof(pt[k]));
+		pt[k].follows = opt.sweep[k];
+		for (int sys = 0; sys < 3; sys++) {
+			if (sys == 0) {
+				lg_warble_backend(&W, &b);
+			} else if (sys == 1 && R != NULL) {
+				lg_redis_backend(R, W.guid, &b);
+			} else if (sys == 2 && P != NULL) {
+				lg_pg_backend(P, W.guid, &b);
+			} else {
+				continue;
+			}
+			if (lg_sweep_home(&b, G.n + (uint32_t)k, 20, opt.threads, opt.sweep_secs, h,
+			        &pt[k].per_s[sys]) != 0) {
+				fprintf(stderr,
+				    "warble-load: %s: a sweep home read failed or was short\n",
+				    b.name);
+				rc = -1;
+			}
+			pt[k].p50_ms[sys] = lg_hist_q(h, 0.50) / 1e3;
+			pt[k].p99_ms[sys] = lg_hist_q(h, 0.99) / 1e3;
+		}
+		printf(
+		    "home, reader following %5llu: warble p50 %.2f p99 %.2f ms %6.0f/s | redis p50 "
+		    "%.2f p99 %.2f ms %6.0f/s | postgres p50 %.2f p99 %.2f ms %6.0f/s\n",
+		    (unsigned long long)pt[k].follows, pt[k].p50_ms[0], pt[k].p99_ms[0],
+		    pt[k].per_s[0], pt[k].p50_ms[1], pt[k].p99_ms[1], pt[k].per_s[1],
+		    pt[k].p50_ms[2], pt[k].p99_ms[2], pt[k].per_s[2]);
+		fflush(stdout);
+	}
+	free(h);
+	return rc;
+}
+
+/* sweep_json is report.json's home_by_follows. */
+static json_t *
+sweep_json(const lg_sweep_point *pt)
+{
+	json_t *a = json_array();
+
+	for (int k = 0; k < opt.nsweep; k++) {
+		json_array_append_new(
+		    a, json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "follows",
+		           (json_int_t)pt[k].follows, "warble_p50_ms", pt[k].p50_ms[0],
+		           "warble_p99_ms", pt[k].p99_ms[0], "warble_per_s", pt[k].per_s[0],
+		           "redis_p50_ms", pt[k].p50_ms[1], "redis_p99_ms", pt[k].p99_ms[1],
+		           "redis_per_s", pt[k].per_s[1], "postgres_p50_ms", pt[k].p50_ms[2],
+		           "postgres_p99_ms", pt[k].p99_ms[2], "postgres_per_s", pt[k].per_s[2]));
+	}
+	return a;
+}
+
 /* ---- report ---- */
 
 static json_t *
@@ -777,7 +963,7 @@ write_dat(const char *name, const lg_hist *h)
 
 /* write_plots writes the gnuplot script and runs gnuplot if it is installed. */
 static void
-write_plots(const lg_fan *fr, bool redis, bool pg)
+write_plots(const lg_fan *fr, const lg_sweep_point *sw, bool redis, bool pg)
 {
 	char  path[4096], cmd[4200];
 	FILE *f;
@@ -789,6 +975,17 @@ write_plots(const lg_fan *fr, bool redis, bool pg)
 			lg_fan x = fr[c];
 			fprintf(f, "%llu %.4f %.4f\n", (unsigned long long)x.f,
 			    median(x.w_s, x.reps), redis ? median(x.r_s, x.reps) : 0.0);
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/home_by_follows.dat", opt.out);
+	if (opt.nsweep > 0 && (f = fopen(path, "w")) != NULL) {
+		fprintf(f, "# follows warble_p50 warble_p99 redis_p50 redis_p99 postgres_p50 "
+		           "postgres_p99 (ms)\n");
+		for (int k = 0; k < opt.nsweep; k++) {
+			fprintf(f, "%llu %.3f %.3f %.3f %.3f %.3f %.3f\n",
+			    (unsigned long long)sw[k].follows, sw[k].p50_ms[0], sw[k].p99_ms[0],
+			    sw[k].p50_ms[1], sw[k].p99_ms[1], sw[k].p50_ms[2], sw[k].p99_ms[2]);
 		}
 		fclose(f);
 	}
@@ -820,6 +1017,24 @@ write_plots(const lg_fan *fr, bool redis, bool pg)
 	    "set xlabel 'followers'\nset ylabel 'seconds'\nset xtics auto\n"
 	    "plot 'fanout.dat' using 1:2 with linespoints lw 2 title 'Warble'%s\n",
 	    redis ? ", 'fanout.dat' using 1:3 with linespoints lw 2 title 'Redis'" : "");
+	if (opt.nsweep > 0) {
+		fprintf(f,
+		    "set output 'home_by_follows.png'\n"
+		    "set title 'Home timeline read by one reader following F accounts'\n"
+		    "set logscale x\nset logscale y\nset xlabel 'accounts followed'\n"
+		    "set ylabel 'ms'\n"
+		    "plot 'home_by_follows.dat' using 1:2 with linespoints lw 2 title 'Warble "
+		    "p50', "
+		    "'' using 1:3 with linespoints lw 2 title 'Warble p99'%s%s\n",
+		    redis ? ", '' using 1:4 with linespoints lw 2 title 'Redis p50', '' using 1:5 "
+		            "with "
+		            "linespoints lw 2 title 'Redis p99'"
+		          : "",
+		    pg ? ", '' using 1:6 with linespoints lw 2 title 'PostgreSQL p50', '' using "
+		         "1:7 "
+		         "with linespoints lw 2 title 'PostgreSQL p99'"
+		       : "");
+	}
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && command -v gnuplot >/dev/null && gnuplot plot.gp",
 	    opt.out);
@@ -832,15 +1047,16 @@ write_plots(const lg_fan *fr, bool redis, bool pg)
 int
 main(int argc, char **argv)
 {
-	lg_backend b;
-	lg_mix     wm = { 0 }, rm = { 0 }, pm = { 0 }, seed = { 0 };
-	lg_fan     fr[LG_MAX_CELEBS];
-	lg_disk    disk = { 0 };
-	int        cores, rc = 1;
-	long       mem;
-	char       kernel[256], cpu[256], date[64], path[4096], inmax[64];
-	long       rss[5] = { 0 };
-	time_t     now = time(NULL);
+	lg_backend     b;
+	lg_mix         wm = { 0 }, rm = { 0 }, pm = { 0 }, seed = { 0 };
+	lg_fan         fr[LG_MAX_CELEBS];
+	lg_disk        disk = { 0 };
+	lg_sweep_point sweep[LG_MAX_SWEEP];
+	int            cores, rc = 1;
+	long           mem;
+	char           kernel[256], cpu[256], date[64], path[4096], inmax[64];
+	long           rss[5] = { 0 };
+	time_t         now = time(NULL);
 
 	if (parse_args(argc, argv) != 0) {
 		return 2;
@@ -987,6 +1203,9 @@ main(int argc, char **argv)
 		}
 		opt.rate = closed;
 	}
+	if (opt.nsweep > 0 && (setup_sweep() != 0 || run_sweep(sweep) != 0)) {
+		goto out;
+	}
 	printf("publish ack (warble, all posts): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
 	    lg_hist_q(&pub_ack, 0.5) / 1e3, lg_hist_q(&pub_ack, 0.99) / 1e3,
 	    (unsigned long long)pub_ack.n);
@@ -1036,7 +1255,7 @@ main(int argc, char **argv)
 	if (P != NULL) {
 		write_dat("home_postgres.dat", &pm.home);
 	}
-	write_plots(fr, R != NULL, P != NULL);
+	write_plots(fr, sweep, R != NULL, P != NULL);
 	json_t *fans = json_array();
 	for (int c = 0; c < opt.ncelebs; c++) {
 		double ws = median(fr[c].w_s, fr[c].reps), rs = median(fr[c].r_s, fr[c].reps);
@@ -1078,6 +1297,9 @@ main(int argc, char **argv)
 		    json_pack("{s:I, s:o, s:o*, s:o*}", "rate", (json_int_t)opt.moderate, "warble",
 		        mix_json(&wmod), "redis", R ? mix_json(&rmod) : NULL, "postgres",
 		        P ? mix_json(&pmod) : NULL));
+	}
+	if (opt.nsweep > 0) {
+		json_object_set_new(rep, "home_by_follows", sweep_json(sweep));
 	}
 	json_object_set_new(rep, "peak_rss_kb",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "user", (json_int_t)rss[0], "relation",

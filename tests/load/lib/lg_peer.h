@@ -66,6 +66,9 @@ int lg_pg_copy_follows(lg_pg *p, uint64_t target, const uint64_t *fans, size_t n
 /* lg_pg_finish_setup creates the indexes and analyzes. */
 int lg_pg_finish_setup(lg_pg *p);
 
+/* lg_pg_analyze refreshes the planner's statistics (after bulk inserts). */
+int lg_pg_analyze(lg_pg *p);
+
 /* lg_pg_publish inserts a post; *ack_us the insert's time. */
 int lg_pg_publish(lg_pg *p, uint64_t author, uint64_t id, const char *text, uint64_t *ack_us);
 

@@ -40,6 +40,7 @@ lg_warble_start(lg_warble *w, const char *const *extra_env)
 	}
 	if (rt_client_open(&w->user, w->cl.user_url, &o) != 0 ||
 	    rt_client_open(&w->rel, w->cl.relation_url, &o) != 0 ||
+	    rt_client_open(&w->content, w->cl.content_url, &o) != 0 ||
 	    rt_client_open(&w->inbox, w->cl.inbox_url, &o) != 0) {
 		fprintf(stderr, "warble-load: cannot dial the services\n");
 		return -1;
@@ -52,9 +53,11 @@ lg_warble_stop(lg_warble *w)
 {
 	rt_client_close(w->user);
 	rt_client_close(w->rel);
+	rt_client_close(w->content);
 	rt_client_close(w->inbox);
 	w->user = NULL;
 	w->rel = NULL;
+	w->content = NULL;
 	w->inbox = NULL;
 	wbt_cluster_stop(&w->cl, 30000);
 	w->cl.user = w->cl.relation = w->cl.content = w->cl.inbox = w->cl.gateway = NULL;
@@ -145,6 +148,23 @@ lg_warble_follow_many(lg_warble *w, uint64_t target, const uint64_t *fans, size_
 }
 
 int
+lg_warble_login(lg_warble *w, const char *name, char *tok, size_t len)
+{
+	wb_obj *req = wb_request(WB_OP_USER_LOGIN), *rep = NULL;
+
+	if (req != NULL) {
+		wb_set_cstr(req, WB_F_NAME, name);
+		wb_set_cstr(req, WB_F_PASSWORD, LG_PASSWORD);
+	}
+	if (lg_warble_call(w->user, req, &rep) != WB_OK) {
+		return -1;
+	}
+	snprintf(tok, len, "%s", wb_str(rep, WB_F_TOKEN, ""));
+	wb_msg_free(rep);
+	return 0;
+}
+
+int
 lg_warble_login_graph(lg_warble *w)
 {
 	char name[32];
@@ -153,23 +173,30 @@ lg_warble_login_graph(lg_warble *w)
 		return -1;
 	}
 	for (uint32_t i = 0; i < w->n; i++) {
-		wb_obj     *req = wb_request(WB_OP_USER_LOGIN), *rep = NULL;
-		const char *tok;
-
 		snprintf(name, sizeof(name), "gu%u", i);
-		if (req != NULL) {
-			wb_set_cstr(req, WB_F_NAME, name);
-			wb_set_cstr(req, WB_F_PASSWORD, LG_PASSWORD);
-		}
-		if (lg_warble_call(w->user, req, &rep) != WB_OK) {
+		if (lg_warble_login(w, name, w->token[i], sizeof(w->token[i])) != 0) {
 			return -1;
 		}
-		tok = wb_str(rep, WB_F_TOKEN, "");
-		snprintf(w->token[i], sizeof(w->token[i]), "%s", tok);
-		wb_msg_free(rep);
 		lg_progress("log in graph users", i + 1, w->n);
 	}
 	return 0;
+}
+
+int
+lg_warble_post_as(lg_warble *w, uint64_t uid, const char *text, uint64_t *id)
+{
+	wb_obj *req = wb_request(WB_OP_POST_PUBLISH), *rep = NULL;
+
+	if (req != NULL) {
+		wb_set_u64(req, WB_F_UID, uid);
+		wb_set_cstr(req, WB_F_TEXT, text);
+	}
+	if (lg_warble_call(w->content, req, &rep) != WB_OK) {
+		return -1;
+	}
+	*id = wb_u64(rep, WB_F_ID, 0);
+	wb_msg_free(rep);
+	return *id != 0 ? 0 : -1;
 }
 
 uint64_t

@@ -16,7 +16,7 @@
 
 typedef struct lg_warble {
 	wbt_cluster       cl;
-	struct rt_client *user, *rel, *inbox;
+	struct rt_client *user, *rel, *content, *inbox;
 	uint32_t          n;    /* graph users */
 	uint64_t         *guid; /* uid of graph user i */
 	char (*token)[128];     /* session tokens (64 characters today) */
@@ -38,6 +38,12 @@ int lg_warble_follow_many(lg_warble *w, uint64_t target, const uint64_t *fans, s
 
 /* lg_warble_login_graph logs every graph user in (tokens kept for the SDK). */
 int lg_warble_login_graph(lg_warble *w);
+
+/* lg_warble_login logs account name in through user.login; tok (len bytes) gets the session token. */
+int lg_warble_login(lg_warble *w, const char *name, char *tok, size_t len);
+
+/* lg_warble_post_as publishes text as uid through content's own post.publish (setup: no session); *id gets the post id. */
+int lg_warble_post_as(lg_warble *w, uint64_t uid, const char *text, uint64_t *id);
 
 /* lg_warble_gauge reads a gauge of service url's stats (UINT64_MAX if absent or unreachable). */
 uint64_t lg_warble_gauge(struct rt_client *c, const char *name);
