@@ -50,7 +50,7 @@
 static struct {
 	const char *graph, *redis, *pg, *out;
 	uint32_t    synth_n, degree, threads, duration, visible, seed_posts, reps, sample;
-	uint32_t    sweep_posts, sweep_secs;
+	uint32_t    sweep_posts, home_secs, http_conns;
 	uint32_t    inbox_max;
 	uint64_t    seed, rate, moderate;
 	uint32_t    timeout;
@@ -73,7 +73,7 @@ static struct {
 	.fanout = { 100000 },
 	.ncelebs = 1,
 	.sweep_posts = 20,
-	.sweep_secs = 3,
+	.home_secs = 3,
 };
 
 #define LG_MAX_SERVERS 5
@@ -146,7 +146,9 @@ usage(void)
 	    "  --sweep F1,F2,..    home reads of one reader per count, following F authors (at "
 	    "most 8, each <= 100000; none by default)\n"
 	    "  --sweep-posts P     posts per sweep author (20)\n"
-	    "  --sweep-secs S      closed-loop seconds per reader and system (3)\n"
+	    "  --http C            home reads over HTTP/JSON and over the SDK, C connections "
+	    "each (0: no)\n"
+	    "  --home-secs S       seconds of each closed-loop home run of --sweep and --http (3)\n"
 	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
 	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
 	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts are replaced)\n"
@@ -196,7 +198,8 @@ parse_args(int argc, char **argv)
 		{ "timeout", 1, 0, 'T' },
 		{ "sweep", 1, 0, 'w' },
 		{ "sweep-posts", 1, 0, 'P' },
-		{ "sweep-secs", 1, 0, 'S' },
+		{ "home-secs", 1, 0, 'S' },
+		{ "http", 1, 0, 'H' },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -234,7 +237,10 @@ parse_args(int argc, char **argv)
 			opt.sweep_posts = v < 1 ? 1 : v > 1000 ? 1000 : (uint32_t)v;
 			break;
 		case 'S':
-			opt.sweep_secs = v < 1 ? 1 : v > 600 ? 600 : (uint32_t)v;
+			opt.home_secs = v < 1 ? 1 : v > 600 ? 600 : (uint32_t)v;
+			break;
+		case 'H':
+			opt.http_conns = v > 256 ? 256 : (uint32_t)v;
 			break;
 		case 'r':
 			opt.reps = v < 1 ? 1 : v > 8 ? 8 : (uint32_t)v;
@@ -843,8 +849,8 @@ run_sweep(lg_sweep_point *pt)
 			} else {
 				continue;
 			}
-			if (lg_sweep_home(&b, G.n + (uint32_t)k, 20, opt.threads, opt.sweep_secs, h,
-			        &pt[k].per_s[sys]) != 0) {
+			if (lg_homes_run(&b, G.n + (uint32_t)k, 1, 20, opt.threads, opt.home_secs,
+			        h, &pt[k].per_s[sys]) != 0) {
 				fprintf(stderr,
 				    "warble-load: %s: a sweep home read failed or was short\n",
 				    b.name);
@@ -861,6 +867,46 @@ run_sweep(lg_sweep_point *pt)
 		    pt[k].p50_ms[2], pt[k].p99_ms[2], pt[k].per_s[2]);
 		fflush(stdout);
 	}
+	free(h);
+	return rc;
+}
+
+/* Home reads of every graph user over the SDK (msgpack) and over HTTP/JSON. */
+typedef struct lg_http_cmp {
+	double p50_ms[2], p99_ms[2], per_s[2]; /* msgpack, http */
+} lg_http_cmp;
+
+/* run_http reads random graph users' homes on opt.http_conns connections, through the SDK and then over HTTP. */
+static int
+run_http(lg_http_cmp *hc)
+{
+	lg_backend b;
+	lg_hist   *h = malloc(sizeof(*h));
+	int        rc = 0;
+
+	if (h == NULL) {
+		return -1;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (k == 0) {
+			lg_warble_backend(&W, &b);
+		} else {
+			lg_http_backend(&W, &b);
+		}
+		if (lg_homes_run(&b, 0, G.n, 1, opt.http_conns, opt.home_secs, h, &hc->per_s[k]) !=
+		    0) {
+			fprintf(
+			    stderr, "warble-load: %s: a home read failed or was empty\n", b.name);
+			rc = -1;
+		}
+		hc->p50_ms[k] = lg_hist_q(h, 0.50) / 1e3;
+		hc->p99_ms[k] = lg_hist_q(h, 0.99) / 1e3;
+	}
+	printf("home, %u connections: HTTP/JSON %.0f/s p50 %.2f p99 %.2f ms | msgpack SDK %.0f/s "
+	       "p50 %.2f p99 %.2f ms | HTTP/msgpack req/s %.2f\n",
+	    opt.http_conns, hc->per_s[1], hc->p50_ms[1], hc->p99_ms[1], hc->per_s[0], hc->p50_ms[0],
+	    hc->p99_ms[0], hc->per_s[0] > 0 ? hc->per_s[1] / hc->per_s[0] : 0.0);
+	fflush(stdout);
 	free(h);
 	return rc;
 }
@@ -1052,6 +1098,7 @@ main(int argc, char **argv)
 	lg_fan         fr[LG_MAX_CELEBS];
 	lg_disk        disk = { 0 };
 	lg_sweep_point sweep[LG_MAX_SWEEP];
+	lg_http_cmp    hc = { 0 };
 	int            cores, rc = 1;
 	long           mem;
 	char           kernel[256], cpu[256], date[64], path[4096], inmax[64];
@@ -1206,6 +1253,9 @@ main(int argc, char **argv)
 	if (opt.nsweep > 0 && (setup_sweep() != 0 || run_sweep(sweep) != 0)) {
 		goto out;
 	}
+	if (opt.http_conns > 0 && run_http(&hc) != 0) {
+		goto out;
+	}
 	printf("publish ack (warble, all posts): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
 	    lg_hist_q(&pub_ack, 0.5) / 1e3, lg_hist_q(&pub_ack, 0.99) / 1e3,
 	    (unsigned long long)pub_ack.n);
@@ -1300,6 +1350,14 @@ main(int argc, char **argv)
 	}
 	if (opt.nsweep > 0) {
 		json_object_set_new(rep, "home_by_follows", sweep_json(sweep));
+	}
+	if (opt.http_conns > 0) {
+		json_object_set_new(rep, "home_http",
+		    json_pack("{s:i, s:{s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:f}", "connections",
+		        (int)opt.http_conns, "http", "per_s", hc.per_s[1], "p50_ms", hc.p50_ms[1],
+		        "p99_ms", hc.p99_ms[1], "msgpack", "per_s", hc.per_s[0], "p50_ms",
+		        hc.p50_ms[0], "p99_ms", hc.p99_ms[0], "http_over_msgpack",
+		        hc.per_s[0] > 0 ? hc.per_s[1] / hc.per_s[0] : 0.0));
 	}
 	json_object_set_new(rep, "peak_rss_kb",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "user", (json_int_t)rss[0], "relation",

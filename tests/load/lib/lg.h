@@ -7,7 +7,8 @@
  *   lg_warble.c  Warble: bulk setup over the internal ops, stats gauges, SDK ops
  *   lg_redis.c   the Redis peer: fan-out on write into sorted sets (hiredis)
  *   lg_pg.c      the PostgreSQL peer: fan-out on read (libpq)
- *   lg_sweep.c   one reader's home read closed loop (the follow-count sweep)
+ *   lg_homes.c   home reads closed loop (the follow-count sweep, HTTP against msgpack)
+ *   lg_http.c    Warble's HTTP/JSON API as a backend (home reads only)
  *
  * Users are numbered 0..n-1 in the graph; each system maps a number to
  * its own account.  A backend (lg_backend) serves the mixed workload the
@@ -119,11 +120,11 @@ struct lg_backend {
 	int (*post)(lg_conn *c, uint32_t u, const char *text, uint64_t *id);
 };
 
-/* lg_sweep_home reads user u's home through b on `threads` connections, closed loop, for
- * secs seconds: h gets the latencies, *per_s the reads per second; -1 if
- * a read failed or gave fewer than want posts. */
-int lg_sweep_home(const lg_backend *b, uint32_t u, size_t want, uint32_t threads, double secs,
-    lg_hist *h, double *per_s);
+/* lg_homes_run reads the homes of users u0 .. u0 + nu - 1 (at random) through b on
+ * `threads` connections, closed loop, for secs seconds: h gets the latencies,
+ * *per_s the reads per second; -1 if a read failed or gave fewer than want posts. */
+int lg_homes_run(const lg_backend *b, uint32_t u0, uint32_t nu, size_t want, uint32_t threads,
+    double secs, lg_hist *h, double *per_s);
 
 /* lg_post_text writes the deterministic text of post number k by user u (the same for every system). */
 void lg_post_text(char *buf, size_t n, uint32_t u, uint64_t k);

@@ -29,7 +29,8 @@ lg_warble_start(lg_warble *w, const char *const *extra_env)
 	/* the gateway's HTTP listener on a free port, not the default 8080
 	 * another cluster (or a local Warble) may hold */
 	memset(w, 0, sizeof(*w));
-	snprintf(http, sizeof(http), "WARBLE_HTTP_URL=http://127.0.0.1:%d", wbt_free_port());
+	w->http_port = wbt_free_port();
+	snprintf(http, sizeof(http), "WARBLE_HTTP_URL=http://127.0.0.1:%d", w->http_port);
 	env[n++] = http;
 	for (int i = 0; extra_env != NULL && extra_env[i] != NULL && n < 15; i++) {
 		env[n++] = extra_env[i];

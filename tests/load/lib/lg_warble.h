@@ -21,7 +21,8 @@ typedef struct lg_warble {
 	uint64_t         *guid; /* uid of graph user i */
 	char (*token)[128];     /* session tokens (64 characters today) */
 	uint64_t  npool;
-	uint64_t *puid; /* uid of fan pool account j */
+	uint64_t *puid;      /* uid of fan pool account j */
+	int       http_port; /* the gateway's HTTP/JSON API on 127.0.0.1 */
 } lg_warble;
 
 /* lg_warble_start runs the cluster (extra_env reaches every daemon) and dials the internal services. */
@@ -56,6 +57,9 @@ uint64_t lg_warble_inbox_newest(lg_warble *w, uint64_t uid);
 
 /* lg_warble_backend fills b with the SDK-based mixed-workload backend. */
 void lg_warble_backend(lg_warble *w, lg_backend *b);
+
+/* lg_http_backend fills b with home reads over the gateway's HTTP/JSON API (keep-alive connections); the rest of b stays empty. */
+void lg_http_backend(lg_warble *w, lg_backend *b);
 
 /* lg_warble_publish publishes text as the account (name, password) through the SDK; ack_us gets the call's time. */
 int lg_warble_publish(

@@ -1,6 +1,7 @@
 /*
- * lg_sweep.c - one reader's home timeline read over and over, closed loop,
- * on several connections: the measurement of the follow-count sweep.
+ * lg_homes.c - home timelines read over and over, closed loop, on several
+ * connections: the follow-count sweep (one reader) and the HTTP/msgpack
+ * comparison (every graph user).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -8,21 +9,22 @@
 
 #include "lg.h"
 
-#define LG_SWEEP_MAX_THREADS 256
+#define LG_HOMES_MAX_THREADS 256
 
-typedef struct lg_sweep_job {
+typedef struct lg_homes_job {
 	const lg_backend *b;
-	uint32_t          u;
+	uint32_t          u0, nu; /* users read: u0 .. u0 + nu - 1, at random */
+	uint64_t          seed;
 	size_t            want;
 	uint64_t          deadline_us;
 	lg_hist           h;
 	uint64_t          bad; /* failed reads, and homes shorter than want */
-} lg_sweep_job;
+} lg_homes_job;
 
 static void *
-lg_sweep_main(void *arg)
+lg_homes_main(void *arg)
 {
-	lg_sweep_job *j = arg;
+	lg_homes_job *j = arg;
 	lg_conn      *c = j->b->conn_open(j->b->ctx);
 
 	if (c == NULL) {
@@ -30,9 +32,10 @@ lg_sweep_main(void *arg)
 		return NULL;
 	}
 	while (lg_now_us() < j->deadline_us) {
+		uint32_t u = j->u0 + (j->nu > 1 ? (uint32_t)(lg_rand(&j->seed) % j->nu) : 0);
 		uint64_t t0 = lg_now_us();
 		size_t   n = 0;
-		int      rc = j->b->home(c, j->u, &n);
+		int      rc = j->b->home(c, u, &n);
 
 		lg_hist_add(&j->h, lg_now_us() - t0);
 		j->bad += rc != 0 || n < j->want;
@@ -42,24 +45,27 @@ lg_sweep_main(void *arg)
 }
 
 int
-lg_sweep_home(const lg_backend *b, uint32_t u, size_t want, uint32_t threads, double secs,
-    lg_hist *h, double *per_s)
+lg_homes_run(const lg_backend *b, uint32_t u0, uint32_t nu, size_t want, uint32_t threads,
+    double secs, lg_hist *h, double *per_s)
 {
-	pthread_t     th[LG_SWEEP_MAX_THREADS];
-	lg_sweep_job *jobs;
+	pthread_t     th[LG_HOMES_MAX_THREADS];
+	lg_homes_job *jobs;
 	uint64_t      t0 = lg_now_us(), bad = 0;
 	uint32_t      started = 0;
 
-	threads = threads < 1 ? 1 : threads > LG_SWEEP_MAX_THREADS ? LG_SWEEP_MAX_THREADS : threads;
+	threads = threads < 1 ? 1 : threads > LG_HOMES_MAX_THREADS ? LG_HOMES_MAX_THREADS : threads;
 	if ((jobs = calloc(threads, sizeof(*jobs))) == NULL) {
 		return -1;
 	}
 	memset(h, 0, sizeof(*h));
 	for (uint32_t i = 0; i < threads; i++) {
-		jobs[i] = (lg_sweep_job) {
-			.b = b, .u = u, .want = want, .deadline_us = t0 + (uint64_t)(secs * 1e6)
-		};
-		if (pthread_create(&th[i], NULL, lg_sweep_main, &jobs[i]) != 0) {
+		jobs[i] = (lg_homes_job) { .b = b,
+			.u0 = u0,
+			.nu = nu,
+			.seed = 7919 * (i + 1),
+			.want = want,
+			.deadline_us = t0 + (uint64_t)(secs * 1e6) };
+		if (pthread_create(&th[i], NULL, lg_homes_main, &jobs[i]) != 0) {
 			bad++;
 			break;
 		}
