@@ -56,10 +56,20 @@ content_close(content *c)
 	free(c);
 }
 
+/* content_gauge_last_seq is the sequence number of the newest content event (the inbox's lag is this less its content_applied). */
+static uint64_t
+content_gauge_last_seq(void *arg)
+{
+	content *c = arg;
+	return evlog_last(c->log);
+}
+
 int
 content_register(content *c, rt_server *s)
 {
 	int rc = rt_server_handle(s, WB_OP_POST_PUBLISH, content_publish, c);
+	if (rc == WB_OK)
+		rc = rt_server_gauge(s, "log_last_seq", content_gauge_last_seq, c);
 	if (rc == WB_OK)
 		rc = rt_server_handle(s, WB_OP_POST_DELETE, content_delete, c);
 	if (rc == WB_OK)

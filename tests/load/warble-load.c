@@ -41,6 +41,7 @@
 #include "lg.h"
 #include "lg_disk.h"
 #include "lg_peer.h"
+#include "lg_report.h"
 #include "lg_warble.h"
 #include "warble.h"
 
@@ -75,44 +76,6 @@ static struct {
 	.sweep_posts = 20,
 	.home_secs = 3,
 };
-
-#define LG_MAX_SERVERS 5
-
-/* The server processes whose CPU a mixed run charges to its system. */
-typedef struct lg_servers {
-	int         n;
-	int         pid[LG_MAX_SERVERS];
-	const char *name[LG_MAX_SERVERS];
-	bool        reaped; /* also reaped and live children (PostgreSQL's backends) */
-} lg_servers;
-
-/* Results of one system's mixed run. */
-typedef struct lg_mix {
-	lg_hist    home, tl, post;
-	uint64_t   ops, errors, empty_home;
-	double     secs;
-	lg_servers srv;                        /* whose CPU was measured (n = 0: none) */
-	uint64_t   srv_cpu_us[LG_MAX_SERVERS]; /* each server's CPU over the run */
-	uint64_t   client_cpu_us;              /* this process's CPU over the run */
-} lg_mix;
-
-/* Home reads of one sweep reader, in each system. */
-typedef struct lg_sweep_point {
-	uint64_t follows;
-	double   p50_ms[3], p99_ms[3], per_s[3]; /* warble, redis, postgres */
-} lg_sweep_point;
-
-/* Results of one fan-out size. */
-typedef struct lg_fan {
-	uint64_t f;
-	double   w_s[8], w_ack_ms[8], w_inbox_ms[8];
-	uint64_t w_cells, w_missing, w_rss_kb;
-	double   r_s[8];
-	uint64_t r_cells, r_missing, r_mem_bytes;
-	double   p_ack_ms;
-	uint64_t p_missing;
-	int      reps;
-} lg_fan;
 
 static lg_graph  G;
 static lg_warble W;
@@ -565,28 +528,6 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out, const l
 
 /* ---- fan-out ---- */
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* median of v[0..n). */
-static double
-median(double *v, int n)
-{
-	double c[8];
-
-	if (n == 0) {
-		return 0;
-	}
-	memcpy(c, v, (size_t)n * sizeof(double));
-	qsort(c, (size_t)n, sizeof(double), cmp_double);
-	return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-}
-
 /* fanout_one publishes as celebrity c reps times in each system and measures. */
 static int
 fanout_one(int c, lg_fan *fr)
@@ -666,14 +607,14 @@ fanout_one(int c, lg_fan *fr)
 			}
 		}
 	}
-	double ws = median(fr->w_s, fr->reps);
+	double ws = lg_median(fr->w_s, fr->reps);
 	printf("fan-out %8llu followers: warble %.3f s (%.0f cells/s; inbox's own %.0f ms), "
 	       "%llu/%u sampled inboxes missing it; inbox peak RSS %llu MiB\n",
-	    (unsigned long long)F, ws, F / ws, median(fr->w_inbox_ms, fr->reps),
+	    (unsigned long long)F, ws, F / ws, lg_median(fr->w_inbox_ms, fr->reps),
 	    (unsigned long long)fr->w_missing, opt.sample < F ? opt.sample : (unsigned)F,
 	    (unsigned long long)fr->w_rss_kb / 1024);
 	if (R != NULL) {
-		double rs = median(fr->r_s, fr->reps);
+		double rs = lg_median(fr->r_s, fr->reps);
 		printf("                          redis  %.3f s (%.0f cells/s), %llu missing, "
 		       "+%.0f B memory per timeline entry; warble/redis cells/s = %.2f\n",
 		    rs, F / rs, (unsigned long long)fr->r_missing,
@@ -807,10 +748,10 @@ setup_sweep(void)
 		}
 		lg_progress("sweep posts", r + 1, opt.sweep_posts);
 	}
-	posts_published += na * opt.sweep_posts;
 	free(author);
+	/* up to content's newest event: posts_published leaves out the mix's posts */
 	if ((P != NULL && lg_pg_analyze(P) != 0) ||
-	    !lg_warble_wait_inbox(&W, posts_published, 600)) {
+	    !lg_warble_wait_inbox(&W, lg_warble_gauge(W.content, "log_last_seq"), 600)) {
 		return -1;
 	}
 	printf("sweep: %llu authors with %u posts each, readers following", (unsigned long long)na,
@@ -859,22 +800,21 @@ run_sweep(lg_sweep_point *pt)
 			pt[k].p50_ms[sys] = lg_hist_q(h, 0.50) / 1e3;
 			pt[k].p99_ms[sys] = lg_hist_q(h, 0.99) / 1e3;
 		}
-		printf(
-		    "home, reader following %5llu: warble p50 %.2f p99 %.2f ms %6.0f/s | redis p50 "
-		    "%.2f p99 %.2f ms %6.0f/s | postgres p50 %.2f p99 %.2f ms %6.0f/s\n",
-		    (unsigned long long)pt[k].follows, pt[k].p50_ms[0], pt[k].p99_ms[0],
-		    pt[k].per_s[0], pt[k].p50_ms[1], pt[k].p99_ms[1], pt[k].per_s[1],
-		    pt[k].p50_ms[2], pt[k].p99_ms[2], pt[k].per_s[2]);
+		static const char *sys_name[3] = { "warble", "redis", "postgres" };
+		printf("home, reader following %5llu:", (unsigned long long)pt[k].follows);
+		for (int sys = 0; sys < 3; sys++) {
+			if (pt[k].per_s[sys] > 0) {
+				printf("%s %s p50 %.2f p99 %.2f ms %6.0f/s", sys ? " |" : "",
+				    sys_name[sys], pt[k].p50_ms[sys], pt[k].p99_ms[sys],
+				    pt[k].per_s[sys]);
+			}
+		}
+		printf("\n");
 		fflush(stdout);
 	}
 	free(h);
 	return rc;
 }
-
-/* Home reads of every graph user over the SDK (msgpack) and over HTTP/JSON. */
-typedef struct lg_http_cmp {
-	double p50_ms[2], p99_ms[2], per_s[2]; /* msgpack, http */
-} lg_http_cmp;
 
 /* run_http reads random graph users' homes on opt.http_conns connections, through the SDK and then over HTTP. */
 static int
@@ -909,185 +849,6 @@ run_http(lg_http_cmp *hc)
 	fflush(stdout);
 	free(h);
 	return rc;
-}
-
-/* sweep_json is report.json's home_by_follows. */
-static json_t *
-sweep_json(const lg_sweep_point *pt)
-{
-	json_t *a = json_array();
-
-	for (int k = 0; k < opt.nsweep; k++) {
-		json_array_append_new(
-		    a, json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "follows",
-		           (json_int_t)pt[k].follows, "warble_p50_ms", pt[k].p50_ms[0],
-		           "warble_p99_ms", pt[k].p99_ms[0], "warble_per_s", pt[k].per_s[0],
-		           "redis_p50_ms", pt[k].p50_ms[1], "redis_p99_ms", pt[k].p99_ms[1],
-		           "redis_per_s", pt[k].per_s[1], "postgres_p50_ms", pt[k].p50_ms[2],
-		           "postgres_p99_ms", pt[k].p99_ms[2], "postgres_per_s", pt[k].per_s[2]));
-	}
-	return a;
-}
-
-/* ---- report ---- */
-
-static json_t *
-hist_json(const lg_hist *h, double secs)
-{
-	return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f}", "count", (json_int_t)h->n, "p50_ms",
-	    lg_hist_q(h, 0.50) / 1e3, "p99_ms", lg_hist_q(h, 0.99) / 1e3, "p999_ms",
-	    lg_hist_q(h, 0.999) / 1e3, "max_ms", h->max_us / 1e3, "mean_ms",
-	    h->n ? (double)h->sum_us / h->n / 1e3 : 0.0, "per_s", secs > 0 ? h->n / secs : 0.0);
-}
-
-/* mix_cpu_per_op is a server's (i >= 0), all servers' (-1) or the client's (-2) CPU per request, us. */
-static double
-mix_cpu_per_op(const lg_mix *m, int i)
-{
-	uint64_t us = 0;
-
-	if (i == -2) {
-		us = m->client_cpu_us;
-	}
-	for (int k = 0; k < m->srv.n; k++) {
-		us += i == -1 || i == k ? m->srv_cpu_us[k] : 0;
-	}
-	return m->ops ? (double)us / (double)m->ops : 0.0;
-}
-
-static json_t *
-mix_json(const lg_mix *m)
-{
-	json_t *cpu = json_object();
-
-	for (int i = 0; i < m->srv.n; i++) {
-		json_object_set_new(cpu, m->srv.name[i], json_real(mix_cpu_per_op(m, i)));
-	}
-	json_object_set_new(cpu, "total", json_real(mix_cpu_per_op(m, -1)));
-	json_object_set_new(cpu, "client", json_real(mix_cpu_per_op(m, -2)));
-	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f, s:o}", "home",
-	    hist_json(&m->home, m->secs), "user_timeline", hist_json(&m->tl, m->secs), "post",
-	    hist_json(&m->post, m->secs), "ops", (json_int_t)m->ops, "errors",
-	    (json_int_t)m->errors, "empty_home", (json_int_t)m->empty_home, "seconds", m->secs,
-	    "ops_per_s", m->secs > 0 ? m->ops / m->secs : 0.0, "cpu_us_per_op", cpu);
-}
-
-static void
-print_mix(const char *name, const lg_mix *m)
-{
-	printf("mix %-8s %7.0f req/s (%llu ops, %llu errors, %llu empty homes) | home p50 %.2f p99 "
-	       "%.2f "
-	       "p99.9 %.2f ms, %.0f/s | user timeline p99 %.2f ms | post p50 %.2f p99 %.2f ms\n",
-	    name, m->ops / m->secs, (unsigned long long)m->ops, (unsigned long long)m->errors,
-	    (unsigned long long)m->empty_home, lg_hist_q(&m->home, 0.5) / 1e3,
-	    lg_hist_q(&m->home, 0.99) / 1e3, lg_hist_q(&m->home, 0.999) / 1e3, m->home.n / m->secs,
-	    lg_hist_q(&m->tl, 0.99) / 1e3, lg_hist_q(&m->post, 0.5) / 1e3,
-	    lg_hist_q(&m->post, 0.99) / 1e3);
-	if (m->srv.n > 0) {
-		printf("    cpu per request: server %.1f us (", mix_cpu_per_op(m, -1));
-		for (int i = 0; i < m->srv.n; i++) {
-			printf("%s%s %.1f", i ? ", " : "", m->srv.name[i], mix_cpu_per_op(m, i));
-		}
-		printf("), client %.1f us\n", mix_cpu_per_op(m, -2));
-	}
-	fflush(stdout);
-}
-
-/* write_dat writes a latency distribution file for gnuplot. */
-static void
-write_dat(const char *name, const lg_hist *h)
-{
-	char  path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", opt.out, name);
-	if ((f = fopen(path, "w")) != NULL) {
-		lg_hist_dump(h, f);
-		fclose(f);
-	}
-}
-
-/* write_plots writes the gnuplot script and runs gnuplot if it is installed. */
-static void
-write_plots(const lg_fan *fr, const lg_sweep_point *sw, bool redis, bool pg)
-{
-	char  path[4096], cmd[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/fanout.dat", opt.out);
-	if ((f = fopen(path, "w")) != NULL) {
-		fprintf(f, "# followers warble_s redis_s\n");
-		for (int c = 0; c < opt.ncelebs; c++) {
-			lg_fan x = fr[c];
-			fprintf(f, "%llu %.4f %.4f\n", (unsigned long long)x.f,
-			    median(x.w_s, x.reps), redis ? median(x.r_s, x.reps) : 0.0);
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "%s/home_by_follows.dat", opt.out);
-	if (opt.nsweep > 0 && (f = fopen(path, "w")) != NULL) {
-		fprintf(f, "# follows warble_p50 warble_p99 redis_p50 redis_p99 postgres_p50 "
-		           "postgres_p99 (ms)\n");
-		for (int k = 0; k < opt.nsweep; k++) {
-			fprintf(f, "%llu %.3f %.3f %.3f %.3f %.3f %.3f\n",
-			    (unsigned long long)sw[k].follows, sw[k].p50_ms[0], sw[k].p99_ms[0],
-			    sw[k].p50_ms[1], sw[k].p99_ms[1], sw[k].p50_ms[2], sw[k].p99_ms[2]);
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "%s/plot.gp", opt.out);
-	if ((f = fopen(path, "w")) == NULL) {
-		return;
-	}
-	fprintf(f,
-	    "set terminal png size 1000,600\n"
-	    "set output 'latency.png'\n"
-	    "set title 'Home timeline latency (mixed workload 60/30/10)'\n"
-	    "set logscale x\nset logscale y\nset grid\n"
-	    "set xlabel 'percentile'\nset ylabel 'ms'\n"
-	    "set xtics ('50' 2, '90' 10, '99' 100, '99.9' 1000, '99.99' 10000, '99.999' 100000)\n"
-	    "plot 'home_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble'");
-	if (redis) {
-		fprintf(f, ", 'home_redis.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Redis "
-		           "fan-out on write'");
-	}
-	if (pg) {
-		fprintf(f, ", 'home_postgres.dat' using (1/(1-$1/100)):2 with lines lw 2 title "
-		           "'PostgreSQL fan-out on read'");
-	}
-	fprintf(f, ", 'visible_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble "
-	           "publish-to-visible'\n");
-	fprintf(f,
-	    "set output 'fanout.png'\n"
-	    "set title 'One post to F followers: time until in every timeline'\n"
-	    "set xlabel 'followers'\nset ylabel 'seconds'\nset xtics auto\n"
-	    "plot 'fanout.dat' using 1:2 with linespoints lw 2 title 'Warble'%s\n",
-	    redis ? ", 'fanout.dat' using 1:3 with linespoints lw 2 title 'Redis'" : "");
-	if (opt.nsweep > 0) {
-		fprintf(f,
-		    "set output 'home_by_follows.png'\n"
-		    "set title 'Home timeline read by one reader following F accounts'\n"
-		    "set logscale x\nset logscale y\nset xlabel 'accounts followed'\n"
-		    "set ylabel 'ms'\n"
-		    "plot 'home_by_follows.dat' using 1:2 with linespoints lw 2 title 'Warble "
-		    "p50', "
-		    "'' using 1:3 with linespoints lw 2 title 'Warble p99'%s%s\n",
-		    redis ? ", '' using 1:4 with linespoints lw 2 title 'Redis p50', '' using 1:5 "
-		            "with "
-		            "linespoints lw 2 title 'Redis p99'"
-		          : "",
-		    pg ? ", '' using 1:6 with linespoints lw 2 title 'PostgreSQL p50', '' using "
-		         "1:7 "
-		         "with linespoints lw 2 title 'PostgreSQL p99'"
-		       : "");
-	}
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cd '%s' && command -v gnuplot >/dev/null && gnuplot plot.gp",
-	    opt.out);
-	if (system(cmd) != 0) {
-		fprintf(stderr, "warble-load: no plots (gnuplot missing or failed); data in %s\n",
-		    opt.out);
-	}
 }
 
 int
@@ -1210,20 +971,20 @@ main(int argc, char **argv)
 		goto out;
 	}
 	lg_hist_merge(&pub_ack, &wm.post);
-	print_mix("warble", &wm);
+	lg_mix_print("warble", &wm);
 	if (R != NULL) {
 		lg_redis_backend(R, W.guid, &b);
 		if (run_jobs(&b, mix_main, opt.duration, &rm, &rsrv) != 0) {
 			goto out;
 		}
-		print_mix("redis", &rm);
+		lg_mix_print("redis", &rm);
 	}
 	if (P != NULL) {
 		lg_pg_backend(P, W.guid, &b);
 		if (run_jobs(&b, mix_main, opt.duration, &pm, &psrv) != 0) {
 			goto out;
 		}
-		print_mix("postgres", &pm);
+		lg_mix_print("postgres", &pm);
 	}
 	lg_mix wmod = { 0 }, rmod = { 0 }, pmod = { 0 };
 	if (opt.moderate > 0) {
@@ -1237,16 +998,16 @@ main(int argc, char **argv)
 			goto out;
 		}
 		lg_hist_merge(&pub_ack, &wmod.post);
-		print_mix("warble", &wmod);
+		lg_mix_print("warble", &wmod);
 		if (R != NULL) {
 			lg_redis_backend(R, W.guid, &b);
 			run_jobs(&b, mix_main, opt.duration, &rmod, &rsrv);
-			print_mix("redis", &rmod);
+			lg_mix_print("redis", &rmod);
 		}
 		if (P != NULL) {
 			lg_pg_backend(P, W.guid, &b);
 			run_jobs(&b, mix_main, opt.duration, &pmod, &psrv);
-			print_mix("postgres", &pmod);
+			lg_mix_print("postgres", &pmod);
 		}
 		opt.rate = closed;
 	}
@@ -1282,7 +1043,7 @@ main(int argc, char **argv)
 		printf("ratios warble/redis: home p99 %.2f, server cpu per request %.2f (lower is "
 		       "better), mix throughput %.2f, home req/s %.2f (higher is better)\n",
 		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&rm.home, 0.99),
-		    mix_cpu_per_op(&wm, -1) / mix_cpu_per_op(&rm, -1),
+		    lg_mix_cpu_per_op(&wm, -1) / lg_mix_cpu_per_op(&rm, -1),
 		    (wm.ops / wm.secs) / (rm.ops / rm.secs),
 		    (wm.home.n / wm.secs) / (rm.home.n / rm.secs));
 	}
@@ -1291,31 +1052,31 @@ main(int argc, char **argv)
 		    "ratios warble/postgres: home p99 %.2f, server cpu per request %.2f (lower is "
 		    "better), mix throughput %.2f, home req/s %.2f (higher is better)\n",
 		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&pm.home, 0.99),
-		    mix_cpu_per_op(&wm, -1) / mix_cpu_per_op(&pm, -1),
+		    lg_mix_cpu_per_op(&wm, -1) / lg_mix_cpu_per_op(&pm, -1),
 		    (wm.ops / wm.secs) / (pm.ops / pm.secs),
 		    (wm.home.n / wm.secs) / (pm.home.n / pm.secs));
 	}
 
 	/* report */
-	write_dat("home_warble.dat", &wm.home);
-	write_dat("visible_warble.dat", &vis);
+	lg_write_dat(opt.out, "home_warble.dat", &wm.home);
+	lg_write_dat(opt.out, "visible_warble.dat", &vis);
 	if (R != NULL) {
-		write_dat("home_redis.dat", &rm.home);
+		lg_write_dat(opt.out, "home_redis.dat", &rm.home);
 	}
 	if (P != NULL) {
-		write_dat("home_postgres.dat", &pm.home);
+		lg_write_dat(opt.out, "home_postgres.dat", &pm.home);
 	}
-	write_plots(fr, sweep, R != NULL, P != NULL);
+	lg_write_plots(opt.out, fr, opt.ncelebs, sweep, opt.nsweep, R != NULL, P != NULL);
 	json_t *fans = json_array();
 	for (int c = 0; c < opt.ncelebs; c++) {
-		double ws = median(fr[c].w_s, fr[c].reps), rs = median(fr[c].r_s, fr[c].reps);
+		double ws = lg_median(fr[c].w_s, fr[c].reps), rs = lg_median(fr[c].r_s, fr[c].reps);
 		json_array_append_new(fans,
 		    json_pack("{s:I, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:I, s:f, "
 		              "s:f, s:I}",
 		        "followers", (json_int_t)fr[c].f, "reps", fr[c].reps, "warble_s", ws,
 		        "warble_cells_per_s", fr[c].f / ws, "warble_inbox_fanout_ms",
-		        median(fr[c].w_inbox_ms, fr[c].reps), "warble_publish_ack_ms",
-		        median(fr[c].w_ack_ms, fr[c].reps), "warble_cells",
+		        lg_median(fr[c].w_inbox_ms, fr[c].reps), "warble_publish_ack_ms",
+		        lg_median(fr[c].w_ack_ms, fr[c].reps), "warble_cells",
 		        (json_int_t)fr[c].w_cells, "warble_missing", (json_int_t)fr[c].w_missing,
 		        "inbox_peak_rss_kb", (json_int_t)fr[c].w_rss_kb, "redis_s", R ? rs : 0.0,
 		        "redis_cells_per_s", R ? fr[c].f / rs : 0.0, "redis_missing",
@@ -1337,19 +1098,19 @@ main(int argc, char **argv)
 	json_object_set_new(rep, "fanout", fans);
 	json_object_set_new(rep, "setup_s",
 	    json_pack("{s:f, s:f, s:f}", "warble", setup_w, "redis", setup_r, "postgres", setup_p));
-	json_object_set_new(rep, "publish_ack", hist_json(&pub_ack, 0));
-	json_object_set_new(rep, "publish_to_visible", hist_json(&vis, 0));
+	json_object_set_new(rep, "publish_ack", lg_hist_json(&pub_ack, 0));
+	json_object_set_new(rep, "publish_to_visible", lg_hist_json(&vis, 0));
 	json_object_set_new(rep, "mix",
-	    json_pack("{s:o, s:o*, s:o*}", "warble", mix_json(&wm), "redis",
-	        R ? mix_json(&rm) : NULL, "postgres", P ? mix_json(&pm) : NULL));
+	    json_pack("{s:o, s:o*, s:o*}", "warble", lg_mix_json(&wm), "redis",
+	        R ? lg_mix_json(&rm) : NULL, "postgres", P ? lg_mix_json(&pm) : NULL));
 	if (opt.moderate > 0) {
 		json_object_set_new(rep, "mix_moderate",
 		    json_pack("{s:I, s:o, s:o*, s:o*}", "rate", (json_int_t)opt.moderate, "warble",
-		        mix_json(&wmod), "redis", R ? mix_json(&rmod) : NULL, "postgres",
-		        P ? mix_json(&pmod) : NULL));
+		        lg_mix_json(&wmod), "redis", R ? lg_mix_json(&rmod) : NULL, "postgres",
+		        P ? lg_mix_json(&pmod) : NULL));
 	}
 	if (opt.nsweep > 0) {
-		json_object_set_new(rep, "home_by_follows", sweep_json(sweep));
+		json_object_set_new(rep, "home_by_follows", lg_sweep_json(sweep, opt.nsweep));
 	}
 	if (opt.http_conns > 0) {
 		json_object_set_new(rep, "home_http",

@@ -4,6 +4,7 @@
  * comparison (every graph user).
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,10 @@ lg_homes_main(void *arg)
 		int      rc = j->b->home(c, u, &n);
 
 		lg_hist_add(&j->h, lg_now_us() - t0);
-		j->bad += rc != 0 || n < j->want;
+		if ((rc != 0 || n < j->want) && j->bad++ == 0) {
+			fprintf(stderr, "warble-load: %s: home of user %u: %d, %zu posts of %zu\n",
+			    j->b->name, u, rc, n, j->want);
+		}
 	}
 	j->b->conn_close(c);
 	return NULL;

@@ -1,0 +1,81 @@
+/*
+ * lg_report.h - what warble-load measures and how it reports it: the
+ * results of each phase, report.json's pieces, the summary lines, the
+ * .dat files and the gnuplot plots.
+ */
+#ifndef LG_REPORT_H
+#define LG_REPORT_H
+
+#include <jansson.h>
+
+#include "lg.h"
+
+#define LG_MAX_SERVERS 5
+
+/* The server processes whose CPU a mixed run charges to its system. */
+typedef struct lg_servers {
+	int         n;
+	int         pid[LG_MAX_SERVERS];
+	const char *name[LG_MAX_SERVERS];
+	bool        reaped; /* also reaped and live children (PostgreSQL's backends) */
+} lg_servers;
+
+/* Results of one system's mixed run. */
+typedef struct lg_mix {
+	lg_hist    home, tl, post;
+	uint64_t   ops, errors, empty_home;
+	double     secs;
+	lg_servers srv;                        /* whose CPU was measured (n = 0: none) */
+	uint64_t   srv_cpu_us[LG_MAX_SERVERS]; /* each server's CPU over the run */
+	uint64_t   client_cpu_us;              /* this process's CPU over the run */
+} lg_mix;
+
+/* Home reads of one sweep reader, in each system. */
+typedef struct lg_sweep_point {
+	uint64_t follows;
+	double   p50_ms[3], p99_ms[3], per_s[3]; /* warble, redis, postgres */
+} lg_sweep_point;
+
+/* Results of one fan-out size. */
+typedef struct lg_fan {
+	uint64_t f;
+	double   w_s[8], w_ack_ms[8], w_inbox_ms[8];
+	uint64_t w_cells, w_missing, w_rss_kb;
+	double   r_s[8];
+	uint64_t r_cells, r_missing, r_mem_bytes;
+	double   p_ack_ms;
+	uint64_t p_missing;
+	int      reps;
+} lg_fan;
+
+/* Home reads of every graph user over the SDK (msgpack) and over HTTP/JSON. */
+typedef struct lg_http_cmp {
+	double p50_ms[2], p99_ms[2], per_s[2]; /* msgpack, http */
+} lg_http_cmp;
+
+/* lg_median is the median of v[0..n) (n <= 8; 0 if n is 0). */
+double lg_median(const double *v, int n);
+
+/* lg_hist_json is a histogram's count, quantiles and mean (and rate over secs). */
+json_t *lg_hist_json(const lg_hist *h, double secs);
+
+/* lg_mix_cpu_per_op is a server's (i >= 0), all servers' (-1) or the client's (-2) CPU per request, us. */
+double lg_mix_cpu_per_op(const lg_mix *m, int i);
+
+/* lg_mix_json is report.json's record of one mixed run. */
+json_t *lg_mix_json(const lg_mix *m);
+
+/* lg_mix_print prints a mixed run's summary lines. */
+void lg_mix_print(const char *name, const lg_mix *m);
+
+/* lg_sweep_json is report.json's home_by_follows. */
+json_t *lg_sweep_json(const lg_sweep_point *pt, int n);
+
+/* lg_write_dat writes a latency distribution for gnuplot to out/name. */
+void lg_write_dat(const char *out, const char *name, const lg_hist *h);
+
+/* lg_write_plots writes out/plot.gp and its data and runs gnuplot if it is installed. */
+void lg_write_plots(const char *out, const lg_fan *fr, int nfan, const lg_sweep_point *sw,
+    int nsweep, bool redis, bool pg);
+
+#endif
