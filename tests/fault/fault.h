@@ -67,6 +67,12 @@
 #define FT_CALL_MS     5000   /* per SDK call of the writers */
 #define FT_CONVERGE_MS 120000 /* scaled by wbt_ms */
 #define FT_PAUSE_MS    30000  /* writers finish their call in flight within this */
+/* The writers' pace, all threads together: a round's work is the same
+ * whatever the build's speed.  Unpaced, the release build made three
+ * times the follow/unfollow churn once the services sped up, and the
+ * inbox's unfollow purge (a scan of the reader's whole row, tombstones
+ * included) fell minutes behind: see docs/benchmarks.md. */
+#define FT_ACTIONS_PER_S 2000
 
 enum { FT_RUN, FT_PAUSE, FT_STOP };
 enum { FT_MIX_MIXED, FT_MIX_PUBLISH, FT_MIX_FOLLOW };
@@ -318,6 +324,8 @@ static void *
 ft_worker_main(void *arg)
 {
 	ft_worker *w = arg;
+	long long  window = wbt_now_ms(); /* 100 ms windows of FT_ACTIONS_PER_S / 10 actions */
+	int        done = 0;
 
 	for (;;) {
 		int ph = atomic_load(&ft_phase);
@@ -330,9 +338,19 @@ ft_worker_main(void *arg)
 				wbt_sleep_ms(2);
 			}
 			atomic_fetch_sub(&ft_idle, 1);
+			window = wbt_now_ms();
+			done = 0;
 			continue;
 		}
 		ft_act(w);
+		if (++done >= FT_ACTIONS_PER_S / FT_THREADS / 10) {
+			long long left = window + 100 - wbt_now_ms();
+			if (left > 0) {
+				wbt_sleep_ms((int)left); /* the pace, not a synchronization */
+			}
+			window = wbt_now_ms();
+			done = 0;
+		}
 	}
 	return NULL;
 }
