@@ -46,7 +46,7 @@ int rt_server_start(rt_server *s);
 /* rt_server_close stops accepting, finishes requests in flight, and frees the server. */
 void rt_server_close(rt_server *s);
 
-/* rt_server_peer gives the address of the client whose request the calling handler runs (family 0 if it has none: ipc, inproc, or not in a handler). */
+/* rt_server_peer gives the address of the client whose request the calling handler runs (family 0 for ipc, or outside a handler). */
 void rt_server_peer(struct sockaddr_storage *ss);
 
 #endif
