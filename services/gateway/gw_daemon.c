@@ -136,7 +136,7 @@ gw_daemon_start(void *arg)
 		return rc;
 	}
 	ho.metrics = d->metrics;
-	if ((rc = http_open(&d->http, d->g, &ho)) != WB_OK || (rc = http_start(d->http)) != WB_OK) {
+	if ((rc = http_open(&d->http, d->g, &ho)) != WB_OK) {
 		RT_ERRORF("cannot serve HTTP on %s: %s", http_url, wb_strerror(rc));
 		return rc;
 	}

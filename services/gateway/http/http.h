@@ -1,18 +1,16 @@
 /*
  * http.h - the gateway's HTTP/JSON API, web page and operations
- * endpoints, served by nng's own HTTP server.
+ * endpoints, served by its own HTTP/1.1 server on the serving core the
+ * msgpack port uses (rt_loop.h):
  *
- *   client ──HTTP──> nng HTTP server (nng's threads: never block)
- *                       │ http_server callback: admit, read the body async
- *                       v
- *                    worker pool ──> route ──> JSON -> wb_obj ──> gw_dispatch
- *                       │                                      (blocks on the services)
- *                       └── wb_obj -> JSON, nng_aio_finish ──> response
+ *   client ──HTTP──> worker (epoll) : head, body ──> route ──> JSON -> wb_obj
+ *                       │                                      ──> gw_dispatch
+ *                       │                                  (blocks on the services)
+ *                       └── wb_obj -> JSON -> response, sent by the same thread
  *
- * One nng handler takes every path ("/" as a tree, any method) and routes
- * itself, so unknown paths get JSON 404s and wrong methods 405 with Allow.
- * Requests are recycled jobs (buffers kept), so steady traffic creates no
- * threads and little garbage.  See docs/http-api.md for the endpoints.
+ * One routing table takes every path, so unknown paths get JSON 404s and
+ * wrong methods 405 with Allow.  See docs/http-api.md for the endpoints
+ * and the limits.
  */
 #ifndef HTTP_H
 #define HTTP_H
@@ -28,23 +26,19 @@
 typedef struct http_server http_server;
 
 typedef struct http_opts {
-	const char *url;             /* http://host:port (port 0: any free port) */
-	const char *web_dir;         /* the web page's files; NULL or "": none */
-	int         workers;         /* worker threads (default 16) */
-	int         max_inflight;    /* requests admitted at once; more get 503 (default 1024) */
-	size_t      max_body;        /* largest request body (default HTTP_MAX_BODY) */
-	int         body_timeout_ms; /* deadline to receive a body (default 10000) */
+	const char *url;      /* http://host:port (port 0: any free port) */
+	const char *web_dir;  /* the web page's files; NULL or "": none */
+	int         workers;  /* worker threads, each serving one request at a time (default 16) */
+	size_t      max_body; /* largest request body (default HTTP_MAX_BODY) */
+	int         body_timeout_ms; /* deadline to receive a body, from its head (default 10000) */
 	gw_metrics *metrics;         /* /metrics, /readyz and per-op stats (required) */
 	int         header_timeout_ms; /* a connection idle this long without a whole request head is closed (default 10000) */
 	size_t
 	    max_conns; /* HTTP connections before idle ones get 250 ms (default: open-files limit - 128) */
 } http_opts;
 
-/* http_open prepares the server for opts->url (not yet listening), loading the web page's files. */
+/* http_open loads the web page's files and starts serving on opts->url. */
 int http_open(http_server **out, gw *g, const http_opts *opts);
-
-/* http_start listens and begins serving. */
-int http_start(http_server *h);
 
 /* http_port returns the TCP port the server listens on (after http_start). */
 int http_port(http_server *h);

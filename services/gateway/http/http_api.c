@@ -266,7 +266,7 @@ static bool
 http_token(http_job *j, const http_route *r)
 {
 	uint64_t    req, opt;
-	const char *a = nng_http_req_get_header(j->req, "Authorization");
+	const char *a = j->head.authorization;
 	size_t      n;
 
 	wb_op_fields(r->op, &req, &opt);
@@ -419,7 +419,7 @@ http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 	bool        found = false;
 	char        err[192];
 
-	/* HEAD is GET without the body (nng strips it). */
+	/* HEAD is GET without the body (http_respond leaves it out). */
 	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
 
 	memset(out, 0, sizeof(*out));
@@ -479,8 +479,8 @@ http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 void
 http_serve(http_job *j)
 {
-	const char *method = nng_http_req_get_method(j->req);
-	const char *uri = nng_http_req_get_uri(j->req);
+	const char *method = j->head.method;
+	const char *uri = j->head.target;
 	const char *qs = strchr(uri, '?');
 	size_t      plen = qs != NULL ? (size_t)(qs - uri) : strlen(uri);
 	http_parsed pr;

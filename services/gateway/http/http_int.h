@@ -1,24 +1,22 @@
 /*
  * http_int.h - internals shared by the HTTP files: the server, the
- * request job, static files.
+ * request head and job, static files.
  */
 #ifndef HTTP_INT_H
 #define HTTP_INT_H
 
-#include <nng/nng.h>
-#include <nng/supplemental/http/http.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "http.h"
 #include "http_buf.h"
-#include "rt_pool.h"
+#include "rt_loop.h"
 
 #define HTTP_FILES_MAX 32        /* files of the web page */
 #define HTTP_FILE_MAX  (1 << 20) /* largest one */
 #define HTTP_PATH_MAX  512       /* decoded path segment bytes */
+#define HTTP_HEAD_MAX  8192 /* a request head's bytes, request line to blank line (431 above) */
 
 typedef struct http_file {
 	char        path[80]; /* "/app.js" */
@@ -27,47 +25,45 @@ typedef struct http_file {
 	size_t      len;
 } http_file;
 
-typedef struct http_job http_job;
+/* A request head, parsed in place (every string points into the parsed buffer). */
+typedef struct http_head {
+	const char *method;
+	const char *target;         /* origin-form: path and query */
+	int         minor;          /* HTTP/1.minor */
+	const char *authorization;  /* NULL if absent */
+	uint64_t    content_length; /* 0 if absent */
+	bool        has_length;
+	bool        chunked;         /* a Transfer-Encoding was sent */
+	bool        close;           /* close after the reply (Connection: close, or HTTP/1.0) */
+	bool        expect_continue; /* Expect: 100-continue */
+} http_head;
 
-struct http_job {
-	http_job               *next; /* freelist */
-	http_job               *all;  /* every job, for close */
-	http_server            *h;
-	nng_aio                *uaio; /* the server's handler aio: finish it to answer */
-	nng_http_req           *req;
-	nng_http_conn          *conn;
-	nng_aio                *rxaio; /* reads the body */
-	char                   *body;
-	size_t                  body_len, body_cap;
-	uint64_t                start_us;
-	wb_obj                 *q, *rep;  /* request and reply, reset per request */
-	http_buf                out;      /* response body */
-	const char             *allow;    /* Allow header of a 405, or NULL */
-	bool                    www_auth; /* add WWW-Authenticate (401) */
-	bool                    close;    /* close the connection after answering */
-	struct sockaddr_storage peer;     /* the client (under mu; kept after the job ends) */
-	uint64_t                done_ms;  /* when its last request ended (under mu) */
-};
+/* One worker's request: the head, the body (in the connection's buffer), the reply. */
+typedef struct http_job {
+	http_server  *h;
+	rt_loop_conn *conn;
+	http_head     head;
+	char          headbuf[HTTP_HEAD_MAX + 1];
+	const char   *body;
+	size_t        body_len;
+	uint64_t      start_us;
+	wb_obj       *q, *rep;  /* request and reply, reset per request */
+	http_buf      out;      /* response body */
+	http_buf      resp;     /* the whole response */
+	const char   *allow;    /* Allow header of a 405, or NULL */
+	bool          www_auth; /* add WWW-Authenticate (401) */
+	bool          close;    /* close the connection after answering */
+	bool          broken;   /* the reply could not be sent */
+} http_job;
 
 struct http_server {
-	gw               *g;
-	gw_metrics       *metrics;
-	http_opts         opts;
-	nng_url          *url;
-	nng_http_server  *srv;
-	nng_http_handler *hd;
-	rt_pool          *pool;
-	pthread_mutex_t   mu; /* freelist, jobs, closing */
-	http_job         *free, *jobs;
-	bool              closing, started;
-	atomic_int        inflight;
-	http_file         files[HTTP_FILES_MAX];
-	int               nfiles;
-	pthread_t         guard; /* http_guard.c */
-	pthread_mutex_t   guard_mu;
-	pthread_cond_t    guard_cv;
-	bool              guard_stop, guarded;
-	int               port; /* the TCP port listened on (after http_start), for the guard */
+	gw         *g;
+	gw_metrics *metrics;
+	http_opts   opts;
+	char       *url; /* tcp://host:port */
+	rt_loop    *loop;
+	http_file   files[HTTP_FILES_MAX];
+	int         nfiles;
 };
 
 typedef struct http_route http_route; /* http_api.c's routing table */
@@ -89,30 +85,24 @@ typedef struct http_parsed {
  */
 int http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out);
 
-/* http_serve handles one request with its body read (on a worker). */
+/* http_head_end returns the length of the request head at the front of p (its blank line included), or 0 if it has not all arrived. */
+size_t http_head_end(const char *p, size_t n);
+
+/* http_head_parse parses a whole head (buf, n bytes from http_head_end) in place into h; 0, or the HTTP status to refuse it with and *why. */
+int http_head_parse(char *buf, size_t n, http_head *h, const char **why);
+
+/* http_serve handles one request whose head and body have arrived (on a worker). */
 void http_serve(http_job *j);
 
-/* http_finish returns j to the freelist and completes the server's aio with res (NULL: drop the connection). */
-void http_finish(http_job *j, nng_http_res *res);
-
-/* http_respond sends status with a body (copied) and finishes the job. */
+/* http_respond sends status with a body and the job's headers (no body to a HEAD). */
 void http_respond(http_job *j, int status, const char *ctype, const void *body, size_t len);
 
-/* http_fail sends a JSON error {"error": name, "message": ...} with status and finishes the job. */
+/* http_fail sends a JSON error {"error": name, "message": ...} with status. */
 void http_fail(http_job *j, int status, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* http_client copies the job's client address into ss (family 0 if unknown). */
 void http_client(http_job *j, struct sockaddr_storage *ss);
-
-/* http_guard_start raises the open-files limit and starts the connection guard (header deadline, cap). */
-int http_guard_start(http_server *h);
-
-/* http_guard_stop stops the guard; safe if it never started. */
-void http_guard_stop(http_server *h);
-
-/* http_guard_idle tells whether a connection last active at active_ms is idle past deadline_ms at now_ms; a request that finished after now_ms was read never makes it idle. */
-bool http_guard_idle(uint64_t now_ms, uint64_t active_ms, uint64_t deadline_ms);
 
 /* http_static_load reads the regular files of dir into memory; WB_OK also when dir is absent (logged). */
 int http_static_load(http_server *h, const char *dir);

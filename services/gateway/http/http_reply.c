@@ -1,8 +1,7 @@
 /*
  * http_reply.c - answering a request: the response with its status,
- * reason and headers, the JSON error body, and the job's return to the
- * freelist.  The lowest layer of the HTTP side: http.c, http_api.c and
- * http_static.c answer through it.
+ * reason and headers, and the JSON error body.  The lowest layer of the
+ * HTTP side: http.c and http_api.c answer through it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,39 +16,10 @@
 void
 http_client(http_job *j, struct sockaddr_storage *ss)
 {
-	pthread_mutex_lock(&j->h->mu);
-	*ss = j->peer;
-	pthread_mutex_unlock(&j->h->mu);
+	*ss = *rt_loop_conn_peer(j->conn);
 }
 
-/* http_finish returns j to the freelist and completes the server's aio with res (NULL: drop the connection). */
-void
-http_finish(http_job *j, nng_http_res *res)
-{
-	http_server *h = j->h;
-	nng_aio     *aio = j->uaio;
-
-	j->req = NULL;
-	j->conn = NULL;
-	if (j->out.cap > 256 * 1024) {
-		http_buf_free(&j->out); /* keep recycled jobs small */
-	}
-	pthread_mutex_lock(&h->mu);
-	j->uaio = NULL;
-	j->done_ms = wb_mono_us() / 1000;
-	j->next = h->free;
-	h->free = j;
-	pthread_mutex_unlock(&h->mu);
-	atomic_fetch_sub(&h->inflight, 1);
-	if (res != NULL) {
-		nng_aio_set_output(aio, 0, res);
-		nng_aio_finish(aio, 0);
-	} else {
-		nng_aio_finish(aio, NNG_ECONNABORTED);
-	}
-}
-
-/* http_reason names the statuses this API uses (nng 1.5.2 lacks some, e.g. 413). */
+/* http_reason names the statuses this API uses. */
 static const char *
 http_reason(int status)
 {
@@ -74,42 +44,47 @@ http_reason(int status)
 		return "Payload Too Large";
 	case 429:
 		return "Too Many Requests";
+	case 431:
+		return "Request Header Fields Too Large";
 	case 500:
 		return "Internal Server Error";
 	case 503:
 		return "Service Unavailable";
 	case 504:
 		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
 	default:
-		return NULL;
+		return "Unknown";
 	}
 }
 
 void
 http_respond(http_job *j, int status, const char *ctype, const void *body, size_t len)
 {
-	nng_http_res *res;
+	http_buf *r = &j->resp;
+	bool      head = j->head.method != NULL && strcmp(j->head.method, "HEAD") == 0;
 
 	gw_metrics_status(j->h->metrics, status);
-	if (nng_http_res_alloc(&res) != 0) {
-		http_finish(j, NULL);
+	http_buf_clear(r);
+	if (http_buf_printf(r,
+	        "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+	        "Cache-Control: no-store\r\n%s%s%s%s%s\r\n",
+	        status, http_reason(status), ctype, len, j->allow != NULL ? "Allow: " : "",
+	        j->allow != NULL ? j->allow : "", j->allow != NULL ? "\r\n" : "",
+	        j->www_auth ? "WWW-Authenticate: Bearer realm=\"warble\"\r\n" : "",
+	        j->close ? "Connection: close\r\n" : "") != WB_OK ||
+	    (!head && http_buf_add(r, body, len) != WB_OK)) {
+		j->broken = true; /* out of memory: the connection goes */
 		return;
 	}
-	if (nng_http_res_set_status(res, (uint16_t)status) != 0 ||
-	    (http_reason(status) != NULL &&
-	        nng_http_res_set_reason(res, http_reason(status)) != 0) ||
-	    nng_http_res_set_header(res, "Content-Type", ctype) != 0 ||
-	    nng_http_res_set_header(res, "Cache-Control", "no-store") != 0 ||
-	    (j->allow != NULL && nng_http_res_set_header(res, "Allow", j->allow) != 0) ||
-	    (j->www_auth &&
-	        nng_http_res_set_header(res, "WWW-Authenticate", "Bearer realm=\"warble\"") != 0) ||
-	    (j->close && nng_http_res_set_header(res, "Connection", "close") != 0) ||
-	    nng_http_res_copy_data(res, body, len) != 0) {
-		nng_http_res_free(res);
-		http_finish(j, NULL);
-		return;
+	j->broken = !rt_loop_send(j->conn, r->p, r->len);
+	if (r->cap > 256 * 1024) {
+		http_buf_free(r); /* keep idle workers small */
 	}
-	http_finish(j, res);
+	if (j->out.cap > 256 * 1024) {
+		http_buf_free(&j->out);
+	}
 }
 
 void
