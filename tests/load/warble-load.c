@@ -816,9 +816,9 @@ run_sweep(lg_sweep_point *pt)
 	return rc;
 }
 
-/* run_http reads random graph users' homes on opt.http_conns connections, through the SDK and then over HTTP. */
+/* run_http reads random graph users' homes on opt.http_conns connections, through the SDK and then over HTTP, with the CPU each read cost. */
 static int
-run_http(lg_http_cmp *hc)
+run_http(lg_http_cmp *hc, const lg_servers *srv)
 {
 	lg_backend b;
 	lg_hist   *h = malloc(sizeof(*h));
@@ -828,6 +828,11 @@ run_http(lg_http_cmp *hc)
 		return -1;
 	}
 	for (int k = 0; k < 2; k++) {
+		uint64_t cpu0[LG_MAX_SERVERS], self0 = lg_self_cpu_us(), all = 0, gw = 0;
+
+		for (int i = 0; i < srv->n; i++) {
+			cpu0[i] = lg_cpu_us(srv->pid[i], srv->reaped);
+		}
 		if (k == 0) {
 			lg_warble_backend(&W, &b);
 		} else {
@@ -841,11 +846,26 @@ run_http(lg_http_cmp *hc)
 		}
 		hc->p50_ms[k] = lg_hist_q(h, 0.50) / 1e3;
 		hc->p99_ms[k] = lg_hist_q(h, 0.99) / 1e3;
+		for (int i = 0; i < srv->n; i++) {
+			uint64_t c1 = lg_cpu_us(srv->pid[i], srv->reaped);
+			uint64_t d = c1 > cpu0[i] ? c1 - cpu0[i] : 0;
+			all += d;
+			gw += i == 0 ? d : 0; /* the gateway comes first */
+		}
+		if (h->n > 0) {
+			hc->gw_cpu_us[k] = (double)gw / (double)h->n;
+			hc->srv_cpu_us[k] = (double)all / (double)h->n;
+			hc->client_cpu_us[k] = (double)(lg_self_cpu_us() - self0) / (double)h->n;
+		}
 	}
 	printf("home, %u connections: HTTP/JSON %.0f/s p50 %.2f p99 %.2f ms | msgpack SDK %.0f/s "
 	       "p50 %.2f p99 %.2f ms | HTTP/msgpack req/s %.2f\n",
 	    opt.http_conns, hc->per_s[1], hc->p50_ms[1], hc->p99_ms[1], hc->per_s[0], hc->p50_ms[0],
 	    hc->p99_ms[0], hc->per_s[0] > 0 ? hc->per_s[1] / hc->per_s[0] : 0.0);
+	printf("home, CPU per read (us): HTTP/JSON gateway %.1f, servers %.1f, client %.1f | "
+	       "msgpack SDK gateway %.1f, servers %.1f, client %.1f\n",
+	    hc->gw_cpu_us[1], hc->srv_cpu_us[1], hc->client_cpu_us[1], hc->gw_cpu_us[0],
+	    hc->srv_cpu_us[0], hc->client_cpu_us[0]);
 	fflush(stdout);
 	free(h);
 	return rc;
@@ -1014,7 +1034,7 @@ main(int argc, char **argv)
 	if (opt.nsweep > 0 && (setup_sweep() != 0 || run_sweep(sweep) != 0)) {
 		goto out;
 	}
-	if (opt.http_conns > 0 && run_http(&hc) != 0) {
+	if (opt.http_conns > 0 && run_http(&hc, &wsrv) != 0) {
 		goto out;
 	}
 	printf("publish ack (warble, all posts): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
@@ -1114,10 +1134,14 @@ main(int argc, char **argv)
 	}
 	if (opt.http_conns > 0) {
 		json_object_set_new(rep, "home_http",
-		    json_pack("{s:i, s:{s:f, s:f, s:f}, s:{s:f, s:f, s:f}, s:f}", "connections",
-		        (int)opt.http_conns, "http", "per_s", hc.per_s[1], "p50_ms", hc.p50_ms[1],
-		        "p99_ms", hc.p99_ms[1], "msgpack", "per_s", hc.per_s[0], "p50_ms",
-		        hc.p50_ms[0], "p99_ms", hc.p99_ms[0], "http_over_msgpack",
+		    json_pack("{s:i, s:{s:f, s:f, s:f, s:{s:f, s:f, s:f}}, s:{s:f, s:f, s:f, "
+		              "s:{s:f, s:f, s:f}}, s:f}",
+		        "connections", (int)opt.http_conns, "http", "per_s", hc.per_s[1], "p50_ms",
+		        hc.p50_ms[1], "p99_ms", hc.p99_ms[1], "cpu_us_per_op", "gateway",
+		        hc.gw_cpu_us[1], "total", hc.srv_cpu_us[1], "client", hc.client_cpu_us[1],
+		        "msgpack", "per_s", hc.per_s[0], "p50_ms", hc.p50_ms[0], "p99_ms",
+		        hc.p99_ms[0], "cpu_us_per_op", "gateway", hc.gw_cpu_us[0], "total",
+		        hc.srv_cpu_us[0], "client", hc.client_cpu_us[0], "http_over_msgpack",
 		        hc.per_s[0] > 0 ? hc.per_s[1] / hc.per_s[0] : 0.0));
 	}
 	json_object_set_new(rep, "peak_rss_kb",

@@ -51,6 +51,8 @@ typedef struct lg_fan {
 /* Home reads of every graph user over the SDK (msgpack) and over HTTP/JSON. */
 typedef struct lg_http_cmp {
 	double p50_ms[2], p99_ms[2], per_s[2]; /* msgpack, http */
+	double gw_cpu_us[2], srv_cpu_us[2],
+	    client_cpu_us[2]; /* CPU per read: gateway, all five, client */
 } lg_http_cmp;
 
 /* lg_median is the median of v[0..n) (n <= 8; 0 if n is 0). */
