@@ -69,7 +69,7 @@ struct inbox {
 	pthread_cond_t  cv;
 	inbox_msg      *head, *tail;
 	size_t          queued; /* events in the queue */
-	bool            stop;
+	_Atomic bool    stop;   /* read by the applier outside mu */
 	bool            running;
 	pthread_t       applier;
 
