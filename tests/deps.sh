@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Warble needs on Debian 12.  Quick when nothing is missing.
 #   tests/deps.sh          build and test dependencies
-#   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL, gnuplot)
+#   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot and wrk
 #   tests/deps.sh compose  plus podman and debootstrap for make test-compose
 #
 # nng is built from Debian's own nng source package (deploy/nng/build.sh),
@@ -11,7 +11,7 @@ pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev
       docker-compose curl chromium nodejs"
 if [ "${1:-}" = bench ]; then
-	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox"
+	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk"
 fi
 if [ "${1:-}" = compose ]; then
 	pkgs="$pkgs podman podman-compose runc debootstrap slirp4netns netavark aardvark-dns uidmap iptables"

@@ -37,7 +37,7 @@ full)  args="--graph $graphs/ego-facebook.edges --fanout 10000,100000,1000000 --
 esac
 
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-for need in redis-server redis-cli gnuplot; do
+for need in redis-server redis-cli gnuplot wrk; do
 	command -v $need >/dev/null || { echo "bench: $need missing: run tests/deps.sh bench (as root)" >&2; exit 1; }
 done
 [ -x "$pgbin/initdb" ] || { echo "bench: PostgreSQL missing: run tests/deps.sh bench (as root)" >&2; exit 1; }

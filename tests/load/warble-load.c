@@ -43,6 +43,7 @@
 #include "lg_peer.h"
 #include "lg_report.h"
 #include "lg_warble.h"
+#include "lg_wrk.h"
 #include "warble.h"
 
 #define LG_MAX_CELEBS 8
@@ -816,57 +817,84 @@ run_sweep(lg_sweep_point *pt)
 	return rc;
 }
 
-/* run_http reads random graph users' homes on opt.http_conns connections, through the SDK and then over HTTP, with the CPU each read cost. */
+/* run_http reads random graph users' homes on opt.http_conns connections through the SDK, over HTTP with this client (which parses the JSON) and with wrk (which does not), with the CPU each read cost. */
 static int
 run_http(lg_http_cmp *hc, const lg_servers *srv)
 {
-	lg_backend b;
-	lg_hist   *h = malloc(sizeof(*h));
-	int        rc = 0;
+	static const char *names[LG_HTTP_RUNS] = { "msgpack SDK", "HTTP/JSON", "HTTP wrk" };
+	lg_backend         b;
+	lg_hist           *h = malloc(sizeof(*h));
+	int                rc = 0;
 
 	if (h == NULL) {
 		return -1;
 	}
-	for (int k = 0; k < 2; k++) {
-		uint64_t cpu0[LG_MAX_SERVERS], self0 = lg_self_cpu_us(), all = 0, gw = 0;
+	for (int k = 0; k < LG_HTTP_RUNS; k++) {
+		uint64_t      cpu0[LG_MAX_SERVERS], self0 = lg_self_cpu_us(), all = 0, gw = 0, n;
+		uint64_t      client;
+		lg_wrk_result wr;
+		int           wrc = 0;
 
 		for (int i = 0; i < srv->n; i++) {
 			cpu0[i] = lg_cpu_us(srv->pid[i], srv->reaped);
 		}
-		if (k == 0) {
-			lg_warble_backend(&W, &b);
+		if (k < 2) {
+			if (k == 0) {
+				lg_warble_backend(&W, &b);
+			} else {
+				lg_http_backend(&W, &b);
+			}
+			if (lg_homes_run(&b, 0, G.n, 1, opt.http_conns, opt.home_secs, h,
+			        &hc->per_s[k]) != 0) {
+				fprintf(stderr,
+				    "warble-load: %s: a home read failed or was empty\n", b.name);
+				rc = -1;
+			}
+			hc->p50_ms[k] = lg_hist_q(h, 0.50) / 1e3;
+			hc->p99_ms[k] = lg_hist_q(h, 0.99) / 1e3;
+			n = h->n;
+			client = lg_self_cpu_us() - self0;
+		} else if ((wrc = lg_wrk_home(&W, G.n, opt.http_conns, opt.home_secs, &wr)) == 0) {
+			hc->per_s[k] = wr.per_s;
+			hc->p50_ms[k] = wr.p50_ms;
+			hc->p99_ms[k] = wr.p99_ms;
+			n = wr.requests;
+			client = wr.client_cpu_us;
+			if (wr.bad > 0) {
+				fprintf(stderr, "warble-load: wrk: %llu failed home reads\n",
+				    (unsigned long long)wr.bad);
+				rc = -1;
+			}
 		} else {
-			lg_http_backend(&W, &b);
+			if (wrc == 1) {
+				printf("home over HTTP with wrk: skipped (wrk is not installed: "
+				       "tests/deps.sh bench installs it)\n");
+			} else {
+				rc = -1;
+			}
+			continue;
 		}
-		if (lg_homes_run(&b, 0, G.n, 1, opt.http_conns, opt.home_secs, h, &hc->per_s[k]) !=
-		    0) {
-			fprintf(
-			    stderr, "warble-load: %s: a home read failed or was empty\n", b.name);
-			rc = -1;
-		}
-		hc->p50_ms[k] = lg_hist_q(h, 0.50) / 1e3;
-		hc->p99_ms[k] = lg_hist_q(h, 0.99) / 1e3;
 		for (int i = 0; i < srv->n; i++) {
 			uint64_t c1 = lg_cpu_us(srv->pid[i], srv->reaped);
 			uint64_t d = c1 > cpu0[i] ? c1 - cpu0[i] : 0;
 			all += d;
 			gw += i == 0 ? d : 0; /* the gateway comes first */
 		}
-		if (h->n > 0) {
-			hc->gw_cpu_us[k] = (double)gw / (double)h->n;
-			hc->srv_cpu_us[k] = (double)all / (double)h->n;
-			hc->client_cpu_us[k] = (double)(lg_self_cpu_us() - self0) / (double)h->n;
+		if (n > 0) {
+			hc->gw_cpu_us[k] = (double)gw / (double)n;
+			hc->srv_cpu_us[k] = (double)all / (double)n;
+			hc->client_cpu_us[k] = (double)client / (double)n;
 		}
+		printf("home, %u connections, %-11s %6.0f/s p50 %.2f p99 %.2f ms; CPU per read: "
+		       "gateway %.1f, servers %.1f, client %.1f us",
+		    opt.http_conns, names[k], hc->per_s[k], hc->p50_ms[k], hc->p99_ms[k],
+		    hc->gw_cpu_us[k], hc->srv_cpu_us[k], hc->client_cpu_us[k]);
+		if (k > 0 && hc->per_s[0] > 0) {
+			printf("; req/s %.2fx the SDK", hc->per_s[k] / hc->per_s[0]);
+		}
+		printf("\n");
+		fflush(stdout);
 	}
-	printf("home, %u connections: HTTP/JSON %.0f/s p50 %.2f p99 %.2f ms | msgpack SDK %.0f/s "
-	       "p50 %.2f p99 %.2f ms | HTTP/msgpack req/s %.2f\n",
-	    opt.http_conns, hc->per_s[1], hc->p50_ms[1], hc->p99_ms[1], hc->per_s[0], hc->p50_ms[0],
-	    hc->p99_ms[0], hc->per_s[0] > 0 ? hc->per_s[1] / hc->per_s[0] : 0.0);
-	printf("home, CPU per read (us): HTTP/JSON gateway %.1f, servers %.1f, client %.1f | "
-	       "msgpack SDK gateway %.1f, servers %.1f, client %.1f\n",
-	    hc->gw_cpu_us[1], hc->srv_cpu_us[1], hc->client_cpu_us[1], hc->gw_cpu_us[0],
-	    hc->srv_cpu_us[0], hc->client_cpu_us[0]);
-	fflush(stdout);
 	free(h);
 	return rc;
 }
@@ -1133,16 +1161,7 @@ main(int argc, char **argv)
 		json_object_set_new(rep, "home_by_follows", lg_sweep_json(sweep, opt.nsweep));
 	}
 	if (opt.http_conns > 0) {
-		json_object_set_new(rep, "home_http",
-		    json_pack("{s:i, s:{s:f, s:f, s:f, s:{s:f, s:f, s:f}}, s:{s:f, s:f, s:f, "
-		              "s:{s:f, s:f, s:f}}, s:f}",
-		        "connections", (int)opt.http_conns, "http", "per_s", hc.per_s[1], "p50_ms",
-		        hc.p50_ms[1], "p99_ms", hc.p99_ms[1], "cpu_us_per_op", "gateway",
-		        hc.gw_cpu_us[1], "total", hc.srv_cpu_us[1], "client", hc.client_cpu_us[1],
-		        "msgpack", "per_s", hc.per_s[0], "p50_ms", hc.p50_ms[0], "p99_ms",
-		        hc.p99_ms[0], "cpu_us_per_op", "gateway", hc.gw_cpu_us[0], "total",
-		        hc.srv_cpu_us[0], "client", hc.client_cpu_us[0], "http_over_msgpack",
-		        hc.per_s[0] > 0 ? hc.per_s[1] / hc.per_s[0] : 0.0));
+		json_object_set_new(rep, "home_http", lg_http_json(&hc, (int)opt.http_conns));
 	}
 	json_object_set_new(rep, "peak_rss_kb",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "user", (json_int_t)rss[0], "relation",

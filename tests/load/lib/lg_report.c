@@ -201,3 +201,26 @@ lg_write_plots(const char *out, const lg_fan *fr, int nfan, const lg_sweep_point
 		    stderr, "warble-load: no plots (gnuplot missing or failed); data in %s\n", out);
 	}
 }
+
+/* lg_http_run_json is one run of home_http, or NULL if it did not run. */
+static json_t *
+lg_http_run_json(const lg_http_cmp *hc, int k)
+{
+	if (hc->per_s[k] <= 0) {
+		return NULL;
+	}
+	return json_pack("{s:f, s:f, s:f, s:{s:f, s:f, s:f}}", "per_s", hc->per_s[k], "p50_ms",
+	    hc->p50_ms[k], "p99_ms", hc->p99_ms[k], "cpu_us_per_op", "gateway", hc->gw_cpu_us[k],
+	    "total", hc->srv_cpu_us[k], "client", hc->client_cpu_us[k]);
+}
+
+json_t *
+lg_http_json(const lg_http_cmp *hc, int conns)
+{
+	double sdk = hc->per_s[0];
+
+	return json_pack("{s:i, s:o*, s:o*, s:o*, s:f, s:f}", "connections", conns, "msgpack",
+	    lg_http_run_json(hc, 0), "http", lg_http_run_json(hc, 1), "wrk",
+	    lg_http_run_json(hc, 2), "http_over_msgpack", sdk > 0 ? hc->per_s[1] / sdk : 0.0,
+	    "wrk_over_msgpack", sdk > 0 ? hc->per_s[2] / sdk : 0.0);
+}

@@ -48,12 +48,16 @@ typedef struct lg_fan {
 	int      reps;
 } lg_fan;
 
-/* Home reads of every graph user over the SDK (msgpack) and over HTTP/JSON. */
+#define LG_HTTP_RUNS 3 /* the SDK (msgpack), HTTP/JSON with warble-load's client, HTTP with wrk */
+
+/* Home reads of every graph user over the SDK and over HTTP (per_s 0: not run); CPU per read of the gateway, of all five services and of the client. */
 typedef struct lg_http_cmp {
-	double p50_ms[2], p99_ms[2], per_s[2]; /* msgpack, http */
-	double gw_cpu_us[2], srv_cpu_us[2],
-	    client_cpu_us[2]; /* CPU per read: gateway, all five, client */
+	double p50_ms[LG_HTTP_RUNS], p99_ms[LG_HTTP_RUNS], per_s[LG_HTTP_RUNS];
+	double gw_cpu_us[LG_HTTP_RUNS], srv_cpu_us[LG_HTTP_RUNS], client_cpu_us[LG_HTTP_RUNS];
 } lg_http_cmp;
+
+/* lg_http_json is report.json's home_http: {connections, msgpack, http, wrk (if run): {per_s, p50_ms, p99_ms, cpu_us_per_op: {gateway, total, client}}, http_over_msgpack, wrk_over_msgpack}. */
+json_t *lg_http_json(const lg_http_cmp *hc, int conns);
 
 /* lg_median is the median of v[0..n) (n <= 8; 0 if n is 0). */
 double lg_median(const double *v, int n);
