@@ -5,6 +5,7 @@
  * UTF-8, huge numbers) answered with errors, never crashes.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "http_json.h"
@@ -136,4 +137,32 @@ Test(json, error_bodies)
 	cr_assert_eq(http_json_error_named(&out, "METHOD_NOT_ALLOWED", "bad \xff"), WB_OK);
 	cr_assert_not_null(strstr(out.p, "not valid UTF-8"), "%s", out.p);
 	http_buf_free(&out);
+}
+
+Test(json, strings_are_escaped_and_kept_valid)
+{
+	static const struct {
+		const char *in, *json;
+	} cases[] = {
+		{ "say \"hi\"\\", "\"say \\\"hi\\\"\\\\\"" },
+		{ "a\nb\tc\r\b\f", "\"a\\nb\\tc\\r\\b\\f\"" }, { "\x01\x1f", "\"\\u0001\\u001f\"" },
+		{ "caf\xc3\xa9 / \xf0\x9f\x90\xa6",
+		    "\"caf\xc3\xa9 / \xf0\x9f\x90\xa6\"" }, /* as is */
+		{ "cut \xc3", "\"\xef\xbf\xbd\"" },         /* not UTF-8: U+FFFD */
+		{ "\xed\xa0\x80", "\"\xef\xbf\xbd\"" },     /* a surrogate */
+		{ "\xc0\xaf", "\"\xef\xbf\xbd\"" },         /* overlong */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		wb_obj  *o = wb_msg_new();
+		http_buf out = { 0 };
+		char     want[128];
+
+		cr_assert_eq(wb_set_cstr(o, WB_F_TEXT, cases[i].in), WB_OK);
+		cr_assert_eq(http_json_from_obj(o, 0, &out), WB_OK);
+		snprintf(want, sizeof(want), "{\"text\":%s}", cases[i].json);
+		cr_assert_str_eq(out.p, want, "case %zu", i);
+		http_buf_free(&out);
+		wb_msg_free(o);
+	}
 }
