@@ -9,12 +9,15 @@ static int
 content_post_fill(wb_obj *o, uint64_t id, uint64_t author, const void *text, size_t len)
 {
 	int rc = wb_set_u64(o, WB_F_ID, id);
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		rc = wb_set_u64(o, WB_F_AUTHOR, author);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = wb_set_str(o, WB_F_TEXT, text, len);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = wb_set_u64(o, WB_F_TIME, wb_id_ms(id));
+	}
 	return rc;
 }
 
@@ -31,13 +34,15 @@ content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o)
 	opts.max_version = id;
 	opts.limit = 1;
 	int rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
-	if (rc != WB_OK)
+	if (rc != WB_OK) {
 		return rc;
+	}
 	rc = hb_scan_next(s, &cell);
-	if (rc == WB_OK && cell.version == id)
+	if (rc == WB_OK && cell.version == id) {
 		rc = content_post_fill(o, id, author, cell.value, cell.value_len);
-	else if (rc == WB_OK || rc == WB_EEND)
+	} else if (rc == WB_OK || rc == WB_EEND) {
 		rc = WB_ENOPOST;
+	}
 	hb_scan_close(s);
 	return rc;
 }
@@ -61,8 +66,9 @@ content_get(void *arg, const wb_obj *req, wb_obj *rep)
 		wb_reply_error(rep, WB_ETOOBIG, "at most %d ids per post.get", CONTENT_GET_MAX);
 		return WB_ETOOBIG;
 	}
-	if (!wb_get_u64s(req, WB_F_UIDS, &hints, &nh) || nh != n)
+	if (!wb_get_u64s(req, WB_F_UIDS, &hints, &nh) || nh != n) {
 		hints = NULL;
+	}
 	wb_reply_ok(rep);
 	wb_obj *posts = n ? wb_add_objs(rep, WB_F_POSTS, n) : NULL;
 	int     rc = (n && posts == NULL) ? WB_ENOMEM : WB_OK;
@@ -70,14 +76,16 @@ content_get(void *arg, const wb_obj *req, wb_obj *rep)
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
 		uint64_t author = 0;
 		rc = WB_ENOPOST;
-		if (hints != NULL && hints[i] != 0)
+		if (hints != NULL && hints[i] != 0) {
 			rc = content_post_read(c, hints[i], ids[i], &posts[found]);
+		}
 		if (rc == WB_ENOPOST) {
 			rc = content_author(c, ids[i], &author);
-			if (rc == WB_OK && hints != NULL && author == hints[i])
+			if (rc == WB_OK && hints != NULL && author == hints[i]) {
 				rc = WB_ENOPOST; /* the row was just read: gone */
-			else if (rc == WB_OK)
+			} else if (rc == WB_OK) {
 				rc = content_post_read(c, author, ids[i], &posts[found]);
+			}
 		}
 		if (rc == WB_OK) {
 			found++;
@@ -86,10 +94,12 @@ content_get(void *arg, const wb_obj *req, wb_obj *rep)
 			rc = WB_OK;
 		}
 	}
-	if (rc == WB_OK && n)
+	if (rc == WB_OK && n) {
 		wb_shrink(rep, WB_F_POSTS, found);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = wb_set_u64s(rep, WB_F_MISSING, missing, nmiss);
+	}
 	return rc;
 }
 
@@ -101,25 +111,30 @@ content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 	uint64_t limit;
 	uint64_t minv = 0, maxv = UINT64_MAX, v;
 	bool     empty = false;
-	if (wb_page_limit(req, CONTENT_PAGE_DEFAULT, CONTENT_PAGE_MAX, &limit, rep) != WB_OK)
+	if (wb_page_limit(req, CONTENT_PAGE_DEFAULT, CONTENT_PAGE_MAX, &limit, rep) != WB_OK) {
 		return WB_EINVAL;
+	}
 	if (wb_get_u64(req, WB_F_BEFORE, &v)) {
-		if (v == 0)
+		if (v == 0) {
 			empty = true;
-		else
+		} else {
 			maxv = v - 1;
+		}
 	}
 	if (wb_get_u64(req, WB_F_UNTIL, &v)) {
 		uint64_t m = wb_id_min(v);
-		if (m == 0)
+		if (m == 0) {
 			empty = true;
-		else if (m - 1 < maxv)
+		} else if (m - 1 < maxv) {
 			maxv = m - 1;
+		}
 	}
-	if (wb_get_u64(req, WB_F_SINCE, &v))
+	if (wb_get_u64(req, WB_F_SINCE, &v)) {
 		minv = wb_id_min(v);
-	if (minv > maxv)
+	}
+	if (minv > maxv) {
 		empty = true;
+	}
 
 	wb_reply_ok(rep);
 	if (empty) {
@@ -127,8 +142,9 @@ content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 		return WB_OK;
 	}
 	wb_obj *posts = wb_add_objs(rep, WB_F_POSTS, limit);
-	if (posts == NULL)
+	if (posts == NULL) {
 		return WB_ENOMEM;
+	}
 	uint8_t      row[8];
 	hb_scan     *s = NULL;
 	hb_cell      cell;
@@ -148,13 +164,16 @@ content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 		rc = content_post_fill(&posts[n++], cell.version, uid, cell.value, cell.value_len);
 	}
 	hb_scan_close(s);
-	if (rc == WB_EEND)
+	if (rc == WB_EEND) {
 		rc = WB_OK;
-	if (rc != WB_OK)
+	}
+	if (rc != WB_OK) {
 		return rc;
+	}
 	wb_shrink(rep, WB_F_POSTS, n);
-	if (more && n > 0)
+	if (more && n > 0) {
 		rc = wb_set_u64(rep, WB_F_NEXT, wb_u64(&posts[n - 1], WB_F_ID, 0));
+	}
 	return rc;
 }
 
@@ -164,8 +183,9 @@ content_log(void *arg, const wb_obj *req, wb_obj *rep)
 	content *c = arg;
 	uint64_t from = wb_u64(req, WB_F_FROM, 1);
 	uint64_t limit;
-	if (wb_page_limit(req, EVLOG_READ_MAX, EVLOG_READ_MAX, &limit, rep) != WB_OK)
+	if (wb_page_limit(req, EVLOG_READ_MAX, EVLOG_READ_MAX, &limit, rep) != WB_OK) {
 		return WB_EINVAL;
+	}
 	wb_reply_ok(rep);
 	return evlog_read(c->log, from, (size_t)limit, rep);
 }

@@ -101,8 +101,9 @@ Test(text, limits)
 	cr_assert_eq(text_check(buf, 281), WB_ETOOLONG);
 	cr_assert_eq(text_check(buf, 0), WB_EBADTEXT);
 	cr_assert_eq(text_check(NULL, 0), WB_EBADTEXT);
-	for (int i = 0; i < 281; i++)
+	for (int i = 0; i < 281; i++) {
 		memcpy(buf + 4 * i, "\xf0\x9f\x90\xa6", 4); /* 4 bytes, 1 code point */
+	}
 	cr_assert_eq(text_check(buf, 4 * 280), WB_OK);
 	cr_assert_eq(text_check(buf, 4 * 281), WB_ETOOLONG);
 	cr_assert_eq(text_check(buf, 4 * 280 - 1), WB_EBADTEXT);
@@ -147,10 +148,11 @@ call(wb_obj *req, wb_obj **rep)
 	wb_obj *r = NULL;
 	int     rc = rt_call(cli, req, &r);
 	wb_msg_free(req);
-	if (rep)
+	if (rep) {
 		*rep = r;
-	else
+	} else {
 		wb_msg_free(r);
+	}
 	return rc;
 }
 
@@ -174,14 +176,18 @@ timeline(uint64_t uid, uint64_t before, uint64_t limit, uint64_t since, uint64_t
 {
 	wb_obj *req = wb_request(WB_OP_POST_TIMELINE), *rep = NULL;
 	wb_set_u64(req, WB_F_UID, uid);
-	if (before)
+	if (before) {
 		wb_set_u64(req, WB_F_BEFORE, before);
-	if (limit)
+	}
+	if (limit) {
 		wb_set_u64(req, WB_F_LIMIT, limit);
-	if (since)
+	}
+	if (since) {
 		wb_set_u64(req, WB_F_SINCE, since);
-	if (until)
+	}
+	if (until) {
 		wb_set_u64(req, WB_F_UNTIL, until);
+	}
 	cr_assert_eq(call(req, &rep), WB_OK);
 	return rep;
 }
@@ -262,8 +268,9 @@ Test(content, publish_get_delete, .init = start, .fini = stop, .timeout = 60)
 	/* too many ids */
 	req = wb_request(WB_OP_POST_GET);
 	uint64_t *many = wb_add_u64s(req, WB_F_IDS, 1001);
-	for (int i = 0; i < 1001; i++)
+	for (int i = 0; i < 1001; i++) {
 		many[i] = (uint64_t)i + 1;
+	}
 	cr_assert_eq(call(req, NULL), WB_ETOOBIG);
 }
 
@@ -339,8 +346,9 @@ Test(content, text_rules, .init = start, .fini = stop, .timeout = 60)
 	memset(buf, 'x', 281);
 	cr_assert_eq(publish(1, buf, 280, &id), WB_OK);
 	cr_assert_eq(publish(1, buf, 281, &id), WB_ETOOLONG);
-	for (int i = 0; i < 281; i++)
+	for (int i = 0; i < 281; i++) {
 		memcpy(buf + 3 * i, "\xe5\xbe\xae", 3);
+	}
 	cr_assert_eq(publish(1, buf, 3 * 280, &id), WB_OK);
 	cr_assert_eq(publish(1, buf, 3 * 281, &id), WB_ETOOLONG);
 	cr_assert_eq(publish(1, "", 0, &id), WB_EBADTEXT);
@@ -364,10 +372,12 @@ Test(content, timeline_paging_and_time_range, .init = start, .fini = stop, .time
 	for (int i = 0; i < N; i++) {
 		int len = snprintf(text, sizeof(text), "post %d", i);
 		cr_assert_eq(publish(42, text, (size_t)len, &ids[i]), WB_OK);
-		if (i > 0)
+		if (i > 0) {
 			cr_assert_gt(ids[i], ids[i - 1], "ids increase");
-		if (i % 50 == 0)
+		}
+		if (i % 50 == 0) {
 			wbt_sleep_ms(3); /* spread the posts over a few ms */
+		}
 	}
 	uint64_t other;
 	cr_assert_eq(publish(43, "not mine", 8, &other), WB_OK);
@@ -397,8 +407,9 @@ Test(content, timeline_paging_and_time_range, .init = start, .fini = stop, .time
 		}
 		bool more = wb_get_u64(rep, WB_F_NEXT, &before);
 		wb_msg_free(rep);
-		if (!more)
+		if (!more) {
 			break;
+		}
 	}
 	cr_assert_eq(seen, N);
 	cr_assert_eq(pages, (N + 32) / 33, "no empty last page");
@@ -413,8 +424,9 @@ Test(content, timeline_paging_and_time_range, .init = start, .fini = stop, .time
 	for (int i = N - 1; i >= 0; i--) {
 		uint64_t ms = wb_id_ms(ids[i]);
 		if (ms >= since && ms < until) {
-			if (first < 0)
+			if (first < 0) {
 				first = i;
+			}
 			want++;
 		}
 	}

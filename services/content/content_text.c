@@ -39,26 +39,32 @@ text_utf8_count(const char *s, size_t n)
 			len = 2;
 		} else if (c >= 0xE0 && c <= 0xEF) {
 			len = 3;
-			if (c == 0xE0)
+			if (c == 0xE0) {
 				lo = 0xA0;
-			else if (c == 0xED)
+			} else if (c == 0xED) {
 				hi = 0x9F;
+			}
 		} else if (c >= 0xF0 && c <= 0xF4) {
 			len = 4;
-			if (c == 0xF0)
+			if (c == 0xF0) {
 				lo = 0x90;
-			else if (c == 0xF4)
+			} else if (c == 0xF4) {
 				hi = 0x8F;
+			}
 		} else {
 			return -1;
 		}
-		if ((size_t)(end - p) < len)
+		if ((size_t)(end - p) < len) {
 			return -1;
-		if (p[1] < lo || p[1] > hi)
+		}
+		if (p[1] < lo || p[1] > hi) {
 			return -1;
-		for (size_t i = 2; i < len; i++)
-			if (p[i] < 0x80 || p[i] > 0xBF)
+		}
+		for (size_t i = 2; i < len; i++) {
+			if (p[i] < 0x80 || p[i] > 0xBF) {
 				return -1;
+			}
+		}
 		p += len;
 		count++;
 	}
@@ -68,12 +74,15 @@ text_utf8_count(const char *s, size_t n)
 int
 text_check(const char *s, size_t n)
 {
-	if (s == NULL || n == 0)
+	if (s == NULL || n == 0) {
 		return WB_EBADTEXT;
+	}
 	long cps = text_utf8_count(s, n);
-	if (cps < 0)
+	if (cps < 0) {
 		return WB_EBADTEXT;
-	if (cps > TEXT_MAX_CODEPOINTS)
+	}
+	if (cps > TEXT_MAX_CODEPOINTS) {
 		return WB_ETOOLONG;
+	}
 	return WB_OK;
 }

@@ -20,8 +20,9 @@ content_open(content **out, hb_table *t, evlog *log, unsigned node)
 {
 	*out = NULL;
 	content *c = calloc(1, sizeof(*c));
-	if (c == NULL)
+	if (c == NULL) {
 		return WB_ENOMEM;
+	}
 	c->t = t;
 	c->log = log;
 	c->ids = wb_idgen_new(node);
@@ -33,8 +34,9 @@ content_open(content **out, hb_table *t, evlog *log, unsigned node)
 	int rc = hb_get(t, CONTENT_FAM_META, CONTENT_META_LAST_ID, sizeof(CONTENT_META_LAST_ID) - 1,
 	    NULL, 0, &cell);
 	if (rc == WB_OK) {
-		if (cell->value_len == 8)
+		if (cell->value_len == 8) {
 			wb_idgen_floor(c->ids, hb_be_u64(cell->value));
+		}
 		hb_cell_free(cell);
 	} else if (rc != WB_ENOTFOUND) {
 		wb_idgen_free(c->ids);
@@ -49,8 +51,9 @@ content_open(content **out, hb_table *t, evlog *log, unsigned node)
 void
 content_close(content *c)
 {
-	if (c == NULL)
+	if (c == NULL) {
 		return;
+	}
 	pthread_mutex_destroy(&c->write_mu);
 	wb_idgen_free(c->ids);
 	free(c);
@@ -68,16 +71,21 @@ int
 content_register(content *c, rt_server *s)
 {
 	int rc = rt_server_handle(s, WB_OP_POST_PUBLISH, content_publish, c);
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		rc = rt_server_gauge(s, "log_last_seq", content_gauge_last_seq, c);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = rt_server_handle(s, WB_OP_POST_DELETE, content_delete, c);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = rt_server_handle(s, WB_OP_POST_GET, content_get, c);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = rt_server_handle(s, WB_OP_POST_TIMELINE, content_timeline, c);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = rt_server_handle(s, WB_OP_POST_LOG, content_log, c);
+	}
 	return rc;
 }
 
@@ -88,14 +96,17 @@ content_author(content *c, uint64_t id, uint64_t *author)
 	hb_cell *cell = NULL;
 	hb_u64_be(row, id);
 	int rc = hb_get(c->t, CONTENT_FAM_PIDX, row, 8, NULL, 0, &cell);
-	if (rc == WB_ENOTFOUND)
+	if (rc == WB_ENOTFOUND) {
 		return WB_ENOPOST;
-	if (rc != WB_OK)
+	}
+	if (rc != WB_OK) {
 		return rc;
-	if (cell->value_len != 8)
+	}
+	if (cell->value_len != 8) {
 		rc = WB_ECORRUPT;
-	else
+	} else {
 		*author = hb_be_u64(cell->value);
+	}
 	hb_cell_free(cell);
 	return rc;
 }
@@ -105,8 +116,9 @@ static wb_obj *
 content_event_new(wb_event type, uint64_t uid, uint64_t id, uint64_t time)
 {
 	wb_obj *ev = wb_msg_new();
-	if (ev == NULL)
+	if (ev == NULL) {
 		return NULL;
+	}
 	if (wb_set_cstr(ev, WB_F_TYPE, wb_event_name(type)) != WB_OK ||
 	    wb_set_u64(ev, WB_F_UID, uid) != WB_OK || wb_set_u64(ev, WB_F_ID, id) != WB_OK ||
 	    wb_set_u64(ev, WB_F_TIME, time) != WB_OK) {
@@ -143,8 +155,9 @@ content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	wb_obj   *ev = NULL;
 	uint8_t   urow[8], irow[8], idv[8];
 	uint64_t  id = 0, time = 0;
-	if ((rc = hb_batch_new(&b)) != WB_OK)
+	if ((rc = hb_batch_new(&b)) != WB_OK) {
 		return rc;
+	}
 	hb_u64_be(urow, uid);
 	pthread_mutex_lock(&c->write_mu);
 	id = wb_id_next(c->ids, wb_now_ms());
@@ -152,15 +165,19 @@ content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	hb_u64_be(irow, id);
 	hb_u64_be(idv, id);
 	rc = hb_batch_put(b, c->t, CONTENT_FAM_POST, urow, 8, NULL, 0, id, text, len);
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		rc = hb_batch_put(b, c->t, CONTENT_FAM_PIDX, irow, 8, NULL, 0, 0, urow, 8);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = hb_batch_put(b, c->t, CONTENT_FAM_META, CONTENT_META_LAST_ID,
 		    sizeof(CONTENT_META_LAST_ID) - 1, NULL, 0, 0, idv, 8);
-	if (rc == WB_OK && (ev = content_event_new(WB_EV_POST, uid, id, time)) == NULL)
+	}
+	if (rc == WB_OK && (ev = content_event_new(WB_EV_POST, uid, id, time)) == NULL) {
 		rc = WB_ENOMEM;
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = evlog_commit(c->log, b, ev, NULL);
+	}
 	pthread_mutex_unlock(&c->write_mu);
 	wb_msg_free(ev);
 	hb_batch_free(b);
@@ -186,23 +203,28 @@ content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 	wb_obj   *ev = NULL;
 	uint8_t   urow[8], irow[8];
 	int       rc = hb_batch_new(&b);
-	if (rc != WB_OK)
+	if (rc != WB_OK) {
 		return rc;
+	}
 	pthread_mutex_lock(&c->write_mu);
 	rc = content_author(c, id, &author);
-	if (rc == WB_OK && author != uid)
+	if (rc == WB_OK && author != uid) {
 		rc = WB_EPERM;
+	}
 	if (rc == WB_OK) {
 		hb_u64_be(urow, author);
 		hb_u64_be(irow, id);
 		rc = hb_batch_delete_version(b, c->t, CONTENT_FAM_POST, urow, 8, NULL, 0, id);
 	}
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		rc = hb_batch_delete_column(b, c->t, CONTENT_FAM_PIDX, irow, 8, NULL, 0, HB_LATEST);
-	if (rc == WB_OK && (ev = content_event_new(WB_EV_DELETE, uid, id, wb_now_ms())) == NULL)
+	}
+	if (rc == WB_OK && (ev = content_event_new(WB_EV_DELETE, uid, id, wb_now_ms())) == NULL) {
 		rc = WB_ENOMEM;
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = evlog_commit(c->log, b, ev, NULL);
+	}
 	pthread_mutex_unlock(&c->write_mu);
 	wb_msg_free(ev);
 	hb_batch_free(b);
@@ -214,7 +236,8 @@ content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 		wb_reply_error(rep, rc, "no post %llu", (unsigned long long)id);
 		return rc;
 	}
-	if (rc != WB_OK)
+	if (rc != WB_OK) {
 		return rc;
+	}
 	return wb_reply_ok(rep);
 }

@@ -31,8 +31,9 @@ inbox_event_parse(const wb_obj *o, inbox_event *ev)
 	const char *type = NULL;
 	size_t      len = 0;
 	memset(ev, 0, sizeof(*ev));
-	if (!wb_get_u64(o, WB_F_SEQ, &ev->seq) || ev->seq == 0)
+	if (!wb_get_u64(o, WB_F_SEQ, &ev->seq) || ev->seq == 0) {
 		return false;
+	}
 	ev->uid = wb_u64(o, WB_F_UID, 0);
 	ev->target = wb_u64(o, WB_F_TARGET, 0);
 	ev->id = wb_u64(o, WB_F_ID, 0);
@@ -49,8 +50,9 @@ inbox_sub_cb(void *arg, const wb_obj *msg)
 	size_t        n = 0;
 	const char   *src = NULL;
 	if (wb_op_of(msg) != WB_OP_EVENTS || !wb_get_str(msg, WB_F_SOURCE, &src, NULL) ||
-	    strcmp(src, s->name) != 0 || !wb_get_objs(msg, WB_F_EVENTS, &evs, &n) || n == 0)
+	    strcmp(src, s->name) != 0 || !wb_get_objs(msg, WB_F_EVENTS, &evs, &n) || n == 0) {
 		return;
+	}
 	inbox_msg *m = malloc(sizeof(*m) + n * sizeof(m->ev[0]));
 	if (m == NULL) {
 		INBOX_ADD(&in->dropped, n);
@@ -59,9 +61,11 @@ inbox_sub_cb(void *arg, const wb_obj *msg)
 	m->next = NULL;
 	m->src = s->idx;
 	m->n = 0;
-	for (size_t i = 0; i < n; i++)
-		if (inbox_event_parse(&evs[i], &m->ev[m->n]))
+	for (size_t i = 0; i < n; i++) {
+		if (inbox_event_parse(&evs[i], &m->ev[m->n])) {
 			m->n++;
+		}
+	}
 	pthread_mutex_lock(&in->mu);
 	if (in->queued + m->n > INBOX_QUEUE_MAX || in->stop) {
 		pthread_mutex_unlock(&in->mu);
@@ -69,10 +73,11 @@ inbox_sub_cb(void *arg, const wb_obj *msg)
 		free(m);
 		return;
 	}
-	if (in->tail)
+	if (in->tail) {
 		in->tail->next = m;
-	else
+	} else {
 		in->head = m;
+	}
 	in->tail = m;
 	in->queued += m->n;
 	pthread_cond_signal(&in->cv);
@@ -84,8 +89,9 @@ static void
 inbox_source_fail(inbox_source *s, int rc, const char *what)
 {
 	uint64_t b = s->backoff_ms ? s->backoff_ms * 2 : INBOX_BACKOFF_MIN;
-	if (b > INBOX_BACKOFF_MAX)
+	if (b > INBOX_BACKOFF_MAX) {
 		b = INBOX_BACKOFF_MAX;
+	}
 	s->backoff_ms = b;
 	s->retry_ms = wb_mono_us() / 1000 + b;
 	INBOX_ADD(&s->in->source_errors, 1);
@@ -97,8 +103,9 @@ inbox_source_fail(inbox_source *s, int rc, const char *what)
 static void
 inbox_source_known(inbox_source *s, uint64_t seq)
 {
-	if (seq > INBOX_LOAD(&s->known_last))
+	if (seq > INBOX_LOAD(&s->known_last)) {
 		INBOX_STORE(&s->known_last, seq);
+	}
 }
 
 /* inbox_source_pull reads s's log from applied + 1 to its end, applying
@@ -110,8 +117,9 @@ inbox_source_pull(inbox_source *s)
 	INBOX_ADD(&in->pulls, 1);
 	for (;;) {
 		wb_obj *req = wb_request(s->log_op), *rep = NULL;
-		if (req == NULL)
+		if (req == NULL) {
 			return WB_ENOMEM;
+		}
 		wb_set_u64(req, WB_F_FROM, s->applied + 1);
 		wb_set_u64(req, WB_F_LIMIT, INBOX_LOG_PAGE);
 		int rc = rt_call(*s->client, req, &rep);
@@ -128,25 +136,29 @@ inbox_source_pull(inbox_source *s)
 		inbox_source_known(s, last);
 		for (size_t i = 0; rc == WB_OK && i < n; i++) {
 			inbox_event ev;
-			if (!inbox_event_parse(&evs[i], &ev) || ev.seq <= s->applied)
+			if (!inbox_event_parse(&evs[i], &ev) || ev.seq <= s->applied) {
 				continue;
-			if (ev.seq != s->applied + 1)
+			}
+			if (ev.seq != s->applied + 1) {
 				RT_WARNF("%s log starts at %llu, past applied %llu "
 				         "(trimmed?): skipping ahead",
 				    s->name, (unsigned long long)ev.seq,
 				    (unsigned long long)s->applied);
+			}
 			rc = inbox_apply(in, s, &ev);
 			used++;
-			if (in->stop)
+			if (in->stop) {
 				break;
+			}
 		}
 		wb_msg_free(rep);
 		if (rc != WB_OK) {
 			inbox_source_fail(s, rc, "apply");
 			return rc;
 		}
-		if (in->stop || n == 0 || used == 0 || s->applied >= last)
+		if (in->stop || n == 0 || used == 0 || s->applied >= last) {
 			break;
+		}
 	}
 	s->heard_ms = wb_mono_us() / 1000;
 	s->backoff_ms = 0;
@@ -159,20 +171,24 @@ static void
 inbox_source_offer(inbox_source *s, const inbox_event *ev)
 {
 	inbox_source_known(s, ev->seq);
-	if (ev->seq <= s->applied || wb_mono_us() / 1000 < s->retry_ms)
+	if (ev->seq <= s->applied || wb_mono_us() / 1000 < s->retry_ms) {
 		return; /* done, or the source is in backoff: a pull will catch up */
+	}
 	if (ev->seq > s->applied + 1) {
 		INBOX_ADD(&s->in->gaps, 1);
-		if (inbox_source_pull(s) != WB_OK)
+		if (inbox_source_pull(s) != WB_OK) {
 			return;
+		}
 	}
-	if (ev->seq != s->applied + 1)
+	if (ev->seq != s->applied + 1) {
 		return;
+	}
 	int rc = inbox_apply(s->in, s, ev);
-	if (rc != WB_OK)
+	if (rc != WB_OK) {
 		inbox_source_fail(s, rc, "apply");
-	else
+	} else {
 		s->backoff_ms = 0;
+	}
 }
 
 /* inbox_queue_pop waits up to wait_ms for a queued message (NULL if none or stopping). */
@@ -189,15 +205,18 @@ inbox_queue_pop(inbox *in, uint64_t wait_ms)
 			dl.tv_sec++;
 			dl.tv_nsec -= 1000000000;
 		}
-		while (in->head == NULL && !in->stop)
-			if (pthread_cond_timedwait(&in->cv, &in->mu, &dl) != 0)
+		while (in->head == NULL && !in->stop) {
+			if (pthread_cond_timedwait(&in->cv, &in->mu, &dl) != 0) {
 				break;
+			}
+		}
 	}
 	inbox_msg *m = in->stop ? NULL : in->head;
 	if (m != NULL) {
 		in->head = m->next;
-		if (in->head == NULL)
+		if (in->head == NULL) {
 			in->tail = NULL;
+		}
 		in->queued -= m->n;
 	}
 	pthread_mutex_unlock(&in->mu);
@@ -210,14 +229,17 @@ inbox_meta_load(inbox_source *s)
 {
 	hb_cell *c = NULL;
 	int      rc = hb_get(s->in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, &c);
-	if (rc == WB_ENOTFOUND)
+	if (rc == WB_ENOTFOUND) {
 		return WB_OK;
-	if (rc != WB_OK)
+	}
+	if (rc != WB_OK) {
 		return rc;
-	if (c->value_len == 8)
+	}
+	if (c->value_len == 8) {
 		INBOX_STORE(&s->applied, hb_be_u64(c->value));
-	else
+	} else {
 		rc = WB_ECORRUPT;
+	}
 	hb_cell_free(c);
 	return rc;
 }
@@ -227,34 +249,40 @@ inbox_applier_main(void *arg)
 {
 	inbox   *in = arg;
 	uint64_t poll = in->opts.poll_ms ? in->opts.poll_ms : 500;
-	for (int i = 0; i < INBOX_SRC_COUNT; i++)
-		if (!in->stop)
+	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
+		if (!in->stop) {
 			(void)inbox_source_pull(&in->src[i]);
+		}
+	}
 	while (!in->stop) {
 		/* sleep until the next quiet-source poll or retry is due */
 		uint64_t now = wb_mono_us() / 1000, wait = poll;
 		for (int i = 0; i < INBOX_SRC_COUNT; i++) {
 			inbox_source *s = &in->src[i];
 			uint64_t      due = s->heard_ms + poll;
-			if (s->retry_ms > due)
+			if (s->retry_ms > due) {
 				due = s->retry_ms;
+			}
 			uint64_t w = due > now ? due - now : 0;
-			if (w < wait)
+			if (w < wait) {
 				wait = w;
+			}
 		}
 		inbox_msg *m = inbox_queue_pop(in, wait);
 		if (m != NULL) {
 			inbox_source *s = &in->src[m->src];
 			s->heard_ms = wb_mono_us() / 1000;
-			for (size_t i = 0; i < m->n && !in->stop; i++)
+			for (size_t i = 0; i < m->n && !in->stop; i++) {
 				inbox_source_offer(s, &m->ev[i]);
+			}
 			free(m);
 		}
 		now = wb_mono_us() / 1000;
 		for (int i = 0; i < INBOX_SRC_COUNT && !in->stop; i++) {
 			inbox_source *s = &in->src[i];
-			if (now >= s->heard_ms + poll && now >= s->retry_ms)
+			if (now >= s->heard_ms + poll && now >= s->retry_ms) {
 				(void)inbox_source_pull(s);
+			}
 		}
 	}
 	return NULL;
@@ -265,15 +293,18 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 {
 	*out = NULL;
 	inbox *in = calloc(1, sizeof(*in));
-	if (in == NULL)
+	if (in == NULL) {
 		return WB_ENOMEM;
+	}
 	in->t = t;
 	in->opts = *opts;
-	if (in->opts.fans_page == 0 || in->opts.fans_page > INBOX_FANS_PAGE)
+	if (in->opts.fans_page == 0 || in->opts.fans_page > INBOX_FANS_PAGE) {
 		in->opts.fans_page = INBOX_FANS_PAGE;
+	}
 	int rc = hb_batch_new(&in->batch);
-	if (rc == WB_OK && (rc = hb_batch_new(&in->batch2)) != WB_OK)
+	if (rc == WB_OK && (rc = hb_batch_new(&in->batch2)) != WB_OK) {
 		hb_batch_free(in->batch);
+	}
 	if (rc != WB_OK) {
 		free(in);
 		return rc;
@@ -290,8 +321,9 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 		    i == INBOX_SRC_CONTENT ? opts->content_pub_url : opts->relation_pub_url;
 		s->log_op = i == INBOX_SRC_CONTENT ? WB_OP_POST_LOG : WB_OP_REL_LOG;
 		s->client = i == INBOX_SRC_CONTENT ? &in->content : &in->relation;
-		if (rc == WB_OK)
+		if (rc == WB_OK) {
 			rc = inbox_meta_load(s);
+		}
 	}
 	if (rc != WB_OK) {
 		inbox_close(in);
@@ -306,12 +338,15 @@ inbox_start(inbox *in)
 {
 	rt_client_opts co = { .timeout_ms = 5000 };
 	int            rc = rt_client_open(&in->content, in->opts.content_url, &co);
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		rc = rt_client_open(&in->relation, in->opts.relation_url, &co);
-	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++)
+	}
+	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++) {
 		rc = rt_sub_open(&in->src[i].sub, in->src[i].pub_url, inbox_sub_cb, &in->src[i]);
-	if (rc == WB_OK && pthread_create(&in->applier, NULL, inbox_applier_main, in) != 0)
+	}
+	if (rc == WB_OK && pthread_create(&in->applier, NULL, inbox_applier_main, in) != 0) {
 		rc = WB_ENOMEM;
+	}
 	if (rc != WB_OK) {
 		inbox_stop(in);
 		return rc;
@@ -351,8 +386,9 @@ inbox_stop(inbox *in)
 void
 inbox_close(inbox *in)
 {
-	if (in == NULL)
+	if (in == NULL) {
 		return;
+	}
 	inbox_stop(in);
 	while (in->head) {
 		inbox_msg *m = in->head;

@@ -49,8 +49,9 @@ inbox_fetch_run(void *arg)
 		return NULL;
 	}
 	wb_set_u64(req, WB_F_UID, f->uid);
-	if (f->after)
+	if (f->after) {
 		wb_set_u64(req, WB_F_AFTER, f->after);
+	}
 	wb_set_u64(req, WB_F_LIMIT, f->in->opts.fans_page);
 	f->rc = rt_call(f->in->relation, req, &f->rep);
 	wb_msg_free(req);
@@ -67,8 +68,9 @@ inbox_fetch_start(inbox_fetch *f, inbox *in, uint64_t uid, uint64_t after)
 	f->rep = NULL;
 	f->rc = WB_OK;
 	f->running = pthread_create(&f->thread, NULL, inbox_fetch_run, f) == 0;
-	if (!f->running)
+	if (!f->running) {
 		inbox_fetch_run(f);
+	}
 }
 
 /* inbox_fetch_wait waits for the page; returns its code (rep owned by f). */
@@ -97,13 +99,16 @@ inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
 {
 	hb_batch *b = in->batch;
 	int       rc = last ? inbox_meta_put(in, b, s, seq) : WB_OK;
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		rc = hb_write(in->t, b);
+	}
 	hb_batch_clear(b);
-	if (rc == WB_OK && last)
+	if (rc == WB_OK && last) {
 		INBOX_STORE(&s->applied, seq);
-	if (rc != WB_OK)
+	}
+	if (rc != WB_OK) {
 		RT_ERRORF("inbox write failed: %s %s", wb_strerror(rc), hb_last_error());
+	}
 	return rc;
 }
 
@@ -128,15 +133,17 @@ inbox_half_fill(inbox_half *h)
 	int     rc = WB_OK;
 	hb_u64_be(val, h->author);
 	for (size_t i = 0; rc == WB_OK && i < h->n; i++) {
-		if (h->fans[i] == h->author)
+		if (h->fans[i] == h->author) {
 			continue; /* nobody's own posts in their home */
+		}
 		hb_u64_be(row, h->fans[i]);
-		if (h->put)
+		if (h->put) {
 			rc = hb_batch_put(
 			    h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0, h->id, val, 8);
-		else
+		} else {
 			rc = hb_batch_delete_version(
 			    h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0, h->id);
+		}
 	}
 	return rc;
 }
@@ -147,8 +154,9 @@ inbox_half_main(void *arg)
 {
 	inbox_half *h = arg;
 	h->rc = inbox_half_fill(h);
-	if (h->rc == WB_OK)
+	if (h->rc == WB_OK) {
 		h->rc = hb_write(h->in->t, h->b);
+	}
 	hb_batch_clear(h->b);
 	return NULL;
 }
@@ -176,8 +184,9 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 		uint64_t        after = 0;
 		(void)wb_get_u64s(cur->rep, WB_F_UIDS, &fans, &n);
 		bool more = wb_get_u64(cur->rep, WB_F_NEXT, &after) && n > 0 && after != 0;
-		if (more)
+		if (more) {
 			inbox_fetch_start(&f[c ^ 1], in, ev->uid, after);
+		}
 		size_t split_min =
 		    in->opts.fans_page < INBOX_SPLIT_MIN ? in->opts.fans_page : INBOX_SPLIT_MIN;
 		size_t     half = n >= 2 && n >= split_min ? n / 2 : 0;
@@ -186,28 +195,34 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 			WB_OK };
 		pthread_t  th;
 		bool       split = half > 0 && pthread_create(&th, NULL, inbox_half_main, &h1) == 0;
-		if (half > 0 && !split)
+		if (half > 0 && !split) {
 			inbox_half_main(&h1); /* no thread: write it here */
+		}
 		rc = inbox_half_fill(&h2);
 		if (rc ==
-		    WB_OK) /* the seq goes with the last cells, unless a half is still in flight */
+		    WB_OK) { /* the seq goes with the last cells, unless a half is still in flight */
 			rc = inbox_commit(in, s, ev->seq, !more && !split);
-		else
+		} else {
 			hb_batch_clear(in->batch);
-		if (split)
+		}
+		if (split) {
 			pthread_join(th, NULL);
-		if (rc == WB_OK && h1.rc != WB_OK)
+		}
+		if (rc == WB_OK && h1.rc != WB_OK) {
 			rc = h1.rc;
-		if (rc == WB_OK && split && !more)
+		}
+		if (rc == WB_OK && split && !more) {
 			rc = inbox_commit(in, s, ev->seq, true); /* both halves are in */
+		}
 		wb_msg_free(cur->rep);
 		cur->rep = NULL;
 		if (rc == WB_OK) {
 			cells += n;
 			INBOX_ADD(put ? &in->cells_written : &in->cells_deleted, n);
 		}
-		if (!more)
+		if (!more) {
 			break;
+		}
 		c ^= 1;
 		if (rc != WB_OK) {
 			inbox_fetch_wait(&f[c]);
@@ -215,8 +230,9 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 			return rc;
 		}
 	}
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		INBOX_STORE(&in->last_fanout_cells, cells);
+	}
 	return rc;
 }
 
@@ -231,32 +247,39 @@ inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 	hb_u64_be(val, ev->target);
 	while (rc == WB_OK && left > 0 && ev->uid != ev->target) {
 		wb_obj *req = wb_request(WB_OP_POST_TIMELINE), *rep = NULL;
-		if (req == NULL)
+		if (req == NULL) {
 			return WB_ENOMEM;
+		}
 		wb_set_u64(req, WB_F_UID, ev->target);
 		wb_set_u64(req, WB_F_LIMIT, left < 100 ? left : 100);
-		if (before)
+		if (before) {
 			wb_set_u64(req, WB_F_BEFORE, before);
+		}
 		rc = rt_call(in->content, req, &rep);
 		wb_msg_free(req);
 		const wb_obj *posts = NULL;
 		size_t        n = 0;
-		if (rc == WB_OK)
+		if (rc == WB_OK) {
 			(void)wb_get_objs(rep, WB_F_POSTS, &posts, &n);
+		}
 		for (size_t i = 0; rc == WB_OK && i < n && left > 0; i++, left--) {
 			uint64_t id = wb_u64(&posts[i], WB_F_ID, 0);
-			if (id != 0)
+			if (id != 0) {
 				rc = hb_batch_put(
 				    in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0, id, val, 8);
+			}
 		}
-		if (rc == WB_OK)
+		if (rc == WB_OK) {
 			INBOX_ADD(&in->cells_written, n);
-		if (rc == WB_OK && (n == 0 || !wb_get_u64(rep, WB_F_NEXT, &before)))
+		}
+		if (rc == WB_OK && (n == 0 || !wb_get_u64(rep, WB_F_NEXT, &before))) {
 			left = 0;
+		}
 		wb_msg_free(rep);
 	}
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		return inbox_commit(in, s, ev->seq, true);
+	}
 	hb_batch_clear(in->batch);
 	return rc;
 }
@@ -288,8 +311,9 @@ inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 		}
 	}
 	hb_scan_close(sc);
-	if (rc == WB_EEND)
+	if (rc == WB_EEND) {
 		rc = WB_OK;
+	}
 	if (rc != WB_OK) {
 		hb_batch_clear(in->batch);
 		return rc;
@@ -310,8 +334,9 @@ inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 		INBOX_STORE(&in->fanout_in_progress, 1);
 		rc = inbox_fans_each(in, s, ev, ev->type == WB_EV_POST);
 		INBOX_STORE(&in->fanout_in_progress, 0);
-		if (rc == WB_OK)
+		if (rc == WB_OK) {
 			INBOX_STORE(&in->last_fanout_ms, (wb_mono_us() - t0 + 500) / 1000);
+		}
 		break;
 	}
 	case WB_EV_FOLLOW:
@@ -324,7 +349,8 @@ inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 		rc = inbox_commit(in, s, ev->seq, true);
 		break;
 	}
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		INBOX_ADD(&in->events_applied, 1);
+	}
 	return rc;
 }

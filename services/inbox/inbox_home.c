@@ -11,8 +11,9 @@ inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 	uint64_t uid = wb_u64(req, WB_F_UID, 0);
 	uint64_t limit;
 	uint64_t maxv = 0, before;
-	if (wb_page_limit(req, INBOX_PAGE_DEFAULT, INBOX_PAGE_MAX, &limit, rep) != WB_OK)
+	if (wb_page_limit(req, INBOX_PAGE_DEFAULT, INBOX_PAGE_MAX, &limit, rep) != WB_OK) {
 		return WB_EINVAL;
+	}
 	wb_reply_ok(rep);
 	if (wb_get_u64(req, WB_F_BEFORE, &before)) {
 		if (before <= 1) {
@@ -22,8 +23,9 @@ inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 		maxv = before - 1;
 	}
 	wb_obj *posts = wb_add_objs(rep, WB_F_POSTS, limit);
-	if (posts == NULL)
+	if (posts == NULL) {
 		return WB_ENOMEM;
+	}
 	uint8_t      row[8];
 	hb_scan     *s = NULL;
 	hb_cell      c;
@@ -35,25 +37,30 @@ inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 	size_t n = 0;
 	bool   more = false;
 	while (rc == WB_OK && (rc = hb_scan_next(s, &c)) == WB_OK) {
-		if (c.value_len != 8)
+		if (c.value_len != 8) {
 			continue;
+		}
 		if (n == limit) {
 			more = true;
 			break;
 		}
 		rc = wb_set_u64(&posts[n], WB_F_ID, c.version);
-		if (rc == WB_OK)
+		if (rc == WB_OK) {
 			rc = wb_set_u64(&posts[n], WB_F_AUTHOR, hb_be_u64(c.value));
+		}
 		n++;
 	}
 	hb_scan_close(s);
-	if (rc == WB_EEND)
+	if (rc == WB_EEND) {
 		rc = WB_OK;
-	if (rc != WB_OK)
+	}
+	if (rc != WB_OK) {
 		return rc;
+	}
 	wb_shrink(rep, WB_F_POSTS, n);
-	if (more && n > 0)
+	if (more && n > 0) {
 		rc = wb_set_u64(rep, WB_F_NEXT, wb_u64(&posts[n - 1], WB_F_ID, 0));
+	}
 	return rc;
 }
 
@@ -141,7 +148,8 @@ inbox_register(inbox *in, rt_server *s)
 		{ "source_errors", inbox_g_source_errors, in },
 	};
 	int rc = rt_server_handle(s, WB_OP_INBOX_HOME, inbox_home, in);
-	for (size_t i = 0; rc == WB_OK && i < sizeof(g) / sizeof(g[0]); i++)
+	for (size_t i = 0; rc == WB_OK && i < sizeof(g) / sizeof(g[0]); i++) {
 		rc = rt_server_gauge(s, g[i].name, g[i].fn, g[i].arg);
+	}
 	return rc;
 }

@@ -55,8 +55,9 @@ spawn(int i)
 		ARG("--content-pub-url", content_pub);
 		ARG("--relation-pub-url", rel_pub);
 		ARG("--inbox-poll-ms", "200");
-		for (int k = 0; inbox_extra[k] && inbox_extra[k + 1]; k += 2)
+		for (int k = 0; inbox_extra[k] && inbox_extra[k + 1]; k += 2) {
 			ARG(inbox_extra[k], inbox_extra[k + 1]);
+		}
 		break;
 	}
 #undef ARG
@@ -82,8 +83,9 @@ static void
 setup_urls(void)
 {
 	static const char *names[SVC_N] = { "user", "rel", "content", "inbox" };
-	for (int i = 0; i < SVC_N; i++)
+	for (int i = 0; i < SVC_N; i++) {
 		cr_assert_eq(wbt_ipc_url(svc_url[i], sizeof(svc_url[i]), names[i]), 0);
+	}
 	cr_assert_eq(wbt_ipc_url(rel_pub, sizeof(rel_pub), "rel-pub"), 0);
 	cr_assert_eq(wbt_ipc_url(content_pub, sizeof(content_pub), "content-pub"), 0);
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
@@ -93,8 +95,9 @@ static void
 start_all(void)
 {
 	setup_urls();
-	for (int i = 0; i < SVC_N; i++)
+	for (int i = 0; i < SVC_N; i++) {
 		spawn(i);
+	}
 }
 
 static void
@@ -114,10 +117,11 @@ call(int i, wb_obj *req, wb_obj **rep)
 	wb_obj *r = NULL;
 	int     rc = rt_call(svc_c[i], req, &r);
 	wb_msg_free(req);
-	if (rep)
+	if (rep) {
 		*rep = r;
-	else
+	} else {
 		wb_msg_free(r);
+	}
 	return rc;
 }
 
@@ -203,9 +207,11 @@ gauge(const char *name)
 		return v;
 	}
 	(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0)
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
 			v = wb_u64(&g[i], WB_F_VALUE, 0);
+		}
+	}
 	wb_msg_free(rep);
 	return v;
 }
@@ -218,8 +224,9 @@ wait_caught_up(int timeout_ms)
 	long long dl = wbt_now_ms() + timeout_ms;
 	for (;;) {
 		uint64_t ca = gauge("content_applied"), ra = gauge("relation_applied");
-		if (ca != UINT64_MAX && ca >= c && ra >= r)
+		if (ca != UINT64_MAX && ca >= c && ra >= r) {
 			return;
+		}
 		cr_assert(wbt_now_ms() < dl, "inbox behind: content %llu/%llu relation %llu/%llu",
 		    (unsigned long long)ca, (unsigned long long)c, (unsigned long long)ra,
 		    (unsigned long long)r);
@@ -237,8 +244,9 @@ home(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
 		wb_obj *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
 		wb_set_u64(req, WB_F_UID, uid);
 		wb_set_u64(req, WB_F_LIMIT, 100);
-		if (before)
+		if (before) {
 			wb_set_u64(req, WB_F_BEFORE, before);
+		}
 		cr_assert_eq(call(SVC_INBOX, req, &rep), WB_OK);
 		const wb_obj *p = NULL;
 		size_t        m = 0;
@@ -246,16 +254,19 @@ home(uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap)
 		for (size_t i = 0; i < m; i++) {
 			cr_assert(n < cap);
 			ids[n] = wb_u64(&p[i], WB_F_ID, 0);
-			if (authors)
+			if (authors) {
 				authors[n] = wb_u64(&p[i], WB_F_AUTHOR, 0);
-			if (n > 0)
+			}
+			if (n > 0) {
 				cr_assert_lt(ids[n], ids[n - 1], "newest first");
+			}
 			n++;
 		}
 		bool more = wb_get_u64(rep, WB_F_NEXT, &before);
 		wb_msg_free(rep);
-		if (!more)
+		if (!more) {
 			return n;
+		}
 	}
 	cr_assert_fail("too many pages");
 	return n;
@@ -268,16 +279,18 @@ expect_home(uint64_t uid, const uint64_t *want, size_t n)
 	uint64_t got[1000];
 	size_t   m = home(uid, got, NULL, 1000);
 	cr_assert_eq(m, n, "uid %llu: %zu posts, want %zu", (unsigned long long)uid, m, n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		cr_assert_eq(got[i], want[i], "uid %llu post %zu", (unsigned long long)uid, i);
+	}
 }
 
 /* reversed copies ids[0..n) newest first. */
 static void
 reversed(const uint64_t *ids, size_t n, uint64_t *out)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		out[i] = ids[n - 1 - i];
+	}
 }
 
 Test(inbox, fanout_is_exact, .init = start_all, .fini = stop_all, .timeout = 240)
@@ -286,10 +299,12 @@ Test(inbox, fanout_is_exact, .init = start_all, .fini = stop_all, .timeout = 240
 	static uint64_t fans[FANS];
 	uint64_t        author = reg("author"), loner = reg("loner"), ids[POSTS], want[POSTS];
 	reg_many("fan", fans, FANS);
-	for (int i = 0; i < FANS; i++)
+	for (int i = 0; i < FANS; i++) {
 		rel(WB_OP_REL_FOLLOW, fans[i], author);
-	for (int i = 0; i < POSTS; i++)
+	}
+	for (int i = 0; i < POSTS; i++) {
 		ids[i] = post(author, "to all my fans");
+	}
 	wait_caught_up(60000);
 	reversed(ids, POSTS, want);
 	uint64_t got[8], authors[8];
@@ -321,8 +336,9 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 {
 	uint64_t a = reg("alice"), b = reg("bob"), c = reg("carol"), d = reg("dave");
 	uint64_t pa[6], pc[3], want[16];
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 6; i++) {
 		pa[i] = post(a, "alice says");
+	}
 	wait_caught_up(30000);       /* else alice's fan-out may already see bob */
 	rel(WB_OP_REL_FOLLOW, b, a); /* backfill: alice's newest 4 */
 	rel(WB_OP_REL_FOLLOW, d, b); /* dave follows bob, who posts nothing */
@@ -331,8 +347,9 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 	expect_home(b, want, 4);
 	expect_home(d, NULL, 0);
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		pc[i] = post(c, "carol says");
+	}
 	wait_caught_up(30000);
 	rel(WB_OP_REL_FOLLOW, b, c);
 	uint64_t pa6 = post(a, "alice again");
@@ -376,10 +393,12 @@ Test(inbox, unfollow_purges_beyond_the_cap, .init = small_cap, .fini = stop_all,
 {
 	uint64_t a = reg("alice"), b = reg("bob"), c = reg("carol");
 	uint64_t pa[3], pc[3];
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		pa[i] = post(a, "alice says");
-	for (int i = 0; i < 3; i++)
+	}
+	for (int i = 0; i < 3; i++) {
 		pc[i] = post(c, "carol says");
+	}
 	wait_caught_up(30000);
 	rel(WB_OP_REL_FOLLOW, b, a);
 	rel(WB_OP_REL_FOLLOW, b, c);
@@ -415,8 +434,9 @@ fans_expect(const uint64_t *fans, int nfans, const uint64_t *ids, size_t n)
 	uint64_t want[200];
 	cr_assert(n <= 200);
 	reversed(ids, n, want);
-	for (int i = 0; i < nfans; i++)
+	for (int i = 0; i < nfans; i++) {
 		expect_home(fans[i], want, n);
+	}
 }
 
 Test(inbox, sigkill_during_fanout, .init = small_pages, .fini = stop_all, .timeout = 240)
@@ -425,16 +445,19 @@ Test(inbox, sigkill_during_fanout, .init = small_pages, .fini = stop_all, .timeo
 	static uint64_t fans[FANS], ids[POSTS];
 	uint64_t        author = reg("author");
 	reg_many("fan", fans, FANS);
-	for (int i = 0; i < FANS; i++)
+	for (int i = 0; i < FANS; i++) {
 		rel(WB_OP_REL_FOLLOW, fans[i], author);
+	}
 	wait_caught_up(60000);
-	for (int i = 0; i < POSTS; i++)
+	for (int i = 0; i < POSTS; i++) {
 		ids[i] = post(author, "many batches each");
+	}
 	/* kill the inbox once fan-out is under way but not done */
 	long long dl = wbt_now_ms() + 30000;
 	uint64_t  applied;
-	while ((applied = gauge("content_applied")) < 1 || gauge("cells_written") == 0)
+	while ((applied = gauge("content_applied")) < 1 || gauge("cells_written") == 0) {
 		cr_assert(wbt_now_ms() < dl, "fan-out never started");
+	}
 	kill_svc(SVC_INBOX, SIGKILL);
 	cr_assert_lt(applied, (uint64_t)POSTS, "killed too late to prove anything");
 	spawn(SVC_INBOX);
@@ -452,8 +475,9 @@ static void *
 poster_main(void *arg)
 {
 	poster *p = arg;
-	for (int i = 0; i < p->n; i++)
+	for (int i = 0; i < p->n; i++) {
 		p->ids[i] = post(p->author, "while you were stopped");
+	}
 	return NULL;
 }
 
@@ -472,8 +496,9 @@ Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout
 	static uint64_t fans[FANS], ids[POSTS];
 	uint64_t        author = reg("author");
 	reg_many("fan", fans, FANS);
-	for (int i = 0; i < FANS; i++)
+	for (int i = 0; i < FANS; i++) {
 		rel(WB_OP_REL_FOLLOW, fans[i], author);
+	}
 	wait_caught_up(60000);
 	cr_assert_eq(wbt_pause(svc_d[SVC_INBOX]), 0);
 	poster    p[THREADS];
@@ -482,8 +507,9 @@ Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout
 		p[i] = (poster) { author, ids + i * (POSTS / THREADS), POSTS / THREADS };
 		cr_assert_eq(pthread_create(&th[i], NULL, poster_main, &p[i]), 0);
 	}
-	for (int i = 0; i < THREADS; i++)
+	for (int i = 0; i < THREADS; i++) {
 		pthread_join(th[i], NULL);
+	}
 	qsort(ids, POSTS, sizeof(ids[0]), cmp_u64);
 	cr_assert_eq(wbt_resume(svc_d[SVC_INBOX]), 0);
 	wait_caught_up(120000);
@@ -494,8 +520,9 @@ Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout
 		uint64_t got[1000];
 		size_t   n = home(fans[i], got, NULL, 1000);
 		cr_assert_eq(n, 800, "fan %d has %zu", i, n);
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n; k++) {
 			cr_assert_eq(got[k], ids[POSTS - 1 - k]);
+		}
 	}
 }
 
@@ -509,19 +536,23 @@ Test(inbox, late_start_catches_up, .fini = stop_all, .timeout = 240)
 	spawn(SVC_CONTENT);
 	uint64_t author = reg("author");
 	reg_many("fan", fans, FANS);
-	for (int i = 0; i < FANS; i++)
+	for (int i = 0; i < FANS; i++) {
 		rel(WB_OP_REL_FOLLOW, fans[i], author);
-	for (int i = 0; i < POSTS; i++)
+	}
+	for (int i = 0; i < POSTS; i++) {
 		ids[i] = post(author, "before the inbox existed");
+	}
 	del(author, ids[7]);
 	rel(WB_OP_REL_UNFOLLOW, fans[0], author);
 	spawn(SVC_INBOX);
 	wait_caught_up(60000);
 	uint64_t kept[POSTS];
 	size_t   n = 0;
-	for (int i = 0; i < POSTS; i++)
-		if (i != 7)
+	for (int i = 0; i < POSTS; i++) {
+		if (i != 7) {
 			kept[n++] = ids[i];
+		}
+	}
 	fans_expect(fans + 1, FANS - 1, kept, n);
 	expect_home(fans[0], NULL, 0);
 	/* and it keeps up with live events after catching up */
@@ -550,12 +581,14 @@ Test(inbox, quiet_source_is_polled, .init = deaf_inbox, .fini = stop_all, .timeo
 	uint64_t fans[FANS], ids[POSTS];
 	uint64_t author = reg("author");
 	reg_many("fan", fans, FANS);
-	for (int i = 0; i < FANS; i++)
+	for (int i = 0; i < FANS; i++) {
 		rel(WB_OP_REL_FOLLOW, fans[i], author);
+	}
 	wait_caught_up(30000);
 	uint64_t pulls = gauge("log_pulls");
-	for (int i = 0; i < POSTS; i++)
+	for (int i = 0; i < POSTS; i++) {
 		ids[i] = post(author, "heard only through the log");
+	}
 	wait_caught_up(30000);
 	fans_expect(fans, FANS, ids, POSTS);
 	cr_assert_gt(gauge("log_pulls"), pulls);

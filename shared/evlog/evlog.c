@@ -100,8 +100,9 @@ evlog_obj_copy(wb_obj *dst, const wb_obj *src)
 		case WB_T_OBJS:
 			break;
 		}
-		if (rc != WB_OK)
+		if (rc != WB_OK) {
 			return rc;
+		}
 	}
 	return WB_OK;
 }
@@ -134,11 +135,13 @@ evlog_first_from(evlog *l, uint64_t from, uint64_t *out)
 	hb_u64_be(start, from);
 	*out = 0;
 	int rc = hb_scan_open(&s, l->t, l->fam, &o);
-	if (rc != WB_OK)
+	if (rc != WB_OK) {
 		return rc;
+	}
 	rc = hb_scan_next(s, &c);
-	if (rc == WB_OK && c.row_len == 8)
+	if (rc == WB_OK && c.row_len == 8) {
 		*out = hb_be_u64(c.row);
+	}
 	hb_scan_close(s);
 	return rc == WB_EEND ? WB_OK : rc;
 }
@@ -170,19 +173,23 @@ evlog_recover(evlog *l)
 		while (rc == WB_OK && hi - lo > 1) {
 			uint64_t mid = lo + (hi - lo) / 2;
 			rc = evlog_row_exists(l, mid, &ex);
-			if (ex)
+			if (ex) {
 				lo = mid;
-			else
+			} else {
 				hi = mid;
+			}
 		}
-		if (rc == WB_OK)
+		if (rc == WB_OK) {
 			rc = evlog_first_from(l, lo + 1, &next);
-		if (rc == WB_OK && next != 0)
+		}
+		if (rc == WB_OK && next != 0) {
 			RT_WARNF("%s log: hole after seq %llu, continuing at %llu", l->source,
 			    (unsigned long long)lo, (unsigned long long)next);
+		}
 	}
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		l->last = lo;
+	}
 	return rc;
 }
 
@@ -193,18 +200,23 @@ evlog_publish_batch(evlog *l, wb_obj **evs, size_t n)
 	wb_obj *m = wb_request(WB_OP_EVENTS);
 	wb_obj *objs = NULL;
 	int     rc = m ? wb_set_cstr(m, WB_F_SOURCE, l->source) : WB_ENOMEM;
-	if (rc == WB_OK && (objs = wb_add_objs(m, WB_F_EVENTS, n)) == NULL)
+	if (rc == WB_OK && (objs = wb_add_objs(m, WB_F_EVENTS, n)) == NULL) {
 		rc = WB_ENOMEM;
-	for (size_t i = 0; rc == WB_OK && i < n; i++)
+	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
 		rc = evlog_obj_copy(&objs[i], evs[i]);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = rt_pub_send(l->pub, m);
-	if (rc != WB_OK)
+	}
+	if (rc != WB_OK) {
 		RT_DEBUGF(
 		    "%s log: publish of %zu events failed: %s", l->source, n, wb_strerror(rc));
+	}
 	wb_msg_free(m);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		wb_msg_free(evs[i]);
+	}
 }
 
 /* evlog_deadline returns now + us on CLOCK_REALTIME for pthread_cond_timedwait. */
@@ -229,15 +241,18 @@ evlog_publisher_main(void *arg)
 	wb_obj *batch[EVLOG_BATCH];
 	pthread_mutex_lock(&l->q_mu);
 	for (;;) {
-		while (l->q_len == 0 && !l->closing)
+		while (l->q_len == 0 && !l->closing) {
 			pthread_cond_wait(&l->q_cv, &l->q_mu);
-		if (l->q_len == 0 && l->closing)
+		}
+		if (l->q_len == 0 && l->closing) {
 			break;
+		}
 		if (l->q_len < EVLOG_BATCH && !l->closing) {
 			struct timespec dl = evlog_deadline(EVLOG_FLUSH_US);
 			while (l->q_len < EVLOG_BATCH && !l->closing) {
-				if (pthread_cond_timedwait(&l->q_cv, &l->q_mu, &dl) == ETIMEDOUT)
+				if (pthread_cond_timedwait(&l->q_cv, &l->q_mu, &dl) == ETIMEDOUT) {
 					break;
+				}
 			}
 		}
 		size_t n = l->q_len < EVLOG_BATCH ? l->q_len : EVLOG_BATCH;
@@ -259,8 +274,9 @@ evlog_open(evlog **out, hb_table *t, int fam, const char *source, rt_pub *pub)
 {
 	*out = NULL;
 	evlog *l = calloc(1, sizeof(*l));
-	if (l == NULL)
+	if (l == NULL) {
 		return WB_ENOMEM;
+	}
 	l->t = t;
 	l->fam = fam;
 	l->pub = pub;
@@ -275,12 +291,13 @@ evlog_open(evlog **out, hb_table *t, int fam, const char *source, rt_pub *pub)
 	int rc = evlog_recover(l);
 	if (rc == WB_OK && pub != NULL) {
 		l->q = calloc(EVLOG_QUEUE_MAX, sizeof(*l->q));
-		if (l->q == NULL)
+		if (l->q == NULL) {
 			rc = WB_ENOMEM;
-		else if (pthread_create(&l->thread, NULL, evlog_publisher_main, l) != 0)
+		} else if (pthread_create(&l->thread, NULL, evlog_publisher_main, l) != 0) {
 			rc = WB_ENOMEM;
-		else
+		} else {
 			l->has_thread = true;
+		}
 	}
 	if (rc != WB_OK) {
 		evlog_close(l);
@@ -293,16 +310,19 @@ evlog_open(evlog **out, hb_table *t, int fam, const char *source, rt_pub *pub)
 void
 evlog_close(evlog *l)
 {
-	if (l == NULL)
+	if (l == NULL) {
 		return;
+	}
 	pthread_mutex_lock(&l->q_mu);
 	l->closing = true;
 	pthread_cond_broadcast(&l->q_cv);
 	pthread_mutex_unlock(&l->q_mu);
-	if (l->has_thread)
+	if (l->has_thread) {
 		pthread_join(l->thread, NULL);
-	for (size_t i = 0; i < l->q_len; i++)
+	}
+	for (size_t i = 0; i < l->q_len; i++) {
 		wb_msg_free(l->q[(l->q_head + i) % EVLOG_QUEUE_MAX]);
+	}
 	free(l->q);
 	pthread_mutex_destroy(&l->commit_mu);
 	pthread_mutex_destroy(&l->q_mu);
@@ -324,8 +344,9 @@ evlog_queue(evlog *l, const wb_obj *event)
 	if (l->q_len < EVLOG_QUEUE_MAX && !l->closing) {
 		l->q[(l->q_head + l->q_len) % EVLOG_QUEUE_MAX] = copy;
 		l->q_len++;
-		if (l->q_len == 1 || l->q_len == EVLOG_BATCH)
+		if (l->q_len == 1 || l->q_len == EVLOG_BATCH) {
 			pthread_cond_signal(&l->q_cv);
+		}
 		copy = NULL;
 	} else {
 		l->dropped++;
@@ -343,24 +364,30 @@ evlog_commit(evlog *l, hb_batch *b, wb_obj *event, uint64_t *seq)
 	pthread_mutex_lock(&l->commit_mu);
 	uint64_t s = l->last + 1;
 	int      rc = wb_set_u64(event, WB_F_SEQ, s);
-	if (rc == WB_OK && !wb_has(event, WB_F_TIME))
+	if (rc == WB_OK && !wb_has(event, WB_F_TIME)) {
 		rc = wb_set_u64(event, WB_F_TIME, wb_now_ms());
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = wb_encode_buf(event, &buf, &len);
+	}
 	if (rc == WB_OK) {
 		hb_u64_be(row, s);
 		rc = hb_batch_put(b, l->t, l->fam, row, 8, NULL, 0, 0, buf, len);
 	}
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		rc = hb_write(l->t, b);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		l->last = s;
-	if (rc == WB_OK && l->pub != NULL)
+	}
+	if (rc == WB_OK && l->pub != NULL) {
 		evlog_queue(l, event); /* under commit_mu: the queue stays in seq order */
+	}
 	pthread_mutex_unlock(&l->commit_mu);
 	free(buf);
-	if (rc == WB_OK && seq != NULL)
+	if (rc == WB_OK && seq != NULL) {
 		*seq = s;
+	}
 	return rc;
 }
 
@@ -376,26 +403,31 @@ evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n, uint64
 		char  *buf = NULL;
 		size_t len = 0;
 		rc = wb_set_u64(events[i], WB_F_SEQ, s + i);
-		if (rc == WB_OK && !wb_has(events[i], WB_F_TIME))
+		if (rc == WB_OK && !wb_has(events[i], WB_F_TIME)) {
 			rc = wb_set_u64(events[i], WB_F_TIME, now);
-		if (rc == WB_OK)
+		}
+		if (rc == WB_OK) {
 			rc = wb_encode_buf(events[i], &buf, &len);
+		}
 		if (rc == WB_OK) {
 			hb_u64_be(row, s + i);
 			rc = hb_batch_put(b, l->t, l->fam, row, 8, NULL, 0, 0, buf, len);
 		}
 		free(buf);
 	}
-	if (rc == WB_OK && n > 0)
+	if (rc == WB_OK && n > 0) {
 		rc = hb_write(l->t, b);
+	}
 	if (rc == WB_OK) {
 		l->last = s + n - 1;
-		for (size_t i = 0; l->pub != NULL && i < n; i++)
+		for (size_t i = 0; l->pub != NULL && i < n; i++) {
 			evlog_queue(l, events[i]);
+		}
 	}
 	pthread_mutex_unlock(&l->commit_mu);
-	if (rc == WB_OK && first_seq != NULL)
+	if (rc == WB_OK && first_seq != NULL) {
 		*first_seq = s;
+	}
 	return rc;
 }
 
@@ -411,10 +443,12 @@ evlog_last(evlog *l)
 int
 evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep)
 {
-	if (from == 0)
+	if (from == 0) {
 		from = 1;
-	if (limit == 0 || limit > EVLOG_READ_MAX)
+	}
+	if (limit == 0 || limit > EVLOG_READ_MAX) {
 		limit = EVLOG_READ_MAX;
+	}
 	uint64_t last = evlog_last(l); /* read first: every event <= last is durable */
 	wb_obj  *evs[EVLOG_READ_MAX];
 	size_t   n = 0;
@@ -425,8 +459,9 @@ evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep)
 	hb_scan_opts o = { .start_row = start, .start_row_len = 8, .limit = limit };
 	int          rc = from > last ? WB_EEND : hb_scan_open(&s, l->t, l->fam, &o);
 	while (rc == WB_OK && n < limit && (rc = hb_scan_next(s, &c)) == WB_OK) {
-		if (c.row_len != 8 || hb_be_u64(c.row) > last)
+		if (c.row_len != 8 || hb_be_u64(c.row) > last) {
 			break;
+		}
 		char err[128];
 		rc = wb_decode(&evs[n], c.value, c.value_len, &wb_limits_default, err, sizeof(err));
 		if (rc != WB_OK) {
@@ -438,18 +473,24 @@ evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep)
 		n++;
 	}
 	hb_scan_close(s);
-	if (rc == WB_EEND)
+	if (rc == WB_EEND) {
 		rc = WB_OK;
+	}
 	wb_obj *objs = NULL;
-	if (rc == WB_OK && n > 0 && (objs = wb_add_objs(rep, WB_F_EVENTS, n)) == NULL)
+	if (rc == WB_OK && n > 0 && (objs = wb_add_objs(rep, WB_F_EVENTS, n)) == NULL) {
 		rc = WB_ENOMEM;
-	for (size_t i = 0; rc == WB_OK && i < n; i++)
+	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
 		rc = evlog_obj_copy(&objs[i], evs[i]);
-	if (rc == WB_OK && n == 0)
+	}
+	if (rc == WB_OK && n == 0) {
 		(void)wb_add_objs(rep, WB_F_EVENTS, 0); /* absent EVENTS also means none */
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = wb_set_u64(rep, WB_F_LAST, last);
-	for (size_t i = 0; i < n; i++)
+	}
+	for (size_t i = 0; i < n; i++) {
 		wb_msg_free(evs[i]);
+	}
 	return rc;
 }

@@ -43,8 +43,9 @@ test_commit(evlog *l, hb_table *t, uint64_t uid, uint64_t *seq)
 	wb_set_u64(ev, WB_F_UID, uid);
 	wb_set_u64(ev, WB_F_ID, uid * 10);
 	int rc = evlog_commit(l, b, ev, seq);
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		cr_assert_eq(wb_u64(ev, WB_F_SEQ, 0), *seq);
+	}
 	hb_batch_free(b);
 	wb_msg_free(ev);
 	return rc;
@@ -63,9 +64,11 @@ static void *
 committer_main(void *arg)
 {
 	committer *c = arg;
-	for (int i = 0; i < c->n; i++)
-		if (test_commit(c->l, c->t, c->base + (uint64_t)i, &c->seqs[i]) != WB_OK)
+	for (int i = 0; i < c->n; i++) {
+		if (test_commit(c->l, c->t, c->base + (uint64_t)i, &c->seqs[i]) != WB_OK) {
 			c->failed++;
+		}
+	}
 	return NULL;
 }
 
@@ -135,13 +138,15 @@ Test(evlog, concurrent_commits_are_gapless, .fini = wbt_cleanup, .timeout = 120)
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(th[i], NULL);
 		cr_assert_eq(c[i].failed, 0);
-		for (int j = 1; j < PER; j++) /* each thread sees its seqs increase */
+		for (int j = 1; j < PER; j++) { /* each thread sees its seqs increase */
 			cr_assert_gt(c[i].seqs[j], c[i].seqs[j - 1]);
+		}
 	}
 	qsort(all, THREADS * PER, sizeof(*all), cmp_u64);
-	for (uint64_t i = 0; i < THREADS * PER; i++)
+	for (uint64_t i = 0; i < THREADS * PER; i++) {
 		cr_assert_eq(all[i], i + 1, "seq %llu at %llu", (unsigned long long)all[i],
 		    (unsigned long long)i);
+	}
 	cr_assert_eq(evlog_last(l), THREADS * PER);
 	read_all(l, 1000, THREADS * PER);
 	read_all(l, 7, THREADS * PER);
@@ -161,8 +166,9 @@ Test(evlog, last_seq_recovered_on_reopen, .fini = wbt_cleanup, .timeout = 120)
 		evlog    *l = NULL;
 		uint64_t  seq = 0;
 		cr_assert_eq(evlog_open(&l, t, FAM_LOG, "test", NULL), WB_OK);
-		for (uint64_t i = 0; i < counts[k]; i++)
+		for (uint64_t i = 0; i < counts[k]; i++) {
 			cr_assert_eq(test_commit(l, t, i + 1, &seq), WB_OK);
+		}
 		evlog_close(l);
 		hb_close(t);
 
@@ -195,18 +201,21 @@ seen_cb(void *arg, const wb_obj *msg)
 	size_t        n = 0;
 	pthread_mutex_lock(&s->mu);
 	if (wb_op_of(msg) != WB_OP_EVENTS || strcmp(wb_str(msg, WB_F_SOURCE, ""), "test") != 0 ||
-	    !wb_get_objs(msg, WB_F_EVENTS, &evs, &n))
+	    !wb_get_objs(msg, WB_F_EVENTS, &evs, &n)) {
 		s->bad = true;
+	}
 	s->msgs++;
 	s->events += n;
-	if (n > s->biggest)
+	if (n > s->biggest) {
 		s->biggest = n;
+	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t q = wb_u64(&evs[i], WB_F_SEQ, 0);
-		if (q < s->cap)
+		if (q < s->cap) {
 			s->got[q] = 1;
-		else
+		} else {
 			s->bad = true;
+		}
 	}
 	pthread_mutex_unlock(&s->mu);
 }
@@ -238,22 +247,26 @@ Test(evlog, events_are_published_in_batches, .fini = wbt_cleanup, .timeout = 120
 		pthread_mutex_lock(&s.mu);
 		size_t e = s.events;
 		pthread_mutex_unlock(&s.mu);
-		if (e > 0)
+		if (e > 0) {
 			break;
+		}
 	}
 	uint64_t first = seq + 1;
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < N; i++) {
 		cr_assert_eq(test_commit(l, t, 2 + (uint64_t)i, &seq), WB_OK);
+	}
 	uint64_t last = seq;
 	dl = wbt_now_ms() + 10000;
 	for (;;) {
 		pthread_mutex_lock(&s.mu);
 		uint64_t q = first;
-		while (q <= last && s.got[q])
+		while (q <= last && s.got[q]) {
 			q++;
+		}
 		pthread_mutex_unlock(&s.mu);
-		if (q > last)
+		if (q > last) {
 			break;
+		}
 		cr_assert(wbt_now_ms() < dl, "seq %llu never arrived", (unsigned long long)q);
 		wbt_sleep_ms(10);
 	}

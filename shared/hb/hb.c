@@ -46,10 +46,12 @@ hb_err_rocks(char *err)
 {
 	int code = WB_EIO;
 
-	if (err == NULL)
+	if (err == NULL) {
 		return WB_EIO;
-	if (strncmp(err, "Corruption", 10) == 0)
+	}
+	if (strncmp(err, "Corruption", 10) == 0) {
 		code = WB_ECORRUPT;
+	}
 	hb_err_set(code, err);
 	rocksdb_free(err);
 	return code;
@@ -59,17 +61,22 @@ hb_err_rocks(char *err)
 static int
 hb_fam_check(const hb_family_opts *o)
 {
-	if (o->name == NULL || o->name[0] == '\0')
+	if (o->name == NULL || o->name[0] == '\0') {
 		return WB_EINVAL;
-	if (o->row_len > HB_MAX_PART)
+	}
+	if (o->row_len > HB_MAX_PART) {
 		return WB_EINVAL;
-	if (o->qual_len > HB_MAX_PART && o->qual_len != HB_NONE)
+	}
+	if (o->qual_len > HB_MAX_PART && o->qual_len != HB_NONE) {
 		return WB_EINVAL;
-	if (o->compression > HB_COMPRESS_ZSTD || o->bloom_bits < 0 || o->bloom_bits > 64)
+	}
+	if (o->compression > HB_COMPRESS_ZSTD || o->bloom_bits < 0 || o->bloom_bits > 64) {
 		return WB_EINVAL;
+	}
 	/* A counter is one cell at version 0: no TTL, no version mapping. */
-	if (o->counter && (o->ttl_ms != 0 || o->version_ms != NULL))
+	if (o->counter && (o->ttl_ms != 0 || o->version_ms != NULL)) {
 		return WB_EINVAL;
+	}
 	return WB_OK;
 }
 
@@ -85,8 +92,9 @@ hb_fam_options(hb_table *t, hb_fam *f)
 	const hb_family_opts *o = &f->o;
 
 	if ((f->opts = rocksdb_options_create()) == NULL ||
-	    (f->bbt = rocksdb_block_based_options_create()) == NULL)
+	    (f->bbt = rocksdb_block_based_options_create()) == NULL) {
 		return WB_ENOMEM;
+	}
 	if (o->ascending_puts) {
 		/*
 		 * A skip list insert normally searches from the top unless the
@@ -106,13 +114,16 @@ hb_fam_options(hb_table *t, hb_fam *f)
 		    "memtable_insert_with_hint_prefix_extractor=rocksdb.FixedPrefix.0", f->opts,
 		    &err);
 		rocksdb_options_destroy(base);
-		if (err != NULL)
+		if (err != NULL) {
 			return hb_err_rocks(err);
+		}
 	}
-	if (o->write_buffer_mb > 0)
+	if (o->write_buffer_mb > 0) {
 		rocksdb_options_set_write_buffer_size(f->opts, (size_t)o->write_buffer_mb << 20);
-	if (o->write_buffers > 0)
+	}
+	if (o->write_buffers > 0) {
 		rocksdb_options_set_max_write_buffer_number(f->opts, (int)o->write_buffers);
+	}
 	rocksdb_block_based_options_set_block_cache(f->bbt, t->cache);
 	rocksdb_block_based_options_set_format_version(f->bbt, 5);
 	rocksdb_block_based_options_set_cache_index_and_filter_blocks(f->bbt, 1);
@@ -122,9 +133,10 @@ hb_fam_options(hb_table *t, hb_fam *f)
 		rocksdb_block_based_options_set_block_restart_interval(f->bbt, 16);
 	}
 	f->prefix_rows = o->row_len != HB_VARLEN && !o->counter;
-	if (f->prefix_rows)
+	if (f->prefix_rows) {
 		rocksdb_options_set_prefix_extractor(
 		    f->opts, rocksdb_slicetransform_create_fixed_prefix(o->row_len));
+	}
 	if (o->bloom_bits > 0) {
 		rocksdb_block_based_options_set_filter_policy(
 		    f->bbt, rocksdb_filterpolicy_create_bloom_full(o->bloom_bits));
@@ -144,11 +156,13 @@ hb_fam_options(hb_table *t, hb_fam *f)
 		rocksdb_options_set_compression(f->opts, rocksdb_no_compression);
 		break;
 	}
-	if (o->counter)
+	if (o->counter) {
 		rocksdb_options_set_merge_operator(f->opts, hb_counter_merge());
+	}
 	rocksdb_compactionfilterfactory_t *ff = hb_filter_factory(f);
-	if (ff != NULL)
+	if (ff != NULL) {
 		rocksdb_options_set_compaction_filter_factory(f->opts, ff);
+	}
 	return WB_OK;
 }
 
@@ -157,24 +171,31 @@ static void
 hb_table_free(hb_table *t)
 {
 	for (size_t i = 0; i < t->nfams; i++) {
-		if (t->fams[i].opts)
+		if (t->fams[i].opts) {
 			rocksdb_options_destroy(t->fams[i].opts);
-		if (t->fams[i].bbt)
+		}
+		if (t->fams[i].bbt) {
 			rocksdb_block_based_options_destroy(t->fams[i].bbt);
+		}
 		free(t->fams[i].name);
 	}
 	free(t->fams);
 	free(t->extra);
-	if (t->extra_opts)
+	if (t->extra_opts) {
 		rocksdb_options_destroy(t->extra_opts);
-	if (t->dbopts)
+	}
+	if (t->dbopts) {
 		rocksdb_options_destroy(t->dbopts);
-	if (t->wo)
+	}
+	if (t->wo) {
 		rocksdb_writeoptions_destroy(t->wo);
-	if (t->ro)
+	}
+	if (t->ro) {
 		rocksdb_readoptions_destroy(t->ro);
-	if (t->cache)
+	}
+	if (t->cache) {
 		rocksdb_cache_destroy(t->cache);
+	}
 	free(t);
 }
 
@@ -187,15 +208,19 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 	size_t    nondisk = 0;
 	int       rv;
 
-	if (out == NULL || path == NULL || fams == NULL || nfams == 0 || nfams > 1000)
+	if (out == NULL || path == NULL || fams == NULL || nfams == 0 || nfams > 1000) {
 		return hb_err_set(WB_EINVAL, "bad arguments");
+	}
 	*out = NULL;
 	for (size_t i = 0; i < nfams; i++) {
-		if ((rv = hb_fam_check(&fams[i])) != WB_OK)
+		if ((rv = hb_fam_check(&fams[i])) != WB_OK) {
 			return hb_err_set(rv, "bad family settings");
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(fams[i].name, fams[j].name) == 0)
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(fams[i].name, fams[j].name) == 0) {
 				return hb_err_set(WB_EINVAL, "duplicate family");
+			}
+		}
 	}
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    (t->fams = calloc(nfams, sizeof(*t->fams))) == NULL) {
@@ -219,9 +244,11 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 	rocksdb_options_set_keep_log_file_num(t->dbopts, 2);
 	rocksdb_options_set_info_log_level(t->dbopts, 2); /* warnings */
 	rocksdb_writeoptions_set_sync(t->wo, opts && opts->sync ? 1 : 0);
-	for (size_t i = 0; i < nfams; i++)
-		if (fams[i].ascending_puts) /* the hint of batches inserted concurrently */
+	for (size_t i = 0; i < nfams; i++) {
+		if (fams[i].ascending_puts) { /* the hint of batches inserted concurrently */
 			rocksdb_writeoptions_set_memtable_insert_hint_per_batch(t->wo, 1);
+		}
+	}
 	for (size_t i = 0; i < nfams; i++) {
 		hb_fam *f = &t->fams[i];
 		f->o = fams[i];
@@ -261,17 +288,20 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 	}
 	size_t first_extra = k;
 	bool   need_default = true;
-	for (size_t i = 0; i < nfams; i++)
-		if (strcmp(t->fams[i].name, "default") == 0)
+	for (size_t i = 0; i < nfams; i++) {
+		if (strcmp(t->fams[i].name, "default") == 0) {
 			need_default = false;
+		}
+	}
 	if (need_default) {
 		names[k] = "default";
 		copts[k++] = t->extra_opts;
 	}
 	for (size_t i = 0; i < nondisk; i++) {
 		bool known = strcmp(ondisk[i], "default") == 0;
-		for (size_t j = 0; j < nfams && !known; j++)
+		for (size_t j = 0; j < nfams && !known; j++) {
 			known = strcmp(ondisk[i], t->fams[j].name) == 0;
+		}
 		if (!known) {
 			names[k] = ondisk[i];
 			copts[k++] = t->extra_opts;
@@ -283,14 +313,17 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 		rv = hb_err_rocks(err);
 		goto done;
 	}
-	for (size_t i = 0; i < nfams; i++)
+	for (size_t i = 0; i < nfams; i++) {
 		t->fams[i].cf = handles[i];
-	for (size_t i = first_extra; i < k; i++)
+	}
+	for (size_t i = first_extra; i < k; i++) {
 		t->extra[t->nextra++] = handles[i];
+	}
 	rv = WB_OK;
 done:
-	if (ondisk != NULL)
+	if (ondisk != NULL) {
 		rocksdb_list_column_families_destroy(ondisk, nondisk);
+	}
 	free(names);
 	free(copts);
 	free(handles);
@@ -305,21 +338,25 @@ done:
 void
 hb_close(hb_table *t)
 {
-	if (t == NULL)
+	if (t == NULL) {
 		return;
+	}
 	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
 	rocksdb_flushoptions_set_wait(fo, 1);
 	for (size_t i = 0; i < t->nfams; i++) {
 		char *err = NULL;
 		rocksdb_flush_cf(t->db, fo, t->fams[i].cf, &err);
-		if (err != NULL)
+		if (err != NULL) {
 			hb_err_rocks(err); /* the WAL still has it */
+		}
 	}
 	rocksdb_flushoptions_destroy(fo);
-	for (size_t i = 0; i < t->nfams; i++)
+	for (size_t i = 0; i < t->nfams; i++) {
 		rocksdb_column_family_handle_destroy(t->fams[i].cf);
-	for (size_t i = 0; i < t->nextra; i++)
+	}
+	for (size_t i = 0; i < t->nextra; i++) {
 		rocksdb_column_family_handle_destroy(t->extra[i]);
+	}
 	rocksdb_close(t->db);
 	/*
 	 * RocksDB has destroyed every compaction filter once its close returns.
@@ -340,10 +377,12 @@ hb_cell_args(const hb_fam *f, const void *row, size_t row_len, const void *qual,
 {
 	int rv;
 
-	if ((row == NULL && row_len != 0) || (qual == NULL && qual_len != 0))
+	if ((row == NULL && row_len != 0) || (qual == NULL && qual_len != 0)) {
 		return WB_EINVAL;
-	if ((rv = hb_key_check_row(&f->fmt, row_len)) != WB_OK)
+	}
+	if ((rv = hb_key_check_row(&f->fmt, row_len)) != WB_OK) {
 		return rv;
+	}
 	return hb_key_check_qual(&f->fmt, qual_len);
 }
 
@@ -356,12 +395,15 @@ hb_put(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, 
 	char   *err = NULL;
 	int     rv;
 
-	if (f == NULL || f->o.counter || (val == NULL && val_len != 0))
+	if (f == NULL || f->o.counter || (val == NULL && val_len != 0)) {
 		return WB_EINVAL;
-	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+	}
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK) {
 		return rv;
-	if (version == HB_LATEST)
+	}
+	if (version == HB_LATEST) {
 		version = hb_now(t);
+	}
 	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, version);
 	rocksdb_put_cf(t->db, t->wo, f->cf, (const char *)key, n, val, val_len, &err);
 	return err ? hb_err_rocks(err) : WB_OK;
@@ -375,21 +417,25 @@ hb_cell_make(const void *row, size_t row_len, const void *qual, size_t qual_len,
 	hb_cell *c = malloc(sizeof(*c) + row_len + qual_len + val_len + 1);
 	uint8_t *p;
 
-	if (c == NULL)
+	if (c == NULL) {
 		return NULL;
+	}
 	p = (uint8_t *)(c + 1);
-	if (row_len)
+	if (row_len) {
 		memcpy(p, row, row_len);
+	}
 	c->row = p;
 	c->row_len = row_len;
 	p += row_len;
-	if (qual_len)
+	if (qual_len) {
 		memcpy(p, qual, qual_len);
+	}
 	c->qual = p;
 	c->qual_len = qual_len;
 	p += qual_len;
-	if (val_len)
+	if (val_len) {
 		memcpy(p, val, val_len);
+	}
 	p[val_len] = 0; /* handy for text values */
 	c->value = p;
 	c->value_len = val_len;
@@ -410,10 +456,12 @@ hb_column_range(size_t *cl, uint8_t *begin, uint8_t *end, const hb_fam *f, const
 {
 	int rv;
 
-	if (f == NULL)
+	if (f == NULL) {
 		return WB_EINVAL;
-	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+	}
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK) {
 		return rv;
+	}
 	*cl = hb_key_column(begin, &f->fmt, row, row_len, qual, qual_len);
 	memcpy(end, begin, *cl);
 	memset(end + *cl, 0xFF, 8);
@@ -432,8 +480,9 @@ hb_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, 
 	size_t  cl;
 	int     rv;
 
-	if (out == NULL)
+	if (out == NULL) {
 		return WB_EINVAL;
+	}
 	*out = NULL;
 	/*
 	 * Seek to the column's newest possible key; the upper bound ends the
@@ -441,13 +490,15 @@ hb_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, 
 	 *   [col|00..00]  ...versions...  [col|FF..FF] < [col|FF..FF|00]
 	 */
 	rv = hb_column_range(&cl, key, upper, f, row, row_len, qual, qual_len, HB_LATEST);
-	if (rv != WB_OK)
+	if (rv != WB_OK) {
 		return rv;
+	}
 
 	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
 	rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)upper, cl + 9);
-	if (f->prefix_rows)
+	if (f->prefix_rows) {
 		rocksdb_readoptions_set_prefix_same_as_start(ro, 1);
+	}
 	rocksdb_iterator_t *it = rocksdb_create_iterator_cf(t->db, ro, f->cf);
 	rocksdb_iter_seek(it, (const char *)key, cl + 8);
 	rv = WB_ENOTFOUND;
@@ -465,8 +516,9 @@ hb_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, 
 		}
 	} else {
 		rocksdb_iter_get_error(it, &err);
-		if (err != NULL)
+		if (err != NULL) {
 			rv = hb_err_rocks(err);
+		}
 	}
 	rocksdb_iter_destroy(it);
 	rocksdb_readoptions_destroy(ro);
@@ -488,20 +540,25 @@ hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len, const void
 	char   *err = NULL;
 	int     rv;
 
-	if (out == NULL)
+	if (out == NULL) {
 		return WB_EINVAL;
+	}
 	*out = 0;
-	if (f == NULL || !f->o.counter)
+	if (f == NULL || !f->o.counter) {
 		return WB_EINVAL;
-	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+	}
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK) {
 		return rv;
+	}
 	size_t                   n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, 0);
 	rocksdb_pinnableslice_t *ps =
 	    rocksdb_get_pinned_cf(t->db, t->ro, f->cf, (const char *)key, n, &err);
-	if (err != NULL)
+	if (err != NULL) {
 		return hb_err_rocks(err);
-	if (ps == NULL)
+	}
+	if (ps == NULL) {
 		return WB_OK;
+	}
 	size_t         vlen;
 	const uint8_t *v = (const uint8_t *)rocksdb_pinnableslice_value(ps, &vlen);
 	rv = WB_OK;
@@ -509,8 +566,9 @@ hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len, const void
 		rv = hb_err_set(WB_ECORRUPT, "counter value is not 8 bytes");
 	} else {
 		uint64_t x = 0;
-		for (int i = 7; i >= 0; i--)
+		for (int i = 7; i >= 0; i--) {
 			x = (x << 8) | v[i];
+		}
 		*out = (int64_t)x;
 	}
 	rocksdb_pinnableslice_destroy(ps);
@@ -522,8 +580,9 @@ hb_batch_new(hb_batch **out)
 {
 	hb_batch *b;
 
-	if (out == NULL)
+	if (out == NULL) {
 		return WB_EINVAL;
+	}
 	if ((b = calloc(1, sizeof(*b))) == NULL || (b->wb = rocksdb_writebatch_create()) == NULL) {
 		free(b);
 		*out = NULL;
@@ -536,8 +595,9 @@ hb_batch_new(hb_batch **out)
 void
 hb_batch_free(hb_batch *b)
 {
-	if (b == NULL)
+	if (b == NULL) {
 		return;
+	}
 	rocksdb_writebatch_destroy(b->wb);
 	free(b->keys);
 	free(b);
@@ -546,8 +606,9 @@ hb_batch_free(hb_batch *b)
 void
 hb_batch_clear(hb_batch *b)
 {
-	if (b == NULL)
+	if (b == NULL) {
 		return;
+	}
 	rocksdb_writebatch_clear(b->wb);
 	b->t = NULL;
 	b->n = 0;
@@ -566,8 +627,9 @@ hb_batch_fam(hb_batch *b, hb_table *t, int fam)
 {
 	hb_fam *f = hb_fam_get(t, fam);
 
-	if (b == NULL || f == NULL || (b->t != NULL && b->t != t))
+	if (b == NULL || f == NULL || (b->t != NULL && b->t != t)) {
 		return NULL;
+	}
 	b->t = t;
 	return f;
 }
@@ -581,10 +643,12 @@ hb_batch_keep_key(hb_batch *b, const hb_fam *f, const uint8_t *key, size_t n)
 	if (need > b->keys_cap) {
 		size_t   cap = b->keys_cap ? b->keys_cap * 2 : 1024;
 		uint8_t *k;
-		while (cap < need)
+		while (cap < need) {
 			cap *= 2;
-		if ((k = realloc(b->keys, cap)) == NULL)
+		}
+		if ((k = realloc(b->keys, cap)) == NULL) {
 			return WB_ENOMEM;
+		}
 		b->keys = k;
 		b->keys_cap = cap;
 	}
@@ -604,15 +668,19 @@ hb_batch_put(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len,
 	uint8_t key[HB_KEY_MAX];
 	int     rv;
 
-	if (f == NULL || f->o.counter || (val == NULL && val_len != 0))
+	if (f == NULL || f->o.counter || (val == NULL && val_len != 0)) {
 		return WB_EINVAL;
-	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+	}
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK) {
 		return rv;
-	if (version == HB_LATEST)
+	}
+	if (version == HB_LATEST) {
 		version = hb_now(t);
+	}
 	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, version);
-	if (f->o.max_versions != 0 && hb_batch_keep_key(b, f, key, n) != WB_OK)
+	if (f->o.max_versions != 0 && hb_batch_keep_key(b, f, key, n) != WB_OK) {
 		return WB_ENOMEM;
+	}
 	rocksdb_writebatch_put_cf(b->wb, f->cf, (const char *)key, n, val, val_len);
 	b->n++;
 	return WB_OK;
@@ -626,10 +694,12 @@ hb_batch_delete_version(hb_batch *b, hb_table *t, int fam, const void *row, size
 	uint8_t key[HB_KEY_MAX];
 	int     rv;
 
-	if (f == NULL || version == HB_LATEST)
+	if (f == NULL || version == HB_LATEST) {
 		return WB_EINVAL;
-	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+	}
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK) {
 		return rv;
+	}
 	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, version);
 	rocksdb_writebatch_delete_cf(b->wb, f->cf, (const char *)key, n);
 	b->n++;
@@ -686,8 +756,9 @@ hb_batch_delete_range(
 		memcpy(&kl, b->keys + off + 2, 2);
 		const uint8_t *k = b->keys + off + 4;
 		if (kf == fam && hb_bytes_cmp(k, kl, begin, blen) >= 0 &&
-		    hb_bytes_cmp(k, kl, end, elen) < 0)
+		    hb_bytes_cmp(k, kl, end, elen) < 0) {
 			rocksdb_writebatch_delete_cf(b->wb, f->cf, (const char *)k, kl);
+		}
 		off += 4 + (size_t)kl;
 	}
 }
@@ -703,8 +774,9 @@ hb_batch_delete_column(hb_batch *b, hb_table *t, int fam, const void *row, size_
 
 	/* versions <= version: [col|~version, col|FF..FF|00) */
 	rv = hb_column_range(&cl, begin, end, f, row, row_len, qual, qual_len, version);
-	if (rv != WB_OK)
+	if (rv != WB_OK) {
 		return rv;
+	}
 	hb_batch_delete_range(b, f, begin, cl + 8, end, cl + 9);
 	b->n++;
 	return WB_OK;
@@ -717,12 +789,15 @@ hb_batch_delete_row(hb_batch *b, hb_table *t, int fam, const void *row, size_t r
 	uint8_t begin[HB_KEY_PART_MAX], end[HB_KEY_MAX + 16];
 	int     rv;
 
-	if (f == NULL)
+	if (f == NULL) {
 		return WB_EINVAL;
-	if (row == NULL && row_len != 0)
+	}
+	if (row == NULL && row_len != 0) {
 		return WB_EINVAL;
-	if ((rv = hb_key_check_row(&f->fmt, row_len)) != WB_OK)
+	}
+	if ((rv = hb_key_check_row(&f->fmt, row_len)) != WB_OK) {
 		return rv;
+	}
 	/* every key of the row starts with enc(row): [enc(row), successor) */
 	size_t bl = (size_t)(hb_key_part(begin, row, row_len, f->fmt.row_len) - begin);
 	size_t el = bl;
@@ -746,13 +821,16 @@ hb_batch_add(hb_batch *b, hb_table *t, int fam, const void *row, size_t row_len,
 	uint64_t d = (uint64_t)delta;
 	int      rv;
 
-	if (f == NULL || !f->o.counter)
+	if (f == NULL || !f->o.counter) {
 		return WB_EINVAL;
-	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK)
+	}
+	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK) {
 		return rv;
+	}
 	size_t n = hb_key_encode(key, &f->fmt, row, row_len, qual, qual_len, 0);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 8; i++) {
 		v[i] = (uint8_t)(d >> (8 * i));
+	}
 	rocksdb_writebatch_merge_cf(b->wb, f->cf, (const char *)key, n, (const char *)v, 8);
 	b->n++;
 	return WB_OK;
@@ -763,10 +841,12 @@ hb_write(hb_table *t, hb_batch *b)
 {
 	char *err = NULL;
 
-	if (t == NULL || b == NULL || (b->t != NULL && b->t != t))
+	if (t == NULL || b == NULL || (b->t != NULL && b->t != t)) {
 		return WB_EINVAL;
-	if (rocksdb_writebatch_count(b->wb) == 0)
+	}
+	if (rocksdb_writebatch_count(b->wb) == 0) {
 		return WB_OK;
+	}
 	rocksdb_write(t->db, t->wo, b->wb, &err);
 	return err ? hb_err_rocks(err) : WB_OK;
 }
@@ -777,8 +857,9 @@ hb_flush(hb_table *t, int fam)
 	hb_fam *f = hb_fam_get(t, fam);
 	char   *err = NULL;
 
-	if (f == NULL)
+	if (f == NULL) {
 		return WB_EINVAL;
+	}
 	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
 	rocksdb_flushoptions_set_wait(fo, 1);
 	rocksdb_flush_cf(t->db, fo, f->cf, &err);
@@ -792,10 +873,12 @@ hb_compact(hb_table *t, int fam)
 	hb_fam *f = hb_fam_get(t, fam);
 	int     rv;
 
-	if (f == NULL)
+	if (f == NULL) {
 		return WB_EINVAL;
-	if ((rv = hb_flush(t, fam)) != WB_OK)
+	}
+	if ((rv = hb_flush(t, fam)) != WB_OK) {
 		return rv;
+	}
 	/* force the bottommost level through the filter too */
 	rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
 	rocksdb_compactoptions_set_bottommost_level_compaction(co, 2 /* kForce */);
@@ -836,11 +919,14 @@ hb_family_stats(hb_table *t, int fam, uint64_t *disk_bytes, uint64_t *keys)
 {
 	hb_fam *f = hb_fam_get(t, fam);
 
-	if (f == NULL)
+	if (f == NULL) {
 		return WB_EINVAL;
-	if (disk_bytes)
+	}
+	if (disk_bytes) {
 		*disk_bytes = hb_prop_u64(t, f, "rocksdb.total-sst-files-size");
-	if (keys)
+	}
+	if (keys) {
 		*keys = hb_prop_u64(t, f, "rocksdb.estimate-num-keys");
+	}
 	return WB_OK;
 }

@@ -139,8 +139,9 @@ raw_open(raw *r, const char *path)
 	const char              *names[2] = { "tl", "default" };
 	const rocksdb_options_t *opts[2] = { r->o, dbo };
 	r->db = rocksdb_open_column_families(dbo, path, 2, names, opts, r->cf, &err);
-	if (err)
+	if (err) {
 		die("raw open", err);
+	}
 	r->wo = rocksdb_writeoptions_create();
 	rocksdb_options_destroy(dbo);
 }
@@ -171,19 +172,21 @@ load(int use_hb, size_t j0, size_t j1)
 	char                 *err = NULL;
 	size_t                n = 0;
 
-	if (hb_batch_new(&b) != WB_OK)
+	if (hb_batch_new(&b) != WB_OK) {
 		die("batch", NULL);
+	}
 	double t0 = now_s();
 	/* fan-out order: post by post, to every reader that gets it */
-	for (size_t j = j0; j < j1; j++)
+	for (size_t j = j0; j < j1; j++) {
 		for (size_t r = 0; r < readers; r++) {
 			const post *p = reader_post(r, j);
 			uint8_t     v[8];
 			hb_u64_be(v, p->author);
 			if (use_hb) {
 				hb_u64_be(row, 1000 + r);
-				if (hb_batch_put(b, T, 0, row, 8, NULL, 0, p->id, v, 8) != WB_OK)
+				if (hb_batch_put(b, T, 0, row, 8, NULL, 0, p->id, v, 8) != WB_OK) {
 					die("batch put", NULL);
+				}
 			} else {
 				enc_key(k, 1000 + r, p->id);
 				rocksdb_writebatch_put_cf(
@@ -191,19 +194,23 @@ load(int use_hb, size_t j0, size_t j1)
 			}
 			if (++n % BATCH == 0) {
 				if (use_hb) {
-					if (hb_write(T, b) != WB_OK)
+					if (hb_write(T, b) != WB_OK) {
 						die("write", NULL);
+					}
 					hb_batch_clear(b);
 				} else {
 					rocksdb_write(R.db, R.wo, wb, &err);
-					if (err)
+					if (err) {
 						die("raw write", err);
+					}
 					rocksdb_writebatch_clear(wb);
 				}
 			}
 		}
-	if (use_hb ? hb_write(T, b) != WB_OK : (rocksdb_write(R.db, R.wo, wb, &err), err != NULL))
+	}
+	if (use_hb ? hb_write(T, b) != WB_OK : (rocksdb_write(R.db, R.wo, wb, &err), err != NULL)) {
 		die("write", err);
+	}
 	double dt = now_s() - t0;
 	hb_batch_free(b);
 	rocksdb_writebatch_destroy(wb);
@@ -222,14 +229,16 @@ single_puts(int use_hb, uint64_t base)
 		hb_u64_be(v, i);
 		if (use_hb) {
 			hb_u64_be(row, r);
-			if (hb_put(T, 0, row, 8, NULL, 0, id, v, 8) != WB_OK)
+			if (hb_put(T, 0, row, 8, NULL, 0, id, v, 8) != WB_OK) {
 				die("put", NULL);
+			}
 		} else {
 			enc_key(k, r, id);
 			rocksdb_put_cf(
 			    R.db, R.wo, R.cf[0], (const char *)k, 16, (const char *)v, 8, &err);
-			if (err)
+			if (err) {
 				die("raw put", err);
+			}
 		}
 	}
 	return (double)nsingle / (now_s() - t0);
@@ -278,8 +287,9 @@ gets(int use_hb)
 		}
 	}
 	double rate = (double)nget / (now_s() - t0);
-	if (sum == 0)
+	if (sum == 0) {
 		die("gets found nothing", NULL);
+	}
 	return rate;
 }
 
@@ -299,8 +309,9 @@ scans(int use_hb)
 			hb_cell  c;
 			hb_u64_be(row, r);
 			hb_scan_opts o = { .row_prefix = row, .row_prefix_len = 8, .limit = PAGE };
-			if (hb_scan_open(&s, T, 0, &o) != WB_OK)
+			if (hb_scan_open(&s, T, 0, &o) != WB_OK) {
 				die("scan", NULL);
+			}
 			while (hb_scan_next(s, &c) == WB_OK) {
 				sum += hb_be_u64(c.value) + c.version;
 				cells++;
@@ -327,8 +338,9 @@ scans(int use_hb)
 		}
 	}
 	double rate = (double)cells / (now_s() - t0);
-	if (sum == 0)
+	if (sum == 0) {
 		die("scans found nothing", NULL);
+	}
 	return rate;
 }
 
@@ -366,10 +378,12 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (quick)
+	if (quick) {
 		readers = 300, per_reader = 400, nsingle = 20000, nget = 30000, nscan = 3000;
-	if (mkdtemp(dir) == NULL)
+	}
+	if (mkdtemp(dir) == NULL) {
 		die("mkdtemp", NULL);
+	}
 	snprintf(hbdir, sizeof(hbdir), "%s/hb", dir);
 	snprintf(rawdir, sizeof(rawdir), "%s/raw", dir);
 	make_posts();
@@ -379,8 +393,9 @@ main(int argc, char **argv)
 		.qual_len = HB_NONE,
 		.compression = HB_COMPRESS_ZSTD,
 		.bloom_bits = 10 };
-	if (hb_open(&T, hbdir, &fam, 1, NULL) != WB_OK)
+	if (hb_open(&T, hbdir, &fam, 1, NULL) != WB_OK) {
 		die("hb_open", NULL);
+	}
 	raw_open(&R, rawdir);
 
 	size_t cells = readers * per_reader;
@@ -403,30 +418,35 @@ main(int argc, char **argv)
 	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
 	rocksdb_flushoptions_set_wait(fo, 1);
 	rocksdb_flush_cf(R.db, fo, R.cf[0], &err);
-	if (err)
+	if (err) {
 		die("flush", err);
+	}
 	rocksdb_flushoptions_destroy(fo);
 	rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
 	rocksdb_compactoptions_set_bottommost_level_compaction(co, 2);
 	rocksdb_compact_range_cf_opt(R.db, R.cf[0], co, NULL, 0, NULL, 0);
 	rocksdb_compactoptions_destroy(co);
-	if (hb_compact(T, 0) != WB_OK)
+	if (hb_compact(T, 0) != WB_OK) {
 		die("compact", NULL);
+	}
 	uint64_t hb_bytes, hb_keys, raw_bytes = raw_sst_bytes();
 	hb_family_stats(T, 0, &hb_bytes, &hb_keys);
 
 	double gr = 0, gh = 0;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		gr = best(gr, gets(0)), gh = best(gh, gets(1));
+	}
 	row_print("gets (newest version)", gr, gh);
 	double sr = 0, sh = 0;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		sr = best(sr, scans(0)), sh = best(sh, scans(1));
+	}
 	row_print("scan cells (pages of 50)", sr, sh);
 	uint64_t base = (UINT64_C(1719900000000) - EPOCH_MS) << 22;
 	double   pr = 0, ph = 0;
-	for (uint64_t i = 0; i < 3; i++)
+	for (uint64_t i = 0; i < 3; i++) {
 		pr = best(pr, single_puts(0, base + i)), ph = best(ph, single_puts(1, base + i));
+	}
 	row_print("single puts", pr, ph);
 
 	printf(

@@ -64,8 +64,9 @@ hb_filter_filter(void *arg, int level, const char *key, size_t klen, const char 
 
 	(void)level, (void)val, (void)vlen, (void)new_val, (void)new_len;
 	*changed = 0;
-	if (klen < 8)
+	if (klen < 8) {
 		return 0; /* not a cell key: keep */
+	}
 	clen = klen - 8;
 	if (!flt->have_col || clen != flt->col_len || memcmp(key, flt->col, clen) != 0) {
 		if (clen > flt->col_cap) {
@@ -84,8 +85,9 @@ hb_filter_filter(void *arg, int level, const char *key, size_t klen, const char 
 		flt->idx = 0;
 	}
 	uint32_t idx = flt->idx++;
-	if (f->o.max_versions != 0 && idx >= f->o.max_versions)
+	if (f->o.max_versions != 0 && idx >= f->o.max_versions) {
 		return 1;
+	}
 	return hb_expired(f, hb_key_version((const uint8_t *)key, klen), flt->now) ? 1 : 0;
 }
 
@@ -96,8 +98,9 @@ hb_filter_create(void *arg, rocksdb_compactionfiltercontext_t *ctx)
 	hb_filter *flt;
 
 	(void)ctx;
-	if ((flt = calloc(1, sizeof(*flt))) == NULL)
+	if ((flt = calloc(1, sizeof(*flt))) == NULL) {
 		return NULL; /* RocksDB then compacts without a filter */
+	}
 	atomic_fetch_add_explicit(&f->t->filters, 1, memory_order_relaxed);
 	flt->f = f;
 	flt->now = hb_now(f->t);
@@ -121,8 +124,9 @@ hb_filter_factory_name(void *arg)
 rocksdb_compactionfilterfactory_t *
 hb_filter_factory(hb_fam *f)
 {
-	if (f->o.counter || (f->o.max_versions == 0 && f->o.ttl_ms == 0))
+	if (f->o.counter || (f->o.max_versions == 0 && f->o.ttl_ms == 0)) {
 		return NULL;
+	}
 	return rocksdb_compactionfilterfactory_create(
 	    f, hb_filter_factory_destroy, hb_filter_create, hb_filter_factory_name);
 }
@@ -137,10 +141,12 @@ hb_counter_decode(const char *p, size_t len)
 {
 	uint64_t v = 0;
 
-	if (p == NULL || len != 8)
+	if (p == NULL || len != 8) {
 		return 0;
-	for (int i = 7; i >= 0; i--)
+	}
+	for (int i = 7; i >= 0; i--) {
 		v = (v << 8) | (uint8_t)p[i];
+	}
 	return (int64_t)v;
 }
 
@@ -154,8 +160,9 @@ hb_counter_encode(int64_t sum, unsigned char *success, size_t *len)
 		*success = 0;
 		return NULL;
 	}
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 8; i++) {
 		out[i] = (uint8_t)(v >> (8 * i));
+	}
 	*success = 1;
 	*len = 8;
 	return (char *)out;
@@ -166,8 +173,9 @@ hb_counter_sum(int64_t sum, const char *const *ops, const size_t *lens, int n)
 {
 	uint64_t s = (uint64_t)sum; /* wraps like two's complement */
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		s += (uint64_t)hb_counter_decode(ops[i], lens[i]);
+	}
 	return (int64_t)s;
 }
 

@@ -58,8 +58,9 @@ hb_now(const hb_table *t)
 static inline bool
 hb_expired(const hb_fam *f, uint64_t version, uint64_t now)
 {
-	if (f->o.ttl_ms == 0)
+	if (f->o.ttl_ms == 0) {
 		return false;
+	}
 	uint64_t ms = f->o.version_ms ? f->o.version_ms(version) : version;
 	return ms <= now && now - ms >= f->o.ttl_ms;
 }
@@ -68,8 +69,9 @@ hb_expired(const hb_fam *f, uint64_t version, uint64_t now)
 static inline hb_fam *
 hb_fam_get(hb_table *t, int fam)
 {
-	if (t == NULL || fam < 0 || (size_t)fam >= t->nfams)
+	if (t == NULL || fam < 0 || (size_t)fam >= t->nfams) {
 		return NULL;
+	}
 	return &t->fams[fam];
 }
 

@@ -8,18 +8,21 @@
 int
 hb_key_check_row(const hb_keyfmt *f, size_t row_len)
 {
-	if (f->row_len == HB_VARLEN)
+	if (f->row_len == HB_VARLEN) {
 		return row_len > HB_MAX_PART ? WB_ETOOBIG : WB_OK;
+	}
 	return row_len == f->row_len ? WB_OK : WB_EINVAL;
 }
 
 int
 hb_key_check_qual(const hb_keyfmt *f, size_t qual_len)
 {
-	if (f->qual_len == HB_NONE)
+	if (f->qual_len == HB_NONE) {
 		return qual_len == 0 ? WB_OK : WB_EINVAL;
-	if (f->qual_len == HB_VARLEN)
+	}
+	if (f->qual_len == HB_VARLEN) {
 		return qual_len > HB_MAX_PART ? WB_ETOOBIG : WB_OK;
+	}
 	return qual_len == f->qual_len ? WB_OK : WB_EINVAL;
 }
 
@@ -47,8 +50,9 @@ hb_key_escape(uint8_t *dst, const void *src, size_t len)
 uint8_t *
 hb_key_part(uint8_t *dst, const void *src, size_t len, unsigned fixed)
 {
-	if (fixed == HB_NONE)
+	if (fixed == HB_NONE) {
 		return dst;
+	}
 	if (fixed != HB_VARLEN) {
 		memcpy(dst, src, len);
 		return dst + len;
@@ -107,8 +111,9 @@ hb_key_part_decode(const uint8_t *key, size_t end, size_t *pos, unsigned fixed, 
 		return WB_OK;
 	}
 	if (fixed != HB_VARLEN) {
-		if (end - p < fixed)
+		if (end - p < fixed) {
 			return WB_ECORRUPT;
+		}
 		*out = key + p;
 		*out_len = fixed;
 		*pos = p + fixed;
@@ -116,8 +121,9 @@ hb_key_part_decode(const uint8_t *key, size_t end, size_t *pos, unsigned fixed, 
 	}
 	/* Fast path: the first 0x00 is the terminator. */
 	const uint8_t *z = memchr(key + p, 0, end - p);
-	if (z == NULL || (size_t)(z - key) + 1 >= end)
+	if (z == NULL || (size_t)(z - key) + 1 >= end) {
 		return WB_ECORRUPT;
+	}
 	if (z[1] == 0x01) {
 		*out = key + p;
 		*out_len = (size_t)(z - (key + p));
@@ -131,8 +137,9 @@ hb_key_part_decode(const uint8_t *key, size_t end, size_t *pos, unsigned fixed, 
 			*dst++ = c;
 			continue;
 		}
-		if (p >= end)
+		if (p >= end) {
 			return WB_ECORRUPT;
+		}
 		c = key[p++];
 		if (c == 0x01) {
 			*out = start;
@@ -141,8 +148,9 @@ hb_key_part_decode(const uint8_t *key, size_t end, size_t *pos, unsigned fixed, 
 			*pos = p;
 			return WB_OK;
 		}
-		if (c != 0xFF)
+		if (c != 0xFF) {
 			return WB_ECORRUPT;
+		}
 		*dst++ = 0x00;
 	}
 	return WB_ECORRUPT;
@@ -155,17 +163,21 @@ hb_key_decode(
 	size_t pos = 0, end;
 	int    rv;
 
-	if (len < 8)
+	if (len < 8) {
 		return WB_ECORRUPT;
+	}
 	end = len - 8;
 	if ((rv = hb_key_part_decode(
-	         key, end, &pos, f->row_len, &scratch, &out->row, &out->row_len)) != WB_OK)
+	         key, end, &pos, f->row_len, &scratch, &out->row, &out->row_len)) != WB_OK) {
 		return rv;
+	}
 	if ((rv = hb_key_part_decode(
-	         key, end, &pos, f->qual_len, &scratch, &out->qual, &out->qual_len)) != WB_OK)
+	         key, end, &pos, f->qual_len, &scratch, &out->qual, &out->qual_len)) != WB_OK) {
 		return rv;
-	if (pos != end)
+	}
+	if (pos != end) {
 		return WB_ECORRUPT;
+	}
 	out->col_len = end;
 	out->version = hb_key_version(key, len);
 	return WB_OK;
@@ -176,10 +188,12 @@ hb_key_successor(uint8_t *buf, size_t *len)
 {
 	size_t n = *len;
 
-	while (n > 0 && buf[n - 1] == 0xFF)
+	while (n > 0 && buf[n - 1] == 0xFF) {
 		n--;
-	if (n == 0)
+	}
+	if (n == 0) {
 		return 0;
+	}
 	buf[n - 1]++;
 	*len = n;
 	return 1;
@@ -202,7 +216,8 @@ hb_be_u64(const void *src)
 	const uint8_t *p = src;
 	uint64_t       v = 0;
 
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 8; i++) {
 		v = (v << 8) | p[i];
+	}
 	return v;
 }

@@ -58,8 +58,8 @@ Test(hb_key, rows_sort_in_hbase_order)
 {
 	uint8_t ka[HB_KEY_MAX], kb[HB_KEY_MAX];
 
-	for (size_t i = 0; i < NPARTS; i++)
-		for (size_t j = 0; j < NPARTS; j++)
+	for (size_t i = 0; i < NPARTS; i++) {
+		for (size_t j = 0; j < NPARTS; j++) {
 			for (int q = 0; q < 3; q++) {
 				/* the row decides, whatever the qualifiers */
 				size_t la = hb_key_encode(
@@ -68,27 +68,32 @@ Test(hb_key, rows_sort_in_hbase_order)
 				    parts[NPARTS - 1 - q].s, parts[NPARTS - 1 - q].n, 7);
 				int want = raw_cmp(parts[i].s, parts[i].n, parts[j].s, parts[j].n);
 				int got = key_cmp(ka, la, kb, lb);
-				if (want != 0)
+				if (want != 0) {
 					cr_assert((want < 0) == (got < 0),
 					    "rows %zu vs %zu: want %d got %d", i, j, want, got);
+				}
 			}
+		}
+	}
 }
 
 Test(hb_key, qualifiers_then_versions_newest_first)
 {
 	uint8_t ka[HB_KEY_MAX], kb[HB_KEY_MAX];
 
-	for (size_t i = 0; i < NPARTS; i++)
+	for (size_t i = 0; i < NPARTS; i++) {
 		for (size_t j = 0; j < NPARTS; j++) {
 			size_t la = hb_key_encode(ka, &var, "r", 1, parts[i].s, parts[i].n, 9);
 			size_t lb = hb_key_encode(kb, &var, "r", 1, parts[j].s, parts[j].n, 3);
 			int    want = raw_cmp(parts[i].s, parts[i].n, parts[j].s, parts[j].n);
 			int    got = key_cmp(ka, la, kb, lb);
-			if (want == 0)
+			if (want == 0) {
 				cr_assert(got < 0, "version 9 sorts before 3");
-			else
+			} else {
 				cr_assert((want < 0) == (got < 0), "quals %zu vs %zu", i, j);
+			}
 		}
+	}
 	uint64_t vs[] = { 0, 1, 2, 1000, UINT64_MAX - 1 };
 	for (size_t i = 0; i + 1 < 5; i++) {
 		size_t la = hb_key_encode(ka, &var, "r", 1, "q", 1, vs[i + 1]);
@@ -114,10 +119,12 @@ Test(hb_key, round_trip)
 	for (int it = 0; it < 20000; it++) {
 		char   r[40], q[40];
 		size_t rl = (size_t)rand() % 40, ql = (size_t)rand() % 40;
-		for (size_t i = 0; i < rl; i++)
+		for (size_t i = 0; i < rl; i++) {
 			r[i] = (char)(rand() % 4 == 0 ? 0 : rand());
-		for (size_t i = 0; i < ql; i++)
+		}
+		for (size_t i = 0; i < ql; i++) {
 			q[i] = (char)(rand() % 4 == 0 ? 0 : rand());
+		}
 		uint64_t v = ((uint64_t)rand() << 32) ^ (uint64_t)rand();
 		size_t   n = hb_key_encode(k, &var, r, rl, q, ql, v);
 		cr_assert_eq(hb_key_decode(&var, k, n, scratch, &kp), WB_OK);

@@ -50,8 +50,9 @@ struct hb_scan {
 static size_t
 hb_scan_part_max(unsigned n)
 {
-	if (n == HB_NONE)
+	if (n == HB_NONE) {
 		return 0;
+	}
 	return n == HB_VARLEN ? HB_KEY_PART_MAX : n;
 }
 
@@ -61,8 +62,9 @@ hb_scan_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
 	int c = memcmp(a, b, alen < blen ? alen : blen);
 
-	if (c != 0)
+	if (c != 0) {
 		return c;
+	}
 	return alen < blen ? -1 : alen > blen;
 }
 
@@ -84,10 +86,12 @@ hb_scan_qual_ok(hb_scan *s, const uint8_t *key, size_t klen, bool *ok)
 	int         rv;
 
 	*ok = true;
-	if (s->qprefix_len == 0)
+	if (s->qprefix_len == 0) {
 		return WB_OK;
-	if ((rv = hb_key_decode(&s->f->fmt, key, klen, s->scratch, &kp)) != WB_OK)
+	}
+	if ((rv = hb_key_decode(&s->f->fmt, key, klen, s->scratch, &kp)) != WB_OK) {
 		return rv;
+	}
 	*ok = kp.qual_len >= s->qprefix_len && memcmp(kp.qual, s->qprefix, s->qprefix_len) == 0;
 	return WB_OK;
 }
@@ -97,8 +101,9 @@ hb_scan_qual_ok(hb_scan *s, const uint8_t *key, size_t klen, bool *ok)
 static void
 hb_scan_advance(hb_scan *s)
 {
-	if (s->positioned || s->done || s->err)
+	if (s->positioned || s->done || s->err) {
 		return;
+	}
 	if (s->need_next) {
 		rocksdb_iter_next(s->it);
 		s->need_next = false;
@@ -107,8 +112,9 @@ hb_scan_advance(hb_scan *s)
 		if (!rocksdb_iter_valid(s->it)) {
 			char *err = NULL;
 			rocksdb_iter_get_error(s->it, &err);
-			if (err != NULL)
+			if (err != NULL) {
 				s->err = hb_err_rocks(err);
+			}
 			s->done = true;
 			return;
 		}
@@ -125,8 +131,9 @@ hb_scan_advance(hb_scan *s)
 			s->col_len = clen;
 			s->have_col = true;
 			s->fam_idx = s->ret_idx = 0;
-			if ((s->err = hb_scan_qual_ok(s, key, klen, &ok)) != WB_OK)
+			if ((s->err = hb_scan_qual_ok(s, key, klen, &ok)) != WB_OK) {
 				return;
+			}
 			if (!ok) {
 				hb_scan_seek_past_column(s);
 				continue;
@@ -177,12 +184,14 @@ hb_scan_bounds(hb_scan *s, const hb_scan_opts *o)
 	s->lower_len = 0;
 	if (o->start_row != NULL || o->start_row_len) {
 		if ((o->start_row == NULL) ||
-		    (rv = hb_key_check_row(fmt, o->start_row_len)) != WB_OK)
+		    (rv = hb_key_check_row(fmt, o->start_row_len)) != WB_OK) {
 			return o->start_row ? rv : WB_EINVAL;
+		}
 		p = hb_key_part(s->lower, o->start_row, o->start_row_len, fmt->row_len);
 		if (o->start_qual != NULL) {
-			if ((rv = hb_key_check_qual(fmt, o->start_qual_len)) != WB_OK)
+			if ((rv = hb_key_check_qual(fmt, o->start_qual_len)) != WB_OK) {
 				return rv;
+			}
 			p = hb_key_part(p, o->start_qual, o->start_qual_len, fmt->qual_len);
 		}
 		s->lower_len = (size_t)(p - s->lower);
@@ -191,14 +200,16 @@ hb_scan_bounds(hb_scan *s, const hb_scan_opts *o)
 	}
 	if (o->row_prefix_len > 0) {
 		size_t max = fmt->row_len == HB_VARLEN ? HB_MAX_PART : fmt->row_len;
-		if (o->row_prefix == NULL || o->row_prefix_len > max)
+		if (o->row_prefix == NULL || o->row_prefix_len > max) {
 			return WB_EINVAL;
+		}
 		uint8_t *pre = s->scratch;
 		size_t   n;
-		if (fmt->row_len == HB_VARLEN)
+		if (fmt->row_len == HB_VARLEN) {
 			n = (size_t)(hb_key_escape(pre, o->row_prefix, o->row_prefix_len) - pre);
-		else
+		} else {
 			memcpy(pre, o->row_prefix, n = o->row_prefix_len);
+		}
 		if (hb_scan_cmp(pre, n, s->lower, s->lower_len) > 0) {
 			memcpy(s->lower, pre, n);
 			s->lower_len = n;
@@ -210,8 +221,10 @@ hb_scan_bounds(hb_scan *s, const hb_scan_opts *o)
 		}
 	}
 	if (o->stop_row != NULL || o->stop_row_len) {
-		if ((o->stop_row == NULL) || (rv = hb_key_check_row(fmt, o->stop_row_len)) != WB_OK)
+		if ((o->stop_row == NULL) ||
+		    (rv = hb_key_check_row(fmt, o->stop_row_len)) != WB_OK) {
 			return o->stop_row ? rv : WB_EINVAL;
+		}
 		uint8_t *stop = s->scratch;
 		size_t   n =
 		    (size_t)(hb_key_part(stop, o->stop_row, o->stop_row_len, fmt->row_len) - stop);
@@ -224,8 +237,9 @@ hb_scan_bounds(hb_scan *s, const hb_scan_opts *o)
 	if (o->qual_prefix_len > 0) {
 		if (o->qual_prefix == NULL || o->qual_prefix_len > HB_MAX_PART ||
 		    fmt->qual_len == HB_NONE ||
-		    (fmt->qual_len != HB_VARLEN && o->qual_prefix_len > fmt->qual_len))
+		    (fmt->qual_len != HB_VARLEN && o->qual_prefix_len > fmt->qual_len)) {
 			return WB_EINVAL;
+		}
 		memcpy(s->qprefix, o->qual_prefix, o->qual_prefix_len);
 		s->qprefix_len = o->qual_prefix_len;
 	}
@@ -252,23 +266,29 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 	hb_scan                  *s;
 	int                       rv;
 
-	if (out == NULL)
+	if (out == NULL) {
 		return WB_EINVAL;
+	}
 	*out = NULL;
-	if (f == NULL)
+	if (f == NULL) {
 		return WB_EINVAL;
-	if (opts == NULL)
+	}
+	if (opts == NULL) {
 		opts = &none;
-	if (opts->resume_len > 0 && opts->resume == NULL)
+	}
+	if (opts->resume_len > 0 && opts->resume == NULL) {
 		return WB_EINVAL;
+	}
 
 	/* buffers sized for the family's longest key (32 bytes for an inbox;
 	 * an escaped row prefix fits the longest escaped row) */
 	size_t kmax = hb_scan_part_max(f->fmt.row_len) + hb_scan_part_max(f->fmt.qual_len) + 16;
-	if (opts->resume_len > kmax || opts->qual_prefix_len > HB_MAX_PART)
+	if (opts->resume_len > kmax || opts->qual_prefix_len > HB_MAX_PART) {
 		return WB_EINVAL;
-	if ((s = malloc(sizeof(*s) + 5 * kmax + opts->qual_prefix_len)) == NULL)
+	}
+	if ((s = malloc(sizeof(*s) + 5 * kmax + opts->qual_prefix_len)) == NULL) {
 		return WB_ENOMEM;
+	}
 	memset(s, 0, sizeof(*s));
 	uint8_t *p = (uint8_t *)(s + 1);
 	s->lower = p, p += kmax;
@@ -292,14 +312,16 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 	}
 
 	s->ro = rocksdb_readoptions_create();
-	if (s->has_upper)
+	if (s->has_upper) {
 		rocksdb_readoptions_set_iterate_upper_bound(
 		    s->ro, (const char *)s->upper, s->upper_len);
+	}
 	/* one whole fixed-length row: the row bloom filter may skip files */
-	if (f->prefix_rows && opts->row_prefix_len == f->fmt.row_len)
+	if (f->prefix_rows && opts->row_prefix_len == f->fmt.row_len) {
 		rocksdb_readoptions_set_prefix_same_as_start(s->ro, 1);
-	else
+	} else {
 		rocksdb_readoptions_set_total_order_seek(s->ro, 1);
+	}
 	s->it = rocksdb_create_iterator_cf(t->db, s->ro, f->cf);
 
 	const uint8_t *target = s->lower;
@@ -318,25 +340,30 @@ hb_scan_open(hb_scan **out, hb_table *t, int fam, const hb_scan_opts *opts)
 			memcpy(s->scratch, r, rl - 8);
 			hb_key_put_version(s->scratch + rl - 8, HB_LATEST);
 			recount = true;
-			if (hb_scan_cmp(s->scratch, rl, target, tlen) > 0)
+			if (hb_scan_cmp(s->scratch, rl, target, tlen) > 0) {
 				target = s->scratch, tlen = rl;
+			}
 		} else if (hb_scan_cmp(s->resume, rl, target, tlen) > 0) {
 			target = s->resume, tlen = rl;
 		}
 	}
-	if (tlen > 0)
+	if (tlen > 0) {
 		rocksdb_iter_seek(s->it, (const char *)target, tlen);
-	else
+	} else {
 		rocksdb_iter_seek_to_first(s->it);
+	}
 	if (recount) {
 		for (uint32_t n = 0; n < UINT32_MAX; n++) {
 			hb_scan_advance(s);
-			if (!s->positioned)
+			if (!s->positioned) {
 				break;
+			}
 			size_t      klen;
 			const char *k = rocksdb_iter_key(s->it, &klen);
-			if (hb_scan_cmp((const uint8_t *)k, klen, s->resume, opts->resume_len) >= 0)
+			if (hb_scan_cmp((const uint8_t *)k, klen, s->resume, opts->resume_len) >=
+			    0) {
 				break;
+			}
 			hb_scan_consume(s);
 		}
 	}
@@ -350,21 +377,27 @@ hb_scan_next(hb_scan *s, hb_cell *cell)
 	hb_keyparts kp;
 	int         rv;
 
-	if (s == NULL || cell == NULL)
+	if (s == NULL || cell == NULL) {
 		return WB_EINVAL;
-	if (s->err)
+	}
+	if (s->err) {
 		return s->err;
-	if (s->limit && s->returned >= s->limit)
+	}
+	if (s->limit && s->returned >= s->limit) {
 		return WB_EEND;
+	}
 	hb_scan_advance(s);
-	if (s->err)
+	if (s->err) {
 		return s->err;
-	if (s->done)
+	}
+	if (s->done) {
 		return WB_EEND;
+	}
 	size_t      vlen;
 	const char *val = rocksdb_iter_value(s->it, &vlen);
-	if ((rv = hb_key_decode(&s->f->fmt, s->key, s->klen, s->scratch, &kp)) != WB_OK)
+	if ((rv = hb_key_decode(&s->f->fmt, s->key, s->klen, s->scratch, &kp)) != WB_OK) {
 		return s->err = hb_err_set(rv, "bad cell key");
+	}
 	cell->row = kp.row;
 	cell->row_len = kp.row_len;
 	cell->qual = kp.qual;
@@ -380,17 +413,21 @@ hb_scan_next(hb_scan *s, hb_cell *cell)
 int
 hb_scan_resume(hb_scan *s, const void **key, size_t *len)
 {
-	if (s == NULL || key == NULL || len == NULL)
+	if (s == NULL || key == NULL || len == NULL) {
 		return WB_EINVAL;
+	}
 	*key = NULL;
 	*len = 0;
-	if (s->err)
+	if (s->err) {
 		return s->err;
+	}
 	hb_scan_advance(s);
-	if (s->err)
+	if (s->err) {
 		return s->err;
-	if (s->done)
+	}
+	if (s->done) {
 		return WB_OK;
+	}
 	size_t      klen;
 	const char *k = rocksdb_iter_key(s->it, &klen);
 	memcpy(s->resume, k, klen);
@@ -402,11 +439,14 @@ hb_scan_resume(hb_scan *s, const void **key, size_t *len)
 void
 hb_scan_close(hb_scan *s)
 {
-	if (s == NULL)
+	if (s == NULL) {
 		return;
-	if (s->it)
+	}
+	if (s->it) {
 		rocksdb_iter_destroy(s->it);
-	if (s->ro)
+	}
+	if (s->ro) {
 		rocksdb_readoptions_destroy(s->ro);
+	}
 	free(s);
 }

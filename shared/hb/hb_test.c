@@ -42,8 +42,9 @@ tdir_make(void)
 static void
 tdir_remove(void)
 {
-	if (tdir[0])
+	if (tdir[0]) {
 		nftw(tdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
 	tdir[0] = 0;
 }
 
@@ -71,8 +72,9 @@ raw_count(const char *path, const char *fam)
 	int                              idx = -1;
 	for (size_t i = 0; i < n; i++) {
 		opts[i] = o;
-		if (strcmp(names[i], fam) == 0)
+		if (strcmp(names[i], fam) == 0) {
 			idx = (int)i;
+		}
 	}
 	cr_assert_geq(idx, 0, "family %s on disk", fam);
 	rocksdb_t *db = rocksdb_open_column_families(
@@ -80,12 +82,14 @@ raw_count(const char *path, const char *fam)
 	cr_assert_null(err, "open: %s", err);
 	rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
 	rocksdb_iterator_t    *it = rocksdb_create_iterator_cf(db, ro, h[idx]);
-	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it))
+	for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
 		count++;
+	}
 	rocksdb_iter_destroy(it);
 	rocksdb_readoptions_destroy(ro);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		rocksdb_column_family_handle_destroy(h[i]);
+	}
 	rocksdb_close(db);
 	rocksdb_list_column_families_destroy(names, n);
 	rocksdb_options_destroy(o);
@@ -116,12 +120,13 @@ Test(hb, hbase_order_and_versions, .init = tdir_make, .fini = tdir_remove)
 
 	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK, "%s", hb_last_error());
 	/* write in reverse, each row with quals "q" and "q\0" and 3 versions */
-	for (size_t i = nrows; i-- > 0;)
+	for (size_t i = nrows; i-- > 0;) {
 		for (uint64_t v = 1; v <= 3; v++) {
 			cr_assert_eq(
 			    hb_put(t, 0, rows[i].s, rows[i].n, "q\0", 2, v, "x", 1), WB_OK);
 			cr_assert_eq(hb_put(t, 0, rows[i].s, rows[i].n, "q", 1, v, "y", 1), WB_OK);
 		}
+	}
 	hb_scan *s;
 	hb_cell  c;
 	size_t   n = 0;
@@ -206,19 +211,23 @@ model_init(void)
 		again:
 			if (f == F_INBOX) {
 				p->n = 8;
-				for (int i = 0; i < 8; i++)
+				for (int i = 0; i < 8; i++) {
 					p->b[i] = (uint8_t)(rand() % 3 == 0 ? 0 : rand() % 4);
+				}
 			} else if (r < 11) {
 				p->n = tl[r];
 				memcpy(p->b, tricky[r], tl[r]);
 			} else {
 				p->n = 1 + (size_t)rand() % 5;
-				for (size_t i = 0; i < p->n; i++)
+				for (size_t i = 0; i < p->n; i++) {
 					p->b[i] = (uint8_t)("\0ab\xff"[rand() % 4]);
+				}
 			}
-			for (int j = 0; j < r; j++)
-				if (part_cmp(&M.rows[f][j], p) == 0)
+			for (int j = 0; j < r; j++) {
+				if (part_cmp(&M.rows[f][j], p) == 0) {
 					goto again;
+				}
+			}
 		}
 		qsort(M.rows[f], NR, sizeof(part), part_cmp);
 		M.nq[f] = f == F_INBOX ? 1 : NQ;
@@ -226,14 +235,18 @@ model_init(void)
 			part *p = &M.quals[f][q];
 		againq:
 			p->n = (size_t)rand() % 4;
-			for (size_t i = 0; i < p->n; i++)
+			for (size_t i = 0; i < p->n; i++) {
 				p->b[i] = (uint8_t)("\0qz"[rand() % 3]);
-			for (int j = 0; j < q; j++)
-				if (part_cmp(&M.quals[f][j], p) == 0)
+			}
+			for (int j = 0; j < q; j++) {
+				if (part_cmp(&M.quals[f][j], p) == 0) {
 					goto againq;
+				}
+			}
 		}
-		if (f != F_INBOX)
+		if (f != F_INBOX) {
 			qsort(M.quals[f], (size_t)M.nq[f], sizeof(part), part_cmp);
+		}
 	}
 }
 
@@ -252,9 +265,11 @@ static const hb_family_opts rfams[NFAM] = {
 static int
 model_newest(int f, int r, int q)
 {
-	for (int v = NV; v >= 1; v--)
-		if (M.present[f][r][q][v])
+	for (int v = NV; v >= 1; v--) {
+		if (M.present[f][r][q][v]) {
 			return v;
+		}
+	}
 	return 0;
 }
 
@@ -271,35 +286,45 @@ model_scan(int f, const hb_scan_opts *o, mcell *out, size_t cap)
 		part *row = &M.rows[f][r];
 		int   rs =
                     o->start_row ? bytes_cmp(row->b, row->n, o->start_row, o->start_row_len) : 1;
-		if (rs < 0)
+		if (rs < 0) {
 			continue;
-		if (o->stop_row && bytes_cmp(row->b, row->n, o->stop_row, o->stop_row_len) >= 0)
+		}
+		if (o->stop_row && bytes_cmp(row->b, row->n, o->stop_row, o->stop_row_len) >= 0) {
 			continue;
+		}
 		if (o->row_prefix_len && (row->n < o->row_prefix_len ||
-		                             memcmp(row->b, o->row_prefix, o->row_prefix_len)))
+		                             memcmp(row->b, o->row_prefix, o->row_prefix_len))) {
 			continue;
+		}
 		for (int q = 0; q < M.nq[f] && n < cap; q++) {
 			part *qu = &M.quals[f][q];
 			if (rs == 0 && o->start_qual &&
-			    bytes_cmp(qu->b, qu->n, o->start_qual, o->start_qual_len) < 0)
+			    bytes_cmp(qu->b, qu->n, o->start_qual, o->start_qual_len) < 0) {
 				continue;
+			}
 			if (o->qual_prefix_len &&
 			    (qu->n < o->qual_prefix_len ||
-			        memcmp(qu->b, o->qual_prefix, o->qual_prefix_len)))
+			        memcmp(qu->b, o->qual_prefix, o->qual_prefix_len))) {
 				continue;
+			}
 			uint32_t fidx = 0, ridx = 0;
 			for (int v = NV; v >= 1 && n < cap; v--) {
-				if (!M.present[f][r][q][v])
+				if (!M.present[f][r][q][v]) {
 					continue;
+				}
 				uint32_t i = fidx++;
-				if (rfams[f].max_versions && i >= rfams[f].max_versions)
+				if (rfams[f].max_versions && i >= rfams[f].max_versions) {
 					break;
-				if ((uint64_t)v < o->min_version)
+				}
+				if ((uint64_t)v < o->min_version) {
 					break;
-				if (o->max_version && (uint64_t)v > o->max_version)
+				}
+				if (o->max_version && (uint64_t)v > o->max_version) {
 					continue;
-				if (o->max_versions && ridx >= o->max_versions)
+				}
+				if (o->max_versions && ridx >= o->max_versions) {
 					break;
+				}
 				ridx++;
 				out[n++] = (mcell) { r, q, v };
 			}
@@ -316,9 +341,11 @@ dump_column(int f, int r, int q)
 {
 	part *row = &M.rows[f][r], *qu = &M.quals[f][q];
 	fprintf(stderr, "model r%d q%d:", r, q);
-	for (int v = NV; v >= 1; v--)
-		if (M.present[f][r][q][v])
+	for (int v = NV; v >= 1; v--) {
+		if (M.present[f][r][q][v]) {
 			fprintf(stderr, " %d", v);
+		}
+	}
 	fprintf(stderr, "\nstore:");
 	hb_scan_opts o = { .start_row = row->b,
 		.start_row_len = row->n,
@@ -330,8 +357,9 @@ dump_column(int f, int r, int q)
 	if (hb_scan_open(&s, dbg_t, f, &o) == WB_OK) {
 		while (hb_scan_next(s, &c) == WB_OK &&
 		       bytes_cmp(c.row, c.row_len, row->b, row->n) == 0 &&
-		       bytes_cmp(c.qual, c.qual_len, qu->b, qu->n) == 0)
+		       bytes_cmp(c.qual, c.qual_len, qu->b, qu->n) == 0) {
 			fprintf(stderr, " %llu", (unsigned long long)c.version);
+		}
 		hb_scan_close(s);
 	}
 	fprintf(stderr, "\n");
@@ -342,8 +370,9 @@ check_cell(int f, const hb_cell *c, const mcell *m, int op)
 {
 	part *row = &M.rows[f][m->r], *qu = &M.quals[f][m->q];
 	if (c->version != (uint64_t)m->v || bytes_cmp(c->qual, c->qual_len, qu->b, qu->n) ||
-	    bytes_cmp(c->row, c->row_len, row->b, row->n))
+	    bytes_cmp(c->row, c->row_len, row->b, row->n)) {
 		dump_column(f, m->r, m->q);
+	}
 	cr_assert(bytes_cmp(c->row, c->row_len, row->b, row->n) == 0,
 	    "op %d fam %d: row differs (want r%d q%d v%d, got v%llu)", op, f, m->r, m->q, m->v,
 	    (unsigned long long)c->version);
@@ -386,12 +415,15 @@ random_scan(hb_table *t, int op)
 		qpre.n = qpre.n ? 1 + (size_t)rand() % qpre.n : 0;
 		o.qual_prefix = qpre.b, o.qual_prefix_len = qpre.n;
 	}
-	if (rand() % 4 == 0)
+	if (rand() % 4 == 0) {
 		o.max_versions = 1 + (uint32_t)(rand() % 4);
-	if (rand() % 5 == 0)
+	}
+	if (rand() % 5 == 0) {
 		o.min_version = (uint64_t)(rand() % NV);
-	if (rand() % 5 == 0)
+	}
+	if (rand() % 5 == 0) {
 		o.max_version = 1 + (uint64_t)(rand() % NV);
+	}
 	o.limit = rand() % 40 == 0 ? 0 : 1 + (size_t)(rand() % 25);
 
 	static mcell want[NR * NQ * NV];
@@ -416,18 +448,21 @@ random_scan(hb_table *t, int op)
 		cr_assert_eq(r, WB_EEND);
 		const void *k;
 		cr_assert_eq(hb_scan_resume(s, &k, &rlen), WB_OK);
-		if (rlen)
+		if (rlen) {
 			memcpy(resume, k, rlen);
+		}
 		hb_scan_close(s);
-		if (rlen == 0)
+		if (rlen == 0) {
 			break;
+		}
 		cr_assert_lt(got, nwant, "op %d fam %d: resume key but model done", op, f);
 	}
-	if (rlen == 0)
+	if (rlen == 0) {
 		cr_assert_eq(
 		    got, nwant, "op %d fam %d: missing cells (%zu of %zu)", op, f, got, nwant);
-	else
+	} else {
 		cr_assert_eq(got, pages * o.limit);
+	}
 }
 
 /* random_write adds one write to b and applies it to the model. */
@@ -466,9 +501,11 @@ random_write(hb_table *t, hb_batch *b)
 		uint64_t upto = rand() % 4 == 0 ? HB_LATEST : (uint64_t)v;
 		cr_assert_eq(
 		    hb_batch_delete_column(b, t, f, row->b, row->n, qu->b, qu->n, upto), WB_OK);
-		for (int i = 1; i <= NV; i++)
-			if ((uint64_t)i <= upto)
+		for (int i = 1; i <= NV; i++) {
+			if ((uint64_t)i <= upto) {
 				M.present[f][r][q][i] = false;
+			}
+		}
 	} else {
 		cr_assert_eq(hb_batch_delete_row(b, t, f, row->b, row->n), WB_OK);
 		memset(M.present[f][r], 0, sizeof(M.present[f][r]));
@@ -493,8 +530,9 @@ Test(hb, random_against_model, .init = tdir_make, .fini = tdir_remove, .timeout 
 			cr_assert_eq(hb_open(&t, tdir, rfams, NFAM, NULL), WB_OK);
 			dbg_t = t;
 		}
-		if (op > 0 && op % 9000 == 0)
+		if (op > 0 && op % 9000 == 0) {
 			cr_assert_eq(hb_compact(t, rand() % NFAM), WB_OK);
+		}
 		if (k < 25) { /* one put */
 			int      f = rand() % 3, r = rand() % NR, q = rand() % M.nq[f];
 			int      v = 1 + rand() % NV;
@@ -531,17 +569,20 @@ Test(hb, random_against_model, .init = tdir_make, .fini = tdir_remove, .timeout 
 		} else { /* a batch of 1..8 writes */
 			int n = 1 + rand() % 8;
 			hb_batch_clear(b);
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n; i++) {
 				random_write(t, b);
+			}
 			cr_assert_eq(hb_batch_count(b), (size_t)n);
 			cr_assert_eq(hb_write(t, b), WB_OK);
 		}
 	}
 	/* a final full check of every family after compaction */
-	for (int f = 0; f < NFAM; f++)
+	for (int f = 0; f < NFAM; f++) {
 		cr_assert_eq(hb_compact(t, f), WB_OK);
-	for (int i = 0; i < 200; i++)
+	}
+	for (int i = 0; i < 200; i++) {
 		random_scan(t, nops + i);
+	}
 	hb_batch_free(b);
 	hb_close(t);
 }
@@ -584,8 +625,9 @@ Test(hb, ttl_with_injected_clock, .init = tdir_make, .fini = tdir_remove)
 	hb_cell  sc;
 	size_t   n = 0;
 	cr_assert_eq(hb_scan_open(&s, t, 0, NULL), WB_OK);
-	while (hb_scan_next(s, &sc) == WB_OK)
+	while (hb_scan_next(s, &sc) == WB_OK) {
 		n++;
+	}
 	hb_scan_close(s);
 	cr_assert_eq(n, 50, "scan skips expired cells");
 
@@ -633,8 +675,9 @@ Test(hb, max_versions_compaction, .init = tdir_make, .fini = tdir_remove)
 			uint64_t v = (clock_now - 1000 + i) << 22, a = r * 100 + i;
 			cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, v, &a, 8), WB_OK);
 		}
-		if (r % 10 == 0)
+		if (r % 10 == 0) {
 			cr_assert_eq(hb_flush(t, 0), WB_OK);
+		}
 	}
 	/* reads see 5 versions before any compaction */
 	hb_u64_be(row, 7);
@@ -674,8 +717,9 @@ Test(hb, max_versions_compaction, .init = tdir_make, .fini = tdir_remove)
 	n = 0;
 	o.row_prefix = row;
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_OK);
-	while (hb_scan_next(s, &c) == WB_OK)
+	while (hb_scan_next(s, &c) == WB_OK) {
 		n++;
+	}
 	hb_scan_close(s);
 	cr_assert_eq(n, 3, "versions written after a row delete survive compaction");
 	hb_close(t);
@@ -691,8 +735,9 @@ scan_versions(hb_table *t, hb_scan_opts *o, uint64_t *v, size_t cap)
 	size_t   n = 0;
 
 	cr_assert_eq(hb_scan_open(&s, t, 0, o), WB_OK);
-	while (n < cap && hb_scan_next(s, &c) == WB_OK)
+	while (n < cap && hb_scan_next(s, &c) == WB_OK) {
 		v[n++] = c.version;
+	}
 	hb_scan_close(s);
 	return n;
 }
@@ -710,16 +755,18 @@ Test(hb, all_versions_beyond_max, .init = tdir_make, .fini = tdir_remove)
 
 	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
 	hb_u64_be(row, 9);
-	for (uint64_t i = 1; i <= 6; i++)
+	for (uint64_t i = 1; i <= 6; i++) {
 		cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, i, &i, 8), WB_OK);
+	}
 	hb_scan_opts o = { .row_prefix = row, .row_prefix_len = 8 };
 	n = scan_versions(t, &o, v, 16);
 	cr_assert(n == 3 && v[0] == 6 && v[2] == 4, "reads see max versions: %zu", n);
 	o.all_versions = true;
 	n = scan_versions(t, &o, v, 16);
 	cr_assert_eq(n, 6, "all_versions sees the 6 not yet compacted away");
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		cr_assert_eq(v[i], 6 - i);
+	}
 	o.max_versions = 2; /* the scan's own max still applies */
 	cr_assert_eq(scan_versions(t, &o, v, 16), 2);
 	o.max_versions = 0;
@@ -727,8 +774,9 @@ Test(hb, all_versions_beyond_max, .init = tdir_make, .fini = tdir_remove)
 	hb_scan *s;
 	hb_cell  c;
 	cr_assert_eq(hb_scan_open(&s, t, 0, &o), WB_OK);
-	while (hb_scan_next(s, &c) == WB_OK)
+	while (hb_scan_next(s, &c) == WB_OK) {
 		;
+	}
 	const void *k;
 	size_t      klen;
 	uint8_t     resume[64];
@@ -754,8 +802,9 @@ Test(hb, all_versions_beyond_max, .init = tdir_make, .fini = tdir_remove)
 	n = scan_versions(t, &o, v, 16);
 	cr_assert_eq(n, 4);
 	hb_batch_clear(b);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		cr_assert_eq(hb_batch_delete_version(b, t, 0, row, 8, NULL, 0, v[i]), WB_OK);
+	}
 	cr_assert_eq(hb_write(t, b), WB_OK);
 	hb_batch_free(b);
 	o.all_versions = false;
@@ -788,8 +837,9 @@ fan_half_write(void *arg)
 		hb_u64_be(row, r);
 		h->rc = hb_batch_put(b, h->t, 0, row, 8, NULL, 0, h->version, val, 8);
 	}
-	if (h->rc == WB_OK)
+	if (h->rc == WB_OK) {
 		h->rc = hb_write(h->t, b);
+	}
 	hb_batch_free(b);
 	return NULL;
 }
@@ -908,8 +958,9 @@ Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)
 	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
 	for (uint64_t r = 1; r <= 3; r++) {
 		hb_u64_be(row, r);
-		for (uint64_t v = 1; v <= 95; v++)
+		for (uint64_t v = 1; v <= 95; v++) {
 			cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, v, &v, 8), WB_OK);
+		}
 	}
 	hb_u64_be(row, 2);
 	hb_scan_opts o = { .row_prefix = row, .row_prefix_len = 8, .limit = 20 };
@@ -929,11 +980,13 @@ Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)
 		}
 		const void *k;
 		cr_assert_eq(hb_scan_resume(s, &k, &rlen), WB_OK);
-		if (rlen)
+		if (rlen) {
 			memcpy(resume, k, rlen);
+		}
 		hb_scan_close(s);
-		if (rlen == 0)
+		if (rlen == 0) {
 			break;
+		}
 		cr_assert_eq(rlen, 16);
 	}
 	cr_assert_eq(total, 95);
@@ -968,16 +1021,18 @@ crash_child(const char *path, int wfd)
 	char           val[200];
 	uint8_t        row[8], q[4];
 
-	if (hb_open(&t, path, f, 1, NULL) != WB_OK || hb_batch_new(&b) != WB_OK)
+	if (hb_open(&t, path, f, 1, NULL) != WB_OK || hb_batch_new(&b) != WB_OK) {
 		_exit(2);
+	}
 	/* continue after what is already there */
 	uint64_t first = 0;
 	for (;;) {
 		hb_cell *c;
 		hb_u64_be(row, first);
 		q[0] = q[1] = q[2] = q[3] = 0;
-		if (hb_get(t, 0, row, 8, q, 4, &c) != WB_OK)
+		if (hb_get(t, 0, row, 8, q, 4, &c) != WB_OK) {
 			break;
+		}
 		hb_cell_free(c);
 		first++;
 	}
@@ -991,10 +1046,12 @@ crash_child(const char *path, int wfd)
 			q[2] = (uint8_t)(i >> 8), q[3] = (uint8_t)i;
 			hb_batch_put(b, t, 0, row, 8, q, 4, 1, val, sizeof(val));
 		}
-		if (hb_write(t, b) != WB_OK)
+		if (hb_write(t, b) != WB_OK) {
 			_exit(3);
-		if (write(wfd, "x", 1) != 1)
+		}
+		if (write(wfd, "x", 1) != 1) {
 			_exit(4);
+		}
 	}
 	_exit(0);
 }
@@ -1012,8 +1069,9 @@ Test(hb, scan_opts_id_row, .init = tdir_make, .fini = tdir_remove)
 	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK);
 	for (size_t i = 0; i < 3; i++) {
 		hb_u64_be(row, ids[i]);
-		for (v = 1; v <= 10; v++)
+		for (v = 1; v <= 10; v++) {
 			cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, v, row, 8), WB_OK);
+		}
 	}
 	memset(&o, 0xAA, sizeof(o));
 	hb_scan_opts_id_row(&o, row, 0xFF);
@@ -1069,8 +1127,9 @@ Test(hb, batches_atomic_under_sigkill, .init = tdir_make, .fini = tdir_remove, .
 			char          buf[64];
 			if (poll(&p, 1, 1000) > 0) {
 				ssize_t r = read(pfd[0], buf, sizeof(buf));
-				if (r <= 0)
+				if (r <= 0) {
 					break;
+				}
 				seen += (int)r;
 			}
 		}
@@ -1092,10 +1151,11 @@ Test(hb, batches_atomic_under_sigkill, .init = tdir_make, .fini = tdir_remove, .
 		while ((rv = hb_scan_next(s, &c)) == WB_OK) {
 			uint64_t r = hb_be_u64(c.row);
 			if (r != cur) {
-				if (cur != UINT64_MAX)
+				if (cur != UINT64_MAX) {
 					cr_assert_eq(cells, CRASH_CELLS,
 					    "batch %llu has %llu cells", (unsigned long long)cur,
 					    (unsigned long long)cells);
+				}
 				cr_assert_eq(r, rows, "batches are a prefix");
 				cur = r, cells = 0, rows++;
 			}

@@ -45,18 +45,23 @@ bench_fans(void *arg, const wb_obj *req, wb_obj *rep)
 	(void)arg;
 	uint64_t after = wb_u64(req, WB_F_AFTER, 0);
 	uint64_t limit = wb_u64(req, WB_F_LIMIT, 100);
-	if (limit > 10000)
+	if (limit > 10000) {
 		limit = 10000;
+	}
 	uint64_t n = after >= nfans ? 0 : nfans - after;
-	if (n > limit)
+	if (n > limit) {
 		n = limit;
+	}
 	uint64_t *v = wb_add_u64s(rep, WB_F_UIDS, n);
-	if (n && v == NULL)
+	if (n && v == NULL) {
 		return WB_ENOMEM;
-	for (uint64_t i = 0; i < n; i++)
+	}
+	for (uint64_t i = 0; i < n; i++) {
 		v[i] = after + 1 + i;
-	if (after + n < nfans)
+	}
+	if (after + n < nfans) {
 		return wb_set_u64(rep, WB_F_NEXT, after + n);
+	}
 	return WB_OK;
 }
 
@@ -65,8 +70,9 @@ bench_log(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	bool     posts = arg != NULL;
 	uint64_t last = posts ? nposts : 0, from = wb_u64(req, WB_F_FROM, 1);
-	if (from == 0)
+	if (from == 0) {
 		from = 1;
+	}
 	uint64_t n = from > last ? 0 : last - from + 1;
 	wb_obj  *ev = n ? wb_add_objs(rep, WB_F_EVENTS, n) : NULL;
 	for (uint64_t i = 0; i < n; i++) {
@@ -94,14 +100,18 @@ bench_gauges(rt_client *c, const char *const *names, uint64_t *v, size_t n)
 	wb_obj       *req = wb_request(WB_OP_STATS), *rep = NULL;
 	const wb_obj *g = NULL;
 	size_t        ng = 0;
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
 		v[k] = UINT64_MAX;
+	}
 	if (rt_call(c, req, &rep) == WB_OK) {
 		(void)wb_get_objs(rep, WB_F_GAUGES, &g, &ng);
-		for (size_t i = 0; i < ng; i++)
-			for (size_t k = 0; k < n; k++)
-				if (strcmp(wb_str(&g[i], WB_F_NAME, ""), names[k]) == 0)
+		for (size_t i = 0; i < ng; i++) {
+			for (size_t k = 0; k < n; k++) {
+				if (strcmp(wb_str(&g[i], WB_F_NAME, ""), names[k]) == 0) {
 					v[k] = wb_u64(&g[i], WB_F_VALUE, 0);
+				}
+			}
+		}
 	}
 	wb_msg_free(req);
 	wb_msg_free(rep);
@@ -128,11 +138,14 @@ bench_rss_kb(pid_t pid, const char *key)
 	long kb = -1;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	FILE *f = fopen(path, "r");
-	if (f == NULL)
+	if (f == NULL) {
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, strlen(key)) == 0)
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, strlen(key)) == 0) {
 			kb = strtol(line + strlen(key), NULL, 10);
+		}
+	}
 	fclose(f);
 	return kb;
 }
@@ -145,15 +158,17 @@ bench_cpu_s(pid_t pid)
 	unsigned long long ut = 0, st = 0;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	FILE *f = fopen(path, "r");
-	if (f == NULL)
+	if (f == NULL) {
 		return -1;
+	}
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')'); /* fields after the command name */
 	if (p == NULL ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
 		return -1;
+	}
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
@@ -186,15 +201,19 @@ bench_disk(const char *path)
 	uint64_t       cells = 0, sst = 0;
 	inbox_schema_families(fams, 800, 2592000000ull);
 	int rc = hb_open(&t, path, fams, INBOX_FAM_COUNT, &topts);
-	if (rc == WB_OK)
+	if (rc == WB_OK) {
 		rc = hb_compact(t, INBOX_FAM_TL);
-	if (rc == WB_OK)
+	}
+	if (rc == WB_OK) {
 		rc = hb_scan_open(&sc, t, INBOX_FAM_TL, NULL);
-	while (rc == WB_OK && (rc = hb_scan_next(sc, &cell)) == WB_OK)
+	}
+	while (rc == WB_OK && (rc = hb_scan_next(sc, &cell)) == WB_OK) {
 		cells++;
+	}
 	hb_scan_close(sc);
-	if (rc == WB_EEND)
+	if (rc == WB_EEND) {
 		rc = hb_family_stats(t, INBOX_FAM_TL, &sst, NULL);
+	}
 	hb_close(t);
 	if (rc != WB_OK) {
 		fprintf(stderr, "fanout_bench: compaction of %s: %s %s\n", path, wb_strerror(rc),
@@ -211,17 +230,20 @@ bench_disk(const char *path)
 int
 main(int argc, char **argv)
 {
-	if (argc > 1)
+	if (argc > 1) {
 		nfans = strtoull(argv[1], NULL, 10);
-	if (argc > 2)
+	}
+	if (argc > 2) {
 		nposts = strtoull(argv[2], NULL, 10);
+	}
 	author = nfans + 1;
 	first_id = wb_id_min(wb_now_ms());
 	rt_log_init("fanout_bench", RT_WARN);
 
 	char dir[] = "/tmp/wbb.XXXXXX", rel[128], con[128], inb[128], nopub[128], bin[4096];
-	if (mkdtemp(dir) == NULL)
+	if (mkdtemp(dir) == NULL) {
 		return 1;
+	}
 	snprintf(rel, sizeof(rel), "ipc://%s/rel.ipc", dir);
 	snprintf(con, sizeof(con), "ipc://%s/content.ipc", dir);
 	snprintf(inb, sizeof(inb), "ipc://%s/inbox.ipc", dir);
@@ -230,8 +252,9 @@ main(int argc, char **argv)
 	char *slash = strrchr(bin, '/');
 	snprintf(slash ? slash + 1 : bin, sizeof(bin) - (size_t)(slash ? slash + 1 - bin : 0),
 	    "../bin/warble-inbox");
-	if (getenv("FANOUT_BENCH_INBOX") != NULL) /* another build of the inbox, for A/B runs */
+	if (getenv("FANOUT_BENCH_INBOX") != NULL) { /* another build of the inbox, for A/B runs */
 		snprintf(bin, sizeof(bin), "%s", getenv("FANOUT_BENCH_INBOX"));
+	}
 
 	rt_server     *rs = NULL, *cs = NULL;
 	rt_server_opts ro = { .name = "relation", .url = rel, .workers = 2 };
@@ -251,15 +274,16 @@ main(int argc, char **argv)
 	if (pid == 0) {
 		char out[4200];
 		snprintf(out, sizeof(out), "--callgrind-out-file=%s", cg ? cg : "");
-		if (cg != NULL)
+		if (cg != NULL) {
 			execl("/usr/bin/valgrind", "valgrind", "--tool=callgrind", out, bin,
 			    "--inbox-url", inb, "--content-url", con, "--relation-url", rel,
 			    "--content-pub-url", nopub, "--relation-pub-url", nopub, "--data", dir,
 			    "--log-level", "warn", (char *)NULL);
-		else
+		} else {
 			execl(bin, "warble-inbox", "--inbox-url", inb, "--content-url", con,
 			    "--relation-url", rel, "--content-pub-url", nopub, "--relation-pub-url",
 			    nopub, "--data", dir, "--log-level", "warn", (char *)NULL);
+		}
 		perror(bin);
 		_exit(127);
 	}
@@ -271,19 +295,22 @@ main(int argc, char **argv)
 	uint64_t                *ms = calloc(nposts ? nposts : 1, sizeof(*ms));
 	double                   cpu0 = bench_self_cpu_s();
 	int                      rc = 0;
-	if (ms == NULL)
+	if (ms == NULL) {
 		return 1;
+	}
 	for (;;) {
 		bench_gauges(c, names, g, 2);
 		if (g[0] != UINT64_MAX && g[0] > seen) {
 			/* polled every 2 ms: a post that took longer is never skipped
 			 * (under callgrind, every 200 ms: only instructions count) */
-			for (uint64_t k = seen; k < g[0] && k < nposts; k++)
+			for (uint64_t k = seen; k < g[0] && k < nposts; k++) {
 				ms[k] = g[1];
+			}
 			seen = g[0];
 		}
-		if (seen >= nposts)
+		if (seen >= nposts) {
 			break;
+		}
 		if (waitpid(pid, NULL, WNOHANG) == pid) {
 			fprintf(stderr, "fanout_bench: warble-inbox exited\n");
 			return 1;
@@ -322,11 +349,13 @@ main(int argc, char **argv)
 	rt_server_close(cs);
 	char store[256];
 	snprintf(store, sizeof(store), "%s/inbox", dir);
-	if (rc == 0 && getenv("FANOUT_BENCH_NO_DISK") == NULL)
+	if (rc == 0 && getenv("FANOUT_BENCH_NO_DISK") == NULL) {
 		rc = bench_disk(store);
+	}
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	if (system(cmd) != 0) {
 		rc = 1;
+	}
 	return rc;
 }
