@@ -38,6 +38,7 @@
 #define RT_SP_IDLE          64 /* idle connections kept */
 #define RT_SP_MAX_MSG       (16u << 20)
 #define RT_SP_KEEP_BUF      (256u << 10) /* a connection keeps a buffer this large at most */
+#define RT_SP_READ          4096         /* bytes a reply read asks for at least */
 #define RT_SP_REDIAL_MS     10           /* first wait before a redial (wait_for_server) */
 #define RT_SP_REDIAL_MAX_MS 100          /* longest wait between redials */
 #define RT_SP_REPLIED       0x10000      /* or-ed into a result: a whole reply was read */
@@ -501,39 +502,81 @@ rt_sp_send(rt_sp *c, rt_sp_conn *k, const wb_obj *req, int ms, uint64_t deadline
 	return rv != 0 ? rt_sp_errno(rv) : WB_OK;
 }
 
-/* rt_sp_recv reads the reply to k's request and decodes it into *rep; results as rt_call. */
+/* rt_sp_read_some reads what has arrived on fd into buf (up to cap bytes, at least one), within the deadline; 0, or an errno value. */
+static int
+rt_sp_read_some(int fd, char *buf, size_t cap, size_t *got, uint64_t deadline_us)
+{
+	for (;;) {
+		ssize_t n = recv(fd, buf, cap, 0);
+
+		if (n > 0) {
+			*got = (size_t)n;
+			return 0;
+		}
+		if (n == 0) {
+			return ECONNRESET; /* the peer closed the connection */
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			return ETIMEDOUT; /* SO_RCVTIMEO */
+		}
+		if (errno != EINTR) {
+			return errno;
+		}
+		if (rt_sp_left(deadline_us) == 0) {
+			return ETIMEDOUT;
+		}
+	}
+}
+
+/*
+ * rt_sp_recv reads the reply to k's request and decodes it into *rep;
+ * results as rt_call.  A connection carries one call at a time, so what
+ * arrives is this reply and nothing after it: it is read into k's buffer
+ * as it comes, most often in one system call, header and body together.
+ */
 static int
 rt_sp_recv(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us, wb_obj **rep)
 {
-	uint8_t     head[9 + 4], *h = c->ipc ? head + 1 : head;
-	size_t      hlen = c->ipc ? 9 : 8;
-	uint64_t    len;
+	size_t      lead = c->ipc ? 9 : 8, have = 0, want = lead + 4, got = 0;
+	uint64_t    len = 0;
 	wb_limits   lim = wb_limits_default;
 	char        err[128];
 	const char *emsg;
 	int         rv;
 
 	/* the reply: [01] length, then id and body */
-	if ((rv = rt_sp_io(k->fd, false, head, hlen + 4, deadline_us)) != 0) {
-		return rt_sp_errno(rv);
-	}
-	len = rt_wire_get(h, 8);
-	if ((c->ipc && head[0] != 1) || len < 4 || (uint32_t)rt_wire_get(h + 8, 4) != k->id) {
-		return WB_EBADMSG;
-	}
-	if (len - 4 > c->max_msg) {
-		return WB_ETOOBIG;
-	}
-	k->len = 0;
-	if (rt_sp_reserve(k, (size_t)len - 4) != WB_OK) {
+	if (rt_sp_reserve(k, RT_SP_READ) != WB_OK) {
 		return WB_ENOMEM;
 	}
-	if ((rv = rt_sp_io(k->fd, false, k->buf, (size_t)len - 4, deadline_us)) != 0) {
-		return rt_sp_errno(rv);
+	while (have < want) {
+		if ((rv = rt_sp_read_some(
+		         k->fd, k->buf + have, k->cap - have, &got, deadline_us)) != 0) {
+			return rt_sp_errno(rv);
+		}
+		have += got;
+		if (len == 0 && have >= lead + 4) {
+			const uint8_t *h = (const uint8_t *)k->buf + lead - 8;
+
+			len = rt_wire_get(h, 8);
+			if ((c->ipc && k->buf[0] != 1) || len < 4 ||
+			    (uint32_t)rt_wire_get(h + 8, 4) != k->id) {
+				return WB_EBADMSG;
+			}
+			if (len - 4 > c->max_msg) {
+				return WB_ETOOBIG;
+			}
+			want = lead + (size_t)len;
+			if (rt_sp_reserve(k, want) != WB_OK) {
+				return WB_ENOMEM;
+			}
+		}
 	}
-	k->len = (size_t)len - 4;
+	if (have > want) {
+		return WB_EBADMSG; /* more than one reply to one request */
+	}
 	lim.max_bytes = c->max_msg;
-	if ((rv = wb_decode(rep, k->buf, k->len, &lim, err, sizeof(err))) != 0) {
+	if ((rv = wb_decode(rep, k->buf + lead + 4, want - lead - 4, &lim, err, sizeof(err))) !=
+	    0) {
 		*rep = NULL;
 		return rv == WB_ENOMEM ? WB_ENOMEM : WB_EBADMSG;
 	}

@@ -3,18 +3,22 @@
  * (warble-ping): the handshake and many calls over tcp and ipc, from many
  * threads at once; a server restarted between calls; deadlines with a
  * stopped server, a closed port and a listener that is not an SP server;
- * a reply over the size limit; URLs it does not speak; waiting for a
- * server that starts late; a shutdown ending calls in flight.
+ * a reply over the size limit, and one that arrives in pieces; URLs it
+ * does not speak; waiting for a server that starts late; a shutdown
+ * ending calls in flight.
  */
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "rt_sp.h"
+#include "rt_wire.h"
 #include "wbt.h"
 
 /* sp_ping calls ping through c and returns the result (*rep stays NULL on a transport error). */
@@ -292,4 +296,74 @@ Test(rt_sp, shutdown_ends_calls_in_flight, .fini = wbt_cleanup, .timeout = 120)
 	/* on a new connection still in its handshake */
 	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
 	sp_shutdown_ends(c, d);
+}
+
+/* sp_dribble is a REP server for one call that sends its reply (a 60000-byte message) in pieces. */
+static void *
+sp_dribble(void *arg)
+{
+	static const size_t cuts[] = { 1, 5, 12, 13, 100, 4095, 4200, 30000 };
+	int                 fd = *(int *)arg, c;
+	uint8_t             in[512], hello[RT_WIRE_HELLO], *out;
+	char               *body, *msg = malloc(60001);
+	size_t              blen, n = 0, at = 0;
+	wb_obj             *rep = wb_msg_new();
+
+	cr_assert(msg != NULL && rep != NULL && (c = accept(fd, NULL, NULL)) >= 0);
+	rt_wire_hello(hello, RT_WIRE_REP);
+	cr_assert_eq(write(c, hello, sizeof(hello)), (ssize_t)sizeof(hello));
+	while (n < RT_WIRE_HELLO + 12) { /* the client's hello, length and request id */
+		ssize_t k = read(c, in + n, sizeof(in) - n);
+		cr_assert_gt(k, 0);
+		n += (size_t)k;
+	}
+	memset(msg, 'm', 60000);
+	msg[60000] = '\0';
+	cr_assert_eq(wb_set_cstr(rep, WB_F_MSG, msg), WB_OK);
+	cr_assert_eq(wb_set_bool(rep, WB_F_OK, true), WB_OK);
+	cr_assert_eq(wb_encode_buf(rep, &body, &blen), WB_OK);
+	out = malloc(12 + blen);
+	rt_wire_put(out, 4 + blen, 8);
+	memcpy(out + 8, in + RT_WIRE_HELLO + 8, 4); /* the request id */
+	memcpy(out + 12, body, blen);
+	for (size_t i = 0; i <= sizeof(cuts) / sizeof(cuts[0]); i++) {
+		size_t to = i < sizeof(cuts) / sizeof(cuts[0]) ? cuts[i] : 12 + blen;
+		cr_assert_eq(write(c, out + at, to - at), (ssize_t)(to - at));
+		at = to;
+		wbt_sleep_ms(2);
+	}
+	wbt_sleep_ms(200); /* let the client read it all before the close */
+	close(c);
+	free(out);
+	free(body);
+	free(msg);
+	wb_msg_free(rep);
+	return NULL;
+}
+
+Test(rt_sp, reply_in_pieces, .fini = wbt_cleanup, .timeout = 60)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t          len = sizeof(sa);
+	char               url[64];
+	rt_sp             *c;
+	rt_sp_opts         o = { .timeout_ms = wbt_ms(5000) };
+	pthread_t          th;
+	wb_obj            *req = wb_request(WB_OP_PING), *rep = NULL;
+	int                fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert(
+	    fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", ntohs(sa.sin_port));
+	cr_assert_eq(pthread_create(&th, NULL, sp_dribble, &fd), 0);
+	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
+	cr_assert_eq(rt_sp_call(c, req, &rep), WB_OK, "a reply cut at every boundary");
+	cr_assert_eq(strlen(wb_str(rep, WB_F_MSG, "")), 60000);
+	pthread_join(th, NULL);
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	rt_sp_close(c);
+	close(fd);
 }
