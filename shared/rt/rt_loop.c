@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rt_buf.h"
 #include "rt_listen.h"
 #include "rt_log.h"
 #include "rt_loop.h"
@@ -87,27 +88,6 @@ struct rt_loop {
 	pthread_t       guard;
 	bool            guarded;
 };
-
-/* rt_loop_grow makes room for need bytes in c's buffer. */
-static bool
-rt_loop_grow(rt_loop_conn *c, size_t need)
-{
-	size_t   n = c->cap > 0 ? c->cap : RT_LOOP_READ;
-	uint8_t *p;
-
-	if (need <= c->cap) {
-		return true;
-	}
-	while (n < need) {
-		n *= 2;
-	}
-	if ((p = realloc(c->buf, n)) == NULL) {
-		return false;
-	}
-	c->buf = p;
-	c->cap = n;
-	return true;
-}
 
 bool
 rt_loop_send(rt_loop_conn *c, const void *buf, size_t len)
@@ -187,7 +167,8 @@ rt_loop_read(rt_loop *l, rt_loop_work *w, rt_loop_conn *c)
 	size_t  at = 0, want = 0;
 	ssize_t n;
 
-	if (c->cap - c->len < RT_LOOP_READ && !rt_loop_grow(c, c->len + RT_LOOP_READ)) {
+	if (c->cap - c->len < RT_LOOP_READ &&
+	    !rt_buf_grow(&c->buf, &c->cap, c->len + RT_LOOP_READ)) {
 		return false;
 	}
 	if ((n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0)) <= 0) {
@@ -210,7 +191,7 @@ rt_loop_read(rt_loop *l, rt_loop_work *w, rt_loop_conn *c)
 		return false;
 	}
 	if (want > c->len) {
-		return rt_loop_grow(c, want); /* so that the next reads fill it */
+		return rt_buf_grow(&c->buf, &c->cap, want); /* so that the next reads fill it */
 	}
 	if (c->len == 0 && c->cap > RT_LOOP_KEEP_BUF) {
 		free(c->buf);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt_buf.h"
 #include "rt_log.h"
 #include "rt_loop.h"
 #include "rt_server.h"
@@ -212,33 +213,12 @@ out:
 	return rep;
 }
 
-/* rt_grow makes room for need bytes in a buffer of *cap bytes at *buf. */
-static bool
-rt_grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	size_t   c = *cap > 0 ? *cap : 4096;
-	uint8_t *p;
-
-	if (need <= *cap) {
-		return true;
-	}
-	while (c < need) {
-		c *= 2;
-	}
-	if ((p = realloc(*buf, c)) == NULL) {
-		return false;
-	}
-	*buf = p;
-	*cap = c;
-	return true;
-}
-
 static int
 rt_server_out_write(void *arg, const char *buf, size_t len)
 {
 	rt_work *w = arg;
 
-	if (!rt_grow(&w->out, &w->cap, w->len + len)) {
+	if (!rt_buf_grow(&w->out, &w->cap, w->len + len)) {
 		return WB_ENOMEM;
 	}
 	memcpy(w->out + w->len, buf, len);
@@ -288,7 +268,7 @@ rt_server_request(rt_server *s, rt_work *w, rt_loop_conn *c, const uint8_t *p, s
 		hdr += 4;
 	} while ((rt_wire_get(p + hdr - 4, 4) & 0x80000000u) == 0);
 	off = lead + hdr;
-	if (!rt_grow(&w->out, &w->cap, off + 256)) {
+	if (!rt_buf_grow(&w->out, &w->cap, off + 256)) {
 		return false;
 	}
 	rt_server_conn = c;

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rt_buf.h"
 #include "rt_sp.h"
 #include "rt_wire.h"
 #include "wb_clock.h"
@@ -429,21 +430,11 @@ rt_sp_conn_get(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 static int
 rt_sp_reserve(rt_sp_conn *k, size_t need)
 {
-	char  *p;
-	size_t cap = k->cap > 0 ? k->cap : 4096;
+	uint8_t *b = (uint8_t *)k->buf;
+	bool     ok = rt_buf_grow(&b, &k->cap, need);
 
-	if (need <= k->cap) {
-		return WB_OK;
-	}
-	while (cap < need) {
-		cap *= 2;
-	}
-	if ((p = realloc(k->buf, cap)) == NULL) {
-		return WB_ENOMEM;
-	}
-	k->buf = p;
-	k->cap = cap;
-	return WB_OK;
+	k->buf = (char *)b;
+	return ok ? WB_OK : WB_ENOMEM;
 }
 
 static int
