@@ -156,6 +156,22 @@ Test(rt_sp, deadlines, .fini = wbt_cleanup, .timeout = 120)
 	rt_sp_close(c);
 }
 
+/* sp_listen opens a TCP listener on a free loopback port, its URL into url; the descriptor. */
+static int
+sp_listen(char *url, size_t n)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t          len = sizeof(sa);
+	int                fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert(
+	    fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(url, n, "tcp://127.0.0.1:%d", ntohs(sa.sin_port));
+	return fd;
+}
+
 /* sp_not_sp accepts one connection on fd and answers with an HTTP status line. */
 static void *
 sp_not_sp(void *arg)
@@ -173,19 +189,12 @@ sp_not_sp(void *arg)
 
 Test(rt_sp, refuses_what_is_not_an_sp_rep_server, .fini = wbt_cleanup, .timeout = 60)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t          len = sizeof(sa);
-	char               url[64];
-	rt_sp             *c;
-	rt_sp_opts         o = { .timeout_ms = 2000 };
-	pthread_t          th;
-	int                fd = socket(AF_INET, SOCK_STREAM, 0);
+	char       url[64];
+	rt_sp     *c;
+	rt_sp_opts o = { .timeout_ms = 2000 };
+	pthread_t  th;
+	int        fd = sp_listen(url, sizeof(url));
 
-	cr_assert(
-	    fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", ntohs(sa.sin_port));
 	cr_assert_eq(pthread_create(&th, NULL, sp_not_sp, &fd), 0);
 	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
 	cr_assert_eq(sp_ping(c), WB_EUNAVAIL);
@@ -343,20 +352,13 @@ sp_dribble(void *arg)
 
 Test(rt_sp, reply_in_pieces, .fini = wbt_cleanup, .timeout = 60)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t          len = sizeof(sa);
-	char               url[64];
-	rt_sp             *c;
-	rt_sp_opts         o = { .timeout_ms = wbt_ms(5000) };
-	pthread_t          th;
-	wb_obj            *req = wb_request(WB_OP_PING), *rep = NULL;
-	int                fd = socket(AF_INET, SOCK_STREAM, 0);
+	char       url[64];
+	rt_sp     *c;
+	rt_sp_opts o = { .timeout_ms = wbt_ms(5000) };
+	pthread_t  th;
+	wb_obj    *req = wb_request(WB_OP_PING), *rep = NULL;
+	int        fd = sp_listen(url, sizeof(url));
 
-	cr_assert(
-	    fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 4) == 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", ntohs(sa.sin_port));
 	cr_assert_eq(pthread_create(&th, NULL, sp_dribble, &fd), 0);
 	cr_assert_eq(rt_sp_open(&c, url, &o), WB_OK);
 	cr_assert_eq(rt_sp_call(c, req, &rep), WB_OK, "a reply cut at every boundary");

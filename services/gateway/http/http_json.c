@@ -253,6 +253,7 @@ static int
 http_json_str(http_buf *out, const char *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
+	static const char named[] = "\"\\\n\r\t\b\f", names[] = "\"\\nrtbf";
 	size_t            run = 0;
 
 	if (!http_json_utf8((const unsigned char *)p, n)) {
@@ -266,32 +267,15 @@ http_json_str(http_buf *out, const char *p, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
 		char          esc[6] = { '\\', 0 };
+		const char   *e;
 		size_t        k = 2;
 
 		if (c >= 0x20 && c != '"' && c != '\\') {
 			continue;
 		}
-		switch (c) {
-		case '"':
-		case '\\':
-			esc[1] = (char)c;
-			break;
-		case '\n':
-			esc[1] = 'n';
-			break;
-		case '\r':
-			esc[1] = 'r';
-			break;
-		case '\t':
-			esc[1] = 't';
-			break;
-		case '\b':
-			esc[1] = 'b';
-			break;
-		case '\f':
-			esc[1] = 'f';
-			break;
-		default:
+		if ((e = c != 0 ? strchr(named, c) : NULL) != NULL) {
+			esc[1] = names[e - named]; /* \" \\ \n \r \t \b \f */
+		} else {
 			memcpy(esc + 1, "u00", 3);
 			esc[4] = hex[c >> 4];
 			esc[5] = hex[c & 15];
