@@ -373,6 +373,20 @@ Test(http, protocol_limits, .fini = wbt_cleanup, .timeout = 120)
 		ht_res_free(&r);
 	}
 	close(fd);
+	/* an HTTP/1.0 client that asks to keep the connection is told so, and may */
+	fd = ht_connect(port);
+	cr_assert_geq(fd, 0);
+	for (int i = 0; i < 2; i++) {
+		const char *q = "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+		char        hv[32];
+		cr_assert_eq(ht_send(fd, q, strlen(q)), 0);
+		cr_assert_eq(ht_read_response(fd, &r, HT_DEADLINE_MS), 0);
+		cr_assert_eq(r.status, 200, "HTTP/1.0 request %d on one connection", i);
+		cr_assert_not_null(ht_header(&r, "Connection", hv, sizeof(hv)));
+		cr_assert_str_eq(hv, "keep-alive");
+		ht_res_free(&r);
+	}
+	close(fd);
 
 	/* chunked bodies are refused */
 	cr_assert_eq(

@@ -73,7 +73,9 @@ http_respond(http_job *j, int status, const char *ctype, const void *body, size_
 	        status, http_reason(status), ctype, len, j->allow != NULL ? "Allow: " : "",
 	        j->allow != NULL ? j->allow : "", j->allow != NULL ? "\r\n" : "",
 	        j->www_auth ? "WWW-Authenticate: Bearer realm=\"warble\"\r\n" : "",
-	        j->close ? "Connection: close\r\n" : "") != WB_OK ||
+	        j->close             ? "Connection: close\r\n"
+	        : j->head.minor == 0 ? "Connection: keep-alive\r\n" /* a 1.0 client asked for it */
+	                             : "") != WB_OK ||
 	    (!head && http_buf_add(r, body, len) != WB_OK)) {
 		j->broken = true; /* out of memory: the connection goes */
 		return;
