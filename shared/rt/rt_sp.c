@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "rt_buf.h"
+#include "rt_dns.h"
 #include "rt_sp.h"
 #include "rt_wire.h"
 #include "wb_clock.h"
@@ -57,6 +58,7 @@ typedef struct rt_sp_conn {
 struct rt_sp {
 	bool               ipc;
 	char               host[256], port[16]; /* tcp */
+	rt_dns            *dns;                 /* tcp: host's addresses */
 	struct sockaddr_un un;                  /* ipc */
 	int                timeout_ms;
 	size_t             max_msg;
@@ -122,6 +124,10 @@ rt_sp_open(rt_sp **out, const char *url, const rt_sp_opts *opts)
 		free(c);
 		return rc;
 	}
+	if (!c->ipc && (rc = rt_dns_open(&c->dns, c->host, c->port)) != WB_OK) {
+		free(c);
+		return rc;
+	}
 	c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
 	c->max_msg = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_SP_MAX_MSG;
 	c->wait_for_server = opts != NULL && opts->wait_for_server;
@@ -169,6 +175,7 @@ rt_sp_close(rt_sp *c)
 	for (int i = 0; i < c->nidle; i++) {
 		rt_sp_conn_drop(&c->idle[i]);
 	}
+	rt_dns_close(c->dns);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -220,28 +227,36 @@ fail:
 	return -1;
 }
 
-/* rt_sp_dial connects to c's address (resolving a tcp host each time); -1 with errno set. */
+/*
+ * rt_sp_dial connects to c's address within the deadline; -1 with errno
+ * set.  A tcp host's addresses come from its rt_dns (resolved in the
+ * background); when none of them takes the connection, a new lookup
+ * starts for the next dial (the service may have moved).
+ */
 static int
 rt_sp_dial(rt_sp *c, uint64_t deadline_us)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-	int             fd = -1, one = 1;
+	struct sockaddr_storage addrs[RT_DNS_ADDRS];
+	socklen_t               lens[RT_DNS_ADDRS];
+	int                     fd = -1, one = 1, n;
 
 	if (c->ipc) {
 		return rt_sp_connect_fd(
 		    (const struct sockaddr *)&c->un, sizeof(c->un), deadline_us);
 	}
-	if (getaddrinfo(c->host[0] != '\0' ? c->host : "127.0.0.1", c->port, &hints, &res) != 0) {
-		errno = EHOSTUNREACH;
+	if ((n = rt_dns_get(c->dns, addrs, lens, deadline_us)) == 0) {
 		return -1;
 	}
-	for (struct addrinfo *a = res; a != NULL && fd < 0; a = a->ai_next) {
-		fd = rt_sp_connect_fd(a->ai_addr, a->ai_addrlen, deadline_us);
+	for (int i = 0; i < n && fd < 0; i++) {
+		fd = rt_sp_connect_fd((const struct sockaddr *)&addrs[i], lens[i], deadline_us);
 	}
-	freeaddrinfo(res);
-	if (fd >= 0) {
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (fd < 0) {
+		int err = errno;
+		rt_dns_refresh(c->dns);
+		errno = err;
+		return -1;
 	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
 }
 
