@@ -147,16 +147,19 @@ rt_loop_conn_finish(rt_loop_conn *c)
 	shutdown(c->fd, SHUT_WR);
 }
 
-/* rt_loop_waiting starts c's wait for its next request (its deadline too, unless serve set one). */
+/* rt_loop_waiting starts c's wait for its next request (its deadline too, unless serve set one); nothing to do without a guard. */
 static void
 rt_loop_waiting(rt_loop *l, rt_loop_conn *c)
 {
-	uint64_t now = wb_mono_us() / 1000;
+	uint64_t now;
 
+	if (l->opts.idle_ms == 0) {
+		return;
+	}
+	now = wb_mono_us() / 1000;
 	atomic_store(&c->since_ms, now);
 	if (!c->waited) {
-		atomic_store(
-		    &c->deadline_ms, l->opts.idle_ms > 0 ? now + (uint64_t)l->opts.idle_ms : 0);
+		atomic_store(&c->deadline_ms, now + (uint64_t)l->opts.idle_ms);
 	}
 }
 
@@ -315,9 +318,13 @@ rt_loop_worker(void *arg)
 		}
 		c = ev.data.ptr;
 		pthread_mutex_lock(&c->mu);
-		atomic_store(&c->busy, true);
+		if (l->opts.idle_ms > 0) {
+			atomic_store(&c->busy, true); /* the guard leaves it alone */
+		}
 		ok = rt_loop_read(l, w, c);
-		atomic_store(&c->busy, false);
+		if (l->opts.idle_ms > 0) {
+			atomic_store(&c->busy, false);
+		}
 		ok = ok && rt_loop_arm(l, c, EPOLL_CTL_MOD);
 		pthread_mutex_unlock(&c->mu);
 		if (!ok) {

@@ -260,18 +260,19 @@ rt_sp_dial(rt_sp *c, uint64_t deadline_us)
 	return fd;
 }
 
-/* rt_sp_io writes (out) or reads len bytes of buf, within the deadline; 0, or an errno value. */
+/* rt_sp_io writes (out) or reads at least need and at most cap bytes of buf, within the deadline, counting them in *done (if not NULL); 0, or an errno value. */
 static int
-rt_sp_io(int fd, bool out, void *buf, size_t len, uint64_t deadline_us)
+rt_sp_io(int fd, bool out, void *buf, size_t need, size_t cap, size_t *done, uint64_t deadline_us)
 {
-	char *p = buf;
+	char  *p = buf;
+	size_t did = 0;
 
-	while (len > 0) {
-		ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+	while (did < need) {
+		ssize_t n = out ? send(fd, p + did, cap - did, MSG_NOSIGNAL)
+		                : recv(fd, p + did, cap - did, 0);
 
 		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
+			did += (size_t)n;
 		} else if (n == 0) {
 			return ECONNRESET; /* the peer closed the connection */
 		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -279,9 +280,12 @@ rt_sp_io(int fd, bool out, void *buf, size_t len, uint64_t deadline_us)
 		} else if (errno != EINTR) {
 			return errno;
 		}
-		if (len > 0 && rt_sp_left(deadline_us) == 0) {
+		if (did < need && rt_sp_left(deadline_us) == 0) {
 			return ETIMEDOUT;
 		}
+	}
+	if (done != NULL) {
+		*done = did;
 	}
 	return 0;
 }
@@ -410,8 +414,10 @@ rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 		rv = errno;
 	} else if ((rv = rt_sp_timeouts(
 	                k, rt_sp_left(deadline_us) > 0 ? rt_sp_left(deadline_us) : 1)) == 0 &&
-	           (rv = rt_sp_io(k->fd, true, (void *)hello, sizeof(hello), deadline_us)) == 0 &&
-	           (rv = rt_sp_io(k->fd, false, peer, sizeof(peer), deadline_us)) == 0 &&
+	           (rv = rt_sp_io(k->fd, true, (void *)hello, sizeof(hello), sizeof(hello), NULL,
+	                deadline_us)) == 0 &&
+	           (rv = rt_sp_io(
+	                k->fd, false, peer, sizeof(peer), sizeof(peer), NULL, deadline_us)) == 0 &&
 	           !rt_wire_hello_ok(peer, RT_WIRE_REP)) {
 		rv = EPROTO; /* not an SP REP server */
 	}
@@ -504,34 +510,9 @@ rt_sp_send(rt_sp *c, rt_sp_conn *k, const wb_obj *req, int ms, uint64_t deadline
 	if (c->ipc) {
 		k->buf[off - 13] = 1;
 	}
-	rv = rt_sp_io(k->fd, true, k->buf + off - 4 - hlen, k->len - off + 4 + hlen, deadline_us);
+	rv = rt_sp_io(k->fd, true, k->buf + off - 4 - hlen, k->len - off + 4 + hlen,
+	    k->len - off + 4 + hlen, NULL, deadline_us);
 	return rv != 0 ? rt_sp_errno(rv) : WB_OK;
-}
-
-/* rt_sp_read_some reads what has arrived on fd into buf (up to cap bytes, at least one), within the deadline; 0, or an errno value. */
-static int
-rt_sp_read_some(int fd, char *buf, size_t cap, size_t *got, uint64_t deadline_us)
-{
-	for (;;) {
-		ssize_t n = recv(fd, buf, cap, 0);
-
-		if (n > 0) {
-			*got = (size_t)n;
-			return 0;
-		}
-		if (n == 0) {
-			return ECONNRESET; /* the peer closed the connection */
-		}
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			return ETIMEDOUT; /* SO_RCVTIMEO */
-		}
-		if (errno != EINTR) {
-			return errno;
-		}
-		if (rt_sp_left(deadline_us) == 0) {
-			return ETIMEDOUT;
-		}
-	}
 }
 
 /*
@@ -555,8 +536,8 @@ rt_sp_recv(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us, wb_obj **rep)
 		return WB_ENOMEM;
 	}
 	while (have < want) {
-		if ((rv = rt_sp_read_some(
-		         k->fd, k->buf + have, k->cap - have, &got, deadline_us)) != 0) {
+		if ((rv = rt_sp_io(
+		         k->fd, false, k->buf + have, 1, k->cap - have, &got, deadline_us)) != 0) {
 			return rt_sp_errno(rv);
 		}
 		have += got;
