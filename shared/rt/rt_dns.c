@@ -14,7 +14,10 @@
 #include <time.h>
 
 #include "rt_dns.h"
+#include "wb_clock.h"
 #include "wb_errors.h"
+
+#define RT_DNS_REFRESH_MS 1000 /* refreshes at most this often */
 
 struct rt_dns {
 	pthread_mutex_t         mu;
@@ -26,6 +29,7 @@ struct rt_dns {
 	struct sockaddr_storage addrs[RT_DNS_ADDRS];
 	socklen_t               lens[RT_DNS_ADDRS];
 	int                     naddr;
+	uint64_t                started_us; /* when the last lookup started */
 };
 
 /* rt_dns_unref drops one reference, freeing d with the last (called with mu held; unlocks it). */
@@ -96,6 +100,7 @@ rt_dns_start(rt_dns *d)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	d->running = true;
+	d->started_us = wb_mono_us();
 	d->refs++;
 	if (pthread_create(&th, &attr, rt_dns_main, d) != 0) {
 		d->running = false;
@@ -161,7 +166,9 @@ void
 rt_dns_refresh(rt_dns *d)
 {
 	pthread_mutex_lock(&d->mu);
-	rt_dns_start(d);
+	if (wb_mono_us() - d->started_us >= RT_DNS_REFRESH_MS * 1000) {
+		rt_dns_start(d); /* a service down is redialled often: look at most once a second */
+	}
 	pthread_mutex_unlock(&d->mu);
 }
 

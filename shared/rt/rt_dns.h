@@ -28,7 +28,7 @@ int rt_dns_open(rt_dns **out, const char *host, const char *port);
  */
 int rt_dns_get(rt_dns *d, struct sockaddr_storage *addrs, socklen_t *lens, uint64_t deadline_us);
 
-/* rt_dns_refresh starts a new lookup unless one is running (the addresses known stopped answering); they stay until it succeeds. */
+/* rt_dns_refresh starts a new lookup unless one is running or started within the last second (the addresses known stopped answering); they stay until it succeeds. */
 void rt_dns_refresh(rt_dns *d);
 
 /* rt_dns_close lets go of d; a lookup still running ends in its own thread, which frees d then. */

@@ -35,7 +35,7 @@ Test(rt_dns, name_in_the_background)
 
 	cr_assert_eq(rt_dns_open(&d, "localhost", "80"), WB_OK);
 	cr_assert_geq(rt_dns_get(d, addrs, lens, wb_mono_us() + 10000000), 1);
-	rt_dns_refresh(d); /* a second lookup keeps the addresses known meanwhile */
+	rt_dns_refresh(d); /* so soon after the lookup: skipped, the addresses stay */
 	cr_assert_geq(rt_dns_get(d, addrs, lens, wb_mono_us()), 1);
 	rt_dns_close(d); /* the refresh may still run: it frees d when it ends */
 }
