@@ -86,6 +86,21 @@ user_session_nb(user_svc *u, uint64_t uid, uint64_t *nb)
 	return WB_OK;
 }
 
+/*
+ * user_session_next_nb gives the moment that voids every session of uid
+ * begun so far: after now, and after the last such moment too, since a
+ * login in that moment's millisecond began at it (user_session_new).
+ */
+static int
+user_session_next_nb(user_svc *u, uint64_t uid, uint64_t *nb)
+{
+	uint64_t now = wb_now_ms(), last;
+	int      rc = user_session_nb(u, uid, &last);
+
+	*nb = (now > last ? now : last) + 1;
+	return rc;
+}
+
 int
 user_session_new(user_svc *u, uint64_t uid, uint64_t now_ms, char *token)
 {
@@ -243,7 +258,10 @@ user_session_logout(user_svc *u, const wb_obj *req, wb_obj *rep, bool all)
 	}
 	if (all) {
 		/* every session begun up to now ends; one begun later is a new login */
-		rc = user_session_end_all(u, b, &s, wb_now_ms() + 1);
+		uint64_t nb;
+		if ((rc = user_session_next_nb(u, s.uid, &nb)) == WB_OK) {
+			rc = user_session_end_all(u, b, &s, nb);
+		}
 	} else if ((rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, s.key, sizeof(s.key))) ==
 	           WB_OK) {
 		/* an unsigned token needs no record: only this service checks those */
@@ -309,7 +327,9 @@ user_handle_password(void *arg, const wb_obj *req, wb_obj *rep)
 		return user_fail(rep, WB_ENOMEM, NULL);
 	}
 	/* sessions begun up to now end; the caller's new one begins at nb */
-	nb = wb_now_ms() + 1;
+	if ((rc = user_session_next_nb(u, s.uid, &nb)) != WB_OK) {
+		return user_fail(rep, rc, NULL);
+	}
 	wb_session ns = { s.uid, wb_session_sid(nb), nb + u->opts.session_ttl_ms };
 	wb_session_sign(token, &ns, u->session_key);
 	hb_u64_be(row, s.uid);
