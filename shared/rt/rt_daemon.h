@@ -72,4 +72,16 @@ typedef struct rt_service {
 /* rt_daemon_main runs the daemon described by s and returns main's exit status. */
 int rt_daemon_main(const rt_service *s, int argc, char **argv);
 
+/*
+ * rt_daemon_main_all runs the n services of s in one process, as prog:
+ * their options merged into one table (a flag sets its variable, which
+ * every service reading it then sees), their stores opened and their
+ * servers listening as rt_daemon_main's would, opened and started in the
+ * order of s and stopped in the reverse one.  Their servers are local
+ * (rt_local.h), so a service's calls to another one in s run on the
+ * calling thread.  Returns main's exit status.
+ */
+int rt_daemon_main_all(const rt_service *const *s, size_t n, const char *prog, const char *summary,
+    int argc, char **argv);
+
 #endif

@@ -55,11 +55,18 @@ fail_with(int want, const char *name, const char *method, const char *path, cons
 	json_decref(j);
 }
 
+/* start_as starts the test's cluster in shape (WBT_FIVE where a test stops one daemon). */
+static void
+start_as(const char *const *env, wbt_shape shape)
+{
+	port = ht_cluster_start_as(&cl, env, shape);
+	cr_assert_gt(port, 0, "cluster did not start");
+}
+
 static void
 start(const char *const *env)
 {
-	port = ht_cluster_start(&cl, env);
-	cr_assert_gt(port, 0, "cluster did not start");
+	start_as(env, WBT_ANY);
 }
 
 static const char *
@@ -219,7 +226,7 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	ht_res      r;
 	char        hv[128];
 
-	start(NULL);
+	start_as(NULL, WBT_FIVE); /* content alone goes, at the end */
 	a = user("alice", 0);
 	b = user("bob", 1);
 
@@ -335,7 +342,7 @@ Test(http, timeout_504, .fini = wbt_cleanup, .timeout = 120)
 	const char *env[] = { "WARBLE_GATEWAY_TIMEOUT_MS=1500", NULL };
 	const char *b;
 
-	start(env);
+	start_as(env, WBT_FIVE); /* content alone is paused */
 	b = user("bob", 1);
 	cr_assert_eq(wbt_pause(cl.content), 0);
 	fail_with(504, "TIMEOUT", "POST", "/api/v1/posts", b, "{\"text\":\"x\"}");
