@@ -541,6 +541,10 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 		cr_assert_geq(metric_value(r.body, key), 0, "no %s in /metrics", key);
 	}
 	cr_assert_geq(metric_value(r.body, "warble_http_responses_total{code=\"201\"}"), 5);
+	/* durations in base units: the inbox's last_fanout_ms is exported in seconds */
+	cr_assert_geq(metric_value(r.body, "warble_inbox_last_fanout_seconds"), 0);
+	cr_assert_null(strstr(r.body, "_ms "), "a metric in milliseconds");
+	cr_assert_null(strstr(r.body, "_us "), "a metric in microseconds");
 	cr_assert_not_null(strstr(r.body, "# TYPE warble_request_duration_seconds histogram\n"));
 	/* buckets are cumulative */
 	{
