@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include <nng/nng.h>
@@ -201,6 +202,24 @@ rt_daemon_signals(sigset_t *stop)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
+/* rt_daemon_disk_free is a gauge: the bytes still free, for an unprivileged writer, on the file system of the store's folder. */
+static uint64_t
+rt_daemon_disk_free(void *dir)
+{
+	struct statvfs sv;
+
+	return statvfs(dir, &sv) == 0 ? (uint64_t)sv.f_bavail * sv.f_frsize : 0;
+}
+
+/* rt_daemon_disk_size is a gauge: the size of the file system of the store's folder (0 if unknown). */
+static uint64_t
+rt_daemon_disk_size(void *dir)
+{
+	struct statvfs sv;
+
+	return statvfs(dir, &sv) == 0 ? (uint64_t)sv.f_blocks * sv.f_frsize : 0;
+}
+
 /* rt_daemon_serve opens the service and its server, waits for a stop signal, and closes both. */
 static int
 rt_daemon_serve(const rt_service *s, rt_common *c, hb_table *t, const sigset_t *stop)
@@ -221,6 +240,12 @@ rt_daemon_serve(const rt_service *s, rt_common *c, hb_table *t, const sigset_t *
 	}
 	if (rc == WB_OK && t != NULL) {
 		rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t);
+	}
+	if (rc == WB_OK && t != NULL) {
+		rc = rt_server_gauge(srv, "disk_free_bytes", rt_daemon_disk_free, c->dir);
+	}
+	if (rc == WB_OK && t != NULL) {
+		rc = rt_server_gauge(srv, "disk_size_bytes", rt_daemon_disk_size, c->dir);
 	}
 	if (rc == WB_OK && (rc = rt_server_start(srv)) == WB_OK && s->start != NULL) {
 		rc = s->start(svc);
