@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include <nng/nng.h>
@@ -201,6 +202,36 @@ rt_daemon_signals(sigset_t *stop)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
+/* rt_daemon_disk_free is a gauge: the bytes still free, for an unprivileged writer, on the file system of the store's folder. */
+static uint64_t
+rt_daemon_disk_free(void *dir)
+{
+	struct statvfs sv;
+
+	return statvfs(dir, &sv) == 0 ? (uint64_t)sv.f_bavail * sv.f_frsize : 0;
+}
+
+/* rt_daemon_disk_size is a gauge: the size of the file system of the store's folder (0 if unknown). */
+static uint64_t
+rt_daemon_disk_size(void *dir)
+{
+	struct statvfs sv;
+
+	return statvfs(dir, &sv) == 0 ? (uint64_t)sv.f_blocks * sv.f_frsize : 0;
+}
+
+/* rt_daemon_gauges adds the store's figures to srv's stats: its size and its disk's. */
+static int
+rt_daemon_gauges(rt_server *srv, hb_table *t, char *dir)
+{
+	int rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t);
+
+	if (rc == WB_OK) {
+		rc = rt_server_gauge(srv, "disk_free_bytes", rt_daemon_disk_free, dir);
+	}
+	return rc == WB_OK ? rt_server_gauge(srv, "disk_size_bytes", rt_daemon_disk_size, dir) : rc;
+}
+
 /* One service of the process: its descriptor, its options and what was opened for it. */
 typedef struct rt_unit {
 	const rt_service *s;
@@ -242,7 +273,7 @@ rt_daemon_up(rt_unit *u, size_t n, bool local)
 			rc = u[i].s->open != NULL ? u[i].s->open(&env, &u[i].svc) : WB_OK;
 		}
 		if (rc == WB_OK && u[i].t != NULL) {
-			rc = rt_server_gauge(u[i].srv, "store_bytes", hb_disk_bytes, u[i].t);
+			rc = rt_daemon_gauges(u[i].srv, u[i].t, u[i].c.dir);
 		}
 		if (rc == WB_OK) {
 			rc = rt_server_start(u[i].srv);

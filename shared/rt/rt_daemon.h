@@ -11,7 +11,8 @@
  *   2. logging as the service's name, SIGTERM/SIGINT/SIGPIPE handling;
  *   3. DATA/<name> and the store with the service's families;
  *   4. the REP server on its listen endpoint, the service's open (it registers its
- *      handlers there), the store_bytes gauge, listen, the service's start;
+ *      handlers there), the store_bytes and disk_{free,size}_bytes gauges,
+ *      listen, the service's start;
  *   5. wait for SIGTERM or SIGINT; RT_DAEMON_GRACE_MS later every
  *      downstream call still waiting ends (rt_client_shutdown_all);
  *   6. close the server (requests in flight are answered), the service,

@@ -544,10 +544,22 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 	for (int i = 0; i < 4; i++) {
 		static const char *svc[] = { "user", "relation", "content", "inbox" };
 		char               key[64];
+		double             free_bytes;
 		snprintf(key, sizeof(key), "warble_%s_store_bytes", svc[i]);
 		cr_assert_geq(metric_value(r.body, key), 0, "no %s in /metrics", key);
+		/* and the free space and size of the file system it is on */
+		snprintf(key, sizeof(key), "warble_%s_disk_free_bytes", svc[i]);
+		free_bytes = metric_value(r.body, key);
+		cr_assert_gt(free_bytes, 0, "no %s in /metrics", key);
+		snprintf(key, sizeof(key), "warble_%s_disk_size_bytes", svc[i]);
+		cr_assert_geq(
+		    metric_value(r.body, key), free_bytes, "%s below the free space", key);
 	}
 	cr_assert_geq(metric_value(r.body, "warble_http_responses_total{code=\"201\"}"), 5);
+	/* durations in base units: the inbox's last_fanout_ms is exported in seconds */
+	cr_assert_geq(metric_value(r.body, "warble_inbox_last_fanout_seconds"), 0);
+	cr_assert_null(strstr(r.body, "_ms "), "a metric in milliseconds");
+	cr_assert_null(strstr(r.body, "_us "), "a metric in microseconds");
 	cr_assert_not_null(strstr(r.body, "# TYPE warble_request_duration_seconds histogram\n"));
 	/* buckets are cumulative */
 	{
