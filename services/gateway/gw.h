@@ -53,6 +53,9 @@ void gw_close(gw *g);
 /* gw_service describes warble-gateway to rt_daemon_main (gw_daemon.c). */
 extern const rt_service gw_service;
 
+/* gw_rid_new writes a new request id, unique across restarts and gateways in all likelihood, into buf. */
+void gw_rid_new(gw *g, char buf[WB_RID_MAX + 1]);
+
 /* gw_dispatch runs public operation op on req from client (read by logins only; NULL or family 0 if unknown), filling rep (a success or an error reply); returns its wb_err. */
 int gw_dispatch(
     gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client);

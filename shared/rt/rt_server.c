@@ -169,13 +169,20 @@ rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg)
 	return WB_OK;
 }
 
-/* rt_server_run checks req, runs its op's handler and completes rep; returns the op, for stats. */
+/*
+ * rt_server_run checks req, runs its op's handler and completes rep;
+ * returns the op, for stats.  The handler's thread logs as this service,
+ * with the request's id (if it has one; an in-process call keeps its
+ * caller's otherwise).
+ */
 static wb_op
 rt_server_run(rt_server *s, const wb_obj *req, wb_obj *rep)
 {
-	char  err[256];
-	wb_op op = wb_op_of(req);
-	int   rv;
+	char        err[256], rid[WB_RID_MAX + 1];
+	wb_op       op = wb_op_of(req);
+	const char *prev_rid = wb_rid(), *prev_svc, *r;
+	size_t      rn;
+	int         rv;
 
 	err[0] = '\0';
 	if ((rv = wb_check_request(req, &op, err, sizeof(err))) != 0) {
@@ -187,6 +194,12 @@ rt_server_run(rt_server *s, const wb_obj *req, wb_obj *rep)
 		    rep, WB_EBADOP, "operation %s is not served by %s", wb_op_name(op), s->name);
 		return op;
 	}
+	if (wb_get_str(req, WB_F_RID, &r, &rn)) { /* checked: at most WB_RID_MAX */
+		memcpy(rid, r, rn);
+		rid[rn] = '\0';
+		wb_rid_swap(rid);
+	}
+	prev_svc = rt_log_swap_service(s->name);
 	rv = s->routes[op].fn(s->routes[op].arg, req, rep);
 	if (rv != 0) {
 		if (!wb_has(rep, WB_F_ERR)) {
@@ -201,6 +214,9 @@ rt_server_run(rt_server *s, const wb_obj *req, wb_obj *rep)
 			wb_reply_error(rep, WB_ENOMEM, NULL);
 		}
 	}
+	RT_DEBUGF("%s: %s", wb_op_name(op), rv == 0 ? "ok" : wb_err_name(rv));
+	rt_log_swap_service(prev_svc);
+	wb_rid_swap(prev_rid);
 	return op;
 }
 

@@ -679,3 +679,79 @@ Test(http, docs, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_eq(rc, 0, "a curl example of docs/http-api.md failed (output above)");
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }
+
+/* log_wait polls d's log until it holds needle (the daemons write each line at once); true if it did within the bound. */
+static bool
+log_wait(const wbt_daemon *d, const char *needle)
+{
+	long long end = wbt_now_ms() + wbt_ms(10000);
+	char      buf[1 << 16];
+
+	for (;;) {
+		FILE  *f = fopen(d->log, "r");
+		bool   found = false;
+		size_t keep = strlen(needle), n = 0, got;
+
+		/* read in pieces, each kept with the tail of the one before, so a match across two is seen */
+		while (
+		    f != NULL && !found && (got = fread(buf + n, 1, sizeof(buf) - 1 - n, f)) > 0) {
+			n += got;
+			buf[n] = '\0';
+			found = strstr(buf, needle) != NULL;
+			if (n > keep) {
+				memmove(buf, buf + n - keep, keep);
+				n = keep;
+			}
+		}
+		if (f != NULL) {
+			fclose(f);
+		}
+		if (found || wbt_now_ms() > end) {
+			return found;
+		}
+		wbt_sleep_ms(50);
+	}
+}
+
+/* One request's id: the client's X-Request-Id comes back on the reply and names the request in the gateway's log and its fan-out in the inbox's; a request without one (or with a malformed one) gets a new one. */
+Test(http, request_ids, .fini = wbt_cleanup, .timeout = 120)
+{
+	const char *env[] = { "WARBLE_LOG_LEVEL=debug", NULL };
+	const char *body = "{\"text\":\"traced\"}";
+	const char *a, *b;
+	char        raw[1024];
+	ht_res      r;
+
+	start(env);
+	a = user("alice", 0);
+	b = user("bob", 1);
+	json_decref(call(200, "PUT", "/api/v1/me/following/alice", b, NULL));
+	snprintf(raw, sizeof(raw),
+	    "POST /api/v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+	    "X-Request-Id: test-rid.42\r\nContent-Length: %zu\r\n\r\n%s",
+	    a, strlen(body), body);
+	cr_assert_eq(ht_raw_str(port, raw, &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	cr_assert(strstr(r.head, "\r\nX-Request-Id: test-rid.42\r\n") != NULL, "%s", r.head);
+	ht_res_free(&r);
+	json_decref(home_wait(b, 1));
+	cr_assert(
+	    log_wait(cl.gateway, "svc=gateway rid=test-rid.42 msg=\"POST /api/v1/posts: 201\""),
+	    "the gateway's log does not name the request (%s)", cl.gateway->log);
+	cr_assert(log_wait(cl.content, "svc=content rid=test-rid.42 msg=\"post.publish: ok\""),
+	    "the content service's log does not name the request (%s)", cl.content->log);
+	cr_assert(log_wait(cl.inbox, "svc=inbox rid=test-rid.42 msg=\"content event post seq"),
+	    "the inbox's log does not name the fan-out (%s)", cl.inbox->log);
+
+	/* no id, or one that is not an id: a new one, every time */
+	cr_assert_eq(
+	    ht_raw_str(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a/b c\r\n\r\n", &r,
+	        HT_DEADLINE_MS),
+	    0);
+	cr_assert_eq(r.status, 200);
+	char *rid = strstr(r.head, "\r\nX-Request-Id: ");
+	cr_assert_not_null(rid, "%s", r.head);
+	cr_assert(strncmp(rid + 16, "a/b", 3) != 0);
+	ht_res_free(&r);
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}

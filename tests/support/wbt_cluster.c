@@ -97,7 +97,9 @@ wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const c
 
 	env[k++] = "WARBLE_PWHASH_OPS=1";
 	env[k++] = "WARBLE_PWHASH_MEM=8192";
-	env[k++] = "WARBLE_LOG_LEVEL=warn";
+	if (!wbt_cluster_has(extra_env, "WARBLE_LOG_LEVEL=")) {
+		env[k++] = "WARBLE_LOG_LEVEL=warn";
+	}
 	if (!wbt_cluster_has(extra_env, "WARBLE_HTTP_URL=")) {
 		env[k++] =
 		    "WARBLE_HTTP_URL=http://127.0.0.1:0"; /* any free port: clusters run side by side */
