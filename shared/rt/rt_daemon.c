@@ -257,10 +257,9 @@ rt_daemon_up(rt_unit *u, size_t n, bool local)
 			.url = u[i].c.url,
 			.workers = (int)u[i].c.nworkers,
 			.local = local };
-		rt_env         env = { .name = u[i].s->name,
-			        .url = u[i].c.url,
-			        .dir = u[i].c.dir,
-			        .nworkers = (int)u[i].c.nworkers };
+		rt_env         env = {
+			        .name = u[i].s->name, .url = u[i].c.url, .nworkers = (int)u[i].c.nworkers
+		};
 
 		if (u[i].s->nfams > 0 &&
 		    (rc = rt_daemon_store(u[i].s, &u[i].c, &u[i].t)) != WB_OK) {

@@ -298,7 +298,7 @@ setup_warble(bool celebs)
 		return -1;
 	}
 	fprintf(stderr, "warble: %u + %llu + %d accounts in %.1f s\n", G.n,
-	    (unsigned long long)W.npool, opt.ncelebs, (lg_now_us() - t0) / 1e6);
+	    (unsigned long long)W.npool, celebs ? opt.ncelebs : 0, (lg_now_us() - t0) / 1e6);
 	t0 = lg_now_us();
 	for (uint32_t t = 0; t < G.n; t++) {
 		size_t k = 0;
