@@ -888,6 +888,42 @@ hb_compact(hb_table *t, int fam)
 	return WB_OK;
 }
 
+int
+hb_checkpoint(hb_table *t, const char *dir)
+{
+	rocksdb_checkpoint_t *cp;
+	char                 *err = NULL;
+
+	if (t == NULL || dir == NULL || dir[0] == '\0') {
+		return WB_EINVAL;
+	}
+	if ((cp = rocksdb_checkpoint_object_create(t->db, &err)) == NULL || err != NULL) {
+		return err ? hb_err_rocks(err) : WB_ENOMEM;
+	}
+	/* 0: flush the memtables first, so the copy holds files, not a WAL to replay */
+	rocksdb_checkpoint_create(cp, dir, 0, &err);
+	rocksdb_checkpoint_object_destroy(cp);
+	return err ? hb_err_rocks(err) : WB_OK;
+}
+
+/* The longest key a family can hold: two escaped parts and the version, plus one. */
+#define HB_KEY_CEIL (2 * (2 * HB_MAX_PART + 2) + 8 + 1)
+
+int
+hb_clear(hb_table *t, int fam)
+{
+	unsigned char end[HB_KEY_CEIL];
+	hb_fam       *f = hb_fam_get(t, fam);
+	char         *err = NULL;
+
+	if (f == NULL) {
+		return WB_EINVAL;
+	}
+	memset(end, 0xFF, sizeof(end));
+	rocksdb_delete_range_cf(t->db, t->wo, f->cf, "", 0, (const char *)end, sizeof(end), &err);
+	return err ? hb_err_rocks(err) : WB_OK;
+}
+
 /* hb_prop_u64 reads a numeric property of a column family. */
 static uint64_t
 hb_prop_u64(hb_table *t, hb_fam *f, const char *name)
