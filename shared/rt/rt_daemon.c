@@ -215,7 +215,8 @@ rt_daemon_serve(const rt_service *s, rt_common *c, hb_table *t, const sigset_t *
 	int        rc, sig;
 
 	env.dir = t != NULL ? c->dir : NULL;
-	if ((rc = rt_server_open(&srv, &so)) == WB_OK) {
+	if ((rc = rt_server_open(&srv, &so)) == WB_OK &&
+	    (t == NULL || (rc = rt_admin_open(&env.admin, srv, s->name, t)) == WB_OK)) {
 		env.srv = srv;
 		rc = s->open != NULL ? s->open(&env, &svc) : WB_OK;
 	}
@@ -242,6 +243,7 @@ rt_daemon_serve(const rt_service *s, rt_common *c, hb_table *t, const sigset_t *
 	if (svc != NULL && s->close != NULL) {
 		s->close(svc);
 	}
+	rt_admin_close(env.admin);
 	if (timing) {
 		pthread_mutex_lock(&tm.mu);
 		tm.done = true;

@@ -10,8 +10,9 @@
  *      --help and --print-defaults; then the service's config check;
  *   2. logging as the service's name, SIGTERM/SIGINT/SIGPIPE handling;
  *   3. DATA/<name> and the store with the service's families;
- *   4. the REP server on its listen endpoint, the service's open (it registers its
- *      handlers there), the store_bytes gauge, listen, the service's start;
+ *   4. the REP server on its listen endpoint, admin.backup for the store
+ *      (rt_admin.h), the service's open (it registers its handlers
+ *      there), the store_bytes gauge, listen, the service's start;
  *   5. wait for SIGTERM or SIGINT; RT_DAEMON_GRACE_MS later every
  *      downstream call still waiting ends (rt_client_shutdown_all);
  *   6. close the server (requests in flight are answered), the service,
@@ -36,6 +37,7 @@
 #include <stdint.h>
 
 #include "hb.h"
+#include "rt_admin.h"
 #include "rt_config.h"
 #include "rt_server.h"
 
@@ -50,6 +52,7 @@ typedef struct rt_env {
 	hb_table   *store;    /* the open store; NULL without one */
 	rt_server  *srv;      /* open, not yet listening: register the handlers here */
 	int         nworkers; /* --workers */
+	rt_admin   *admin;    /* admin.backup of the store (NULL without one): rt_admin_logs */
 } rt_env;
 
 typedef struct rt_service {
