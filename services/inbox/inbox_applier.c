@@ -134,6 +134,20 @@ inbox_source_pull(inbox_source *s)
 		size_t        n = 0, used = 0;
 		(void)wb_get_objs(rep, WB_F_EVENTS, &evs, &n);
 		inbox_source_known(s, last);
+		if (last < s->applied) {
+			/* the source holds fewer events than were applied here: it
+			 * was restored from an older copy (or lost its store), and
+			 * the seqs above last will name other events; skipping them
+			 * would lose those, so every inbox is rebuilt from now */
+			RT_ERRORF("%s log ends at seq %llu but seq %llu was applied here: "
+			          "the source went back in time; rebuilding every inbox",
+			    s->name, (unsigned long long)last, (unsigned long long)s->applied);
+			wb_msg_free(rep);
+			INBOX_ADD(&in->source_errors, 1);
+			(void)inbox_rebuild_ask(
+			    in, in->opts.backfill > 0 ? in->opts.backfill : 800);
+			return WB_ECORRUPT;
+		}
 		for (size_t i = 0; rc == WB_OK && i < n; i++) {
 			inbox_event ev;
 			if (!inbox_event_parse(&evs[i], &ev) || ev.seq <= s->applied) {
@@ -196,7 +210,7 @@ static inbox_msg *
 inbox_queue_pop(inbox *in, uint64_t wait_ms)
 {
 	pthread_mutex_lock(&in->mu);
-	if (in->head == NULL && !in->stop && wait_ms > 0) {
+	if (in->head == NULL && !in->stop && !in->rb_asked && wait_ms > 0) {
 		struct timespec dl;
 		clock_gettime(CLOCK_REALTIME, &dl);
 		dl.tv_sec += (time_t)(wait_ms / 1000);
@@ -205,7 +219,7 @@ inbox_queue_pop(inbox *in, uint64_t wait_ms)
 			dl.tv_sec++;
 			dl.tv_nsec -= 1000000000;
 		}
-		while (in->head == NULL && !in->stop) {
+		while (in->head == NULL && !in->stop && !in->rb_asked) {
 			if (pthread_cond_timedwait(&in->cv, &in->mu, &dl) != 0) {
 				break;
 			}
@@ -244,17 +258,50 @@ inbox_meta_load(inbox_source *s)
 	return rc;
 }
 
+/* inbox_rebuild_mark_load asks for a rebuild if one was left unfinished or the options ask for one. */
+static int
+inbox_rebuild_mark_load(inbox *in)
+{
+	hb_cell *c = NULL;
+	int      rc = hb_get(
+	         in->t, INBOX_FAM_META, INBOX_META_REBUILD, strlen(INBOX_META_REBUILD), NULL, 0, &c);
+	uint32_t depth = in->opts.backfill > 0 ? in->opts.backfill : 800;
+
+	if (rc == WB_OK) {
+		const uint8_t *v = c->value;
+		if (c->value_len == 4) {
+			depth = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 |
+			        v[3];
+		}
+		hb_cell_free(c);
+		RT_WARNF("an inbox rebuild was left unfinished: starting it over");
+	} else if (rc != WB_ENOTFOUND) {
+		return rc;
+	}
+	if (rc == WB_OK || in->opts.rebuild) {
+		(void)inbox_rebuild_ask(in, depth > 0 ? depth : 800);
+	}
+	return WB_OK;
+}
+
 void *
 inbox_applier_main(void *arg)
 {
 	inbox   *in = arg;
 	uint64_t poll = in->opts.poll_ms ? in->opts.poll_ms : 500;
+	if (inbox_rebuild_due(in)) {
+		(void)inbox_rebuild_run(in); /* asked at start, or a rebuild left unfinished */
+	}
 	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
 		if (!in->stop) {
 			(void)inbox_source_pull(&in->src[i]);
 		}
 	}
 	while (!in->stop) {
+		if (inbox_rebuild_due(in)) {
+			(void)inbox_rebuild_run(in);
+			continue;
+		}
 		/* sleep until the next quiet-source poll or retry is due */
 		uint64_t now = wb_mono_us() / 1000, wait = poll;
 		for (int i = 0; i < INBOX_SRC_COUNT; i++) {
@@ -324,6 +371,9 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 		if (rc == WB_OK) {
 			rc = inbox_meta_load(s);
 		}
+	}
+	if (rc == WB_OK) {
+		rc = inbox_rebuild_mark_load(in);
 	}
 	if (rc != WB_OK) {
 		inbox_close(in);

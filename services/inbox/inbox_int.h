@@ -84,7 +84,23 @@ struct inbox {
 	uint64_t pulls;
 	uint64_t gaps;
 	uint64_t source_errors;
+
+	/* rebuild (inbox_rebuild.c): asked under mu, run by the applier */
+	bool     rb_asked;    /* under mu */
+	uint32_t rb_depth;    /* under mu: posts per follow */
+	uint64_t rb_retry_ms; /* applier only: after a failure, not before this */
+	uint64_t rb_state;    /* INBOX_RB_* (atomic, as are the figures below) */
+	uint64_t rb_done;     /* follows written */
+	uint64_t rb_total;    /* follows in all (relation's estimate) */
+	uint64_t rb_authors;  /* followed users done */
+	uint64_t rb_t0_ms;    /* start, monotonic ms */
+	uint64_t rb_elapsed;  /* ms, once over */
+	uint64_t rb_err;      /* the failure's code */
 };
+
+enum { INBOX_RB_IDLE = 0, INBOX_RB_QUEUED, INBOX_RB_RUNNING, INBOX_RB_DONE, INBOX_RB_FAILED };
+
+#define INBOX_META_REBUILD "rebuild" /* meta row present while a rebuild is unfinished */
 
 /* inbox_apply applies one event of source s (whose seq is applied + 1, or
  * the first after a trimmed log), writing the meta seq with its last
@@ -96,6 +112,15 @@ void *inbox_applier_main(void *arg);
 
 /* inbox_sub_cb queues a published batch of events (a subscriber callback; arg is the source). */
 void inbox_sub_cb(void *arg, const wb_obj *msg);
+
+/* inbox_rebuild_due tells the applier whether a rebuild waits for it (taking the request). */
+bool inbox_rebuild_due(inbox *in);
+
+/* inbox_rebuild_run rebuilds every inbox on the applier thread (see inbox_rebuild.c). */
+int inbox_rebuild_run(inbox *in);
+
+/* inbox_rebuild_ask queues a rebuild of depth posts per follow (the applier runs it); false if one is queued or running already. */
+bool inbox_rebuild_ask(inbox *in, uint32_t depth);
 
 /* inbox_event_parse reads an event record (false if it lacks a seq). */
 bool inbox_event_parse(const wb_obj *o, inbox_event *ev);
