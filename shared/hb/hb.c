@@ -906,21 +906,49 @@ hb_checkpoint(hb_table *t, const char *dir)
 	return err ? hb_err_rocks(err) : WB_OK;
 }
 
-/* The longest key a family can hold: two escaped parts and the version, plus one. */
-#define HB_KEY_CEIL (2 * (2 * HB_MAX_PART + 2) + 8 + 1)
+#define HB_CLEAR_BATCH 65536 /* deletes per write while clearing */
 
 int
 hb_clear(hb_table *t, int fam)
 {
-	unsigned char end[HB_KEY_CEIL];
-	hb_fam       *f = hb_fam_get(t, fam);
-	char         *err = NULL;
+	hb_fam *f = hb_fam_get(t, fam);
+	char   *err = NULL;
+	size_t  n = 0;
 
 	if (f == NULL) {
 		return WB_EINVAL;
 	}
-	memset(end, 0xFF, sizeof(end));
-	rocksdb_delete_range_cf(t->db, t->wo, f->cf, "", 0, (const char *)end, sizeof(end), &err);
+	/*
+	 * One delete per key rather than one range delete: a family with
+	 * ascending_puts has a memtable insert hint, which RocksDB 7.8 shares
+	 * between the family's skip list and its range tombstones' one, and
+	 * asserts (or corrupts the memtable) on the first range delete.
+	 */
+	rocksdb_iterator_t   *it = rocksdb_create_iterator_cf(t->db, t->ro, f->cf);
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	if (it == NULL || wb == NULL) {
+		rocksdb_iter_destroy(it);
+		rocksdb_writebatch_destroy(wb);
+		return WB_ENOMEM;
+	}
+	for (rocksdb_iter_seek_to_first(it); err == NULL && rocksdb_iter_valid(it);
+	     rocksdb_iter_next(it)) {
+		size_t      klen;
+		const char *k = rocksdb_iter_key(it, &klen);
+		rocksdb_writebatch_delete_cf(wb, f->cf, k, klen);
+		if (++n % HB_CLEAR_BATCH == 0) {
+			rocksdb_write(t->db, t->wo, wb, &err);
+			rocksdb_writebatch_clear(wb);
+		}
+	}
+	if (err == NULL) {
+		rocksdb_iter_get_error(it, &err);
+	}
+	if (err == NULL && rocksdb_writebatch_count(wb) > 0) {
+		rocksdb_write(t->db, t->wo, wb, &err);
+	}
+	rocksdb_writebatch_destroy(wb);
+	rocksdb_iter_destroy(it);
 	return err ? hb_err_rocks(err) : WB_OK;
 }
 

@@ -211,7 +211,7 @@ int hb_flush(hb_table *t, int fam);
  */
 int hb_checkpoint(hb_table *t, const char *dir);
 
-/* hb_clear deletes every cell of a family at once (a range delete; the space returns at compaction). */
+/* hb_clear deletes every cell of a family (one delete per key, in large batches; the space returns at compaction). */
 int hb_clear(hb_table *t, int fam);
 
 /* hb_family_stats reports a family's live on-disk bytes (SST files) and estimated key count. */

@@ -967,11 +967,13 @@ count_cells(hb_table *t, int fam)
 
 Test(hb, checkpoint_and_clear, .init = tdir_make, .fini = tdir_remove)
 {
-	hb_family_opts f[] = { { .name = "a", .row_len = 8, .qual_len = HB_NONE },
-		{ .name = "b", .row_len = HB_VARLEN } };
-	hb_table      *t, *c;
-	uint8_t        row[8];
-	char           path[512], copy[512];
+	hb_family_opts f[] = {
+		{ .name = "a", .row_len = 8, .qual_len = HB_NONE, .ascending_puts = true },
+		{ .name = "b", .row_len = HB_VARLEN }
+	};
+	hb_table *t, *c;
+	uint8_t   row[8];
+	char      path[512], copy[512];
 
 	snprintf(path, sizeof(path), "%s/db", tdir);
 	snprintf(copy, sizeof(copy), "%s/copy", tdir);
