@@ -123,6 +123,11 @@ wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
 		return -1;
 	}
 	c->extra_env = extra_env;
+	for (int i = 0; extra_env != NULL && extra_env[i] != NULL; i++) {
+		if (strncmp(extra_env[i], "WARBLE_DATA=", 12) == 0) { /* a restored data folder */
+			snprintf(c->data, sizeof(c->data), "%s", extra_env[i] + 12);
+		}
+	}
 	wbt_cluster_env_all(c, bufs, env);
 	if ((c->user = wbt_cluster_one("warble-user", c->user_url, env)) == NULL ||
 	    (c->relation = wbt_cluster_one("warble-relation", c->relation_url, env)) == NULL ||
