@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <nng/nng.h>
 
 #include "rt_client.h"
 #include "warble.h"
@@ -73,6 +74,7 @@ typedef struct ctl {
 	const char    *local_msg; /* why a request was refused before sending */
 	/* admin */
 	const char *url[WB_EP_COUNT]; /* each service's own port */
+	rt_client  *cli[WB_EP_COUNT]; /* its client, opened on first use */
 	uint64_t    depth;            /* rebuild-inbox: posts per follow (0: the inbox's) */
 	int         timeout_ms;
 } ctl;
@@ -661,18 +663,20 @@ static const struct {
 
 #define CTL_NSTORES (sizeof(ctl_backup_order) / sizeof(ctl_backup_order[0]))
 
-/* ctl_admin_call sends req (freed here) to the service at url; *rep is the reply on WB_OK, and on error msg says why. */
+/* ctl_admin_call sends req (freed here) to the service of endpoint ep; *rep is the reply on WB_OK, and on error msg says why. */
 static int
-ctl_admin_call(ctl *x, const char *url, wb_obj *req, wb_obj **rep, char *msg, size_t len)
+ctl_admin_call(ctl *x, wb_endpoint ep, wb_obj *req, wb_obj **rep, char *msg, size_t len)
 {
 	rt_client_opts o = { .timeout_ms = x->timeout_ms };
-	rt_client     *c = NULL;
-	const char    *why = NULL;
-	int            rc = req != NULL ? rt_client_open(&c, url, &o) : WB_ENOMEM;
+	const char    *url = x->url[ep], *why = NULL;
+	int            rc = req == NULL ? WB_ENOMEM : WB_OK;
 
 	*rep = NULL;
+	if (rc == WB_OK && x->cli[ep] == NULL) { /* one client per service for the command */
+		rc = rt_client_open(&x->cli[ep], url, &o);
+	}
 	if (rc == WB_OK) {
-		rc = rt_call(c, req, rep);
+		rc = rt_call(x->cli[ep], req, rep);
 	}
 	if (rc != WB_OK) {
 		if (*rep != NULL) {
@@ -682,7 +686,6 @@ ctl_admin_call(ctl *x, const char *url, wb_obj *req, wb_obj **rep, char *msg, si
 		wb_msg_free(*rep);
 		*rep = NULL;
 	}
-	rt_client_close(c);
 	wb_msg_free(req);
 	return rc;
 }
@@ -839,20 +842,23 @@ ctl_cmd_admin_backup(ctl *x)
 	const char *dir = x->args[0];
 	char        msg[512], sub[4200], why[512];
 	uint64_t    t0 = wb_now_ms();
-	json_t     *m = json_object(), *svcs = json_array(), *order = json_array();
+	json_t     *m, *svcs, *order;
 	int         rc = WB_OK;
 	size_t      idx[CTL_NSTORES];
 
 	if (dir[0] != '/') {
 		return ctl_usage_error("backup DIR must be an absolute path: '%s'", dir);
 	}
-	if (m == NULL || svcs == NULL || order == NULL) {
-		return ctl_admin_fail(x, WB_ENOMEM, "out of memory");
-	}
 	if (ctl_mkdir_p(dir) != 0) {
 		snprintf(msg, sizeof(msg), "cannot create %s: %s", dir, strerror(errno));
-		json_decref(m), json_decref(svcs), json_decref(order);
 		return ctl_admin_fail(x, WB_EIO, msg);
+	}
+	m = json_object();
+	svcs = json_array();
+	order = json_array();
+	if (m == NULL || svcs == NULL || order == NULL) {
+		json_decref(m), json_decref(svcs), json_decref(order);
+		return ctl_admin_fail(x, WB_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < CTL_NSTORES; i++) {
 		idx[i] = i;
@@ -865,14 +871,14 @@ ctl_cmd_admin_backup(ctl *x)
 	}
 	for (size_t k = 0; rc == WB_OK && k < CTL_NSTORES; k++) {
 		const char *name = ctl_backup_order[idx[k]].name;
-		const char *url = x->url[ctl_backup_order[idx[k]].ep];
+		wb_endpoint ep = ctl_backup_order[idx[k]].ep;
 		wb_obj     *req = wb_request(WB_OP_ADMIN_BACKUP), *rep = NULL;
 
 		snprintf(sub, sizeof(sub), "%s/%s", dir, name);
 		if (req != NULL) {
 			wb_set_cstr(req, WB_F_DIR, sub);
 		}
-		if ((rc = ctl_admin_call(x, url, req, &rep, msg, sizeof(msg))) != WB_OK) {
+		if ((rc = ctl_admin_call(x, ep, req, &rep, msg, sizeof(msg))) != WB_OK) {
 			break;
 		}
 		json_t *e =
@@ -1099,17 +1105,16 @@ ctl_progress(const wb_obj *st, bool tty, bool last)
 static int
 ctl_cmd_admin_rebuild_inbox(ctl *x)
 {
-	const char *url = x->url[WB_EP_INBOX];
-	wb_obj     *req = wb_request(WB_OP_INBOX_REBUILD), *rep = NULL;
-	char        msg[512];
-	bool        tty = isatty(STDERR_FILENO) && !x->json;
-	uint64_t    next_line = 0;
-	int         rc;
+	wb_obj  *req = wb_request(WB_OP_INBOX_REBUILD), *rep = NULL;
+	char     msg[512];
+	bool     tty = isatty(STDERR_FILENO) && !x->json;
+	uint64_t next_line = 0;
+	int      rc;
 
 	if (req != NULL && x->depth > 0) {
 		wb_set_u64(req, WB_F_LIMIT, x->depth);
 	}
-	if ((rc = ctl_admin_call(x, url, req, &rep, msg, sizeof(msg))) != WB_OK) {
+	if ((rc = ctl_admin_call(x, WB_EP_INBOX, req, &rep, msg, sizeof(msg))) != WB_OK) {
 		return ctl_admin_fail(x, rc, msg);
 	}
 	for (;;) {
@@ -1127,8 +1132,8 @@ ctl_cmd_admin_rebuild_inbox(ctl *x)
 		}
 		wb_msg_free(rep);
 		usleep(200000);
-		if ((rc = ctl_admin_call(x, url, wb_request(WB_OP_INBOX_REBUILD_STATUS), &rep, msg,
-		         sizeof(msg))) != WB_OK) {
+		if ((rc = ctl_admin_call(x, WB_EP_INBOX, wb_request(WB_OP_INBOX_REBUILD_STATUS),
+		         &rep, msg, sizeof(msg))) != WB_OK) {
 			return ctl_admin_fail(x, rc, msg);
 		}
 	}
@@ -1400,6 +1405,10 @@ main(int argc, char **argv)
 		                                                 : 10000;
 		rc = cmd->fn(&x);
 		fflush(stdout);
+		for (size_t i = 0; i < WB_EP_COUNT; i++) {
+			rt_client_close(x.cli[i]);
+		}
+		nng_fini(); /* every client is closed: else ASan's leak check sees nng's late frees */
 		return rc;
 	}
 	/*
