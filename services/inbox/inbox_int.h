@@ -26,7 +26,7 @@
 
 /* An event as the applier needs it. */
 typedef struct inbox_event {
-	uint64_t seq, uid, target, id;
+	uint64_t seq, uid, target, id, time;
 	wb_event type; /* WB_EV_NONE: a type this build ignores */
 } inbox_event;
 
@@ -50,6 +50,7 @@ typedef struct inbox_source {
 	rt_client **client; /* the service that serves log_op */
 	rt_sub     *sub;
 	uint64_t    applied;    /* last applied seq (atomic for gauges) */
+	uint64_t    mark;       /* inbox_event_mark of that event (0: unknown; applier only) */
 	uint64_t    known_last; /* newest seq seen from the source (atomic) */
 	uint64_t    heard_ms;   /* last message or successful pull */
 	uint64_t    retry_ms;   /* after a failure: nothing before this */
@@ -64,6 +65,7 @@ struct inbox {
 	inbox_source src[INBOX_SRC_COUNT];
 	hb_batch    *batch;  /* the applier's, reused */
 	hb_batch    *batch2; /* the other half of a large page */
+	uint64_t     mark;   /* the mark of the event being applied (applier only) */
 
 	pthread_mutex_t mu; /* queue */
 	pthread_cond_t  cv;
@@ -102,6 +104,9 @@ enum { INBOX_RB_IDLE = 0, INBOX_RB_QUEUED, INBOX_RB_RUNNING, INBOX_RB_DONE, INBO
 
 #define INBOX_META_REBUILD "rebuild" /* meta row present while a rebuild is unfinished */
 
+/* meta row of a source: its applied seq (8 BE), then that event's mark (8 BE; absent: unknown) */
+#define INBOX_META_LEN 16
+
 /* inbox_apply applies one event of source s (whose seq is applied + 1, or
  * the first after a trimmed log), writing the meta seq with its last
  * cells; on success s->applied is the event's seq. */
@@ -121,6 +126,15 @@ int inbox_rebuild_run(inbox *in);
 
 /* inbox_rebuild_ask queues a rebuild of depth posts per follow (the applier runs it); false if one is queued or running already. */
 bool inbox_rebuild_ask(inbox *in, uint32_t depth);
+
+/*
+ * inbox_event_mark is a 64-bit digest of an event (seq, type, uid,
+ * target, id, time; never 0), kept with the applied seq: the event a
+ * source's log holds at that seq must have the same mark, or the source
+ * was restored from an older copy and has handed the seq to another
+ * event since.
+ */
+uint64_t inbox_event_mark(const inbox_event *ev);
 
 /* inbox_event_parse reads an event record (false if it lacks a seq). */
 bool inbox_event_parse(const wb_obj *o, inbox_event *ev);

@@ -322,6 +322,7 @@ inbox_rb_finish(inbox *in, const uint64_t last[INBOX_SRC_COUNT])
 	hb_batch_clear(b);
 	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++) {
 		INBOX_STORE(&in->src[i].applied, last[i]);
+		in->src[i].mark = 0; /* unknown until the next event applied */
 		if (last[i] > INBOX_LOAD(&in->src[i].known_last)) {
 			INBOX_STORE(&in->src[i].known_last, last[i]);
 		}
@@ -458,7 +459,7 @@ inbox_backup_logs(void *arg, wb_obj *rep)
 		/* the store, not s->applied: that is set only after the write it follows */
 		rc = hb_get(in->t, INBOX_FAM_META, name, strlen(name), NULL, 0, &c);
 		if (rc == WB_OK) {
-			seq = c->value_len == 8 ? hb_be_u64(c->value) : 0;
+			seq = c->value_len >= 8 ? hb_be_u64(c->value) : 0;
 			hb_cell_free(c);
 		} else if (rc == WB_ENOTFOUND) {
 			rc = WB_OK;

@@ -13,6 +13,10 @@
  *                   refused, and so is its restore; an inbox restored
  *                   ahead of its sources heals itself (a rebuild) and
  *                   then takes new posts that reuse the old seqs;
+ *   diverged_source an inbox from another history, whose applied seq a
+ *                   restored source has passed again with other events,
+ *                   notices (the event at that seq has another mark) and
+ *                   rebuilds;
  *   usage           warblectl's and admin.backup's errors.
  *
  * The rebuild at size (follows and posts from the bulk setup paths) is
@@ -601,6 +605,69 @@ Test(backup, unsafe_order, .fini = it_fini, .timeout = 600)
 	wb_msg_free(rep);
 	cr_assert_eq(bk_check_inboxes(), cells + 5 * fans, "each new post reaches bk00's fans");
 	warble_close(c);
+	cr_assert_eq(wbt_cluster_stop(&it_cl, wbt_ms(10000)), 0);
+}
+
+/* bk_publish publishes n posts as user u. */
+static void
+bk_publish(int u, int n)
+{
+	warble_client *c = it_client();
+
+	cr_assert_eq(warble_set_token(c, bk_tokens[u]), WARBLE_OK);
+	for (int i = 0; i < n; i++) {
+		uint64_t id;
+		cr_assert_eq(warble_post(c, "a post", &id), WARBLE_OK, "%s", warble_errmsg(c));
+	}
+	warble_close(c);
+}
+
+Test(backup, diverged_source, .fini = it_fini, .timeout = 600)
+{
+	static char out[BK_OUT_MAX];
+	char        dir[256], data[256], old_inbox[256], env_data[300], path[300], aside[320];
+
+	/* a backup, then 20 posts the restored cluster will never have seen */
+	it_start(bk_env);
+	bk_users();
+	bk_publish(0, 10);
+	it_wait_inbox(wbt_ms(30000));
+	cr_assert_eq(wbt_path(dir, sizeof(dir), "backup"), 0);
+	cr_assert_eq(bk_admin(out, "backup", dir, NULL, NULL), 0, "%s", out);
+	bk_publish(0, 20);
+	it_wait_inbox(wbt_ms(30000));
+	cr_assert_eq(wbt_cluster_stop(&it_cl, wbt_ms(10000)), 0);
+	cr_assert_eq(wbt_path(old_inbox, sizeof(old_inbox), "old-inbox"), 0);
+	snprintf(path, sizeof(path), "%s/inbox", it_cl.data);
+	bk_copy_store(path, old_inbox);
+
+	/* the restored cluster goes on: its next 30 posts take the same seqs and more */
+	cr_assert_eq(wbt_path(data, sizeof(data), "restored"), 0);
+	cr_assert_eq(bk_admin(out, "restore", dir, data, NULL), 0, "%s", out);
+	snprintf(env_data, sizeof(env_data), "WARBLE_DATA=%s", data);
+	const char *env2[] = { bk_env[0], env_data, NULL };
+	it_start(env2);
+	bk_publish(1, 30);
+	it_wait_inbox(wbt_ms(30000));
+
+	/* an inbox from the other history: its applied seq is behind the log's
+	 * end, but the log holds another event at that seq */
+	cr_assert_eq(wbt_stop(it_cl.inbox, SIGTERM, wbt_ms(10000)), 0);
+	snprintf(path, sizeof(path), "%s/inbox", data);
+	snprintf(aside, sizeof(aside), "%s.aside", path);
+	cr_assert_eq(rename(path, aside), 0);
+	bk_copy_store(old_inbox, path);
+	cr_assert_eq(wbt_cluster_restart(&it_cl, &it_cl.inbox, 0), 0);
+	long long deadline = wbt_now_ms() + wbt_ms(30000);
+	while (it_gauge(it_cl.inbox_url, "rebuild_state") != 3 /* done */) {
+		cr_assert_lt(wbt_now_ms(), deadline, "the inbox never noticed the other history");
+		wbt_sleep_ms(50);
+	}
+	it_wait_inbox(wbt_ms(30000));
+	size_t cells = bk_check_inboxes();
+	bk_publish(2, 3);
+	it_wait_inbox(wbt_ms(30000));
+	cr_assert_gt(bk_check_inboxes(), cells, "new posts arrive after the rebuild");
 	cr_assert_eq(wbt_cluster_stop(&it_cl, wbt_ms(10000)), 0);
 }
 
