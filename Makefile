@@ -6,8 +6,10 @@
 #   make test-unit  the unit tier (no daemons, seconds); make test-system the rest
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
+#   make test-one   every test again, each cluster one warble process (WARBLE_TEST_MODE=one)
 #   make test-compose  build the image, run deploy/docker-compose.yml, check it
 #   make run        install deps, build, start all five daemons locally
+#   make run-one    the same services as one warble process
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
 #   make soak       random kills and stops under load, WARBLE_SOAK_SECONDS (600),
@@ -88,9 +90,11 @@ LIBS      = $(LIB_SDK) $(LIB_EVLOG) $(LIB_RT) $(LIB_HB) $(LIB_PROTO) $(NNG_LIB)
 
 # Services: services/NAME/main.c is the daemon's entry point; the other
 # .c files of the folder and of its subfolders (the gateway's http/) form
-# libsvc_NAME.a, which its tests link too.
-SERVICES  = $(notdir $(patsubst %/main.c,%,$(wildcard services/*/main.c)))
-SVC_BINS  = $(patsubst %,$(BUILD)/bin/warble-%,$(SERVICES))
+# libsvc_NAME.a, which its tests link too.  services/warble/main.c is the
+# one-process build, warble: every service's library in one binary.
+SERVICES  = $(filter-out warble,$(notdir $(patsubst %/main.c,%,$(wildcard services/*/main.c))))
+ONE_BIN   = $(BUILD)/bin/warble
+SVC_BINS  = $(patsubst %,$(BUILD)/bin/warble-%,$(SERVICES)) $(ONE_BIN)
 svc_lib   = $(BUILD)/lib/libsvc_$(1).a
 svc_dirs  = services/$(1) $(patsubst %/,%,$(wildcard services/$(1)/*/))
 svc_srcs  = $(filter-out %/main.c,$(foreach d,$(call svc_dirs,$(1)),$(call lib_srcs,$(d))))
@@ -113,7 +117,7 @@ test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test check test-unit test-unit-run test-system test-system-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
+.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
@@ -142,6 +146,11 @@ $(BUILD)/bin/warble-$(1): $(BUILD)/obj/services/$(1)/main.o $(call svc_lib,$(1))
 	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS)
 endef
 $(foreach s,$(SERVICES),$(eval $(call service_rules,$(s))))
+
+$(BUILD)/obj/services/warble/%.o: ALL_CFLAGS += $(foreach s,$(SERVICES),$(addprefix -I,$(call svc_dirs,$(s))))
+$(ONE_BIN): $(BUILD)/obj/services/warble/main.o $(foreach s,$(SERVICES),$(call svc_lib,$(s))) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXT_LIBS)
 
 define tool_rules
 $(BUILD)/bin/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
@@ -176,6 +185,12 @@ deps:
 test check:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory -j2 test-run
+
+# The suite with every cluster of wbt_cluster_start as one warble process;
+# the tests that kill, stop or pause one daemon keep the five (wbt_cluster.h).
+test-one:
+	@tests/deps.sh
+	@WARBLE_TEST_MODE=one $(MAKE) --no-print-directory -j2 test-run
 
 # deploy/docker-compose.yml run for real (podman or docker), under its own
 # project name and ports; ends with "compose: N passed, M failed".
@@ -272,6 +287,11 @@ run:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory -j2 daemons
 	@BUILD=$(BUILD) deploy/warble-local
+
+run-one:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory -j2 daemons
+	@BUILD=$(BUILD) deploy/warble-local --one
 
 daemons: $(SVC_BINS) $(TOOL_BINS)
 

@@ -131,6 +131,9 @@ wb_reset(wb_obj *m)
 	a->root = (wb_obj) { .arena = a };
 }
 
+/* The calling thread's request id (wb_rid_swap). */
+static _Thread_local const char *wb_rid_now;
+
 wb_obj *
 wb_request(wb_op op)
 {
@@ -140,11 +143,43 @@ wb_request(wb_op op)
 		return NULL;
 	}
 	if (wb_set_static_str(m, WB_F_OP, wb_op_name(op), strlen(wb_op_name(op))) != WB_OK ||
-	    wb_set_u64(m, WB_F_V, WB_PROTO_VERSION) != WB_OK) {
+	    wb_set_u64(m, WB_F_V, WB_PROTO_VERSION) != WB_OK ||
+	    (wb_rid() != NULL && wb_set_cstr(m, WB_F_RID, wb_rid_now) != WB_OK)) {
 		wb_msg_free(m);
 		return NULL;
 	}
 	return m;
+}
+
+const char *
+wb_rid(void)
+{
+	return wb_rid_now != NULL && wb_rid_now[0] != '\0' ? wb_rid_now : NULL;
+}
+
+const char *
+wb_rid_swap(const char *rid)
+{
+	const char *prev = wb_rid_now;
+
+	wb_rid_now = rid;
+	return prev;
+}
+
+bool
+wb_rid_ok(const char *s, size_t n)
+{
+	if (s == NULL || n == 0 || n > WB_RID_MAX) {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		        c == '.' || c == '_' || c == ':' || c == '-')) {
+			return false;
+		}
+	}
+	return true;
 }
 
 static inline wb_val *

@@ -86,7 +86,12 @@ wb_check_request(const wb_obj *req, wb_op *opp, char *err, size_t errlen)
 		return wb_fail(err, errlen, WB_EINVAL, "%s: missing field '%s'", wb_op_name(op),
 		    wb_field_name((wb_field)f));
 	}
-	uint64_t extra = present & ~(required | optional | WB_M(OP) | WB_M(V));
+	if (wb_get_str(req, WB_F_RID, &name, &n) && !wb_rid_ok(name, n)) {
+		return wb_fail(err, errlen, WB_EINVAL,
+		    "%s: request id 'rid' must be 1-%d of A-Z a-z 0-9 . _ : -", wb_op_name(op),
+		    WB_RID_MAX);
+	}
+	uint64_t extra = present & ~(required | optional | WB_M(OP) | WB_M(V) | WB_M(RID));
 	if (extra != 0) {
 		int f = __builtin_ctzll(extra);
 		return wb_fail(err, errlen, WB_EINVAL, "field '%s' is not taken by '%s'",

@@ -23,6 +23,7 @@
 
 #define WB_PROTO_VERSION 1
 #define WB_RELEASE       "0.1.0" /* the Warble release, named in backup manifests */
+#define WB_RID_MAX       64      /* request id: 1-64 of A-Z a-z 0-9 . _ : - */
 
 /* Value types.  ID and IDS are u64 on the wire but strings in JSON, since
  * post ids exceed 2^53 (JavaScript's exact integer range). */
@@ -88,6 +89,7 @@ typedef enum wb_type {
 	X(HIST,      "hist",        U64S) /* latency histogram (stats) */       \
 	X(GAUGES,    "gauges",      OBJS) /* named values (stats) */            \
 	X(VALUE,     "value",       U64)  /* a gauge value */                   \
+	X(RID,       "rid",         STR)  /* request id, any request or event (logs) */ \
 	X(DIR,       "dir",         STR)  /* a folder on the service's machine */ \
 	X(LOGS,      "logs",        OBJS) /* event-log positions: {source, last|seq} */ \
 	X(STATE,     "state",       STR)  /* a long job's state */              \
@@ -255,6 +257,23 @@ void wb_msg_free(wb_obj *m);
 
 /* wb_request creates a root object with op and protocol version set. */
 wb_obj *wb_request(wb_op op);
+
+/*
+ * Request ids.  Each thread has a current request id (NULL: none): a
+ * server sets it from the request it serves, the gateway from the client
+ * or a new one, and wb_request stamps it on every request the thread
+ * builds, so one id follows a request through every service it touches
+ * (and into the events it causes) and names it in their logs.
+ */
+
+/* wb_rid returns the calling thread's request id, or NULL. */
+const char *wb_rid(void);
+
+/* wb_rid_swap makes rid (NULL: none; kept by pointer, so it must outlive its use) the calling thread's request id and returns the one before. */
+const char *wb_rid_swap(const char *rid);
+
+/* wb_rid_ok tells whether s (n bytes) is a well-formed request id. */
+bool wb_rid_ok(const char *s, size_t n);
 
 /* wb_reset empties a root object and its arena for reuse. */
 void wb_reset(wb_obj *m);

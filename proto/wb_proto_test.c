@@ -244,10 +244,21 @@ Test(wb_check, every_op_with_its_fields)
 			cr_assert_str_eq(err, want);
 			wb_msg_free(m);
 		}
+		/* a request id, well formed or not */
+		{
+			wb_obj *m = wb_sample_request((wb_op)o, false);
+			cr_assert_eq(wb_set_cstr(m, WB_F_RID, "0af3-1b.c:d_E"), WB_OK);
+			cr_assert_eq(wb_check_request(m, &op, err, sizeof(err)), WB_OK, "%s", err);
+			cr_assert_eq(wb_set_cstr(m, WB_F_RID, "a b"), WB_OK);
+			cr_assert_eq(wb_check_request(m, &op, err, sizeof(err)), WB_EINVAL);
+			cr_assert_eq(wb_set_str(m, WB_F_RID, "", 0), WB_OK);
+			cr_assert_eq(wb_check_request(m, &op, err, sizeof(err)), WB_EINVAL);
+			wb_msg_free(m);
+		}
 		/* every field the op does not take, in turn */
 		for (int f = 0; f < WB_FIELD_COUNT; f++) {
 			char want[128];
-			if ((req | opt | WB_M(OP) | WB_M(V)) & (UINT64_C(1) << f)) {
+			if ((req | opt | WB_M(OP) | WB_M(V) | WB_M(RID)) & (UINT64_C(1) << f)) {
 				continue;
 			}
 			wb_obj *m = wb_sample_request((wb_op)o, false);

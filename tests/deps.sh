@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Warble needs on Debian 12.  Quick when nothing is missing.
-#   tests/deps.sh          build and test dependencies
+#   tests/deps.sh          build and test dependencies (Prometheus's promtool
+#                          and server too: the monitoring tests run them)
 #   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot and wrk
 #   tests/deps.sh compose  plus podman and debootstrap for make test-compose
 #
@@ -9,7 +10,7 @@
 set -eu
 pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev
-      docker-compose curl chromium nodejs"
+      docker-compose curl chromium nodejs prometheus"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk"
 fi
@@ -59,6 +60,18 @@ SRC
 fi
 echo "warble: installing${missing:- nothing new}"
 if [ -n "$missing" ]; then
+	# The tests run every server they need (Prometheus, Redis, PostgreSQL)
+	# themselves, on free loopback ports.  Where an init system runs,
+	# Debian's packages start their own on install (prometheus on :9090),
+	# so a policy-rc.d keeps them stopped unless the machine already has
+	# one.  (In a container with no init system, invoke-rc.d refuses to
+	# start anything anyway.)
+	policy=/usr/sbin/policy-rc.d
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\n# tests/deps.sh: no service starts while it installs\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+		trap 'rm -f "$policy"' EXIT
+	fi
 	sh -c "$cmd"
 else
 	apt-get update

@@ -27,17 +27,8 @@ void content_close(content *c);
 /* content_register routes the post.* operations of s to c. */
 int content_register(content *c, rt_server *s);
 
-/* content_daemon_opts are warble-content's own options (content_daemon.c). */
-extern rt_opt content_daemon_opts[];
-
-/* content_daemon_config checks content_daemon_opts' values (the node number); nonzero if one is bad. */
-int content_daemon_config(void);
-
-/* content_daemon_open opens the event log and the service on env's store and server. */
-int content_daemon_open(const rt_env *env, void **out);
-
-/* content_daemon_close closes what content_daemon_open opened; NULL is ignored. */
-void content_daemon_close(void *d);
+/* content_service describes warble-content to rt_daemon_main (content_daemon.c). */
+extern const rt_service content_service;
 
 /* content_publish handles post.publish {uid, text} -> {id, time}. */
 int content_publish(void *arg, const wb_obj *req, wb_obj *rep);

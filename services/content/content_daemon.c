@@ -13,14 +13,14 @@
 static const char *content_pub_url, *content_node;
 static uint64_t    content_nodeno;
 
-rt_opt content_daemon_opts[] = {
+static rt_opt content_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_CONTENT_PUB, "events PUB URL", &content_pub_url),
 	{ "node", "WARBLE_NODE", "0", "post id node number, 0..63 (unique per content process)",
 	    &content_node },
 	{ NULL },
 };
 
-int
+static int
 content_daemon_config(void)
 {
 	return rt_config_u64("node", content_node, 0, WB_ID_NODE_MAX, &content_nodeno);
@@ -33,7 +33,21 @@ typedef struct content_daemon {
 	content *svc;
 } content_daemon;
 
-int
+static void
+content_daemon_close(void *arg)
+{
+	content_daemon *d = arg;
+
+	if (d == NULL) {
+		return;
+	}
+	content_close(d->svc);
+	evlog_close(d->log);
+	rt_pub_close(d->pub);
+	free(d);
+}
+
+static int
 content_daemon_open(const rt_env *env, void **out)
 {
 	content_daemon *d = calloc(1, sizeof(*d));
@@ -57,16 +71,14 @@ content_daemon_open(const rt_env *env, void **out)
 	return WB_OK;
 }
 
-void
-content_daemon_close(void *arg)
-{
-	content_daemon *d = arg;
-
-	if (d == NULL) {
-		return;
-	}
-	content_close(d->svc);
-	evlog_close(d->log);
-	rt_pub_close(d->pub);
-	free(d);
-}
+const rt_service content_service = {
+	.name = "content",
+	.summary = "the Warble content service",
+	.listen = RT_OPT_URL(WB_EP_CONTENT, "listen URL", NULL),
+	.opts = content_daemon_opts,
+	.config = content_daemon_config,
+	.nfams = CONTENT_FAM_COUNT,
+	.families = content_schema_families,
+	.open = content_daemon_open,
+	.close = content_daemon_close,
+};

@@ -111,7 +111,7 @@ content_author(content *c, uint64_t id, uint64_t *author)
 	return rc;
 }
 
-/* content_event_new makes an event object {type, uid, id, time}. */
+/* content_event_new makes an event object {type, uid, id, time}, with the request's id (logs). */
 static wb_obj *
 content_event_new(wb_event type, uint64_t uid, uint64_t id, uint64_t time)
 {
@@ -121,7 +121,8 @@ content_event_new(wb_event type, uint64_t uid, uint64_t id, uint64_t time)
 	}
 	if (wb_set_cstr(ev, WB_F_TYPE, wb_event_name(type)) != WB_OK ||
 	    wb_set_u64(ev, WB_F_UID, uid) != WB_OK || wb_set_u64(ev, WB_F_ID, id) != WB_OK ||
-	    wb_set_u64(ev, WB_F_TIME, time) != WB_OK) {
+	    wb_set_u64(ev, WB_F_TIME, time) != WB_OK ||
+	    (wb_rid() != NULL && wb_set_cstr(ev, WB_F_RID, wb_rid()) != WB_OK)) {
 		wb_msg_free(ev);
 		return NULL;
 	}

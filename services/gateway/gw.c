@@ -3,6 +3,7 @@
  * turns downstream failures into public errors, authentication, name
  * lookup and page limits.  gw_dispatch.c routes the operations.
  */
+#include <sodium.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ gw_open(gw **out, const gw_opts *opts)
 		return WB_ENOMEM;
 	}
 	co.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
+	randombytes_buf(&g->rid_nonce, sizeof(g->rid_nonce));
 	for (int i = 0; i < GW_SVC_COUNT; i++) {
 		if (opts->urls[i] == NULL) {
 			gw_close(g);

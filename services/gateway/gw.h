@@ -50,20 +50,11 @@ int gw_open(gw **out, const gw_opts *opts);
 /* gw_close closes the downstream clients and frees g; NULL is ignored. */
 void gw_close(gw *g);
 
-/* gw_daemon_opts are warble-gateway's own options (gw_daemon.c). */
-extern rt_opt gw_daemon_opts[];
+/* gw_service describes warble-gateway to rt_daemon_main (gw_daemon.c). */
+extern const rt_service gw_service;
 
-/* gw_daemon_config checks gw_daemon_opts' values; nonzero if one is bad. */
-int gw_daemon_config(void);
-
-/* gw_daemon_open dials the services and registers the public operations on env's server. */
-int gw_daemon_open(const rt_env *env, void **out);
-
-/* gw_daemon_start serves HTTP once the msgpack API listens. */
-int gw_daemon_start(void *d);
-
-/* gw_daemon_close stops HTTP and closes the clients; NULL is ignored. */
-void gw_daemon_close(void *d);
+/* gw_rid_new writes a new request id, unique across restarts and gateways in all likelihood, into buf. */
+void gw_rid_new(gw *g, char buf[WB_RID_MAX + 1]);
 
 /* gw_dispatch runs public operation op on req from client (read by logins only; NULL or family 0 if unknown), filling rep (a success or an error reply); returns its wb_err. */
 int gw_dispatch(

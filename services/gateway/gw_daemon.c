@@ -15,7 +15,7 @@ static const char *http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw
 static gw_opts  gw_o;
 static uint64_t gw_hdr_ms, gw_nconns;
 
-rt_opt gw_daemon_opts[] = {
+static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &http_url),
 	{ "web-dir", "WARBLE_WEB_DIR", "",
 	    "web page folder (default: services/gateway/web of the build)", &gw_web_dir },
@@ -54,7 +54,7 @@ rt_opt gw_daemon_opts[] = {
 	{ NULL },
 };
 
-int
+static int
 gw_daemon_config(void)
 {
 	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms;
@@ -91,7 +91,7 @@ typedef struct gw_daemon {
 	int          nworkers;
 } gw_daemon;
 
-int
+static int
 gw_daemon_open(const rt_env *env, void **out)
 {
 	gw_daemon *d = calloc(1, sizeof(*d));
@@ -116,7 +116,7 @@ gw_daemon_open(const rt_env *env, void **out)
 	return WB_OK;
 }
 
-int
+static int
 gw_daemon_start(void *arg)
 {
 	gw_daemon      *d = arg;
@@ -144,7 +144,7 @@ gw_daemon_start(void *arg)
 	return WB_OK;
 }
 
-void
+static void
 gw_daemon_close(void *arg)
 {
 	gw_daemon *d = arg;
@@ -157,3 +157,17 @@ gw_daemon_close(void *arg)
 	gw_close(d->g);
 	free(d);
 }
+
+const rt_service gw_service = {
+	.name = "gateway",
+	.summary = "Warble's public API gateway (msgpack over nng REQ/REP)",
+	.listen = RT_OPT_URL(WB_EP_GATEWAY, "listen URL (msgpack API)", NULL),
+	.opts = gw_daemon_opts,
+	.workers = "16",
+	.workers_help = "worker threads (each may wait on a downstream call)",
+	.max_workers = 1024,
+	.config = gw_daemon_config,
+	.open = gw_daemon_open,
+	.start = gw_daemon_start,
+	.close = gw_daemon_close,
+};

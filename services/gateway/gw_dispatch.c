@@ -3,9 +3,11 @@
  * handler, and the per-address lockout in front of logins.
  */
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gw_int.h"
+#include "rt_log.h"
 #include "rt_server.h"
 #include "wb_clock.h"
 
@@ -89,8 +91,16 @@ gw_login(gw *g, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *c
 	return rc;
 }
 
-int
-gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client)
+void
+gw_rid_new(gw *g, char buf[WB_RID_MAX + 1])
+{
+	snprintf(buf, WB_RID_MAX + 1, "%08x-%llx", g->rid_nonce,
+	    (unsigned long long)atomic_fetch_add(&g->rid_seq, 1) + 1);
+}
+
+/* gw_route runs op's handler. */
+static int
+gw_route(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client)
 {
 	if (op == WB_OP_LOGIN) {
 		return gw_login(g, req, rep, client);
@@ -102,6 +112,23 @@ gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockad
 	}
 	wb_reply_error(rep, WB_EBADOP, "unknown operation");
 	return WB_EBADOP;
+}
+
+/* gw_dispatch runs op under the thread's request id (a new one if it has none), every downstream call carrying it. */
+int
+gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client)
+{
+	char        rid[WB_RID_MAX + 1];
+	const char *prev = wb_rid();
+	int         rc;
+
+	if (prev == NULL) {
+		gw_rid_new(g, rid);
+		wb_rid_swap(rid);
+	}
+	rc = gw_route(g, op, req, rep, client);
+	wb_rid_swap(prev);
+	return rc;
 }
 
 int

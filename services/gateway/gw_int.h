@@ -7,6 +7,7 @@
 #ifndef GW_INT_H
 #define GW_INT_H
 
+#include <stdatomic.h>
 #include "gw.h"
 #include "gw_names.h"
 #include "gw_postcache.h"
@@ -20,7 +21,9 @@ struct gw {
 	gw_sessions  *sessions;
 	gw_names     *names;
 	gw_postcache *posts;
-	rt_rate      *logins; /* failed logins per client address, over every transport */
+	rt_rate      *logins;    /* failed logins per client address, over every transport */
+	uint32_t      rid_nonce; /* this gateway's part of the request ids it makes */
+	atomic_ullong rid_seq;   /* the ids made so far */
 };
 
 /* gw_call sends req (always consumed) to svc; WB_OK gives *out, an error is written into rep. */

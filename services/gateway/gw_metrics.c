@@ -11,6 +11,7 @@
  *   warble_request_errors_total{service,op}
  *   warble_request_duration_seconds{service,op}   histogram
  *   warble_<service>_<gauge>                  each gauge a service registers
+ *                                             (a gauge in ms or us: _seconds)
  *   warble_http_responses_total{code}         the HTTP API's statuses
  *
  * service is user, relation, content, inbox, gateway (the msgpack API)
@@ -270,6 +271,19 @@ gw_metrics_ops(http_buf *out, const gw_metrics_src *src, int n, int which)
 	}
 }
 
+/*
+ * Prometheus names carry base units: a gauge a service reports in
+ * milliseconds or microseconds (its name ends in _ms or _us, as inbox's
+ * last_fanout_ms) is exported as _seconds, the value printed exactly.
+ */
+static const struct {
+	const char *suffix;
+	unsigned    digits; /* the value is in 10^-digits seconds */
+} gw_metrics_units[] = {
+	{ "_ms", 3 },
+	{ "_us", 6 },
+};
+
 /* gw_metrics_gauges writes each registered gauge as warble_<service>_<name>. */
 static void
 gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
@@ -282,19 +296,38 @@ gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
 			continue;
 		}
 		for (size_t i = 0; i < ng; i++) {
-			char        name[96];
-			const char *raw = wb_str(&g[i], WB_F_NAME, "");
-			size_t      k;
+			char          name[96];
+			const char   *raw = wb_str(&g[i], WB_F_NAME, "");
+			unsigned long v = (unsigned long)wb_u64(&g[i], WB_F_VALUE, 0), div = 1;
+			unsigned      digits = 0;
+			size_t        k;
 
 			k = (size_t)snprintf(name, sizeof(name), "warble_%s_", src[s].service);
 			for (; *raw != '\0' && k + 1 < sizeof(name); raw++) {
 				name[k++] = isalnum((unsigned char)*raw) ? *raw : '_';
 			}
 			name[k] = '\0';
+			for (size_t u = 0;
+			     u < sizeof(gw_metrics_units) / sizeof(gw_metrics_units[0]); u++) {
+				size_t ns = strlen(gw_metrics_units[u].suffix);
+				if (k > ns &&
+				    strcmp(name + k - ns, gw_metrics_units[u].suffix) == 0 &&
+				    k - ns + sizeof("_seconds") <= sizeof(name)) {
+					strcpy(name + k - ns, "_seconds");
+					digits = gw_metrics_units[u].digits;
+				}
+			}
+			for (unsigned d = 0; d < digits; d++) {
+				div *= 10;
+			}
 			gw_metrics_head(
 			    out, name, "gauge", "a figure the service reports in its stats");
-			http_buf_printf(
-			    out, "%s %lu\n", name, (unsigned long)wb_u64(&g[i], WB_F_VALUE, 0));
+			if (digits == 0) {
+				http_buf_printf(out, "%s %lu\n", name, v);
+			} else {
+				http_buf_printf(
+				    out, "%s %lu.%0*lu\n", name, v / div, (int)digits, v % div);
+			}
 		}
 	}
 }

@@ -20,14 +20,20 @@
 static wbt_cluster cl;
 static rt_client  *gwc;
 
-/* gt_start starts a cluster (with extra env) and a client of its gateway. */
+/* gt_start_as starts a cluster of the given shape (with extra env) and a client of its gateway. */
 static void
-gt_start(const char *const *env)
+gt_start_as(const char *const *env, wbt_shape shape)
 {
 	rt_client_opts o = { .timeout_ms = 10000 };
 
-	cr_assert_eq(wbt_cluster_start(&cl, env), 0, "cluster did not start");
+	cr_assert_eq(wbt_cluster_start_as(&cl, env, shape), 0, "cluster did not start");
 	cr_assert_eq(rt_client_open(&gwc, cl.gateway_url, &o), WB_OK);
+}
+
+static void
+gt_start(const char *const *env)
+{
+	gt_start_as(env, WBT_ANY);
 }
 
 static void
@@ -399,7 +405,7 @@ Test(gateway, backend_down, .fini = gt_fini, .timeout = 90)
 	long long   t0;
 	int         rc;
 
-	gt_start(env);
+	gt_start_as(env, WBT_FIVE); /* content alone goes */
 	gt_register("frank");
 	gt_login("frank", tok, sizeof(tok));
 	cr_assert_eq(wbt_stop(cl.content, SIGKILL, 5000), 128 + SIGKILL);

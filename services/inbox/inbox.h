@@ -48,23 +48,8 @@ void inbox_stop(inbox *in);
 /* inbox_close frees the service (stopping it first if needed); NULL is ignored. */
 void inbox_close(inbox *in);
 
-/* inbox_daemon_opts are warble-inbox's own options (inbox_daemon.c). */
-extern rt_opt inbox_daemon_opts[];
-
-/* inbox_daemon_config checks inbox_daemon_opts' values; nonzero if one is bad. */
-int inbox_daemon_config(void);
-
-/* inbox_daemon_families fills the store's families with the configured bounds. */
-void inbox_daemon_families(hb_family_opts *fams);
-
-/* inbox_daemon_open opens the service on env's store and registers it on env's server. */
-int inbox_daemon_open(const rt_env *env, void **out);
-
-/* inbox_daemon_start starts the fan-out (inbox_start) once the server listens. */
-int inbox_daemon_start(void *in);
-
-/* inbox_daemon_close stops and frees the service; NULL is ignored. */
-void inbox_daemon_close(void *in);
+/* inbox_service describes warble-inbox to rt_daemon_main (inbox_daemon.c). */
+extern const rt_service inbox_service;
 
 /* inbox_home handles inbox.home {uid, before?, limit?} -> {posts: [{id, author}], next?}. */
 int inbox_home(void *arg, const wb_obj *req, wb_obj *rep);

@@ -41,6 +41,9 @@ inbox_event_parse(const wb_obj *o, inbox_event *ev)
 	ev->id = wb_u64(o, WB_F_ID, 0);
 	ev->time = wb_u64(o, WB_F_TIME, 0);
 	ev->type = wb_get_str(o, WB_F_TYPE, &type, &len) ? wb_event_lookup(type, len) : WB_EV_NONE;
+	if (wb_get_str(o, WB_F_RID, &type, &len) && wb_rid_ok(type, len)) {
+		memcpy(ev->rid, type, len); /* ev was zeroed: NUL-terminated */
+	}
 	return true;
 }
 

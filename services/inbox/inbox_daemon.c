@@ -11,7 +11,7 @@ static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_p
 static uint64_t    inbox_nmax, inbox_ttl_s;
 static inbox_opts  inbox_o;
 
-rt_opt inbox_daemon_opts[] = {
+static rt_opt inbox_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_CONTENT, "content service", &inbox_o.content_url),
 	RT_OPT_URL(WB_EP_RELATION, "relation service", &inbox_o.relation_url),
 	RT_OPT_URL(WB_EP_CONTENT_PUB, "content events", &inbox_o.content_pub_url),
@@ -30,7 +30,7 @@ rt_opt inbox_daemon_opts[] = {
 	{ NULL },
 };
 
-int
+static int
 inbox_daemon_config(void)
 {
 	uint64_t back, poll_ms, page, rb;
@@ -52,13 +52,13 @@ inbox_daemon_config(void)
 	return 0;
 }
 
-void
+static void
 inbox_daemon_families(hb_family_opts *fams)
 {
 	inbox_schema_families(fams, (uint32_t)inbox_nmax, inbox_ttl_s * 1000);
 }
 
-int
+static int
 inbox_daemon_open(const rt_env *env, void **out)
 {
 	inbox *in = NULL;
@@ -74,14 +74,29 @@ inbox_daemon_open(const rt_env *env, void **out)
 	return WB_OK;
 }
 
-int
+static int
 inbox_daemon_start(void *in)
 {
 	return inbox_start(in);
 }
 
-void
+static void
 inbox_daemon_close(void *in)
 {
 	inbox_close(in);
 }
+
+const rt_service inbox_service = {
+	.name = "inbox",
+	.summary = "the Warble inbox service",
+	.listen = RT_OPT_URL(WB_EP_INBOX, "listen URL", NULL),
+	.opts = inbox_daemon_opts,
+	.workers = "4",
+	.workers_help = "worker threads (inbox.home)",
+	.config = inbox_daemon_config,
+	.nfams = INBOX_FAM_COUNT,
+	.families = inbox_daemon_families,
+	.open = inbox_daemon_open,
+	.start = inbox_daemon_start,
+	.close = inbox_daemon_close,
+};

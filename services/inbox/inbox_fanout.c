@@ -327,7 +327,10 @@ inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 int
 inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 {
-	int rc;
+	const char *prev_rid = wb_rid_swap(ev->rid[0] != '\0' ? ev->rid : NULL);
+	const char *prev_svc = rt_log_swap_service("inbox");
+	int         rc;
+
 	hb_batch_clear(in->batch);
 	in->mark = inbox_event_mark(ev); /* stored with the applied seq */
 	switch (ev->type) {
@@ -355,5 +358,9 @@ inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 	if (rc == WB_OK) {
 		INBOX_ADD(&in->events_applied, 1);
 	}
+	RT_DEBUGF("%s event %s seq %llu applied: %s", s->name, wb_event_name(ev->type),
+	    (unsigned long long)ev->seq, rc == WB_OK ? "ok" : wb_strerror(rc));
+	rt_log_swap_service(prev_svc);
+	wb_rid_swap(prev_rid);
 	return rc;
 }

@@ -27,7 +27,8 @@
 /* An event as the applier needs it. */
 typedef struct inbox_event {
 	uint64_t seq, uid, target, id, time;
-	wb_event type; /* WB_EV_NONE: a type this build ignores */
+	wb_event type;                /* WB_EV_NONE: a type this build ignores */
+	char     rid[WB_RID_MAX + 1]; /* the id of the request that made it ("": none) */
 } inbox_event;
 
 /* A queued message: the events of one published batch. */

@@ -38,13 +38,7 @@ int rel_svc_route(rel_svc *r, rt_server *s);
 /* rel_svc_close frees the service (after its server is closed); NULL is ignored. */
 void rel_svc_close(rel_svc *r);
 
-/* rel_daemon_opts are warble-relation's own options (rel_daemon.c). */
-extern rt_opt rel_daemon_opts[];
-
-/* rel_daemon_open opens the event log, the user client and the service on env's store and server. */
-int rel_daemon_open(const rt_env *env, void **out);
-
-/* rel_daemon_close closes what rel_daemon_open opened; NULL is ignored. */
-void rel_daemon_close(void *d);
+/* rel_service describes warble-relation to rt_daemon_main (rel_daemon.c). */
+extern const rt_service rel_service;
 
 #endif

@@ -11,7 +11,7 @@
 
 static const char *rel_pub_url, *rel_user_url;
 
-rt_opt rel_daemon_opts[] = {
+static rt_opt rel_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_RELATION_PUB, "event PUB URL", &rel_pub_url),
 	RT_OPT_URL(WB_EP_USER, "user service URL", &rel_user_url),
 	{ NULL },
@@ -25,7 +25,23 @@ typedef struct rel_daemon {
 	rel_svc   *svc;
 } rel_daemon;
 
-int
+static void
+rel_daemon_close(void *arg)
+{
+	rel_daemon *d = arg;
+
+	if (d == NULL) {
+		return;
+	}
+	rel_svc_close(d->svc);
+	rt_client_close(d->bulk_users);
+	rt_client_close(d->users);
+	evlog_close(d->log);
+	rt_pub_close(d->pub);
+	free(d);
+}
+
+static int
 rel_daemon_open(const rt_env *env, void **out)
 {
 	rel_daemon *d = calloc(1, sizeof(*d));
@@ -56,18 +72,13 @@ rel_daemon_open(const rt_env *env, void **out)
 	return WB_OK;
 }
 
-void
-rel_daemon_close(void *arg)
-{
-	rel_daemon *d = arg;
-
-	if (d == NULL) {
-		return;
-	}
-	rel_svc_close(d->svc);
-	rt_client_close(d->bulk_users);
-	rt_client_close(d->users);
-	evlog_close(d->log);
-	rt_pub_close(d->pub);
-	free(d);
-}
+const rt_service rel_service = {
+	.name = "relation",
+	.summary = "the Warble relation service",
+	.listen = RT_OPT_URL(WB_EP_RELATION, "listen URL", NULL),
+	.opts = rel_daemon_opts,
+	.nfams = REL_FAM_NFAMS,
+	.families = rel_schema,
+	.open = rel_daemon_open,
+	.close = rel_daemon_close,
+};

@@ -113,7 +113,8 @@ rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, bool foll
 	if ((rc = wb_set_cstr(
 	         ev, WB_F_TYPE, wb_event_name(follow ? WB_EV_FOLLOW : WB_EV_UNFOLLOW))) != WB_OK ||
 	    (rc = wb_set_u64(ev, WB_F_UID, uid)) != WB_OK ||
-	    (rc = wb_set_u64(ev, WB_F_TARGET, target)) != WB_OK) {
+	    (rc = wb_set_u64(ev, WB_F_TARGET, target)) != WB_OK ||
+	    (wb_rid() != NULL && (rc = wb_set_cstr(ev, WB_F_RID, wb_rid())) != WB_OK)) {
 		goto out;
 	}
 	rc = evlog_commit(r->log, b, ev, seq);

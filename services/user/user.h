@@ -47,19 +47,7 @@ int user_svc_route(user_svc *u, rt_server *s);
 /* user_svc_close frees the service (after its server is closed); NULL is ignored. */
 void user_svc_close(user_svc *u);
 
-/* user_daemon_opts are warble-user's own options (user_daemon.c). */
-extern rt_opt user_daemon_opts[];
-
-/* user_daemon_config checks user_daemon_opts' values; nonzero if one is bad. */
-int user_daemon_config(void);
-
-/* user_daemon_families fills the store's families with the configured session lifetime. */
-void user_daemon_families(hb_family_opts *fams);
-
-/* user_daemon_open opens the service on env's store and registers it on env's server. */
-int user_daemon_open(const rt_env *env, void **out);
-
-/* user_daemon_close closes the service; NULL is ignored. */
-void user_daemon_close(void *svc);
+/* user_service describes warble-user to rt_daemon_main (user_daemon.c). */
+extern const rt_service user_service;
 
 #endif

@@ -13,7 +13,7 @@
 static const char   *user_ttl, *user_ops, *user_mem, *user_fails, *user_window, *user_cool;
 static user_svc_opts user_o;
 
-rt_opt user_daemon_opts[] = {
+static rt_opt user_daemon_opts[] = {
 	{ "session-ttl", "WARBLE_SESSION_TTL", "604800", "session lifetime, seconds", &user_ttl },
 	{ "pwhash-ops", "WARBLE_PWHASH_OPS", "interactive",
 	    "argon2id passes (a number, or interactive)", &user_ops },
@@ -40,7 +40,7 @@ user_limit(
 	return rt_config_u64(name, s, min, max, out);
 }
 
-int
+static int
 user_daemon_config(void)
 {
 	uint64_t ttl_s, ops, mem, fails, window_s, cool_s;
@@ -64,13 +64,13 @@ user_daemon_config(void)
 	return 0;
 }
 
-void
+static void
 user_daemon_families(hb_family_opts *fams)
 {
 	user_schema(fams, user_o.session_ttl_ms);
 }
 
-int
+static int
 user_daemon_open(const rt_env *env, void **out)
 {
 	user_svc *svc = NULL;
@@ -85,8 +85,21 @@ user_daemon_open(const rt_env *env, void **out)
 	return WB_OK;
 }
 
-void
+static void
 user_daemon_close(void *svc)
 {
 	user_svc_close(svc);
 }
+
+const rt_service user_service = {
+	.name = "user",
+	.summary = "the Warble user service",
+	.listen = RT_OPT_URL(WB_EP_USER, "listen URL", NULL),
+	.opts = user_daemon_opts,
+	.workers_help = "worker threads (password hashing runs there)",
+	.config = user_daemon_config,
+	.nfams = USER_FAM_COUNT,
+	.families = user_daemon_families,
+	.open = user_daemon_open,
+	.close = user_daemon_close,
+};

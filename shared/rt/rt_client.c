@@ -34,6 +34,11 @@
  * call; see docs/benchmarks.md for what that cost the gateway.  A started
  * call (rt_call_start) takes a connection of its own until it is finished,
  * so the server works on calls started together at the same time.
+ *
+ * A client of a server in its own process (rt_server_opts.local, the
+ * services hosted together by warble) dials nothing: each call runs the
+ * server's handler on the calling thread (rt_local.h), a started call
+ * at once, so that its finish only hands over the reply.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +49,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "rt_client.h"
+#include "rt_local.h"
 #include "rt_sp.h"
 #include "wb_clock.h"
 
@@ -67,7 +73,8 @@ struct rt_client {
 	int         retries;
 	size_t      max_msg;
 	atomic_int  npipes;
-	rt_sp      *sp; /* synchronous calls, when the URL is one rt_sp speaks */
+	rt_sp      *sp;    /* synchronous calls, when the URL is one rt_sp speaks */
+	int         local; /* the in-process server's slot (rt_local_find), or 0 */
 
 	pthread_mutex_t idle_mtx;
 	rt_client_slot  idle[RT_CLIENT_IDLE];
@@ -125,13 +132,14 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, c->timeout_ms);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_POST, rt_client_pipe_cb, c);
 	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, rt_client_pipe_cb, c);
-	if ((rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+	c->local = rt_local_find(url);
+	if (c->local == 0 && (rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
 		nng_close(c->sock);
 		pthread_mutex_destroy(&c->idle_mtx);
 		free(c);
 		return WB_EINVAL; /* a URL nng cannot parse or a transport it lacks */
 	}
-	if (rt_sp_supports(url)) {
+	if (c->local == 0 && rt_sp_supports(url)) {
 		rt_sp_opts so = {
 			.timeout_ms = c->timeout_ms, .max_msg = c->max_msg, .wait_for_server = true
 		};
@@ -371,6 +379,9 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 	if (atomic_load(&c->down)) {
 		return WB_ECLOSED;
 	}
+	if (c->local != 0) {
+		return rt_local_call(c->local, req, rep);
+	}
 	for (int a = 0; a < attempts; a++) {
 		int64_t left = deadline - (int64_t)(wb_mono_us() / 1000);
 
@@ -392,9 +403,10 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 
 struct rt_pending {
 	rt_client     *c;
-	rt_sp_pending *sp; /* the call, when c speaks SP itself */
-	rt_client_slot sl; /* else its nng context */
-	int            rv; /* WB_OK while the reply is awaited */
+	rt_sp_pending *sp;  /* the call, when c speaks SP itself */
+	rt_client_slot sl;  /* else its nng context */
+	wb_obj        *rep; /* the reply of an in-process call, made at the start */
+	int            rv;  /* WB_OK while the reply is awaited; an in-process call's result */
 };
 
 /* rt_call_start sends req and returns at once; end it with rt_call_finish. */
@@ -411,6 +423,10 @@ rt_call_start(rt_client *c, const wb_obj *req, rt_pending **out)
 	}
 	p->c = c;
 	*out = p;
+	if (c->local != 0) {
+		p->rv = rt_call(c, req, &p->rep);
+		return WB_OK;
+	}
 	if (c->sp != NULL) {
 		return p->rv = rt_sp_start(c->sp, req, &p->sp);
 	}
@@ -450,6 +466,12 @@ rt_call_finish(rt_pending *p, wb_obj **rep)
 	*rep = NULL;
 	if (p == NULL) {
 		return WB_ENOMEM;
+	}
+	if (p->c->local != 0) {
+		rv = p->rv;
+		*rep = p->rep;
+		free(p);
+		return rv;
 	}
 	if (p->c->sp != NULL) {
 		rv = rt_sp_finish(p->sp, rep); /* a failed start is kept in p->sp */

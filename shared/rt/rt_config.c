@@ -64,19 +64,15 @@ rt_config_usage(const rt_opt *opts, const char *prog, const char *summary, FILE 
 	fprintf(f, "  --%-22s %s\n", "help", "print this help and exit");
 }
 
-/* rt_config_parse fills every option from flag, env or default (in that order);
- * prints usage and returns RT_CONFIG_HELP on --help, a message and WB_EINVAL on bad flags. */
-int
-rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv)
+/* rt_config_flags reads argv's flags into flagval (one per option, NULL where not given). */
+static int
+rt_config_flags(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv,
+    const char **flagval)
 {
 	struct option lopts[RT_CONFIG_MAX + 3];
-	const char   *flagval[RT_CONFIG_MAX];
 	int           n = 0;
 	int           c, idx;
 
-	if (prog == NULL) {
-		prog = "warble";
-	}
 	rt_config_resolve(opts);
 	for (const rt_opt *o = opts; o->flag != NULL; o++) {
 		if (n == RT_CONFIG_MAX) {
@@ -126,8 +122,23 @@ rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, c
 		fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", prog, argv[optind]);
 		return WB_EINVAL;
 	}
+	return WB_OK;
+}
 
-	idx = 0;
+/* rt_config_parse fills every option from flag, env or default (in that order);
+ * prints usage and returns RT_CONFIG_HELP on --help, a message and WB_EINVAL on bad flags. */
+int
+rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv)
+{
+	const char *flagval[RT_CONFIG_MAX];
+	int         rc, idx = 0;
+
+	if (prog == NULL) {
+		prog = "warble";
+	}
+	if ((rc = rt_config_flags(opts, prog, summary, argc, argv, flagval)) != WB_OK) {
+		return rc;
+	}
 	for (rt_opt *o = opts; o->flag != NULL; o++, idx++) {
 		const char *v = flagval[idx];
 
@@ -147,6 +158,26 @@ rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, c
 		}
 		if (o->value != NULL) {
 			*o->value = v;
+		}
+	}
+	return WB_OK;
+}
+
+/* rt_config_export sets the environment variable of every flag given in argv, for a later
+ * rt_config_parse of another table naming the same variables; results as rt_config_parse. */
+int
+rt_config_export(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv)
+{
+	const char *flagval[RT_CONFIG_MAX];
+	int         rc, idx = 0;
+
+	if ((rc = rt_config_flags(opts, prog, summary, argc, argv, flagval)) != WB_OK) {
+		return rc;
+	}
+	for (const rt_opt *o = opts; o->flag != NULL; o++, idx++) {
+		if (flagval[idx] != NULL && o->env != NULL &&
+		    setenv(o->env, flagval[idx], 1) != 0) {
+			return WB_ENOMEM;
 		}
 	}
 	return WB_OK;

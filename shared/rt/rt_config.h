@@ -44,6 +44,10 @@ typedef struct rt_opt {
  * returns RT_CONFIG_HELP on --help or --print-defaults, a message and WB_EINVAL on bad flags. */
 int rt_config_parse(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv);
 
+/* rt_config_export sets the environment variable of every flag given in argv, for a later
+ * rt_config_parse of another table naming the same variables; results as rt_config_parse. */
+int rt_config_export(rt_opt *opts, const char *prog, const char *summary, int argc, char **argv);
+
 /* rt_config_u64 parses a decimal option value within [min, max], naming it in the error message. */
 int rt_config_u64(const char *name, const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

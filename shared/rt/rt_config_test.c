@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "rt_config.h"
-#include "rt_log.h"
 #include "wb_errors.h"
 
 static const char *v_url, *v_data, *v_need;
@@ -118,32 +117,4 @@ Test(rt_config, u64_ranges, .init = cr_redirect_stderr)
 	cr_assert_eq(rt_config_u64("--big", "18446744073709551615", 0, UINT64_MAX, &v), WB_OK);
 	cr_assert_eq(v, UINT64_MAX);
 	cr_assert_eq(v, UINT64_MAX);
-}
-
-Test(rt_log, levels_parse)
-{
-	cr_assert_eq(rt_log_level_parse("debug"), RT_DEBUG);
-	cr_assert_eq(rt_log_level_parse("INFO"), RT_INFO);
-	cr_assert_eq(rt_log_level_parse("warn"), RT_WARN);
-	cr_assert_eq(rt_log_level_parse("error"), RT_ERROR);
-	cr_assert_eq(rt_log_level_parse("loud"), -1);
-	cr_assert_eq(rt_log_level_parse(NULL), -1);
-}
-
-Test(rt_log, one_line_format, .init = cr_redirect_stderr)
-{
-	rt_log_init("tester", RT_INFO);
-	RT_DEBUGF("hidden %d", 1);
-	RT_WARNF("shown %d", 2);
-	fflush(stderr);
-	FILE  *f = cr_get_redirected_stderr();
-	char   buf[512];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	/* 2026-11-22T10:04:05.123Z WARN  tester: shown 2 */
-	cr_assert_eq(n, 24 + 1 + 5 + 1 + strlen("tester: shown 2") + 1, "'%s'", buf);
-	cr_assert_eq(buf[10], 'T');
-	cr_assert_eq(buf[19], '.');
-	cr_assert_eq(buf[23], 'Z');
-	cr_assert_str_eq(buf + 25, "WARN  tester: shown 2\n");
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include <nng/nng.h>
@@ -201,37 +202,128 @@ rt_daemon_signals(sigset_t *stop)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-/* rt_daemon_serve opens the service and its server, waits for a stop signal, and closes both. */
-static int
-rt_daemon_serve(const rt_service *s, rt_common *c, hb_table *t, const sigset_t *stop)
+/* rt_daemon_disk_free is a gauge: the bytes still free, for an unprivileged writer, on the file system of the store's folder. */
+static uint64_t
+rt_daemon_disk_free(void *dir)
 {
-	rt_server_opts so = { .name = s->name, .url = c->url, .workers = (int)c->nworkers };
-	rt_env   env = { .name = s->name, .url = c->url, .store = t, .nworkers = (int)c->nworkers };
-	rt_timer tm = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
-	rt_server *srv = NULL;
-	void      *svc = NULL;
-	pthread_t  timer;
-	bool       timing;
-	int        rc, sig;
+	struct statvfs sv;
 
-	env.dir = t != NULL ? c->dir : NULL;
-	if ((rc = rt_server_open(&srv, &so)) == WB_OK &&
-	    (t == NULL || (rc = rt_admin_open(&env.admin, srv, s->name, t)) == WB_OK)) {
-		env.srv = srv;
-		rc = s->open != NULL ? s->open(&env, &svc) : WB_OK;
+	return statvfs(dir, &sv) == 0 ? (uint64_t)sv.f_bavail * sv.f_frsize : 0;
+}
+
+/* rt_daemon_disk_size is a gauge: the size of the file system of the store's folder (0 if unknown). */
+static uint64_t
+rt_daemon_disk_size(void *dir)
+{
+	struct statvfs sv;
+
+	return statvfs(dir, &sv) == 0 ? (uint64_t)sv.f_blocks * sv.f_frsize : 0;
+}
+
+/* rt_daemon_gauges adds the store's figures to srv's stats: its size and its disk's. */
+static int
+rt_daemon_gauges(rt_server *srv, hb_table *t, char *dir)
+{
+	int rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t);
+
+	if (rc == WB_OK) {
+		rc = rt_server_gauge(srv, "disk_free_bytes", rt_daemon_disk_free, dir);
 	}
-	if (rc == WB_OK && t != NULL) {
-		rc = rt_server_gauge(srv, "store_bytes", hb_disk_bytes, t);
+	return rc == WB_OK ? rt_server_gauge(srv, "disk_size_bytes", rt_daemon_disk_size, dir) : rc;
+}
+
+/* One service of the process: its descriptor, its options and what was opened for it. */
+typedef struct rt_unit {
+	const rt_service *s;
+	rt_common         c;
+	hb_table         *t;
+	rt_server        *srv;
+	rt_admin         *admin;
+	void             *svc;
+} rt_unit;
+
+/*
+ * rt_daemon_up opens each unit in order (store, server, service, then the
+ * server listens), so a service opened later finds the ones before it
+ * serving, and then starts each service.
+ */
+static int
+rt_daemon_up(rt_unit *u, size_t n, bool local)
+{
+	size_t i;
+	int    rc = WB_OK;
+
+	for (i = 0; i < n && rc == WB_OK; i++) {
+		rt_server_opts so = { .name = u[i].s->name,
+			.url = u[i].c.url,
+			.workers = (int)u[i].c.nworkers,
+			.local = local };
+		rt_env         env = {
+			        .name = u[i].s->name, .url = u[i].c.url, .nworkers = (int)u[i].c.nworkers
+		};
+
+		if (u[i].s->nfams > 0 &&
+		    (rc = rt_daemon_store(u[i].s, &u[i].c, &u[i].t)) != WB_OK) {
+			break;
+		}
+		env.store = u[i].t;
+		env.dir = u[i].t != NULL ? u[i].c.dir : NULL;
+		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK &&
+		    (u[i].t == NULL || (rc = rt_admin_open(&u[i].admin, u[i].srv, u[i].s->name,
+		                            u[i].t)) == WB_OK)) {
+			env.srv = u[i].srv;
+			env.admin = u[i].admin;
+			rc = u[i].s->open != NULL ? u[i].s->open(&env, &u[i].svc) : WB_OK;
+		}
+		if (rc == WB_OK && u[i].t != NULL) {
+			rc = rt_daemon_gauges(u[i].srv, u[i].t, u[i].c.dir);
+		}
+		if (rc == WB_OK) {
+			rc = rt_server_start(u[i].srv);
+		}
+		if (rc != WB_OK) {
+			RT_ERRORF(
+			    "%s cannot start on %s: %s", u[i].s->name, u[i].c.url, wb_strerror(rc));
+		}
 	}
-	if (rc == WB_OK && (rc = rt_server_start(srv)) == WB_OK && s->start != NULL) {
-		rc = s->start(svc);
+	for (i = 0; i < n && rc == WB_OK; i++) {
+		if (u[i].s->start != NULL && (rc = u[i].s->start(u[i].svc)) != WB_OK) {
+			RT_ERRORF("%s cannot start: %s", u[i].s->name, wb_strerror(rc));
+		}
 	}
-	if (rc != WB_OK) {
-		RT_ERRORF("cannot start on %s: %s", c->url, wb_strerror(rc));
+	for (i = 0; i < n && rc == WB_OK; i++) {
+		RT_INFOF("%s serving on %s%s%s", u[i].s->name, u[i].c.url,
+		    u[i].t != NULL ? ", data in " : "", u[i].t != NULL ? u[i].c.dir : "");
+	}
+	return rc;
+}
+
+/* rt_daemon_down closes every unit, the last opened first, so no service outlives one it calls. */
+static void
+rt_daemon_down(rt_unit *u, size_t n)
+{
+	for (size_t i = n; i-- > 0;) {
+		rt_server_close(u[i].srv); /* requests in flight are answered */
+		if (u[i].svc != NULL && u[i].s->close != NULL) {
+			u[i].s->close(u[i].svc);
+		}
+		rt_admin_close(u[i].admin);
+		hb_close(u[i].t);
+	}
+}
+
+/* rt_daemon_serve brings the units up, waits for a stop signal, and takes them down. */
+static int
+rt_daemon_serve(rt_unit *u, size_t n, bool local, const sigset_t *stop)
+{
+	rt_timer  tm = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
+	pthread_t timer;
+	bool      timing;
+	int       rc, sig;
+
+	if ((rc = rt_daemon_up(u, n, local)) != WB_OK) {
 		rt_client_shutdown_all();
 	} else {
-		RT_INFOF("serving on %s%s%s", c->url, t != NULL ? ", data in " : "",
-		    t != NULL ? c->dir : "");
 		sigwait(stop, &sig);
 		RT_INFOF("shutting down (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	}
@@ -239,11 +331,7 @@ rt_daemon_serve(const rt_service *s, rt_common *c, hb_table *t, const sigset_t *
 	if (rc == WB_OK && !timing) {
 		rt_client_shutdown_all(); /* no timer: end them now rather than wait */
 	}
-	rt_server_close(srv);
-	if (svc != NULL && s->close != NULL) {
-		s->close(svc);
-	}
-	rt_admin_close(env.admin);
+	rt_daemon_down(u, n);
 	if (timing) {
 		pthread_mutex_lock(&tm.mu);
 		tm.done = true;
@@ -254,23 +342,94 @@ rt_daemon_serve(const rt_service *s, rt_common *c, hb_table *t, const sigset_t *
 	return rc;
 }
 
+/* rt_daemon_run sets up logging and signals, then serves the units until a stop signal. */
+static int
+rt_daemon_run(const char *name, rt_unit *u, size_t n, bool local)
+{
+	sigset_t stop;
+	int      rc;
+
+	rt_log_init(name, (rt_level)rt_log_level_parse(u[0].c.level));
+	rt_daemon_signals(&stop);
+	rc = rt_daemon_serve(u, n, local, &stop);
+	nng_fini(); /* after every socket is closed, else ASan's leak check sees nng's late frees */
+	return rc == WB_OK ? 0 : 1;
+}
+
 int
 rt_daemon_main(const rt_service *s, int argc, char **argv)
 {
-	rt_common c = { 0 };
-	hb_table *t = NULL;
-	sigset_t  stop;
-	int       rc;
+	rt_unit u = { .s = s };
+	int     rc;
 
-	if ((rc = rt_daemon_config(s, &c, argc, argv)) != RT_DAEMON_RUN) {
+	if ((rc = rt_daemon_config(s, &u.c, argc, argv)) != RT_DAEMON_RUN) {
 		return rc;
 	}
-	rt_log_init(s->name, (rt_level)rt_log_level_parse(c.level));
-	rt_daemon_signals(&stop);
-	if (s->nfams == 0 || (rc = rt_daemon_store(s, &c, &t)) == WB_OK) {
-		rc = rt_daemon_serve(s, &c, t, &stop);
+	return rt_daemon_run(s->name, &u, 1, false);
+}
+
+/* rt_daemon_merge adds the rows of opts that all does not have yet (by flag or endpoint). */
+static size_t
+rt_daemon_merge(rt_opt *all, size_t n, size_t max, const rt_opt *opts)
+{
+	for (const rt_opt *o = opts; !rt_opt_end(o); o++) {
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			if (o->ep != 0 ? all[i].ep == o->ep
+			               : all[i].ep == 0 && strcmp(all[i].flag, o->flag) == 0) {
+				break;
+			}
+		}
+		if (i == n && n + 1 < max) {
+			all[n] = *o;
+			all[n++].value = NULL;
+		}
 	}
-	hb_close(t);
-	nng_fini(); /* after every socket is closed, else ASan's leak check sees nng's late frees */
-	return rc == WB_OK ? 0 : 1;
+	all[n] = (rt_opt) { NULL };
+	return n;
+}
+
+int
+rt_daemon_main_all(const rt_service *const *s, size_t n, const char *prog, const char *summary,
+    int argc, char **argv)
+{
+	rt_opt   all[RT_DAEMON_MAX_OPTS * 2];
+	rt_unit *u;
+	size_t   nall = 0;
+	char    *arg0 = (char *)prog;
+	int      rc = RT_DAEMON_RUN;
+
+	/* Every service's options, once: a flag given sets its variable for all of them. */
+	for (size_t i = 0; i < n; i++) {
+		rt_opt    opts[RT_DAEMON_MAX_OPTS];
+		rt_common c = { 0 };
+
+		if (!rt_daemon_opts(s[i], &c, opts, RT_DAEMON_MAX_OPTS)) {
+			fprintf(stderr, "%s: too many options\n", prog);
+			return 2;
+		}
+		nall = rt_daemon_merge(all, nall, sizeof(all) / sizeof(all[0]), opts);
+	}
+	for (size_t i = 0; i < nall; i++) {
+		if (all[i].ep == 0 && strcmp(all[i].flag, "data") == 0) {
+			all[i].help = "data folder (each service's store is DATA/<service>)";
+		}
+	}
+	if ((rc = rt_config_export(all, prog, summary, argc, argv)) != 0) {
+		return rc == RT_CONFIG_HELP ? 0 : 2;
+	}
+	if ((u = calloc(n, sizeof(*u))) == NULL) {
+		return 1;
+	}
+	rc = RT_DAEMON_RUN;
+	for (size_t i = 0; i < n && rc == RT_DAEMON_RUN; i++) {
+		u[i].s = s[i];
+		rc = rt_daemon_config(s[i], &u[i].c, 1, &arg0);
+	}
+	if (rc == RT_DAEMON_RUN) {
+		rc = rt_daemon_run(prog, u, n, true);
+	}
+	free(u);
+	return rc;
 }

@@ -12,7 +12,8 @@
  *   3. DATA/<name> and the store with the service's families;
  *   4. the REP server on its listen endpoint, admin.backup for the store
  *      (rt_admin.h), the service's open (it registers its handlers
- *      there), the store_bytes gauge, listen, the service's start;
+ *      there), the store_bytes and disk_{free,size}_bytes gauges,
+ *      listen, the service's start;
  *   5. wait for SIGTERM or SIGINT; RT_DAEMON_GRACE_MS later every
  *      downstream call still waiting ends (rt_client_shutdown_all);
  *   6. close the server (requests in flight are answered), the service,
@@ -74,5 +75,17 @@ typedef struct rt_service {
 
 /* rt_daemon_main runs the daemon described by s and returns main's exit status. */
 int rt_daemon_main(const rt_service *s, int argc, char **argv);
+
+/*
+ * rt_daemon_main_all runs the n services of s in one process, as prog:
+ * their options merged into one table (a flag sets its variable, which
+ * every service reading it then sees), their stores opened and their
+ * servers listening as rt_daemon_main's would, opened and started in the
+ * order of s and stopped in the reverse one.  Their servers are local
+ * (rt_local.h), so a service's calls to another one in s run on the
+ * calling thread.  Returns main's exit status.
+ */
+int rt_daemon_main_all(const rt_service *const *s, size_t n, const char *prog, const char *summary,
+    int argc, char **argv);
 
 #endif

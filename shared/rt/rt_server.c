@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "rt_buf.h"
+#include "rt_local.h"
 #include "rt_log.h"
 #include "rt_loop.h"
 #include "rt_server.h"
@@ -65,7 +66,10 @@ struct rt_server {
 	uint64_t  start_us;
 	rt_loop  *loop;
 	bool      started;
+	int       local; /* its rt_local slot (rt_server_opts.local), else 0 */
 };
+
+static int rt_server_call(void *arg, const wb_obj *req, wb_obj **rep);
 
 static int
 rt_server_ping(void *arg, const wb_obj *req, wb_obj *rep)
@@ -129,6 +133,11 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	}
 	s->routes[WB_OP_PING] = (rt_route) { rt_server_ping, s };
 	s->routes[WB_OP_STATS] = (rt_route) { rt_server_stats, s };
+	if (opts->local && (s->local = rt_local_add(s->url, rt_server_call, s)) == 0) {
+		RT_ERRORF("%s: %s is served in this process already", s->name, s->url);
+		rt_server_close(s);
+		return WB_EINVAL;
+	}
 	*out = s;
 	return WB_OK;
 }
@@ -161,38 +170,36 @@ rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg)
 }
 
 /*
- * rt_server_reply_build runs on a worker: it turns the request bytes into
- * a reply object, never failing for bad input (that becomes an error
- * reply).  Sets *opp to the request's op, for stats.
+ * rt_server_run checks req, runs its op's handler and completes rep;
+ * returns the op, for stats.  The handler's thread logs as this service,
+ * with the request's id (if it has one; an in-process call keeps its
+ * caller's otherwise).
  */
-static wb_obj *
-rt_server_reply_build(rt_server *s, const void *buf, size_t len, wb_op *opp)
+static wb_op
+rt_server_run(rt_server *s, const wb_obj *req, wb_obj *rep)
 {
-	char      err[256];
-	wb_obj   *req = NULL, *rep;
-	wb_limits lim = wb_limits_default;
-	wb_op     op = WB_OP_NONE;
-	int       rv;
+	char        err[256], rid[WB_RID_MAX + 1];
+	wb_op       op = wb_op_of(req);
+	const char *prev_rid = wb_rid(), *prev_svc, *r;
+	size_t      rn;
+	int         rv;
 
 	err[0] = '\0';
-	if ((rep = wb_msg_new()) == NULL) {
-		return NULL;
-	}
-	lim.max_bytes = s->max_msg;
-	if ((rv = wb_decode(&req, buf, len, &lim, err, sizeof(err))) != 0) {
-		wb_reply_error(rep, rv, "%s", err[0] != '\0' ? err : wb_strerror(rv));
-		goto out;
-	}
-	op = wb_op_of(req);
 	if ((rv = wb_check_request(req, &op, err, sizeof(err))) != 0) {
 		wb_reply_error(rep, rv, "%s", err[0] != '\0' ? err : wb_strerror(rv));
-		goto out;
+		return op;
 	}
 	if (op <= WB_OP_NONE || op >= WB_OP_COUNT || s->routes[op].fn == NULL) {
 		wb_reply_error(
 		    rep, WB_EBADOP, "operation %s is not served by %s", wb_op_name(op), s->name);
-		goto out;
+		return op;
 	}
+	if (wb_get_str(req, WB_F_RID, &r, &rn)) { /* checked: at most WB_RID_MAX */
+		memcpy(rid, r, rn);
+		rid[rn] = '\0';
+		wb_rid_swap(rid);
+	}
+	prev_svc = rt_log_swap_service(s->name);
 	rv = s->routes[op].fn(s->routes[op].arg, req, rep);
 	if (rv != 0) {
 		if (!wb_has(rep, WB_F_ERR)) {
@@ -207,10 +214,56 @@ rt_server_reply_build(rt_server *s, const void *buf, size_t len, wb_op *opp)
 			wb_reply_error(rep, WB_ENOMEM, NULL);
 		}
 	}
-out:
+	RT_DEBUGF("%s: %s", wb_op_name(op), rv == 0 ? "ok" : wb_err_name(rv));
+	rt_log_swap_service(prev_svc);
+	wb_rid_swap(prev_rid);
+	return op;
+}
+
+/*
+ * rt_server_reply_build runs on a worker: it turns the request bytes into
+ * a reply object, never failing for bad input (that becomes an error
+ * reply).  Sets *opp to the request's op, for stats.
+ */
+static wb_obj *
+rt_server_reply_build(rt_server *s, const void *buf, size_t len, wb_op *opp)
+{
+	char      err[256];
+	wb_obj   *req = NULL, *rep;
+	wb_limits lim = wb_limits_default;
+	int       rv;
+
+	err[0] = '\0';
+	*opp = WB_OP_NONE;
+	if ((rep = wb_msg_new()) == NULL) {
+		return NULL;
+	}
+	lim.max_bytes = s->max_msg;
+	if ((rv = wb_decode(&req, buf, len, &lim, err, sizeof(err))) != 0) {
+		wb_reply_error(rep, rv, "%s", err[0] != '\0' ? err : wb_strerror(rv));
+	} else {
+		*opp = rt_server_run(s, req, rep);
+	}
 	wb_msg_free(req);
-	*opp = op;
 	return rep;
+}
+
+/* rt_server_call is s's rt_local entry point: req served on the caller's thread, with stats. */
+static int
+rt_server_call(void *arg, const wb_obj *req, wb_obj **rep)
+{
+	rt_server  *s = arg;
+	uint64_t    start_us = wb_mono_us();
+	wb_op       op = wb_op_of(req);
+	const char *emsg;
+	int         rv = WB_ENOMEM;
+
+	if ((*rep = wb_msg_new()) != NULL) {
+		op = rt_server_run(s, req, *rep);
+		rv = wb_reply_code(*rep, &emsg);
+	}
+	rt_stats_record(s->stats, op, wb_mono_us() - start_us, rv != WB_OK);
+	return rv;
 }
 
 static int
@@ -390,6 +443,9 @@ rt_server_start(rt_server *s)
 	if ((rv = rt_loop_open(&s->loop, &lo, &rt_server_ops, s)) != WB_OK) {
 		return rv;
 	}
+	if (s->local > 0) {
+		rt_local_serving(s->local, true);
+	}
 	RT_INFOF("%s listening on %s (%d workers)", s->name, s->url, s->nworkers);
 	return WB_OK;
 }
@@ -400,6 +456,9 @@ rt_server_close(rt_server *s)
 {
 	if (s == NULL) {
 		return;
+	}
+	if (s->local > 0) {
+		rt_local_remove(s->local); /* calls running in-process finish first */
 	}
 	if (s->loop != NULL) {
 		rt_loop_close(s->loop);

@@ -9,6 +9,7 @@
 #ifndef RT_SERVER_H
 #define RT_SERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -29,6 +30,7 @@ typedef struct rt_server_opts {
 	const char *url;     /* listen URL */
 	int         workers; /* worker threads, each serving one request at a time (default 8) */
 	size_t      max_msg; /* largest request in bytes (default 4 MiB) */
+	bool local; /* also served in-process to this process's clients of url (rt_local.h) */
 } rt_server_opts;
 
 /* rt_server_open creates a server (not yet listening). */

@@ -494,7 +494,8 @@ ct_launcher_load(void)
 }
 
 /*
- * ct_daemons_load runs every daemon (one per services/NAME/main.c) with
+ * ct_daemons_load runs every daemon (one per services/NAME/main.c, but
+ * for services/warble, the one-process build of them all) with
  * --print-defaults: "# --flag: help" above each "WARBLE_X=default" line.
  */
 static void
@@ -504,6 +505,9 @@ ct_daemons_load(void)
 
 	cr_assert_eq(glob("services/*/main.c", 0, NULL, &g), 0, "no services/*/main.c");
 	for (size_t i = 0; i < g.gl_pathc; i++) {
+		if (strcmp(g.gl_pathv[i], "services/warble/main.c") == 0) {
+			continue;
+		}
 		ct_daemon *d = &w.daemons[w.ndaemons++];
 		char       bin[512], prog[64], *out = NULL, *save = NULL;
 		char       flag[64] = "";

@@ -164,6 +164,13 @@ ft_slot(int svc)
 	return slots[svc];
 }
 
+/* ft_name names the process a fault of svc strikes: the daemon, or warble hosting every service. */
+static inline const char *
+ft_name(int svc)
+{
+	return wbt_cluster_is_one(&it_cl) ? "warble" : ft_svc_names[svc];
+}
+
 /* ft_transport tells whether a code means the reply was lost (the action may or may not have happened). */
 static inline bool
 ft_transport(int rc)
@@ -910,8 +917,7 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 	}
 	if (f->type == FT_F_STOP) {
 		wbt_daemon *d = *ft_slot(f->svc);
-		snprintf(
-		    desc, sizeof(desc), "SIGSTOP %s for %d ms", ft_svc_names[f->svc], f->stop_ms);
+		snprintf(desc, sizeof(desc), "SIGSTOP %s for %d ms", ft_name(f->svc), f->stop_ms);
 		t_fault = wbt_now_ms();
 		ft_fault_at = ft_ms();
 		cr_assert_eq(wbt_pause(d), 0);
@@ -926,8 +932,8 @@ ft_round(int no, const ft_fault *f, warble_client *checker)
 		t_fault = wbt_now_ms();
 		ft_fault_at = ft_ms();
 		cr_assert_eq(wbt_cluster_restart(&it_cl, ft_slot(f->svc), SIGKILL), 0,
-		    "%s did not come back", ft_svc_names[f->svc]);
-		snprintf(desc, sizeof(desc), "kill -9 %s%s", ft_svc_names[f->svc],
+		    "%s did not come back", ft_name(f->svc));
+		snprintf(desc, sizeof(desc), "kill -9 %s%s", ft_name(f->svc),
 		    f->type != FT_F_KILL_ACKED  ? " at a random moment"
 		    : !acked                    ? " (no acknowledgement came first)"
 		    : f->svc == FT_SVC_RELATION ? " right after an acknowledged follow"

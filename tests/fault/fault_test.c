@@ -255,7 +255,7 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 	snprintf(page, sizeof(page), "WARBLE_INBOX_FANOUT_PAGE=%d", FT_FANS / 20);
 	fprintf(stderr, "fault: celebrity: %d fans%s, %s\n", FT_FANS,
 	    FT_SANITIZED ? " (sanitized build: 20k instead of 100k)" : "", page);
-	it_start(env);
+	it_start_as(env, WBT_FIVE); /* the inbox alone is killed */
 	warble_client *c = it_client();
 	cr_assert_eq(warble_register(c, "celeb", "ft-password", &celeb), WARBLE_OK);
 	cr_assert_eq(warble_login(c, "celeb", "ft-password", NULL), WARBLE_OK);
@@ -376,30 +376,57 @@ static const ft_fault ft_schedule[] = {
 	{ FT_F_KILL_ACKED, FT_SVC_CONTENT, 0, 0, 0 },
 };
 
-Test(fault, workload, .fini = it_fini, .timeout = 600)
+/* ft_schedule_run runs the workload through the n faults of s on a cluster of shape. */
+static void
+ft_schedule_run(const char *what, const ft_fault *s, int n, wbt_shape shape)
 {
 	uint64_t rs;
-	int      n = (int)(sizeof(ft_schedule) / sizeof(ft_schedule[0]));
 
-	ft_seed_init(FT_SEED, "workload");
+	ft_seed_init(FT_SEED, what);
 	rs = ft_seed;
-	it_start(NULL);
+	it_start_as(NULL, shape);
 	warble_client *checker = it_client();
 	ft_register_all(checker);
 	ft_start_workers();
 	for (int i = 0; i < n; i++) {
-		ft_fault f = ft_schedule[i];
+		ft_fault f = s[i];
 		f.before_ms = 300 + (int)(it_rand(&rs) % 500);
 		f.after_ms = 300 + (int)(it_rand(&rs) % 500);
 		ft_round(i + 1, &f, checker);
 	}
 	ft_stop_workers();
-	ft_summary("workload", n);
-	cr_assert_gt(atomic_load(&ft_acked[FT_A_PUBLISH]), 0);
-	cr_assert_gt(atomic_load(&ft_acked[FT_A_DELETE]), 0);
-	cr_assert_gt(atomic_load(&ft_acked[FT_A_UNFOLLOW]), 0);
+	ft_summary(what, n);
+	for (int a = 0; a < FT_A_COUNT; a++) {
+		cr_assert_gt(atomic_load(&ft_acked[a]), 0, "no %s acknowledged", ft_act_names[a]);
+	}
 	warble_close(checker);
 	cr_assert_eq(wbt_cluster_stop(&it_cl, 10000), 0, "a daemon did not stop cleanly");
+}
+
+Test(fault, workload, .fini = it_fini, .timeout = 600)
+{
+	/* one daemon at a time is killed or stopped */
+	ft_schedule_run(
+	    "workload", ft_schedule, (int)(sizeof(ft_schedule) / sizeof(ft_schedule[0])), WBT_FIVE);
+}
+
+/*
+ * The one-process warble under the same workload: killed (right after an
+ * acknowledged publish or follow, or at a random moment) and stopped as a
+ * whole, every service at once; nothing acknowledged may be lost.
+ */
+static const ft_fault ft_one_schedule[] = {
+	{ FT_F_KILL_ACKED, FT_SVC_CONTENT, 0, 0, 0 },
+	{ FT_F_KILL, FT_SVC_GATEWAY, 0, 0, 0 },
+	{ FT_F_KILL_ACKED, FT_SVC_RELATION, 0, 0, 0 },
+	{ FT_F_STOP, FT_SVC_INBOX, 0, 0, 3000 },
+	{ FT_F_KILL_ACKED, FT_SVC_CONTENT, 0, 0, 0 },
+};
+
+Test(fault, one_process, .fini = it_fini, .timeout = 600)
+{
+	ft_schedule_run("one_process", ft_one_schedule,
+	    (int)(sizeof(ft_one_schedule) / sizeof(ft_one_schedule[0])), WBT_ONE);
 }
 
 /*
@@ -476,7 +503,7 @@ Test(fault, soak, .fini = it_fini, .timeout = 0)
 		fprintf(stderr, "fault: soak: %ld s of random faults\n", secs);
 	}
 	rs = ft_seed;
-	it_start(NULL);
+	it_start_as(NULL, WBT_FIVE); /* one daemon at a time is killed */
 	warble_client *checker = it_client();
 	ft_register_all(checker);
 	cb.c = it_client();

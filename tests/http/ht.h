@@ -268,9 +268,9 @@ ht_root(char *buf, size_t n, const char *rel)
 	return 0;
 }
 
-/* ht_cluster_start starts a cluster (extra env may be NULL) whose gateway serves HTTP on a free port; returns the port once /healthz answers, or -1. */
+/* ht_cluster_start_as starts a cluster of the given shape (extra env may be NULL) whose gateway serves HTTP on a free port; returns the port once /healthz answers, or -1. */
 HT_FN int
-ht_cluster_start(wbt_cluster *c, const char *const *extra)
+ht_cluster_start_as(wbt_cluster *c, const char *const *extra, wbt_shape shape)
 {
 	static char url[64];
 	const char *env[24];
@@ -286,7 +286,7 @@ ht_cluster_start(wbt_cluster *c, const char *const *extra)
 		env[k++] = extra[i];
 	}
 	env[k] = NULL;
-	if (wbt_cluster_start(c, env) != 0) {
+	if (wbt_cluster_start_as(c, env, shape) != 0) {
 		return -1;
 	}
 	for (end = wbt_now_ms() + 20000; wbt_now_ms() < end; wbt_sleep_ms(50)) {
@@ -303,6 +303,13 @@ ht_cluster_start(wbt_cluster *c, const char *const *extra)
 	fprintf(stderr, "ht: the gateway's HTTP did not answer on port %d\n", port);
 	wbt_log_tail(c->gateway, 20);
 	return -1;
+}
+
+/* ht_cluster_start is ht_cluster_start_as in the shape the test run names (WBT_ANY). */
+HT_FN int
+ht_cluster_start(wbt_cluster *c, const char *const *extra)
+{
+	return ht_cluster_start_as(c, extra, WBT_ANY);
 }
 
 #endif

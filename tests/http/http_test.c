@@ -55,11 +55,18 @@ fail_with(int want, const char *name, const char *method, const char *path, cons
 	json_decref(j);
 }
 
+/* start_as starts the test's cluster in shape (WBT_FIVE where a test stops one daemon). */
+static void
+start_as(const char *const *env, wbt_shape shape)
+{
+	port = ht_cluster_start_as(&cl, env, shape);
+	cr_assert_gt(port, 0, "cluster did not start");
+}
+
 static void
 start(const char *const *env)
 {
-	port = ht_cluster_start(&cl, env);
-	cr_assert_gt(port, 0, "cluster did not start");
+	start_as(env, WBT_ANY);
 }
 
 static const char *
@@ -219,7 +226,7 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	ht_res      r;
 	char        hv[128];
 
-	start(NULL);
+	start_as(NULL, WBT_FIVE); /* content alone goes, at the end */
 	a = user("alice", 0);
 	b = user("bob", 1);
 
@@ -335,7 +342,7 @@ Test(http, timeout_504, .fini = wbt_cleanup, .timeout = 120)
 	const char *env[] = { "WARBLE_GATEWAY_TIMEOUT_MS=1500", NULL };
 	const char *b;
 
-	start(env);
+	start_as(env, WBT_FIVE); /* content alone is paused */
 	b = user("bob", 1);
 	cr_assert_eq(wbt_pause(cl.content), 0);
 	fail_with(504, "TIMEOUT", "POST", "/api/v1/posts", b, "{\"text\":\"x\"}");
@@ -537,10 +544,22 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 	for (int i = 0; i < 4; i++) {
 		static const char *svc[] = { "user", "relation", "content", "inbox" };
 		char               key[64];
+		double             free_bytes;
 		snprintf(key, sizeof(key), "warble_%s_store_bytes", svc[i]);
 		cr_assert_geq(metric_value(r.body, key), 0, "no %s in /metrics", key);
+		/* and the free space and size of the file system it is on */
+		snprintf(key, sizeof(key), "warble_%s_disk_free_bytes", svc[i]);
+		free_bytes = metric_value(r.body, key);
+		cr_assert_gt(free_bytes, 0, "no %s in /metrics", key);
+		snprintf(key, sizeof(key), "warble_%s_disk_size_bytes", svc[i]);
+		cr_assert_geq(
+		    metric_value(r.body, key), free_bytes, "%s below the free space", key);
 	}
 	cr_assert_geq(metric_value(r.body, "warble_http_responses_total{code=\"201\"}"), 5);
+	/* durations in base units: the inbox's last_fanout_ms is exported in seconds */
+	cr_assert_geq(metric_value(r.body, "warble_inbox_last_fanout_seconds"), 0);
+	cr_assert_null(strstr(r.body, "_ms "), "a metric in milliseconds");
+	cr_assert_null(strstr(r.body, "_us "), "a metric in microseconds");
 	cr_assert_not_null(strstr(r.body, "# TYPE warble_request_duration_seconds histogram\n"));
 	/* buckets are cumulative */
 	{
@@ -658,5 +677,81 @@ Test(http, docs, .fini = wbt_cleanup, .timeout = 120)
 		cr_assert_eq(system(cmd), 0);
 	}
 	cr_assert_eq(rc, 0, "a curl example of docs/http-api.md failed (output above)");
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
+
+/* log_wait polls d's log until it holds needle (the daemons write each line at once); true if it did within the bound. */
+static bool
+log_wait(const wbt_daemon *d, const char *needle)
+{
+	long long end = wbt_now_ms() + wbt_ms(10000);
+	char      buf[1 << 16];
+
+	for (;;) {
+		FILE  *f = fopen(d->log, "r");
+		bool   found = false;
+		size_t keep = strlen(needle), n = 0, got;
+
+		/* read in pieces, each kept with the tail of the one before, so a match across two is seen */
+		while (
+		    f != NULL && !found && (got = fread(buf + n, 1, sizeof(buf) - 1 - n, f)) > 0) {
+			n += got;
+			buf[n] = '\0';
+			found = strstr(buf, needle) != NULL;
+			if (n > keep) {
+				memmove(buf, buf + n - keep, keep);
+				n = keep;
+			}
+		}
+		if (f != NULL) {
+			fclose(f);
+		}
+		if (found || wbt_now_ms() > end) {
+			return found;
+		}
+		wbt_sleep_ms(50);
+	}
+}
+
+/* One request's id: the client's X-Request-Id comes back on the reply and names the request in the gateway's log and its fan-out in the inbox's; a request without one (or with a malformed one) gets a new one. */
+Test(http, request_ids, .fini = wbt_cleanup, .timeout = 120)
+{
+	const char *env[] = { "WARBLE_LOG_LEVEL=debug", NULL };
+	const char *body = "{\"text\":\"traced\"}";
+	const char *a, *b;
+	char        raw[1024];
+	ht_res      r;
+
+	start(env);
+	a = user("alice", 0);
+	b = user("bob", 1);
+	json_decref(call(200, "PUT", "/api/v1/me/following/alice", b, NULL));
+	snprintf(raw, sizeof(raw),
+	    "POST /api/v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+	    "X-Request-Id: test-rid.42\r\nContent-Length: %zu\r\n\r\n%s",
+	    a, strlen(body), body);
+	cr_assert_eq(ht_raw_str(port, raw, &r, HT_DEADLINE_MS), 0);
+	cr_assert_eq(r.status, 201, "%s", r.body);
+	cr_assert(strstr(r.head, "\r\nX-Request-Id: test-rid.42\r\n") != NULL, "%s", r.head);
+	ht_res_free(&r);
+	json_decref(home_wait(b, 1));
+	cr_assert(
+	    log_wait(cl.gateway, "svc=gateway rid=test-rid.42 msg=\"POST /api/v1/posts: 201\""),
+	    "the gateway's log does not name the request (%s)", cl.gateway->log);
+	cr_assert(log_wait(cl.content, "svc=content rid=test-rid.42 msg=\"post.publish: ok\""),
+	    "the content service's log does not name the request (%s)", cl.content->log);
+	cr_assert(log_wait(cl.inbox, "svc=inbox rid=test-rid.42 msg=\"content event post seq"),
+	    "the inbox's log does not name the fan-out (%s)", cl.inbox->log);
+
+	/* no id, or one that is not an id: a new one, every time */
+	cr_assert_eq(
+	    ht_raw_str(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: a/b c\r\n\r\n", &r,
+	        HT_DEADLINE_MS),
+	    0);
+	cr_assert_eq(r.status, 200);
+	char *rid = strstr(r.head, "\r\nX-Request-Id: ");
+	cr_assert_not_null(rid, "%s", r.head);
+	cr_assert(strncmp(rid + 16, "a/b", 3) != 0);
+	ht_res_free(&r);
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }

@@ -646,7 +646,8 @@ Test(backup, diverged_source, .fini = it_fini, .timeout = 600)
 	cr_assert_eq(bk_admin(out, "restore", dir, data, NULL), 0, "%s", out);
 	snprintf(env_data, sizeof(env_data), "WARBLE_DATA=%s", data);
 	const char *env2[] = { bk_env[0], env_data, NULL };
-	it_start(env2);
+	/* five daemons even under WARBLE_TEST_MODE=one: the inbox alone is swapped */
+	cr_assert_eq(wbt_cluster_start_as(&it_cl, env2, WBT_FIVE), 0);
 	bk_publish(1, 30);
 	it_wait_inbox(wbt_ms(30000));
 

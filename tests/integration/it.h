@@ -54,11 +54,18 @@ it_failures(void)
 	return atomic_load(&it_nfail);
 }
 
-/* it_start starts the cluster with extra_env (see wbt_cluster_start). */
+/* it_start_as starts the cluster with extra_env in shape (see wbt_cluster_start_as). */
+static inline void
+it_start_as(const char *const *extra_env, wbt_shape shape)
+{
+	cr_assert_eq(wbt_cluster_start_as(&it_cl, extra_env, shape), 0, "cluster did not start");
+}
+
+/* it_start starts the cluster with extra_env in the shape the test run names. */
 static inline void
 it_start(const char *const *extra_env)
 {
-	cr_assert_eq(wbt_cluster_start(&it_cl, extra_env), 0, "cluster did not start");
+	it_start_as(extra_env, WBT_ANY);
 }
 
 /* it_client opens an SDK client of the cluster's gateway. */

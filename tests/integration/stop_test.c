@@ -39,7 +39,7 @@ stop_last(wbt_daemon **last)
 	wbt_daemon **all[] = { &it_cl.gateway, &it_cl.inbox, &it_cl.content, &it_cl.relation,
 		&it_cl.user };
 
-	it_start(NULL);
+	it_start_as(NULL, WBT_FIVE); /* each daemon stops alone */
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (all[i] != last) {
 			stop_time(*all[i]);
@@ -81,7 +81,7 @@ Test(stop, all_at_once, .fini = it_fini, .timeout = 120)
 	wbt_daemon *all[] = { it_cl.gateway, it_cl.inbox, it_cl.content, it_cl.relation,
 		it_cl.user };
 
-	it_start(NULL);
+	it_start_as(NULL, WBT_FIVE); /* each daemon stops alone */
 	all[0] = it_cl.gateway, all[1] = it_cl.inbox, all[2] = it_cl.content;
 	all[3] = it_cl.relation, all[4] = it_cl.user;
 	long long t0 = wbt_now_ms();
@@ -94,6 +94,19 @@ Test(stop, all_at_once, .fini = it_fini, .timeout = 120)
 	long long ms = wbt_now_ms() - t0;
 	fprintf(stderr, "stop: all five stopped in %lld ms\n", ms);
 	cr_assert_leq(ms, stop_bound_ms(), "stopping all five took %lld ms", ms);
+}
+
+Test(stop, one_process, .fini = it_fini, .timeout = 120)
+{
+	warble_client *c;
+
+	it_start_as(NULL, WBT_ONE);
+	c = it_client();
+	cr_assert_eq(warble_register(c, "stopper", "password-0000", NULL), WARBLE_OK);
+	warble_close(c);
+	long long ms = stop_time(it_cl.gateway);
+	fprintf(stderr, "stop: warble (every service) stopped in %lld ms\n", ms);
+	cr_assert_leq(ms, stop_bound_ms(), "stopping warble took %lld ms", ms);
 }
 
 typedef struct stop_home {
@@ -119,7 +132,7 @@ Test(stop, gateway_answers_a_request_stuck_downstream, .fini = it_fini, .timeout
 	stop_home h = { 0 };
 	pthread_t th;
 
-	it_start(NULL);
+	it_start_as(NULL, WBT_FIVE); /* each daemon stops alone */
 	h.c = it_client();
 	cr_assert_eq(warble_register(h.c, "stopper", "password-0000", NULL), WARBLE_OK);
 	cr_assert_eq(warble_login(h.c, "stopper", "password-0000", NULL), WARBLE_OK);

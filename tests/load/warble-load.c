@@ -60,6 +60,7 @@ static struct {
 	int         ncelebs;
 	uint64_t    sweep[LG_MAX_SWEEP]; /* follow counts of the sweep's readers */
 	int         nsweep;
+	bool        one; /* the mix again on the one-process warble */
 } opt = {
 	.out = "bench-out",
 	.degree = 20,
@@ -113,6 +114,7 @@ usage(void)
 	    "  --http C            home reads over HTTP/JSON and over the SDK, C connections "
 	    "each (0: no)\n"
 	    "  --home-secs S       seconds of each closed-loop home run of --sweep and --http (3)\n"
+	    "  --one               the mix (and --moderate) again on the one-process warble\n"
 	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
 	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
 	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts are replaced)\n"
@@ -164,6 +166,7 @@ parse_args(int argc, char **argv)
 		{ "sweep-posts", 1, 0, 'P' },
 		{ "home-secs", 1, 0, 'S' },
 		{ "http", 1, 0, 'H' },
+		{ "one", 0, 0, '1' },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -205,6 +208,9 @@ parse_args(int argc, char **argv)
 			break;
 		case 'H':
 			opt.http_conns = v > 256 ? 256 : (uint32_t)v;
+			break;
+		case '1':
+			opt.one = true;
 			break;
 		case 'r':
 			opt.reps = v < 1 ? 1 : v > 8 ? 8 : (uint32_t)v;
@@ -273,26 +279,26 @@ max_fanout(void)
 	return m;
 }
 
-/* setup_warble creates the accounts and follows in Warble. */
+/* setup_warble creates the accounts and follows in Warble, the celebrities' too if celebs. */
 static int
-setup_warble(void)
+setup_warble(bool celebs)
 {
 	uint64_t *buf = malloc(((size_t)G.n + 1) * sizeof(uint64_t));
 	uint64_t  t0 = lg_now_us();
 
 	W.n = G.n;
-	W.npool = max_fanout();
+	W.npool = celebs ? max_fanout() : 0;
 	W.guid = malloc((size_t)G.n * sizeof(uint64_t));
 	W.puid = malloc(W.npool * sizeof(uint64_t));
 	if (buf == NULL || W.guid == NULL || W.puid == NULL ||
 	    lg_warble_register(&W, "gu", G.n, W.guid) != 0 ||
-	    lg_warble_register(&W, "cel", (uint64_t)opt.ncelebs, celeb_uid) != 0 ||
-	    lg_warble_register(&W, "fp", W.npool, W.puid) != 0) {
+	    (celebs && (lg_warble_register(&W, "cel", (uint64_t)opt.ncelebs, celeb_uid) != 0 ||
+	                   lg_warble_register(&W, "fp", W.npool, W.puid) != 0))) {
 		free(buf);
 		return -1;
 	}
 	fprintf(stderr, "warble: %u + %llu + %d accounts in %.1f s\n", G.n,
-	    (unsigned long long)W.npool, opt.ncelebs, (lg_now_us() - t0) / 1e6);
+	    (unsigned long long)W.npool, celebs ? opt.ncelebs : 0, (lg_now_us() - t0) / 1e6);
 	t0 = lg_now_us();
 	for (uint32_t t = 0; t < G.n; t++) {
 		size_t k = 0;
@@ -306,7 +312,7 @@ setup_warble(void)
 		lg_progress("follow (graph)", t + 1, G.n);
 	}
 	free(buf);
-	for (int c = 0; c < opt.ncelebs; c++) {
+	for (int c = 0; celebs && c < opt.ncelebs; c++) {
 		for (uint64_t off = 0; off < opt.fanout[c]; off += 100000) {
 			uint64_t k = opt.fanout[c] - off < 100000 ? opt.fanout[c] - off : 100000;
 			if (lg_warble_follow_many(&W, celeb_uid[c], W.puid + off, k) != 0) {
@@ -316,7 +322,7 @@ setup_warble(void)
 		}
 	}
 	fprintf(stderr, "warble: %llu follows in %.1f s\n",
-	    (unsigned long long)(G.follows + max_fanout()), (lg_now_us() - t0) / 1e6);
+	    (unsigned long long)(G.follows + W.npool), (lg_now_us() - t0) / 1e6);
 	t0 = lg_now_us();
 	if (!lg_warble_wait_inbox(&W, 0, 3600)) {
 		return -1;
@@ -817,6 +823,58 @@ run_sweep(lg_sweep_point *pt)
 	return rc;
 }
 
+/* settle waits until the inbox has applied every event so far, so a paced run does not start in the closed run's backlog. */
+static bool
+settle(void)
+{
+	return lg_warble_wait_inbox(&W, lg_warble_gauge(W.content, "log_last_seq"), 600);
+}
+
+/*
+ * run_one runs the mix (closed loop, then paced if --moderate) on the
+ * one-process warble, set up afresh with the same graph and seed posts
+ * (no celebrities: the mix reads and writes as graph users only).
+ */
+static int
+run_one(const char *const *env, lg_mix *m, lg_mix *mod)
+{
+	lg_backend b;
+	lg_mix     seed;
+	uint64_t   closed = opt.rate;
+	int        rc = -1;
+
+	if (lg_warble_start(&W, env, WBT_ONE) != 0 || setup_warble(false) != 0) {
+		goto out;
+	}
+	lg_warble_backend(&W, &b);
+	if (run_jobs(&b, seed_main, 0, &seed, NULL) != 0 ||
+	    !lg_warble_wait_inbox(&W, seed.ops, 600)) {
+		goto out;
+	}
+	lg_servers one = { 1, { W.cl.gateway->pid }, { "warble" }, false };
+	printf("mix on the one-process warble (every service in one process):\n");
+	if (run_jobs(&b, mix_main, opt.duration, m, &one) != 0) {
+		goto out;
+	}
+	lg_mix_print("warble_one", m);
+	if (opt.moderate > 0) {
+		if (!settle()) {
+			goto out;
+		}
+		opt.rate = opt.moderate;
+		rc = run_jobs(&b, mix_main, opt.duration, mod, &one);
+		opt.rate = closed;
+		lg_mix_print("warble_one", mod);
+		if (rc != 0) {
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	lg_warble_stop(&W);
+	return rc;
+}
+
 /* run_http reads random graph users' homes on opt.http_conns connections through the SDK, over HTTP with this client (which parses the JSON) and with wrk (which does not), with the CPU each read cost. */
 static int
 run_http(lg_http_cmp *hc, const lg_servers *srv)
@@ -904,6 +962,7 @@ main(int argc, char **argv)
 {
 	lg_backend     b;
 	lg_mix         wm = { 0 }, rm = { 0 }, pm = { 0 }, seed = { 0 };
+	lg_mix         om = { 0 }, omod = { 0 }; /* the one-process warble */
 	lg_fan         fr[LG_MAX_CELEBS];
 	lg_disk        disk = { 0 };
 	lg_sweep_point sweep[LG_MAX_SWEEP];
@@ -941,7 +1000,7 @@ main(int argc, char **argv)
 	 * to copy and is switched off to spare a content call per follow. */
 	snprintf(inmax, sizeof(inmax), "WARBLE_INBOX_MAX=%u", opt.inbox_max);
 	const char *env[] = { inmax, "WARBLE_BACKFILL=0", NULL };
-	if (lg_warble_start(&W, env) != 0) {
+	if (lg_warble_start(&W, env, WBT_FIVE) != 0) {
 		goto out;
 	}
 	if (opt.redis != NULL) {
@@ -961,7 +1020,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	uint64_t t0 = lg_now_us();
-	if (setup_warble() != 0) {
+	if (setup_warble(true) != 0) {
 		goto out;
 	}
 	double setup_w = (lg_now_us() - t0) / 1e6;
@@ -1042,7 +1101,7 @@ main(int argc, char **argv)
 		       "request's intended start:\n",
 		    (unsigned long long)opt.moderate);
 		lg_warble_backend(&W, &b);
-		if (run_jobs(&b, mix_main, opt.duration, &wmod, &wsrv) != 0) {
+		if (!settle() || run_jobs(&b, mix_main, opt.duration, &wmod, &wsrv) != 0) {
 			goto out;
 		}
 		lg_hist_merge(&pub_ack, &wmod.post);
@@ -1087,6 +1146,9 @@ main(int argc, char **argv)
 		    disk.cells ? (double)disk.sst_bytes / disk.cells : 0.0,
 		    disk.cells ? (double)disk.folder_after_bytes / disk.cells : 0.0);
 	}
+	if (opt.one && run_one(env, &om, &omod) != 0) {
+		goto out;
+	}
 	if (R != NULL) {
 		printf("ratios warble/redis: home p99 %.2f, server cpu per request %.2f (lower is "
 		       "better), mix throughput %.2f, home req/s %.2f (higher is better)\n",
@@ -1103,6 +1165,18 @@ main(int argc, char **argv)
 		    lg_mix_cpu_per_op(&wm, -1) / lg_mix_cpu_per_op(&pm, -1),
 		    (wm.ops / wm.secs) / (pm.ops / pm.secs),
 		    (wm.home.n / wm.secs) / (pm.home.n / pm.secs));
+	}
+	if (opt.one && (R != NULL || P != NULL)) {
+		const lg_mix *best =
+		    P == NULL || (R != NULL && rm.ops / rm.secs > pm.ops / pm.secs) ? &rm : &pm;
+		printf(
+		    "ratios warble_one/%s (the better peer): home p50 %.2f, p99 %.2f, server cpu "
+		    "per request %.2f (lower is better), mix throughput %.2f (higher is better)\n",
+		    best == &rm ? "redis" : "postgres",
+		    lg_hist_q(&om.home, 0.50) / lg_hist_q(&best->home, 0.50),
+		    lg_hist_q(&om.home, 0.99) / lg_hist_q(&best->home, 0.99),
+		    lg_mix_cpu_per_op(&om, -1) / lg_mix_cpu_per_op(best, -1),
+		    (om.ops / om.secs) / (best->ops / best->secs));
 	}
 
 	/* report */
@@ -1149,13 +1223,15 @@ main(int argc, char **argv)
 	json_object_set_new(rep, "publish_ack", lg_hist_json(&pub_ack, 0));
 	json_object_set_new(rep, "publish_to_visible", lg_hist_json(&vis, 0));
 	json_object_set_new(rep, "mix",
-	    json_pack("{s:o, s:o*, s:o*}", "warble", lg_mix_json(&wm), "redis",
-	        R ? lg_mix_json(&rm) : NULL, "postgres", P ? lg_mix_json(&pm) : NULL));
+	    json_pack("{s:o, s:o*, s:o*, s:o*}", "warble", lg_mix_json(&wm), "warble_one",
+	        opt.one ? lg_mix_json(&om) : NULL, "redis", R ? lg_mix_json(&rm) : NULL, "postgres",
+	        P ? lg_mix_json(&pm) : NULL));
 	if (opt.moderate > 0) {
 		json_object_set_new(rep, "mix_moderate",
-		    json_pack("{s:I, s:o, s:o*, s:o*}", "rate", (json_int_t)opt.moderate, "warble",
-		        lg_mix_json(&wmod), "redis", R ? lg_mix_json(&rmod) : NULL, "postgres",
-		        P ? lg_mix_json(&pmod) : NULL));
+		    json_pack("{s:I, s:o, s:o*, s:o*, s:o*}", "rate", (json_int_t)opt.moderate,
+		        "warble", lg_mix_json(&wmod), "warble_one",
+		        opt.one ? lg_mix_json(&omod) : NULL, "redis", R ? lg_mix_json(&rmod) : NULL,
+		        "postgres", P ? lg_mix_json(&pmod) : NULL));
 	}
 	if (opt.nsweep > 0) {
 		json_object_set_new(rep, "home_by_follows", lg_sweep_json(sweep, opt.nsweep));

@@ -257,12 +257,13 @@ wbt_env_build(const char *const *extra)
 	return envp;
 }
 
-/* wbt_spawn starts build/bin/<name> with args and extra env; see wbt.h. */
+/* wbt_spawn starts build/bin/<name> (or the program at a path) with args and extra env; see wbt.h. */
 wbt_daemon *
 wbt_spawn(const char *name, const char *const *args, const char *const *env)
 {
 	char        bin[512];
 	char      **argv = NULL, **envp = NULL;
+	const char *base = strrchr(name, '/');
 	size_t      na = 0;
 	wbt_daemon *d = NULL;
 	pid_t       parent, pid;
@@ -271,10 +272,20 @@ wbt_spawn(const char *name, const char *const *args, const char *const *env)
 	if (wbt_dir() == NULL) {
 		return NULL;
 	}
-	if (wbt_bin_path(bin, sizeof(bin), name) != 0) {
+	if (base != NULL) {
+		/* a program outside the build, by its path (/usr/bin/prometheus) */
+		base++;
+		if ((size_t)snprintf(bin, sizeof(bin), "%s", name) >= sizeof(bin) ||
+		    access(bin, X_OK) != 0) {
+			fprintf(stderr, "wbt: cannot run %s (not installed?)\n", name);
+			return NULL;
+		}
+	} else if (wbt_bin_path(bin, sizeof(bin), name) != 0) {
 		fprintf(stderr, "wbt: cannot find the program %s (build it, or set WBT_BIN_DIR)\n",
 		    name);
 		return NULL;
+	} else {
+		base = name;
 	}
 	while (args != NULL && args[na] != NULL) {
 		na++;
@@ -296,8 +307,8 @@ wbt_spawn(const char *name, const char *const *args, const char *const *env)
 	}
 	d = &wbt_daemons[wbt_ndaemons];
 	memset(d, 0, sizeof(*d));
-	snprintf(d->name, sizeof(d->name), "%s", name);
-	snprintf(d->log, sizeof(d->log), "%s/%s.%d.log", wbt_tmp, name, wbt_ndaemons);
+	snprintf(d->name, sizeof(d->name), "%s", base);
+	snprintf(d->log, sizeof(d->log), "%s/%s.%d.log", wbt_tmp, base, wbt_ndaemons);
 	d->status = -1;
 	pthread_mutex_unlock(&wbt_mtx);
 

@@ -75,8 +75,10 @@ int wbt_bin_path(char *buf, size_t n, const char *name);
 /*
  * wbt_spawn starts build/bin/<name> with args (NULL-terminated, may be
  * NULL) and the test's environment plus env ("KEY=VALUE" strings,
- * NULL-terminated, may be NULL; they override).  Returns the daemon (owned
- * by the harness) or NULL with a message on stderr.
+ * NULL-terminated, may be NULL; they override).  A name with a slash is
+ * a program outside the build, run from that path (/usr/bin/prometheus),
+ * its log named after its last part.  Returns the daemon (owned by the
+ * harness) or NULL with a message on stderr.
  */
 wbt_daemon *wbt_spawn(const char *name, const char *const *args, const char *const *env);
 

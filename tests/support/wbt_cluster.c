@@ -1,6 +1,7 @@
 /* wbt_cluster.c - the five Warble daemons for a test (see wbt_cluster.h). */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wbt_cluster.h"
@@ -96,7 +97,9 @@ wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const c
 
 	env[k++] = "WARBLE_PWHASH_OPS=1";
 	env[k++] = "WARBLE_PWHASH_MEM=8192";
-	env[k++] = "WARBLE_LOG_LEVEL=warn";
+	if (!wbt_cluster_has(extra_env, "WARBLE_LOG_LEVEL=")) {
+		env[k++] = "WARBLE_LOG_LEVEL=warn";
+	}
 	if (!wbt_cluster_has(extra_env, "WARBLE_HTTP_URL=")) {
 		env[k++] =
 		    "WARBLE_HTTP_URL=http://127.0.0.1:0"; /* any free port: clusters run side by side */
@@ -111,11 +114,63 @@ wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const c
 	env[k] = NULL;
 }
 
-int
-wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
+/* wbt_cluster_slot returns the i-th of c's five slots (in the order they start), with its URL and program. */
+static wbt_daemon **
+wbt_cluster_slot(wbt_cluster *c, int i, const char **url, const char **name)
+{
+	struct {
+		wbt_daemon **slot;
+		const char  *url, *name;
+	} s[] = {
+		{ &c->user, c->user_url, "warble-user" },
+		{ &c->relation, c->relation_url, "warble-relation" },
+		{ &c->content, c->content_url, "warble-content" },
+		{ &c->inbox, c->inbox_url, "warble-inbox" },
+		{ &c->gateway, c->gateway_url, "warble-gateway" },
+	};
+
+	*url = s[i].url;
+	*name = s[i].name;
+	return s[i].slot;
+}
+
+/* wbt_cluster_up starts the daemons in the given shape (the warble process: every slot) and waits for each service. */
+static int
+wbt_cluster_up(wbt_cluster *c, bool one)
 {
 	char        bufs[16][WBT_URL_MAX + 32];
 	const char *env[WBT_CLUSTER_ENV_MAX];
+	const char *url, *name;
+	wbt_daemon *d = NULL;
+
+	wbt_cluster_env_all(c, bufs, env);
+	if (one && (d = wbt_spawn("warble", NULL, env)) == NULL) {
+		return -1;
+	}
+	for (int i = 0; i < 5; i++) {
+		wbt_daemon **slot = wbt_cluster_slot(c, i, &url, &name);
+
+		if (one && wbt_wait_ready(d, url, wbt_ms(WBT_CLUSTER_READY_MS)) != 0) {
+			fprintf(stderr, "wbt_cluster: warble did not answer on %s\n", url);
+			return -1;
+		}
+		if ((*slot = one ? d : wbt_cluster_one(name, url, env)) == NULL) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+bool
+wbt_cluster_is_one(const wbt_cluster *c)
+{
+	return c->gateway != NULL && c->gateway == c->user;
+}
+
+int
+wbt_cluster_start_as(wbt_cluster *c, const char *const *extra_env, wbt_shape shape)
+{
+	const char *mode = getenv("WARBLE_TEST_MODE");
 
 	memset(c, 0, sizeof(*c));
 	if (wbt_cluster_urls(c) != 0) {
@@ -128,15 +183,16 @@ wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
 			snprintf(c->data, sizeof(c->data), "%s", extra_env[i] + 12);
 		}
 	}
-	wbt_cluster_env_all(c, bufs, env);
-	if ((c->user = wbt_cluster_one("warble-user", c->user_url, env)) == NULL ||
-	    (c->relation = wbt_cluster_one("warble-relation", c->relation_url, env)) == NULL ||
-	    (c->content = wbt_cluster_one("warble-content", c->content_url, env)) == NULL ||
-	    (c->inbox = wbt_cluster_one("warble-inbox", c->inbox_url, env)) == NULL ||
-	    (c->gateway = wbt_cluster_one("warble-gateway", c->gateway_url, env)) == NULL) {
-		return -1;
+	if (shape == WBT_ANY) {
+		shape = mode != NULL && strcmp(mode, "one") == 0 ? WBT_ONE : WBT_FIVE;
 	}
-	return 0;
+	return wbt_cluster_up(c, shape == WBT_ONE);
+}
+
+int
+wbt_cluster_start(wbt_cluster *c, const char *const *extra_env)
+{
+	return wbt_cluster_start_as(c, extra_env, WBT_ANY);
 }
 
 int
@@ -144,31 +200,36 @@ wbt_cluster_restart(wbt_cluster *c, wbt_daemon **slot, int sig)
 {
 	char        bufs[16][WBT_URL_MAX + 32];
 	const char *env[WBT_CLUSTER_ENV_MAX];
-	const char *url = slot == &c->user       ? c->user_url
-	                  : slot == &c->relation ? c->relation_url
-	                  : slot == &c->content  ? c->content_url
-	                  : slot == &c->inbox    ? c->inbox_url
-	                  : slot == &c->gateway  ? c->gateway_url
-	                                         : NULL;
+	const char *url = NULL, *name;
 	wbt_daemon *d = *slot;
-	char        name[sizeof(d->name)];
+	bool        one = wbt_cluster_is_one(c);
+	char        prog[sizeof(d->name)];
 
+	for (int i = 0; i < 5; i++) {
+		if (wbt_cluster_slot(c, i, &url, &name) == slot) {
+			break;
+		}
+		url = NULL;
+	}
 	if (url == NULL || d == NULL) {
 		fprintf(stderr, "wbt_cluster: restart of a daemon that is not the cluster's\n");
 		return -1;
 	}
-	snprintf(name, sizeof(name), "%s", d->name);
+	snprintf(prog, sizeof(prog), "%s", d->name);
 	d->stopping = true;
 	if (sig != 0 && d->pid != 0) {
 		kill(d->pid, sig);
 	}
 	if (wbt_wait_exit(d, 10000) < 0) {
-		fprintf(stderr, "wbt_cluster: %s (pid %d) did not exit after signal %d\n", name,
+		fprintf(stderr, "wbt_cluster: %s (pid %d) did not exit after signal %d\n", prog,
 		    (int)d->pid, sig);
 		return -1;
 	}
+	if (one) {
+		return wbt_cluster_up(c, true);
+	}
 	wbt_cluster_env_all(c, bufs, env);
-	if ((*slot = wbt_cluster_one(name, url, env)) == NULL) {
+	if ((*slot = wbt_cluster_one(prog, url, env)) == NULL) {
 		return -1;
 	}
 	return 0;
@@ -181,6 +242,9 @@ wbt_cluster_stop(wbt_cluster *c, int timeout_ms)
 	int         rc = 0;
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (i > 0 && order[i] == order[0]) {
+			break; /* one warble process: stopped already */
+		}
 		if (order[i] != NULL && wbt_stop(order[i], SIGTERM, timeout_ms) != 0) {
 			rc = -1;
 		}

@@ -16,6 +16,13 @@
  * { "WARBLE_SESSION_TTL=1", NULL }; a WARBLE_DATA there names the data
  * folder to use instead (a restored backup).  Daemons are killed by the harness at
  * the end of the test whatever happens (wbt.h).
+ *
+ * Two shapes.  WARBLE_TEST_MODE=one (make test-one) runs every cluster of
+ * wbt_cluster_start as one `warble` process hosting all five services
+ * (the five slots then name that one daemon: a restart or stop of any
+ * slot is of the whole process); unset or `five`, the five daemons.  A
+ * test that kills, stops or pauses one daemon and not the others starts
+ * its cluster with wbt_cluster_start_as(.., WBT_FIVE) in both runs.
  */
 #ifndef WBT_CLUSTER_H
 #define WBT_CLUSTER_H
@@ -37,15 +44,27 @@ typedef struct wbt_cluster {
 	const char *const *extra_env; /* as given to wbt_cluster_start (kept for restarts) */
 } wbt_cluster;
 
-/* wbt_cluster_start starts the five daemons and waits (up to 20 s) until each answers ping; 0, or -1 with a message and log tails. */
+typedef enum wbt_shape {
+	WBT_ANY,  /* as WARBLE_TEST_MODE says */
+	WBT_FIVE, /* five daemons */
+	WBT_ONE,  /* one warble process */
+} wbt_shape;
+
+/* wbt_cluster_start starts the cluster in the shape WARBLE_TEST_MODE names and waits (up to 20 s) until every service answers ping; 0, or -1 with a message and log tails. */
 int wbt_cluster_start(wbt_cluster *c, const char *const *extra_env);
+
+/* wbt_cluster_start_as is wbt_cluster_start in the given shape. */
+int wbt_cluster_start_as(wbt_cluster *c, const char *const *extra_env, wbt_shape shape);
+
+/* wbt_cluster_is_one tells whether c is one warble process. */
+bool wbt_cluster_is_one(const wbt_cluster *c);
 
 /*
  * wbt_cluster_restart sends sig (0: none, the daemon is already gone) to
  * the daemon in slot (&c->inbox, ...), waits for it to exit, and starts
  * the same program again with the same URLs, data folder and environment
  * (extra_env as given to wbt_cluster_start, which must still be valid);
- * *slot is then the new daemon.  Waits until it answers ping (up to
+ * *slot is then the new daemon (every slot, for one warble process).  Waits until it answers ping (up to
  * 20 s); 0, or -1 with a message.  Call it from the test's main thread.
  */
 int wbt_cluster_restart(wbt_cluster *c, wbt_daemon **slot, int sig);

@@ -91,7 +91,14 @@ http_take(http_job *j, uintptr_t *st, const char *p, size_t n, size_t hlen, size
 	memcpy(j->headbuf, p, hlen);
 	j->headbuf[hlen] = '\0';
 	j->start_us = wb_mono_us();
-	if ((status = http_head_parse(j->headbuf, hlen, &j->head, &why)) != 0) {
+	status = http_head_parse(j->headbuf, hlen, &j->head, &why);
+	if (j->head.request_id != NULL &&
+	    wb_rid_ok(j->head.request_id, strlen(j->head.request_id))) {
+		snprintf(j->rid, sizeof(j->rid), "%s", j->head.request_id);
+	} else {
+		gw_rid_new(h->g, j->rid);
+	}
+	if (status != 0) {
 		http_refuse(j, status, why);
 		return n;
 	}
@@ -127,9 +134,9 @@ http_take(http_job *j, uintptr_t *st, const char *p, size_t n, size_t hlen, size
 	return hlen + (size_t)len;
 }
 
-/* http_conn_serve is the loop's serve callback: every whole request at the front of in, in order. */
+/* http_conn_requests serves every whole request at the front of in, in order. */
 static ssize_t
-http_conn_serve(
+http_conn_requests(
     void *arg, void *scratch, rt_loop_conn *c, const uint8_t *in, size_t n, size_t *want)
 {
 	http_job  *j = scratch;
@@ -157,6 +164,7 @@ http_conn_serve(
 		memset(&j->head, 0, sizeof(j->head));
 		j->allow = NULL;
 		j->www_auth = false;
+		j->rid[0] = '\0'; /* http_take sets it; a head too large has none */
 		hlen = http_head_end(p, left < HTTP_HEAD_MAX ? left : HTTP_HEAD_MAX);
 		if (hlen == 0) {
 			if (left < HTTP_HEAD_MAX) {
@@ -178,6 +186,21 @@ http_conn_serve(
 		}
 	}
 	return j->broken ? -1 : (ssize_t)at;
+}
+
+/* http_conn_serve is the loop's serve callback: http_conn_requests, logging as the gateway under each request's id. */
+static ssize_t
+http_conn_serve(
+    void *arg, void *scratch, rt_loop_conn *c, const uint8_t *in, size_t n, size_t *want)
+{
+	http_job   *j = scratch;
+	const char *prev_svc = rt_log_swap_service("gateway");
+	const char *prev_rid = wb_rid_swap(j != NULL ? j->rid : NULL);
+	ssize_t     rv = http_conn_requests(arg, scratch, c, in, n, want);
+
+	wb_rid_swap(prev_rid);
+	rt_log_swap_service(prev_svc);
+	return rv;
 }
 
 static const rt_loop_ops http_ops = {

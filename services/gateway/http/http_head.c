@@ -115,6 +115,8 @@ http_head_field(http_head *h, const char *name, const char *v, bool *keep, const
 		*keep |= http_has_token(v, "keep-alive");
 	} else if (strcasecmp(name, "Authorization") == 0) {
 		h->authorization = v;
+	} else if (strcasecmp(name, "X-Request-Id") == 0) {
+		h->request_id = v;
 	} else if (strcasecmp(name, "Expect") == 0) {
 		h->expect_continue = strcasecmp(v, "100-continue") == 0;
 	}

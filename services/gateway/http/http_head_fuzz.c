@@ -70,5 +70,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (h.authorization != NULL && !hh_inside(h.authorization, buf, n)) {
 		hh_fail("Authorization points outside the head");
 	}
+	if (h.request_id != NULL && !hh_inside(h.request_id, buf, n)) {
+		hh_fail("X-Request-Id points outside the head");
+	}
 	return 0;
 }

@@ -43,13 +43,14 @@ Test(http_head, fields)
 
 	cr_assert_eq(parse("POST /api/v1/posts?x=1 HTTP/1.1\r\nHost: x\r\n"
 	                   "authorization:   Bearer abc  \r\nContent-Length: 12\r\n"
-	                   "Expect: 100-continue\r\n\r\n",
+	                   "Expect: 100-continue\r\nx-request-id: ab-1\r\n\r\n",
 	                 &h),
 	    0);
 	cr_assert_str_eq(h.method, "POST");
 	cr_assert_str_eq(h.target, "/api/v1/posts?x=1");
 	cr_assert_eq(h.minor, 1);
 	cr_assert_str_eq(h.authorization, "Bearer abc");
+	cr_assert_str_eq(h.request_id, "ab-1");
 	cr_assert(h.has_length && h.content_length == 12);
 	cr_assert(h.expect_continue && !h.close && !h.chunked);
 

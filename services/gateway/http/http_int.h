@@ -31,6 +31,7 @@ typedef struct http_head {
 	const char *target;         /* origin-form: path and query */
 	int         minor;          /* HTTP/1.minor */
 	const char *authorization;  /* NULL if absent */
+	const char *request_id;     /* X-Request-Id, NULL if absent */
 	uint64_t    content_length; /* 0 if absent */
 	bool        has_length;
 	bool        chunked;         /* a Transfer-Encoding was sent */
@@ -47,13 +48,14 @@ typedef struct http_job {
 	const char   *body;
 	size_t        body_len;
 	uint64_t      start_us;
-	wb_obj       *q, *rep;  /* request and reply, reset per request */
-	http_buf      out;      /* response body */
-	http_buf      resp;     /* the whole response */
-	const char   *allow;    /* Allow header of a 405, or NULL */
-	bool          www_auth; /* add WWW-Authenticate (401) */
-	bool          close;    /* close the connection after answering */
-	bool          broken;   /* the reply could not be sent */
+	wb_obj       *q, *rep;           /* request and reply, reset per request */
+	char        rid[WB_RID_MAX + 1]; /* the request's id (the client's X-Request-Id, or new) */
+	http_buf    out;                 /* response body */
+	http_buf    resp;                /* the whole response */
+	const char *allow;               /* Allow header of a 405, or NULL */
+	bool        www_auth;            /* add WWW-Authenticate (401) */
+	bool        close;               /* close the connection after answering */
+	bool        broken;              /* the reply could not be sent */
 } http_job;
 
 struct http_server {

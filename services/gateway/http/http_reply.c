@@ -66,11 +66,14 @@ http_respond(http_job *j, int status, const char *ctype, const void *body, size_
 	bool      head = j->head.method != NULL && strcmp(j->head.method, "HEAD") == 0;
 
 	gw_metrics_status(j->h->metrics, status);
+	RT_DEBUGF("%s %s: %d", j->head.method != NULL ? j->head.method : "-",
+	    j->head.target != NULL ? j->head.target : "-", status);
 	http_buf_clear(r);
 	if (http_buf_printf(r,
 	        "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-	        "Cache-Control: no-store\r\n%s%s%s%s%s\r\n",
-	        status, http_reason(status), ctype, len, j->allow != NULL ? "Allow: " : "",
+	        "Cache-Control: no-store\r\n%s%s%s%s%s%s%s%s\r\n",
+	        status, http_reason(status), ctype, len, j->rid[0] != '\0' ? "X-Request-Id: " : "",
+	        j->rid, j->rid[0] != '\0' ? "\r\n" : "", j->allow != NULL ? "Allow: " : "",
 	        j->allow != NULL ? j->allow : "", j->allow != NULL ? "\r\n" : "",
 	        j->www_auth ? "WWW-Authenticate: Bearer realm=\"warble\"\r\n" : "",
 	        j->close             ? "Connection: close\r\n"

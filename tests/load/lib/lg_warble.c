@@ -18,7 +18,7 @@ struct lg_conn {
 };
 
 int
-lg_warble_start(lg_warble *w, const char *const *extra_env)
+lg_warble_start(lg_warble *w, const char *const *extra_env, wbt_shape shape)
 {
 	rt_client_opts o = { .timeout_ms = 60000 };
 
@@ -36,7 +36,7 @@ lg_warble_start(lg_warble *w, const char *const *extra_env)
 		env[n++] = extra_env[i];
 	}
 	env[n] = NULL;
-	if (wbt_cluster_start(&w->cl, env) != 0) {
+	if (wbt_cluster_start_as(&w->cl, env, shape) != 0) {
 		return -1;
 	}
 	if (rt_client_open(&w->user, w->cl.user_url, &o) != 0 ||

@@ -25,8 +25,8 @@ typedef struct lg_warble {
 	int       http_port; /* the gateway's HTTP/JSON API on 127.0.0.1 */
 } lg_warble;
 
-/* lg_warble_start runs the cluster (extra_env reaches every daemon) and dials the internal services. */
-int lg_warble_start(lg_warble *w, const char *const *extra_env);
+/* lg_warble_start runs the cluster in shape (extra_env reaches every daemon) and dials the internal services. */
+int lg_warble_start(lg_warble *w, const char *const *extra_env, wbt_shape shape);
 
 /* lg_warble_stop stops the daemons and frees everything. */
 void lg_warble_stop(lg_warble *w);
