@@ -22,7 +22,8 @@
 #include "wb_errors.h"
 
 #define WB_PROTO_VERSION 1
-#define WB_RID_MAX       64 /* request id: 1-64 of A-Z a-z 0-9 . _ : - */
+#define WB_RELEASE       "0.1.0" /* the Warble release, named in backup manifests */
+#define WB_RID_MAX       64      /* request id: 1-64 of A-Z a-z 0-9 . _ : - */
 
 /* Value types.  ID and IDS are u64 on the wire but strings in JSON, since
  * post ids exceed 2^53 (JavaScript's exact integer range). */
@@ -88,7 +89,14 @@ typedef enum wb_type {
 	X(HIST,      "hist",        U64S) /* latency histogram (stats) */       \
 	X(GAUGES,    "gauges",      OBJS) /* named values (stats) */            \
 	X(VALUE,     "value",       U64)  /* a gauge value */                   \
-	X(RID,       "rid",         STR)  /* request id, any request or event (logs) */
+	X(RID,       "rid",         STR)  /* request id, any request or event (logs) */ \
+	X(DIR,       "dir",         STR)  /* a folder on the service's machine */ \
+	X(LOGS,      "logs",        OBJS) /* event-log positions: {source, last|seq} */ \
+	X(STATE,     "state",       STR)  /* a long job's state */              \
+	X(DONE,      "done",        U64)  /* a long job's work done */          \
+	X(TOTAL,     "total",       U64)  /* a long job's work in all (estimate) */ \
+	X(ELAPSED,   "elapsed_ms",  U64)  /* a long job's running time, ms */   \
+	X(RELEASE,   "release",     STR)  /* the Warble release (WB_RELEASE) */
 /* clang-format on */
 
 typedef enum wb_field {
@@ -111,6 +119,8 @@ typedef enum wb_field {
 	/* every service */                                                        \
 	X(PING,           "ping",             0, 0)                                \
 	X(STATS,          "stats",            0, 0)                                \
+	/* every service with a store (internal port only, never the gateway) */  \
+	X(ADMIN_BACKUP,   "admin.backup",     WB_M(DIR), 0) /* checkpoint into dir */ \
 	/* user service */                                                         \
 	X(USER_REGISTER,  "user.register",    WB_M(NAME) | WB_M(PASSWORD), 0)      \
 	X(USER_LOGIN,     "user.login",       WB_M(NAME) | WB_M(PASSWORD), 0)      \
@@ -133,6 +143,7 @@ typedef enum wb_field {
 	X(REL_COUNTS,     "rel.counts",       WB_M(UIDS), 0)                       \
 	X(REL_LOG,        "rel.log",          WB_M(FROM), WB_M(LIMIT))             \
 	X(REL_FOLLOW_MANY, "rel.follow_many", WB_M(TARGET) | WB_M(UIDS), 0) /* each of uids follows target */ \
+	X(REL_FOLLOWED,   "rel.followed",     0, WB_M(AFTER) | WB_M(LIMIT)) /* users with fans */ \
 	/* content service */                                                      \
 	X(POST_PUBLISH,   "post.publish",     WB_M(UID) | WB_M(TEXT), 0)           \
 	X(POST_GET,       "post.get",         WB_M(IDS), WB_M(UIDS)) /* uids: author hints */ \
@@ -142,6 +153,8 @@ typedef enum wb_field {
 	X(POST_LOG,       "post.log",         WB_M(FROM), WB_M(LIMIT))             \
 	/* inbox service */                                                        \
 	X(INBOX_HOME,     "inbox.home",       WB_M(UID), WB_M(BEFORE) | WB_M(LIMIT)) \
+	X(INBOX_REBUILD,  "inbox.rebuild",    0, WB_M(LIMIT)) /* limit: posts per follow */ \
+	X(INBOX_REBUILD_STATUS, "inbox.rebuild_status", 0, 0)                  \
 	/* pub/sub: a batch of events from one source */                          \
 	X(EVENTS,         "events",           WB_M(SOURCE) | WB_M(EVENTS), 0)      \
 	/* gateway: the public API */                                              \

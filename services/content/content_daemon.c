@@ -64,6 +64,7 @@ content_daemon_open(const rt_env *env, void **out)
 		content_daemon_close(d);
 		return rc;
 	}
+	rt_admin_logs(env->admin, evlog_backup_logs, d->log, false);
 	RT_INFOF(
 	    "events on %s, last seq %llu", content_pub_url, (unsigned long long)evlog_last(d->log));
 	*out = d;

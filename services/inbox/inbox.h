@@ -5,16 +5,18 @@
 #ifndef INBOX_H
 #define INBOX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hb.h"
 #include "rt_daemon.h"
 #include "rt_server.h"
 
-#define INBOX_PAGE_DEFAULT 20    /* inbox.home default limit */
-#define INBOX_PAGE_MAX     100   /* inbox.home largest limit */
-#define INBOX_FANS_PAGE    10000 /* fans per rel.fans page (one write batch), at most */
-#define INBOX_LOG_PAGE     1000  /* events per post.log / rel.log page */
+#define INBOX_PAGE_DEFAULT 20     /* inbox.home default limit */
+#define INBOX_PAGE_MAX     100    /* inbox.home largest limit */
+#define INBOX_FANS_PAGE    10000  /* fans per rel.fans page (one write batch), at most */
+#define INBOX_LOG_PAGE     1000   /* events per post.log / rel.log page */
+#define INBOX_REBUILD_MAX  100000 /* largest inbox.rebuild limit (posts per follow) */
 
 typedef struct inbox inbox;
 
@@ -26,6 +28,9 @@ typedef struct inbox_opts {
 	uint32_t    backfill;         /* posts copied into an inbox on follow */
 	uint32_t    poll_ms;          /* pull a quiet source's log this often */
 	uint32_t    fans_page;        /* fans per rel.fans page (default INBOX_FANS_PAGE) */
+	uint32_t    max_versions;     /* posts kept per inbox (the tl family's cap; 0: 800) */
+	uint64_t    ttl_ms;           /* how long a post stays in inboxes (0: forever) */
+	bool        rebuild;          /* rebuild every inbox once started (inbox_rebuild.c) */
 } inbox_opts;
 
 /* inbox_open prepares the service over an open table (nothing runs yet). */
@@ -48,5 +53,14 @@ extern const rt_service inbox_service;
 
 /* inbox_home handles inbox.home {uid, before?, limit?} -> {posts: [{id, author}], next?}. */
 int inbox_home(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* inbox_rebuild handles inbox.rebuild {limit?}: asks the applier to rebuild every inbox (see inbox_rebuild.c) and replies as inbox_rebuild_status. */
+int inbox_rebuild(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* inbox_rebuild_status handles inbox.rebuild_status {} -> {state, done, total, count, limit, elapsed_ms, msg?}. */
+int inbox_rebuild_status(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* inbox_backup_logs adds the applied seqs to a backup's reply as LOGS [{source, seq}], read from the store after the checkpoint. */
+int inbox_backup_logs(void *arg, wb_obj *rep);
 
 #endif

@@ -13,6 +13,7 @@
  * poll_ms.  A source (or the service fan-out needs) that fails is retried
  * with backoff (100 ms doubling to 5 s) while inbox.home keeps serving.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 #include "rt_log.h"
 #include "inbox_schema.h"
 #include "wb_clock.h"
+#include "wb_hash.h"
 
 #define INBOX_BACKOFF_MIN 100
 #define INBOX_BACKOFF_MAX 5000
@@ -37,11 +39,36 @@ inbox_event_parse(const wb_obj *o, inbox_event *ev)
 	ev->uid = wb_u64(o, WB_F_UID, 0);
 	ev->target = wb_u64(o, WB_F_TARGET, 0);
 	ev->id = wb_u64(o, WB_F_ID, 0);
+	ev->time = wb_u64(o, WB_F_TIME, 0);
 	ev->type = wb_get_str(o, WB_F_TYPE, &type, &len) ? wb_event_lookup(type, len) : WB_EV_NONE;
 	if (wb_get_str(o, WB_F_RID, &type, &len) && wb_rid_ok(type, len)) {
 		memcpy(ev->rid, type, len); /* ev was zeroed: NUL-terminated */
 	}
 	return true;
+}
+
+uint64_t
+inbox_event_mark(const inbox_event *ev)
+{
+	uint64_t h = wb_mix64(ev->seq);
+	h = wb_mix64(h ^ (uint64_t)ev->type);
+	h = wb_mix64(h ^ ev->uid);
+	h = wb_mix64(h ^ ev->target);
+	h = wb_mix64(h ^ ev->id);
+	h = wb_mix64(h ^ ev->time);
+	return h != 0 ? h : 1;
+}
+
+/* inbox_source_diverged reports that source s no longer holds the history applied here, and asks for a rebuild. */
+static int
+inbox_source_diverged(inbox_source *s, const char *why)
+{
+	RT_ERRORF("%s: %s; the source went back in time (restored from an older copy, or "
+	          "its store lost): rebuilding every inbox",
+	    s->name, why);
+	INBOX_ADD(&s->in->source_errors, 1);
+	(void)inbox_rebuild_ask(s->in, s->in->opts.backfill > 0 ? s->in->opts.backfill : 800);
+	return WB_ECORRUPT;
 }
 
 void
@@ -117,13 +144,15 @@ static int
 inbox_source_pull(inbox_source *s)
 {
 	inbox *in = s->in;
+	/* the first page starts at the applied event itself, to check its mark */
+	bool check = s->mark != 0 && s->applied > 0;
 	INBOX_ADD(&in->pulls, 1);
 	for (;;) {
 		wb_obj *req = wb_request(s->log_op), *rep = NULL;
 		if (req == NULL) {
 			return WB_ENOMEM;
 		}
-		wb_set_u64(req, WB_F_FROM, s->applied + 1);
+		wb_set_u64(req, WB_F_FROM, check ? s->applied : s->applied + 1);
 		wb_set_u64(req, WB_F_LIMIT, INBOX_LOG_PAGE);
 		int rc = rt_call(*s->client, req, &rep);
 		wb_msg_free(req);
@@ -137,9 +166,31 @@ inbox_source_pull(inbox_source *s)
 		size_t        n = 0, used = 0;
 		(void)wb_get_objs(rep, WB_F_EVENTS, &evs, &n);
 		inbox_source_known(s, last);
+		if (last < s->applied) {
+			/* the source holds fewer events than were applied here: the
+			 * seqs above last will name other events, and skipping them
+			 * as applied would lose them */
+			char why[128];
+			snprintf(why, sizeof(why),
+			    "log ends at seq %llu but seq %llu was applied here",
+			    (unsigned long long)last, (unsigned long long)s->applied);
+			wb_msg_free(rep);
+			return inbox_source_diverged(s, why);
+		}
 		for (size_t i = 0; rc == WB_OK && i < n; i++) {
 			inbox_event ev;
-			if (!inbox_event_parse(&evs[i], &ev) || ev.seq <= s->applied) {
+			if (!inbox_event_parse(&evs[i], &ev)) {
+				continue;
+			}
+			if (check && ev.seq == s->applied && inbox_event_mark(&ev) != s->mark) {
+				/* another event at the applied seq: the source went back
+				 * and on again since */
+				wb_msg_free(rep);
+				return inbox_source_diverged(
+				    s, "its log holds another event at the applied seq");
+			}
+			check = false;
+			if (ev.seq <= s->applied) {
 				continue;
 			}
 			if (ev.seq != s->applied + 1) {
@@ -174,6 +225,10 @@ static void
 inbox_source_offer(inbox_source *s, const inbox_event *ev)
 {
 	inbox_source_known(s, ev->seq);
+	if (ev->seq == s->applied && s->mark != 0 && inbox_event_mark(ev) != s->mark) {
+		(void)inbox_source_diverged(s, "another event came with the applied seq");
+		return;
+	}
 	if (ev->seq <= s->applied || wb_mono_us() / 1000 < s->retry_ms) {
 		return; /* done, or the source is in backoff: a pull will catch up */
 	}
@@ -199,7 +254,7 @@ static inbox_msg *
 inbox_queue_pop(inbox *in, uint64_t wait_ms)
 {
 	pthread_mutex_lock(&in->mu);
-	if (in->head == NULL && !in->stop && wait_ms > 0) {
+	if (in->head == NULL && !in->stop && !in->rb_asked && wait_ms > 0) {
 		struct timespec dl;
 		clock_gettime(CLOCK_REALTIME, &dl);
 		dl.tv_sec += (time_t)(wait_ms / 1000);
@@ -208,7 +263,7 @@ inbox_queue_pop(inbox *in, uint64_t wait_ms)
 			dl.tv_sec++;
 			dl.tv_nsec -= 1000000000;
 		}
-		while (in->head == NULL && !in->stop) {
+		while (in->head == NULL && !in->stop && !in->rb_asked) {
 			if (pthread_cond_timedwait(&in->cv, &in->mu, &dl) != 0) {
 				break;
 			}
@@ -238,8 +293,10 @@ inbox_meta_load(inbox_source *s)
 	if (rc != WB_OK) {
 		return rc;
 	}
-	if (c->value_len == 8) {
+	if (c->value_len == 8 || c->value_len == INBOX_META_LEN) { /* 8: no mark (older builds) */
 		INBOX_STORE(&s->applied, hb_be_u64(c->value));
+		s->mark =
+		    c->value_len == INBOX_META_LEN ? hb_be_u64((const uint8_t *)c->value + 8) : 0;
 	} else {
 		rc = WB_ECORRUPT;
 	}
@@ -247,17 +304,50 @@ inbox_meta_load(inbox_source *s)
 	return rc;
 }
 
+/* inbox_rebuild_mark_load asks for a rebuild if one was left unfinished or the options ask for one. */
+static int
+inbox_rebuild_mark_load(inbox *in)
+{
+	hb_cell *c = NULL;
+	int      rc = hb_get(
+	         in->t, INBOX_FAM_META, INBOX_META_REBUILD, strlen(INBOX_META_REBUILD), NULL, 0, &c);
+	uint32_t depth = in->opts.backfill > 0 ? in->opts.backfill : 800;
+
+	if (rc == WB_OK) {
+		const uint8_t *v = c->value;
+		if (c->value_len == 4) {
+			depth = (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 | (uint32_t)v[2] << 8 |
+			        v[3];
+		}
+		hb_cell_free(c);
+		RT_WARNF("an inbox rebuild was left unfinished: starting it over");
+	} else if (rc != WB_ENOTFOUND) {
+		return rc;
+	}
+	if (rc == WB_OK || in->opts.rebuild) {
+		(void)inbox_rebuild_ask(in, depth > 0 ? depth : 800);
+	}
+	return WB_OK;
+}
+
 void *
 inbox_applier_main(void *arg)
 {
 	inbox   *in = arg;
 	uint64_t poll = in->opts.poll_ms ? in->opts.poll_ms : 500;
+	if (inbox_rebuild_due(in)) {
+		(void)inbox_rebuild_run(in); /* asked at start, or a rebuild left unfinished */
+	}
 	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
 		if (!in->stop) {
 			(void)inbox_source_pull(&in->src[i]);
 		}
 	}
 	while (!in->stop) {
+		if (inbox_rebuild_due(in)) {
+			(void)inbox_rebuild_run(in);
+			continue;
+		}
 		/* sleep until the next quiet-source poll or retry is due */
 		uint64_t now = wb_mono_us() / 1000, wait = poll;
 		for (int i = 0; i < INBOX_SRC_COUNT; i++) {
@@ -327,6 +417,9 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 		if (rc == WB_OK) {
 			rc = inbox_meta_load(s);
 		}
+	}
+	if (rc == WB_OK) {
+		rc = inbox_rebuild_mark_load(in);
 	}
 	if (rc != WB_OK) {
 		inbox_close(in);

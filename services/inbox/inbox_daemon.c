@@ -1,12 +1,13 @@
 /*
  * inbox_daemon.c - warble-inbox's options: its sources, the inbox bounds
- * (versions kept, TTL, backfill on follow) and the fan-out pacing.
+ * (versions kept, TTL, backfill on follow), the fan-out pacing and a
+ * rebuild at start.
  */
 #include "inbox.h"
 #include "inbox_schema.h"
 #include "rt_log.h"
 
-static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_page;
+static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_page, *inbox_rb;
 static uint64_t    inbox_nmax, inbox_ttl_s;
 static inbox_opts  inbox_o;
 
@@ -24,24 +25,30 @@ static rt_opt inbox_daemon_opts[] = {
 	    "pull a quiet source's log this often, ms", &inbox_poll },
 	{ "inbox-fanout-page", "WARBLE_INBOX_FANOUT_PAGE", "10000",
 	    "fans per rel.fans page and write batch (1..10000)", &inbox_page },
+	{ "rebuild", "WARBLE_INBOX_REBUILD", "0",
+	    "1 = rebuild every inbox from relation and content once started", &inbox_rb },
 	{ NULL },
 };
 
 static int
 inbox_daemon_config(void)
 {
-	uint64_t back, poll_ms, page;
+	uint64_t back, poll_ms, page, rb;
 
 	if (rt_config_u64("inbox-max", inbox_max, 1, 1000000, &inbox_nmax) != 0 ||
 	    rt_config_u64("inbox-ttl", inbox_ttl, 1, UINT64_MAX / 1000, &inbox_ttl_s) != 0 ||
 	    rt_config_u64("backfill", inbox_backfill, 0, 100000, &back) != 0 ||
 	    rt_config_u64("inbox-poll-ms", inbox_poll, 1, 3600000, &poll_ms) != 0 ||
-	    rt_config_u64("inbox-fanout-page", inbox_page, 1, 10000, &page) != 0) {
+	    rt_config_u64("inbox-fanout-page", inbox_page, 1, 10000, &page) != 0 ||
+	    rt_config_u64("rebuild", inbox_rb, 0, 1, &rb) != 0) {
 		return 2;
 	}
 	inbox_o.backfill = (uint32_t)back;
 	inbox_o.poll_ms = (uint32_t)poll_ms;
 	inbox_o.fans_page = (uint32_t)page;
+	inbox_o.max_versions = (uint32_t)inbox_nmax;
+	inbox_o.ttl_ms = inbox_ttl_s * 1000;
+	inbox_o.rebuild = rb != 0;
 	return 0;
 }
 
@@ -62,6 +69,7 @@ inbox_daemon_open(const rt_env *env, void **out)
 		inbox_close(in);
 		return rc;
 	}
+	rt_admin_logs(env->admin, inbox_backup_logs, in, true); /* applied seqs after the copy */
 	*out = in;
 	return WB_OK;
 }

@@ -84,13 +84,14 @@ inbox_fetch_wait(inbox_fetch *f)
 	return f->rc;
 }
 
-/* inbox_meta_put adds source s's applied seq to batch b. */
+/* inbox_meta_put adds source s's applied seq and the mark of that event (in->mark) to batch b. */
 static int
 inbox_meta_put(inbox *in, hb_batch *b, inbox_source *s, uint64_t seq)
 {
-	uint8_t v[8];
+	uint8_t v[16];
 	hb_u64_be(v, seq);
-	return hb_batch_put(b, in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, 0, v, 8);
+	hb_u64_be(v + 8, in->mark);
+	return hb_batch_put(b, in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, 0, v, 16);
 }
 
 /* inbox_commit writes b (adding the meta seq when last) and clears it. */
@@ -105,6 +106,7 @@ inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
 	hb_batch_clear(b);
 	if (rc == WB_OK && last) {
 		INBOX_STORE(&s->applied, seq);
+		s->mark = in->mark;
 	}
 	if (rc != WB_OK) {
 		RT_ERRORF("inbox write failed: %s %s", wb_strerror(rc), hb_last_error());
@@ -330,6 +332,7 @@ inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 	int         rc;
 
 	hb_batch_clear(in->batch);
+	in->mark = inbox_event_mark(ev); /* stored with the applied seq */
 	switch (ev->type) {
 	case WB_EV_POST:
 	case WB_EV_DELETE: {

@@ -1,5 +1,6 @@
 /*
- * inbox_home.c - inbox.home and the fan-out figures in stats.
+ * inbox_home.c - inbox.home, the routes (inbox.rebuild's are in
+ * inbox_rebuild.c) and the fan-out figures in stats.
  */
 #include "inbox_int.h"
 #include "inbox_schema.h"
@@ -118,6 +119,8 @@ INBOX_GAUGE(dropped)
 INBOX_GAUGE(pulls)
 INBOX_GAUGE(gaps)
 INBOX_GAUGE(source_errors)
+INBOX_GAUGE(rb_state)
+INBOX_GAUGE(rb_done)
 
 int
 inbox_register(inbox *in, rt_server *s)
@@ -146,8 +149,16 @@ inbox_register(inbox *in, rt_server *s)
 		{ "log_pulls", inbox_g_pulls, in },
 		{ "seq_gaps", inbox_g_gaps, in },
 		{ "source_errors", inbox_g_source_errors, in },
+		{ "rebuild_state", inbox_g_rb_state, in },
+		{ "rebuild_done", inbox_g_rb_done, in },
 	};
 	int rc = rt_server_handle(s, WB_OP_INBOX_HOME, inbox_home, in);
+	if (rc == WB_OK) {
+		rc = rt_server_handle(s, WB_OP_INBOX_REBUILD, inbox_rebuild, in);
+	}
+	if (rc == WB_OK) {
+		rc = rt_server_handle(s, WB_OP_INBOX_REBUILD_STATUS, inbox_rebuild_status, in);
+	}
 	for (size_t i = 0; rc == WB_OK && i < sizeof(g) / sizeof(g[0]); i++) {
 		rc = rt_server_gauge(s, g[i].name, g[i].fn, g[i].arg);
 	}

@@ -26,7 +26,7 @@
 
 /* An event as the applier needs it. */
 typedef struct inbox_event {
-	uint64_t seq, uid, target, id;
+	uint64_t seq, uid, target, id, time;
 	wb_event type;                /* WB_EV_NONE: a type this build ignores */
 	char     rid[WB_RID_MAX + 1]; /* the id of the request that made it ("": none) */
 } inbox_event;
@@ -51,6 +51,7 @@ typedef struct inbox_source {
 	rt_client **client; /* the service that serves log_op */
 	rt_sub     *sub;
 	uint64_t    applied;    /* last applied seq (atomic for gauges) */
+	uint64_t    mark;       /* inbox_event_mark of that event (0: unknown; applier only) */
 	uint64_t    known_last; /* newest seq seen from the source (atomic) */
 	uint64_t    heard_ms;   /* last message or successful pull */
 	uint64_t    retry_ms;   /* after a failure: nothing before this */
@@ -65,6 +66,7 @@ struct inbox {
 	inbox_source src[INBOX_SRC_COUNT];
 	hb_batch    *batch;  /* the applier's, reused */
 	hb_batch    *batch2; /* the other half of a large page */
+	uint64_t     mark;   /* the mark of the event being applied (applier only) */
 
 	pthread_mutex_t mu; /* queue */
 	pthread_cond_t  cv;
@@ -85,7 +87,26 @@ struct inbox {
 	uint64_t pulls;
 	uint64_t gaps;
 	uint64_t source_errors;
+
+	/* rebuild (inbox_rebuild.c): asked under mu, run by the applier */
+	bool     rb_asked;    /* under mu */
+	uint32_t rb_depth;    /* under mu: posts per follow */
+	uint64_t rb_retry_ms; /* applier only: after a failure, not before this */
+	uint64_t rb_state;    /* INBOX_RB_* (atomic, as are the figures below) */
+	uint64_t rb_done;     /* follows written */
+	uint64_t rb_total;    /* follows in all (relation's estimate) */
+	uint64_t rb_authors;  /* followed users done */
+	uint64_t rb_t0_ms;    /* start, monotonic ms */
+	uint64_t rb_elapsed;  /* ms, once over */
+	uint64_t rb_err;      /* the failure's code */
 };
+
+enum { INBOX_RB_IDLE = 0, INBOX_RB_QUEUED, INBOX_RB_RUNNING, INBOX_RB_DONE, INBOX_RB_FAILED };
+
+#define INBOX_META_REBUILD "rebuild" /* meta row present while a rebuild is unfinished */
+
+/* meta row of a source: its applied seq (8 BE), then that event's mark (8 BE; absent: unknown) */
+#define INBOX_META_LEN 16
 
 /* inbox_apply applies one event of source s (whose seq is applied + 1, or
  * the first after a trimmed log), writing the meta seq with its last
@@ -97,6 +118,24 @@ void *inbox_applier_main(void *arg);
 
 /* inbox_sub_cb queues a published batch of events (a subscriber callback; arg is the source). */
 void inbox_sub_cb(void *arg, const wb_obj *msg);
+
+/* inbox_rebuild_due tells the applier whether a rebuild waits for it (taking the request). */
+bool inbox_rebuild_due(inbox *in);
+
+/* inbox_rebuild_run rebuilds every inbox on the applier thread (see inbox_rebuild.c). */
+int inbox_rebuild_run(inbox *in);
+
+/* inbox_rebuild_ask queues a rebuild of depth posts per follow (the applier runs it); false if one is queued or running already. */
+bool inbox_rebuild_ask(inbox *in, uint32_t depth);
+
+/*
+ * inbox_event_mark is a 64-bit digest of an event (seq, type, uid,
+ * target, id, time; never 0), kept with the applied seq: the event a
+ * source's log holds at that seq must have the same mark, or the source
+ * was restored from an older copy and has handed the seq to another
+ * event since.
+ */
+uint64_t inbox_event_mark(const inbox_event *ev);
 
 /* inbox_event_parse reads an event record (false if it lacks a seq). */
 bool inbox_event_parse(const wb_obj *o, inbox_event *ev);

@@ -16,8 +16,10 @@
  *   (WARBLE_INBOX_TTL, counted from the id's time) bound each inbox.
  *
  * meta: row = source name ("content", "relation") -> the last applied
- *   seq of that source (8 BE), written in the same batch as the last
- *   inbox cells of the event.
+ *   seq of that source (8 BE) and that event's mark (8 BE,
+ *   inbox_event_mark; absent in stores of older builds), written in the
+ *   same batch as the last inbox cells of the event.  Row "rebuild" ->
+ *   the depth (4 BE) while a rebuild is unfinished.
  */
 #ifndef INBOX_SCHEMA_H
 #define INBOX_SCHEMA_H

@@ -63,6 +63,7 @@ rel_svc_route(rel_svc *r, rt_server *s)
 		{ WB_OP_REL_COUNTS, rel_handle_counts },
 		{ WB_OP_REL_LOG, rel_handle_log },
 		{ WB_OP_REL_FOLLOW_MANY, rel_handle_follow_many },
+		{ WB_OP_REL_FOLLOWED, rel_handle_followed },
 	};
 	int rc;
 

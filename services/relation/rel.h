@@ -19,9 +19,11 @@
 #include "rt_daemon.h"
 #include "rt_server.h"
 
-#define REL_LIST_DEFAULT 100   /* list page size when no limit is given */
-#define REL_LIST_MAX     10000 /* largest list page (fan-out pages) */
-#define REL_COUNTS_MAX   1000  /* most uids one rel.counts takes */
+#define REL_LIST_DEFAULT     100   /* list page size when no limit is given */
+#define REL_LIST_MAX         10000 /* largest list page (fan-out pages) */
+#define REL_COUNTS_MAX       1000  /* most uids one rel.counts takes */
+#define REL_FOLLOWED_DEFAULT 1000  /* rel.followed page size when no limit is given */
+#define REL_FOLLOWED_MAX     10000 /* largest rel.followed page */
 
 typedef struct rel_svc rel_svc;
 

@@ -66,6 +66,7 @@ rel_daemon_open(const rt_env *env, void **out)
 		rel_daemon_close(d);
 		return rc;
 	}
+	rt_admin_logs(env->admin, evlog_backup_logs, d->log, false);
 	RT_INFOF("events on %s", rel_pub_url);
 	*out = d;
 	return WB_OK;

@@ -52,5 +52,6 @@ int rel_handle_is_following(void *arg, const wb_obj *req, wb_obj *rep);
 int rel_handle_counts(void *arg, const wb_obj *req, wb_obj *rep);
 int rel_handle_log(void *arg, const wb_obj *req, wb_obj *rep);
 int rel_handle_follow_many(void *arg, const wb_obj *req, wb_obj *rep);
+int rel_handle_followed(void *arg, const wb_obj *req, wb_obj *rep);
 
 #endif

@@ -92,6 +92,74 @@ rel_handle_fans(void *arg, const wb_obj *req, wb_obj *rep)
 	return rel_list(arg, REL_FAM_FAN, req, rep);
 }
 
+/*
+ * rel_handle_followed: rel.followed {after?, limit?} -> {uids, next?,
+ * total}: the users above `after` who have at least one fan, ascending
+ * (one seek per user in fan: the rows are the followees), and total, the
+ * store's estimate of the edges, for a rebuild's progress.
+ */
+int
+rel_handle_followed(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	rel_svc *r = arg;
+	uint64_t limit, after = 0, *out, edges = 0, bytes = 0;
+	bool     has_after = wb_get_u64(req, WB_F_AFTER, &after);
+	uint8_t  start[8];
+	size_t   n = 0;
+	bool     more = false;
+	int      rc;
+
+	if ((rc = wb_page_limit(req, REL_FOLLOWED_DEFAULT, REL_FOLLOWED_MAX, &limit, rep)) !=
+	    WB_OK) {
+		return rc;
+	}
+	wb_reply_ok(rep);
+	if ((out = wb_add_u64s(rep, WB_F_UIDS, limit)) == NULL) {
+		return rel_fail(rep, WB_ENOMEM, NULL);
+	}
+	rc = has_after && after == UINT64_MAX ? WB_EEND : WB_OK;
+	uint64_t next = has_after ? after + 1 : 0;
+	while (rc == WB_OK) {
+		hb_scan_opts so = { .start_row = start, .start_row_len = 8, .limit = 1 };
+		hb_scan     *s;
+		hb_cell      c;
+
+		hb_u64_be(start, next);
+		if ((rc = hb_scan_open(&s, r->t, REL_FAM_FAN, &so)) != WB_OK) {
+			break;
+		}
+		rc = hb_scan_next(s, &c);
+		uint64_t uid = rc == WB_OK && c.row_len == 8 ? hb_be_u64(c.row) : 0;
+		hb_scan_close(s);
+		if (rc == WB_OK && c.row_len != 8) {
+			rc = WB_ECORRUPT;
+		}
+		if (rc != WB_OK) {
+			break;
+		}
+		if (n == limit) {
+			more = true;
+			break;
+		}
+		out[n++] = uid;
+		if (uid == UINT64_MAX) {
+			break;
+		}
+		next = uid + 1;
+	}
+	if (rc != WB_OK && rc != WB_EEND) {
+		RT_ERRORF("followed after %llu failed: %s %s", (unsigned long long)after,
+		    wb_strerror(rc), hb_last_error());
+		return rel_fail(rep, rc, NULL);
+	}
+	wb_shrink(rep, WB_F_UIDS, n);
+	(void)hb_family_stats(r->t, REL_FAM_FAN, &bytes, &edges);
+	if ((rc = wb_set_u64(rep, WB_F_TOTAL, edges)) == WB_OK && more) {
+		rc = wb_set_u64(rep, WB_F_NEXT, out[n - 1]);
+	}
+	return rc;
+}
+
 /* rel_handle_is_following: rel.is_following {uid, target} -> {followed}. */
 int
 rel_handle_is_following(void *arg, const wb_obj *req, wb_obj *rep)

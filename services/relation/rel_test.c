@@ -362,6 +362,62 @@ Test(relation, lists_page_in_uid_order)
 	cr_assert_eq(n, 0);
 }
 
+/* rt_followed reads one page of rel.followed; returns the count and sets *next (0 if none). */
+static size_t
+rt_followed(bool has_after, uint64_t after, uint64_t limit, uint64_t *out, uint64_t *next)
+{
+	wb_obj         *req = wb_request(WB_OP_REL_FOLLOWED), *rep;
+	const uint64_t *v;
+	size_t          n = 0;
+
+	if (has_after) {
+		wb_set_u64(req, WB_F_AFTER, after);
+	}
+	if (limit > 0) {
+		wb_set_u64(req, WB_F_LIMIT, limit);
+	}
+	cr_assert_eq(rt_do(rcli, req, &rep), WB_OK);
+	if (wb_get_u64s(rep, WB_F_UIDS, &v, &n)) {
+		memcpy(out, v, n * sizeof(uint64_t));
+	}
+	*next = wb_u64(rep, WB_F_NEXT, 0);
+	cr_assert(wb_has(rep, WB_F_TOTAL), "an estimate of the edges");
+	wb_msg_free(rep);
+	return n;
+}
+
+Test(relation, followed_pages_the_users_with_fans)
+{
+	uint64_t u[6], got[8], next;
+	wb_obj  *req, *rep = NULL;
+
+	rt_users("fd", 6, u);
+	cr_assert_eq(rt_followed(false, 0, 0, got, &next), 0, "nobody is followed yet");
+	/* followed: u1 (by u0, u2), u3 (by u0), u5 (by u4, later unfollowed by u4 and refollowed) */
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[0], u[1]), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[2], u[1]), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[0], u[3]), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[4], u[5]), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[4], u[2]), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_UNFOLLOW, u[4], u[2]), WB_OK); /* u2 has no fan left */
+	cr_assert_eq(rt_followed(false, 0, 0, got, &next), 3);
+	cr_assert_eq(next, 0);
+	cr_assert(got[0] == u[1] && got[1] == u[3] && got[2] == u[5], "ascending, no u2");
+	cr_assert_eq(rt_followed(false, 0, 2, got, &next), 2);
+	cr_assert_eq(next, u[3], "the cursor is the last uid of a full page");
+	cr_assert_eq(rt_followed(true, next, 2, got, &next), 1);
+	cr_assert(got[0] == u[5] && next == 0);
+	cr_assert_eq(rt_followed(true, UINT64_MAX, 2, got, &next), 0);
+	req = wb_request(WB_OP_REL_FOLLOWED);
+	wb_set_u64(req, WB_F_LIMIT, 0);
+	cr_assert_eq(rt_do(rcli, req, &rep), WB_EINVAL, "limit 0");
+	wb_msg_free(rep);
+	req = wb_request(WB_OP_REL_FOLLOWED);
+	wb_set_u64(req, WB_F_UID, 1);
+	cr_assert_eq(rt_do(rcli, req, &rep), WB_EINVAL, "no uid field");
+	wb_msg_free(rep);
+}
+
 #define RT_THREADS 8
 #define RT_USERS   6
 #define RT_OPS     150

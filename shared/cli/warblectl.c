@@ -9,11 +9,21 @@
  * The session token lives in $XDG_CONFIG_HOME/warble/token (or
  * ~/.config/warble/token), mode 0600; $WARBLE_TOKEN overrides it.
  * Exit status: 0 success, 1 the request failed, 2 usage error.
+ *
+ * The admin commands talk to each service's own port (the internal
+ * network: WARBLE_USER_URL, ... or --user-url, ...), never to the
+ * gateway, which does not route them:
+ *
+ *   warblectl admin backup DIR          a consistent backup and its manifest
+ *   warblectl admin restore DIR DATA    a backup's stores into a fresh data folder
+ *   warblectl admin rebuild-inbox       every inbox again from relation and content
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +33,13 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <nng/nng.h>
 
+#include "rt_client.h"
 #include "warble.h"
+#include "wb_clock.h"
+#include "wb_proto.h"
+#include "wb_services.h"
 
 #define CTL_EXIT_FAIL  1
 #define CTL_EXIT_USAGE 2
@@ -38,6 +53,11 @@ enum {
 	CTL_O_AFTER = 1 << 3,
 	CTL_O_DISPLAY = 1 << 4,
 	CTL_O_BIO = 1 << 5,
+	CTL_O_DEPTH = 1 << 6,
+	CTL_O_INBOX_LAST = 1 << 7,
+	CTL_O_NO_WAIT = 1 << 8,
+	CTL_O_URLS = 1 << 9, /* --user-url and the like */
+	CTL_O_TIMEOUT = 1 << 10,
 };
 
 typedef struct ctl {
@@ -52,6 +72,11 @@ typedef struct ctl {
 	char         **args;
 	int            nargs;
 	const char    *local_msg; /* why a request was refused before sending */
+	/* admin */
+	const char *url[WB_EP_COUNT]; /* each service's own port */
+	rt_client  *cli[WB_EP_COUNT]; /* its client, opened on first use */
+	uint64_t    depth;            /* rebuild-inbox: posts per follow (0: the inbox's) */
+	int         timeout_ms;
 } ctl;
 
 typedef int (*ctl_fn)(ctl *x);
@@ -620,6 +645,518 @@ ctl_cmd_fans(ctl *x)
 	return rc != WARBLE_OK ? ctl_fail(x, rc) : ctl_users_out(x, u);
 }
 
+/* --- admin: backup, restore, rebuild-inbox (each service's own port) ---- */
+
+#define CTL_ADMIN_TIMEOUT_MS 600000 /* a checkpoint flushes the memtables first */
+#define CTL_MANIFEST         "manifest.json"
+
+/* The stateful services in the order a backup takes them: the inbox before its sources. */
+static const struct {
+	const char *name;
+	wb_endpoint ep;
+} ctl_backup_order[] = {
+	{ "inbox", WB_EP_INBOX },
+	{ "content", WB_EP_CONTENT },
+	{ "relation", WB_EP_RELATION },
+	{ "user", WB_EP_USER },
+};
+
+#define CTL_NSTORES (sizeof(ctl_backup_order) / sizeof(ctl_backup_order[0]))
+
+/* ctl_admin_call sends req (freed here) to the service of endpoint ep; *rep is the reply on WB_OK, and on error msg says why. */
+static int
+ctl_admin_call(ctl *x, wb_endpoint ep, wb_obj *req, wb_obj **rep, char *msg, size_t len)
+{
+	rt_client_opts o = { .timeout_ms = x->timeout_ms };
+	const char    *url = x->url[ep], *why = NULL;
+	int            rc = req == NULL ? WB_ENOMEM : WB_OK;
+
+	*rep = NULL;
+	if (rc == WB_OK && x->cli[ep] == NULL) { /* one client per service for the command */
+		rc = rt_client_open(&x->cli[ep], url, &o);
+	}
+	if (rc == WB_OK) {
+		rc = rt_call(x->cli[ep], req, rep);
+	}
+	if (rc != WB_OK) {
+		if (*rep != NULL) {
+			(void)wb_reply_code(*rep, &why);
+		}
+		snprintf(msg, len, "%s: %s", url, why != NULL ? why : wb_strerror(rc));
+		wb_msg_free(*rep);
+		*rep = NULL;
+	}
+	wb_msg_free(req);
+	return rc;
+}
+
+/* ctl_admin_fail reports an admin failure (JSON too with --json) and returns the failure status. */
+static int
+ctl_admin_fail(ctl *x, int rc, const char *msg)
+{
+	if (x->json) {
+		json_t *o =
+		    json_pack("{s:b, s:s, s:s}", "ok", 0, "err", wb_err_name(rc), "msg", msg);
+		if (o != NULL) {
+			json_dumpf(o, stdout, JSON_COMPACT);
+			fputc('\n', stdout);
+			json_decref(o);
+		}
+	}
+	fprintf(stderr, "%s: %s: %s\n", ctl_prog, wb_err_name(rc), msg);
+	return CTL_EXIT_FAIL;
+}
+
+/* ctl_logs_json turns a reply's LOGS into {source: seq} (field SEQ, or LAST for a source's own log). */
+static json_t *
+ctl_logs_json(const wb_obj *rep, wb_field f)
+{
+	const wb_obj *logs = NULL;
+	size_t        n = 0;
+	json_t       *o = json_object();
+
+	(void)wb_get_objs(rep, WB_F_LOGS, &logs, &n);
+	for (size_t i = 0; o != NULL && i < n; i++) {
+		const char *src = wb_str(&logs[i], WB_F_SOURCE, NULL);
+		uint64_t    v;
+		if (src != NULL && wb_get_u64(&logs[i], f, &v)) {
+			json_object_set_new(o, src, json_integer((json_int_t)v));
+		}
+	}
+	return o;
+}
+
+/* ctl_json_u64 reads a non-negative integer member of o (false if absent or not one). */
+static bool
+ctl_json_u64(const json_t *o, const char *key, uint64_t *v)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (!json_is_integer(j) || json_integer_value(j) < 0) {
+		return false;
+	}
+	*v = (uint64_t)json_integer_value(j);
+	return true;
+}
+
+/* ctl_service_json finds the entry of service name in a manifest's "services". */
+static json_t *
+ctl_service_json(json_t *m, const char *name)
+{
+	json_t *svcs = json_object_get(m, "services"), *e;
+	size_t  i;
+
+	json_array_foreach(svcs, i, e)
+	{
+		if (json_is_string(json_object_get(e, "service")) &&
+		    strcmp(json_string_value(json_object_get(e, "service")), name) == 0) {
+			return e;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * ctl_manifest_check tells whether the copies of a manifest are safe to
+ * restore together: for each source, the inbox's applied seq (an upper
+ * bound of its copy's) must not pass the source log's last seq (a lower
+ * bound of its copy's).  Else, after a restore, the inbox would skip the
+ * events that take those seqs again.  why says what was found.
+ */
+static bool
+ctl_manifest_check(json_t *m, char *why, size_t len)
+{
+	static const char *const sources[] = { "content", "relation" };
+	json_t                  *in = ctl_service_json(m, "inbox");
+	size_t                   off = 0;
+	bool                     ok = true;
+
+	why[0] = '\0';
+	for (size_t i = 0; i < CTL_NSTORES; i++) {
+		if (ctl_service_json(m, ctl_backup_order[i].name) == NULL) {
+			snprintf(why, len, "no %s copy in the manifest", ctl_backup_order[i].name);
+			return false;
+		}
+	}
+	for (size_t i = 0; i < 2; i++) {
+		json_t  *src = ctl_service_json(m, sources[i]);
+		uint64_t applied, last;
+		if (!ctl_json_u64(json_object_get(in, "applied"), sources[i], &applied) ||
+		    !ctl_json_u64(json_object_get(src, "log_last"), sources[i], &last)) {
+			snprintf(why, len, "the manifest lacks the %s log positions", sources[i]);
+			return false;
+		}
+		bool fine = applied <= last;
+		int  n = snprintf(why + off, len - off,
+		     "%sinbox applied %s %" PRIu64 " %s %s log %" PRIu64, off > 0 ? "; " : "",
+		     sources[i], applied, fine ? "<=" : ">", sources[i], last);
+		if (n > 0 && (size_t)n < len - off) {
+			off += (size_t)n;
+		}
+		ok = ok && fine;
+	}
+	return ok;
+}
+
+/* ctl_mkdir_p creates dir and its missing parents, mode 0755. */
+static int
+ctl_mkdir_p(const char *dir)
+{
+	char p[4096];
+
+	if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *q = p + 1; *q != '\0'; q++) {
+		if (*q == '/') {
+			*q = '\0';
+			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+				return -1;
+			}
+			*q = '/';
+		}
+	}
+	return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* ctl_manifest_write writes m to DIR/manifest.json (through a temporary file). */
+static int
+ctl_manifest_write(const char *dir, json_t *m)
+{
+	char path[4200], tmp[4300];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, CTL_MANIFEST);
+	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
+	if (json_dump_file(m, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
+	    rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+ctl_cmd_admin_backup(ctl *x)
+{
+	const char *dir = x->args[0];
+	char        msg[512], sub[4200], why[512];
+	uint64_t    t0 = wb_now_ms();
+	json_t     *m, *svcs, *order;
+	int         rc = WB_OK;
+	size_t      idx[CTL_NSTORES];
+
+	if (dir[0] != '/') {
+		return ctl_usage_error("backup DIR must be an absolute path: '%s'", dir);
+	}
+	if (ctl_mkdir_p(dir) != 0) {
+		snprintf(msg, sizeof(msg), "cannot create %s: %s", dir, strerror(errno));
+		return ctl_admin_fail(x, WB_EIO, msg);
+	}
+	m = json_object();
+	svcs = json_array();
+	order = json_array();
+	if (m == NULL || svcs == NULL || order == NULL) {
+		json_decref(m), json_decref(svcs), json_decref(order);
+		return ctl_admin_fail(x, WB_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < CTL_NSTORES; i++) {
+		idx[i] = i;
+	}
+	if ((x->given & CTL_O_INBOX_LAST) != 0) { /* the unsafe order, to see the check refuse it */
+		for (size_t i = 0; i + 1 < CTL_NSTORES; i++) {
+			idx[i] = i + 1;
+		}
+		idx[CTL_NSTORES - 1] = 0;
+	}
+	for (size_t k = 0; rc == WB_OK && k < CTL_NSTORES; k++) {
+		const char *name = ctl_backup_order[idx[k]].name;
+		wb_endpoint ep = ctl_backup_order[idx[k]].ep;
+		wb_obj     *req = wb_request(WB_OP_ADMIN_BACKUP), *rep = NULL;
+
+		snprintf(sub, sizeof(sub), "%s/%s", dir, name);
+		if (req != NULL) {
+			wb_set_cstr(req, WB_F_DIR, sub);
+		}
+		if ((rc = ctl_admin_call(x, ep, req, &rep, msg, sizeof(msg))) != WB_OK) {
+			break;
+		}
+		json_t *e =
+		    json_pack("{s:s, s:i, s:i, s:s, s:I, s:I, s:s}", "service", name, "shard", 0,
+		        "shards", 1, "dir", sub, "time", (json_int_t)wb_u64(rep, WB_F_TIME, 0),
+		        "elapsed_ms", (json_int_t)wb_u64(rep, WB_F_ELAPSED, 0), "release",
+		        wb_str(rep, WB_F_RELEASE, "?"));
+		if (e != NULL && strcmp(name, "inbox") == 0) {
+			json_object_set_new(e, "applied", ctl_logs_json(rep, WB_F_SEQ));
+		} else if (e != NULL && strcmp(name, "user") != 0) {
+			json_object_set_new(e, "log_last", ctl_logs_json(rep, WB_F_LAST));
+		}
+		json_array_append_new(svcs, e);
+		json_array_append_new(order, json_string(name));
+		if (!x->json) {
+			fprintf(stderr, "%s: %s copied into %s in %" PRIu64 " ms\n", ctl_prog, name,
+			    sub, wb_u64(rep, WB_F_ELAPSED, 0));
+		}
+		wb_msg_free(rep);
+	}
+	json_object_set_new(m, "warble_backup", json_integer(1));
+	json_object_set_new(m, "release", json_string(WB_RELEASE));
+	json_object_set_new(m, "started", json_integer((json_int_t)t0));
+	json_object_set_new(m, "finished", json_integer((json_int_t)wb_now_ms()));
+	json_object_set_new(m, "order", order);
+	json_object_set_new(m, "services", svcs);
+	if (rc != WB_OK) {
+		json_decref(m);
+		return ctl_admin_fail(x, rc, msg);
+	}
+	bool safe = ctl_manifest_check(m, why, sizeof(why));
+	json_object_set_new(m, "consistent", json_boolean(safe));
+	json_object_set_new(m, "check", json_string(why));
+	if (ctl_manifest_write(dir, m) != 0) {
+		snprintf(
+		    msg, sizeof(msg), "cannot write %s/%s: %s", dir, CTL_MANIFEST, strerror(errno));
+		json_decref(m);
+		return ctl_admin_fail(x, WB_EIO, msg);
+	}
+	if (!safe) {
+		char refuse[1024];
+		snprintf(refuse, sizeof(refuse),
+		    "refused: the inbox copy is ahead of a source (%s); it would skip events after "
+		    "a "
+		    "restore: back up again, the inbox first",
+		    why);
+		json_decref(m);
+		return ctl_admin_fail(x, WB_ECORRUPT, refuse);
+	}
+	if (x->json) {
+		json_object_set_new(m, "dir", json_string(dir));
+		return ctl_emit(m);
+	}
+	printf("backup in %s (%s): %s\n", dir, CTL_MANIFEST, why);
+	json_decref(m);
+	return 0;
+}
+
+/* ctl_msgf writes a message into msg, cut to len bytes if it must be. */
+static void __attribute__((format(printf, 3, 4)))
+ctl_msgf(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ctl_copy_file copies (or, for the immutable .sst files, hard-links) src to dst. */
+static int
+ctl_copy_file(const char *src, const char *dst, bool link_ok)
+{
+	char    buf[65536];
+	ssize_t n;
+	int     in, out, rc = 0;
+
+	if (link_ok && link(src, dst) == 0) {
+		return 0;
+	}
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0) {
+		return -1;
+	}
+	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)n) != n) {
+			rc = -1;
+			break;
+		}
+	}
+	if (n < 0 || fsync(out) != 0) {
+		rc = -1;
+	}
+	close(in);
+	return close(out) != 0 ? -1 : rc;
+}
+
+/* ctl_copy_store copies the flat folder of one store from src into a new folder dst. */
+static int
+ctl_copy_store(const char *src, const char *dst, char *msg, size_t len)
+{
+	DIR           *d = opendir(src);
+	struct dirent *e;
+	char           a[4400], b[4400];
+	int            rc = 0;
+
+	if (d == NULL) {
+		snprintf(msg, len, "cannot read %s: %s", src, strerror(errno));
+		return -1;
+	}
+	if (mkdir(dst, 0755) != 0) {
+		snprintf(msg, len, "cannot create %s: %s%s", dst, strerror(errno),
+		    errno == EEXIST ? " (a restore never overwrites a store)" : "");
+		closedir(d);
+		return -1;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		if (e->d_name[0] == '.') {
+			continue;
+		}
+		int  ka = snprintf(a, sizeof(a), "%s/%s", src, e->d_name);
+		int  kb = snprintf(b, sizeof(b), "%s/%s", dst, e->d_name);
+		bool sst = n > 4 && strcmp(e->d_name + n - 4, ".sst") == 0;
+		if (ka < 0 || kb < 0 || (size_t)ka >= sizeof(a) || (size_t)kb >= sizeof(b)) {
+			ctl_msgf(msg, len, "path too long in %s", src);
+			rc = -1;
+		} else if (ctl_copy_file(a, b, sst) != 0) {
+			ctl_msgf(msg, len, "cannot copy %s: %s", a, strerror(errno));
+			rc = -1;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+static int
+ctl_cmd_admin_restore(ctl *x)
+{
+	const char  *from = x->args[0], *data = x->args[1];
+	char         path[4200], src[4200], dst[4200], msg[8600], why[512];
+	json_error_t jerr;
+	json_t      *m;
+
+	snprintf(path, sizeof(path), "%s/%s", from, CTL_MANIFEST);
+	if ((m = json_load_file(path, 0, &jerr)) == NULL) {
+		snprintf(msg, sizeof(msg), "cannot read %s: %s", path, jerr.text);
+		return ctl_admin_fail(x, WB_EINVAL, msg);
+	}
+	json_t  *cons = json_object_get(m, "consistent");
+	uint64_t fmt = 0;
+	if (!ctl_json_u64(m, "warble_backup", &fmt) || fmt != 1) {
+		json_decref(m);
+		snprintf(msg, sizeof(msg), "%s is not a Warble backup manifest (version 1)", path);
+		return ctl_admin_fail(x, WB_EINVAL, msg);
+	}
+	if (!ctl_manifest_check(m, why, sizeof(why)) || !json_is_true(cons)) {
+		json_decref(m);
+		snprintf(msg, sizeof(msg),
+		    "refused: %s is not a consistent backup (%s): the inbox would skip events",
+		    from, why);
+		return ctl_admin_fail(x, WB_ECORRUPT, msg);
+	}
+	if (ctl_mkdir_p(data) != 0) {
+		json_decref(m);
+		snprintf(msg, sizeof(msg), "cannot create %s: %s", data, strerror(errno));
+		return ctl_admin_fail(x, WB_EIO, msg);
+	}
+	for (size_t i = 0; i < CTL_NSTORES; i++) {
+		snprintf(dst, sizeof(dst), "%s/%s", data, ctl_backup_order[i].name);
+		if (access(dst, F_OK) == 0) {
+			json_decref(m);
+			snprintf(msg, sizeof(msg),
+			    "%s exists: a restore goes into a fresh data folder", dst);
+			return ctl_admin_fail(x, WB_EINVAL, msg);
+		}
+	}
+	for (size_t i = 0; i < CTL_NSTORES; i++) {
+		snprintf(src, sizeof(src), "%s/%s", from, ctl_backup_order[i].name);
+		snprintf(dst, sizeof(dst), "%s/%s", data, ctl_backup_order[i].name);
+		if (ctl_copy_store(src, dst, msg, sizeof(msg)) != 0) {
+			json_decref(m);
+			return ctl_admin_fail(x, WB_EIO, msg);
+		}
+	}
+	json_decref(m);
+	if (x->json) {
+		return ctl_emit(
+		    json_pack("{s:s, s:s, s:s}", "from", from, "data", data, "check", why));
+	}
+	printf("restored %s into %s (%s)\nstart the daemons with WARBLE_DATA=%s\n", from, data, why,
+	    data);
+	return 0;
+}
+
+/* ctl_progress draws the rebuild's progress bar on stderr (one line per call without a terminal). */
+static void
+ctl_progress(const wb_obj *st, bool tty, bool last)
+{
+	uint64_t done = wb_u64(st, WB_F_DONE, 0), total = wb_u64(st, WB_F_TOTAL, 0);
+	uint64_t pct = total > 0 ? done * 100 / total : 0;
+	char     bar[41];
+
+	if (pct > 100 || last) {
+		pct = last && strcmp(wb_str(st, WB_F_STATE, ""), "done") == 0
+		          ? 100
+		          : (pct > 99 ? 99 : pct);
+	}
+	for (int i = 0; i < 40; i++) {
+		bar[i] = (uint64_t)i < pct * 40 / 100 ? '#' : '.';
+	}
+	bar[40] = '\0';
+	fprintf(stderr,
+	    "%srebuild-inbox [%s] %3" PRIu64 "%%  %" PRIu64 "/%" PRIu64 " follows  %" PRIu64
+	    " users  %.1f s%s",
+	    tty ? "\r" : "", bar, pct, done, total, wb_u64(st, WB_F_COUNT, 0),
+	    (double)wb_u64(st, WB_F_ELAPSED, 0) / 1000.0, tty && !last ? "" : "\n");
+	fflush(stderr);
+}
+
+static int
+ctl_cmd_admin_rebuild_inbox(ctl *x)
+{
+	wb_obj  *req = wb_request(WB_OP_INBOX_REBUILD), *rep = NULL;
+	char     msg[512];
+	bool     tty = isatty(STDERR_FILENO) && !x->json;
+	uint64_t next_line = 0;
+	int      rc;
+
+	if (req != NULL && x->depth > 0) {
+		wb_set_u64(req, WB_F_LIMIT, x->depth);
+	}
+	if ((rc = ctl_admin_call(x, WB_EP_INBOX, req, &rep, msg, sizeof(msg))) != WB_OK) {
+		return ctl_admin_fail(x, rc, msg);
+	}
+	for (;;) {
+		const char *state = wb_str(rep, WB_F_STATE, "?");
+		bool        over = strcmp(state, "done") == 0 || strcmp(state, "failed") == 0;
+		if ((x->given & CTL_O_NO_WAIT) != 0) {
+			over = true;
+		}
+		if (!x->json && (tty || over || wb_mono_us() / 1000 >= next_line)) {
+			ctl_progress(rep, tty, over);
+			next_line = wb_mono_us() / 1000 + 5000;
+		}
+		if (over) {
+			break;
+		}
+		wb_msg_free(rep);
+		usleep(200000);
+		if ((rc = ctl_admin_call(x, WB_EP_INBOX, wb_request(WB_OP_INBOX_REBUILD_STATUS),
+		         &rep, msg, sizeof(msg))) != WB_OK) {
+			return ctl_admin_fail(x, rc, msg);
+		}
+	}
+	const char *state = wb_str(rep, WB_F_STATE, "?");
+	rc = strcmp(state, "failed") == 0 ? CTL_EXIT_FAIL : 0;
+	if (rc != 0) {
+		snprintf(msg, sizeof(msg), "the rebuild failed: %s (the inbox tries again)",
+		    wb_str(rep, WB_F_MSG, "?"));
+		wb_msg_free(rep);
+		return ctl_admin_fail(x, WB_EUNAVAIL, msg);
+	}
+	if (x->json) {
+		rc = ctl_emit(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "state", state, "follows",
+		    (json_int_t)wb_u64(rep, WB_F_DONE, 0), "total",
+		    (json_int_t)wb_u64(rep, WB_F_TOTAL, 0), "users",
+		    (json_int_t)wb_u64(rep, WB_F_COUNT, 0), "depth",
+		    (json_int_t)wb_u64(rep, WB_F_LIMIT, 0), "elapsed_ms",
+		    (json_int_t)wb_u64(rep, WB_F_ELAPSED, 0)));
+	}
+	wb_msg_free(rep);
+	return rc;
+}
+
 static const ctl_cmd ctl_cmds[] = {
 	{ "register", 1, CTL_O_PASSWORD, ctl_cmd_register, 0, "register NAME [--password PW]" },
 	{ "login", 1, CTL_O_PASSWORD, ctl_cmd_login, 0, "login NAME [--password PW]" },
@@ -644,6 +1181,16 @@ static const ctl_cmd ctl_cmds[] = {
 
 #define CTL_NCMDS (sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
 
+static const ctl_cmd ctl_admin_cmds[] = {
+	{ "backup", 1, CTL_O_URLS | CTL_O_INBOX_LAST, ctl_cmd_admin_backup, 0,
+	    "admin backup DIR [--inbox-last]" },
+	{ "restore", 2, 0, ctl_cmd_admin_restore, 0, "admin restore BACKUP DATA" },
+	{ "rebuild-inbox", 0, CTL_O_URLS | CTL_O_DEPTH | CTL_O_NO_WAIT, ctl_cmd_admin_rebuild_inbox,
+	    0, "admin rebuild-inbox [--depth N] [--no-wait]" },
+};
+
+#define CTL_NADMIN (sizeof(ctl_admin_cmds) / sizeof(ctl_admin_cmds[0]))
+
 static void
 ctl_usage_print(FILE *f)
 {
@@ -657,6 +1204,9 @@ ctl_usage_print(FILE *f)
 	for (size_t i = 0; i < CTL_NCMDS; i++) {
 		fprintf(f, "  %s\n", ctl_cmds[i].usage);
 	}
+	for (size_t i = 0; i < CTL_NADMIN; i++) {
+		fprintf(f, "  %s\n", ctl_admin_cmds[i].usage);
+	}
 	fprintf(f, "\n"
 	           "options:\n"
 	           "  --gateway URL    gateway msgpack API (WARBLE_GATEWAY_URL, default "
@@ -669,11 +1219,24 @@ ctl_usage_print(FILE *f)
 	           "  --after UID      following/fans: users after this cursor\n"
 	           "  --limit N        page size, 1-100\n"
 	           "  --display TEXT, --bio TEXT   update-profile fields\n"
+	           "  --user-url URL, --relation-url URL, --content-url URL, --inbox-url URL\n"
+	           "                   admin: each service's own port (WARBLE_USER_URL, ...;\n"
+	           "                   the defaults of warble-NAME --print-defaults)\n"
+	           "  --depth N        rebuild-inbox: posts per follow (default the inbox's\n"
+	           "                   WARBLE_BACKFILL), 1-100000\n"
+	           "  --no-wait        rebuild-inbox: start it and return\n"
+	           "  --inbox-last     backup: take the inbox last (unsafe; the manifest check\n"
+	           "                   then refuses the backup if events came in meanwhile)\n"
 	           "  -h, --help       this help\n"
 	           "\n"
 	           "The session token is kept in $XDG_CONFIG_HOME/warble/token\n"
 	           "(~/.config/warble/token); WARBLE_TOKEN overrides it.\n"
-	           "Exit status: 0 success, 1 the request failed, 2 usage error.\n");
+	           "Exit status: 0 success, 1 the request failed, 2 usage error.\n"
+	           "\n"
+	           "The admin commands go to each service's own port, never the gateway.\n"
+	           "A backup takes the inbox first and its sources after, writes\n"
+	           "DIR/manifest.json and refuses a copy whose inbox is ahead of a source.\n"
+	           "DIR is a path on the services' machines (backup --timeout default 600000).\n");
 }
 
 int
@@ -689,6 +1252,13 @@ main(int argc, char **argv)
 		{ "limit", required_argument, NULL, 'l' },
 		{ "display", required_argument, NULL, 'd' },
 		{ "bio", required_argument, NULL, 'B' },
+		{ "user-url", required_argument, NULL, 'U' },
+		{ "relation-url", required_argument, NULL, 'R' },
+		{ "content-url", required_argument, NULL, 'C' },
+		{ "inbox-url", required_argument, NULL, 'I' },
+		{ "depth", required_argument, NULL, 'D' },
+		{ "no-wait", no_argument, NULL, 'W' },
+		{ "inbox-last", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -698,6 +1268,7 @@ main(int argc, char **argv)
 	uint64_t       v, timeout = 5000;
 	char           pass[CTL_PASS_MAX], token[1024] = "";
 	int            opt, rc;
+	bool           timeout_given = false;
 
 	if (gateway == NULL || gateway[0] == '\0') {
 		gateway = "tcp://127.0.0.1:7100";
@@ -713,6 +1284,29 @@ main(int argc, char **argv)
 				return ctl_usage_error(
 				    "bad --timeout: '%s' (1-3600000 ms)", optarg);
 			}
+			timeout_given = true;
+			break;
+		case 'U':
+		case 'R':
+		case 'C':
+		case 'I':
+			x.url[opt == 'U'   ? WB_EP_USER
+			      : opt == 'R' ? WB_EP_RELATION
+			      : opt == 'C' ? WB_EP_CONTENT
+			                   : WB_EP_INBOX] = optarg;
+			x.given |= CTL_O_URLS;
+			break;
+		case 'D':
+			if (ctl_parse_u64(optarg, 1, 100000, &x.depth) != 0) {
+				return ctl_usage_error("bad --depth: '%s' (1-100000)", optarg);
+			}
+			x.given |= CTL_O_DEPTH;
+			break;
+		case 'W':
+			x.given |= CTL_O_NO_WAIT;
+			break;
+		case 'L':
+			x.given |= CTL_O_INBOX_LAST;
 			break;
 		case 'j':
 			x.json = 1;
@@ -760,13 +1354,28 @@ main(int argc, char **argv)
 	if (optind >= argc) {
 		return ctl_usage_error("%s", "no command given");
 	}
-	for (size_t i = 0; i < CTL_NCMDS; i++) {
+	bool admin = strcmp(argv[optind], "admin") == 0;
+	if (admin && optind + 1 >= argc) {
+		return ctl_usage_error(
+		    "%s", "admin needs a command: backup, restore or rebuild-inbox");
+	}
+	for (size_t i = 0; !admin && i < CTL_NCMDS; i++) {
 		if (strcmp(argv[optind], ctl_cmds[i].name) == 0) {
 			cmd = &ctl_cmds[i];
 		}
 	}
+	for (size_t i = 0; admin && i < CTL_NADMIN; i++) {
+		if (strcmp(argv[optind + 1], ctl_admin_cmds[i].name) == 0) {
+			cmd = &ctl_admin_cmds[i];
+		}
+	}
 	if (cmd == NULL) {
-		return ctl_usage_error("unknown command '%s'", argv[optind]);
+		return ctl_usage_error(
+		    admin ? "unknown admin command '%s'" : "unknown command '%s'",
+		    argv[optind + (admin ? 1 : 0)]);
+	}
+	if (admin) {
+		optind++;
 	}
 	x.args = argv + optind + 1;
 	x.nargs = argc - optind - 1;
@@ -780,6 +1389,27 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: an option given does not apply to %s\nusage: %s %s\n",
 		    ctl_prog, cmd->name, ctl_prog, cmd->usage);
 		return CTL_EXIT_USAGE;
+	}
+	if (admin) {
+		static const wb_endpoint eps[] = { WB_EP_USER, WB_EP_RELATION, WB_EP_CONTENT,
+			WB_EP_INBOX };
+		for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
+			const char *env = getenv(wb_endpoints[eps[i]].env);
+			if (x.url[eps[i]] == NULL) {
+				x.url[eps[i]] =
+				    env != NULL && env[0] != '\0' ? env : wb_endpoints[eps[i]].url;
+			}
+		}
+		x.timeout_ms = timeout_given                     ? (int)timeout
+		               : cmd->fn == ctl_cmd_admin_backup ? CTL_ADMIN_TIMEOUT_MS
+		                                                 : 10000;
+		rc = cmd->fn(&x);
+		fflush(stdout);
+		for (size_t i = 0; i < WB_EP_COUNT; i++) {
+			rt_client_close(x.cli[i]);
+		}
+		nng_fini(); /* every client is closed: else ASan's leak check sees nng's late frees */
+		return rc;
 	}
 	/*
 	 * Everything that can fail locally fails before the client exists: a

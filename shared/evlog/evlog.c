@@ -494,3 +494,16 @@ evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep)
 	}
 	return rc;
 }
+
+int
+evlog_backup_logs(void *log, wb_obj *rep)
+{
+	evlog  *l = log;
+	wb_obj *o = wb_add_objs(rep, WB_F_LOGS, 1);
+
+	if (o == NULL) {
+		return WB_ENOMEM;
+	}
+	int rc = wb_set_cstr(o, WB_F_SOURCE, l->source);
+	return rc == WB_OK ? wb_set_u64(o, WB_F_LAST, evlog_last(l)) : rc;
+}

@@ -51,6 +51,14 @@ int evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n, ui
 /* evlog_last returns the last committed seq (0 if none). */
 uint64_t evlog_last(evlog *l);
 
+/*
+ * evlog_backup_logs adds the log's position to a backup's reply as LOGS
+ * [{source, last}]: the last committed seq, read before the checkpoint
+ * (rt_admin_logs(admin, evlog_backup_logs, log, false)), so the copy
+ * holds at least that much.
+ */
+int evlog_backup_logs(void *log, wb_obj *rep);
+
 /* evlog_read fills rep with EVENTS from seq from on (at most limit, capped at EVLOG_READ_MAX) and LAST. */
 int evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep);
 

@@ -888,6 +888,70 @@ hb_compact(hb_table *t, int fam)
 	return WB_OK;
 }
 
+int
+hb_checkpoint(hb_table *t, const char *dir)
+{
+	rocksdb_checkpoint_t *cp;
+	char                 *err = NULL;
+
+	if (t == NULL || dir == NULL || dir[0] == '\0') {
+		return WB_EINVAL;
+	}
+	if ((cp = rocksdb_checkpoint_object_create(t->db, &err)) == NULL || err != NULL) {
+		return err ? hb_err_rocks(err) : WB_ENOMEM;
+	}
+	/* 0: flush the memtables first, so the copy holds files, not a WAL to replay */
+	rocksdb_checkpoint_create(cp, dir, 0, &err);
+	rocksdb_checkpoint_object_destroy(cp);
+	return err ? hb_err_rocks(err) : WB_OK;
+}
+
+#define HB_CLEAR_BATCH 65536 /* deletes per write while clearing */
+
+int
+hb_clear(hb_table *t, int fam)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+	char   *err = NULL;
+	size_t  n = 0;
+
+	if (f == NULL) {
+		return WB_EINVAL;
+	}
+	/*
+	 * One delete per key rather than one range delete: a family with
+	 * ascending_puts has a memtable insert hint, which RocksDB 7.8 shares
+	 * between the family's skip list and its range tombstones' one, and
+	 * asserts (or corrupts the memtable) on the first range delete.
+	 */
+	rocksdb_iterator_t   *it = rocksdb_create_iterator_cf(t->db, t->ro, f->cf);
+	rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+	if (it == NULL || wb == NULL) {
+		rocksdb_iter_destroy(it);
+		rocksdb_writebatch_destroy(wb);
+		return WB_ENOMEM;
+	}
+	for (rocksdb_iter_seek_to_first(it); err == NULL && rocksdb_iter_valid(it);
+	     rocksdb_iter_next(it)) {
+		size_t      klen;
+		const char *k = rocksdb_iter_key(it, &klen);
+		rocksdb_writebatch_delete_cf(wb, f->cf, k, klen);
+		if (++n % HB_CLEAR_BATCH == 0) {
+			rocksdb_write(t->db, t->wo, wb, &err);
+			rocksdb_writebatch_clear(wb);
+		}
+	}
+	if (err == NULL) {
+		rocksdb_iter_get_error(it, &err);
+	}
+	if (err == NULL && rocksdb_writebatch_count(wb) > 0) {
+		rocksdb_write(t->db, t->wo, wb, &err);
+	}
+	rocksdb_writebatch_destroy(wb);
+	rocksdb_iter_destroy(it);
+	return err ? hb_err_rocks(err) : WB_OK;
+}
+
 /* hb_prop_u64 reads a numeric property of a column family. */
 static uint64_t
 hb_prop_u64(hb_table *t, hb_fam *f, const char *name)

@@ -202,6 +202,18 @@ int hb_compact(hb_table *t, int fam);
 /* hb_flush flushes a family's memtable to disk. */
 int hb_flush(hb_table *t, int fam);
 
+/*
+ * hb_checkpoint writes a consistent copy of the whole table, every family
+ * as of one instant, into dir (a folder that must not exist yet; its
+ * parent must), while the table keeps serving: RocksDB hard-links the
+ * immutable files when dir is on the same file system and copies them
+ * otherwise.  The copy opens with hb_open like any table.
+ */
+int hb_checkpoint(hb_table *t, const char *dir);
+
+/* hb_clear deletes every cell of a family (one delete per key, in large batches; the space returns at compaction). */
+int hb_clear(hb_table *t, int fam);
+
 /* hb_family_stats reports a family's live on-disk bytes (SST files) and estimated key count. */
 int hb_family_stats(hb_table *t, int fam, uint64_t *disk_bytes, uint64_t *keys);
 

@@ -947,6 +947,65 @@ Test(hb, counters, .init = tdir_make, .fini = tdir_remove)
 	hb_close(t);
 }
 
+/* ---- checkpoints and clearing ------------------------------------------ */
+
+/* count_cells counts the live cells of family fam. */
+static size_t
+count_cells(hb_table *t, int fam)
+{
+	hb_scan *s;
+	hb_cell  c;
+	size_t   n = 0;
+
+	cr_assert_eq(hb_scan_open(&s, t, fam, NULL), WB_OK);
+	while (hb_scan_next(s, &c) == WB_OK) {
+		n++;
+	}
+	hb_scan_close(s);
+	return n;
+}
+
+Test(hb, checkpoint_and_clear, .init = tdir_make, .fini = tdir_remove)
+{
+	hb_family_opts f[] = {
+		{ .name = "a", .row_len = 8, .qual_len = HB_NONE, .ascending_puts = true },
+		{ .name = "b", .row_len = HB_VARLEN }
+	};
+	hb_table *t, *c;
+	uint8_t   row[8];
+	char      path[512], copy[512];
+
+	snprintf(path, sizeof(path), "%s/db", tdir);
+	snprintf(copy, sizeof(copy), "%s/copy", tdir);
+	cr_assert_eq(hb_open(&t, path, f, 2, NULL), WB_OK);
+	for (uint64_t i = 1; i <= 500; i++) {
+		hb_u64_be(row, i);
+		cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, i, "v", 1), WB_OK);
+		cr_assert_eq(hb_put(t, 1, "r", 1, row, 8, 1, "w", 1), WB_OK);
+	}
+	cr_assert_eq(hb_checkpoint(t, copy), WB_OK, "%s", hb_last_error());
+	cr_assert_neq(hb_checkpoint(t, copy), WB_OK, "a checkpoint never overwrites");
+	cr_assert_eq(hb_checkpoint(NULL, copy), WB_EINVAL);
+	cr_assert_eq(hb_checkpoint(t, ""), WB_EINVAL);
+	/* writes after the checkpoint stay out of the copy */
+	hb_u64_be(row, 501);
+	cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, 501, "v", 1), WB_OK);
+	cr_assert_eq(hb_clear(t, 0), WB_OK);
+	cr_assert_eq(hb_clear(t, 7), WB_EINVAL);
+	cr_assert_eq(count_cells(t, 0), 0, "cleared");
+	cr_assert_eq(count_cells(t, 1), 500, "the other family untouched");
+	cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, 502, "v", 1), WB_OK);
+	cr_assert_eq(count_cells(t, 0), 1, "writes after a clear show");
+	cr_assert_eq(hb_open(&c, copy, f, 2, NULL), WB_OK, "%s", hb_last_error());
+	cr_assert_eq(count_cells(c, 0), 500);
+	cr_assert_eq(count_cells(c, 1), 500);
+	hb_close(c);
+	hb_close(t);
+	cr_assert_eq(hb_open(&t, path, f, 2, NULL), WB_OK);
+	cr_assert_eq(count_cells(t, 0), 1, "the clear survives a reopen");
+	hb_close(t);
+}
+
 /* ---- paging ------------------------------------------------------------ */
 
 Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)

@@ -238,6 +238,7 @@ typedef struct rt_unit {
 	rt_common         c;
 	hb_table         *t;
 	rt_server        *srv;
+	rt_admin         *admin;
 	void             *svc;
 } rt_unit;
 
@@ -267,8 +268,11 @@ rt_daemon_up(rt_unit *u, size_t n, bool local)
 		}
 		env.store = u[i].t;
 		env.dir = u[i].t != NULL ? u[i].c.dir : NULL;
-		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK) {
+		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK &&
+		    (u[i].t == NULL || (rc = rt_admin_open(&u[i].admin, u[i].srv, u[i].s->name,
+		                            u[i].t)) == WB_OK)) {
 			env.srv = u[i].srv;
+			env.admin = u[i].admin;
 			rc = u[i].s->open != NULL ? u[i].s->open(&env, &u[i].svc) : WB_OK;
 		}
 		if (rc == WB_OK && u[i].t != NULL) {
@@ -303,6 +307,7 @@ rt_daemon_down(rt_unit *u, size_t n)
 		if (u[i].svc != NULL && u[i].s->close != NULL) {
 			u[i].s->close(u[i].svc);
 		}
+		rt_admin_close(u[i].admin);
 		hb_close(u[i].t);
 	}
 }

@@ -10,8 +10,9 @@
  *      --help and --print-defaults; then the service's config check;
  *   2. logging as the service's name, SIGTERM/SIGINT/SIGPIPE handling;
  *   3. DATA/<name> and the store with the service's families;
- *   4. the REP server on its listen endpoint, the service's open (it registers its
- *      handlers there), the store_bytes and disk_{free,size}_bytes gauges,
+ *   4. the REP server on its listen endpoint, admin.backup for the store
+ *      (rt_admin.h), the service's open (it registers its handlers
+ *      there), the store_bytes and disk_{free,size}_bytes gauges,
  *      listen, the service's start;
  *   5. wait for SIGTERM or SIGINT; RT_DAEMON_GRACE_MS later every
  *      downstream call still waiting ends (rt_client_shutdown_all);
@@ -37,6 +38,7 @@
 #include <stdint.h>
 
 #include "hb.h"
+#include "rt_admin.h"
 #include "rt_config.h"
 #include "rt_server.h"
 
@@ -51,6 +53,7 @@ typedef struct rt_env {
 	hb_table   *store;    /* the open store; NULL without one */
 	rt_server  *srv;      /* open, not yet listening: register the handlers here */
 	int         nworkers; /* --workers */
+	rt_admin   *admin;    /* admin.backup of the store (NULL without one): rt_admin_logs */
 } rt_env;
 
 typedef struct rt_service {

@@ -343,7 +343,7 @@ check "kill: erin's home holds every acknowledged post" until_ok 60 home_has "${
 # ---- down then up: the named volumes keep the data ---------------------
 check "down: project down" eval 'down_all'
 check "down: no container left" eval '[ "$(count_containers)" -eq 0 ]'
-check "down: the four store volumes kept" eval '[ "$(count_volumes)" -eq 4 ]'
+check "down: the four store volumes and backup kept" eval '[ "$(count_volumes)" -eq 5 ]'
 check "up: project up again" eval 't 600 "${compose[@]}" up -d >>"$logs/compose.log" 2>&1'
 check "up: every service ready again" all_ready 180
 check "up: alice logs in (user store)" login alice ta

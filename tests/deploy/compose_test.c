@@ -20,7 +20,8 @@
  * content) and has the same port everywhere (launcher default, daemon
  * default, compose peer address tcp://SERVICE:PORT, the owner's listen
  * override --flag tcp://0.0.0.0:PORT, its healthcheck); only the gateway
- * publishes ports; each store has its own named volume on $WARBLE_DATA;
+ * publishes ports; each store has its own named volume on $WARBLE_DATA
+ * and mounts the shared volume "backup" on /backup;
  * and no file sets a WARBLE_* variable that no daemon reads.
  *
  * deploy/Dockerfile is checked too: it builds every daemon, warblectl and
@@ -46,14 +47,16 @@
 
 #include "wbt.h"
 
-#define CT_MAX_OUT   (1 << 20) /* bytes of docker-compose output kept */
-#define CT_MAX_FILE  (1 << 20) /* bytes of a source file read */
-#define CT_MAX_ITEMS 64
-#define CT_COMPOSE   "deploy/docker-compose.yml"
-#define CT_LAUNCHER  "deploy/warble-local"
-#define CT_DATA      "/var/lib/warble"
-#define CT_HTTP_PORT 8080 /* the gateway's HTTP API (WARBLE_HTTP_URL) */
-#define CT_S(s)      ((s) != NULL ? (s) : "(none)")
+#define CT_MAX_OUT    (1 << 20) /* bytes of docker-compose output kept */
+#define CT_MAX_FILE   (1 << 20) /* bytes of a source file read */
+#define CT_MAX_ITEMS  64
+#define CT_COMPOSE    "deploy/docker-compose.yml"
+#define CT_LAUNCHER   "deploy/warble-local"
+#define CT_DATA       "/var/lib/warble"
+#define CT_BACKUP     "/backup" /* where every store mounts the volume backups go to */
+#define CT_BACKUP_VOL "backup"
+#define CT_HTTP_PORT  8080 /* the gateway's HTTP API (WARBLE_HTTP_URL) */
+#define CT_S(s)       ((s) != NULL ? (s) : "(none)")
 
 /* ---- small utilities ---------------------------------------------------- */
 
@@ -923,8 +926,15 @@ Test(compose, one_volume_per_store_and_restart)
 			cr_expect_null(vs, "the gateway has no store, so no volume");
 			continue;
 		}
-		cr_assert(
-		    vs != NULL && vs->nkids == 1, "compose %s: wants exactly one volume", s->key);
+		cr_assert(vs != NULL && vs->nkids == 2,
+		    "compose %s: wants its store's volume and the backup volume", s->key);
+		char bname[64], bpath[128];
+		cr_assert_eq(sscanf(CT_S(vs->kids[1]->val), "%63[^:]:%127[^:]", bname, bpath), 2,
+		    "compose %s: odd volume %s", s->key, CT_S(vs->kids[1]->val));
+		cr_expect(strcmp(bname, CT_BACKUP_VOL) == 0 && strcmp(bpath, CT_BACKUP) == 0,
+		    "compose %s: the volume %s on %s, where admin backups go", s->key,
+		    CT_BACKUP_VOL, CT_BACKUP);
+		cr_expect_not_null(ct_get(vols, CT_BACKUP_VOL), "compose: no named volume backup");
 		char name[64], path[128];
 		cr_assert_eq(sscanf(CT_S(vs->kids[0]->val), "%63[^:]:%127[^:]", name, path), 2,
 		    "compose %s: odd volume %s", s->key, CT_S(vs->kids[0]->val));

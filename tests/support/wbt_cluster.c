@@ -178,6 +178,11 @@ wbt_cluster_start_as(wbt_cluster *c, const char *const *extra_env, wbt_shape sha
 		return -1;
 	}
 	c->extra_env = extra_env;
+	for (int i = 0; extra_env != NULL && extra_env[i] != NULL; i++) {
+		if (strncmp(extra_env[i], "WARBLE_DATA=", 12) == 0) { /* a restored data folder */
+			snprintf(c->data, sizeof(c->data), "%s", extra_env[i] + 12);
+		}
+	}
 	if (shape == WBT_ANY) {
 		shape = mode != NULL && strcmp(mode, "one") == 0 ? WBT_ONE : WBT_FIVE;
 	}

@@ -13,7 +13,8 @@
  * its data under <dir>/<prefix>data, and hashes passwords with libsodium's
  * minimum argon2id cost so tests stay fast.  extra_env ("KEY=VALUE",
  * NULL-terminated) reaches every daemon and overrides the defaults, e.g.
- * { "WARBLE_SESSION_TTL=1", NULL }.  Daemons are killed by the harness at
+ * { "WARBLE_SESSION_TTL=1", NULL }; a WARBLE_DATA there names the data
+ * folder to use instead (a restored backup).  Daemons are killed by the harness at
  * the end of the test whatever happens (wbt.h).
  *
  * Two shapes.  WARBLE_TEST_MODE=one (make test-one) runs every cluster of
