@@ -101,7 +101,7 @@ corpus:
 	@set -e; for g in $(GEN_SRCS); do \
 		n=$$(basename $$g .c); t=$${n#gen_}_fuzz; \
 		mkdir -p $(BF)/gen tests/corpus/$$t; \
-		$(CC) -std=gnu11 -O1 -D_GNU_SOURCE $(INCS) -o $(BF)/gen/$$n $$g $(call lib_srcs,proto) -lmsgpackc -lpthread; \
+		$(CC) -std=gnu11 -O1 -D_GNU_SOURCE $(INCS) -o $(BF)/gen/$$n $$g $(call lib_srcs,proto) -lmsgpackc -lsodium -lpthread; \
 		rm -f tests/corpus/$$t/*.mp; \
 		$(BF)/gen/$$n tests/corpus/$$t; \
 		echo "tests/corpus/$$t: $$(ls tests/corpus/$$t | wc -l) seeds"; \
