@@ -25,7 +25,7 @@ static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_INBOX, "inbox service", &gw_o.urls[GW_INBOX]),
 	{ "timeout-ms", "WARBLE_GATEWAY_TIMEOUT_MS", "5000", "deadline of each downstream call, ms",
 	    &gw_timeout },
-	{ "coalesce", "WARBLE_GATEWAY_COALESCE", "4",
+	{ "coalesce", "WARBLE_GATEWAY_COALESCE", "0",
 	    "calls in flight to the content and inbox services before further ones wait and go "
 	    "together as one batch message (0: every call alone)",
 	    &gw_coalesce },
