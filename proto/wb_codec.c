@@ -27,7 +27,7 @@ const wb_limits wb_limits_default = {
 	.max_str = 64 * 1024,
 	.max_array = 100000,
 	.max_fields = 64,
-	.max_depth = 4,
+	.max_depth = 6,
 };
 
 /* Deepest nesting accepted whatever the limits say (msgpack-c's own

@@ -565,8 +565,11 @@ Test(wb_decode, nesting_depth)
 	wb_limits lim = wb_limits_default;
 	mp        b;
 
-	/* {"posts": [{"posts": [{}]}]}: five levels */
+	/* {"reps": [{"posts": [{"posts": [{}]}]}]}: seven levels */
 	mp_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	mp_str(&b, "reps");
+	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 1);
 	mp_str(&b, "posts");
 	msgpack_pack_array(&b.pk, 1);
@@ -575,8 +578,8 @@ Test(wb_decode, nesting_depth)
 	msgpack_pack_array(&b.pk, 1);
 	msgpack_pack_map(&b.pk, 0);
 	cr_assert_eq(dec(b.sb.data, b.sb.size, NULL, err, sizeof(err)), WB_EBADMSG);
-	cr_assert_str_eq(err, "message nested deeper than 4 levels");
-	lim.max_depth = 5;
+	cr_assert_str_eq(err, "message nested deeper than 6 levels");
+	lim.max_depth = 7;
 	cr_assert_eq(dec(b.sb.data, b.sb.size, &lim, err, sizeof(err)), WB_OK, "%s", err);
 	mp_done(&b);
 

@@ -503,6 +503,47 @@ wb_get_objs(const wb_obj *o, wb_field f, const wb_obj **v, size_t *n)
 	return true;
 }
 
+int
+wb_copy(wb_obj *dst, const wb_obj *src)
+{
+	int rv = WB_OK;
+
+	if (dst == NULL || src == NULL) {
+		return WB_EINVAL;
+	}
+	for (uint16_t i = 0; i < src->n && rv == WB_OK; i++) {
+		const wb_val *v = &src->vals[i];
+		wb_field      f = (wb_field)v->field;
+		wb_obj       *objs;
+
+		switch (wb_field_type(f)) {
+		case WB_T_U64:
+		case WB_T_ID:
+			rv = wb_set_u64(dst, f, v->u);
+			break;
+		case WB_T_BOOL:
+			rv = wb_set_bool(dst, f, v->b);
+			break;
+		case WB_T_STR:
+			rv = wb_set_str(dst, f, v->s.p, v->s.n);
+			break;
+		case WB_T_U64S:
+		case WB_T_IDS:
+			rv = wb_set_u64s(dst, f, v->a.v, v->a.n);
+			break;
+		case WB_T_OBJS:
+			if ((objs = wb_add_objs(dst, f, v->o.n)) == NULL) {
+				return WB_ENOMEM;
+			}
+			for (uint32_t k = 0; k < v->o.n && rv == WB_OK; k++) {
+				rv = wb_copy(&objs[k], &v->o.v[k]);
+			}
+			break;
+		}
+	}
+	return rv;
+}
+
 static bool
 wb_val_equal(wb_field f, const wb_val *a, const wb_val *b)
 {

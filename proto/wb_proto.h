@@ -24,6 +24,7 @@
 #define WB_PROTO_VERSION 1
 #define WB_RELEASE       "0.1.0" /* the Warble release, named in backup manifests */
 #define WB_RID_MAX       64      /* request id: 1-64 of A-Z a-z 0-9 . _ : - */
+#define WB_BATCH_MAX     64      /* requests in one batch */
 
 /* Value types.  ID and IDS are u64 on the wire but strings in JSON, since
  * post ids exceed 2^53 (JavaScript's exact integer range). */
@@ -96,7 +97,9 @@ typedef enum wb_type {
 	X(DONE,      "done",        U64)  /* a long job's work done */          \
 	X(TOTAL,     "total",       U64)  /* a long job's work in all (estimate) */ \
 	X(ELAPSED,   "elapsed_ms",  U64)  /* a long job's running time, ms */   \
-	X(RELEASE,   "release",     STR)  /* the Warble release (WB_RELEASE) */
+	X(RELEASE,   "release",     STR)  /* the Warble release (WB_RELEASE) */ \
+	X(REQS,      "reqs",        OBJS) /* requests of a batch */             \
+	X(REPS,      "reps",        OBJS) /* their replies, in order (batch) */
 /* clang-format on */
 
 typedef enum wb_field {
@@ -105,6 +108,8 @@ typedef enum wb_field {
 #undef WB_FIELD_ENUM
 	    WB_FIELD_COUNT /* number of fields (WB_F_COUNT is the "count" field) */
 } wb_field;
+
+_Static_assert(WB_FIELD_COUNT <= 64, "field masks are 64 bits");
 
 /* WB_M(F) is the bit of field F in an operation's field masks. */
 #define WB_M(f) (UINT64_C(1) << WB_F_##f)
@@ -119,6 +124,7 @@ typedef enum wb_field {
 	/* every service */                                                        \
 	X(PING,           "ping",             0, 0)                                \
 	X(STATS,          "stats",            0, 0)                                \
+	X(BATCH,          "batch",            WB_M(REQS), 0) /* reps: one per req */ \
 	/* every service with a store (internal port only, never the gateway) */  \
 	X(ADMIN_BACKUP,   "admin.backup",     WB_M(DIR), 0) /* checkpoint into dir */ \
 	/* user service */                                                         \
@@ -226,7 +232,7 @@ typedef struct wb_limits {
 	size_t max_str;    /* one string (default 64 KiB) */
 	size_t max_array;  /* elements of one array (default 100000) */
 	size_t max_fields; /* fields of one map (default 64) */
-	int    max_depth;  /* nesting of maps/arrays (default 4) */
+	int    max_depth;  /* nesting of maps/arrays (default 6: a batch of stats replies) */
 } wb_limits;
 
 extern const wb_limits wb_limits_default;
@@ -328,6 +334,9 @@ bool wb_get_u64s(const wb_obj *o, wb_field f, const uint64_t **v, size_t *n);
 
 /* wb_get_objs reads an OBJS field. */
 bool wb_get_objs(const wb_obj *o, wb_field f, const wb_obj **v, size_t *n);
+
+/* wb_copy copies every field of src into dst (nested objects too, into dst's arena), replacing those dst has; returns a wb_err. */
+int wb_copy(wb_obj *dst, const wb_obj *src);
 
 /* wb_equal tells whether two objects hold the same fields with the same values (order aside). */
 bool wb_equal(const wb_obj *a, const wb_obj *b);

@@ -358,3 +358,47 @@ Test(wb_reply, ok_and_every_error_code)
 	cr_assert_str_eq(msg, "no such post");
 	wb_msg_free(m);
 }
+
+Test(wb_copy, deep_copy_outlives_its_source)
+{
+	wb_obj       *src = wb_sample_request(WB_OP_EVENTS, true), *dst = wb_msg_new();
+	wb_obj       *batch = wb_request(WB_OP_BATCH), *items;
+	const wb_obj *got;
+	size_t        n;
+
+	cr_assert_not_null(src);
+	/* a batch of replies nests records two levels down */
+	cr_assert_not_null(items = wb_add_objs(batch, WB_F_REPS, 2));
+	cr_assert_eq(wb_copy(&items[0], src), WB_OK);
+	cr_assert_eq(wb_copy(&items[1], src), WB_OK);
+	cr_assert_eq(wb_copy(dst, src), WB_OK);
+	cr_assert(wb_equal(dst, src));
+	cr_assert(wb_equal(&items[1], src));
+	/* a copy into an object with fields replaces them and keeps the others */
+	wb_set_u64(&items[0], WB_F_UID, 9);
+	cr_assert_eq(wb_copy(&items[0], src), WB_OK);
+	cr_assert_eq(wb_u64(&items[0], WB_F_UID, 0), 9);
+	wb_del(&items[0], WB_F_UID);
+	cr_assert(wb_equal(&items[0], src));
+	wb_msg_free(src); /* the copies own their bytes */
+	cr_assert(wb_equal(dst, &items[1]));
+	cr_assert(wb_get_objs(dst, WB_F_EVENTS, &got, &n));
+	cr_assert_eq(n, 2);
+	cr_assert(wb_has(&got[1], WB_F_HIST));
+	/* and the nested copy round-trips the codec at the default depth */
+	{
+		char   *buf, err[128];
+		size_t  len;
+		wb_obj *back = NULL;
+
+		cr_assert_eq(wb_encode_buf(batch, &buf, &len), WB_OK);
+		cr_assert_eq(wb_decode(&back, buf, len, NULL, err, sizeof(err)), WB_OK, "%s", err);
+		cr_assert(wb_equal(back, batch));
+		wb_msg_free(back);
+		free(buf);
+	}
+	cr_assert_eq(wb_copy(NULL, dst), WB_EINVAL);
+	cr_assert_eq(wb_copy(dst, NULL), WB_EINVAL);
+	wb_msg_free(dst);
+	wb_msg_free(batch);
+}

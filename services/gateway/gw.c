@@ -39,6 +39,9 @@ gw_open(gw **out, const gw_opts *opts)
 			gw_close(g);
 			return WB_EINVAL;
 		}
+		/* the read path's services batch under load; the user service's
+		 * client also carries the revocation feed's long pull */
+		co.coalesce = i == GW_CONTENT || i == GW_INBOX ? opts->coalesce : 0;
 		if ((rc = rt_client_open(&g->svc[i], opts->urls[i], &co)) != WB_OK) {
 			gw_close(g);
 			return rc;

@@ -42,6 +42,8 @@ typedef struct gw_opts {
 	uint64_t login_cooldown_ms; /* how long its logins answer RATE_LIMITED (default 60000) */
 	size_t   post_cache;        /* post records cached for hydration (0: none) */
 	uint64_t post_cache_ms;     /* how long one is trusted (0: none cached) */
+	int coalesce; /* calls in flight to the content and inbox services before further ones go
+	                 together as one batch message (0: each alone; rt_client_opts.coalesce) */
 } gw_opts;
 
 /* gw_open dials the four services (in the background) and sets up the token cache. */

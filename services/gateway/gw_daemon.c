@@ -11,7 +11,7 @@
 #include "rt_log.h"
 
 static const char *http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw_hdr_tmo,
-    *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms;
+    *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms, *gw_coalesce;
 static gw_opts  gw_o;
 static uint64_t gw_hdr_ms, gw_nconns;
 
@@ -25,6 +25,10 @@ static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_INBOX, "inbox service", &gw_o.urls[GW_INBOX]),
 	{ "timeout-ms", "WARBLE_GATEWAY_TIMEOUT_MS", "5000", "deadline of each downstream call, ms",
 	    &gw_timeout },
+	{ "coalesce", "WARBLE_GATEWAY_COALESCE", "0",
+	    "calls in flight to the content and inbox services before further ones wait and go "
+	    "together as one batch message (0: every call alone)",
+	    &gw_coalesce },
 	{ "auth-cache-ms", "WARBLE_AUTH_CACHE_MS", "1000",
 	    "how long a checked token is trusted, ms (0-1000)", &gw_cache },
 	{ "session-check-ms", "WARBLE_SESSION_CHECK_MS", "1000",
@@ -57,7 +61,7 @@ static rt_opt gw_daemon_opts[] = {
 static int
 gw_daemon_config(void)
 {
-	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms;
+	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms, coalesce;
 
 	if (rt_config_u64("timeout-ms", gw_timeout, 1, 600000, &tmo) != 0 ||
 	    rt_config_u64("auth-cache-ms", gw_cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
@@ -68,7 +72,8 @@ gw_daemon_config(void)
 	    rt_config_u64("client-login-window", gw_window, 1, 86400, &window_s) != 0 ||
 	    rt_config_u64("client-login-cooldown", gw_cool, 1, 86400, &cool_s) != 0 ||
 	    rt_config_u64("post-cache", gw_pcache, 0, 1u << 24, &npost) != 0 ||
-	    rt_config_u64("post-cache-ms", gw_pcache_ms, 0, 86400000, &post_ms) != 0) {
+	    rt_config_u64("post-cache-ms", gw_pcache_ms, 0, 86400000, &post_ms) != 0 ||
+	    rt_config_u64("coalesce", gw_coalesce, 0, 4096, &coalesce) != 0) {
 		return 2;
 	}
 	gw_o.timeout_ms = (int)tmo;
@@ -79,6 +84,7 @@ gw_daemon_config(void)
 	gw_o.login_cooldown_ms = cool_s * 1000;
 	gw_o.post_cache = (size_t)npost;
 	gw_o.post_cache_ms = post_ms;
+	gw_o.coalesce = (int)coalesce;
 	return 0;
 }
 

@@ -6,7 +6,9 @@
  * cache itself is unit-tested first.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -420,4 +422,140 @@ Test(gateway, backend_down, .fini = gt_fini, .timeout = 90)
 	/* Other operations still work. */
 	cr_assert_eq(gt_call(gt_req(WB_OP_WHOAMI, WB_F_TOKEN, tok, 0, NULL), NULL), WB_OK);
 	cr_assert(wbt_alive(cl.gateway));
+}
+
+/* ---- home reads coalesced into batches to the inbox ---------------------- */
+
+typedef struct gt_reader {
+	const char *tok;
+	uint64_t    ids[3];   /* the posts every home must hold, newest first */
+	bool        kill;     /* the inbox is killed during this run */
+	atomic_int  wrong;    /* homes that were not the expected page */
+	atomic_int  failed;   /* calls that failed as the killed inbox should make them */
+	atomic_int  returned; /* calls that came back, whatever their result */
+	atomic_int  finished; /* threads done */
+} gt_reader;
+
+static void *
+gt_read_thread(void *arg)
+{
+	gt_reader *rd = arg;
+
+	for (int i = 0; i < 25; i++) {
+		wb_obj       *r = NULL;
+		const wb_obj *posts;
+		const char   *msg = "";
+		size_t        n = 0;
+		int           rc = gt_call(gt_req(WB_OP_HOME, WB_F_TOKEN, rd->tok, 0, NULL), &r);
+
+		atomic_fetch_add(&rd->returned, 1);
+		if (rc == WB_OK && wb_get_objs(r, WB_F_POSTS, &posts, &n) && n == 3 &&
+		    wb_u64(&posts[0], WB_F_ID, 0) == rd->ids[0] &&
+		    wb_u64(&posts[2], WB_F_ID, 0) == rd->ids[2]) {
+			wb_msg_free(r);
+			continue;
+		}
+		if (rd->kill && (rc == WB_EUNAVAIL || rc == WB_ETIMEDOUT) && r != NULL &&
+		    wb_reply_code(r, &msg) == rc && strstr(msg, "inbox") != NULL) {
+			atomic_fetch_add(&rd->failed, 1);
+			wb_msg_free(r);
+			break; /* each further read would wait out the deadline too */
+		}
+		atomic_fetch_add(&rd->wrong, 1);
+		wb_msg_free(r);
+	}
+	atomic_fetch_add(&rd->finished, 1);
+	return NULL;
+}
+
+/* gt_read_run reads rd's home from 12 threads at once, 25 times each (or until the killed inbox fails one), within a bound. */
+static void
+gt_read_run(gt_reader *rd, wbt_daemon **kill)
+{
+	pthread_t th[12];
+	long long end;
+
+	atomic_store(&rd->returned, 0);
+	atomic_store(&rd->finished, 0);
+	for (int i = 0; i < 12; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, gt_read_thread, rd), 0);
+	}
+	if (kill != NULL) {
+		end = wbt_now_ms() + wbt_ms(10000);
+		while (atomic_load(&rd->returned) < 40 && wbt_now_ms() < end) {
+			wbt_sleep_ms(1);
+		}
+		cr_assert_eq(wbt_stop(*kill, SIGKILL, 5000), 128 + SIGKILL);
+	}
+	end = wbt_now_ms() + wbt_ms(60000); /* bounded: a hung call fails the test */
+	while (atomic_load(&rd->finished) < 12 && wbt_now_ms() < end) {
+		wbt_sleep_ms(10);
+	}
+	cr_assert_eq(atomic_load(&rd->finished), 12, "%d of 12 readers hung (%d reads came back)",
+	    12 - atomic_load(&rd->finished), atomic_load(&rd->returned));
+	for (int i = 0; i < 12; i++) {
+		pthread_join(th[i], NULL);
+	}
+}
+
+/* gt_batches reads how many batches the inbox has served. */
+static uint64_t
+gt_batches(void)
+{
+	rt_client    *c;
+	wb_obj       *req = wb_request(WB_OP_STATS), *rep = NULL;
+	const wb_obj *st;
+	size_t        n;
+	uint64_t      count = 0;
+
+	cr_assert_eq(rt_client_open(&c, cl.inbox_url, NULL), WB_OK);
+	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
+	if (wb_get_objs(rep, WB_F_STATS, &st, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(wb_str(&st[i], WB_F_NAME, ""), "batch") == 0) {
+				count = wb_u64(&st[i], WB_F_COUNT, 0);
+			}
+		}
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	rt_client_close(c);
+	return count;
+}
+
+Test(gateway, home_reads_batched_then_inbox_killed, .fini = gt_fini, .timeout = 180)
+{
+	const char *env[] = { "WARBLE_GATEWAY_COALESCE=1", "WARBLE_GATEWAY_TIMEOUT_MS=1500", NULL };
+	char        ta[128], tb[128];
+	gt_reader   rd = { .tok = tb };
+	wb_obj     *r;
+
+	gt_start_as(env, WBT_FIVE); /* the inbox alone is killed */
+	gt_register("gina");
+	gt_register("hank");
+	gt_login("gina", ta, sizeof(ta));
+	gt_login("hank", tb, sizeof(tb));
+	cr_assert_eq(gt_call(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "gina"), NULL), WB_OK);
+	for (int i = 2; i >= 0; i--) {
+		rd.ids[i] = gt_publish(ta, "batched");
+	}
+	wb_msg_free(r = gt_home_wait(tb, 3));
+
+	/* many readers at once: their inbox calls go in batches, each reply its caller's */
+	for (int round = 0; round < 5 && gt_batches() == 0; round++) {
+		gt_read_run(&rd, NULL);
+		cr_assert_eq(
+		    atomic_load(&rd.wrong), 0, "%d homes were wrong", atomic_load(&rd.wrong));
+	}
+	cr_assert_gt(gt_batches(), 0, "no batch reached the inbox");
+
+	/* the inbox killed mid-run: each read fails once, naming the inbox, none hangs */
+	rd.kill = true;
+	gt_read_run(&rd, &cl.inbox);
+	cr_assert_eq(atomic_load(&rd.failed), 12, "each reader sees the inbox go");
+	cr_assert_eq(atomic_load(&rd.wrong), 0, "%d homes neither right nor a clear failure",
+	    atomic_load(&rd.wrong));
+	cr_assert_gt(atomic_load(&rd.failed), 0, "no read saw the inbox go");
+	cr_assert(wbt_alive(cl.gateway));
+	cr_assert_eq(gt_call(gt_req(WB_OP_WHOAMI, WB_F_TOKEN, tb, 0, NULL), NULL), WB_OK);
 }

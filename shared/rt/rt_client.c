@@ -39,7 +39,30 @@
  * services hosted together by warble) dials nothing: each call runs the
  * server's handler on the calling thread (rt_local.h), a started call
  * at once, so that its finish only hands over the reply.
+ *
+ * Coalescing (rt_client_opts.coalesce = N > 0) pipelines synchronous
+ * calls under load by leader hand-off:
+ *
+ *   a call finding fewer than N messages in flight and nobody queued
+ *     -> goes out at once, alone (a lone call never waits);
+ *   else it queues (a waiter on its own stack, with its own condition
+ *     variable) until a message in flight comes back;
+ *   the returning caller hands its slot to the first waiter, the leader,
+ *     which takes every queued call (up to WB_BATCH_MAX), sends them as
+ *     one batch message (rt_server.h), copies each reply out to its
+ *     caller and wakes it, then hands the slot on in turn.
+ *
+ * So at most N messages are in flight, each carrying everything that
+ * queued behind it.  A batch's deadline is that of its oldest call (a
+ * queued call that reaches its deadline before a leader takes it leaves
+ * the queue with WB_ETIMEDOUT); a transport failure of the batch (the
+ * server gone: WB_EUNAVAIL; WB_ETIMEDOUT) is every item's result, given
+ * once to each (a reply that does not hold one reply per call is
+ * WB_EBADMSG for each); an item's own error reply is that item's
+ * result.  In-process clients and started
+ * calls (rt_call_start) never batch.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -60,6 +83,20 @@
 #define RT_CLIENT_IDLE       64  /* idle contexts kept for reuse */
 #define RT_CLIENT_MSG_START  256 /* first reservation of a request message */
 
+/* What a coalesced call waits for (rt_waiter.state). */
+enum { RT_WAIT_QUEUED, RT_WAIT_LEAD, RT_WAIT_TAKEN, RT_WAIT_DONE };
+
+/* A coalesced call waiting for its turn, on its caller's stack; every field but req under co_mtx. */
+typedef struct rt_waiter {
+	struct rt_waiter *next;
+	const wb_obj     *req;
+	wb_obj           *rep;      /* its reply, set by the leader of its batch */
+	int64_t           deadline; /* ms on the monotonic clock */
+	int               rv;
+	int               state; /* RT_WAIT_* */
+	pthread_cond_t    cv;
+} rt_waiter;
+
 typedef struct rt_client_slot {
 	nng_ctx  ctx;
 	nng_aio *aio;
@@ -79,6 +116,11 @@ struct rt_client {
 	pthread_mutex_t idle_mtx;
 	rt_client_slot  idle[RT_CLIENT_IDLE];
 	int             nidle;
+
+	int             coalesce; /* messages in flight before calls are batched (0: never) */
+	pthread_mutex_t co_mtx;   /* guards the three below */
+	int             co_busy;  /* rt_call messages in flight */
+	rt_waiter      *co_head, *co_tail; /* calls queued for the next batch */
 };
 
 /* Every open client of the process, so that a stopping daemon can end every call in flight. */
@@ -116,11 +158,14 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	    opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : RT_CLIENT_TIMEOUT_MS;
 	c->retries = opts != NULL && opts->retries > 0 ? opts->retries : 0;
 	c->max_msg = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_CLIENT_MAX_MSG;
+	c->coalesce = opts != NULL && opts->coalesce > 0 ? opts->coalesce : 0;
 	atomic_init(&c->npipes, 0);
 	atomic_init(&c->down, false);
 	pthread_mutex_init(&c->idle_mtx, NULL);
+	pthread_mutex_init(&c->co_mtx, NULL);
 	if ((rv = nng_req0_open(&c->sock)) != 0) {
 		pthread_mutex_destroy(&c->idle_mtx);
+		pthread_mutex_destroy(&c->co_mtx);
 		free(c);
 		return WB_ENOMEM;
 	}
@@ -136,6 +181,7 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	if (c->local == 0 && (rv = nng_dial(c->sock, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
 		nng_close(c->sock);
 		pthread_mutex_destroy(&c->idle_mtx);
+		pthread_mutex_destroy(&c->co_mtx);
 		free(c);
 		return WB_EINVAL; /* a URL nng cannot parse or a transport it lacks */
 	}
@@ -208,6 +254,7 @@ rt_client_close(rt_client *c)
 	rt_client_shutdown(c);
 	rt_sp_close(c->sp);
 	pthread_mutex_destroy(&c->idle_mtx);
+	pthread_mutex_destroy(&c->co_mtx);
 	free(c);
 }
 
@@ -362,26 +409,13 @@ out:
 	return rv == 0 ? rt_client_reply(c, reply, rep) : rt_client_err(c, rv);
 }
 
-/*
- * rt_call sends req and waits for the reply.  Returns WB_OK with *rep a
- * success reply, the server's error code with *rep the error reply (its
- * message via wb_reply_code), or a transport error (WB_EUNAVAIL,
- * WB_ETIMEDOUT, WB_EBADMSG) with *rep NULL.  The caller frees *rep.
- */
-int
-rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
+/* rt_call_until is rt_call alone (no batching) with the whole-call deadline given, in monotonic ms. */
+static int
+rt_call_until(rt_client *c, const wb_obj *req, int64_t deadline, wb_obj **rep)
 {
-	int64_t deadline = (int64_t)(wb_mono_us() / 1000) + c->timeout_ms;
-	int     attempts = c->retries + 1;
-	int     rv = WB_ETIMEDOUT;
+	int attempts = c->retries + 1;
+	int rv = WB_ETIMEDOUT;
 
-	*rep = NULL;
-	if (atomic_load(&c->down)) {
-		return WB_ECLOSED;
-	}
-	if (c->local != 0) {
-		return rt_local_call(c->local, req, rep);
-	}
 	for (int a = 0; a < attempts; a++) {
 		int64_t left = deadline - (int64_t)(wb_mono_us() / 1000);
 
@@ -399,6 +433,193 @@ rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
 		}
 	}
 	return rv;
+}
+
+/* rt_client_batch sends the n calls of ws as one batch and sets each one's result. */
+static void
+rt_client_batch(rt_client *c, rt_waiter **ws, int n)
+{
+	wb_obj       *req = wb_request(WB_OP_BATCH), *rep = NULL, *reqs;
+	const wb_obj *reps = NULL;
+	int64_t       deadline = ws[0]->deadline;
+	size_t        nreps = 0;
+	int           rv = WB_ENOMEM;
+
+	if (req != NULL && (reqs = wb_add_objs(req, WB_F_REQS, (size_t)n)) != NULL) {
+		wb_del(req, WB_F_RID); /* each item carries its own */
+		rv = WB_OK;
+		for (int i = 0; i < n && rv == WB_OK; i++) {
+			rv = wb_copy(&reqs[i], ws[i]->req);
+			deadline = ws[i]->deadline < deadline ? ws[i]->deadline : deadline;
+		}
+		if (rv == WB_OK) {
+			rv = rt_call_until(c, req, deadline, &rep);
+		}
+	}
+	wb_msg_free(req);
+	if (rv == WB_OK && (!wb_get_objs(rep, WB_F_REPS, &reps, &nreps) || nreps != (size_t)n)) {
+		wb_msg_free(rep); /* not one reply per call: none can be trusted */
+		rep = NULL;
+		rv = WB_EBADMSG;
+	}
+	for (int i = 0; i < n; i++) {
+		const wb_obj *one = rv == WB_OK ? &reps[i] : rep; /* or the refusal of the whole */
+		const char   *emsg;
+
+		ws[i]->rv = rv;
+		ws[i]->rep = NULL;
+		if (one == NULL) {
+			continue;
+		}
+		if ((ws[i]->rep = wb_msg_new()) == NULL || wb_copy(ws[i]->rep, one) != WB_OK) {
+			wb_msg_free(ws[i]->rep);
+			ws[i]->rep = NULL;
+			ws[i]->rv = WB_ENOMEM;
+			continue;
+		}
+		ws[i]->rv = wb_reply_code(ws[i]->rep, &emsg);
+	}
+	wb_msg_free(rep);
+}
+
+/* rt_client_release ends one of c's messages in flight: its slot goes to the first queued call, which leads the next batch. */
+static void
+rt_client_release(rt_client *c)
+{
+	rt_waiter *w;
+
+	pthread_mutex_lock(&c->co_mtx);
+	if ((w = c->co_head) != NULL) {
+		if ((c->co_head = w->next) == NULL) {
+			c->co_tail = NULL;
+		}
+		w->state = RT_WAIT_LEAD;
+		pthread_cond_signal(&w->cv);
+	} else {
+		c->co_busy--;
+	}
+	pthread_mutex_unlock(&c->co_mtx);
+}
+
+/* rt_client_lead sends w's call with every call queued behind it (w holds a slot, co_mtx is held and is released). */
+static void
+rt_client_lead(rt_client *c, rt_waiter *w)
+{
+	rt_waiter *ws[WB_BATCH_MAX], *live[WB_BATCH_MAX];
+	int        n = 0, nlive = 0;
+	int64_t    now = (int64_t)(wb_mono_us() / 1000);
+
+	ws[n++] = w;
+	while (c->co_head != NULL && n < WB_BATCH_MAX) {
+		ws[n] = c->co_head;
+		ws[n++]->state = RT_WAIT_TAKEN;
+		if ((c->co_head = c->co_head->next) == NULL) {
+			c->co_tail = NULL;
+		}
+	}
+	pthread_mutex_unlock(&c->co_mtx);
+	for (int i = 0; i < n; i++) {
+		if (ws[i]->deadline > now) {
+			live[nlive++] = ws[i];
+		} else {
+			ws[i]->rv = WB_ETIMEDOUT; /* out of time while queued: not sent */
+		}
+	}
+	if (nlive == 1) {
+		live[0]->rv = rt_call_until(c, live[0]->req, live[0]->deadline, &live[0]->rep);
+	} else if (nlive > 1) {
+		rt_client_batch(c, live, nlive);
+	}
+	pthread_mutex_lock(&c->co_mtx);
+	for (int i = 1; i < n; i++) {
+		ws[i]->state = RT_WAIT_DONE;
+		pthread_cond_signal(
+		    &ws[i]->cv); /* under the lock: the waiter's stack lives until it sees DONE */
+	}
+	pthread_mutex_unlock(&c->co_mtx);
+	rt_client_release(c);
+}
+
+/* rt_call_coalesced is rt_call on a client that batches under load. */
+static int
+rt_call_coalesced(rt_client *c, const wb_obj *req, int64_t deadline, wb_obj **rep)
+{
+	rt_waiter          w = { .req = req, .deadline = deadline, .state = RT_WAIT_QUEUED };
+	pthread_condattr_t ca;
+	struct timespec    ts;
+	int                rv;
+
+	pthread_mutex_lock(&c->co_mtx);
+	if (c->co_busy < c->coalesce && c->co_head == NULL) {
+		c->co_busy++; /* a free slot: out at once, alone */
+		pthread_mutex_unlock(&c->co_mtx);
+		rv = rt_call_until(c, req, deadline, rep);
+		rt_client_release(c);
+		return rv;
+	}
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (c->co_tail != NULL) {
+		c->co_tail->next = &w;
+	} else {
+		c->co_head = &w;
+	}
+	c->co_tail = &w;
+	ts.tv_sec = (time_t)(deadline / 1000);
+	ts.tv_nsec = (long)(deadline % 1000) * 1000000;
+	while (w.state == RT_WAIT_QUEUED || w.state == RT_WAIT_TAKEN) {
+		if (w.state == RT_WAIT_TAKEN) {
+			pthread_cond_wait(&w.cv, &c->co_mtx); /* the batch has its own deadline */
+		} else if (pthread_cond_timedwait(&w.cv, &c->co_mtx, &ts) == ETIMEDOUT &&
+		           w.state == RT_WAIT_QUEUED) {
+			rt_waiter **pp = &c->co_head, *prev = NULL;
+
+			while (*pp != &w) {
+				prev = *pp;
+				pp = &(*pp)->next;
+			}
+			*pp = w.next;
+			if (c->co_tail == &w) {
+				c->co_tail = prev;
+			}
+			w.rv = WB_ETIMEDOUT;
+			w.state = RT_WAIT_DONE;
+		}
+	}
+	if (w.state == RT_WAIT_LEAD) {
+		rt_client_lead(c, &w); /* unlocks */
+	} else {
+		pthread_mutex_unlock(&c->co_mtx);
+	}
+	pthread_cond_destroy(&w.cv);
+	*rep = w.rep;
+	return w.rv;
+}
+
+/*
+ * rt_call sends req and waits for the reply.  Returns WB_OK with *rep a
+ * success reply, the server's error code with *rep the error reply (its
+ * message via wb_reply_code), or a transport error (WB_EUNAVAIL,
+ * WB_ETIMEDOUT, WB_EBADMSG) with *rep NULL.  The caller frees *rep.
+ */
+int
+rt_call(rt_client *c, const wb_obj *req, wb_obj **rep)
+{
+	int64_t deadline = (int64_t)(wb_mono_us() / 1000) + c->timeout_ms;
+
+	*rep = NULL;
+	if (atomic_load(&c->down)) {
+		return WB_ECLOSED;
+	}
+	if (c->local != 0) {
+		return rt_local_call(c->local, req, rep);
+	}
+	if (c->coalesce > 0) {
+		return rt_call_coalesced(c, req, deadline, rep);
+	}
+	return rt_call_until(c, req, deadline, rep);
 }
 
 struct rt_pending {

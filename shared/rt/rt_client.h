@@ -3,7 +3,9 @@
  * Thread-safe: each call has a connection (tcp:// and ipc://, through
  * rt_sp) or an nng context (other transports) of its own, so many threads
  * can call through one client at once.  Every call has a deadline; a server
- * that is gone gives WB_EUNAVAIL or WB_ETIMEDOUT, never a hang.
+ * that is gone gives WB_EUNAVAIL or WB_ETIMEDOUT, never a hang.  Under
+ * load, a client opened with coalesce > 0 sends calls that would
+ * otherwise wait behind others as one batch message (rt_client.c).
  */
 #ifndef RT_CLIENT_H
 #define RT_CLIENT_H
@@ -16,6 +18,10 @@ typedef struct rt_client_opts {
 	int    timeout_ms; /* whole-call deadline (default 5000) */
 	int    retries;    /* resends after a timeout, for idempotent calls (default 0) */
 	size_t max_msg;    /* largest reply in bytes (default 16 MiB) */
+	/* coalesce: rt_call messages in flight before further calls queue and go
+	 * together as one batch (rt_server.h) when one comes back; 0 (the
+	 * default): every call goes alone.  A lone call never waits. */
+	int coalesce;
 } rt_client_opts;
 
 /* rt_client_open dials url (non-blocking: the connection is made in the background). */

@@ -1,14 +1,20 @@
 /*
  * rt_client_test.c - calls to a server that is not there, or goes away,
  * end within their deadline with WB_EUNAVAIL or WB_ETIMEDOUT; the client
- * reconnects when the server comes back.
+ * reconnects when the server comes back.  A coalescing client sends a
+ * lone call alone and calls queued under load as batches, each caller
+ * getting its own reply, and a server killed mid-batch fails each call
+ * once.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "rt_client.h"
+#include "rt_server.h"
 #include "wbt.h"
 
 static int
@@ -269,4 +275,216 @@ Test(rt_client, started_calls_wait_together, .fini = wbt_cleanup, .timeout = 60)
 	cr_assert_eq(rv, WB_OK, "client did not recover: %s", wb_err_name(rv));
 	rt_client_close(c);
 	cr_assert_eq(wbt_stop(d, SIGTERM, 10000), 0);
+}
+
+/* ---- coalescing: calls queued under load go as one batch --------------- */
+
+/* op_count reads one op's request count from a server's stats (0 if it has none). */
+static uint64_t
+op_count(const char *url, const char *op)
+{
+	rt_client    *c;
+	wb_obj       *req = wb_request(WB_OP_STATS), *rep = NULL;
+	const wb_obj *st;
+	size_t        n;
+	uint64_t      count = 0;
+
+	cr_assert_eq(rt_client_open(&c, url, NULL), WB_OK);
+	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
+	if (wb_get_objs(rep, WB_F_STATS, &st, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(wb_str(&st[i], WB_F_NAME, ""), op) == 0) {
+				count = wb_u64(&st[i], WB_F_COUNT, 0);
+			}
+		}
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	rt_client_close(c);
+	return count;
+}
+
+/* h_slow_echo answers post.get with the ids it was given, a few milliseconds later. */
+static int
+h_slow_echo(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	const uint64_t *ids;
+	size_t          n;
+
+	(void)arg;
+	wbt_sleep_ms(2);
+	wb_get_u64s(req, WB_F_IDS, &ids, &n);
+	return ids[0] % 7 == 3 ? wb_reply_error(rep, WB_ENOPOST, "no post %llu",
+	                             (unsigned long long)ids[0]) == WB_OK
+	                             ? WB_ENOPOST
+	                             : WB_ENOMEM
+	                       : wb_set_u64s(rep, WB_F_IDS, ids, n);
+}
+
+typedef struct echo_run {
+	rt_client *c;
+	int        calls;
+	atomic_int wrong, done;
+} echo_run;
+
+/* echo_check makes one call for id and tells whether its reply is id's own. */
+static bool
+echo_check(rt_client *c, uint64_t id)
+{
+	wb_obj         *req = wb_request(WB_OP_POST_GET), *rep = NULL;
+	const uint64_t *got;
+	const char     *msg;
+	size_t          n;
+	bool            ok;
+	char            want[64];
+	int             rv;
+
+	wb_set_u64s(req, WB_F_IDS, (uint64_t[]) { id, id * 2 }, 2);
+	rv = rt_call(c, req, &rep);
+	if (id % 7 == 3) {
+		snprintf(want, sizeof(want), "no post %llu", (unsigned long long)id);
+		ok = rv == WB_ENOPOST && wb_reply_code(rep, &msg) == WB_ENOPOST &&
+		     strcmp(msg, want) == 0;
+	} else {
+		ok = rv == WB_OK && wb_get_u64s(rep, WB_F_IDS, &got, &n) && n == 2 &&
+		     got[0] == id && got[1] == id * 2;
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	return ok;
+}
+
+static void *
+echo_thread(void *arg)
+{
+	echo_run *er = arg;
+	for (int i = 0; i < er->calls; i++) {
+		uint64_t id = (uint64_t)atomic_fetch_add(&er->done, 1) + 1;
+
+		if (!echo_check(er->c, id)) {
+			atomic_fetch_add(&er->wrong, 1);
+		}
+	}
+	return NULL;
+}
+
+Test(rt_client, coalesced_calls_go_as_batches_under_load, .fini = wbt_cleanup, .timeout = 120)
+{
+	char           url[128];
+	rt_server_opts so = { .name = "echo", .workers = 2 };
+	rt_server     *s;
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = wbt_ms(20000), .coalesce = 2 };
+	echo_run       er = { .calls = 40 };
+	pthread_t      th[16];
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "echo"), 0);
+	so.url = url;
+	cr_assert_eq(rt_server_open(&s, &so), WB_OK);
+	cr_assert_eq(rt_server_handle(s, WB_OP_POST_GET, h_slow_echo, NULL), WB_OK);
+	cr_assert_eq(rt_server_start(s), WB_OK);
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+
+	/* one call at a time: each goes alone, at once */
+	for (uint64_t id = 1; id <= 20; id++) {
+		cr_assert(echo_check(c, 1000 + id), "lone call %llu", (unsigned long long)id);
+	}
+	cr_assert_eq(op_count(url, "batch"), 0, "a lone call is never batched");
+	cr_assert_eq(op_count(url, "post.get"), 20);
+
+	/* 16 threads through 2 slots: the rest queue and go together */
+	er.c = c;
+	for (int i = 0; i < 16; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, echo_thread, &er), 0);
+	}
+	for (int i = 0; i < 16; i++) {
+		pthread_join(th[i], NULL);
+	}
+	cr_assert_eq(atomic_load(&er.wrong), 0, "%d calls got a reply not their own",
+	    atomic_load(&er.wrong));
+	cr_assert_eq(op_count(url, "post.get"), 20 + 16 * 40, "every call served exactly once");
+	cr_assert_gt(op_count(url, "batch"), 0, "no batch under load");
+	rt_client_close(c);
+	rt_server_close(s);
+}
+
+typedef struct kill_call {
+	rt_client *c;
+	int        rv;
+	bool       rep_null;
+	atomic_int returned;
+} kill_call;
+
+static void *
+kill_thread(void *arg)
+{
+	kill_call *kc = arg;
+	wb_obj    *req = wb_request(WB_OP_PING), *rep = NULL;
+
+	kc->rv = rt_call(kc->c, req, &rep);
+	kc->rep_null = rep == NULL;
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	atomic_fetch_add(&kc->returned, 1);
+	return NULL;
+}
+
+/* A server killed with a batch in flight and calls queued behind it fails each call once, none hanging. */
+Test(rt_client, server_killed_mid_batch_fails_each_call_once, .fini = wbt_cleanup, .timeout = 120)
+{
+	char           url[128];
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = wbt_ms(8000), .coalesce = 1 };
+	wbt_daemon    *d;
+	kill_call      kc[12];
+	pthread_t      th[12];
+	long long      end;
+	int            ok = 0, failed = 0;
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "slowping"), 0);
+	const char *args[] = { "--url", url, "--delay-ms", "300", NULL };
+	cr_assert_not_null(d = wbt_spawn("warble-ping", args, NULL));
+	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+
+	/* eight calls: one goes alone, seven queue and go as one batch after it */
+	for (int i = 0; i < 12; i++) {
+		kc[i] = (kill_call) { .c = c };
+	}
+	for (int i = 0; i < 8; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, kill_thread, &kc[i]), 0);
+	}
+	end = wbt_now_ms() + wbt_ms(20000);
+	while (op_count(url, "ping") < 2 && wbt_now_ms() < end) {
+		wbt_sleep_ms(10); /* the lone call and the batch's first item are served */
+	}
+	cr_assert_geq(op_count(url, "ping"), 2, "the batch never started");
+	cr_assert_eq(op_count(url, "batch"), 0, "the batch is still in flight");
+	/* four more queue behind the batch in flight */
+	for (int i = 8; i < 12; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, kill_thread, &kc[i]), 0);
+	}
+	wbt_sleep_ms(50);
+	cr_assert_eq(wbt_stop(d, SIGKILL, 10000), 128 + SIGKILL);
+
+	end = wbt_now_ms() + wbt_ms(30000); /* bounded: a hung call fails the test */
+	for (int i = 0; i < 12; i++) {
+		while (atomic_load(&kc[i].returned) == 0 && wbt_now_ms() < end) {
+			wbt_sleep_ms(10);
+		}
+		cr_assert_eq(atomic_load(&kc[i].returned), 1, "call %d never returned", i);
+		pthread_join(th[i], NULL);
+		if (kc[i].rv == WB_OK) {
+			ok++;
+			continue;
+		}
+		failed++;
+		cr_assert(kc[i].rv == WB_EUNAVAIL || kc[i].rv == WB_ETIMEDOUT, "call %d: %s (%s)",
+		    i, wb_err_name(kc[i].rv), wb_strerror(kc[i].rv));
+		cr_assert(kc[i].rep_null, "a transport failure has no reply");
+	}
+	cr_assert_geq(ok, 1, "the lone call before the kill was answered");
+	cr_assert_eq(ok + failed, 12);
+	cr_assert_geq(failed, 11, "the batch in flight and the calls queued behind it fail");
+	rt_client_close(c);
 }

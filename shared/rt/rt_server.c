@@ -15,6 +15,10 @@
  * whose hand-offs cost the daemons most of their CPU per request: see
  * docs/benchmarks.md).  A connection's requests are served in order; its
  * clients (rt_sp, rt_client) keep one call per connection.
+ *
+ * ping, stats and batch are built in.  A batch (a client's coalesced
+ * calls, rt_client.h) runs its requests one after another on the worker
+ * that took it, each exactly as if it had come alone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +73,8 @@ struct rt_server {
 	int       local; /* its rt_local slot (rt_server_opts.local), else 0 */
 };
 
-static int rt_server_call(void *arg, const wb_obj *req, wb_obj **rep);
+static int   rt_server_call(void *arg, const wb_obj *req, wb_obj **rep);
+static wb_op rt_server_run(rt_server *s, const wb_obj *req, wb_obj *rep);
 
 static int
 rt_server_ping(void *arg, const wb_obj *req, wb_obj *rep)
@@ -108,6 +113,56 @@ rt_server_stats(void *arg, const wb_obj *req, wb_obj *rep)
 	return WB_OK;
 }
 
+/*
+ * rt_server_batch serves each request of a batch as if it came alone
+ * (checks, route, handler, its request id, its stats and log line), each
+ * into a reply object of its own (handlers may reset theirs), copied in
+ * order into the batch's reps.  An item's failure is that item's reply;
+ * only a batch that is empty, too long or nested is refused whole.
+ */
+static int
+rt_server_batch(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	rt_server    *s = arg;
+	const wb_obj *items;
+	wb_obj       *reps, *one;
+	size_t        n = 0;
+	int           rv;
+
+	if (!wb_get_objs(req, WB_F_REQS, &items, &n) || n == 0 || n > WB_BATCH_MAX) {
+		wb_reply_error(
+		    rep, WB_EINVAL, "a batch holds 1-%d requests, not %zu", WB_BATCH_MAX, n);
+		return WB_EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (wb_op_of(&items[i]) == WB_OP_BATCH) {
+			wb_reply_error(rep, WB_EINVAL, "request %zu of a batch is a batch", i);
+			return WB_EINVAL;
+		}
+	}
+	if ((reps = wb_add_objs(rep, WB_F_REPS, n)) == NULL) {
+		return WB_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t    start_us = wb_mono_us();
+		wb_op       op = wb_op_of(&items[i]);
+		const char *emsg;
+
+		if ((one = wb_msg_new()) == NULL) {
+			return WB_ENOMEM;
+		}
+		op = rt_server_run(s, &items[i], one);
+		rv = wb_copy(&reps[i], one);
+		rt_stats_record(
+		    s->stats, op, wb_mono_us() - start_us, wb_reply_code(one, &emsg) != WB_OK);
+		wb_msg_free(one);
+		if (rv != WB_OK) {
+			return rv;
+		}
+	}
+	return WB_OK;
+}
+
 /* rt_server_open creates a server (not yet listening). */
 int
 rt_server_open(rt_server **out, const rt_server_opts *opts)
@@ -133,6 +188,7 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	}
 	s->routes[WB_OP_PING] = (rt_route) { rt_server_ping, s };
 	s->routes[WB_OP_STATS] = (rt_route) { rt_server_stats, s };
+	s->routes[WB_OP_BATCH] = (rt_route) { rt_server_batch, s };
 	if (opts->local && (s->local = rt_local_add(s->url, rt_server_call, s)) == 0) {
 		RT_ERRORF("%s: %s is served in this process already", s->name, s->url);
 		rt_server_close(s);

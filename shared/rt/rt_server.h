@@ -3,8 +3,11 @@
  * speaks): worker threads, each taking a request, decoding it, running the
  * op's handler and sending the reply.
  *
- * ping and stats are built in; stats reports per-op counts, errors and
- * latency histograms, plus any gauges the service registers.
+ * ping, stats and batch are built in; stats reports per-op counts, errors
+ * and latency histograms, plus any gauges the service registers; batch
+ * serves each of up to WB_BATCH_MAX requests (reqs) as if it came alone
+ * and replies with their replies in order (reps), each item counted in
+ * stats under its own op and the whole under "batch".
  */
 #ifndef RT_SERVER_H
 #define RT_SERVER_H

@@ -832,3 +832,115 @@ Test(rt_server, handler_sees_the_client_address, .fini = wbt_cleanup, .timeout =
 	rt_server_peer(&ss);
 	cr_assert_eq(ss.ss_family, 0, "outside a handler there is no client");
 }
+
+/* ---- batch: many requests in one message -------------------------------- */
+
+/* batch_of sets batch's requests to copies of the n items, and frees the items. */
+static void
+batch_of(wb_obj *batch, wb_obj **items, size_t n)
+{
+	wb_obj *reqs = wb_add_objs(batch, WB_F_REQS, n);
+
+	cr_assert_not_null(reqs);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(wb_copy(&reqs[i], items[i]), WB_OK);
+		wb_msg_free(items[i]);
+	}
+}
+
+Test(rt_server, batch_replies_in_order_with_item_errors, .fini = wbt_cleanup, .timeout = 60)
+{
+	char           url[128];
+	rt_server     *s = local_server(url, sizeof(url));
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 5000 };
+	wb_obj        *items[WB_BATCH_MAX + 1], *req, *rep;
+	const wb_obj  *reps;
+	const char    *msg;
+	size_t         n;
+	uint64_t       count, errors;
+
+	cr_assert_eq(rt_client_open(&c, url, &o), WB_OK);
+
+	/* five requests: two successes, a handler error, a bad request, an unserved op */
+	for (int i = 0; i < 2; i++) {
+		items[i * 3] = wb_request(WB_OP_POST_GET);
+		wb_set_u64s(items[i * 3], WB_F_IDS, (uint64_t[]) { 100 + (uint64_t)i, 7 }, 2);
+	}
+	items[1] = wb_request(WB_OP_USER_LOOKUP);
+	wb_set_cstr(items[1], WB_F_NAME, "bob");
+	items[2] = wb_request(WB_OP_USER_GET); /* no uids: refused by the check */
+	items[4] = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(items[4], WB_F_UID, 1);
+	wb_set_u64(items[4], WB_F_ID, 2);
+	req = wb_request(WB_OP_BATCH);
+	batch_of(req, items, 5);
+	cr_assert_eq(rt_call(c, req, &rep), WB_OK, "the batch itself succeeds");
+	wb_msg_free(req);
+	cr_assert(wb_get_objs(rep, WB_F_REPS, &reps, &n));
+	cr_assert_eq(n, 5);
+	for (int i = 0; i < 2; i++) {
+		const uint64_t *ids;
+		size_t          m;
+
+		cr_assert_eq(wb_reply_code(&reps[i * 3], &msg), WB_OK);
+		cr_assert(wb_get_u64s(&reps[i * 3], WB_F_IDS, &ids, &m));
+		cr_assert_eq(m, 2);
+		cr_assert_eq(ids[0], 100 + (uint64_t)i, "reply %d is its own request's", i * 3);
+	}
+	cr_assert_eq(wb_reply_code(&reps[1], &msg), WB_ENOUSER);
+	cr_assert_str_eq(msg, "no user named bob");
+	cr_assert_eq(wb_reply_code(&reps[2], &msg), WB_EINVAL);
+	cr_assert_eq(wb_reply_code(&reps[4], &msg), WB_EBADOP);
+	wb_msg_free(rep);
+
+	/* a nested batch, an empty one and one too long are refused whole */
+	items[0] = wb_request(WB_OP_PING);
+	items[1] = wb_request(WB_OP_BATCH);
+	wb_add_objs(items[1], WB_F_REQS, 0);
+	req = wb_request(WB_OP_BATCH);
+	batch_of(req, items, 2);
+	cr_assert_eq(rt_call(c, req, &rep), WB_EINVAL);
+	cr_assert_eq(wb_reply_code(rep, &msg), WB_EINVAL);
+	cr_assert_str_eq(msg, "request 1 of a batch is a batch");
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	req = wb_request(WB_OP_BATCH);
+	batch_of(req, items, 0);
+	cr_assert_eq(rt_call(c, req, &rep), WB_EINVAL);
+	cr_assert_eq(wb_reply_code(rep, &msg), WB_EINVAL);
+	cr_assert_str_eq(msg, "a batch holds 1-64 requests, not 0");
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	for (int i = 0; i < WB_BATCH_MAX + 1; i++) {
+		items[i] = wb_request(WB_OP_PING);
+	}
+	req = wb_request(WB_OP_BATCH);
+	batch_of(req, items, WB_BATCH_MAX + 1);
+	cr_assert_eq(rt_call(c, req, &rep), WB_EINVAL);
+	cr_assert_eq(wb_reply_code(rep, &msg), WB_EINVAL);
+	cr_assert_str_eq(msg, "a batch holds 1-64 requests, not 65");
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	/* stats count each item under its own op, and each batch */
+	req = wb_request(WB_OP_STATS);
+	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
+	cr_assert(op_stat(rep, "batch", &count, &errors));
+	cr_assert_eq(count, 4);
+	cr_assert_eq(errors, 3);
+	cr_assert(op_stat(rep, "post.get", &count, &errors));
+	cr_assert_eq(count, 2);
+	cr_assert_eq(errors, 0);
+	cr_assert(op_stat(rep, "user.lookup", &count, &errors));
+	cr_assert_eq(count, 1);
+	cr_assert_eq(errors, 1);
+	cr_assert(!op_stat(rep, "ping", &count, &errors), "refused batches ran nothing");
+	wb_msg_free(rep);
+	wb_msg_free(req);
+
+	rt_client_close(c);
+	rt_server_close(s);
+}
