@@ -33,22 +33,6 @@ extern char **environ;
 static wbt_cluster cl;
 static rt_client  *rb_user, *rb_rel, *rb_content, *rb_inbox;
 
-/* rb_call sends req (freed) on c and returns the code; *rep kept when rep != NULL. */
-static int
-rb_call(rt_client *c, wb_obj *req, wb_obj **rep)
-{
-	wb_obj *r = NULL;
-	int     rc = rt_call(c, req, &r);
-
-	wb_msg_free(req);
-	if (rep != NULL) {
-		*rep = r;
-	} else {
-		wb_msg_free(r);
-	}
-	return rc;
-}
-
 /* rb_publish publishes n posts, author i % nusers for i in [from, from + n). */
 static void
 rb_publish(const uint64_t *uids, size_t nusers, size_t from, size_t n)
@@ -60,7 +44,7 @@ rb_publish(const uint64_t *uids, size_t nusers, size_t from, size_t n)
 		snprintf(text, sizeof(text), "post %zu", i);
 		wb_set_u64(req, WB_F_UID, uids[i % nusers]);
 		wb_set_cstr(req, WB_F_TEXT, text);
-		cr_assert_eq(rb_call(rb_content, req, NULL), WB_OK, "post.publish %zu", i);
+		cr_assert_eq(wbt_call(rb_content, req, NULL), WB_OK, "post.publish %zu", i);
 	}
 }
 
@@ -73,7 +57,7 @@ rb_gauge(const char *name)
 	size_t        n = 0;
 	uint64_t      v = UINT64_MAX;
 
-	cr_assert_eq(rb_call(rb_inbox, wb_request(WB_OP_STATS), &rep), WB_OK);
+	cr_assert_eq(wbt_call(rb_inbox, wb_request(WB_OP_STATS), &rep), WB_OK);
 	(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
@@ -91,7 +75,7 @@ rb_last(rt_client *c, wb_op op)
 	wb_obj *req = wb_request(op), *rep = NULL;
 
 	wb_set_u64(req, WB_F_FROM, UINT64_MAX);
-	cr_assert_eq(rb_call(c, req, &rep), WB_OK);
+	cr_assert_eq(wbt_call(c, req, &rep), WB_OK);
 	uint64_t last = wb_u64(rep, WB_F_LAST, 0);
 	wb_msg_free(rep);
 	return last;
@@ -136,7 +120,7 @@ rb_snapshot(rb_snap *s, const uint64_t *uids, size_t nusers)
 			if (before != 0) {
 				wb_set_u64(req, WB_F_BEFORE, before);
 			}
-			cr_assert_eq(rb_call(rb_inbox, req, &rep), WB_OK);
+			cr_assert_eq(wbt_call(rb_inbox, req, &rep), WB_OK);
 			(void)wb_get_objs(rep, WB_F_POSTS, &posts, &k);
 			if (s->n + k > s->cap) {
 				s->cap = (s->n + k) * 2;
@@ -244,7 +228,7 @@ Test(rebuild, reproduces_live_inboxes, .fini = wbt_cleanup, .timeout = 1800)
 		wb_set_u64(req, WB_F_FROM, from);
 		wb_set_u64(req, WB_F_LIMIT, n);
 		wb_set_cstr(req, WB_F_PASSWORD, "rebuild-password");
-		cr_assert_eq(rb_call(rb_user, req, &rep), WB_OK);
+		cr_assert_eq(wbt_call(rb_user, req, &rep), WB_OK);
 		cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &nv) && nv == n);
 		memcpy(uids + from, v, n * sizeof(*v));
 		wb_msg_free(rep);
@@ -257,7 +241,7 @@ Test(rebuild, reproduces_live_inboxes, .fini = wbt_cleanup, .timeout = 1800)
 		req = wb_request(WB_OP_REL_FOLLOW_MANY);
 		wb_set_u64(req, WB_F_TARGET, uids[t]);
 		wb_set_u64s(req, WB_F_UIDS, fans, RB_FANS);
-		cr_assert_eq(rb_call(rb_rel, req, NULL), WB_OK, "rel.follow_many %zu", t);
+		cr_assert_eq(wbt_call(rb_rel, req, NULL), WB_OK, "rel.follow_many %zu", t);
 	}
 	rb_publish(uids, nusers, nposts / 2, nposts - nposts / 2); /* these by fan-out */
 	rb_wait_inbox(600000);
@@ -273,7 +257,7 @@ Test(rebuild, reproduces_live_inboxes, .fini = wbt_cleanup, .timeout = 1800)
 	unsigned long hwm = rb_proc_kb(cl.inbox->pid, "VmHWM");
 
 	req = wb_request(WB_OP_INBOX_REBUILD_STATUS);
-	cr_assert_eq(rb_call(rb_inbox, req, &rep), WB_OK);
+	cr_assert_eq(wbt_call(rb_inbox, req, &rep), WB_OK);
 	cr_assert_str_eq(wb_str(rep, WB_F_STATE, ""), "done");
 	cr_assert_eq(wb_u64(rep, WB_F_DONE, 0), follows, "every follow counted");
 	uint64_t elapsed = wb_u64(rep, WB_F_ELAPSED, 0);

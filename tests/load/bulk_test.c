@@ -33,22 +33,6 @@ teardown(void)
 	wbt_cleanup();
 }
 
-/* call sends req (freed) and returns the code; *rep kept when rep != NULL. */
-static int
-call(rt_client *c, wb_obj *req, wb_obj **rep)
-{
-	wb_obj *r = NULL;
-	int     rc = rt_call(c, req, &r);
-
-	wb_msg_free(req);
-	if (rep != NULL) {
-		*rep = r;
-	} else {
-		wb_msg_free(r);
-	}
-	return rc;
-}
-
 static int
 register_many(const char *prefix, uint64_t from, uint64_t n, uint64_t *uids)
 {
@@ -60,7 +44,7 @@ register_many(const char *prefix, uint64_t from, uint64_t n, uint64_t *uids)
 	wb_set_u64(req, WB_F_FROM, from);
 	wb_set_u64(req, WB_F_LIMIT, n);
 	wb_set_cstr(req, WB_F_PASSWORD, "bulk-password");
-	int rc = call(user, req, &rep);
+	int rc = wbt_call(user, req, &rep);
 	if (rc == WB_OK && uids != NULL) {
 		cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &nv));
 		cr_assert_eq(nv, n);
@@ -76,7 +60,7 @@ lookup(const char *name, uint64_t *uid)
 	wb_obj *req = wb_request(WB_OP_USER_LOOKUP), *rep = NULL;
 
 	wb_set_cstr(req, WB_F_NAME, name);
-	int rc = call(user, req, &rep);
+	int rc = wbt_call(user, req, &rep);
 	if (rc == WB_OK && uid != NULL) {
 		*uid = wb_u64(rep, WB_F_UID, 0);
 	}
@@ -91,7 +75,7 @@ follow_many(uint64_t target, const uint64_t *uids, size_t n, uint64_t *count)
 
 	wb_set_u64(req, WB_F_TARGET, target);
 	wb_set_u64s(req, WB_F_UIDS, uids, n);
-	int rc = call(rel, req, &rep);
+	int rc = wbt_call(rel, req, &rep);
 	if (rc == WB_OK && count != NULL) {
 		*count = wb_u64(rep, WB_F_COUNT, UINT64_MAX);
 	}
@@ -108,7 +92,7 @@ counts(uint64_t uid, uint64_t *following, uint64_t *followers)
 	size_t        n = 0;
 
 	wb_set_u64s(req, WB_F_UIDS, &uid, 1);
-	cr_assert_eq(call(rel, req, &rep), WB_OK);
+	cr_assert_eq(wbt_call(rel, req, &rep), WB_OK);
 	cr_assert(wb_get_objs(rep, WB_F_USERS, &u, &n) && n == 1);
 	*following = wb_u64(&u[0], WB_F_FOLLOWING, UINT64_MAX);
 	*followers = wb_u64(&u[0], WB_F_FOLLOWERS, UINT64_MAX);
@@ -122,7 +106,7 @@ log_last(void)
 	wb_obj *req = wb_request(WB_OP_REL_LOG), *rep = NULL;
 
 	wb_set_u64(req, WB_F_FROM, UINT64_MAX);
-	cr_assert_eq(call(rel, req, &rep), WB_OK);
+	cr_assert_eq(wbt_call(rel, req, &rep), WB_OK);
 	uint64_t last = wb_u64(rep, WB_F_LAST, UINT64_MAX);
 	wb_msg_free(rep);
 	return last;
@@ -142,13 +126,13 @@ Test(bulk, register_many, .init = setup, .fini = teardown, .timeout = 60)
 	req = wb_request(WB_OP_USER_LOGIN);
 	wb_set_cstr(req, WB_F_NAME, "bk9");
 	wb_set_cstr(req, WB_F_PASSWORD, "bulk-password");
-	cr_assert_eq(call(user, req, &rep), WB_OK);
+	cr_assert_eq(wbt_call(user, req, &rep), WB_OK);
 	cr_assert_eq(wb_u64(rep, WB_F_UID, 0), uids[2]);
 	wb_msg_free(rep);
 	req = wb_request(WB_OP_USER_LOGIN);
 	wb_set_cstr(req, WB_F_NAME, "bk9");
 	wb_set_cstr(req, WB_F_PASSWORD, "wrong-password");
-	cr_assert_eq(call(user, req, NULL), WB_ELOGIN);
+	cr_assert_eq(wbt_call(user, req, NULL), WB_ELOGIN);
 	/* a taken name fails the whole call: bk10 is not written */
 	cr_assert_eq(register_many("bk", 9, 2, NULL), WB_EEXIST);
 	cr_assert_eq(lookup("bk10", NULL), WB_ENOUSER);
@@ -162,7 +146,7 @@ Test(bulk, register_many, .init = setup, .fini = teardown, .timeout = 60)
 	wb_set_u64(req, WB_F_FROM, 100);
 	wb_set_u64(req, WB_F_LIMIT, 1);
 	wb_set_cstr(req, WB_F_PASSWORD, "short");
-	cr_assert_eq(call(user, req, NULL), WB_EBADPASS);
+	cr_assert_eq(wbt_call(user, req, NULL), WB_EBADPASS);
 	/* uids stay consecutive with single registrations */
 	cr_assert_eq(register_many("bk", 10, 2, more), WB_OK);
 	cr_assert_eq(more[0], uids[2] + 1);
@@ -177,7 +161,7 @@ Test(bulk, follow_many, .init = setup, .fini = teardown, .timeout = 60)
 	wb_obj *req = wb_request(WB_OP_POST_PUBLISH), *rep = NULL;
 	wb_set_u64(req, WB_F_UID, u[0]);
 	wb_set_cstr(req, WB_F_TEXT, "before the fans came");
-	cr_assert_eq(call(content, req, &rep), WB_OK);
+	cr_assert_eq(wbt_call(content, req, &rep), WB_OK);
 	uint64_t post = wb_u64(rep, WB_F_ID, 0);
 	wb_msg_free(rep);
 
@@ -211,7 +195,7 @@ Test(bulk, follow_many, .init = setup, .fini = teardown, .timeout = 60)
 	/* rel.fans lists them */
 	req = wb_request(WB_OP_REL_FANS);
 	wb_set_u64(req, WB_F_UID, u[0]);
-	cr_assert_eq(call(rel, req, &rep), WB_OK);
+	cr_assert_eq(wbt_call(rel, req, &rep), WB_OK);
 	const uint64_t *v;
 	size_t          n = 0;
 	cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &n));
@@ -225,7 +209,7 @@ Test(bulk, follow_many, .init = setup, .fini = teardown, .timeout = 60)
 			size_t        np = 0;
 			req = wb_request(WB_OP_INBOX_HOME);
 			wb_set_u64(req, WB_F_UID, u[i]);
-			cr_assert_eq(call(inbox, req, &rep), WB_OK);
+			cr_assert_eq(wbt_call(inbox, req, &rep), WB_OK);
 			bool got = wb_get_objs(rep, WB_F_POSTS, &posts, &np) && np == 1 &&
 			           wb_u64(&posts[0], WB_F_ID, 0) == post;
 			wb_msg_free(rep);

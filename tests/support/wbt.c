@@ -381,6 +381,21 @@ wbt_ping(const char *url, int timeout_ms)
 	return rv;
 }
 
+int
+wbt_call(rt_client *c, wb_obj *req, wb_obj **rep)
+{
+	wb_obj *r = NULL;
+	int     rc = rt_call(c, req, &r);
+
+	wb_msg_free(req);
+	if (rep != NULL) {
+		*rep = r;
+	} else {
+		wb_msg_free(r);
+	}
+	return rc;
+}
+
 /* wbt_reap records d's exit if it has exited (non-blocking); true if it has. */
 static bool
 wbt_reap(wbt_daemon *d)

@@ -85,6 +85,12 @@ wbt_daemon *wbt_spawn(const char *name, const char *const *args, const char *con
 /* wbt_ping sends one ping to url with a deadline; returns a wb_err code (0 = answered ok). */
 int wbt_ping(const char *url, int timeout_ms);
 
+struct rt_client;
+struct wb_obj;
+
+/* wbt_call sends req (freed) on c and returns rt_call's code; the reply goes to *rep if rep is not NULL, else it is freed. */
+int wbt_call(struct rt_client *c, struct wb_obj *req, struct wb_obj **rep);
+
 /* wbt_wait_ready pings url until it answers (0) or timeout_ms passes or d dies (-1, log tail printed). */
 int wbt_wait_ready(wbt_daemon *d, const char *url, int timeout_ms);
 
