@@ -198,20 +198,10 @@ log_last(int i)
 static uint64_t
 gauge(const char *name)
 {
-	wb_obj       *rep = NULL;
-	const wb_obj *g = NULL;
-	size_t        n = 0;
-	uint64_t      v = UINT64_MAX;
-	if (call(SVC_INBOX, wb_request(WB_OP_STATS), &rep) != WB_OK) {
-		wb_msg_free(rep);
-		return v;
-	}
-	(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
-			v = wb_u64(&g[i], WB_F_VALUE, 0);
-		}
-	}
+	wb_obj  *rep = NULL;
+	uint64_t v = call(SVC_INBOX, wb_request(WB_OP_STATS), &rep) == WB_OK ? wbt_gauge(rep, name)
+	                                                                     : UINT64_MAX;
+
 	wb_msg_free(rep);
 	return v;
 }

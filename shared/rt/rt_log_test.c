@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "rt_log.h"
+#include "wbt.h"
 #include "wb_proto.h"
 
 static char lt_dir[] = "/tmp/rt_log_test.XXXXXX";
@@ -32,15 +33,9 @@ lt_capture(void)
 static char *
 lt_read(const char *path)
 {
-	FILE  *f = fopen(path, "r");
-	char  *buf = calloc(1, 1 << 20);
-	size_t n;
+	char *buf = wbt_read_file(path);
 
-	cr_assert_not_null(f);
-	cr_assert_not_null(buf);
-	n = fread(buf, 1, (1 << 20) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
+	cr_assert_not_null(buf, "cannot read %s", path);
 	return buf;
 }
 

@@ -65,24 +65,15 @@ static char *
 mt_read(const char *rel)
 {
 	char  path[1400];
-	FILE *f;
 	char *buf;
-	long  n;
 
 	if (rel[0] == '/') {
 		snprintf(path, sizeof(path), "%s", rel);
 	} else {
 		snprintf(path, sizeof(path), "%s/%s", mt_root, rel);
 	}
-	f = fopen(path, "r");
-	cr_assert_not_null(f, "cannot read %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
+	buf = wbt_read_file(path);
+	cr_assert_not_null(buf, "cannot read %s", path);
 	return buf;
 }
 

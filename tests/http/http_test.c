@@ -584,11 +584,9 @@ static char *
 docs_read(void)
 {
 	char  path[1024], exe[900];
-	FILE *f = fopen("docs/http-api.md", "r");
-	char *buf;
-	long  n;
+	char *buf = wbt_read_file("docs/http-api.md");
 
-	if (f == NULL) {
+	if (buf == NULL) {
 		ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		cr_assert_gt(k, 0);
 		exe[k] = '\0';
@@ -596,16 +594,9 @@ docs_read(void)
 			*strrchr(exe, '/') = '\0'; /* <root>/build/test/http_test -> <root> */
 		}
 		snprintf(path, sizeof(path), "%s/docs/http-api.md", exe);
-		f = fopen(path, "r");
+		buf = wbt_read_file(path);
 	}
-	cr_assert_not_null(f, "docs/http-api.md not found");
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
+	cr_assert_not_null(buf, "docs/http-api.md not found");
 	return buf;
 }
 
@@ -685,27 +676,12 @@ static bool
 log_wait(const wbt_daemon *d, const char *needle)
 {
 	long long end = wbt_now_ms() + wbt_ms(10000);
-	char      buf[1 << 16];
 
 	for (;;) {
-		FILE  *f = fopen(d->log, "r");
-		bool   found = false;
-		size_t keep = strlen(needle), n = 0, got;
+		char *log = wbt_read_file(d->log);
+		bool  found = log != NULL && strstr(log, needle) != NULL;
 
-		/* read in pieces, each kept with the tail of the one before, so a match across two is seen */
-		while (
-		    f != NULL && !found && (got = fread(buf + n, 1, sizeof(buf) - 1 - n, f)) > 0) {
-			n += got;
-			buf[n] = '\0';
-			found = strstr(buf, needle) != NULL;
-			if (n > keep) {
-				memmove(buf, buf + n - keep, keep);
-				n = keep;
-			}
-		}
-		if (f != NULL) {
-			fclose(f);
-		}
+		free(log);
 		if (found || wbt_now_ms() > end) {
 			return found;
 		}

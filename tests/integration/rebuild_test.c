@@ -52,18 +52,11 @@ rb_publish(const uint64_t *uids, size_t nusers, size_t from, size_t n)
 static uint64_t
 rb_gauge(const char *name)
 {
-	wb_obj       *rep = NULL;
-	const wb_obj *g = NULL;
-	size_t        n = 0;
-	uint64_t      v = UINT64_MAX;
+	wb_obj  *rep = NULL;
+	uint64_t v;
 
 	cr_assert_eq(wbt_call(rb_inbox, wb_request(WB_OP_STATS), &rep), WB_OK);
-	(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
-			v = wb_u64(&g[i], WB_F_VALUE, 0);
-		}
-	}
+	v = wbt_gauge(rep, name);
 	wb_msg_free(rep);
 	return v;
 }

@@ -220,7 +220,16 @@ wbt_bin_path(char *buf, size_t n, const char *name)
 	return access(buf, X_OK) == 0 ? 0 : -1;
 }
 
-/* wbt_env_build copies environ with each "KEY=VALUE" of extra overriding or added. */
+/* wbt_key_is tells whether "KEY=VALUE" a and b name the same KEY. */
+static bool
+wbt_key_is(const char *a, const char *b)
+{
+	size_t keylen = strcspn(a, "=");
+
+	return strncmp(a, b, keylen) == 0 && b[keylen] == '=';
+}
+
+/* wbt_env_build copies environ with each "KEY=VALUE" of extra overriding or added (of two for one KEY in extra, the later). */
 static char **
 wbt_env_build(const char *const *extra)
 {
@@ -251,7 +260,14 @@ wbt_env_build(const char *const *extra)
 		}
 	}
 	for (size_t j = 0; j < nx; j++) {
-		envp[k++] = (char *)extra[j];
+		bool later = false;
+
+		for (size_t l = j + 1; l < nx && !later; l++) {
+			later = wbt_key_is(extra[j], extra[l]);
+		}
+		if (!later) {
+			envp[k++] = (char *)extra[j];
+		}
 	}
 	envp[k] = NULL;
 	return envp;
@@ -379,6 +395,49 @@ wbt_ping(const char *url, int timeout_ms)
 	wb_msg_free(req);
 	rt_client_close(c);
 	return rv;
+}
+
+uint64_t
+wbt_gauge(const wb_obj *rep, const char *name)
+{
+	const wb_obj *g = NULL;
+	size_t        n = 0;
+
+	if (rep != NULL && wb_get_objs(rep, WB_F_GAUGES, &g, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
+				return wb_u64(&g[i], WB_F_VALUE, 0);
+			}
+		}
+	}
+	return UINT64_MAX;
+}
+
+char *
+wbt_read_file(const char *path)
+{
+	FILE  *f = fopen(path, "r");
+	char  *buf = NULL;
+	size_t n = 0, cap = 0, got;
+
+	if (f == NULL) {
+		return NULL;
+	}
+	do {
+		if (n + 4096 + 1 > cap) {
+			char *p = realloc(buf, cap = 2 * cap + 4096 + 1);
+			if (p == NULL) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = p;
+		}
+		n += got = fread(buf + n, 1, cap - n - 1, f);
+	} while (got > 0);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
 }
 
 int

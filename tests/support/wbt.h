@@ -36,6 +36,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct wbt_daemon {
@@ -87,6 +88,12 @@ int wbt_ping(const char *url, int timeout_ms);
 
 struct rt_client;
 struct wb_obj;
+
+/* wbt_gauge returns the gauge name of a stats reply (UINT64_MAX if rep is NULL or lacks it). */
+uint64_t wbt_gauge(const struct wb_obj *rep, const char *name);
+
+/* wbt_read_file returns the whole of path, NUL-terminated (malloc'd), or NULL if it cannot be read. */
+char *wbt_read_file(const char *path);
 
 /* wbt_call sends req (freed) on c and returns rt_call's code; the reply goes to *rep if rep is not NULL, else it is freed. */
 int wbt_call(struct rt_client *c, struct wb_obj *req, struct wb_obj **rep);

@@ -76,18 +76,6 @@ wbt_cluster_one(const char *name, const char *url, const char *const *env)
 	return d;
 }
 
-/* wbt_cluster_has tells whether env sets the variable of prefix ("KEY="). */
-static int
-wbt_cluster_has(const char *const *env, const char *prefix)
-{
-	for (int i = 0; env != NULL && env[i] != NULL; i++) {
-		if (strncmp(env[i], prefix, strlen(prefix)) == 0) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* wbt_cluster_env_all writes every daemon's environment: the URLs, the test defaults, then c->extra_env. */
 static void
 wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const char **env)
@@ -95,18 +83,13 @@ wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const c
 	const char *const *extra_env = c->extra_env;
 	int                k = wbt_cluster_env(c, bufs, env, 16);
 
+	/* the test defaults; extra_env, after them, overrides any (wbt_spawn: the last wins) */
 	env[k++] = "WARBLE_PWHASH_OPS=1";
 	env[k++] = "WARBLE_PWHASH_MEM=8192";
-	if (!wbt_cluster_has(extra_env, "WARBLE_LOG_LEVEL=")) {
-		env[k++] = "WARBLE_LOG_LEVEL=warn";
-	}
-	if (!wbt_cluster_has(extra_env, "WARBLE_HTTP_URL=")) {
-		env[k++] =
-		    "WARBLE_HTTP_URL=http://127.0.0.1:0"; /* any free port: clusters run side by side */
-	}
-	if (!wbt_cluster_has(extra_env, "WARBLE_GATEWAY_TIMEOUT_MS=")) {
-		env[k++] = "WARBLE_GATEWAY_TIMEOUT_MS=15000"; /* loaded CI machines */
-	}
+	env[k++] = "WARBLE_LOG_LEVEL=warn";
+	env[k++] =
+	    "WARBLE_HTTP_URL=http://127.0.0.1:0";     /* any free port: clusters run side by side */
+	env[k++] = "WARBLE_GATEWAY_TIMEOUT_MS=15000"; /* loaded CI machines */
 	for (int i = 0; extra_env != NULL && extra_env[i] != NULL && k + 1 < WBT_CLUSTER_ENV_MAX;
 	     i++) {
 		env[k++] = extra_env[i];

@@ -203,20 +203,10 @@ lg_warble_post_as(lg_warble *w, uint64_t uid, const char *text, uint64_t *id)
 uint64_t
 lg_warble_gauge(rt_client *c, const char *name)
 {
-	wb_obj       *req = wb_request(WB_OP_STATS), *rep = NULL;
-	const wb_obj *g = NULL;
-	size_t        n = 0;
-	uint64_t      v = UINT64_MAX;
+	wb_obj  *rep = NULL;
+	uint64_t v =
+	    wbt_call(c, wb_request(WB_OP_STATS), &rep) == WB_OK ? wbt_gauge(rep, name) : UINT64_MAX;
 
-	if (req != NULL && rt_call(c, req, &rep) == WB_OK) {
-		(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
-		for (size_t i = 0; i < n; i++) {
-			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
-				v = wb_u64(&g[i], WB_F_VALUE, 0);
-			}
-		}
-	}
-	wb_msg_free(req);
 	wb_msg_free(rep);
 	return v;
 }
