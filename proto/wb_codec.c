@@ -25,8 +25,9 @@
 const wb_limits wb_limits_default = {
 	.max_bytes = 4 * 1024 * 1024,
 	.max_str = 64 * 1024,
+	.max_bin = 4 * 1024 * 1024,
 	.max_array = 100000,
-	.max_fields = 64,
+	.max_fields = 128,
 	.max_depth = 6,
 };
 
@@ -46,6 +47,12 @@ static inline size_t
 wb_codec_str_size(size_t n)
 {
 	return n + (n < 32 ? 1 : n < 256 ? 2 : n < 65536 ? 3 : 5);
+}
+
+static inline size_t
+wb_codec_bin_size(size_t n)
+{
+	return n + (n < 256 ? 2 : n < 65536 ? 3 : 5);
 }
 
 static inline size_t
@@ -73,6 +80,9 @@ wb_codec_obj_size(const wb_obj *o)
 			break;
 		case WB_T_STR:
 			size += wb_codec_str_size(v->s.n);
+			break;
+		case WB_T_BIN:
+			size += wb_codec_bin_size(v->s.n);
 			break;
 		case WB_T_U64S:
 		case WB_T_IDS:
@@ -114,6 +124,9 @@ wb_codec_pack_obj(msgpack_packer *pk, const wb_obj *o)
 			break;
 		case WB_T_STR:
 			rv = msgpack_pack_str_with_body(pk, v->s.p, v->s.n);
+			break;
+		case WB_T_BIN:
+			rv = msgpack_pack_bin_with_body(pk, v->s.p, v->s.n);
 			break;
 		case WB_T_U64S:
 		case WB_T_IDS:
@@ -243,18 +256,25 @@ wb_scan_truncated(wb_scan *s)
 	return wb_fail(s->err, s->errlen, WB_EBADMSG, "truncated message");
 }
 
-/* wb_scan_skip steps over a header of hdr bytes and a payload of n bytes. */
+/* What bounds a payload wb_scan_skip steps over. */
+enum { WB_SCAN_FIXED, WB_SCAN_STR, WB_SCAN_BIN };
+
+/* wb_scan_skip steps over a header of hdr bytes and a payload of n bytes (a string's or bin's bounded by the limits). */
 static inline int
-wb_scan_skip(wb_scan *s, size_t hdr, size_t n, bool limited)
+wb_scan_skip(wb_scan *s, size_t hdr, size_t n, int kind)
 {
 	size_t left = (size_t)(s->end - s->p);
 
 	if (hdr > left || n > left - hdr) {
 		return wb_scan_truncated(s);
 	}
-	if (limited && n > s->lim->max_str) {
+	if (kind == WB_SCAN_STR && n > s->lim->max_str) {
 		return wb_fail(s->err, s->errlen, WB_ETOOBIG,
 		    "string of %zu bytes exceeds the limit of %zu", n, s->lim->max_str);
+	}
+	if (kind == WB_SCAN_BIN && n > s->lim->max_bin) {
+		return wb_fail(s->err, s->errlen, WB_ETOOBIG,
+		    "bin of %zu bytes exceeds the limit of %zu", n, s->lim->max_bin);
 	}
 	s->p += hdr + n;
 	return WB_OK;
@@ -339,7 +359,7 @@ wb_scan_value(wb_scan *s, int depth)
 		return wb_scan_container(s, 1, b & 0x0f, 1, depth);
 	}
 	if (b <= 0xbf) { /* fixstr */
-		return wb_scan_skip(s, 1, b & 0x1f, true);
+		return wb_scan_skip(s, 1, b & 0x1f, WB_SCAN_STR);
 	}
 	switch (b) {
 	case 0xc0: /* nil */
@@ -349,49 +369,52 @@ wb_scan_value(wb_scan *s, int depth)
 		return WB_OK;
 	case 0xc4: /* bin 8 */
 	case 0xd9: /* str 8 */
-		return left < 2 ? wb_scan_truncated(s) : wb_scan_skip(s, 2, p[1], true);
+		return left < 2 ? wb_scan_truncated(s)
+		                : wb_scan_skip(s, 2, p[1], b == 0xc4 ? WB_SCAN_BIN : WB_SCAN_STR);
 	case 0xc5: /* bin 16 */
 	case 0xda: /* str 16 */
 		return left < 3 ? wb_scan_truncated(s)
-		                : wb_scan_skip(s, 3, wb_scan_be(p + 1, 2), true);
+		                : wb_scan_skip(s, 3, wb_scan_be(p + 1, 2),
+		                      b == 0xc5 ? WB_SCAN_BIN : WB_SCAN_STR);
 	case 0xc6: /* bin 32 */
 	case 0xdb: /* str 32 */
 		return left < 5 ? wb_scan_truncated(s)
-		                : wb_scan_skip(s, 5, wb_scan_be(p + 1, 4), true);
+		                : wb_scan_skip(s, 5, wb_scan_be(p + 1, 4),
+		                      b == 0xc6 ? WB_SCAN_BIN : WB_SCAN_STR);
 	case 0xc7: /* ext 8: len, type, data */
-		return left < 2 ? wb_scan_truncated(s) : wb_scan_skip(s, 3, p[1], true);
+		return left < 2 ? wb_scan_truncated(s) : wb_scan_skip(s, 3, p[1], WB_SCAN_STR);
 	case 0xc8: /* ext 16 */
 		return left < 3 ? wb_scan_truncated(s)
-		                : wb_scan_skip(s, 4, wb_scan_be(p + 1, 2), true);
+		                : wb_scan_skip(s, 4, wb_scan_be(p + 1, 2), WB_SCAN_STR);
 	case 0xc9: /* ext 32 */
 		return left < 5 ? wb_scan_truncated(s)
-		                : wb_scan_skip(s, 6, wb_scan_be(p + 1, 4), true);
+		                : wb_scan_skip(s, 6, wb_scan_be(p + 1, 4), WB_SCAN_STR);
 	case 0xca: /* float 32 */
-		return wb_scan_skip(s, 1, 4, false);
+		return wb_scan_skip(s, 1, 4, WB_SCAN_FIXED);
 	case 0xcb: /* float 64 */
-		return wb_scan_skip(s, 1, 8, false);
+		return wb_scan_skip(s, 1, 8, WB_SCAN_FIXED);
 	case 0xcc: /* uint 8 */
 	case 0xd0: /* int 8 */
-		return wb_scan_skip(s, 1, 1, false);
+		return wb_scan_skip(s, 1, 1, WB_SCAN_FIXED);
 	case 0xcd: /* uint 16 */
 	case 0xd1: /* int 16 */
-		return wb_scan_skip(s, 1, 2, false);
+		return wb_scan_skip(s, 1, 2, WB_SCAN_FIXED);
 	case 0xce: /* uint 32 */
 	case 0xd2: /* int 32 */
-		return wb_scan_skip(s, 1, 4, false);
+		return wb_scan_skip(s, 1, 4, WB_SCAN_FIXED);
 	case 0xcf: /* uint 64 */
 	case 0xd3: /* int 64 */
-		return wb_scan_skip(s, 1, 8, false);
+		return wb_scan_skip(s, 1, 8, WB_SCAN_FIXED);
 	case 0xd4: /* fixext 1: type, data */
-		return wb_scan_skip(s, 2, 1, false);
+		return wb_scan_skip(s, 2, 1, WB_SCAN_FIXED);
 	case 0xd5: /* fixext 2 */
-		return wb_scan_skip(s, 2, 2, false);
+		return wb_scan_skip(s, 2, 2, WB_SCAN_FIXED);
 	case 0xd6: /* fixext 4 */
-		return wb_scan_skip(s, 2, 4, false);
+		return wb_scan_skip(s, 2, 4, WB_SCAN_FIXED);
 	case 0xd7: /* fixext 8 */
-		return wb_scan_skip(s, 2, 8, false);
+		return wb_scan_skip(s, 2, 8, WB_SCAN_FIXED);
 	case 0xd8: /* fixext 16 */
-		return wb_scan_skip(s, 2, 16, false);
+		return wb_scan_skip(s, 2, 16, WB_SCAN_FIXED);
 	case 0xdc: /* array 16 */
 		return left < 3 ? wb_scan_truncated(s)
 		                : wb_scan_container(s, 3, wb_scan_be(p + 1, 2), 1, depth);
@@ -428,6 +451,7 @@ wb_conv_type_error(wb_conv *c, wb_field f)
 		[WB_T_U64S] = "an array of unsigned integers",
 		[WB_T_IDS] = "an array of unsigned integers (post ids)",
 		[WB_T_OBJS] = "an array of maps",
+		[WB_T_BIN] = "bytes (msgpack bin)",
 	};
 	return wb_fail(c->err, c->errlen, WB_EBADMSG, "field '%s' must be %s", wb_field_name(f),
 	    what[wb_field_type(f)]);
@@ -470,6 +494,22 @@ wb_conv_value(wb_conv *c, wb_field f, wb_val *v, const msgpack_object *mo)
 		s[mo->via.str.size] = '\0';
 		v->s.p = s;
 		v->s.n = mo->via.str.size;
+		return WB_OK;
+	}
+	case WB_T_BIN: {
+		char *b;
+		if (mo->type != MSGPACK_OBJECT_BIN) {
+			return wb_conv_type_error(c, f);
+		}
+		if ((b = wb_arena_alloc(c->arena, (size_t)mo->via.bin.size + 1)) == NULL) {
+			return wb_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
+		}
+		if (mo->via.bin.size != 0) {
+			memcpy(b, mo->via.bin.ptr, mo->via.bin.size);
+		}
+		b[mo->via.bin.size] = '\0';
+		v->s.p = b;
+		v->s.n = mo->via.bin.size;
 		return WB_OK;
 	}
 	case WB_T_U64S:
@@ -522,7 +562,7 @@ wb_conv_value(wb_conv *c, wb_field f, wb_val *v, const msgpack_object *mo)
 static int
 wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m)
 {
-	uint64_t seen = 0;
+	wb_mask  seen = 0;
 	uint32_t cap = m->size < WB_FIELD_COUNT ? m->size : WB_FIELD_COUNT;
 	int      rv, f;
 
@@ -547,11 +587,11 @@ wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m)
 			return wb_fail(c->err, c->errlen, WB_EBADMSG, "unknown field '%s%s'", q,
 			    kv->key.via.str.size > 48 ? "..." : "");
 		}
-		if (seen & (UINT64_C(1) << f)) {
+		if (seen & wb_mask_bit(f)) {
 			return wb_fail(c->err, c->errlen, WB_EBADMSG, "duplicate field '%s'",
 			    wb_field_name((wb_field)f));
 		}
-		seen |= UINT64_C(1) << f;
+		seen |= wb_mask_bit(f);
 		wb_val *v = &o->vals[o->n++]; /* o->n < cap: fields are distinct and known */
 		v->field = (uint16_t)f;
 		if ((rv = wb_conv_value(c, (wb_field)f, v, &kv->val)) != WB_OK) {

@@ -391,12 +391,23 @@ Test(wb_decode, limits)
 	cr_assert_eq(dec(b.sb.data, b.sb.size, NULL, err, sizeof(err)), WB_ETOOBIG);
 	cr_assert_str_eq(err, "string of 65537 bytes exceeds the limit of 65536");
 	mp_done(&b);
-	/* bin counts as a string for the limit */
+	/* bin has its own limit (media), and only a bin field takes it */
 	mp_init(&b);
 	msgpack_pack_map(&b.pk, 1);
 	mp_str(&b, "text");
 	msgpack_pack_bin_with_body(&b.pk, s, 65537);
-	cr_assert_eq(dec(b.sb.data, b.sb.size, NULL, err, sizeof(err)), WB_ETOOBIG);
+	cr_assert_eq(dec(b.sb.data, b.sb.size, NULL, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_str_eq(err, "field 'text' must be a string");
+	mp_done(&b);
+	mp_init(&b);
+	msgpack_pack_map(&b.pk, 1);
+	mp_str(&b, "data");
+	msgpack_pack_bin_with_body(&b.pk, s, 65537);
+	cr_assert_eq(dec(b.sb.data, b.sb.size, NULL, err, sizeof(err)), WB_OK, "%s", err);
+	wb_limits small = wb_limits_default;
+	small.max_bin = 65536;
+	cr_assert_eq(dec(b.sb.data, b.sb.size, &small, err, sizeof(err)), WB_ETOOBIG);
+	cr_assert_str_eq(err, "bin of 65537 bytes exceeds the limit of 65536");
 	mp_done(&b);
 	free(s);
 
@@ -508,6 +519,8 @@ kind_fits(wb_type t, enum kind k)
 		return k == K_UINTS;
 	case WB_T_OBJS:
 		return k == K_MAPS;
+	case WB_T_BIN:
+		return k == K_BIN;
 	}
 	return false;
 }

@@ -1,6 +1,8 @@
 /* wb_id.c - time-ordered unique post ids (layout in wb_id.h). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "wb_id.h"
 
@@ -79,4 +81,41 @@ uint64_t
 wb_id_min(uint64_t ms)
 {
 	return ms > WB_ID_EPOCH_MS ? (ms - WB_ID_EPOCH_MS) << WB_ID_SHIFT : 0;
+}
+
+char *
+wb_media_id_format(char *buf, uint64_t author, uint64_t id)
+{
+	snprintf(
+	    buf, WB_MEDIA_ID_MAX, "%llu-%llu", (unsigned long long)author, (unsigned long long)id);
+	return buf;
+}
+
+/* wb_media_id_part reads one nonzero decimal without leading zeros from s[0..n). */
+static bool
+wb_media_id_part(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 20 || s[0] == '0') {
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (d > 9 || v > (UINT64_MAX - d) / 10) {
+			return false;
+		}
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+bool
+wb_media_id_parse(const char *s, size_t n, uint64_t *author, uint64_t *id)
+{
+	const char *dash = s != NULL ? memchr(s, '-', n) : NULL;
+
+	return dash != NULL && wb_media_id_part(s, (size_t)(dash - s), author) &&
+	       wb_media_id_part(dash + 1, n - (size_t)(dash - s) - 1, id);
 }

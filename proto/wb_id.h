@@ -14,6 +14,8 @@
 #ifndef WB_ID_H
 #define WB_ID_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define WB_ID_EPOCH_MS  UINT64_C(1577836800000) /* 2020-01-01T00:00:00Z */
@@ -40,5 +42,18 @@ uint64_t wb_id_ms(uint64_t id);
 
 /* wb_id_min returns the smallest id issued at Unix ms (for time-range scans). */
 uint64_t wb_id_min(uint64_t ms);
+
+/*
+ * Media ids name their owner: "<author uid>-<id>" in decimal, both
+ * nonzero without leading zeros ("7-7321123456789012"), so a reader can
+ * route to the author's shard as post.get's author hints do.
+ */
+#define WB_MEDIA_ID_MAX 42 /* bytes of the longest media id, with its NUL */
+
+/* wb_media_id_format writes the media id of (author, id) into buf (WB_MEDIA_ID_MAX bytes) and returns buf. */
+char *wb_media_id_format(char *buf, uint64_t author, uint64_t id);
+
+/* wb_media_id_parse reads a media id (n bytes); false if s is not one. */
+bool wb_media_id_parse(const char *s, size_t n, uint64_t *author, uint64_t *id);
 
 #endif

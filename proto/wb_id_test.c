@@ -102,3 +102,25 @@ Test(wb_id, clock_before_epoch)
 	cr_assert_gt(wb_now_ms(), WB_ID_EPOCH_MS);
 	wb_idgen_free(g);
 }
+
+Test(wb_media_id, round_trip_and_refusals)
+{
+	char     buf[WB_MEDIA_ID_MAX];
+	uint64_t a, id;
+
+	cr_assert_str_eq(wb_media_id_format(buf, 7, 123), "7-123");
+	cr_assert(wb_media_id_parse("7-123", 5, &a, &id));
+	cr_assert_eq(a, 7);
+	cr_assert_eq(id, 123);
+	wb_media_id_format(buf, UINT64_MAX, UINT64_MAX);
+	cr_assert_eq(strlen(buf), WB_MEDIA_ID_MAX - 1);
+	cr_assert(wb_media_id_parse(buf, strlen(buf), &a, &id));
+	cr_assert_eq(a, UINT64_MAX);
+	cr_assert_eq(id, UINT64_MAX);
+	static const char *bad[] = { "", "-", "7-", "-7", "07-1", "7-01", "0-1", "1-0", "7_1",
+		"7-1-2", "a-1", "7-1x", "18446744073709551616-1", "1-18446744073709551616",
+		" 7-1" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_not(wb_media_id_parse(bad[i], strlen(bad[i]), &a, &id), "%s", bad[i]);
+	}
+}

@@ -274,12 +274,14 @@ wb_set_static_str(wb_obj *o, wb_field f, const char *str, size_t n)
 	return WB_OK;
 }
 
-int
-wb_set_str(wb_obj *o, wb_field f, const char *str, size_t n)
+/* wb_set_bytes copies n bytes and a NUL into o's arena as field f of type t (STR or BIN). */
+static int
+wb_set_bytes(wb_obj *o, wb_field f, wb_type t, const void *p, size_t n)
 {
-	char *copy;
+	char   *copy;
+	wb_val *s;
 
-	if (o == NULL || !wb_obj_typed(f, WB_T_STR, WB_T_STR) || (str == NULL && n != 0)) {
+	if (o == NULL || !wb_obj_typed(f, t, t) || (p == NULL && n != 0)) {
 		return WB_EINVAL;
 	}
 	if (n >= UINT32_MAX) {
@@ -289,10 +291,27 @@ wb_set_str(wb_obj *o, wb_field f, const char *str, size_t n)
 		return WB_ENOMEM;
 	}
 	if (n != 0) {
-		memcpy(copy, str, n);
+		memcpy(copy, p, n);
 	}
 	copy[n] = '\0';
-	return wb_set_static_str(o, f, copy, n);
+	if ((s = wb_obj_slot(o, f)) == NULL) {
+		return WB_ENOMEM;
+	}
+	s->s.p = copy;
+	s->s.n = (uint32_t)n;
+	return WB_OK;
+}
+
+int
+wb_set_str(wb_obj *o, wb_field f, const char *str, size_t n)
+{
+	return wb_set_bytes(o, f, WB_T_STR, str, n);
+}
+
+int
+wb_set_bin(wb_obj *o, wb_field f, const void *p, size_t n)
+{
+	return wb_set_bytes(o, f, WB_T_BIN, p, n);
 }
 
 int
@@ -461,6 +480,19 @@ wb_get_str(const wb_obj *o, wb_field f, const char **str, size_t *n)
 	return true;
 }
 
+bool
+wb_get_bin(const wb_obj *o, wb_field f, const void **p, size_t *n)
+{
+	const wb_val *s;
+
+	if (o == NULL || !wb_obj_typed(f, WB_T_BIN, WB_T_BIN) || (s = wb_obj_find(o, f)) == NULL) {
+		return false;
+	}
+	*p = s->s.p;
+	*n = s->s.n;
+	return true;
+}
+
 const char *
 wb_str(const wb_obj *o, wb_field f, const char *dflt)
 {
@@ -525,7 +557,8 @@ wb_copy(wb_obj *dst, const wb_obj *src)
 			rv = wb_set_bool(dst, f, v->b);
 			break;
 		case WB_T_STR:
-			rv = wb_set_str(dst, f, v->s.p, v->s.n);
+		case WB_T_BIN:
+			rv = wb_set_bytes(dst, f, wb_field_type(f), v->s.p, v->s.n);
 			break;
 		case WB_T_U64S:
 		case WB_T_IDS:
@@ -554,6 +587,7 @@ wb_val_equal(wb_field f, const wb_val *a, const wb_val *b)
 	case WB_T_BOOL:
 		return a->b == b->b;
 	case WB_T_STR:
+	case WB_T_BIN:
 		return a->s.n == b->s.n && memcmp(a->s.p, b->s.p, a->s.n) == 0;
 	case WB_T_U64S:
 	case WB_T_IDS:

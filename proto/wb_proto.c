@@ -49,7 +49,8 @@ wb_check_request(const wb_obj *req, wb_op *opp, char *err, size_t errlen)
 	char        quoted[WB_QUOTE_MAX + 4];
 	const char *name;
 	size_t      n;
-	uint64_t    v, required, optional, present = 0;
+	uint64_t    v;
+	wb_mask     required, optional, present = 0;
 	wb_op       op;
 
 	if (opp != NULL) {
@@ -78,11 +79,11 @@ wb_check_request(const wb_obj *req, wb_op *opp, char *err, size_t errlen)
 		    (unsigned long long)v, WB_PROTO_VERSION);
 	}
 	for (uint16_t i = 0; i < req->n; i++) {
-		present |= UINT64_C(1) << req->vals[i].field;
+		present |= wb_mask_bit(req->vals[i].field);
 	}
 	wb_op_fields(op, &required, &optional);
 	if ((required & ~present) != 0) {
-		int f = __builtin_ctzll(required & ~present);
+		int f = wb_mask_first(required & ~present);
 		return wb_fail(err, errlen, WB_EINVAL, "%s: missing field '%s'", wb_op_name(op),
 		    wb_field_name((wb_field)f));
 	}
@@ -91,9 +92,9 @@ wb_check_request(const wb_obj *req, wb_op *opp, char *err, size_t errlen)
 		    "%s: request id 'rid' must be 1-%d of A-Z a-z 0-9 . _ : -", wb_op_name(op),
 		    WB_RID_MAX);
 	}
-	uint64_t extra = present & ~(required | optional | WB_M(OP) | WB_M(V) | WB_M(RID));
+	wb_mask extra = present & ~(required | optional | WB_M(OP) | WB_M(V) | WB_M(RID));
 	if (extra != 0) {
-		int f = __builtin_ctzll(extra);
+		int f = wb_mask_first(extra);
 		return wb_fail(err, errlen, WB_EINVAL, "field '%s' is not taken by '%s'",
 		    wb_field_name((wb_field)f), wb_op_name(op));
 	}

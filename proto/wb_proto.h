@@ -36,6 +36,7 @@ typedef enum wb_type {
 	WB_T_U64S,
 	WB_T_IDS,
 	WB_T_OBJS,
+	WB_T_BIN, /* bytes: msgpack bin; never in JSON (media travel raw over HTTP) */
 } wb_type;
 
 /*   enum        wire name      type     meaning */
@@ -99,7 +100,17 @@ typedef enum wb_type {
 	X(ELAPSED,   "elapsed_ms",  U64)  /* a long job's running time, ms */   \
 	X(RELEASE,   "release",     STR)  /* the Warble release (WB_RELEASE) */ \
 	X(REQS,      "reqs",        OBJS) /* requests of a batch */             \
-	X(REPS,      "reps",        OBJS) /* their replies, in order (batch) */
+	X(REPS,      "reps",        OBJS) /* their replies, in order (batch) */ \
+	X(TITLE,     "title",       STR)  /* post title */                      \
+	X(CATEGORY,  "category",    STR)  /* post category: a-z 0-9 _ */        \
+	X(IMAGES,    "images",      OBJS) /* a post's images: {media, alt?} */  \
+	X(MEDIA,     "media",       STR)  /* media id "<author>-<id>" */        \
+	X(DATA,      "data",        BIN)  /* media bytes */                     \
+	X(WIDTH,     "width",       U64)  /* image width, pixels */             \
+	X(HEIGHT,    "height",      U64)  /* image height, pixels */            \
+	X(ALT,       "alt",         STR)  /* image description */               \
+	X(SIZE,      "size",        U64)  /* media bytes */                     \
+	X(PUBLIC,    "public",      BOOL) /* media attached to a post (anyone may read it) */
 /* clang-format on */
 
 typedef enum wb_field {
@@ -109,10 +120,28 @@ typedef enum wb_field {
 	    WB_FIELD_COUNT /* number of fields (WB_F_COUNT is the "count" field) */
 } wb_field;
 
-_Static_assert(WB_FIELD_COUNT <= 64, "field masks are 64 bits");
+/* A set of fields, one bit per field (operations' field masks). */
+__extension__ typedef unsigned __int128 wb_mask;
+
+_Static_assert(WB_FIELD_COUNT <= 128, "field masks are 128 bits");
 
 /* WB_M(F) is the bit of field F in an operation's field masks. */
-#define WB_M(f) (UINT64_C(1) << WB_F_##f)
+#define WB_M(f) ((wb_mask)1 << WB_F_##f)
+
+/* wb_mask_bit returns the bit of field f (a wb_field value) in a mask. */
+static inline wb_mask
+wb_mask_bit(int f)
+{
+	return (wb_mask)1 << f;
+}
+
+/* wb_mask_first returns the lowest field in a nonzero mask. */
+static inline int
+wb_mask_first(wb_mask m)
+{
+	uint64_t lo = (uint64_t)m;
+	return lo != 0 ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((uint64_t)(m >> 64));
+}
 
 /*
  * Operations: enum, wire name, required fields, optional fields.
@@ -151,12 +180,15 @@ _Static_assert(WB_FIELD_COUNT <= 64, "field masks are 64 bits");
 	X(REL_FOLLOW_MANY, "rel.follow_many", WB_M(TARGET) | WB_M(UIDS), 0) /* each of uids follows target */ \
 	X(REL_FOLLOWED,   "rel.followed",     0, WB_M(AFTER) | WB_M(LIMIT)) /* users with fans */ \
 	/* content service */                                                      \
-	X(POST_PUBLISH,   "post.publish",     WB_M(UID) | WB_M(TEXT), 0)           \
+	X(POST_PUBLISH,   "post.publish",     WB_M(UID),                           \
+	    WB_M(TEXT) | WB_M(TITLE) | WB_M(CATEGORY) | WB_M(IMAGES))            \
 	X(POST_GET,       "post.get",         WB_M(IDS), WB_M(UIDS)) /* uids: author hints */ \
 	X(POST_TIMELINE,  "post.timeline",    WB_M(UID),                           \
-	    WB_M(BEFORE) | WB_M(LIMIT) | WB_M(SINCE) | WB_M(UNTIL))                \
+	    WB_M(BEFORE) | WB_M(LIMIT) | WB_M(SINCE) | WB_M(UNTIL) | WB_M(CATEGORY)) \
 	X(POST_DELETE,    "post.delete",      WB_M(UID) | WB_M(ID), 0)             \
 	X(POST_LOG,       "post.log",         WB_M(FROM), WB_M(LIMIT))             \
+	X(MEDIA_PUT,      "media.put",        WB_M(UID) | WB_M(DATA), 0) /* an upload */ \
+	X(MEDIA_GET,      "media.get",        WB_M(MEDIA), WB_M(UID)) /* uid: the reader */ \
 	/* inbox service */                                                        \
 	X(INBOX_HOME,     "inbox.home",       WB_M(UID), WB_M(BEFORE) | WB_M(LIMIT)) \
 	X(INBOX_REBUILD,  "inbox.rebuild",    0, WB_M(LIMIT)) /* limit: posts per follow */ \
@@ -168,11 +200,12 @@ _Static_assert(WB_FIELD_COUNT <= 64, "field masks are 64 bits");
 	X(LOGIN,          "login",            WB_M(NAME) | WB_M(PASSWORD), 0)      \
 	X(LOGOUT,         "logout",           WB_M(TOKEN), 0)                      \
 	X(WHOAMI,         "whoami",           WB_M(TOKEN), 0)                      \
-	X(PUBLISH,        "publish",          WB_M(TOKEN) | WB_M(TEXT), 0)         \
+	X(PUBLISH,        "publish",          WB_M(TOKEN),                         \
+	    WB_M(TEXT) | WB_M(TITLE) | WB_M(CATEGORY) | WB_M(IMAGES))            \
 	X(DELETE,         "delete",           WB_M(TOKEN) | WB_M(ID), 0)           \
 	X(HOME,           "home",             WB_M(TOKEN), WB_M(BEFORE) | WB_M(LIMIT)) \
 	X(TIMELINE,       "timeline",         WB_M(NAME), WB_M(TOKEN) |            \
-	    WB_M(BEFORE) | WB_M(LIMIT) | WB_M(SINCE) | WB_M(UNTIL))                \
+	    WB_M(BEFORE) | WB_M(LIMIT) | WB_M(SINCE) | WB_M(UNTIL) | WB_M(CATEGORY)) \
 	X(FOLLOW,         "follow",           WB_M(TOKEN) | WB_M(NAME), 0)         \
 	X(UNFOLLOW,       "unfollow",         WB_M(TOKEN) | WB_M(NAME), 0)         \
 	X(FOLLOWING_LIST, "following",        WB_M(NAME), WB_M(TOKEN) | WB_M(AFTER) | WB_M(LIMIT)) \
@@ -180,7 +213,9 @@ _Static_assert(WB_FIELD_COUNT <= 64, "field masks are 64 bits");
 	X(PROFILE,        "profile",          WB_M(NAME), WB_M(TOKEN))             \
 	X(UPDATE_PROFILE, "update_profile",   WB_M(TOKEN), WB_M(DISPLAY) | WB_M(BIO)) \
 	X(LOGOUT_ALL,     "logout_all",       WB_M(TOKEN), 0)                      \
-	X(CHANGE_PASSWORD, "change_password", WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0)
+	X(CHANGE_PASSWORD, "change_password", WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0) \
+	X(UPLOAD,         "upload",           WB_M(TOKEN) | WB_M(DATA), 0)         \
+	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN))
 /* clang-format on */
 
 typedef enum wb_op {
@@ -230,8 +265,9 @@ struct wb_obj {
 typedef struct wb_limits {
 	size_t max_bytes;  /* whole message (default 4 MiB) */
 	size_t max_str;    /* one string (default 64 KiB) */
+	size_t max_bin;    /* one bin value: media (default 4 MiB) */
 	size_t max_array;  /* elements of one array (default 100000) */
-	size_t max_fields; /* fields of one map (default 64) */
+	size_t max_fields; /* fields of one map (default 128) */
 	int    max_depth;  /* nesting of maps/arrays (default 6: a batch of stats replies) */
 } wb_limits;
 
@@ -253,7 +289,7 @@ const char *wb_op_name(wb_op op);
 wb_op wb_op_lookup(const char *name, size_t len);
 
 /* wb_op_fields gives an operation's required and optional field masks. */
-void wb_op_fields(wb_op op, uint64_t *required, uint64_t *optional);
+void wb_op_fields(wb_op op, wb_mask *required, wb_mask *optional);
 
 /* wb_msg_new creates an empty root object with its own arena (NULL if out of memory). */
 wb_obj *wb_msg_new(void);
@@ -292,6 +328,12 @@ int wb_set_bool(wb_obj *o, wb_field f, bool v);
 
 /* wb_set_str copies n bytes into a STR field (NUL-terminated copy). */
 int wb_set_str(wb_obj *o, wb_field f, const char *s, size_t n);
+
+/* wb_set_bin copies n bytes into a BIN field (a NUL follows them, not counted). */
+int wb_set_bin(wb_obj *o, wb_field f, const void *p, size_t n);
+
+/* wb_get_bin reads a BIN field; false if absent. */
+bool wb_get_bin(const wb_obj *o, wb_field f, const void **p, size_t *n);
 
 /* wb_set_cstr sets a STR field from a C string. */
 int wb_set_cstr(wb_obj *o, wb_field f, const char *s);

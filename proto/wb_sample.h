@@ -33,6 +33,10 @@ wb_sample_fill(wb_obj *o, wb_field f, unsigned variant)
 		snprintf(text, sizeof(text), "%s sample %u: caf\xc3\xa9 \xe2\x9c\x93",
 		    wb_field_name(f), variant);
 		return wb_set_cstr(o, f, text);
+	case WB_T_BIN:
+		snprintf(text, sizeof(text), "%s bytes %u", wb_field_name(f), variant);
+		text[0] = '\0'; /* bytes, not text: a NUL is fine */
+		return wb_set_bin(o, f, text, strlen(text + 1) + 1);
 	case WB_T_U64S:
 	case WB_T_IDS:
 		if ((v = wb_add_u64s(o, f, n)) == NULL) {
@@ -66,8 +70,8 @@ wb_sample_fill(wb_obj *o, wb_field f, unsigned variant)
 static inline wb_obj *
 wb_sample_request(wb_op op, bool all)
 {
-	uint64_t req, opt, mask;
-	wb_obj  *m = wb_request(op);
+	wb_mask req, opt, mask;
+	wb_obj *m = wb_request(op);
 
 	if (m == NULL) {
 		return NULL;
@@ -75,7 +79,7 @@ wb_sample_request(wb_op op, bool all)
 	wb_op_fields(op, &req, &opt);
 	mask = req | (all ? opt : 0);
 	for (int f = 0; f < WB_FIELD_COUNT; f++) {
-		if ((mask & (UINT64_C(1) << f)) &&
+		if ((mask & wb_mask_bit(f)) &&
 		    wb_sample_fill(m, (wb_field)f, (unsigned)op) != WB_OK) {
 			wb_msg_free(m);
 			return NULL;

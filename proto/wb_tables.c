@@ -23,8 +23,8 @@ typedef struct wb_field_row {
 typedef struct wb_op_row {
 	const char *name;
 	uint8_t     len;
-	uint64_t    required;
-	uint64_t    optional;
+	wb_mask     required;
+	wb_mask     optional;
 } wb_op_row;
 
 static const wb_field_row wb_field_rows[WB_FIELD_COUNT] = {
@@ -39,8 +39,6 @@ static const wb_op_row wb_op_rows[WB_OP_COUNT] = { { "?", 1, 0, 0 },
 #undef WB_OP_ROW
 };
 
-/* Every field must fit in a 64-bit mask, and names in a uint8_t length. */
-_Static_assert(WB_FIELD_COUNT <= 64, "field masks are 64 bits");
 _Static_assert(WB_OP_COUNT < 255, "op slots are uint8_t");
 
 /* Hash tables: power-of-two sizes at least 4x the entries, slot 0xff empty. */
@@ -160,7 +158,7 @@ wb_op_lookup(const char *name, size_t len)
 }
 
 void
-wb_op_fields(wb_op op, uint64_t *required, uint64_t *optional)
+wb_op_fields(wb_op op, wb_mask *required, wb_mask *optional)
 {
 	if ((unsigned)op >= WB_OP_COUNT) {
 		op = WB_OP_NONE;

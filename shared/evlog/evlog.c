@@ -98,6 +98,7 @@ evlog_obj_copy(wb_obj *dst, const wb_obj *src)
 			rc = wb_set_u64s(dst, f, v->a.v, v->a.n);
 			break;
 		case WB_T_OBJS:
+		case WB_T_BIN:
 			break;
 		}
 		if (rc != WB_OK) {

@@ -33,8 +33,8 @@ struct http_route {
 	const char *path; /* "{name}" and "{id}" match one segment */
 	http_kind   kind;
 	wb_op       op;
-	uint64_t    query;  /* fields taken from the query string */
-	uint64_t    body;   /* fields taken from the JSON body */
+	wb_mask     query;  /* fields taken from the query string */
+	wb_mask     body;   /* fields taken from the JSON body */
 	int         status; /* on success */
 };
 
@@ -188,13 +188,13 @@ http_route_match(const char *pattern, const http_path *p, int *name, int *id)
 
 /* http_fields lists a field mask's names, for messages. */
 static void
-http_fields(uint64_t mask, char *buf, size_t n)
+http_fields(wb_mask mask, char *buf, size_t n)
 {
 	size_t k = 0;
 
 	buf[0] = '\0';
 	for (int f = 0; f < WB_FIELD_COUNT && k < n; f++) {
-		if (mask & (UINT64_C(1) << f)) {
+		if (mask & wb_mask_bit(f)) {
 			k += (size_t)snprintf(
 			    buf + k, n - k, "%s%s", k ? ", " : "", wb_field_name((wb_field)f));
 		}
@@ -245,7 +245,7 @@ http_query(wb_obj *q, const http_route *r, const char *qs, http_parsed *out)
 				    out, 400, "BAD_MESSAGE", "malformed query string");
 			}
 			f = wb_field_lookup(key, (size_t)kn);
-			if (f < 0 || (r->query & (UINT64_C(1) << f)) == 0) {
+			if (f < 0 || (r->query & wb_mask_bit(f)) == 0) {
 				http_fields(r->query, allowed, sizeof(allowed));
 				return http_parse_fail(out, 400, "INVALID",
 				    "unknown query parameter \"%.40s\" (this endpoint takes: %s)",
@@ -265,7 +265,7 @@ http_query(wb_obj *q, const http_route *r, const char *qs, http_parsed *out)
 static bool
 http_token(http_job *j, const http_route *r)
 {
-	uint64_t    req, opt;
+	wb_mask     req, opt;
 	const char *a = j->head.authorization;
 	size_t      n;
 

@@ -75,12 +75,14 @@ http_json_type_desc(wb_type t)
 		return "an array of decimal strings";
 	case WB_T_OBJS:
 		return "an array of objects";
+	case WB_T_BIN:
+		return "raw bytes, which JSON cannot carry";
 	}
 	return "?";
 }
 
 static int http_json_obj_fill(
-    wb_obj *dst, const json_t *obj, uint64_t allowed, int depth, char *err, size_t errlen);
+    wb_obj *dst, const json_t *obj, wb_mask allowed, int depth, char *err, size_t errlen);
 
 /* http_json_field_set converts one JSON value v into field f of dst. */
 static int
@@ -131,13 +133,15 @@ http_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 		}
 		for (i = 0; i < n; i++) {
 			char sub[64];
-			rc = http_json_obj_fill(&objs[i], json_array_get(v, i), UINT64_MAX,
+			rc = http_json_obj_fill(&objs[i], json_array_get(v, i), ~(wb_mask)0,
 			    depth + 1, sub, sizeof(sub));
 			if (rc != WB_OK) {
 				return rc;
 			}
 		}
 		return WB_OK;
+	case WB_T_BIN:
+		return WB_EBADMSG;
 	}
 	return WB_EBADMSG;
 }
@@ -145,7 +149,7 @@ http_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 /* http_json_obj_fill sets every member of JSON object obj on dst. */
 static int
 http_json_obj_fill(
-    wb_obj *dst, const json_t *obj, uint64_t allowed, int depth, char *err, size_t errlen)
+    wb_obj *dst, const json_t *obj, wb_mask allowed, int depth, char *err, size_t errlen)
 {
 	const char *key;
 	json_t     *v;
@@ -162,7 +166,7 @@ http_json_obj_fill(
 			snprintf(err, errlen, "unknown field \"%.64s\"", key);
 			return WB_EINVAL;
 		}
-		if ((allowed & (UINT64_C(1) << f)) == 0) {
+		if ((allowed & wb_mask_bit(f)) == 0) {
 			if (f == WB_F_TOKEN) {
 				snprintf(err, errlen,
 				    "the session token goes in the "
@@ -187,7 +191,7 @@ http_json_obj_fill(
 
 int
 http_json_to_obj(
-    wb_obj *dst, const char *json, size_t len, uint64_t allowed, char *err, size_t errlen)
+    wb_obj *dst, const char *json, size_t len, wb_mask allowed, char *err, size_t errlen)
 {
 	json_error_t je;
 	json_t      *root;
@@ -314,7 +318,7 @@ http_json_num(http_buf *out, uint64_t v, bool quoted)
 	return http_buf_add(out, p, (size_t)(d + sizeof(d) - p));
 }
 
-static int http_json_obj(const wb_obj *src, uint64_t skip, http_buf *out);
+static int http_json_obj(const wb_obj *src, wb_mask skip, http_buf *out);
 
 /* http_json_val appends one field value as JSON. */
 static int
@@ -345,13 +349,15 @@ http_json_val(const wb_val *v, http_buf *out)
 			}
 		}
 		return rc == WB_OK ? http_buf_add(out, "]", 1) : rc;
+	case WB_T_BIN:
+		break; /* http_json_obj leaves bytes out */
 	}
 	return WB_EINVAL;
 }
 
 /* http_json_obj appends src as a JSON object, in field order, leaving out the fields in skip. */
 static int
-http_json_obj(const wb_obj *src, uint64_t skip, http_buf *out)
+http_json_obj(const wb_obj *src, wb_mask skip, http_buf *out)
 {
 	bool first = true;
 	int  rc = http_buf_add(out, "{", 1);
@@ -360,7 +366,8 @@ http_json_obj(const wb_obj *src, uint64_t skip, http_buf *out)
 		const wb_val *v = &src->vals[i];
 		const char   *name = wb_field_name((wb_field)v->field);
 
-		if (skip & (UINT64_C(1) << v->field)) {
+		if ((skip & wb_mask_bit(v->field)) ||
+		    wb_field_type((wb_field)v->field) == WB_T_BIN) {
 			continue;
 		}
 		if ((first || (rc = http_buf_add(out, ",", 1)) == WB_OK) &&
@@ -375,7 +382,7 @@ http_json_obj(const wb_obj *src, uint64_t skip, http_buf *out)
 }
 
 int
-http_json_from_obj(const wb_obj *src, uint64_t skip, http_buf *out)
+http_json_from_obj(const wb_obj *src, wb_mask skip, http_buf *out)
 {
 	return http_json_obj(src, skip, out);
 }

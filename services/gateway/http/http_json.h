@@ -31,10 +31,10 @@
 
 /* http_json_to_obj parses a JSON object and sets its fields on dst, accepting only fields in allowed (a WB_M mask); WB_EBADMSG or WB_EINVAL with a message in err. */
 int http_json_to_obj(
-    wb_obj *dst, const char *json, size_t len, uint64_t allowed, char *err, size_t errlen);
+    wb_obj *dst, const char *json, size_t len, wb_mask allowed, char *err, size_t errlen);
 
 /* http_json_from_obj appends src as a JSON object to out, leaving out the fields in skip (a WB_M mask). */
-int http_json_from_obj(const wb_obj *src, uint64_t skip, http_buf *out);
+int http_json_from_obj(const wb_obj *src, wb_mask skip, http_buf *out);
 
 /* http_json_error_named appends the error body {"error": name, "message": msg} to out: name is
  * a wb_err_name or an HTTP-only one such as METHOD_NOT_ALLOWED; msg must be UTF-8. */

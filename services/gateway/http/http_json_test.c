@@ -11,7 +11,7 @@
 #include "http_json.h"
 
 static wb_obj *
-decode(const char *json, uint64_t allowed, int want, char *err, size_t n)
+decode(const char *json, wb_mask allowed, int want, char *err, size_t n)
 {
 	wb_obj *o = wb_msg_new();
 
