@@ -40,7 +40,8 @@
 	X(EIO,        "STORE_ERROR",     "storage error",                           500) \
 	X(ECORRUPT,   "CORRUPT",         "corrupt stored data",                     500) \
 	X(EEND,       "END",             "no more data",                            404) \
-	X(EINTERNAL,  "INTERNAL",        "internal error",                          500)
+	X(EINTERNAL,  "INTERNAL",        "internal error",                          500) \
+	X(EMEDIATYPE, "BAD_MEDIA", "not a PNG, JPEG, GIF or WebP image", 415)
 /* clang-format on */
 
 typedef enum wb_err {
