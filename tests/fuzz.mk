@@ -46,6 +46,7 @@ $(foreach l,$(LIB_NAMES),$(eval $(call lib_file,$(l)): $(call objs,$(call lib_sr
 # What each target links (override per target: FUZZ_LIBS_<name> = proto).
 FUZZ_LIBS_wb_codec_fuzz = proto
 FUZZ_LIBS_hb_key_fuzz   = hb proto
+FUZZ_LIBS_content_image_fuzz = proto
 
 FUZZ_SRCS = $(shell find proto shared services tests -name '*_fuzz.c' 2>/dev/null)
 FUZZ_BINS = $(patsubst %.c,$(BF)/%,$(notdir $(FUZZ_SRCS)))
