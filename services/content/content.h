@@ -12,14 +12,20 @@
 #include "rt_daemon.h"
 #include "rt_server.h"
 
-#define CONTENT_GET_MAX      1000 /* ids per post.get */
-#define CONTENT_PAGE_DEFAULT 20   /* post.timeline default limit */
-#define CONTENT_PAGE_MAX     100  /* post.timeline largest limit */
+#define CONTENT_GET_MAX      1000          /* ids per post.get */
+#define CONTENT_PAGE_DEFAULT 20            /* post.timeline default limit */
+#define CONTENT_PAGE_MAX     100           /* post.timeline largest limit */
+#define CONTENT_MEDIA_MAX    (1024 * 1024) /* default bytes of one image */
+#define CONTENT_MEDIA_PIXELS 25000000      /* default pixels of one image */
+#define CONTENT_MEDIA_RATE   30            /* default uploads per user per minute */
 
 typedef struct content content;
 
 /* content_open prepares the service over an open table and log; node is the id generator's node. */
 int content_open(content **out, hb_table *t, evlog *log, unsigned node);
+
+/* content_media_limits sets the largest image in bytes and pixels and the uploads a user may make per minute (0: no limit). */
+int content_media_limits(content *c, size_t max_bytes, uint64_t max_pixels, unsigned per_minute);
 
 /* content_close frees the service (the table and log stay open). */
 void content_close(content *c);
@@ -30,7 +36,7 @@ int content_register(content *c, rt_server *s);
 /* content_service describes warble-content to rt_daemon_main (content_daemon.c). */
 extern const rt_service content_service;
 
-/* content_publish handles post.publish {uid, text} -> {id, time}. */
+/* content_publish handles post.publish {uid, text?, title?, category?, images?} -> {id, time}. */
 int content_publish(void *arg, const wb_obj *req, wb_obj *rep);
 
 /* content_delete handles post.delete {uid, id}: the author only. */
@@ -39,8 +45,14 @@ int content_delete(void *arg, const wb_obj *req, wb_obj *rep);
 /* content_get handles post.get {ids} -> {posts, missing}. */
 int content_get(void *arg, const wb_obj *req, wb_obj *rep);
 
-/* content_timeline handles post.timeline {uid, before?, limit?, since?, until?} -> {posts, next?}. */
+/* content_timeline handles post.timeline {uid, before?, limit?, since?, until?, category?} -> {posts, next?}. */
 int content_timeline(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_media_put handles media.put {uid, data} -> {media, type, width, height, size}: an upload. */
+int content_media_put(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_media_get handles media.get {media, uid?} -> {media, type, width, height, size, public, data}. */
+int content_media_get(void *arg, const wb_obj *req, wb_obj *rep);
 
 /* content_log handles post.log {from, limit?} -> {events, last}. */
 int content_log(void *arg, const wb_obj *req, wb_obj *rep);

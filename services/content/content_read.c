@@ -1,29 +1,16 @@
 /*
  * content_read.c - post.get, post.timeline and post.log.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "content_int.h"
 #include "content_schema.h"
 
-/* content_post_fill writes one post record into o. */
+/* content_post_cell finds post id of author and hands its value to fill (o: fill's record, or a copy's holder); WB_ENOPOST if gone. */
 static int
-content_post_fill(wb_obj *o, uint64_t id, uint64_t author, const void *text, size_t len)
-{
-	int rc = wb_set_u64(o, WB_F_ID, id);
-	if (rc == WB_OK) {
-		rc = wb_set_u64(o, WB_F_AUTHOR, author);
-	}
-	if (rc == WB_OK) {
-		rc = wb_set_str(o, WB_F_TEXT, text, len);
-	}
-	if (rc == WB_OK) {
-		rc = wb_set_u64(o, WB_F_TIME, wb_id_ms(id));
-	}
-	return rc;
-}
-
-/* content_post_read reads post id of author into o (WB_ENOPOST if gone). */
-static int
-content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o)
+content_post_cell(content *c, uint64_t author, uint64_t id,
+    int (*fill)(void *arg, uint64_t id, uint64_t author, const void *val, size_t len), void *arg)
 {
 	uint8_t      row[8];
 	hb_scan     *s = NULL;
@@ -39,12 +26,58 @@ content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o)
 	}
 	rc = hb_scan_next(s, &cell);
 	if (rc == WB_OK && cell.version == id) {
-		rc = content_post_fill(o, id, author, cell.value, cell.value_len);
+		rc = fill(arg, id, author, cell.value, cell.value_len);
 	} else if (rc == WB_OK || rc == WB_EEND) {
 		rc = WB_ENOPOST;
 	}
 	hb_scan_close(s);
 	return rc;
+}
+
+/* content_post_record is content_post_cell's fill for a record. */
+static int
+content_post_record(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
+{
+	return content_post_fill(arg, id, author, val, len);
+}
+
+/* A copy of a stored value, content_post_cell's fill for content_post_value. */
+typedef struct content_value {
+	uint8_t *p;
+	size_t   len;
+} content_value;
+
+static int
+content_post_copy(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
+{
+	content_value *v = arg;
+
+	(void)id;
+	(void)author;
+	if ((v->p = malloc(len + 1)) == NULL) {
+		return WB_ENOMEM;
+	}
+	memcpy(v->p, val, len);
+	v->len = len;
+	return WB_OK;
+}
+
+int
+content_post_value(content *c, uint64_t author, uint64_t id, uint8_t **val, size_t *len)
+{
+	content_value v = { 0 };
+	int           rc = content_post_cell(c, author, id, content_post_copy, &v);
+
+	*val = v.p;
+	*len = v.len;
+	return rc;
+}
+
+/* content_post_read reads post id of author into o (WB_ENOPOST if gone). */
+static int
+content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o)
+{
+	return content_post_cell(c, author, id, content_post_record, o);
 }
 
 /*
@@ -106,12 +139,19 @@ content_get(void *arg, const wb_obj *req, wb_obj *rep)
 int
 content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	content *c = arg;
-	uint64_t uid = wb_u64(req, WB_F_UID, 0);
-	uint64_t limit;
-	uint64_t minv = 0, maxv = UINT64_MAX, v;
-	bool     empty = false;
+	content    *c = arg;
+	uint64_t    uid = wb_u64(req, WB_F_UID, 0);
+	uint64_t    limit;
+	uint64_t    minv = 0, maxv = UINT64_MAX, v;
+	bool        empty = false;
+	const char *cat = NULL;
+	size_t      catlen = 0;
 	if (wb_page_limit(req, CONTENT_PAGE_DEFAULT, CONTENT_PAGE_MAX, &limit, rep) != WB_OK) {
+		return WB_EINVAL;
+	}
+	if (wb_get_str(req, WB_F_CATEGORY, &cat, &catlen) && !content_category_ok(cat, catlen)) {
+		wb_reply_error(
+		    rep, WB_EINVAL, "category must be 1 to %d of a-z 0-9 _", POST_CATEGORY_MAX);
 		return WB_EINVAL;
 	}
 	if (wb_get_u64(req, WB_F_BEFORE, &v)) {
@@ -145,6 +185,7 @@ content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 	if (posts == NULL) {
 		return WB_ENOMEM;
 	}
+	/* a category's posts: its index cells (author | category | ~id), then each post */
 	uint8_t      row[8];
 	hb_scan     *s = NULL;
 	hb_cell      cell;
@@ -153,15 +194,31 @@ content_timeline(void *arg, const wb_obj *req, wb_obj *rep)
 	opts.min_version = minv;
 	opts.max_version = maxv == UINT64_MAX ? 0 : maxv;
 	opts.limit = limit + 1;
-	int    rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
+	if (cat != NULL) {
+		opts.start_row = row;
+		opts.start_row_len = 8;
+		opts.start_qual = opts.qual_prefix = cat;
+		opts.start_qual_len = opts.qual_prefix_len = catlen;
+	}
+	int rc = hb_scan_open(&s, c->t, cat != NULL ? CONTENT_FAM_PCAT : CONTENT_FAM_POST, &opts);
 	size_t n = 0;
 	bool   more = false;
 	while (rc == WB_OK && (rc = hb_scan_next(s, &cell)) == WB_OK) {
+		if (cat != NULL && cell.qual_len != catlen) {
+			break; /* past the category: a longer one sharing its prefix */
+		}
 		if (n == limit) {
 			more = true;
 			break;
 		}
-		rc = content_post_fill(&posts[n++], cell.version, uid, cell.value, cell.value_len);
+		if (cat == NULL) {
+			rc = content_post_fill(
+			    &posts[n++], cell.version, uid, cell.value, cell.value_len);
+		} else if ((rc = content_post_read(c, uid, cell.version, &posts[n])) == WB_OK) {
+			n++;
+		} else if (rc == WB_ENOPOST) {
+			rc = WB_OK; /* deleted in the same batch as its index cell: not seen */
+		}
 	}
 	hb_scan_close(s);
 	if (rc == WB_EEND) {

@@ -4,6 +4,7 @@
 #include "content_schema.h"
 
 #include "evlog.h"
+#include "wb_id.h"
 
 void
 content_schema_families(hb_family_opts *fams)
@@ -28,4 +29,25 @@ content_schema_families(hb_family_opts *fams)
 		.qual_len = HB_NONE,
 	};
 	fams[CONTENT_FAM_LOG] = evlog_family("log");
+	fams[CONTENT_FAM_PCAT] = (hb_family_opts) {
+		.name = "pcat",
+		.row_len = 8,
+		.qual_len = HB_VARLEN,
+		.bloom_bits = 10,
+	};
+	fams[CONTENT_FAM_UPLOAD] = (hb_family_opts) {
+		.name = "upload",
+		.ttl_ms = CONTENT_UPLOAD_TTL_MS,
+		.version_ms = wb_id_ms,
+		.row_len = 8,
+		.qual_len = HB_NONE,
+		.blob_min_bytes = CONTENT_BLOB_MIN,
+	};
+	fams[CONTENT_FAM_MEDIA] = (hb_family_opts) {
+		.name = "media",
+		.row_len = 8,
+		.qual_len = HB_NONE,
+		.bloom_bits = 10,
+		.blob_min_bytes = CONTENT_BLOB_MIN,
+	};
 }

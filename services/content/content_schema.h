@@ -7,9 +7,17 @@
  *          | author uid (8 BE) | ~post id (8 BE) (the version)|   no qualifier
  *          +-------------------+------------------------------+
  *   value: +----------------------+
- *          | text (UTF-8, 1..280  |   the post's time is its id's ms
- *          | code points, <=1120 B|   (wb_id_ms), so it is not stored
+ *          | text (UTF-8, 1..280  |   a text-only post (and every post
+ *          | code points, <=1120 B|   written before rich posts)
  *          +----------------------+
+ *      or: +------+------------------------------------------------+
+ *          | 0xFF | msgpack {text?, title?, category?, images?}    |
+ *          +------+------------------------------------------------+
+ *          A rich post: the seeds' "columns vary" content table, only
+ *          the columns the post has; images are {media, type, width,
+ *          height, alt?} (never the bytes).  0xFF never starts UTF-8,
+ *          so the two forms cannot be confused.  The post's time is its
+ *          id's ms (wb_id_ms), so it is not stored.
  *
  *   A user's timeline is a scan of one row; a time range [since, until)
  *   is the version range [wb_id_min(since), wb_id_min(until)).
@@ -21,9 +29,28 @@
  *          +------------------+---------------+
  *   value: author uid (8 BE)
  *
- * meta: row "last_id" -> the newest post id ever issued (8 BE), written
- *   with every post, so a restarted service (even with its clock moved
- *   back) never issues an id twice, deleted posts' ids included.
+ * pcat: a user's posts by category, kept in the post's batch.
+ *
+ *   key:   +-------------------+-----------------+-------------------+
+ *          | author uid (8 BE) | category (a-z0-9_) | ~post id (8 BE)|   value: empty
+ *          +-------------------+-----------------+-------------------+
+ *
+ * upload: images uploaded and not yet attached; a TTL family (the
+ *   upload's age is its id's ms), so an unused upload goes by itself.
+ * media: images attached to posts, no TTL.  Both in blob files (RocksDB's
+ *   BlobDB, HBase's MOB): the LSM tree holds only a pointer per image.
+ *
+ *   key:   +-------------------+--------------------------------+
+ *          | author uid (8 BE) | ~media id (8 BE) (the version)  |   no qualifier
+ *          +-------------------+--------------------------------+
+ *   value: | type (1) | width (4 BE) | height (4 BE) | the file's bytes |
+ *
+ *   Attaching moves the cell from upload to media in the post's batch
+ *   (a TTL is per family); deleting the post deletes it.
+ *
+ * meta: row "last_id" -> the newest id ever issued, post or media (8 BE),
+ *   written with every post and upload, so a restarted service (even with
+ *   its clock moved back) never issues an id twice, deleted posts' included.
  *
  * log: the event log (evlog_family): post and delete events.
  */
@@ -37,8 +64,14 @@ enum {
 	CONTENT_FAM_PIDX,
 	CONTENT_FAM_META,
 	CONTENT_FAM_LOG,
+	CONTENT_FAM_PCAT,
+	CONTENT_FAM_UPLOAD,
+	CONTENT_FAM_MEDIA,
 	CONTENT_FAM_COUNT,
 };
+
+#define CONTENT_UPLOAD_TTL_MS (24 * 3600 * 1000ULL) /* an unattached upload's life */
+#define CONTENT_BLOB_MIN      4096                  /* values this large go to blob files */
 
 #define CONTENT_META_LAST_ID "last_id"
 

@@ -1,6 +1,7 @@
 /*
- * content_write.c - post.publish and post.delete: the post, its index entry and
- * its event commit in one batch through the event log.
+ * content_write.c - post.publish and post.delete: the post, its index
+ * entries, its images' move out of (or deletion from) the media families
+ * and its event commit in one batch through the event log.
  *
  * Both run under write_mu, so ids are issued in seq order, the newest id
  * in meta never goes backwards, and a post is deleted (and its delete
@@ -44,7 +45,28 @@ content_open(content **out, hb_table *t, evlog *log, unsigned node)
 		return rc;
 	}
 	pthread_mutex_init(&c->write_mu, NULL);
+	if ((rc = content_media_limits(
+	         c, CONTENT_MEDIA_MAX, CONTENT_MEDIA_PIXELS, CONTENT_MEDIA_RATE)) != WB_OK) {
+		content_close(c);
+		return rc;
+	}
 	*out = c;
+	return WB_OK;
+}
+
+int
+content_media_limits(content *c, size_t max_bytes, uint64_t max_pixels, unsigned per_minute)
+{
+	rt_rate *r = NULL;
+	int      rc = rt_rate_open(&r, per_minute, 60000, 60000);
+
+	if (rc != WB_OK) {
+		return rc;
+	}
+	rt_rate_close(c->uploads);
+	c->uploads = r;
+	c->media_max = max_bytes;
+	c->media_pixels = max_pixels;
 	return WB_OK;
 }
 
@@ -55,6 +77,7 @@ content_close(content *c)
 		return;
 	}
 	pthread_mutex_destroy(&c->write_mu);
+	rt_rate_close(c->uploads);
 	wb_idgen_free(c->ids);
 	free(c);
 }
@@ -85,6 +108,12 @@ content_register(content *c, rt_server *s)
 	}
 	if (rc == WB_OK) {
 		rc = rt_server_handle(s, WB_OP_POST_LOG, content_log, c);
+	}
+	if (rc == WB_OK) {
+		rc = rt_server_handle(s, WB_OP_MEDIA_PUT, content_media_put, c);
+	}
+	if (rc == WB_OK) {
+		rc = rt_server_handle(s, WB_OP_MEDIA_GET, content_media_get, c);
 	}
 	return rc;
 }
@@ -129,49 +158,65 @@ content_event_new(wb_event type, uint64_t uid, uint64_t id, uint64_t time)
 	return ev;
 }
 
-int
-content_publish(void *arg, const wb_obj *req, wb_obj *rep)
+/* content_post_rows adds a post's cells to b: the post, its id index, its category index, the newest id. */
+static int
+content_post_rows(content *c, hb_batch *b, uint64_t uid, uint64_t id, const content_draft *d,
+    const uint8_t *val, size_t len)
 {
-	content    *c = arg;
-	uint64_t    uid = wb_u64(req, WB_F_UID, 0);
-	const char *text = NULL;
-	size_t      len = 0;
-	(void)wb_get_str(req, WB_F_TEXT, &text, &len);
-	int rc = text_check(text, len);
-	if (rc == WB_ETOOLONG) {
-		wb_reply_error(rep, rc, "post text longer than %d characters", TEXT_MAX_CODEPOINTS);
-		return rc;
-	}
-	if (rc != WB_OK) {
-		wb_reply_error(rep, rc, "post text must be 1 to %d characters of valid UTF-8",
-		    TEXT_MAX_CODEPOINTS);
-		return rc;
-	}
-	if (uid == 0) {
-		wb_reply_error(rep, WB_EINVAL, "uid must be nonzero");
-		return WB_EINVAL;
-	}
+	uint8_t urow[8], irow[8], idv[8];
+	int     rc;
 
-	hb_batch *b = NULL;
-	wb_obj   *ev = NULL;
-	uint8_t   urow[8], irow[8], idv[8];
-	uint64_t  id = 0, time = 0;
-	if ((rc = hb_batch_new(&b)) != WB_OK) {
-		return rc;
-	}
 	hb_u64_be(urow, uid);
-	pthread_mutex_lock(&c->write_mu);
-	id = wb_id_next(c->ids, wb_now_ms());
-	time = wb_id_ms(id);
 	hb_u64_be(irow, id);
 	hb_u64_be(idv, id);
-	rc = hb_batch_put(b, c->t, CONTENT_FAM_POST, urow, 8, NULL, 0, id, text, len);
+	rc = hb_batch_put(b, c->t, CONTENT_FAM_POST, urow, 8, NULL, 0, id, val, len);
 	if (rc == WB_OK) {
 		rc = hb_batch_put(b, c->t, CONTENT_FAM_PIDX, irow, 8, NULL, 0, 0, urow, 8);
+	}
+	if (rc == WB_OK && d->category != NULL) {
+		rc = hb_batch_put(
+		    b, c->t, CONTENT_FAM_PCAT, urow, 8, d->category, d->category_len, id, "", 0);
 	}
 	if (rc == WB_OK) {
 		rc = hb_batch_put(b, c->t, CONTENT_FAM_META, CONTENT_META_LAST_ID,
 		    sizeof(CONTENT_META_LAST_ID) - 1, NULL, 0, 0, idv, 8);
+	}
+	return rc;
+}
+
+int
+content_publish(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	content      *c = arg;
+	uint64_t      uid = wb_u64(req, WB_F_UID, 0), id = 0, time = 0;
+	content_draft d;
+	hb_batch     *b = NULL;
+	wb_obj       *ev = NULL, *scratch = NULL, *images = NULL;
+	uint8_t      *val = NULL;
+	size_t        len = 0;
+	bool          refused = false;
+	int           rc;
+
+	if ((rc = content_draft_check(req, uid, &d, rep)) != WB_OK) {
+		return rc;
+	}
+	if ((rc = hb_batch_new(&b)) != WB_OK || (scratch = wb_msg_new()) == NULL ||
+	    (d.nimages > 0 && (images = wb_add_objs(scratch, WB_F_IMAGES, d.nimages)) == NULL)) {
+		hb_batch_free(b);
+		wb_msg_free(scratch);
+		return WB_ENOMEM;
+	}
+	pthread_mutex_lock(&c->write_mu);
+	if ((rc = content_media_attach(c, uid, &d, images, b, rep)) != WB_OK) {
+		refused = wb_reply_code(rep, NULL) != WB_OK;
+	}
+	if (rc == WB_OK) {
+		rc = content_post_encode(&d, images, &val, &len);
+	}
+	if (rc == WB_OK) {
+		id = wb_id_next(c->ids, wb_now_ms());
+		time = wb_id_ms(id);
+		rc = content_post_rows(c, b, uid, id, &d, val, len);
 	}
 	if (rc == WB_OK && (ev = content_event_new(WB_EV_POST, uid, id, time)) == NULL) {
 		rc = WB_ENOMEM;
@@ -181,16 +226,46 @@ content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	pthread_mutex_unlock(&c->write_mu);
 	wb_msg_free(ev);
+	wb_msg_free(scratch);
 	hb_batch_free(b);
+	free(val);
 	if (rc != WB_OK) {
-		RT_ERRORF("post.publish uid %llu: %s %s", (unsigned long long)uid, wb_strerror(rc),
-		    hb_last_error());
+		if (!refused) {
+			RT_ERRORF("post.publish uid %llu: %s %s", (unsigned long long)uid,
+			    wb_strerror(rc), hb_last_error());
+		}
 		return rc;
 	}
 	wb_reply_ok(rep);
 	wb_set_u64(rep, WB_F_ID, id);
 	wb_set_u64(rep, WB_F_TIME, time);
 	return WB_OK;
+}
+
+/* content_delete_rich adds to b the deletes of a rich post's category index cell and images. */
+static int
+content_delete_rich(content *c, hb_batch *b, uint64_t author, uint64_t id, const wb_obj *rich)
+{
+	const char   *s;
+	size_t        n, nimages = 0;
+	const wb_obj *images;
+	uint64_t      a, mid;
+	uint8_t       urow[8];
+	int           rc = WB_OK;
+
+	hb_u64_be(urow, author);
+	if (wb_get_str(rich, WB_F_CATEGORY, &s, &n)) {
+		rc = hb_batch_delete_version(b, c->t, CONTENT_FAM_PCAT, urow, 8, s, n, id);
+	}
+	(void)wb_get_objs(rich, WB_F_IMAGES, &images, &nimages);
+	for (size_t i = 0; rc == WB_OK && i < nimages; i++) {
+		if (wb_get_str(&images[i], WB_F_MEDIA, &s, &n) &&
+		    wb_media_id_parse(s, n, &a, &mid) && a == author) {
+			rc = hb_batch_delete_version(
+			    b, c->t, CONTENT_FAM_MEDIA, urow, 8, NULL, 0, mid);
+		}
+	}
+	return rc;
 }
 
 int
@@ -201,8 +276,9 @@ content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 	uint64_t  id = wb_u64(req, WB_F_ID, 0);
 	uint64_t  author = 0;
 	hb_batch *b = NULL;
-	wb_obj   *ev = NULL;
-	uint8_t   urow[8], irow[8];
+	wb_obj   *ev = NULL, *rich = NULL;
+	uint8_t   urow[8], irow[8], *val = NULL;
+	size_t    len = 0;
 	int       rc = hb_batch_new(&b);
 	if (rc != WB_OK) {
 		return rc;
@@ -211,6 +287,12 @@ content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 	rc = content_author(c, id, &author);
 	if (rc == WB_OK && author != uid) {
 		rc = WB_EPERM;
+	}
+	if (rc == WB_OK && (rc = content_post_value(c, author, id, &val, &len)) == WB_OK) {
+		rc = content_post_decode(val, len, &rich);
+	}
+	if (rc == WB_OK && rich != NULL) {
+		rc = content_delete_rich(c, b, author, id, rich);
 	}
 	if (rc == WB_OK) {
 		hb_u64_be(urow, author);
@@ -228,6 +310,8 @@ content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	pthread_mutex_unlock(&c->write_mu);
 	wb_msg_free(ev);
+	wb_msg_free(rich);
+	free(val);
 	hb_batch_free(b);
 	if (rc == WB_EPERM) {
 		wb_reply_error(rep, rc, "only the author may delete a post");

@@ -159,6 +159,11 @@ hb_fam_options(hb_table *t, hb_fam *f)
 	if (o->counter) {
 		rocksdb_options_set_merge_operator(f->opts, hb_counter_merge());
 	}
+	if (o->blob_min_bytes > 0) {
+		rocksdb_options_set_enable_blob_files(f->opts, 1);
+		rocksdb_options_set_min_blob_size(f->opts, o->blob_min_bytes);
+		rocksdb_options_set_enable_blob_gc(f->opts, 1);
+	}
 	rocksdb_compactionfilterfactory_t *ff = hb_filter_factory(f);
 	if (ff != NULL) {
 		rocksdb_options_set_compaction_filter_factory(f->opts, ff);

@@ -63,6 +63,8 @@ typedef struct hb_family_opts {
 	hb_compression compression;
 	int            bloom_bits; /* bits per key, 0 = no bloom filter */
 	bool           counter;    /* cells are u64 counters (hb_batch_add) */
+	size_t
+	    blob_min_bytes; /* values this large live in blob files, apart from the keys (0: never) */
 	/* version_ms maps a version to Unix ms for TTL; NULL: version is ms. */
 	uint64_t (*version_ms)(uint64_t version);
 	/* Write path (zero: RocksDB's defaults). */

@@ -1,0 +1,286 @@
+/*
+ * content_media.c - images: media.put (an upload), media.get, and moving
+ * uploads into a post's batch (layout in content_schema.h).
+ *
+ *   media.put   bytes -> type and size from the header (never the
+ *               client's claim) -> limits -> JPEG metadata stripped ->
+ *               upload family (TTL), under a new id
+ *   publish     upload cell -> media family, in the post's own batch
+ *   media.get   media family (anyone), else upload family (its uploader)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "content_image.h"
+#include "content_int.h"
+#include "content_schema.h"
+#include "rt_log.h"
+#include "wb_clock.h"
+
+#define MEDIA_HEAD 9 /* type (1), width (4 BE), height (4 BE) */
+
+/* A stored image: its header and bytes, pointing into a cell. */
+typedef struct content_image {
+	content_image_info info;
+	const uint8_t     *data;
+	size_t             len;
+} content_image;
+
+/* content_media_head writes an image's header into h. */
+static void
+content_media_head(uint8_t h[MEDIA_HEAD], const content_image_info *info)
+{
+	h[0] = (uint8_t)info->type;
+	for (int i = 0; i < 4; i++) {
+		h[1 + i] = (uint8_t)(info->width >> (24 - 8 * i));
+		h[5 + i] = (uint8_t)(info->height >> (24 - 8 * i));
+	}
+}
+
+/* content_be32 reads 4 big-endian bytes. */
+static uint32_t
+content_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* content_media_parse reads a stored value into im; WB_ECORRUPT if it is not one. */
+static int
+content_media_parse(const void *val, size_t len, content_image *im)
+{
+	const uint8_t *p = val;
+
+	if (len < MEDIA_HEAD || content_image_mime((content_image_type)p[0]) == NULL) {
+		return WB_ECORRUPT;
+	}
+	im->info.type = (content_image_type)p[0];
+	im->info.width = content_be32(p + 1);
+	im->info.height = content_be32(p + 5);
+	im->data = p + MEDIA_HEAD;
+	im->len = len - MEDIA_HEAD;
+	return WB_OK;
+}
+
+/* content_media_read reads media id of author from family fam into a malloc'd copy (*val, *len); WB_ENOMEDIA if absent. */
+static int
+content_media_read(content *c, int fam, uint64_t author, uint64_t id, uint8_t **val, size_t *len)
+{
+	uint8_t      row[8];
+	hb_scan     *s = NULL;
+	hb_cell      cell;
+	hb_scan_opts opts;
+	int          rc;
+
+	hb_scan_opts_id_row(&opts, row, author);
+	opts.min_version = id;
+	opts.max_version = id;
+	opts.limit = 1;
+	if ((rc = hb_scan_open(&s, c->t, fam, &opts)) != WB_OK) {
+		return rc;
+	}
+	rc = hb_scan_next(s, &cell);
+	if (rc == WB_OK && cell.version == id) {
+		*val = malloc(cell.value_len + 1);
+		rc = *val == NULL ? WB_ENOMEM : WB_OK;
+		if (rc == WB_OK) {
+			memcpy(*val, cell.value, cell.value_len);
+			*len = cell.value_len;
+		}
+	} else if (rc == WB_OK || rc == WB_EEND) {
+		rc = WB_ENOMEDIA;
+	}
+	hb_scan_close(s);
+	return rc;
+}
+
+/* content_media_record fills o with an image record {media, type, width, height, size}. */
+static int
+content_media_record(wb_obj *o, uint64_t author, uint64_t id, const content_image *im)
+{
+	char mid[WB_MEDIA_ID_MAX];
+	int  rc = wb_set_cstr(o, WB_F_MEDIA, wb_media_id_format(mid, author, id));
+
+	if (rc == WB_OK) {
+		rc = wb_set_cstr(o, WB_F_TYPE, content_image_mime(im->info.type));
+	}
+	if (rc == WB_OK) {
+		rc = wb_set_u64(o, WB_F_WIDTH, im->info.width);
+	}
+	if (rc == WB_OK) {
+		rc = wb_set_u64(o, WB_F_HEIGHT, im->info.height);
+	}
+	return rc;
+}
+
+int
+content_media_put(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	content           *c = arg;
+	uint64_t           uid = wb_u64(req, WB_F_UID, 0), retry_ms = 0, id;
+	const void        *data = NULL;
+	size_t             len = 0, kept;
+	content_image_info info;
+	uint8_t           *val = NULL, urow[8], idv[8];
+	hb_batch          *b = NULL;
+	int                rc;
+
+	(void)wb_get_bin(req, WB_F_DATA, &data, &len);
+	if (uid == 0) {
+		wb_reply_error(rep, WB_EINVAL, "uid must be nonzero");
+		return WB_EINVAL;
+	}
+	if (len > c->media_max) {
+		wb_reply_error(rep, WB_ETOOBIG,
+		    "an image of %zu bytes exceeds the limit of %zu bytes", len, c->media_max);
+		return WB_ETOOBIG;
+	}
+	if (rt_rate_check(c->uploads, &uid, sizeof(uid), wb_now_ms(), &retry_ms) != WB_OK) {
+		wb_reply_error(rep, WB_ERATE, "too many uploads: try again in %llu s",
+		    (unsigned long long)(retry_ms + 999) / 1000);
+		return WB_ERATE;
+	}
+	rt_rate_fail(c->uploads, &uid, sizeof(uid), wb_now_ms()); /* counts every upload */
+	if (content_image_probe(data, len, &info) != WB_OK) {
+		wb_reply_error(rep, WB_EMEDIATYPE,
+		    "not a PNG, JPEG, GIF or WebP image, or its header is damaged (the type is "
+		    "read from the bytes, whatever the file is called)");
+		return WB_EMEDIATYPE;
+	}
+	if ((uint64_t)info.width * info.height > c->media_pixels) {
+		wb_reply_error(rep, WB_ETOOBIG,
+		    "an image of %ux%u pixels exceeds the limit of %llu pixels", info.width,
+		    info.height, (unsigned long long)c->media_pixels);
+		return WB_ETOOBIG;
+	}
+	if ((val = malloc(MEDIA_HEAD + len)) == NULL || (rc = hb_batch_new(&b)) != WB_OK) {
+		free(val);
+		return WB_ENOMEM;
+	}
+	content_media_head(val, &info);
+	memcpy(val + MEDIA_HEAD, data, len);
+	if ((rc = content_image_strip(val + MEDIA_HEAD, len, &kept)) != WB_OK) {
+		kept = len; /* the probe read the header: keep the bytes as they came */
+	}
+	hb_u64_be(urow, uid);
+	pthread_mutex_lock(&c->write_mu);
+	id = wb_id_next(c->ids, wb_now_ms());
+	hb_u64_be(idv, id);
+	rc =
+	    hb_batch_put(b, c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, id, val, MEDIA_HEAD + kept);
+	if (rc == WB_OK) {
+		rc = hb_batch_put(b, c->t, CONTENT_FAM_META, CONTENT_META_LAST_ID,
+		    sizeof(CONTENT_META_LAST_ID) - 1, NULL, 0, 0, idv, 8);
+	}
+	if (rc == WB_OK) {
+		rc = hb_write(c->t, b);
+	}
+	pthread_mutex_unlock(&c->write_mu);
+	hb_batch_free(b);
+	free(val);
+	if (rc != WB_OK) {
+		RT_ERRORF("media.put uid %llu: %s %s", (unsigned long long)uid, wb_strerror(rc),
+		    hb_last_error());
+		return rc;
+	}
+	content_image im = { .info = info, .len = kept };
+	if ((rc = wb_reply_ok(rep)) == WB_OK &&
+	    (rc = content_media_record(rep, uid, id, &im)) == WB_OK) {
+		rc = wb_set_u64(rep, WB_F_SIZE, kept);
+	}
+	return rc;
+}
+
+int
+content_media_get(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	content    *c = arg;
+	const char *s = "";
+	size_t      n = 0, len = 0;
+	uint64_t    author, id, reader = wb_u64(req, WB_F_UID, 0);
+	uint8_t    *val = NULL;
+	bool public = true;
+	content_image im;
+	int           rc;
+
+	(void)wb_get_str(req, WB_F_MEDIA, &s, &n);
+	if (!wb_media_id_parse(s, n, &author, &id)) {
+		wb_reply_error(rep, WB_EINVAL, "a media id is <author>-<id>, both decimal");
+		return WB_EINVAL;
+	}
+	rc = content_media_read(c, CONTENT_FAM_MEDIA, author, id, &val, &len);
+	if (rc == WB_ENOMEDIA && reader == author) {
+		public = false;
+		rc = content_media_read(c, CONTENT_FAM_UPLOAD, author, id, &val, &len);
+	}
+	if (rc == WB_OK) {
+		rc = content_media_parse(val, len, &im);
+	}
+	if (rc == WB_OK && (rc = wb_reply_ok(rep)) == WB_OK &&
+	    (rc = content_media_record(rep, author, id, &im)) == WB_OK &&
+	    (rc = wb_set_u64(rep, WB_F_SIZE, im.len)) == WB_OK &&
+	    (rc = wb_set_bool(rep, WB_F_PUBLIC, public)) == WB_OK) {
+		rc = wb_set_bin(rep, WB_F_DATA, im.data, im.len);
+	}
+	free(val);
+	if (rc == WB_ENOMEDIA) {
+		wb_reply_error(rep, rc,
+		    "no media %.*s (an upload is visible to its uploader only "
+		    "until a post attaches it)",
+		    (int)(n < 48 ? n : 48), s);
+	}
+	return rc;
+}
+
+int
+content_media_attach(
+    content *c, uint64_t uid, const content_draft *d, wb_obj *images, hb_batch *b, wb_obj *rep)
+{
+	uint8_t      *val = NULL, urow[8];
+	size_t        len = 0;
+	content_image im;
+	char          mid[WB_MEDIA_ID_MAX];
+	int           rc = WB_OK;
+
+	hb_u64_be(urow, uid);
+	for (size_t i = 0; rc == WB_OK && i < d->nimages; i++) {
+		const char *alt;
+		size_t      altn;
+		wb_media_id_format(mid, uid, d->media[i]);
+		rc = content_media_read(c, CONTENT_FAM_UPLOAD, uid, d->media[i], &val, &len);
+		if (rc == WB_ENOMEDIA) {
+			bool attached = content_media_read(c, CONTENT_FAM_MEDIA, uid, d->media[i],
+			                    &val, &len) == WB_OK;
+			free(val);
+			val = NULL;
+			if (attached) {
+				wb_reply_error(
+				    rep, WB_EINVAL, "image %s is already in a post", mid);
+				return WB_EINVAL;
+			}
+			wb_reply_error(rep, rc,
+			    "no upload %s (an upload not attached to a post within %llu h expires)",
+			    mid, (unsigned long long)(CONTENT_UPLOAD_TTL_MS / 3600000));
+			return rc;
+		}
+		if (rc == WB_OK) {
+			rc = content_media_parse(val, len, &im);
+		}
+		if (rc == WB_OK) {
+			rc = content_media_record(&images[i], uid, d->media[i], &im);
+		}
+		if (rc == WB_OK && wb_get_str(&d->images[i], WB_F_ALT, &alt, &altn) && altn > 0) {
+			rc = wb_set_str(&images[i], WB_F_ALT, alt, altn);
+		}
+		if (rc == WB_OK) {
+			rc = hb_batch_put(
+			    b, c->t, CONTENT_FAM_MEDIA, urow, 8, NULL, 0, d->media[i], val, len);
+		}
+		if (rc == WB_OK) {
+			rc = hb_batch_delete_version(
+			    b, c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, d->media[i]);
+		}
+		free(val);
+		val = NULL;
+	}
+	return rc;
+}
