@@ -11,9 +11,10 @@
 #include "rt_log.h"
 
 static const char *http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw_hdr_tmo,
-    *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms, *gw_coalesce;
+    *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms, *gw_coalesce,
+    *gw_media_max_s, *gw_uploads_s;
 static gw_opts  gw_o;
-static uint64_t gw_hdr_ms, gw_nconns;
+static uint64_t gw_hdr_ms, gw_nconns, gw_uploads;
 
 static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &http_url),
@@ -55,13 +56,18 @@ static rt_opt gw_daemon_opts[] = {
 	    "how long a cached post is trusted, ms (a post deleted through another gateway shows "
 	    "here at most this long)",
 	    &gw_pcache_ms },
+	{ "media-max", "WARBLE_MEDIA_MAX", "1048576", "largest image upload, bytes (at most 3 MiB)",
+	    &gw_media_max_s },
+	{ "http-uploads", "WARBLE_HTTP_UPLOADS", "8",
+	    "HTTP image uploads receiving at once (each holds up to media-max bytes); more get 503",
+	    &gw_uploads_s },
 	{ NULL },
 };
 
 static int
 gw_daemon_config(void)
 {
-	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms, coalesce;
+	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms, coalesce, media_max;
 
 	if (rt_config_u64("timeout-ms", gw_timeout, 1, 600000, &tmo) != 0 ||
 	    rt_config_u64("auth-cache-ms", gw_cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
@@ -73,7 +79,9 @@ gw_daemon_config(void)
 	    rt_config_u64("client-login-cooldown", gw_cool, 1, 86400, &cool_s) != 0 ||
 	    rt_config_u64("post-cache", gw_pcache, 0, 1u << 24, &npost) != 0 ||
 	    rt_config_u64("post-cache-ms", gw_pcache_ms, 0, 86400000, &post_ms) != 0 ||
-	    rt_config_u64("coalesce", gw_coalesce, 0, 4096, &coalesce) != 0) {
+	    rt_config_u64("coalesce", gw_coalesce, 0, 4096, &coalesce) != 0 ||
+	    rt_config_u64("media-max", gw_media_max_s, 1, 3 << 20, &media_max) != 0 ||
+	    rt_config_u64("http-uploads", gw_uploads_s, 1, 4096, &gw_uploads) != 0) {
 		return 2;
 	}
 	gw_o.timeout_ms = (int)tmo;
@@ -85,6 +93,7 @@ gw_daemon_config(void)
 	gw_o.post_cache = (size_t)npost;
 	gw_o.post_cache_ms = post_ms;
 	gw_o.coalesce = (int)coalesce;
+	gw_o.media_max = (size_t)media_max;
 	return 0;
 }
 
@@ -137,6 +146,7 @@ gw_daemon_start(void *arg)
 	ho.web_dir = gw_web_dir[0] != '\0' ? gw_web_dir : http_web_dir(webbuf, sizeof(webbuf));
 	ho.header_timeout_ms = (int)gw_hdr_ms;
 	ho.max_conns = (size_t)gw_nconns;
+	ho.max_uploads = (int)gw_uploads;
 	if ((rc = gw_metrics_open(&d->metrics, &mo)) != WB_OK) {
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
 		return rc;

@@ -33,6 +33,8 @@ static const struct {
 	{ WB_OP_UPDATE_PROFILE, gw_op_update_profile },
 	{ WB_OP_LOGOUT_ALL, gw_op_logout_all },
 	{ WB_OP_CHANGE_PASSWORD, gw_op_change_password },
+	{ WB_OP_UPLOAD, gw_op_upload },
+	{ WB_OP_MEDIA, gw_op_media },
 };
 
 #define GW_NROUTES (sizeof(gw_routes) / sizeof(gw_routes[0]))

@@ -41,12 +41,32 @@ gw_hydrate_post(const wb_obj *src, const char *name, wb_obj *dst)
 	size_t      len = 0;
 	int         rc;
 
+	const wb_obj *images;
+	size_t        nimages;
+
 	wb_get_str(src, WB_F_TEXT, &text, &len);
 	if ((rc = wb_set_u64(dst, WB_F_ID, wb_u64(src, WB_F_ID, 0))) != WB_OK ||
 	    (rc = wb_set_u64(dst, WB_F_AUTHOR, wb_u64(src, WB_F_AUTHOR, 0))) != WB_OK ||
 	    (rc = wb_set_str(dst, WB_F_TEXT, text, len)) != WB_OK ||
 	    (rc = wb_set_u64(dst, WB_F_TIME, wb_u64(src, WB_F_TIME, 0))) != WB_OK) {
 		return rc;
+	}
+	/* a rich post's columns, those it has */
+	if (wb_get_str(src, WB_F_TITLE, &text, &len) &&
+	    (rc = wb_set_str(dst, WB_F_TITLE, text, len)) != WB_OK) {
+		return rc;
+	}
+	if (wb_get_str(src, WB_F_CATEGORY, &text, &len) &&
+	    (rc = wb_set_str(dst, WB_F_CATEGORY, text, len)) != WB_OK) {
+		return rc;
+	}
+	if (wb_get_objs(src, WB_F_IMAGES, &images, &nimages)) {
+		wb_obj *out = wb_add_objs(dst, WB_F_IMAGES, nimages);
+		for (size_t i = 0; i < nimages; i++) {
+			if (out == NULL || (rc = wb_copy(&out[i], &images[i])) != WB_OK) {
+				return out == NULL ? WB_ENOMEM : rc;
+			}
+		}
 	}
 	return wb_set_cstr(dst, WB_F_AUTHOR_NAME, name != NULL ? name : "");
 }

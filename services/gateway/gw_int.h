@@ -24,6 +24,7 @@ struct gw {
 	rt_rate      *logins;    /* failed logins per client address, over every transport */
 	uint32_t      rid_nonce; /* this gateway's part of the request ids it makes */
 	atomic_ullong rid_seq;   /* the ids made so far */
+	size_t        media_max; /* largest image upload, bytes */
 };
 
 /* gw_call sends req (always consumed) to svc; WB_OK gives *out, an error is written into rep. */
@@ -91,5 +92,7 @@ int gw_op_profile(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_media(gw *g, const wb_obj *req, wb_obj *rep);
 
 #endif

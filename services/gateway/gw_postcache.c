@@ -3,6 +3,10 @@
  *
  *   slots[hash(id) & mask] -> { id, author, expires, len, text (malloc'd) }
  *
+ * A rich post (title, category or images) keeps its whole record, msgpack
+ * encoded, in place of the text: a text-only post, the common case, is
+ * read back without decoding anything.
+ *
  * A slot is read and written under one of GW_POSTCACHE_LOCKS mutexes
  * (slot index modulo the count).  The delete epoch is read by a put under
  * its slot's lock, and a forget advances it before taking that lock, so a
@@ -10,6 +14,7 @@
  * forget right after it.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +31,8 @@ typedef struct gw_postcache_slot {
 	uint64_t author;
 	uint64_t expires_ms;
 	size_t   len;
-	char    *text;
+	char    *text; /* the text, or the encoded record if rich */
+	bool     rich;
 } gw_postcache_slot;
 
 struct gw_postcache {
@@ -92,6 +98,37 @@ gw_postcache_epoch(gw_postcache *c)
 	return atomic_load(&c->epoch);
 }
 
+/* gw_postcache_decode copies a rich post's encoded record into dst. */
+static bool
+gw_postcache_decode(const char *buf, size_t len, wb_obj *dst)
+{
+	wb_obj *rec = NULL;
+	bool ok = wb_decode(&rec, buf, len, NULL, NULL, 0) == WB_OK && wb_copy(dst, rec) == WB_OK;
+
+	wb_msg_free(rec);
+	return ok;
+}
+
+/* gw_postcache_copy makes the malloc'd bytes a slot keeps of post: its text, or its encoded record if rich. */
+static char *
+gw_postcache_copy(const wb_obj *post, size_t *len, bool *rich)
+{
+	const char *text;
+	char       *copy;
+
+	*rich =
+	    wb_has(post, WB_F_TITLE) || wb_has(post, WB_F_CATEGORY) || wb_has(post, WB_F_IMAGES);
+	if (*rich) {
+		return wb_encode_buf(post, &copy, len) == WB_OK ? copy : NULL;
+	}
+	if (!wb_get_str(post, WB_F_TEXT, &text, len) || (copy = malloc(*len + 1)) == NULL) {
+		return NULL;
+	}
+	memcpy(copy, text, *len);
+	copy[*len] = '\0';
+	return copy;
+}
+
 bool
 gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst)
 {
@@ -105,11 +142,15 @@ gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst)
 	i = gw_postcache_slot_of(c, id);
 	s = &c->slots[i];
 	pthread_mutex_lock(&c->locks[i % GW_POSTCACHE_LOCKS]);
-	hit = s->id == id && s->expires_ms > wb_mono_us() / 1000 &&
-	      wb_set_u64(dst, WB_F_ID, id) == WB_OK &&
-	      wb_set_u64(dst, WB_F_AUTHOR, s->author) == WB_OK &&
-	      wb_set_str(dst, WB_F_TEXT, s->text, s->len) == WB_OK &&
-	      wb_set_u64(dst, WB_F_TIME, wb_id_ms(id)) == WB_OK;
+	hit = s->id == id && s->expires_ms > wb_mono_us() / 1000;
+	if (hit && s->rich) {
+		hit = gw_postcache_decode(s->text, s->len, dst);
+	} else if (hit) {
+		hit = wb_set_u64(dst, WB_F_ID, id) == WB_OK &&
+		      wb_set_u64(dst, WB_F_AUTHOR, s->author) == WB_OK &&
+		      wb_set_str(dst, WB_F_TEXT, s->text, s->len) == WB_OK &&
+		      wb_set_u64(dst, WB_F_TIME, wb_id_ms(id)) == WB_OK;
+	}
 	pthread_mutex_unlock(&c->locks[i % GW_POSTCACHE_LOCKS]);
 	return hit;
 }
@@ -118,24 +159,23 @@ void
 gw_postcache_put(gw_postcache *c, uint64_t epoch, const wb_obj *post)
 {
 	uint64_t           id = wb_u64(post, WB_F_ID, 0), author = wb_u64(post, WB_F_AUTHOR, 0);
-	const char        *text;
 	size_t             len, i;
 	char              *copy;
+	bool               rich;
 	gw_postcache_slot *s;
 
 	if (c->slots == NULL || id == 0 || author == 0 ||
-	    !wb_get_str(post, WB_F_TEXT, &text, &len) || (copy = malloc(len + 1)) == NULL) {
+	    (copy = gw_postcache_copy(post, &len, &rich)) == NULL) {
 		return;
 	}
-	memcpy(copy, text, len);
-	copy[len] = '\0';
 	i = gw_postcache_slot_of(c, id);
 	s = &c->slots[i];
 	pthread_mutex_lock(&c->locks[i % GW_POSTCACHE_LOCKS]);
 	if (atomic_load(&c->epoch) == epoch) {
 		char *old = s->text;
 
-		*s = (gw_postcache_slot) { id, author, wb_mono_us() / 1000 + c->ttl_ms, len, copy };
+		*s = (gw_postcache_slot) { id, author, wb_mono_us() / 1000 + c->ttl_ms, len, copy,
+			rich };
 		copy = old;
 	}
 	pthread_mutex_unlock(&c->locks[i % GW_POSTCACHE_LOCKS]);

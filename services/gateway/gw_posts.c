@@ -10,24 +10,22 @@
 int
 gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep)
 {
-	const char *text;
-	size_t      len;
-	uint64_t    uid, id = 0, time = 0;
-	wb_obj     *q, *r;
-	int         rc;
+	uint64_t uid, id = 0, time = 0;
+	wb_obj  *q, *r;
+	int      rc;
 
 	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK) {
 		return rc;
 	}
-	if (!wb_get_str(req, WB_F_TEXT, &text, &len)) {
-		wb_reply_error(rep, WB_EINVAL, "text is required");
-		return WB_EINVAL;
-	}
+	/* the post's columns as given (the content service checks them), less the token */
 	if ((q = wb_request(WB_OP_POST_PUBLISH)) != NULL &&
-	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
-	        wb_set_str(q, WB_F_TEXT, text, len) != WB_OK)) {
+	    (wb_copy(q, req) != WB_OK || wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
+	        wb_set_cstr(q, WB_F_OP, wb_op_name(WB_OP_POST_PUBLISH)) != WB_OK)) {
 		wb_msg_free(q);
 		q = NULL;
+	}
+	if (q != NULL) {
+		wb_del(q, WB_F_TOKEN);
 	}
 	if ((rc = gw_call(g, GW_CONTENT, q, &r, rep)) != WB_OK) {
 		return rc;
@@ -75,18 +73,23 @@ gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep)
 	return wb_reply_ok(rep);
 }
 
-/* gw_posts_page adds the optional cursor/time fields of req to q. */
+/* gw_posts_page adds the optional cursor/time fields of req to q (and, for a user's timeline, the time range and category). */
 static int
 gw_posts_page(const wb_obj *req, wb_obj *q, uint64_t limit, bool range)
 {
 	static const wb_field opt[] = { WB_F_BEFORE, WB_F_SINCE, WB_F_UNTIL };
 	uint64_t              v;
+	const char           *cat;
+	size_t                n;
 	int                   rc = wb_set_u64(q, WB_F_LIMIT, limit);
 
 	for (size_t i = 0; rc == WB_OK && i < (range ? 3 : 1); i++) {
 		if (wb_get_u64(req, opt[i], &v)) {
 			rc = wb_set_u64(q, opt[i], v);
 		}
+	}
+	if (rc == WB_OK && range && wb_get_str(req, WB_F_CATEGORY, &cat, &n)) {
+		rc = wb_set_str(q, WB_F_CATEGORY, cat, n);
 	}
 	return rc;
 }

@@ -219,6 +219,9 @@ rt_loop_drop(rt_loop *l, rt_loop_conn *c)
 	}
 	l->nconns--;
 	pthread_mutex_unlock(&l->mtx);
+	if (l->ops.closed != NULL) {
+		l->ops.closed(l->arg, c->state);
+	}
 	close(c->fd); /* leaves the epoll set with it */
 	pthread_mutex_destroy(&c->mu);
 	free(c->buf);

@@ -44,6 +44,8 @@ typedef struct rt_loop_ops {
 	 */
 	ssize_t (*serve)(
 	    void *arg, void *scratch, rt_loop_conn *c, const uint8_t *in, size_t n, size_t *want);
+	/* closed tells the protocol c is gone, with its last state word (may be NULL). */
+	void (*closed)(void *arg, uintptr_t state);
 } rt_loop_ops;
 
 typedef struct rt_loop_opts {

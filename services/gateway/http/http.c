@@ -34,6 +34,7 @@ enum {
 	HTTP_ST_BODY = 1,     /* the body deadline of the request in progress is set */
 	HTTP_ST_CONTINUE = 2, /* 100 Continue was sent for it */
 	HTTP_ST_DRAIN = 4,    /* answered for the last time: drop what arrives */
+	HTTP_ST_UPLOAD = 8,   /* the request in progress holds one of the upload slots */
 };
 
 static const char http_continue[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -106,12 +107,25 @@ http_take(http_job *j, uintptr_t *st, const char *p, size_t n, size_t hlen, size
 		http_refuse(j, 400, "Transfer-Encoding is not supported; send Content-Length");
 		return n;
 	}
-	if ((len = j->head.content_length) > h->opts.max_body) {
+	size_t max = http_body_max(h, &j->head);
+	if ((len = j->head.content_length) > max) {
 		/* the unread body is still on its way: the connection ends */
 		char msg[64];
-		snprintf(msg, sizeof(msg), "request body over %zu bytes", h->opts.max_body);
+		snprintf(msg, sizeof(msg), "request body over %zu bytes", max);
 		http_refuse(j, 413, msg);
 		return n;
+	}
+	if (max > h->opts.max_body && !(*st & HTTP_ST_UPLOAD)) {
+		/* an upload's body may be large: only so many are held at once */
+		if (atomic_fetch_add(&h->uploads, 1) >= h->opts.max_uploads) {
+			atomic_fetch_sub(&h->uploads, 1);
+			j->close = true;
+			http_fail(j, 503, "UNAVAILABLE",
+			    "%d image uploads are in progress already: try again shortly",
+			    h->opts.max_uploads);
+			return n;
+		}
+		*st |= HTTP_ST_UPLOAD;
 	}
 	if (n - hlen < len) {
 		*want = hlen + (size_t)len;
@@ -131,6 +145,10 @@ http_take(http_job *j, uintptr_t *st, const char *p, size_t n, size_t hlen, size
 	j->body_len = (size_t)len;
 	j->close = j->head.close;
 	http_serve(j);
+	if (*st & HTTP_ST_UPLOAD) {
+		*st &= ~(uintptr_t)HTTP_ST_UPLOAD;
+		atomic_fetch_sub(&h->uploads, 1);
+	}
 	return hlen + (size_t)len;
 }
 
@@ -163,6 +181,7 @@ http_conn_requests(
 		}
 		memset(&j->head, 0, sizeof(j->head));
 		j->allow = NULL;
+		j->headers[0] = '\0';
 		j->www_auth = false;
 		j->rid[0] = '\0'; /* http_take sets it; a head too large has none */
 		hlen = http_head_end(p, left < HTTP_HEAD_MAX ? left : HTTP_HEAD_MAX);
@@ -203,11 +222,37 @@ http_conn_serve(
 	return rv;
 }
 
+/* http_conn_closed gives back the upload slot of a connection that went mid-body. */
+static void
+http_conn_closed(void *arg, uintptr_t state)
+{
+	http_server *h = arg;
+
+	if (state & HTTP_ST_UPLOAD) {
+		atomic_fetch_sub(&h->uploads, 1);
+	}
+}
+
 static const rt_loop_ops http_ops = {
 	.worker_open = http_job_open,
 	.worker_close = http_job_close,
 	.serve = http_conn_serve,
+	.closed = http_conn_closed,
 };
+
+size_t
+http_body_max(const http_server *h, const http_head *head)
+{
+	static const char upload[] = "/api/v1/media";
+	const char       *t = head->target;
+
+	if (strcmp(head->method, "POST") == 0 && strncmp(t, upload, sizeof(upload) - 1) == 0 &&
+	    (t[sizeof(upload) - 1] == '\0' || t[sizeof(upload) - 1] == '?')) {
+		size_t media = gw_media_max(h->g);
+		return media > h->opts.max_body ? media : h->opts.max_body;
+	}
+	return h->opts.max_body;
+}
 
 /* http_tcp_url turns http://host:port[/] into tcp://host:port; NULL if url is not one. */
 static char *
@@ -251,6 +296,10 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	if (h->opts.max_body == 0) {
 		h->opts.max_body = HTTP_MAX_BODY;
 	}
+	if (h->opts.max_uploads <= 0) {
+		h->opts.max_uploads = 8;
+	}
+	atomic_init(&h->uploads, 0);
 	if (h->opts.body_timeout_ms <= 0) {
 		h->opts.body_timeout_ms = 10000;
 	}
@@ -271,7 +320,8 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	lo.workers = h->opts.workers;
 	lo.idle_ms = h->opts.header_timeout_ms;
 	lo.max_conns = h->opts.max_conns;
-	lo.max_buf = HTTP_HEAD_MAX + h->opts.max_body + 1;
+	lo.max_buf = HTTP_HEAD_MAX +
+	             (gw_media_max(g) > h->opts.max_body ? gw_media_max(g) : h->opts.max_body) + 1;
 	if ((rc = rt_loop_open(&h->loop, &lo, &http_ops, h)) != WB_OK) {
 		http_close(h);
 		return rc;

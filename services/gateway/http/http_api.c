@@ -23,6 +23,8 @@
 
 typedef enum http_kind {
 	HTTP_API,     /* a public operation */
+	HTTP_UPLOAD,  /* a public operation whose body is an image, not JSON */
+	HTTP_MEDIA,   /* a public operation answered with the bytes of an image */
 	HTTP_HEALTHZ, /* process up */
 	HTTP_READYZ,  /* backends answer */
 	HTTP_METRICS, /* Prometheus text */
@@ -30,7 +32,7 @@ typedef enum http_kind {
 
 struct http_route {
 	const char *method;
-	const char *path; /* "{name}" and "{id}" match one segment */
+	const char *path; /* "{name}", "{id}" and "{media}" match one segment */
 	http_kind   kind;
 	wb_op       op;
 	wb_mask     query;  /* fields taken from the query string */
@@ -43,7 +45,7 @@ static const http_route http_routes[] = {
 	{ "POST", "/api/v1/users", HTTP_API, WB_OP_REGISTER, 0, M(NAME) | M(PASSWORD), 201 },
 	{ "GET", "/api/v1/users/{name}", HTTP_API, WB_OP_PROFILE, 0, 0, 200 },
 	{ "GET", "/api/v1/users/{name}/posts", HTTP_API, WB_OP_TIMELINE,
-	    M(BEFORE) | M(LIMIT) | M(SINCE) | M(UNTIL), 0, 200 },
+	    M(BEFORE) | M(LIMIT) | M(SINCE) | M(UNTIL) | M(CATEGORY), 0, 200 },
 	{ "GET", "/api/v1/users/{name}/following", HTTP_API, WB_OP_FOLLOWING_LIST,
 	    M(AFTER) | M(LIMIT), 0, 200 },
 	{ "GET", "/api/v1/users/{name}/fans", HTTP_API, WB_OP_FANS_LIST, M(AFTER) | M(LIMIT), 0,
@@ -58,7 +60,10 @@ static const http_route http_routes[] = {
 	{ "PUT", "/api/v1/me/following/{name}", HTTP_API, WB_OP_FOLLOW, 0, 0, 200 },
 	{ "DELETE", "/api/v1/me/following/{name}", HTTP_API, WB_OP_UNFOLLOW, 0, 0, 200 },
 	{ "GET", "/api/v1/home", HTTP_API, WB_OP_HOME, M(BEFORE) | M(LIMIT), 0, 200 },
-	{ "POST", "/api/v1/posts", HTTP_API, WB_OP_PUBLISH, 0, M(TEXT), 201 },
+	{ "POST", "/api/v1/posts", HTTP_API, WB_OP_PUBLISH, 0,
+	    M(TEXT) | M(TITLE) | M(CATEGORY) | M(IMAGES), 201 },
+	{ "POST", "/api/v1/media", HTTP_UPLOAD, WB_OP_UPLOAD, 0, 0, 201 },
+	{ "GET", "/media/{media}", HTTP_MEDIA, WB_OP_MEDIA, 0, 0, 200 },
 	{ "DELETE", "/api/v1/posts/{id}", HTTP_API, WB_OP_DELETE, 0, 0, 200 },
 	{ "GET", "/healthz", HTTP_HEALTHZ, WB_OP_NONE, 0, 0, 200 },
 	{ "GET", "/readyz", HTTP_READYZ, WB_OP_NONE, 0, 0, 200 },
@@ -158,14 +163,14 @@ http_path_split(const char *path, size_t n, http_path *p)
 	return true;
 }
 
-/* http_route_match tells whether p matches pattern; *name and *id get the {name} and {id} segments. */
+/* http_route_match tells whether p matches pattern; *name, *id and *media get the {name}, {id} and {media} segments. */
 static bool
-http_route_match(const char *pattern, const http_path *p, int *name, int *id)
+http_route_match(const char *pattern, const http_path *p, int *name, int *id, int *media)
 {
 	const char *s = pattern;
 	int         i = 0;
 
-	*name = *id = -1;
+	*name = *id = *media = -1;
 	while (*s == '/') {
 		const char *e = strchr(s + 1, '/');
 		size_t      len = e != NULL ? (size_t)(e - s - 1) : strlen(s + 1);
@@ -177,6 +182,8 @@ http_route_match(const char *pattern, const http_path *p, int *name, int *id)
 			*name = i;
 		} else if (len == 4 && memcmp(s + 1, "{id}", 4) == 0) {
 			*id = i;
+		} else if (len == 7 && memcmp(s + 1, "{media}", 7) == 0) {
+			*media = i;
 		} else if (len != p->len[i] || memcmp(s + 1, p->seg[i], len) != 0) {
 			return false;
 		}
@@ -261,15 +268,15 @@ http_query(wb_obj *q, const http_route *r, const char *qs, http_parsed *out)
 	return true;
 }
 
-/* http_token sets the Bearer token on q if the op takes one; false after answering 401. */
+/* http_token sets the Bearer token on q if op takes one; false after answering 401. */
 static bool
-http_token(http_job *j, const http_route *r)
+http_token(http_job *j, wb_op op)
 {
 	wb_mask     req, opt;
 	const char *a = j->head.authorization;
 	size_t      n;
 
-	wb_op_fields(r->op, &req, &opt);
+	wb_op_fields(op, &req, &opt);
 	if (((req | opt) & M(TOKEN)) == 0) {
 		return true;
 	}
@@ -318,10 +325,19 @@ http_api(http_job *j, const http_route *r)
 	int                     rc, status;
 
 	wb_reset(j->rep);
-	if (!http_token(j, r)) {
+	if (!http_token(j, r->op)) {
 		return;
 	}
-	if (j->body_len > 0) {
+	if (r->kind == HTTP_UPLOAD) {
+		if (j->body_len == 0) {
+			http_fail(j, 400, "INVALID", "the request body is the image: it is empty");
+			return;
+		}
+		if ((rc = wb_set_bin(j->q, WB_F_DATA, j->body, j->body_len)) != WB_OK) {
+			http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", wb_strerror(rc));
+			return;
+		}
+	} else if (j->body_len > 0) {
 		if (r->body == 0) {
 			http_fail(j, 400, "INVALID", "this endpoint takes no request body");
 			return;
@@ -350,6 +366,10 @@ http_api(http_job *j, const http_route *r)
 		status = wb_err_http(rc);
 		j->www_auth = status == 401 && rc == WB_EAUTH;
 		http_fail(j, status, wb_err_name(rc), "%s", msg);
+		return;
+	}
+	if (r->kind == HTTP_MEDIA) {
+		http_media(j);
 		return;
 	}
 	http_buf_clear(&j->out);
@@ -415,7 +435,7 @@ http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 	size_t      plen = qs != NULL ? (size_t)(qs - uri) : strlen(uri);
 	http_path   p;
 	size_t      k = 0;
-	int         name, id;
+	int         name, id, media;
 	bool        found = false;
 	char        err[192];
 
@@ -434,7 +454,7 @@ http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 	for (size_t i = 0; i < HTTP_NROUTES; i++) {
 		const http_route *r = &http_routes[i];
 
-		if (!http_route_match(r->path, &p, &name, &id)) {
+		if (!http_route_match(r->path, &p, &name, &id, &media)) {
 			continue;
 		}
 		if (strcmp(r->method, m) != 0) {
@@ -445,12 +465,14 @@ http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 			continue;
 		}
 		out->route = r;
-		if (r->kind != HTTP_API) {
+		if (r->op == WB_OP_NONE) {
 			return 0;
 		}
 		if (wb_set_cstr(q, WB_F_OP, wb_op_name(r->op)) != WB_OK ||
 		    wb_set_u64(q, WB_F_V, WB_PROTO_VERSION) != WB_OK ||
-		    (name >= 0 && wb_set_str(q, WB_F_NAME, p.seg[name], p.len[name]) != WB_OK)) {
+		    (name >= 0 && wb_set_str(q, WB_F_NAME, p.seg[name], p.len[name]) != WB_OK) ||
+		    (media >= 0 &&
+		        wb_set_str(q, WB_F_MEDIA, p.seg[media], p.len[media]) != WB_OK)) {
 			http_parse_fail(out, 503, "NO_MEMORY", "out of memory");
 			return out->status;
 		}
@@ -497,7 +519,7 @@ http_serve(http_job *j)
 		http_fail(j, pr.status, pr.error, "%s", pr.msg);
 		return;
 	}
-	if (pr.route->kind == HTTP_API) {
+	if (pr.route->op != WB_OP_NONE) {
 		http_api(j, pr.route);
 	} else {
 		http_ops(j, pr.route->kind);

@@ -117,6 +117,10 @@ http_head_field(http_head *h, const char *name, const char *v, bool *keep, const
 		h->authorization = v;
 	} else if (strcasecmp(name, "X-Request-Id") == 0) {
 		h->request_id = v;
+	} else if (strcasecmp(name, "Range") == 0) {
+		h->range = v;
+	} else if (strcasecmp(name, "If-None-Match") == 0) {
+		h->if_none_match = v;
 	} else if (strcasecmp(name, "Expect") == 0) {
 		h->expect_continue = strcasecmp(v, "100-continue") == 0;
 	}

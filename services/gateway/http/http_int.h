@@ -5,6 +5,7 @@
 #ifndef HTTP_INT_H
 #define HTTP_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -32,6 +33,8 @@ typedef struct http_head {
 	int         minor;          /* HTTP/1.minor */
 	const char *authorization;  /* NULL if absent */
 	const char *request_id;     /* X-Request-Id, NULL if absent */
+	const char *range;          /* Range, NULL if absent */
+	const char *if_none_match;  /* If-None-Match, NULL if absent */
 	uint64_t    content_length; /* 0 if absent */
 	bool        has_length;
 	bool        chunked;         /* a Transfer-Encoding was sent */
@@ -53,16 +56,18 @@ typedef struct http_job {
 	http_buf    out;                 /* response body */
 	http_buf    resp;                /* the whole response */
 	const char *allow;               /* Allow header of a 405, or NULL */
-	bool        www_auth;            /* add WWW-Authenticate (401) */
-	bool        close;               /* close the connection after answering */
-	bool        broken;              /* the reply could not be sent */
+	char        headers[640]; /* header lines replacing Cache-Control: no-store ("": none) */
+	bool        www_auth;     /* add WWW-Authenticate (401) */
+	bool        close;        /* close the connection after answering */
+	bool        broken;       /* the reply could not be sent */
 } http_job;
 
 struct http_server {
 	gw         *g;
 	gw_metrics *metrics;
 	http_opts   opts;
-	char       *url; /* tcp://host:port */
+	atomic_int  uploads; /* upload bodies being received or served (at most opts.max_uploads) */
+	char       *url;     /* tcp://host:port */
 	rt_loop    *loop;
 	http_file   files[HTTP_FILES_MAX];
 	int         nfiles;
@@ -92,6 +97,12 @@ size_t http_head_end(const char *p, size_t n);
 
 /* http_head_parse parses a whole head (buf, n bytes from http_head_end) in place into h; 0, or the HTTP status to refuse it with and *why. */
 int http_head_parse(char *buf, size_t n, http_head *h, const char **why);
+
+/* http_body_max returns the largest body h takes for the request of head: an image upload's is larger. */
+size_t http_body_max(const http_server *h, const http_head *head);
+
+/* http_media answers GET and HEAD /media/{media} from the media reply in j->rep: the bytes, with their caching and range headers. */
+void http_media(http_job *j);
 
 /* http_serve handles one request whose head and body have arrived (on a worker). */
 void http_serve(http_job *j);

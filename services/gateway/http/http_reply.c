@@ -28,6 +28,10 @@ http_reason(int status)
 		return "OK";
 	case 201:
 		return "Created";
+	case 206:
+		return "Partial Content";
+	case 304:
+		return "Not Modified";
 	case 400:
 		return "Bad Request";
 	case 401:
@@ -42,6 +46,10 @@ http_reason(int status)
 		return "Conflict";
 	case 413:
 		return "Payload Too Large";
+	case 415:
+		return "Unsupported Media Type";
+	case 416:
+		return "Range Not Satisfiable";
 	case 429:
 		return "Too Many Requests";
 	case 431:
@@ -69,17 +77,19 @@ http_respond(http_job *j, int status, const char *ctype, const void *body, size_
 	RT_DEBUGF("%s %s: %d", j->head.method != NULL ? j->head.method : "-",
 	    j->head.target != NULL ? j->head.target : "-", status);
 	http_buf_clear(r);
-	if (http_buf_printf(r,
-	        "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-	        "Cache-Control: no-store\r\n%s%s%s%s%s%s%s%s\r\n",
-	        status, http_reason(status), ctype, len, j->rid[0] != '\0' ? "X-Request-Id: " : "",
-	        j->rid, j->rid[0] != '\0' ? "\r\n" : "", j->allow != NULL ? "Allow: " : "",
-	        j->allow != NULL ? j->allow : "", j->allow != NULL ? "\r\n" : "",
+	if (http_buf_printf(r, "HTTP/1.1 %d %s\r\n", status, http_reason(status)) != WB_OK ||
+	    (status != 304 && http_buf_printf(r, "Content-Type: %s\r\nContent-Length: %zu\r\n",
+	                          ctype, len) != WB_OK) ||
+	    http_buf_printf(r, "%s%s%s%s%s%s%s%s%s\r\n",
+	        j->headers[0] != '\0' ? j->headers : "Cache-Control: no-store\r\n",
+	        j->rid[0] != '\0' ? "X-Request-Id: " : "", j->rid, j->rid[0] != '\0' ? "\r\n" : "",
+	        j->allow != NULL ? "Allow: " : "", j->allow != NULL ? j->allow : "",
+	        j->allow != NULL ? "\r\n" : "",
 	        j->www_auth ? "WWW-Authenticate: Bearer realm=\"warble\"\r\n" : "",
 	        j->close             ? "Connection: close\r\n"
 	        : j->head.minor == 0 ? "Connection: keep-alive\r\n" /* a 1.0 client asked for it */
 	                             : "") != WB_OK ||
-	    (!head && http_buf_add(r, body, len) != WB_OK)) {
+	    (!head && status != 304 && http_buf_add(r, body, len) != WB_OK)) {
 		j->broken = true; /* out of memory: the connection goes */
 		return;
 	}
