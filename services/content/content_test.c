@@ -1,10 +1,15 @@
 /*
  * content_test.c - the UTF-8 validator (unit) and warble-content as a real
  * daemon: publish, get, timeline paging and time ranges, delete and its
- * permissions, text limits, id order, the event log.
+ * permissions, text limits, id order, the event log, rich posts and
+ * their images, and uploads through a kill -9.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -459,4 +464,206 @@ Test(content, ids_survive_restart, .init = start, .fini = stop, .timeout = 60)
 	cr_assert_eq(call(req, &rep), WB_OK);
 	cr_assert_eq(wb_u64(rep, WB_F_LAST, 0), 2, "seq continues after a kill");
 	wb_msg_free(rep);
+}
+
+/* ---- images ---- */
+
+/* png_make writes a 64x48 PNG head and a payload unique to seq into buf (n bytes); the service reads the header only. */
+static size_t
+png_make(uint8_t *buf, size_t n, unsigned seq)
+{
+	static const uint8_t head[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
+		'I', 'H', 'D', 'R', 0, 0, 0, 64, 0, 0, 0, 48, 8, 2, 0, 0, 0, 0x5a, 0x2b, 0x3c,
+		0x4d };
+	memcpy(buf, head, sizeof(head));
+	for (size_t i = sizeof(head); i < n; i++) {
+		buf[i] = (uint8_t)(seq * 131 + i * 7);
+	}
+	return n;
+}
+
+static int
+media_put(uint64_t uid, const uint8_t *data, size_t len, char *media, size_t mlen)
+{
+	wb_obj *req = wb_request(WB_OP_MEDIA_PUT), *rep = NULL;
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_bin(req, WB_F_DATA, data, len);
+	int rc = call(req, &rep);
+	if (rc == WB_OK) {
+		cr_assert_str_eq(wb_str(rep, WB_F_TYPE, ""), "image/png");
+		cr_assert_eq(wb_u64(rep, WB_F_WIDTH, 0), 64);
+		cr_assert_eq(wb_u64(rep, WB_F_HEIGHT, 0), 48);
+		snprintf(media, mlen, "%s", wb_str(rep, WB_F_MEDIA, ""));
+	}
+	wb_msg_free(rep);
+	return rc;
+}
+
+/* media_get reads media as reader (0: anyone) and compares its bytes with want. */
+static int
+media_get(const char *media, uint64_t reader, const uint8_t *want, size_t len)
+{
+	wb_obj     *req = wb_request(WB_OP_MEDIA_GET), *rep = NULL;
+	const void *data;
+	size_t      n;
+	wb_set_cstr(req, WB_F_MEDIA, media);
+	if (reader != 0) {
+		wb_set_u64(req, WB_F_UID, reader);
+	}
+	int rc = call(req, &rep);
+	if (rc == WB_OK) {
+		cr_assert(wb_get_bin(rep, WB_F_DATA, &data, &n));
+		cr_assert_eq(n, len, "%s: %zu bytes, want %zu", media, n, len);
+		cr_assert_eq(memcmp(data, want, len), 0, "%s: other bytes", media);
+	}
+	wb_msg_free(rep);
+	return rc;
+}
+
+Test(content, rich_post_columns_and_category, .init = start, .fini = stop, .timeout = 60)
+{
+	uint8_t  img[3000];
+	char     media[64];
+	uint64_t plain, rich, other;
+	wb_obj  *req, *rep;
+
+	png_make(img, sizeof(img), 1);
+	cr_assert_eq(media_put(9, img, sizeof(img), media, sizeof(media)), WB_OK);
+	cr_assert_eq(media_get(media, 9, img, sizeof(img)), WB_OK);
+	cr_assert_eq(media_get(media, 0, img, sizeof(img)), WB_ENOMEDIA, "not public yet");
+	cr_assert_eq(media_get(media, 10, img, sizeof(img)), WB_ENOMEDIA);
+	cr_assert_eq(publish(9, "plain", 5, &plain), WB_OK);
+	req = wb_request(WB_OP_POST_PUBLISH);
+	wb_set_u64(req, WB_F_UID, 9);
+	wb_set_cstr(req, WB_F_TITLE, "T\xc3\xaftle");
+	wb_set_cstr(req, WB_F_CATEGORY, "cats");
+	wb_obj *im = wb_add_objs(req, WB_F_IMAGES, 1);
+	wb_set_cstr(&im[0], WB_F_MEDIA, media);
+	wb_set_cstr(&im[0], WB_F_ALT, "grey");
+	rep = NULL;
+	cr_assert_eq(call(req, &rep), WB_OK, "%s", wb_str(rep, WB_F_MSG, ""));
+	rich = wb_u64(rep, WB_F_ID, 0);
+	wb_msg_free(rep);
+	cr_assert_eq(media_get(media, 0, img, sizeof(img)), WB_OK, "public once attached");
+	cr_assert_eq(publish(9, "other", 5, &other), WB_OK);
+
+	/* the timeline: newest first, each post with only its own columns */
+	wb_obj       *tl = timeline(9, 0, 0, 0, 0);
+	const wb_obj *posts;
+	size_t        n;
+	cr_assert(wb_get_objs(tl, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 3);
+	cr_assert_eq(wb_u64(&posts[1], WB_F_ID, 0), rich);
+	cr_assert_str_eq(wb_str(&posts[1], WB_F_TEXT, "?"), "");
+	cr_assert_str_eq(wb_str(&posts[1], WB_F_TITLE, ""), "T\xc3\xaftle");
+	cr_assert_str_eq(wb_str(&posts[1], WB_F_CATEGORY, ""), "cats");
+	const wb_obj *imgs;
+	size_t        ni;
+	cr_assert(wb_get_objs(&posts[1], WB_F_IMAGES, &imgs, &ni));
+	cr_assert_eq(ni, 1);
+	cr_assert_str_eq(wb_str(&imgs[0], WB_F_MEDIA, ""), media);
+	cr_assert_str_eq(wb_str(&imgs[0], WB_F_TYPE, ""), "image/png");
+	cr_assert_eq(wb_u64(&imgs[0], WB_F_WIDTH, 0), 64);
+	cr_assert_str_eq(wb_str(&imgs[0], WB_F_ALT, ""), "grey");
+	cr_assert_not(wb_has(&posts[0], WB_F_TITLE));
+	cr_assert_not(wb_has(&posts[2], WB_F_IMAGES));
+	wb_msg_free(tl);
+
+	/* by category */
+	req = wb_request(WB_OP_POST_TIMELINE);
+	wb_set_u64(req, WB_F_UID, 9);
+	wb_set_cstr(req, WB_F_CATEGORY, "cats");
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 1);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_ID, 0), rich);
+	wb_msg_free(rep);
+
+	/* the delete takes the image and the index row */
+	req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, 9);
+	wb_set_u64(req, WB_F_ID, rich);
+	cr_assert_eq(call(req, NULL), WB_OK);
+	cr_assert_eq(media_get(media, 9, img, sizeof(img)), WB_ENOMEDIA);
+	req = wb_request(WB_OP_POST_TIMELINE);
+	wb_set_u64(req, WB_F_UID, 9);
+	wb_set_cstr(req, WB_F_CATEGORY, "cats");
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 0);
+	wb_msg_free(rep);
+}
+
+/* One uploader thread, acknowledged ids recorded as they come. */
+typedef struct uploader {
+	pthread_t   thread;
+	char        ids[400][48];
+	unsigned    acked;
+	atomic_bool stop;
+} uploader;
+
+static void *
+uploader_run(void *arg)
+{
+	uploader      *u = arg;
+	uint8_t        img[20000];
+	rt_client     *c;
+	rt_client_opts o = { .timeout_ms = 3000 };
+
+	if (rt_client_open(&c, url, &o) != WB_OK) {
+		return NULL;
+	}
+	for (unsigned i = 0; i < 400 && !atomic_load(&u->stop); i++) {
+		wb_obj *req = wb_request(WB_OP_MEDIA_PUT), *rep = NULL;
+		wb_set_u64(req, WB_F_UID, 11);
+		wb_set_bin(req, WB_F_DATA, img, png_make(img, sizeof(img), i));
+		int rc = rt_call(c, req, &rep);
+		wb_msg_free(req);
+		if (rc == WB_OK) {
+			snprintf(
+			    u->ids[u->acked], sizeof(u->ids[0]), "%s", wb_str(rep, WB_F_MEDIA, ""));
+			u->acked++; /* acknowledged: it must be there after the kill */
+		}
+		wb_msg_free(rep);
+		if (rc != WB_OK) {
+			break; /* the daemon is gone */
+		}
+	}
+	rt_client_close(c);
+	return NULL;
+}
+
+/* A kill -9 of the content service in the middle of uploads loses no acknowledged image. */
+Test(content, uploads_survive_kill9, .init = start, .fini = stop, .timeout = 120)
+{
+	uploader *u = calloc(1, sizeof(*u));
+	uint8_t   img[20000];
+
+	/* this test's daemon takes uploads without the per-user limit */
+	rt_client_close(cli);
+	cli = NULL;
+	cr_assert_eq(wbt_stop(daemon_, SIGTERM, 10000), 0);
+	cr_assert_eq(setenv("WARBLE_MEDIA_RATE", "0", 1), 0); /* the daemon inherits it */
+	start();
+	cr_assert_not_null(u);
+	cr_assert_eq(pthread_create(&u->thread, NULL, uploader_run, u), 0);
+	long long end = wbt_now_ms() + 30000;
+	while (u->acked < 30 && wbt_now_ms() < end) {
+		wbt_sleep_ms(5);
+	}
+	cr_assert_geq(u->acked, 30, "uploads too slow");
+	cr_assert_lt(u->acked, 400, "the kill came after the last upload");
+	cr_assert_eq(wbt_stop(daemon_, SIGKILL, 10000), 128 + SIGKILL);
+	atomic_store(&u->stop, true);
+	pthread_join(u->thread, NULL);
+	rt_client_close(cli);
+	cli = NULL;
+	start();
+	for (unsigned i = 0; i < u->acked; i++) {
+		png_make(img, sizeof(img), i);
+		cr_assert_eq(media_get(u->ids[i], 11, img, sizeof(img)), WB_OK,
+		    "upload %u of %u lost", i, u->acked);
+	}
+	cr_log_info("%u acknowledged uploads, all there after kill -9", u->acked);
+	free(u);
 }
