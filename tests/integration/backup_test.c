@@ -408,8 +408,47 @@ bk_copy_store(const char *src, const char *dst)
 	closedir(d);
 }
 
+/* bk_image writes a 64x48 PNG head and 12 KB of bytes unique to seq (past the blob file threshold) into img. */
+static void
+bk_image(uint8_t img[12288], unsigned seq)
+{
+	static const uint8_t head[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
+		'I', 'H', 'D', 'R', 0, 0, 0, 64, 0, 0, 0, 48, 8, 2, 0, 0, 0, 1, 2, 3, 4 };
+	memcpy(img, head, sizeof(head));
+	for (size_t i = sizeof(head); i < 12288; i++) {
+		img[i] = (uint8_t)(seq * 31 + i * 13);
+	}
+}
+
+/* bk_media uploads (data != NULL: the id goes into media) or reads back and compares image seq of user 0 through the content service. */
+static void
+bk_media(char media[64], unsigned seq, bool put)
+{
+	static uint8_t img[12288];
+	wb_obj        *req = wb_request(put ? WB_OP_MEDIA_PUT : WB_OP_MEDIA_GET), *rep = NULL;
+	const void    *data;
+	size_t         n;
+
+	bk_image(img, seq);
+	wb_set_u64(req, WB_F_UID, bk_uid[0]);
+	if (put) {
+		wb_set_bin(req, WB_F_DATA, img, sizeof(img));
+	} else {
+		wb_set_cstr(req, WB_F_MEDIA, media);
+	}
+	cr_assert_eq(it_call(it_cl.content_url, req, &rep), WB_OK, "%s", wb_str(rep, WB_F_MSG, ""));
+	if (put) {
+		snprintf(media, 64, "%s", wb_str(rep, WB_F_MEDIA, ""));
+	} else {
+		cr_assert(wb_get_bin(rep, WB_F_DATA, &data, &n));
+		cr_assert(n == sizeof(img) && memcmp(data, img, n) == 0, "image %s differs", media);
+	}
+	wb_msg_free(rep);
+}
+
 Test(backup, under_load, .fini = it_fini, .timeout = 600)
 {
+	char            media[2][64];
 	static char     out[BK_OUT_MAX];
 	static uint64_t ids[BK_HOME];
 	char            dir[256], data[256], env_data[300];
@@ -421,6 +460,8 @@ Test(backup, under_load, .fini = it_fini, .timeout = 600)
 	while (bk_nops_now() < 300 && it_failures() == 0) {
 		wbt_sleep_ms(10);
 	}
+	bk_media(media[0], 0, true); /* images live in blob files: the backup holds them too */
+	bk_media(media[1], 1, true);
 	cr_assert_eq(wbt_path(dir, sizeof(dir), "backup1"), 0);
 	long long began = wbt_now_ms();
 	size_t    before = bk_nops_now();
@@ -446,6 +487,8 @@ Test(backup, under_load, .fini = it_fini, .timeout = 600)
 	const char *env2[] = { bk_env[0], env_data, NULL };
 	it_start(env2);
 	it_wait_inbox(wbt_ms(30000));
+	bk_media(media[0], 0, false);
+	bk_media(media[1], 1, false);
 
 	/* every post acknowledged before the backup began is there; nothing unknown is */
 	size_t total = 0, p0 = 0, later = 0;
