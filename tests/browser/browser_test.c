@@ -1,8 +1,10 @@
 /*
  * browser_test.c - the web page end to end in headless Chromium: starts
  * a cluster whose gateway serves HTTP on a free port and runs
- * tests/browser/e2e.mjs (playwright-core, /usr/bin/chromium) against it.
- * The screenshot lands in tests/artifacts/browser-home.png.  Chromium,
+ * tests/browser/e2e.mjs (playwright-core, /usr/bin/chromium) against it:
+ * follow, post and unfollow, then a post with a title, a category and an
+ * image.  The screenshots land in tests/artifacts/browser-home.png and
+ * tests/artifacts/browser-rich-post.png.  Chromium,
  * node and playwright-core are installed by `make deps`; without them this
  * test fails (it does not skip), so CI cannot pass without running it.
  */
@@ -14,7 +16,7 @@
 Test(browser, follow_post_unfollow, .fini = wbt_cleanup, .timeout = 240)
 {
 	wbt_cluster cl;
-	char        root[1024], log[256], cmd[2600], shot[1200];
+	char        root[1024], log[256], cmd[3800], shot[1200], rich[1200];
 	struct stat st;
 	int         port, rc;
 
@@ -33,11 +35,13 @@ Test(browser, follow_post_unfollow, .fini = wbt_cleanup, .timeout = 240)
 	cr_assert_gt(port, 0, "cluster did not start");
 	cr_assert_eq(wbt_path(log, sizeof(log), "e2e.log"), 0);
 	snprintf(shot, sizeof(shot), "%s/tests/artifacts/browser-home.png", root);
+	snprintf(rich, sizeof(rich), "%s/tests/artifacts/browser-rich-post.png", root);
 	unlink(shot);
+	unlink(rich);
 	snprintf(cmd, sizeof(cmd),
-	    "cd '%s' && timeout -k 5 200 node tests/browser/e2e.mjs http://127.0.0.1:%d '%s' >'%s' "
-	    "2>&1",
-	    root, port, shot, log);
+	    "cd '%s' && timeout -k 5 200 node tests/browser/e2e.mjs http://127.0.0.1:%d '%s' '%s' "
+	    ">'%s' 2>&1",
+	    root, port, shot, rich, log);
 	rc = system(cmd);
 	snprintf(cmd, sizeof(cmd), "sed 's/^/    /' '%s' >&2", log);
 	if (rc != 0 && system(cmd) != 0) {
@@ -45,6 +49,8 @@ Test(browser, follow_post_unfollow, .fini = wbt_cleanup, .timeout = 240)
 	}
 	cr_assert_eq(rc, 0, "the browser scenario failed (log above)");
 	cr_assert_eq(stat(shot, &st), 0, "no screenshot at %s", shot);
+	cr_assert_gt(st.st_size, 1000);
+	cr_assert_eq(stat(rich, &st), 0, "no screenshot at %s", rich);
 	cr_assert_gt(st.st_size, 1000);
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }

@@ -1,16 +1,24 @@
 // e2e.mjs - Warble's web page end to end in headless Chromium.
-//   node tests/browser/e2e.mjs http://127.0.0.1:PORT [screenshot.png]
+//   node tests/browser/e2e.mjs http://127.0.0.1:PORT [screenshot.png [rich.png]]
 // Two users register (two isolated browser contexts), one follows the
 // other, the other posts, the first sees the post on the home timeline,
-// unfollows, and the post is gone.  Exits 0 on success, 1 on failure.
+// unfollows, and the post is gone.  Then a rich post: bob follows alice,
+// alice logs in again and posts a title, a category and an image (a PNG
+// made here), seeing its preview first and an upload refused with the
+// server's error; bob sees the title, the category chip and the image
+// loaded on his home timeline (screenshot rich.png, by default
+// browser-rich-post.png beside screenshot.png), and the chip shows alice's
+// posts of that category only.  Exits 0 on success, 1 on failure.
 // playwright-core's launch() gives Chromium a fresh temporary profile
 // (--user-data-dir) and deletes it on close.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 
 const base = process.argv[2];
 const shot = process.argv[3] || 'tests/artifacts/browser-home.png';
+const richShot = process.argv[4] || join(dirname(shot), 'browser-rich-post.png');
 if (!base) {
   console.error('usage: node e2e.mjs BASE_URL [SCREENSHOT]');
   process.exit(2);
@@ -30,6 +38,41 @@ const browser = await chromium.launch({
 });
 
 function step(msg) { console.log('e2e: ' + msg); }
+
+// png(w, h) is an RGB PNG of w x h pixels: a colour gradient with a stripe.
+function png(w, h) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type, data) => {
+    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const len = Buffer.alloc(4), sum = Buffer.alloc(4);
+    len.writeUInt32BE(data.length); sum.writeUInt32BE(crc(td));
+    return Buffer.concat([len, td, sum]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0); ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = 8; ihdr[9] = 2; // 8 bits per sample, RGB; compression, filter, interlace 0
+  const raw = Buffer.alloc(h * (1 + 3 * w));
+  for (let y = 0; y < h; y++) {
+    const row = y * (1 + 3 * w); // filter byte 0 (none), then the pixels
+    for (let x = 0; x < w; x++) {
+      const stripe = Math.abs(x - y) < 4;
+      raw[row + 1 + 3 * x] = stripe ? 255 : Math.round(255 * x / (w - 1));
+      raw[row + 2 + 3 * x] = stripe ? 255 : 90;
+      raw[row + 3 + 3 * x] = stripe ? 255 : Math.round(255 * y / (h - 1));
+    }
+  }
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
 
 async function open(who) {
   const ctx = await browser.newContext({ viewport: { width: 900, height: 800 } });
@@ -73,6 +116,110 @@ async function sessionUi(page, who, loggedIn) {
 }
 
 const homeHas = (page) => page.locator('#home-list .post .text', { hasText: text }).count().then((n) => n > 0);
+
+// richPost: bob follows alice; alice logs in, posts plain text, then a
+// post with a title, a category and an image; bob sees it, and its chip.
+async function richPost(a, b) {
+  const title = 'Sunset über the bay <b>' + suffix + '</b>';
+  const category = 'photos_' + suffix;
+  const rich = 'a gradient, 64 by 48';
+  const alt = 'a red-blue gradient with a white stripe';
+  const plain = 'plain words from ' + alice;
+
+  step(bob + ' follows ' + alice);
+  await b.goto(base + '/#/u/' + alice);
+  await b.waitForFunction(() => document.getElementById('follow-btn').textContent === 'Follow');
+  await b.click('#follow-btn');
+  await b.waitForFunction(() => document.getElementById('follow-btn').textContent === 'Unfollow');
+
+  step(alice + ' logs in and posts plain text');
+  await a.fill('#login-name', alice);
+  await a.fill('#login-pass', 'correct-horse-battery');
+  await a.click('#login-btn');
+  await a.waitForSelector('#view-home:not([hidden])');
+  await a.fill('#post-text', plain);
+  await a.click('#post-btn');
+  await a.waitForSelector(`#home-list .post .text:text-is("${plain}")`);
+
+  step('the category is checked before anything is sent');
+  await a.fill('#post-title', title);
+  await a.fill('#post-text', rich);
+  await a.fill('#post-category', 'Not Valid');
+  await a.waitForSelector('#post-hint:not([hidden])');
+  if (!(await a.isDisabled('#post-btn'))) throw new Error('Post is enabled with an invalid category');
+  await a.fill('#post-category', category);
+  await a.waitForSelector('#post-hint', { state: 'hidden' });
+
+  step('an upload the server refuses shows its error');
+  await a.setInputFiles('#post-images', { name: 'fake.png', mimeType: 'image/png', buffer: Buffer.from('not an image at all') });
+  await a.waitForSelector('#post-previews .preview');
+  await a.click('#post-btn');
+  await a.waitForSelector('#post-previews .preview.failed .err:not([hidden])');
+  const refused = await a.textContent('#msg');
+  if (!/fake\.png/.test(refused) || !/\([A-Z_]+\)/.test(refused)) throw new Error('upload error shows ' + JSON.stringify(refused));
+  step('  ' + refused);
+  await a.click('#post-previews .preview .remove');
+  await a.waitForSelector('#post-previews .preview', { state: 'detached' });
+
+  step(alice + ' picks an image: its preview shows before posting');
+  await a.setInputFiles('#post-images', { name: 'gradient.png', mimeType: 'image/png', buffer: png(64, 48) });
+  await a.waitForFunction(() => {
+    const img = document.querySelector('#post-previews .preview img');
+    return img && img.complete && img.naturalWidth === 64 && img.src.startsWith('blob:');
+  });
+  await a.fill('#post-previews .preview input.alt', alt);
+  if ((await a.locator('#home-list .post .title').count()) !== 0) throw new Error('posted before Post was clicked');
+  await a.screenshot({ path: richShot.replace(/\.png$/, '-compose.png'), fullPage: true });
+
+  step(alice + ' posts it: the form is disabled while the upload runs');
+  let release;
+  const held = new Promise((r) => { release = r; });
+  await a.route('**/api/v1/media', async (route) => { await held; await route.continue(); });
+  await a.click('#post-btn');
+  await a.waitForFunction(() => {
+    const btn = document.getElementById('post-btn');
+    return btn.disabled && btn.textContent.startsWith('Posting') && document.getElementById('post-fields').disabled;
+  });
+  release();
+  await a.waitForSelector('#home-list .post .title');
+  await a.unroute('**/api/v1/media');
+  await a.waitForSelector('#post-previews .preview', { state: 'detached' });
+  if (!(await a.isDisabled('#post-btn'))) throw new Error('Post is enabled with an empty form');
+
+  step(bob + ' sees the title, the category and the image on his home timeline');
+  await b.goto(base + '/#/');
+  await b.waitForSelector('#view-home:not([hidden])');
+  const post = b.locator('#home-list .post', { has: b.locator('.title') }).first();
+  await until(b, 'the rich post is on the home timeline', async () => (await post.count()) > 0);
+  if ((await post.locator('.title').textContent()) !== title) throw new Error('title shows ' + await post.locator('.title').textContent());
+  if ((await post.locator('.title b').count()) !== 0) throw new Error('the title was parsed as HTML');
+  if ((await post.locator('.text').textContent()) !== rich) throw new Error('text shows ' + await post.locator('.text').textContent());
+  if ((await post.locator('.meta .chip').textContent()) !== category) throw new Error('no category chip');
+  const img = post.locator('.images img');
+  await img.scrollIntoViewIfNeeded();
+  await b.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
+  const got = await img.evaluate((el) => ({
+    w: el.naturalWidth, h: el.naturalHeight, aw: el.getAttribute('width'), ah: el.getAttribute('height'),
+    alt: el.alt, loading: el.loading, src: new URL(el.src).pathname,
+  }));
+  if (got.w !== 64 || got.h !== 48 || got.aw !== '64' || got.ah !== '48' || got.alt !== alt ||
+      got.loading !== 'lazy' || !/^\/media\/[0-9]+-[0-9]+$/.test(got.src)) {
+    throw new Error('image is ' + JSON.stringify(got));
+  }
+  await b.screenshot({ path: richShot, fullPage: true });
+  step('screenshot ' + richShot);
+
+  step('the chip shows ' + alice + "'s posts in " + category + ' only');
+  await post.locator('.meta .chip').click();
+  await b.waitForFunction((c) => location.hash.endsWith('/category/' + c), category);
+  await b.waitForSelector('#user-filter:not([hidden])');
+  await b.waitForSelector('#user-posts .post .title');
+  const texts = await b.locator('#user-posts .post .text').allTextContents();
+  if (texts.length !== 1 || texts[0] !== rich) throw new Error('category page shows ' + JSON.stringify(texts));
+  await b.click('#user-filter-all');
+  await b.waitForSelector('#user-filter', { state: 'hidden' });
+  await b.waitForFunction(() => document.querySelectorAll('#user-posts .post').length === 2);
+}
 
 let a;
 try {
@@ -124,6 +271,8 @@ try {
   await a.click('#logout-btn');
   await a.waitForSelector('#view-auth:not([hidden])');
   await sessionUi(a, alice, false);
+
+  await richPost(a, b);
   step('ok');
   await browser.close();
   clearTimeout(guard);

@@ -2,19 +2,34 @@
 // (docs/http-api.md).  Routes live in the URL hash:
 //   #/                  home timeline (or log in / register)
 //   #/u/NAME            a user's posts, counts, follow button
+//   #/u/NAME/category/C NAME's posts in category C (?category=C)
 //   #/u/NAME/following  whom NAME follows;  #/u/NAME/fans  who follows NAME
 'use strict';
 
 const API = '/api/v1';
 const MAX_CHARS = 280;
+// The limits of a post (docs/http-api.md): title and alt text in code
+// points, as the server counts them; at most 4 images of these types.
+const MAX_TITLE = 100, MAX_ALT = 1000, MAX_IMAGES = 4;
+const CATEGORY_RE = /^[a-z0-9_]{1,32}$/;
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 const $ = (id) => document.getElementById(id);
 const state = { token: localStorage.getItem('warble.token'), me: localStorage.getItem('warble.name') };
 
+// api calls the API: body is sent as JSON, or as it is when it is a Blob
+// (an image upload).  An error reply throws an Error with the reply's
+// message, its code (the JSON "error") and the HTTP status.
 async function api(method, path, body) {
   const headers = {};
   if (state.token) headers['Authorization'] = 'Bearer ' + state.token;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(API + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let payload;
+  if (body instanceof Blob) {
+    payload = body;
+  } else if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const res = await fetch(API + path, { method, headers, body: payload });
   let data = {};
   try { data = await res.json(); } catch (e) { /* empty body */ }
   if (!res.ok) {
@@ -56,13 +71,44 @@ function el(tag, cls, text) {
   return e;
 }
 
+const userHref = (name) => '#/u/' + encodeURIComponent(name || '');
+const categoryHref = (name, category) => userHref(name) + '/category/' + encodeURIComponent(category);
+
+// imageGrid shows a post's images, each sized from the width and height of
+// its record before it loads, so the timeline does not jump; lazily loaded.
+function imageGrid(images) {
+  const grid = el('div', 'images n' + Math.min(images.length, MAX_IMAGES));
+  for (const im of images) {
+    const url = '/media/' + encodeURIComponent(im.media);
+    const a = el('a');
+    a.href = url; a.target = '_blank'; a.rel = 'noopener';
+    const img = el('img');
+    img.loading = 'lazy'; // before src, or the browser may already have started
+    img.alt = im.alt || '';
+    if (im.width > 0 && im.height > 0) {
+      img.width = im.width; img.height = im.height;
+      img.style.aspectRatio = im.width + ' / ' + im.height;
+    }
+    img.src = url;
+    a.append(img);
+    grid.append(a);
+  }
+  return grid;
+}
+
 function postItem(p) {
   const li = el('li', 'post');
   li.dataset.id = p.id;
   const meta = el('div', 'meta');
   const who = el('a', 'author', '@' + (p.author_name || p.author));
-  who.href = '#/u/' + encodeURIComponent(p.author_name || '');
+  who.href = userHref(p.author_name);
   meta.append(who, el('time', '', new Date(p.time).toLocaleString()));
+  if (p.category) {
+    const chip = el('a', 'chip', p.category);
+    chip.href = categoryHref(p.author_name, p.category);
+    chip.title = 'posts of @' + (p.author_name || p.author) + ' in ' + p.category;
+    meta.append(chip);
+  }
   if (state.me && p.author_name === state.me) {
     const del = el('button', 'del', 'delete');
     del.type = 'button';
@@ -71,7 +117,10 @@ function postItem(p) {
     };
     meta.append(del);
   }
-  li.append(meta, el('div', 'text', p.text));
+  li.append(meta);
+  if (p.title) li.append(el('h3', 'title', p.title));
+  if (p.text) li.append(el('div', 'text', p.text));
+  if (p.images && p.images.length) li.append(imageGrid(p.images));
   return li;
 }
 
@@ -103,9 +152,10 @@ const homePage = pager('home-list', 'home-more', 'home-empty', async (before) =>
   return { items: r.posts || [], next: r.next };
 }, postItem);
 
-let userName = null;
+let userName = null, userCategory = null;
 const userPage = pager('user-posts', 'user-more', 'user-empty', async (before) => {
-  const r = await api('GET', '/users/' + encodeURIComponent(userName) + '/posts' + qs({ limit: 20, before }));
+  const r = await api('GET', '/users/' + encodeURIComponent(userName) + '/posts' +
+    qs({ limit: 20, before, category: userCategory }));
   return { items: r.posts || [], next: r.next };
 }, postItem);
 
@@ -122,9 +172,14 @@ const listPage = pager('list-users', 'list-more', 'list-empty', async (after) =>
   return li;
 });
 
-async function showUser(name) {
-  userName = name;
+// showUser shows NAME's profile and posts: all of them, or those of category.
+async function showUser(name, category) {
+  userName = name; userCategory = category || null;
   show('user');
+  $('user-filter').hidden = !userCategory;
+  $('user-filter-cat').textContent = userCategory || '';
+  $('user-filter-all').href = userHref(name);
+  $('user-empty').textContent = userCategory ? 'No posts in this category.' : 'No posts yet.';
   $('user-name').textContent = '@' + name;
   $('user-bio').textContent = '';
   $('follow-btn').hidden = true;
@@ -154,7 +209,7 @@ async function route() {
       $('list-title').textContent = parts[2] === 'fans' ? 'Fans of @' + parts[1] : '@' + parts[1] + ' follows';
       await listPage(true);
     } else {
-      await showUser(parts[1]);
+      await showUser(parts[1], parts[2] === 'category' ? parts[3] : null);
     }
     return;
   }
@@ -189,24 +244,145 @@ $('logout-btn').onclick = async () => {
   forget(); say(''); location.hash = '#/'; route();
 };
 
+// The compose form.  compose.picked holds the chosen images, in order:
+// {file, url (an object URL for the preview), li, alt (its input), err,
+// media and info (the upload's reply, once uploaded: a failed post keeps
+// them, so trying again does not upload the same file twice)}.
+const compose = { picked: [], posting: false };
+
+// composeCheck checks the title, category and alt texts with the server's
+// rules, marks what is wrong and says why under the form; true if all hold.
+function composeCheck() {
+  const problems = [];
+  const mark = (input, bad, why) => {
+    input.classList.toggle('bad', bad);
+    input.setAttribute('aria-invalid', bad ? 'true' : 'false');
+    if (bad) problems.push(why);
+  };
+  const title = chars($('post-title').value.trim());
+  mark($('post-title'), title > MAX_TITLE, 'Title: at most ' + MAX_TITLE + ' characters (' + title + ' now).');
+  const cat = $('post-category').value.trim();
+  mark($('post-category'), cat !== '' && !CATEGORY_RE.test(cat),
+    'Category: 1-32 of a-z, 0-9 and _ (no capitals or spaces).');
+  compose.picked.forEach((it, i) => {
+    const n = chars(it.alt.value.trim());
+    mark(it.alt, n > MAX_ALT, 'Alt text of image ' + (i + 1) + ': at most ' + MAX_ALT + ' characters (' + n + ' now).');
+  });
+  $('post-hint').textContent = problems.join(' ');
+  $('post-hint').hidden = problems.length === 0;
+  return problems.length === 0;
+}
+
 function updateCount() {
   const left = MAX_CHARS - chars($('post-text').value);
   $('post-count').textContent = left;
   $('post-count').classList.toggle('over', left < 0);
-  $('post-btn').disabled = left < 0 || left === MAX_CHARS;
+  const ok = composeCheck();
+  const empty = left === MAX_CHARS && compose.picked.length === 0; // text may be empty only with an image
+  $('post-btn').disabled = compose.posting || !ok || left < 0 || empty;
+  const full = compose.picked.length >= MAX_IMAGES;
+  $('post-images').disabled = full;
+  $('post-pick').classList.toggle('full', full);
 }
-$('post-text').oninput = updateCount;
+for (const id of ['post-text', 'post-title', 'post-category']) $(id).oninput = updateCount;
+
+function addPicked(file) {
+  const it = { file, url: URL.createObjectURL(file), media: null, info: null };
+  it.li = el('li', 'preview');
+  const img = el('img');
+  img.src = it.url; img.alt = 'preview of ' + file.name;
+  const fields = el('div', 'fields');
+  it.alt = el('input', 'alt');
+  it.alt.placeholder = 'Describe the image (alt text)';
+  it.alt.setAttribute('aria-label', 'alt text of ' + file.name);
+  it.alt.oninput = updateCount;
+  it.err = el('span', 'err');
+  it.err.hidden = true;
+  fields.append(el('span', 'name', file.name), it.alt, it.err);
+  const rm = el('button', 'remove', '\u00d7');
+  rm.type = 'button'; rm.title = 'Remove this image';
+  rm.setAttribute('aria-label', 'remove ' + file.name);
+  rm.onclick = () => { removePicked(it); updateCount(); };
+  it.li.append(img, fields, rm);
+  compose.picked.push(it);
+  $('post-previews').append(it.li);
+}
+
+function removePicked(it) {
+  URL.revokeObjectURL(it.url);
+  it.li.remove();
+  compose.picked = compose.picked.filter((x) => x !== it);
+}
+
+$('post-images').onchange = () => {
+  const input = $('post-images'), files = [...input.files], refused = [];
+  input.value = ''; // choosing the same file again fires change again
+  for (const f of files) {
+    if (f.type && !IMAGE_TYPES.includes(f.type)) refused.push(f.name + ' is not a PNG, JPEG, GIF or WebP image');
+    else if (compose.picked.length >= MAX_IMAGES) refused.push(f.name + ' not added: at most ' + MAX_IMAGES + ' images a post');
+    else addPicked(f);
+  }
+  say(refused.join('; '));
+  updateCount();
+};
+
+function setPosting(on) {
+  compose.posting = on;
+  $('post-fields').disabled = on; // every input, the picker and the remove buttons
+  $('post-btn').textContent = on ? 'Posting\u2026' : 'Post';
+  updateCount();
+}
+
+function clearCompose() {
+  for (const it of compose.picked.slice()) removePicked(it);
+  $('post-text').value = ''; $('post-title').value = ''; $('post-category').value = '';
+  updateCount();
+}
+
+// upload sends one picked image (POST /api/v1/media, the file as the body)
+// unless an earlier try did; an error names the file and the server's code.
+async function upload(it, i, n) {
+  if (it.media) return;
+  say('Uploading image ' + (i + 1) + ' of ' + n + '\u2026', true);
+  try {
+    it.info = await api('POST', '/media', it.file);
+    it.media = it.info.media;
+    it.err.hidden = true; it.li.classList.remove('failed');
+  } catch (e) {
+    const why = e.message + (e.code ? ' (' + e.code + ')' : '');
+    it.err.textContent = 'Not uploaded: ' + why;
+    it.err.hidden = false; it.li.classList.add('failed');
+    throw new Error('Could not upload ' + it.file.name + ': ' + why);
+  }
+}
 
 $('post-form').onsubmit = async (ev) => {
   ev.preventDefault();
+  if (compose.posting) return;
+  if (!composeCheck()) { say($('post-hint').textContent); return; }
+  setPosting(true);
   try {
-    const text = $('post-text').value;
-    const r = await api('POST', '/posts', { text });
-    $('post-text').value = ''; updateCount();
-    $('home-list').prepend(postItem({ id: r.id, time: r.time || Date.now(), text, author_name: state.me }));
+    const text = $('post-text').value, title = $('post-title').value.trim();
+    const category = $('post-category').value.trim(), picked = compose.picked.slice();
+    for (let i = 0; i < picked.length; i++) await upload(picked[i], i, picked.length);
+    const body = {};
+    if (text !== '') body.text = text;
+    if (title) body.title = title;
+    if (category) body.category = category;
+    const images = picked.map((it) => {
+      const alt = it.alt.value.trim();
+      return { media: it.media, type: it.info.type, width: it.info.width, height: it.info.height, alt: alt || undefined };
+    });
+    if (images.length) body.images = images.map((im) => ({ media: im.media, alt: im.alt }));
+    const r = await api('POST', '/posts', body);
+    clearCompose();
+    $('home-list').prepend(postItem({
+      id: r.id, time: r.time || Date.now(), text, title, category, images, author_name: state.me,
+    }));
     $('home-empty').hidden = true;
     say('Posted.', true);
   } catch (e) { say(e.message); }
+  setPosting(false);
 };
 
 $('refresh-btn').onclick = () => homePage(true);
@@ -216,7 +392,7 @@ $('follow-btn').onclick = async () => {
   btn.disabled = true;
   try {
     await api(following ? 'DELETE' : 'PUT', '/me/following/' + encodeURIComponent(userName));
-    await showUser(userName);
+    await showUser(userName, userCategory);
   } catch (e) { say(e.message); }
   btn.disabled = false;
 };
