@@ -32,16 +32,16 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct {
-		wb_op    op;
-		uint64_t body;
+		wb_op   op;
+		wb_mask body;
 	} routes[] = {
 		{ WB_OP_REGISTER, WB_M(NAME) | WB_M(PASSWORD) },
 		{ WB_OP_LOGIN, WB_M(NAME) | WB_M(PASSWORD) },
 		{ WB_OP_UPDATE_PROFILE, WB_M(DISPLAY) | WB_M(BIO) },
-		{ WB_OP_PUBLISH, WB_M(TEXT) },
-		{ WB_OP_NONE, ~UINT64_C(0) },
+		{ WB_OP_PUBLISH, WB_M(TEXT) | WB_M(TITLE) | WB_M(CATEGORY) | WB_M(IMAGES) },
+		{ WB_OP_NONE, ~(wb_mask)0 },
 	};
-	const uint64_t all = ~UINT64_C(0);
+	const wb_mask all = ~(wb_mask)0;
 	char           err[256] = "";
 	wb_obj        *m, *m2, *req;
 	http_buf       j1 = { 0 }, j2 = { 0 };
