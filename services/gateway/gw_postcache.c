@@ -144,7 +144,8 @@ gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst)
 	pthread_mutex_lock(&c->locks[i % GW_POSTCACHE_LOCKS]);
 	hit = s->id == id && s->expires_ms > wb_mono_us() / 1000;
 	if (hit && s->rich) {
-		hit = gw_postcache_decode(s->text, s->len, dst);
+		hit = gw_postcache_decode(s->text, s->len, dst) &&
+		      wb_set_u64(dst, WB_F_TIME, wb_id_ms(id)) == WB_OK;
 	} else if (hit) {
 		hit = wb_set_u64(dst, WB_F_ID, id) == WB_OK &&
 		      wb_set_u64(dst, WB_F_AUTHOR, s->author) == WB_OK &&

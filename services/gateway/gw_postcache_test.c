@@ -42,6 +42,29 @@ cached(gw_postcache *c, uint64_t id, uint64_t author, const char *text)
 	return hit;
 }
 
+Test(gw_postcache, rich_post_keeps_its_columns)
+{
+	gw_postcache *c;
+	wb_obj       *p = post(1234567890125ULL, 7, ""), *o = wb_msg_new();
+
+	cr_assert_eq(wb_set_cstr(p, WB_F_TITLE, "a title"), WB_OK);
+	cr_assert_eq(wb_set_cstr(p, WB_F_CATEGORY, "cats"), WB_OK);
+	wb_obj *im = wb_add_objs(p, WB_F_IMAGES, 2);
+	cr_assert_eq(wb_set_cstr(&im[0], WB_F_MEDIA, "7-1"), WB_OK);
+	cr_assert_eq(wb_set_u64(&im[0], WB_F_WIDTH, 640), WB_OK);
+	cr_assert_eq(wb_set_cstr(&im[1], WB_F_MEDIA, "7-2"), WB_OK);
+	cr_assert_eq(wb_set_cstr(&im[1], WB_F_ALT, "two"), WB_OK);
+	cr_assert_eq(gw_postcache_open(&c, 1024, 60000), WB_OK);
+	gw_postcache_put(c, gw_postcache_epoch(c), p);
+	cr_assert(cached(c, 1234567890125ULL, 7, ""));
+	cr_assert(gw_postcache_get(c, 1234567890125ULL, o));
+	cr_assert_eq(wb_set_u64(p, WB_F_TIME, wb_id_ms(1234567890125ULL)), WB_OK);
+	cr_assert(wb_equal(o, p), "the record comes back whole");
+	wb_msg_free(o);
+	wb_msg_free(p);
+	gw_postcache_close(c);
+}
+
 Test(gw_postcache, hit_miss_and_forget)
 {
 	gw_postcache *c;

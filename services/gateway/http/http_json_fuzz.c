@@ -42,11 +42,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ WB_OP_NONE, ~(wb_mask)0 },
 	};
 	const wb_mask all = ~(wb_mask)0;
-	char           err[256] = "";
-	wb_obj        *m, *m2, *req;
-	http_buf       j1 = { 0 }, j2 = { 0 };
-	wb_op          op;
-	int            rc, r;
+	char          err[256] = "";
+	wb_obj       *m, *m2, *req;
+	http_buf      j1 = { 0 }, j2 = { 0 };
+	wb_op         op;
+	int           rc, r;
 
 	if (size < 1) {
 		return 0;
