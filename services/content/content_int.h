@@ -24,8 +24,13 @@ struct content {
 /* content_author reads the author of post id (WB_ENOPOST if none). */
 int content_author(content *c, uint64_t id, uint64_t *author);
 
-/* content_post_value reads post id of author into a malloc'd copy of its stored value (WB_ENOPOST if gone). */
-int content_post_value(content *c, uint64_t author, uint64_t id, uint8_t **val, size_t *len);
+/* content_cell finds version id of row author (a fixed 8-byte row) in family fam and hands its value to fill; WB_ENOTFOUND if absent. */
+int content_cell(content *c, int fam, uint64_t author, uint64_t id,
+    int (*fill)(void *arg, uint64_t id, uint64_t author, const void *val, size_t len), void *arg);
+
+/* content_cell_copy reads version id of row author in family fam into a malloc'd copy (*val, *len); WB_ENOTFOUND if absent. */
+int content_cell_copy(
+    content *c, int fam, uint64_t author, uint64_t id, uint8_t **val, size_t *len);
 
 /* content_media_attach adds to b the move of d's uploads into the media family and fills images (d->nimages records) for the post's value; on error rep is the reply. */
 int content_media_attach(

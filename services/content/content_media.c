@@ -65,32 +65,8 @@ content_media_parse(const void *val, size_t len, content_image *im)
 static int
 content_media_read(content *c, int fam, uint64_t author, uint64_t id, uint8_t **val, size_t *len)
 {
-	uint8_t      row[8];
-	hb_scan     *s = NULL;
-	hb_cell      cell;
-	hb_scan_opts opts;
-	int          rc;
-
-	hb_scan_opts_id_row(&opts, row, author);
-	opts.min_version = id;
-	opts.max_version = id;
-	opts.limit = 1;
-	if ((rc = hb_scan_open(&s, c->t, fam, &opts)) != WB_OK) {
-		return rc;
-	}
-	rc = hb_scan_next(s, &cell);
-	if (rc == WB_OK && cell.version == id) {
-		*val = malloc(cell.value_len + 1);
-		rc = *val == NULL ? WB_ENOMEM : WB_OK;
-		if (rc == WB_OK) {
-			memcpy(*val, cell.value, cell.value_len);
-			*len = cell.value_len;
-		}
-	} else if (rc == WB_OK || rc == WB_EEND) {
-		rc = WB_ENOMEDIA;
-	}
-	hb_scan_close(s);
-	return rc;
+	int rc = content_cell_copy(c, fam, author, id, val, len);
+	return rc == WB_ENOTFOUND ? WB_ENOMEDIA : rc;
 }
 
 /* content_media_record fills o with an image record {media, type, width, height, size}. */

@@ -7,9 +7,8 @@
 #include "content_int.h"
 #include "content_schema.h"
 
-/* content_post_cell finds post id of author and hands its value to fill (o: fill's record, or a copy's holder); WB_ENOPOST if gone. */
-static int
-content_post_cell(content *c, uint64_t author, uint64_t id,
+int
+content_cell(content *c, int fam, uint64_t author, uint64_t id,
     int (*fill)(void *arg, uint64_t id, uint64_t author, const void *val, size_t len), void *arg)
 {
 	uint8_t      row[8];
@@ -20,7 +19,7 @@ content_post_cell(content *c, uint64_t author, uint64_t id,
 	opts.min_version = id;
 	opts.max_version = id;
 	opts.limit = 1;
-	int rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &opts);
+	int rc = hb_scan_open(&s, c->t, fam, &opts);
 	if (rc != WB_OK) {
 		return rc;
 	}
@@ -28,27 +27,27 @@ content_post_cell(content *c, uint64_t author, uint64_t id,
 	if (rc == WB_OK && cell.version == id) {
 		rc = fill(arg, id, author, cell.value, cell.value_len);
 	} else if (rc == WB_OK || rc == WB_EEND) {
-		rc = WB_ENOPOST;
+		rc = WB_ENOTFOUND;
 	}
 	hb_scan_close(s);
 	return rc;
 }
 
-/* content_post_record is content_post_cell's fill for a record. */
+/* content_post_record is content_cell's fill for a post record. */
 static int
 content_post_record(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
 {
 	return content_post_fill(arg, id, author, val, len);
 }
 
-/* A copy of a stored value, content_post_cell's fill for content_post_value. */
+/* A copy of a stored value: content_cell's fill for content_cell_copy. */
 typedef struct content_value {
 	uint8_t *p;
 	size_t   len;
 } content_value;
 
 static int
-content_post_copy(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
+content_value_copy(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
 {
 	content_value *v = arg;
 
@@ -63,10 +62,10 @@ content_post_copy(void *arg, uint64_t id, uint64_t author, const void *val, size
 }
 
 int
-content_post_value(content *c, uint64_t author, uint64_t id, uint8_t **val, size_t *len)
+content_cell_copy(content *c, int fam, uint64_t author, uint64_t id, uint8_t **val, size_t *len)
 {
 	content_value v = { 0 };
-	int           rc = content_post_cell(c, author, id, content_post_copy, &v);
+	int           rc = content_cell(c, fam, author, id, content_value_copy, &v);
 
 	*val = v.p;
 	*len = v.len;
@@ -77,7 +76,8 @@ content_post_value(content *c, uint64_t author, uint64_t id, uint8_t **val, size
 static int
 content_post_read(content *c, uint64_t author, uint64_t id, wb_obj *o)
 {
-	return content_post_cell(c, author, id, content_post_record, o);
+	int rc = content_cell(c, CONTENT_FAM_POST, author, id, content_post_record, o);
+	return rc == WB_ENOTFOUND ? WB_ENOPOST : rc;
 }
 
 /*

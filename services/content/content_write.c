@@ -288,8 +288,12 @@ content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc == WB_OK && author != uid) {
 		rc = WB_EPERM;
 	}
-	if (rc == WB_OK && (rc = content_post_value(c, author, id, &val, &len)) == WB_OK) {
+	if (rc == WB_OK &&
+	    (rc = content_cell_copy(c, CONTENT_FAM_POST, author, id, &val, &len)) == WB_OK) {
 		rc = content_post_decode(val, len, &rich);
+	}
+	if (rc == WB_ENOTFOUND) {
+		rc = WB_ENOPOST; /* indexed, yet gone: as if never there */
 	}
 	if (rc == WB_OK && rich != NULL) {
 		rc = content_delete_rich(c, b, author, id, rich);

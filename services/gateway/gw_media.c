@@ -7,18 +7,20 @@
  */
 #include "gw_int.h"
 
-/* gw_media_forward makes rep a success reply holding every field of r but ok. */
+/* gw_media_call sends q (consumed) to the content service and makes rep its reply. */
 static int
-gw_media_forward(const wb_obj *r, wb_obj *rep)
+gw_media_call(gw *g, wb_obj *q, wb_obj *rep)
 {
-	int rc = wb_reply_ok(rep);
+	wb_obj *r;
+	int     rc = gw_call(g, GW_CONTENT, q, &r, rep);
 
-	if (rc == WB_OK) {
-		rc = wb_copy(rep, r);
-	}
 	if (rc != WB_OK) {
+		return rc;
+	}
+	if ((rc = wb_reply_ok(rep)) != WB_OK || (rc = wb_copy(rep, r)) != WB_OK) {
 		wb_reply_error(rep, rc, NULL);
 	}
+	wb_msg_free(r);
 	return rc;
 }
 
@@ -28,7 +30,7 @@ gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep)
 	const void *data = NULL;
 	size_t      len = 0;
 	uint64_t    uid;
-	wb_obj     *q, *r;
+	wb_obj     *q;
 	int         rc;
 
 	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK) {
@@ -46,12 +48,7 @@ gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_CONTENT, q, &r, rep)) != WB_OK) {
-		return rc;
-	}
-	rc = gw_media_forward(r, rep);
-	wb_msg_free(r);
-	return rc;
+	return gw_media_call(g, q, rep);
 }
 
 int
@@ -60,7 +57,7 @@ gw_op_media(gw *g, const wb_obj *req, wb_obj *rep)
 	const char *media = "";
 	size_t      len = 0;
 	uint64_t    uid;
-	wb_obj     *q, *r;
+	wb_obj     *q;
 	int         rc;
 
 	if ((rc = gw_auth_optional(g, req, &uid, rep)) != WB_OK) {
@@ -73,10 +70,5 @@ gw_op_media(gw *g, const wb_obj *req, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_CONTENT, q, &r, rep)) != WB_OK) {
-		return rc;
-	}
-	rc = gw_media_forward(r, rep);
-	wb_msg_free(r);
-	return rc;
+	return gw_media_call(g, q, rep);
 }
