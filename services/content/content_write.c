@@ -208,7 +208,7 @@ content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	pthread_mutex_lock(&c->write_mu);
 	if ((rc = content_media_attach(c, uid, &d, images, b, rep)) != WB_OK) {
-		refused = wb_reply_code(rep, NULL) != WB_OK;
+		refused = wb_has(rep, WB_F_ERR); /* the request's fault, answered */
 	}
 	if (rc == WB_OK) {
 		rc = content_post_encode(&d, images, &val, &len);
