@@ -248,8 +248,7 @@ http_body_max(const http_server *h, const http_head *head)
 
 	if (strcmp(head->method, "POST") == 0 && strncmp(t, upload, sizeof(upload) - 1) == 0 &&
 	    (t[sizeof(upload) - 1] == '\0' || t[sizeof(upload) - 1] == '?')) {
-		size_t media = gw_media_max(h->g);
-		return media > h->opts.max_body ? media : h->opts.max_body;
+		return h->upload_max;
 	}
 	return h->opts.max_body;
 }
@@ -300,6 +299,7 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 		h->opts.max_uploads = 8;
 	}
 	atomic_init(&h->uploads, 0);
+	h->upload_max = gw_media_max(g) > h->opts.max_body ? gw_media_max(g) : h->opts.max_body;
 	if (h->opts.body_timeout_ms <= 0) {
 		h->opts.body_timeout_ms = 10000;
 	}
@@ -320,8 +320,7 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	lo.workers = h->opts.workers;
 	lo.idle_ms = h->opts.header_timeout_ms;
 	lo.max_conns = h->opts.max_conns;
-	lo.max_buf = HTTP_HEAD_MAX +
-	             (gw_media_max(g) > h->opts.max_body ? gw_media_max(g) : h->opts.max_body) + 1;
+	lo.max_buf = HTTP_HEAD_MAX + h->upload_max + 1;
 	if ((rc = rt_loop_open(&h->loop, &lo, &http_ops, h)) != WB_OK) {
 		http_close(h);
 		return rc;
