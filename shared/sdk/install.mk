@@ -3,8 +3,8 @@
 # $(DESTDIR)$(PREFIX), laid out as a Debian library is:
 #
 #   include/warble/warble.h, include/warble/wb_errors.h
-#   lib/libwarble.so.0.1.0   SONAME libwarble.so.0 (docs/sdk.md: the policy)
-#   lib/libwarble.so.0 -> libwarble.so.0.1.0, lib/libwarble.so -> libwarble.so.0
+#   lib/libwarble.so.0.2.0   SONAME libwarble.so.0 (docs/sdk.md: the policy)
+#   lib/libwarble.so.0 -> libwarble.so.0.2.0, lib/libwarble.so -> libwarble.so.0
 #   lib/libwarble.a
 #   lib/pkgconfig/warble.pc  `pkg-config --libs warble`, or --static
 #   bin/warblectl
@@ -18,7 +18,7 @@ INCDIR    ?= $(PREFIX)/include
 BINDIR    ?= $(PREFIX)/bin
 SDK_DIST   = $(BUILD)/dist
 SDK_MAJOR  = 0
-SDK_VER    = 0.1.0
+SDK_VER    = 0.2.0
 SDK_SONAME = libwarble.so.$(SDK_MAJOR)
 SDK_BUNDLE = $(call objs,$(SDK_SRCS) shared/rt/rt_client.c shared/rt/rt_local.c shared/rt/rt_sp.c shared/rt/rt_dns.c $(filter-out proto/wb_session.c,$(PROTO_SRCS)))
 SDK_PRIV   = $(shell pkg-config --libs msgpack 2>/dev/null) -lpthread
@@ -32,6 +32,7 @@ $(SDK_DIST)/libwarble.so.$(SDK_VER): $(SDK_BUNDLE) $(NNG_LIB) shared/sdk/warble.
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,$(SDK_SONAME) -Wl,--version-script=shared/sdk/warble.map \
 	    -Wl,--no-undefined -o $@ $(SDK_BUNDLE) $(NNG_LIB) $(SDK_PRIV)
+	ln -sf libwarble.so.$(SDK_VER) $(SDK_DIST)/$(SDK_SONAME)
 
 $(SDK_DIST)/warble.pc: shared/sdk/install.mk FORCE
 	@mkdir -p $(dir $@)
@@ -42,6 +43,10 @@ $(SDK_DIST)/warble.pc: shared/sdk/install.mk FORCE
 	    'Libs: -L$${libdir} -lwarble' 'Libs.private: -lpthread' >$@
 
 sdk: $(SDK_DIST)/libwarble.a $(SDK_DIST)/libwarble.so.$(SDK_VER) $(SDK_DIST)/warble.pc
+
+# warble_test builds a program against the 0.1 header and runs it on the
+# shared library, which it finds as $(SDK_DIST)/libwarble.so.0.
+$(BUILD)/test/warble_test: | $(SDK_DIST)/libwarble.so.$(SDK_VER)
 
 install: sdk $(BUILD)/bin/warblectl
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/warble $(DESTDIR)$(BINDIR)

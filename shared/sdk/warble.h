@@ -47,23 +47,44 @@ enum warble_err {
 typedef struct warble_client warble_client;
 
 /*
- * The records below are allocated and freed by the library; a program
- * only reads them.  They keep their size across releases of soname
- * libwarble.so.0: a new field takes the place of reserved slots at the
- * end (zero until then), so a program built against an older header
- * still finds every field it knows, in arrays too.  When the room is
- * used up the soname changes (docs/sdk.md).
+ * The records below, but warble_attach_t, are allocated and freed by the
+ * library; a program only reads them.  They keep their size across
+ * releases of soname libwarble.so.0: a new field takes the place of
+ * reserved slots at the end (zero until then), so a program built
+ * against an older header still finds every field it knows, in arrays
+ * too.  When the room is used up the soname changes (docs/sdk.md).
  */
 #define WARBLE_RESERVED 8
 
-/* A post, hydrated: ids are time-ordered (newer is larger), time is ms since the Unix epoch. */
-typedef struct warble_post_t {
-	uint64_t  id;
-	uint64_t  author;      /* author's uid */
-	char     *author_name; /* author's username */
-	char     *text;        /* UTF-8 */
-	uint64_t  time;
+/*
+ * An image of a post.  media is its id, "<author uid>-<id>"
+ * ("7-7321123456789012"): warble_media fetches its bytes, and over HTTP it
+ * is served at /media/<media>.
+ */
+typedef struct warble_image_t {
+	char     *media;
+	char     *type;          /* MIME type: image/png, image/jpeg, image/gif, image/webp */
+	uint32_t  width, height; /* pixels */
+	char     *alt;           /* description ("" if none) */
 	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
+} warble_image_t;
+
+/*
+ * A post, hydrated: ids are time-ordered (newer is larger), time is ms
+ * since the Unix epoch.  title, category, images and nimages came in 0.2
+ * (they took four reserved slots): a 0.1 library leaves them NULL and 0.
+ */
+typedef struct warble_post_t {
+	uint64_t        id;
+	uint64_t        author;      /* author's uid */
+	char           *author_name; /* author's username */
+	char           *text;        /* UTF-8 ("" for a post of images only) */
+	uint64_t        time;
+	char           *title;    /* at most 100 characters ("" if none) */
+	char           *category; /* [a-z0-9_]{1,32} ("" if none) */
+	warble_image_t *images;   /* nimages images, in order (NULL if none) */
+	size_t          nimages;
+	uintptr_t       reserved_[WARBLE_RESERVED - 4]; /* room to grow: zero */
 } warble_post_t;
 
 /* A user; counts and followed are filled by warble_profile and warble_whoami only. */
@@ -92,6 +113,33 @@ typedef struct warble_users_t {
 	size_t         n;
 	uint64_t       next;
 } warble_users_t;
+
+/*
+ * An image to attach to a post (warble_post_rich): an upload of the
+ * logged-in user's (warble_upload) not yet on a post, and its
+ * description (NULL: none).  A program fills it, in arrays, so it never
+ * grows: a new field would come with a new function.
+ */
+typedef struct warble_attach_t {
+	const char *media;
+	const char *alt;
+} warble_attach_t;
+
+/*
+ * An uploaded image (warble_upload, warble_media).  data holds size bytes
+ * (a NUL follows them, not counted) and is NULL from warble_upload.
+ * public_ is true once the image is on a post (anyone may read it); an
+ * upload not yet on a post is served to its uploader only, and expires.
+ */
+typedef struct warble_media_t {
+	char     *media;         /* its id, "<author uid>-<id>" */
+	char     *type;          /* MIME type: image/png, image/jpeg, image/gif, image/webp */
+	uint32_t  width, height; /* pixels */
+	uint64_t  size;          /* bytes */
+	void     *data;          /* the bytes (NULL from warble_upload) */
+	bool      public_;       /* on a post: anyone may read it */
+	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
+} warble_media_t;
 
 /* warble_open creates a client of the gateway at gateway_url, each call bounded by timeout_ms (<= 0: 5000). */
 int warble_open(warble_client **out, const char *gateway_url, int timeout_ms);
@@ -135,6 +183,37 @@ int warble_whoami(warble_client *c, warble_user_t **out);
 /* warble_post publishes text (UTF-8, at most 280 characters) as the logged-in user; *id gets the post id. */
 int warble_post(warble_client *c, const char *text, uint64_t *id);
 
+/*
+ * warble_post_rich publishes a post with a title, a category and images
+ * as the logged-in user; *id (if id is not NULL) gets the post id.  text
+ * is at most 280 characters, and may be NULL or "" when there are images;
+ * title (at most 100 characters) and category ([a-z0-9_]{1,32}) are left
+ * out when NULL or "".  images are 0 to 4 of the user's own uploads
+ * (warble_upload), each on one post only, with descriptions of at most
+ * 1000 characters.  A refused post attaches nothing.  Since 0.2.
+ */
+int warble_post_rich(warble_client *c, const char *text, const char *title, const char *category,
+    const warble_attach_t *images, size_t nimages, uint64_t *id);
+
+/*
+ * warble_upload stores len bytes of a PNG, JPEG, GIF or WebP image for
+ * the logged-in user, to attach to a post (warble_post_rich); *out gets
+ * its id, type, dimensions and size (data NULL), freed with
+ * warble_media_free.  WARBLE_EMEDIATYPE if the bytes are no such image,
+ * WARBLE_ETOOBIG over the gateway's limit.  Since 0.2.
+ */
+int warble_upload(warble_client *c, const void *data, size_t len, warble_media_t **out);
+
+/*
+ * warble_media fetches an image and its bytes: any image on a post, or
+ * the logged-in user's own upload not yet on one; WARBLE_ENOMEDIA
+ * otherwise.  Free *out with warble_media_free.  Since 0.2.
+ */
+int warble_media(warble_client *c, const char *media, warble_media_t **out);
+
+/* warble_media_free frees a result of warble_upload or warble_media; NULL is ignored.  Since 0.2. */
+void warble_media_free(warble_media_t *m);
+
 /* warble_delete deletes one of the logged-in user's posts. */
 int warble_delete(warble_client *c, uint64_t id);
 
@@ -144,6 +223,10 @@ int warble_home(warble_client *c, uint64_t before, unsigned limit, warble_posts_
 /* warble_timeline reads the posts of user name, newest first, paged like warble_home. */
 int warble_timeline(
     warble_client *c, const char *name, uint64_t before, unsigned limit, warble_posts_t **out);
+
+/* warble_timeline_category reads user name's posts of one category, newest first, paged like warble_home (category NULL or "": every post).  Since 0.2. */
+int warble_timeline_category(warble_client *c, const char *name, const char *category,
+    uint64_t before, unsigned limit, warble_posts_t **out);
 
 /* warble_follow makes the logged-in user follow name. */
 int warble_follow(warble_client *c, const char *name);

@@ -44,4 +44,13 @@ int warble_posts_from(warble_posts_t **out, const wb_obj *rep);
 /* warble_users_from builds a page from a reply's USERS and NEXT. */
 int warble_users_from(warble_users_t **out, const wb_obj *rep);
 
+/*
+ * warble_media_from builds a media record from an upload's or a media
+ * reply (with_data: DATA is required, copied, and must match SIZE);
+ * WARBLE_EBADMSG for a reply that lacks them.  Hidden: the version
+ * script exports warble_*, and this is no part of the API.
+ */
+__attribute__((visibility("hidden"))) int warble_media_from(
+    warble_media_t **out, const wb_obj *rep, bool with_data);
+
 #endif

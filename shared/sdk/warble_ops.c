@@ -200,21 +200,42 @@ warble_profile(warble_client *c, const char *name, warble_user_t **out)
 	    c, warble_ops_req(WB_OP_PROFILE, WB_F_NAME, name), WARBLE_AUTH_OPTIONAL, out);
 }
 
-int
-warble_post(warble_client *c, const char *text, uint64_t *id)
+/* warble_ops_opt sets string field f of q when s is neither NULL nor ""; false if out of memory. */
+static bool
+warble_ops_opt(wb_obj *q, wb_field f, const char *s)
 {
-	wb_obj *r;
+	return s == NULL || s[0] == '\0' || wb_set_cstr(q, f, s) == WB_OK;
+}
+
+/* warble_ops_publish is warble_post and warble_post_rich: the request carries only the fields given. */
+static int
+warble_ops_publish(warble_client *c, const char *text, const char *title, const char *category,
+    const warble_attach_t *images, size_t nimages, uint64_t *id)
+{
+	wb_obj *q, *r, *ims;
 	int     rc;
 
-	if (c == NULL) {
-		return WARBLE_EINVAL;
+	if ((q = warble_ops_req(WB_OP_PUBLISH, WB_F_TEXT, text)) != NULL &&
+	    (!warble_ops_opt(q, WB_F_TITLE, title) ||
+	        !warble_ops_opt(q, WB_F_CATEGORY, category))) {
+		wb_msg_free(q);
+		q = NULL;
 	}
-	if (text == NULL) {
-		return warble_ops_bad(c, "text is required");
+	if (q != NULL && nimages > 0) {
+		if ((ims = wb_add_objs(q, WB_F_IMAGES, nimages)) == NULL) {
+			wb_msg_free(q);
+			q = NULL;
+		}
+		for (size_t i = 0; q != NULL && i < nimages; i++) {
+			if (wb_set_cstr(&ims[i], WB_F_MEDIA, images[i].media) != WB_OK ||
+			    (images[i].alt != NULL &&
+			        wb_set_cstr(&ims[i], WB_F_ALT, images[i].alt) != WB_OK)) {
+				wb_msg_free(q);
+				q = NULL;
+			}
+		}
 	}
-	rc = warble_call(
-	    c, warble_ops_req(WB_OP_PUBLISH, WB_F_TEXT, text), WARBLE_AUTH_REQUIRED, &r);
-	if (rc != WARBLE_OK) {
+	if ((rc = warble_call(c, q, WARBLE_AUTH_REQUIRED, &r)) != WARBLE_OK) {
 		return rc;
 	}
 	if (id != NULL) {
@@ -222,6 +243,96 @@ warble_post(warble_client *c, const char *text, uint64_t *id)
 	}
 	wb_msg_free(r);
 	return WARBLE_OK;
+}
+
+int
+warble_post(warble_client *c, const char *text, uint64_t *id)
+{
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (text == NULL) {
+		return warble_ops_bad(c, "text is required");
+	}
+	return warble_ops_publish(c, text, NULL, NULL, NULL, 0, id);
+}
+
+int
+warble_post_rich(warble_client *c, const char *text, const char *title, const char *category,
+    const warble_attach_t *images, size_t nimages, uint64_t *id)
+{
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (nimages > 0 && images == NULL) {
+		return warble_ops_bad(c, "images is NULL but nimages is not 0");
+	}
+	for (size_t i = 0; i < nimages; i++) {
+		if (images[i].media == NULL) {
+			return warble_ops_bad(c, "every image needs a media id");
+		}
+	}
+	if (nimages == 0 && text == NULL) {
+		return warble_ops_bad(c, "text is required when there are no images");
+	}
+	return warble_ops_publish(c, text, title, category, images, nimages, id);
+}
+
+int
+warble_upload(warble_client *c, const void *data, size_t len, warble_media_t **out)
+{
+	wb_obj *q, *r;
+	int     rc;
+
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	if (data == NULL) {
+		return warble_ops_bad(c, "data is required");
+	}
+	if (len > wb_limits_default.max_bin) {
+		return warble_fail(c, WARBLE_ETOOBIG, "image larger than a request can carry");
+	}
+	if ((q = wb_request(WB_OP_UPLOAD)) != NULL &&
+	    wb_set_bin(q, WB_F_DATA, data, len) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = warble_call(c, q, WARBLE_AUTH_REQUIRED, &r)) != WARBLE_OK) {
+		return rc;
+	}
+	rc = warble_media_from(out, r, false);
+	wb_msg_free(r);
+	return rc == WARBLE_OK        ? rc
+	       : rc == WARBLE_EBADMSG ? warble_fail(c, rc, "upload reply carries no media id")
+	                              : warble_fail(c, rc, NULL);
+}
+
+int
+warble_media(warble_client *c, const char *media, warble_media_t **out)
+{
+	wb_obj *r;
+	int     rc;
+
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	if (media == NULL) {
+		return warble_ops_bad(c, "a media id is required");
+	}
+	rc = warble_call(
+	    c, warble_ops_req(WB_OP_MEDIA, WB_F_MEDIA, media), WARBLE_AUTH_OPTIONAL, &r);
+	if (rc != WARBLE_OK) {
+		return rc;
+	}
+	rc = warble_media_from(out, r, true);
+	wb_msg_free(r);
+	return rc == WARBLE_OK ? rc
+	       : rc == WARBLE_EBADMSG
+	           ? warble_fail(c, rc, "media reply lacks its id or bytes, or its size is wrong")
+	           : warble_fail(c, rc, NULL);
 }
 
 int
@@ -285,6 +396,15 @@ int
 warble_timeline(
     warble_client *c, const char *name, uint64_t before, unsigned limit, warble_posts_t **out)
 {
+	return warble_timeline_category(c, name, NULL, before, limit, out);
+}
+
+int
+warble_timeline_category(warble_client *c, const char *name, const char *category, uint64_t before,
+    unsigned limit, warble_posts_t **out)
+{
+	wb_obj *q;
+
 	if (c == NULL || out == NULL) {
 		return WARBLE_EINVAL;
 	}
@@ -292,10 +412,13 @@ warble_timeline(
 	if (name == NULL) {
 		return warble_ops_bad(c, "a username is required");
 	}
-	return warble_ops_posts(c,
-	    warble_ops_page(
-	        warble_ops_req(WB_OP_TIMELINE, WB_F_NAME, name), WB_F_BEFORE, before, limit),
-	    WARBLE_AUTH_OPTIONAL, out);
+	if ((q = warble_ops_req(WB_OP_TIMELINE, WB_F_NAME, name)) != NULL &&
+	    !warble_ops_opt(q, WB_F_CATEGORY, category)) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	return warble_ops_posts(
+	    c, warble_ops_page(q, WB_F_BEFORE, before, limit), WARBLE_AUTH_OPTIONAL, out);
 }
 
 int

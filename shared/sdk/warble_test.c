@@ -2,16 +2,25 @@
  * warble_test.c - libwarble against a real cluster (wbt_cluster): every
  * function with typed results, the error codes and messages an
  * application sees, the token kept by the client, concurrent use of one
- * client, and a gateway that is not there.
+ * client, a gateway that is not there; rich posts, uploads and media
+ * (0.2); and a program built against the 0.1 header reading posts
+ * through the newest shared library.
  */
 #include <criterion/criterion.h>
+#include <libgen.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "warble.h"
 #include "wbt.h"
 #include "wbt_cluster.h"
+#include "wbt_png.h"
 
 static wbt_cluster    cl;
 static warble_client *wc;
@@ -74,6 +83,9 @@ Test(sdk, open_rejects_bad_arguments)
 	warble_posts_free(NULL);
 	warble_users_free(NULL);
 	warble_user_free(NULL);
+	warble_media_free(NULL);
+	cr_assert_str_eq(warble_errname(WARBLE_EMEDIATYPE), "BAD_MEDIA");
+	cr_assert_str_eq(warble_errname(WARBLE_ENOMEDIA), "NO_SUCH_MEDIA");
 }
 
 Test(sdk, no_gateway_is_unavailable, .fini = wbt_cleanup, .timeout = 30)
@@ -317,4 +329,448 @@ Test(sdk, one_client_many_threads, .fini = st_fini, .timeout = 90)
 		cr_assert_eq(next, before);
 	}
 	cr_assert_eq(total, ST_THREADS * ST_POSTS);
+}
+
+/* --- rich posts, uploads and media (0.2) -------------------------------- */
+
+/* An upload and the bytes it was made of. */
+typedef struct st_img {
+	warble_media_t *m;
+	unsigned char  *png;
+	size_t          len;
+} st_img;
+
+/* st_upload uploads a w x h PNG (pixels from seed) as c and checks the reply. */
+static st_img
+st_upload(warble_client *c, uint64_t uid, uint32_t w, uint32_t h, uint32_t seed)
+{
+	st_img im = { 0 };
+	char   prefix[32];
+	int    rc;
+
+	im.png = wbt_png(w, h, seed, &im.len);
+	cr_assert_not_null(im.png);
+	rc = warble_upload(c, im.png, im.len, &im.m);
+	cr_assert_eq(rc, WARBLE_OK, "upload: %s (%s)", warble_errname(rc), warble_errmsg(c));
+	snprintf(prefix, sizeof(prefix), "%llu-", (unsigned long long)uid);
+	cr_assert_eq(strncmp(im.m->media, prefix, strlen(prefix)), 0,
+	    "a media id names its owner: %s (uid %s)", im.m->media, prefix);
+	cr_assert_gt(strlen(im.m->media), strlen(prefix));
+	cr_assert_eq(strspn(im.m->media + strlen(prefix), "0123456789"),
+	    strlen(im.m->media + strlen(prefix)), "%s", im.m->media);
+	cr_assert_str_eq(im.m->type, "image/png");
+	cr_assert_eq(im.m->width, w);
+	cr_assert_eq(im.m->height, h);
+	cr_assert_eq(im.m->size, im.len);
+	cr_assert_null(im.m->data, "an upload's reply carries no bytes");
+	cr_assert_not(im.m->public_);
+	return im;
+}
+
+static void
+st_img_free(st_img *im)
+{
+	warble_media_free(im->m);
+	free(im->png);
+	memset(im, 0, sizeof(*im));
+}
+
+/* st_media_same fetches media as c and checks its bytes are im's, and whether it is public. */
+static void
+st_media_same(warble_client *c, const st_img *im, bool public_)
+{
+	warble_media_t *m = NULL;
+
+	cr_assert_eq(warble_media(c, im->m->media, &m), WARBLE_OK, "media %s: %s", im->m->media,
+	    warble_errmsg(c));
+	cr_assert_str_eq(m->media, im->m->media);
+	cr_assert_str_eq(m->type, "image/png");
+	cr_assert_eq(m->width, im->m->width);
+	cr_assert_eq(m->height, im->m->height);
+	cr_assert_eq(m->size, im->len);
+	cr_assert_not_null(m->data);
+	cr_assert_eq(memcmp(m->data, im->png, im->len), 0, "the bytes differ");
+	cr_assert_eq(((const char *)m->data)[m->size], '\0', "a NUL follows the bytes");
+	cr_assert_eq(m->public_, public_, "%s: public %d, want %d", m->media, m->public_, public_);
+	warble_media_free(m);
+}
+
+/* st_image_is checks one image of a post against its upload. */
+static void
+st_image_is(const warble_image_t *im, const st_img *up, const char *alt)
+{
+	cr_assert_str_eq(im->media, up->m->media);
+	cr_assert_str_eq(im->type, "image/png");
+	cr_assert_eq(im->width, up->m->width);
+	cr_assert_eq(im->height, up->m->height);
+	cr_assert_str_eq(im->alt, alt);
+}
+
+/* st_login opens a second client logged in as name. */
+static warble_client *
+st_login(const char *name, const char *password, uint64_t *uid)
+{
+	warble_client *c;
+
+	cr_assert_eq(warble_open(&c, cl.gateway_url, 10000), WARBLE_OK);
+	cr_assert_eq(warble_login(c, name, password, uid), WARBLE_OK, "%s", warble_errmsg(c));
+	return c;
+}
+
+/* st_category collects every post of name's category through pages of limit, newest first. */
+static size_t
+st_category(
+    warble_client *c, const char *name, const char *cat, unsigned limit, uint64_t *ids, size_t max)
+{
+	warble_posts_t *p;
+	uint64_t        before = 0;
+	size_t          n = 0;
+
+	for (int pages = 0; pages < 20; pages++) {
+		cr_assert_eq(warble_timeline_category(c, name, cat, before, limit, &p), WARBLE_OK,
+		    "%s", warble_errmsg(c));
+		for (size_t i = 0; i < p->n; i++) {
+			if (cat != NULL && cat[0] != '\0') {
+				cr_assert_str_eq(p->posts[i].category, cat);
+			}
+			cr_assert_lt(n, max, "more posts than expected");
+			ids[n++] = p->posts[i].id;
+		}
+		before = p->next;
+		warble_posts_free(p);
+		if (before == 0) {
+			return n;
+		}
+	}
+	cr_assert_fail("category %s: too many pages", cat);
+	return n;
+}
+
+Test(sdk, rich_posts_and_media, .fini = st_fini, .timeout = 120)
+{
+	warble_client  *bob, *anon;
+	warble_posts_t *p;
+	warble_media_t *m = NULL;
+	uint64_t        auid = 0, id1, id2, id3, id4, ids[8];
+
+	st_start(NULL);
+	cr_assert_eq(warble_register(wc, "alice", "password1", &auid), WARBLE_OK);
+	cr_assert_eq(warble_register(wc, "bob", "password2", NULL), WARBLE_OK);
+	cr_assert_eq(warble_login(wc, "alice", "password1", NULL), WARBLE_OK);
+	bob = st_login("bob", "password2", NULL);
+	cr_assert_eq(warble_open(&anon, cl.gateway_url, 10000), WARBLE_OK);
+	cr_assert_eq(warble_follow(bob, "alice"), WARBLE_OK);
+
+	/* An upload is its uploader's alone until it is on a post. */
+	st_img a = st_upload(wc, auid, 40, 30, 1);
+	st_img b = st_upload(wc, auid, 16, 64, 2);
+	cr_assert_str_neq(a.m->media, b.m->media);
+	st_media_same(wc, &a, false);
+	cr_assert_eq(warble_media(bob, a.m->media, &m), WARBLE_ENOMEDIA);
+	cr_assert_neq(warble_errmsg(bob)[0], '\0');
+	cr_assert_null(m);
+	cr_assert_eq(warble_media(anon, a.m->media, &m), WARBLE_ENOMEDIA);
+
+	warble_attach_t two[] = { { a.m->media, "a grey stripe" }, { b.m->media, NULL } };
+	cr_assert_eq(warble_post_rich(wc, "look at these", "Grey things", "cats", two, 2, &id1),
+	    WARBLE_OK, "%s", warble_errmsg(wc));
+	cr_assert_gt(id1, 0);
+	cr_assert_eq(warble_post(wc, "plain", &id2), WARBLE_OK);
+	st_img          c = st_upload(wc, auid, 8, 8, 3);
+	warble_attach_t one[] = { { c.m->media, NULL } };
+	cr_assert_eq(warble_post_rich(wc, NULL, NULL, "dogs", one, 1, &id3), WARBLE_OK,
+	    "images only, no text: %s", warble_errmsg(wc));
+
+	/* A follower's home carries every field, dimensions included. */
+	p = st_home_wait(bob, 3);
+	cr_assert_eq(p->posts[0].id, id3);
+	cr_assert_str_eq(p->posts[0].text, "");
+	cr_assert_str_eq(p->posts[0].title, "");
+	cr_assert_str_eq(p->posts[0].category, "dogs");
+	cr_assert_eq(p->posts[0].nimages, 1);
+	st_image_is(&p->posts[0].images[0], &c, "");
+	cr_assert_eq(p->posts[1].id, id2);
+	cr_assert_str_eq(p->posts[1].text, "plain");
+	cr_assert_str_eq(p->posts[1].title, "");
+	cr_assert_str_eq(p->posts[1].category, "");
+	cr_assert_null(p->posts[1].images);
+	cr_assert_eq(p->posts[1].nimages, 0);
+	cr_assert_eq(p->posts[2].id, id1);
+	cr_assert_str_eq(p->posts[2].text, "look at these");
+	cr_assert_str_eq(p->posts[2].title, "Grey things");
+	cr_assert_str_eq(p->posts[2].category, "cats");
+	cr_assert_eq(p->posts[2].nimages, 2);
+	st_image_is(&p->posts[2].images[0], &a, "a grey stripe");
+	st_image_is(&p->posts[2].images[1], &b, "");
+	cr_assert_eq(p->posts[2].author, auid);
+	cr_assert_str_eq(p->posts[2].author_name, "alice");
+	warble_posts_free(p);
+
+	/* The author's timeline, read by anyone, too. */
+	cr_assert_eq(warble_timeline(anon, "alice", 0, 0, &p), WARBLE_OK);
+	cr_assert_eq(p->n, 3);
+	cr_assert_str_eq(p->posts[2].title, "Grey things");
+	cr_assert_eq(p->posts[2].nimages, 2);
+	st_image_is(&p->posts[2].images[1], &b, "");
+	warble_posts_free(p);
+
+	/* On a post, an image is anyone's to read, byte for byte. */
+	st_media_same(bob, &a, true);
+	st_media_same(anon, &b, true);
+	st_media_same(wc, &c, true);
+
+	/* Timelines by category, paged. */
+	cr_assert_eq(warble_post_rich(wc, "cat two", NULL, "cats", NULL, 0, &id4), WARBLE_OK, "%s",
+	    warble_errmsg(wc));
+	cr_assert_eq(st_category(bob, "alice", "cats", 0, ids, 8), 2);
+	cr_assert_eq(ids[0], id4);
+	cr_assert_eq(ids[1], id1);
+	cr_assert_eq(st_category(anon, "alice", "cats", 1, ids, 8), 2, "one per page");
+	cr_assert_eq(ids[0], id4);
+	cr_assert_eq(ids[1], id1);
+	cr_assert_eq(st_category(bob, "alice", "dogs", 0, ids, 8), 1);
+	cr_assert_eq(ids[0], id3);
+	cr_assert_eq(st_category(bob, "alice", "birds", 0, ids, 8), 0);
+	cr_assert_eq(st_category(bob, "alice", NULL, 0, ids, 8), 4, "NULL: every post");
+	cr_assert_eq(st_category(bob, "alice", "", 0, ids, 8), 4, "\"\": every post");
+
+	st_img_free(&a);
+	st_img_free(&b);
+	st_img_free(&c);
+	warble_close(anon);
+	warble_close(bob);
+}
+
+/* st_repeat returns n copies of the UTF-8 character ch (malloc'd). */
+static char *
+st_repeat(const char *ch, size_t n)
+{
+	size_t k = strlen(ch);
+	char  *s = malloc(k * n + 1);
+
+	cr_assert_not_null(s);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(s + i * k, ch, k);
+	}
+	s[k * n] = '\0';
+	return s;
+}
+
+Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
+{
+	warble_client  *dave, *anon;
+	warble_media_t *m = NULL;
+	st_img          im[6];
+	uint64_t        cuid = 0, duid = 0, id;
+	char           *s;
+	int             rc;
+
+	st_start(NULL);
+	cr_assert_eq(warble_register(wc, "carol", "password1", &cuid), WARBLE_OK);
+	cr_assert_eq(warble_register(wc, "dave", "password2", NULL), WARBLE_OK);
+	cr_assert_eq(warble_open(&anon, cl.gateway_url, 10000), WARBLE_OK);
+	cr_assert_eq(warble_upload(anon, "x", 1, &m), WARBLE_EAUTH);
+	cr_assert_str_eq(warble_errmsg(anon), "not logged in");
+	cr_assert_eq(warble_login(wc, "carol", "password1", NULL), WARBLE_OK);
+	dave = st_login("dave", "password2", &duid);
+
+	/* Checked before anything is sent. */
+	st_err(warble_upload(wc, NULL, 10, &m), WARBLE_EINVAL);
+	cr_assert_null(m);
+	cr_assert_eq(warble_upload(wc, "x", 1, NULL), WARBLE_EINVAL);
+	st_err(warble_media(wc, NULL, &m), WARBLE_EINVAL);
+	st_err(warble_post_rich(wc, NULL, NULL, NULL, NULL, 0, &id), WARBLE_EINVAL);
+	st_err(warble_post_rich(wc, "hi", NULL, NULL, NULL, 1, &id), WARBLE_EINVAL);
+	warble_attach_t nomedia = { NULL, "alt" };
+	st_err(warble_post_rich(wc, "hi", NULL, NULL, &nomedia, 1, &id), WARBLE_EINVAL);
+	st_err(warble_timeline_category(wc, NULL, "cats", 0, 0, &(warble_posts_t *) { NULL }),
+	    WARBLE_EINVAL);
+
+	/* Not an image, or a PNG cut inside its header. */
+	const char text[] = "hello, I am not an image at all";
+	st_err(warble_upload(wc, text, sizeof(text) - 1, &m), WARBLE_EMEDIATYPE);
+	cr_assert_null(m);
+	im[0] = st_upload(wc, cuid, 20, 10, 1);
+	st_err(warble_upload(wc, im[0].png, 20, &m), WARBLE_EMEDIATYPE);
+	st_err(warble_upload(wc, im[0].png, 0, &m), WARBLE_EMEDIATYPE); /* nothing at all */
+
+	/* Unknown media, or not a media id at all. */
+	st_err(warble_media(wc, "1-1", &m), WARBLE_ENOMEDIA);
+	cr_assert_null(m);
+	rc = warble_media(wc, "not-an-id", &m);
+	cr_assert(rc == WARBLE_ENOMEDIA || rc == WARBLE_EINVAL, "got %s", warble_errname(rc));
+	/* Someone else's upload, not yet on a post: invisible. */
+	st_img theirs = st_upload(dave, duid, 12, 12, 9);
+	st_err(warble_media(wc, theirs.m->media, &m), WARBLE_ENOMEDIA);
+
+	/* Not your image (FORBIDDEN, as HTTP's 403 in tests/http/media_test.c). */
+	warble_attach_t att[5] = { { theirs.m->media, NULL } };
+	st_err(warble_post_rich(wc, "stolen", NULL, NULL, att, 1, &id), WARBLE_EPERM);
+	st_media_same(dave, &theirs, false);
+
+	/* Five images are one too many; the refused post attaches none of them. */
+	for (int i = 1; i < 5; i++) {
+		im[i] = st_upload(wc, cuid, 10 + (uint32_t)i, 10, (uint32_t)i);
+	}
+	for (int i = 0; i < 5; i++) {
+		att[i] = (warble_attach_t) { im[i].m->media, NULL };
+	}
+	st_err(warble_post_rich(wc, "five", NULL, NULL, att, 5, &id), WARBLE_EINVAL);
+	st_media_same(wc, &im[0], false);
+	cr_assert_eq(warble_post_rich(wc, "four", NULL, NULL, att, 4, &id), WARBLE_OK,
+	    "the refused post attached nothing: %s", warble_errmsg(wc));
+	st_media_same(wc, &im[0], true);
+	/* Each image is on one post only. */
+	st_err(warble_post_rich(wc, "again", NULL, NULL, att, 1, &id), WARBLE_EINVAL);
+	st_err(warble_post_rich(wc, "again", NULL, NULL, &att[3], 2, &id), WARBLE_EINVAL);
+	st_media_same(wc, &im[4], false);
+
+	/* Titles: 100 characters (not bytes), no more. */
+	s = st_repeat("t", 101);
+	st_err(warble_post_rich(wc, "x", s, NULL, NULL, 0, &id), WARBLE_EINVAL);
+	s[100] = '\0';
+	cr_assert_eq(
+	    warble_post_rich(wc, "x", s, NULL, NULL, 0, &id), WARBLE_OK, "%s", warble_errmsg(wc));
+	free(s);
+	s = st_repeat("\xc3\xa9", 100);
+	cr_assert_eq(warble_post_rich(wc, "x", s, NULL, NULL, 0, &id), WARBLE_OK,
+	    "100 two-byte characters: %s", warble_errmsg(wc));
+	free(s);
+	st_err(warble_post_rich(wc, "x", "bad \xff title", NULL, NULL, 0, &id), WARBLE_EINVAL);
+
+	/* Categories: [a-z0-9_]{1,32}. */
+	st_err(warble_post_rich(wc, "x", NULL, "Bad-Cat", NULL, 0, &id), WARBLE_EINVAL);
+	st_err(warble_post_rich(wc, "x", NULL, "CAPS", NULL, 0, &id), WARBLE_EINVAL);
+	s = st_repeat("c", 33);
+	st_err(warble_post_rich(wc, "x", NULL, s, NULL, 0, &id), WARBLE_EINVAL);
+	s[32] = '\0';
+	cr_assert_eq(
+	    warble_post_rich(wc, "x", NULL, s, NULL, 0, &id), WARBLE_OK, "%s", warble_errmsg(wc));
+	free(s);
+	cr_assert_eq(warble_post_rich(wc, "x", NULL, "snake_case_9", NULL, 0, &id), WARBLE_OK, "%s",
+	    warble_errmsg(wc));
+
+	/* Alt text: 1000 characters, no more. */
+	s = st_repeat("a", 1001);
+	att[0] = (warble_attach_t) { im[4].m->media, s };
+	st_err(warble_post_rich(wc, "alt", NULL, NULL, att, 1, &id), WARBLE_EINVAL);
+	s[1000] = '\0';
+	cr_assert_eq(warble_post_rich(wc, "alt", NULL, NULL, att, 1, &id), WARBLE_OK, "%s",
+	    warble_errmsg(wc));
+	free(s);
+
+	/* Text: none at all only with images, and still at most 280 characters. */
+	rc = warble_post_rich(wc, "", NULL, "cats", NULL, 0, &id);
+	cr_assert_neq(rc, WARBLE_OK, "an empty post without images");
+	im[5] = st_upload(wc, cuid, 5, 5, 5);
+	s = st_repeat("z", 281);
+	att[0] = (warble_attach_t) { im[5].m->media, NULL };
+	st_err(warble_post_rich(wc, s, NULL, NULL, att, 1, &id), WARBLE_ETOOLONG);
+	free(s);
+	cr_assert_eq(
+	    warble_post_rich(wc, "", NULL, NULL, att, 1, &id), WARBLE_OK, "%s", warble_errmsg(wc));
+
+	for (int i = 0; i < 6; i++) {
+		st_img_free(&im[i]);
+	}
+	st_img_free(&theirs);
+	warble_close(anon);
+	warble_close(dave);
+}
+
+/* --- the 0.1 ABI ----------------------------------------------------------- */
+
+/* st_sh runs a shell command (printf-style) and returns its exit status. */
+static int __attribute__((format(printf, 1, 2))) st_sh(const char *fmt, ...)
+{
+	char    cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* st_shared_lib finds the build's libwarble.so.0 (<build>/test/warble_test -> <build>/dist). */
+static void
+st_shared_lib(char *buf, size_t n)
+{
+	char    self[512], path[600];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	cr_assert_gt(len, 0);
+	self[len] = '\0';
+	snprintf(path, sizeof(path), "%s/../dist/libwarble.so.0", dirname(self));
+	cr_assert(
+	    realpath(path, buf) != NULL && strlen(buf) < n, "no %s: `make sdk` builds it", path);
+}
+
+Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
+{
+	const char     *src = "tests/data/abi/warble-0.1-reader.c";
+	char            lib[4096], dir[256], line[1024], want[1024];
+	warble_posts_t *p;
+	uint64_t        uid, id;
+	FILE           *f;
+
+	if (wbt_ms(1) > 1) {
+		cr_skip_test("sanitized build: the program would need the sanitizer's runtime");
+	}
+	cr_assert_eq(access(src, R_OK), 0, "run from the checkout (tests/run.sh does)");
+	st_shared_lib(lib, sizeof(lib));
+	/* 0.1's functions stay in WARBLE_0, 0.2's are in WARBLE_0.2 */
+	cr_assert_eq(st_sh("nm -D --defined-only %s | grep -q ' warble_timeline@@WARBLE_0$'", lib),
+	    0, "warble_timeline is in WARBLE_0");
+	static const char *const new_fns[] = { "warble_post_rich", "warble_upload", "warble_media",
+		"warble_media_free", "warble_timeline_category" };
+	for (size_t i = 0; i < sizeof(new_fns) / sizeof(new_fns[0]); i++) {
+		cr_assert_eq(
+		    st_sh("nm -D --defined-only %s | grep -q ' %s@@WARBLE_0.2$'", lib, new_fns[i]),
+		    0, "%s is in WARBLE_0.2", new_fns[i]);
+	}
+
+	st_start(NULL);
+	cr_assert_eq(warble_register(wc, "erin", "password1", &uid), WARBLE_OK);
+	cr_assert_eq(warble_login(wc, "erin", "password1", NULL), WARBLE_OK);
+	cr_assert_eq(warble_post(wc, "plain one", &id), WARBLE_OK);
+	st_img          a = st_upload(wc, uid, 24, 12, 4);
+	warble_attach_t att = { a.m->media, "a stripe" };
+	cr_assert_eq(warble_post_rich(wc, "rich one", "A title", "abi", &att, 1, &id), WARBLE_OK,
+	    "%s", warble_errmsg(wc));
+	cr_assert_eq(warble_post(wc, "plain two", &id), WARBLE_OK);
+	st_img_free(&a);
+
+	/* Built against the 0.1 header, linked to this libwarble.so.0. */
+	cr_assert_eq(wbt_path(dir, sizeof(dir), "abi"), 0);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	cr_assert_eq(st_sh("ln -s %s %s/libwarble.so.0", lib, dir), 0);
+	cr_assert_eq(st_sh("cc -std=c11 -Wall -Wextra -Werror -Iproto -o %s/reader %s "
+	                   "%s/libwarble.so.0",
+	                 dir, src, dir),
+	    0, "build the 0.1 program");
+	cr_assert_eq(st_sh("nm -D %s/reader | grep -q ' warble_timeline@WARBLE_0$'", dir), 0,
+	    "the 0.1 program asks for WARBLE_0");
+
+	snprintf(
+	    line, sizeof(line), "LD_LIBRARY_PATH=%s %s/reader %s erin", dir, dir, cl.gateway_url);
+	cr_assert_not_null(f = popen(line, "r"));
+	cr_assert_eq(warble_timeline(wc, "erin", 0, 0, &p), WARBLE_OK);
+	cr_assert_eq(p->n, 3);
+	cr_assert_str_eq(p->posts[1].title, "A title", "the new header sees the new fields");
+	cr_assert_not_null(fgets(line, sizeof(line), f), "the 0.1 program printed nothing");
+	snprintf(want, sizeof(want), "size %zu\n", sizeof(warble_post_t));
+	cr_assert_str_eq(line, want, "a post keeps its size");
+	for (size_t i = 0; i < p->n; i++) {
+		const warble_post_t *q = &p->posts[i];
+		snprintf(want, sizeof(want), "%llu %llu %llu %s %s\n", (unsigned long long)q->id,
+		    (unsigned long long)q->author, (unsigned long long)q->time, q->author_name,
+		    q->text);
+		cr_assert_not_null(fgets(line, sizeof(line), f), "post %zu missing", i);
+		cr_assert_str_eq(line, want, "post %zu as the 0.1 program reads it", i);
+	}
+	cr_assert_null(fgets(line, sizeof(line), f), "more posts than there are: %s", line);
+	warble_posts_free(p);
+	cr_assert_eq(pclose(f), 0, "the 0.1 program failed");
 }

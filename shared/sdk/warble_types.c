@@ -1,11 +1,42 @@
 /*
  * warble_types.c - converting reply records into the SDK's structs, and
  * freeing them.  Every string is copied, so results outlive the reply.
+ * Also the compile-time check that warble_post_t keeps its 0.1 layout.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "warble_int.h"
+
+/*
+ * warble_post_t as libwarble 0.1 laid it out: 0.2's fields took four of
+ * its reserved slots, so programs built against the 0.1 header find
+ * every field where they left it, and arrays keep their stride
+ * (tests/data/abi/warble-0.1.h is that header; warble_test.c runs a
+ * program built against it).
+ */
+typedef struct warble_post_0_1 {
+	uint64_t  id;
+	uint64_t  author;
+	char     *author_name;
+	char     *text;
+	uint64_t  time;
+	uintptr_t reserved_[WARBLE_RESERVED];
+} warble_post_0_1;
+
+_Static_assert(sizeof(warble_post_t) == sizeof(warble_post_0_1),
+    "warble_post_t keeps its size (docs/sdk.md): take reserved slots, never add");
+_Static_assert(offsetof(warble_post_t, id) == offsetof(warble_post_0_1, id) &&
+                   offsetof(warble_post_t, author) == offsetof(warble_post_0_1, author) &&
+                   offsetof(warble_post_t, author_name) == offsetof(warble_post_0_1, author_name) &&
+                   offsetof(warble_post_t, text) == offsetof(warble_post_0_1, text) &&
+                   offsetof(warble_post_t, time) == offsetof(warble_post_0_1, time),
+    "warble_post_t's 0.1 fields stay where they were");
+_Static_assert(offsetof(warble_post_t, title) == offsetof(warble_post_0_1, reserved_) &&
+                   offsetof(warble_post_t, reserved_) ==
+                       offsetof(warble_post_0_1, reserved_) + 4 * sizeof(uintptr_t),
+    "0.2's four fields fill four reserved slots exactly");
 
 /* warble_types_str copies field f of o ("" if absent); NULL if out of memory. */
 static char *
@@ -43,6 +74,63 @@ warble_user_from(warble_user_t *u, const wb_obj *o)
 	return WARBLE_OK;
 }
 
+/* warble_types_image_clear frees an image's strings (not the struct). */
+static void
+warble_types_image_clear(warble_image_t *im)
+{
+	free(im->media);
+	free(im->type);
+	free(im->alt);
+}
+
+/* warble_types_dim reads a dimension, clamped to 32 bits. */
+static uint32_t
+warble_types_dim(const wb_obj *o, wb_field f)
+{
+	uint64_t v = wb_u64(o, f, 0);
+
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* warble_types_post fills d from a post record; WARBLE_ENOMEM on failure (d is then freed by warble_posts_free). */
+static int
+warble_types_post(warble_post_t *d, const wb_obj *o)
+{
+	const wb_obj *ims = NULL;
+	size_t        n = 0;
+
+	d->id = wb_u64(o, WB_F_ID, 0);
+	d->author = wb_u64(o, WB_F_AUTHOR, 0);
+	d->time = wb_u64(o, WB_F_TIME, 0);
+	d->author_name = warble_types_str(o, WB_F_AUTHOR_NAME);
+	d->text = warble_types_str(o, WB_F_TEXT);
+	d->title = warble_types_str(o, WB_F_TITLE);
+	d->category = warble_types_str(o, WB_F_CATEGORY);
+	if (d->author_name == NULL || d->text == NULL || d->title == NULL || d->category == NULL) {
+		return WARBLE_ENOMEM;
+	}
+	if (!wb_get_objs(o, WB_F_IMAGES, &ims, &n) || n == 0) {
+		return WARBLE_OK;
+	}
+	if ((d->images = calloc(n, sizeof(*d->images))) == NULL) {
+		return WARBLE_ENOMEM;
+	}
+	d->nimages = n;
+	for (size_t i = 0; i < n; i++) {
+		warble_image_t *im = &d->images[i];
+
+		im->width = warble_types_dim(&ims[i], WB_F_WIDTH);
+		im->height = warble_types_dim(&ims[i], WB_F_HEIGHT);
+		im->media = warble_types_str(&ims[i], WB_F_MEDIA);
+		im->type = warble_types_str(&ims[i], WB_F_TYPE);
+		im->alt = warble_types_str(&ims[i], WB_F_ALT);
+		if (im->media == NULL || im->type == NULL || im->alt == NULL) {
+			return WARBLE_ENOMEM;
+		}
+	}
+	return WARBLE_OK;
+}
+
 int
 warble_posts_from(warble_posts_t **out, const wb_obj *rep)
 {
@@ -59,20 +147,49 @@ warble_posts_from(warble_posts_t **out, const wb_obj *rep)
 	}
 	p->next = wb_u64(rep, WB_F_NEXT, 0);
 	for (size_t i = 0; i < n; i++) {
-		warble_post_t *d = &p->posts[i];
-
-		d->id = wb_u64(&posts[i], WB_F_ID, 0);
-		d->author = wb_u64(&posts[i], WB_F_AUTHOR, 0);
-		d->time = wb_u64(&posts[i], WB_F_TIME, 0);
-		d->author_name = warble_types_str(&posts[i], WB_F_AUTHOR_NAME);
-		d->text = warble_types_str(&posts[i], WB_F_TEXT);
 		p->n = i + 1;
-		if (d->author_name == NULL || d->text == NULL) {
+		if (warble_types_post(&p->posts[i], &posts[i]) != WARBLE_OK) {
 			warble_posts_free(p);
 			return WARBLE_ENOMEM;
 		}
 	}
 	*out = p;
+	return WARBLE_OK;
+}
+
+int
+warble_media_from(warble_media_t **out, const wb_obj *rep, bool with_data)
+{
+	warble_media_t *m;
+	const void     *data = NULL;
+	size_t          len = 0;
+
+	*out = NULL;
+	if (with_data && !wb_get_bin(rep, WB_F_DATA, &data, &len)) {
+		return WARBLE_EBADMSG;
+	}
+	if (!wb_has(rep, WB_F_MEDIA) ||
+	    (with_data && wb_has(rep, WB_F_SIZE) && wb_u64(rep, WB_F_SIZE, 0) != len)) {
+		return WARBLE_EBADMSG;
+	}
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		return WARBLE_ENOMEM;
+	}
+	m->width = warble_types_dim(rep, WB_F_WIDTH);
+	m->height = warble_types_dim(rep, WB_F_HEIGHT);
+	m->size = with_data ? len : wb_u64(rep, WB_F_SIZE, 0);
+	wb_get_bool(rep, WB_F_PUBLIC, &m->public_);
+	m->media = warble_types_str(rep, WB_F_MEDIA);
+	m->type = warble_types_str(rep, WB_F_TYPE);
+	if (with_data && (m->data = malloc(len + 1)) != NULL) {
+		memcpy(m->data, data, len);
+		((char *)m->data)[len] = '\0';
+	}
+	if (m->media == NULL || m->type == NULL || (with_data && m->data == NULL)) {
+		warble_media_free(m);
+		return WARBLE_ENOMEM;
+	}
+	*out = m;
 	return WARBLE_OK;
 }
 
@@ -119,11 +236,31 @@ warble_posts_free(warble_posts_t *p)
 		return;
 	}
 	for (size_t i = 0; i < p->n; i++) {
-		free(p->posts[i].author_name);
-		free(p->posts[i].text);
+		warble_post_t *d = &p->posts[i];
+
+		free(d->author_name);
+		free(d->text);
+		free(d->title);
+		free(d->category);
+		for (size_t j = 0; j < d->nimages; j++) {
+			warble_types_image_clear(&d->images[j]);
+		}
+		free(d->images);
 	}
 	free(p->posts);
 	free(p);
+}
+
+void
+warble_media_free(warble_media_t *m)
+{
+	if (m == NULL) {
+		return;
+	}
+	free(m->media);
+	free(m->type);
+	free(m->data);
+	free(m);
 }
 
 void

@@ -1,0 +1,181 @@
+/*
+ * warble.h - libwarble, the C client of Warble's public API.
+ *
+ *   warble_client *c;
+ *   warble_posts_t *home;
+ *   if (warble_open(&c, "tcp://127.0.0.1:7100", 5000) != WARBLE_OK) ...
+ *   if (warble_login(c, "alice", "correct horse", NULL) != WARBLE_OK)
+ *       fprintf(stderr, "%s\n", warble_errmsg(c));
+ *   warble_post(c, "hello, world", NULL);
+ *   if (warble_home(c, 0, 20, &home) == WARBLE_OK) {
+ *       for (size_t i = 0; i < home->n; i++)
+ *           printf("@%s: %s\n", home->posts[i].author_name, home->posts[i].text);
+ *       warble_posts_free(home);
+ *   }
+ *   warble_close(c);
+ *
+ * The client speaks msgpack over the SP request/reply protocol (nng's
+ * REQ/REP wire format) to warble-gateway.  It is thread-safe: many
+ * threads may call through one client at once (each call has its own
+ * connection and deadline).  Every function returns
+ * WARBLE_OK (0) or one of the WARBLE_* codes below, which are Warble's
+ * wire error codes (wb_errors.h): the server's code when it refused, or
+ * WARBLE_EUNAVAIL / WARBLE_ETIMEDOUT when the gateway cannot be reached
+ * in time.  Results are returned through an output pointer and released
+ * with the matching *_free function.
+ */
+#ifndef WARBLE_H
+#define WARBLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wb_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The error codes, as WARBLE_OK, WARBLE_EINVAL, ... (same values as WB_*). */
+enum warble_err {
+#define WARBLE_ERR_ENUM(e, name, msg, http) WARBLE_##e = WB_##e,
+	WB_ERRORS(WARBLE_ERR_ENUM)
+#undef WARBLE_ERR_ENUM
+};
+
+typedef struct warble_client warble_client;
+
+/*
+ * The records below are allocated and freed by the library; a program
+ * only reads them.  They keep their size across releases of soname
+ * libwarble.so.0: a new field takes the place of reserved slots at the
+ * end (zero until then), so a program built against an older header
+ * still finds every field it knows, in arrays too.  When the room is
+ * used up the soname changes (docs/sdk.md).
+ */
+#define WARBLE_RESERVED 8
+
+/* A post, hydrated: ids are time-ordered (newer is larger), time is ms since the Unix epoch. */
+typedef struct warble_post_t {
+	uint64_t  id;
+	uint64_t  author;      /* author's uid */
+	char     *author_name; /* author's username */
+	char     *text;        /* UTF-8 */
+	uint64_t  time;
+	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
+} warble_post_t;
+
+/* A user; counts and followed are filled by warble_profile and warble_whoami only. */
+typedef struct warble_user_t {
+	uint64_t  uid;
+	char     *name;    /* username */
+	char     *display; /* display name ("" if unset) */
+	char     *bio;     /* profile text ("" if unset) */
+	uint64_t  created; /* ms since the Unix epoch */
+	uint64_t  following;
+	uint64_t  followers;
+	bool      followed;                   /* the logged-in caller follows this user */
+	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
+} warble_user_t;
+
+/* A page of posts, newest first; next is the cursor of the following page (0: none). */
+typedef struct warble_posts_t {
+	warble_post_t *posts;
+	size_t         n;
+	uint64_t       next;
+} warble_posts_t;
+
+/* A page of users; next is the cursor of the following page (0: none). */
+typedef struct warble_users_t {
+	warble_user_t *users;
+	size_t         n;
+	uint64_t       next;
+} warble_users_t;
+
+/* warble_open creates a client of the gateway at gateway_url, each call bounded by timeout_ms (<= 0: 5000). */
+int warble_open(warble_client **out, const char *gateway_url, int timeout_ms);
+
+/* warble_close closes the client and frees it; NULL is ignored. */
+void warble_close(warble_client *c);
+
+/* warble_strerror returns the human message of an error code. */
+const char *warble_strerror(int code);
+
+/* warble_errname returns the wire name of an error code ("NAME_TAKEN"). */
+const char *warble_errname(int code);
+
+/* warble_errmsg returns the message of the most recent failed call on c (the server's own words when it refused); "" if none. */
+const char *warble_errmsg(warble_client *c);
+
+/* warble_set_token sets the session token later calls send (NULL clears it). */
+int warble_set_token(warble_client *c, const char *token);
+
+/* warble_token returns the current session token or NULL; valid until the token next changes. */
+const char *warble_token(warble_client *c);
+
+/* warble_register creates an account; *uid (if uid is not NULL) receives its user id. */
+int warble_register(warble_client *c, const char *name, const char *password, uint64_t *uid);
+
+/* warble_login opens a session and keeps its token in c for later calls (see warble_token); *uid gets the user id. */
+int warble_login(warble_client *c, const char *name, const char *password, uint64_t *uid);
+
+/* warble_logout ends the session of the current token and forgets the token. */
+int warble_logout(warble_client *c);
+
+/* warble_logout_all ends every session of the logged-in user, on every device, and forgets the token. */
+int warble_logout_all(warble_client *c);
+
+/* warble_change_password sets a new password (the current one must match); every other session ends, and c keeps the new session's token. */
+int warble_change_password(warble_client *c, const char *password, const char *new_password);
+
+/* warble_whoami returns the logged-in user's profile. */
+int warble_whoami(warble_client *c, warble_user_t **out);
+
+/* warble_post publishes text (UTF-8, at most 280 characters) as the logged-in user; *id gets the post id. */
+int warble_post(warble_client *c, const char *text, uint64_t *id);
+
+/* warble_delete deletes one of the logged-in user's posts. */
+int warble_delete(warble_client *c, uint64_t id);
+
+/* warble_home reads the logged-in user's home timeline, newest first: posts below before (0: newest), up to limit (0: default; at most 100). */
+int warble_home(warble_client *c, uint64_t before, unsigned limit, warble_posts_t **out);
+
+/* warble_timeline reads the posts of user name, newest first, paged like warble_home. */
+int warble_timeline(
+    warble_client *c, const char *name, uint64_t before, unsigned limit, warble_posts_t **out);
+
+/* warble_follow makes the logged-in user follow name. */
+int warble_follow(warble_client *c, const char *name);
+
+/* warble_unfollow makes the logged-in user stop following name. */
+int warble_unfollow(warble_client *c, const char *name);
+
+/* warble_following lists the users name follows, from the cursor after (0: start), up to limit (0: default; at most 100). */
+int warble_following(
+    warble_client *c, const char *name, uint64_t after, unsigned limit, warble_users_t **out);
+
+/* warble_fans lists the users following name, paged like warble_following. */
+int warble_fans(
+    warble_client *c, const char *name, uint64_t after, unsigned limit, warble_users_t **out);
+
+/* warble_profile returns user name's profile with counts (and followed, when logged in). */
+int warble_profile(warble_client *c, const char *name, warble_user_t **out);
+
+/* warble_update_profile sets the logged-in user's display name and bio (NULL leaves one unchanged). */
+int warble_update_profile(warble_client *c, const char *display, const char *bio);
+
+/* warble_user_free frees a user returned by warble_whoami or warble_profile; NULL is ignored. */
+void warble_user_free(warble_user_t *u);
+
+/* warble_posts_free frees a page of posts; NULL is ignored. */
+void warble_posts_free(warble_posts_t *p);
+
+/* warble_users_free frees a page of users; NULL is ignored. */
+void warble_users_free(warble_users_t *u);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
