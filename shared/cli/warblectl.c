@@ -5,6 +5,8 @@
  *   warblectl login alice             (saves the session token)
  *   warblectl post "hello"            warblectl home --limit 10
  *   warblectl --json profile bob      (one JSON object per command)
+ *   warblectl post --title "Tea" --category drinks --image cup.png --alt "a cup" "brewed"
+ *   warblectl upload cup.png          warblectl media 7-7321123456789012 -o cup.png
  *
  * The session token lives in $XDG_CONFIG_HOME/warble/token (or
  * ~/.config/warble/token), mode 0600; $WARBLE_TOKEN overrides it.
@@ -38,6 +40,7 @@
 #include "rt_client.h"
 #include "warble.h"
 #include "wb_clock.h"
+#include "wb_id.h"
 #include "wb_proto.h"
 #include "wb_services.h"
 
@@ -58,7 +61,23 @@ enum {
 	CTL_O_NO_WAIT = 1 << 8,
 	CTL_O_URLS = 1 << 9, /* --user-url and the like */
 	CTL_O_TIMEOUT = 1 << 10,
+	CTL_O_TITLE = 1 << 11,
+	CTL_O_CATEGORY = 1 << 12,
+	CTL_O_IMAGE = 1 << 13, /* --image, and --alt after it */
+	CTL_O_OUTPUT = 1 << 14,
 };
+
+#define CTL_IMAGES_MAX 4 /* images on a post: publish takes 1-4 */
+#define CTL_STR_(v)    #v
+#define CTL_STR(v)     CTL_STR_(v)
+
+/* An --image of post: its file, its --alt, and its bytes once read. */
+typedef struct ctl_image {
+	const char *path;
+	const char *alt; /* NULL: none */
+	void       *data;
+	size_t      len;
+} ctl_image;
 
 typedef struct ctl {
 	warble_client *c;
@@ -72,6 +91,10 @@ typedef struct ctl {
 	char         **args;
 	int            nargs;
 	const char    *local_msg; /* why a request was refused before sending */
+	const char    *title, *category;
+	ctl_image      images[CTL_IMAGES_MAX];
+	int            nimages;
+	const char    *output; /* media -o FILE */
 	/* admin */
 	const char *url[WB_EP_COUNT]; /* each service's own port */
 	rt_client  *cli[WB_EP_COUNT]; /* its client, opened on first use */
@@ -231,15 +254,10 @@ ctl_token_remove(void)
 
 /* --- output -------------------------------------------------------------- */
 
-/* ctl_fail reports a failed request: on stderr, and as a JSON object with --json. */
+/* ctl_fail_msg reports a failure with its message: on stderr, and as a JSON object with --json. */
 static int
-ctl_fail(ctl *x, int rc)
+ctl_fail_msg(ctl *x, int rc, const char *msg)
 {
-	const char *msg = x->c != NULL ? warble_errmsg(x->c) : x->local_msg;
-
-	if (msg == NULL || msg[0] == '\0') {
-		msg = warble_strerror(rc);
-	}
 	if (x->json) {
 		json_t *o =
 		    json_pack("{s:b, s:s, s:s}", "ok", 0, "err", warble_errname(rc), "msg", msg);
@@ -251,6 +269,45 @@ ctl_fail(ctl *x, int rc)
 	}
 	fprintf(stderr, "%s: %s: %s\n", ctl_prog, warble_errname(rc), msg);
 	return CTL_EXIT_FAIL;
+}
+
+/* ctl_fail_local reports a failure on this side (a file that cannot be read or written): no wire code on stderr, INVALID in JSON. */
+static int
+ctl_fail_local(ctl *x, const char *msg)
+{
+	if (x->json) {
+		json_t *o = json_pack(
+		    "{s:b, s:s, s:s}", "ok", 0, "err", warble_errname(WARBLE_EINVAL), "msg", msg);
+		if (o != NULL) {
+			json_dumpf(o, stdout, JSON_COMPACT);
+			fputc('\n', stdout);
+			json_decref(o);
+		}
+	}
+	fprintf(stderr, "%s: %s\n", ctl_prog, msg);
+	return CTL_EXIT_FAIL;
+}
+
+/* ctl_fail reports a failed request: on stderr, and as a JSON object with --json. */
+static int
+ctl_fail(ctl *x, int rc)
+{
+	const char *msg = x->c != NULL ? warble_errmsg(x->c) : x->local_msg;
+
+	if (msg == NULL || msg[0] == '\0') {
+		msg = warble_strerror(rc);
+	}
+	return ctl_fail_msg(x, rc, msg);
+}
+
+/* ctl_fail_about reports a failed request about what (a file): its message, then what. */
+static int
+ctl_fail_about(ctl *x, int rc, const char *what)
+{
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), "%s: %s", what, warble_errmsg(x->c));
+	return ctl_fail_msg(x, rc, msg);
 }
 
 /* ctl_emit prints a JSON reply object (taking the reference) with ok: true added. */
@@ -323,19 +380,75 @@ ctl_user_print(const warble_user_t *u)
 	printf("uid %" PRIu64 ", joined %s\n", u->uid, ctl_time(u->created, t, sizeof(t)));
 }
 
+/* ctl_post_json is a post as JSON, as the HTTP API has it: title, category and images only when set. */
+static json_t *
+ctl_post_json(const warble_post_t *q)
+{
+	json_t *o = json_pack("{s:o, s:I, s:s, s:s, s:I}", "id", ctl_id(q->id), "author",
+	    (json_int_t)q->author, "author_name", q->author_name, "text", q->text, "time",
+	    (json_int_t)q->time);
+
+	if (o == NULL) {
+		return NULL;
+	}
+	if (q->title != NULL && q->title[0] != '\0') {
+		json_object_set_new(o, "title", json_string(q->title));
+	}
+	if (q->category != NULL && q->category[0] != '\0') {
+		json_object_set_new(o, "category", json_string(q->category));
+	}
+	if (q->nimages > 0) {
+		json_t *ims = json_array();
+		for (size_t i = 0; ims != NULL && i < q->nimages; i++) {
+			const warble_image_t *im = &q->images[i];
+			json_t               *j =
+			    json_pack("{s:s, s:s, s:I, s:I}", "media", im->media, "type", im->type,
+			        "width", (json_int_t)im->width, "height", (json_int_t)im->height);
+			if (j != NULL && im->alt[0] != '\0') {
+				json_object_set_new(j, "alt", json_string(im->alt));
+			}
+			json_array_append_new(ims, j);
+		}
+		json_object_set_new(o, "images", ims);
+	}
+	return o;
+}
+
+/* ctl_post_print prints a post: its head, "[category] title", its text and one line per image. */
+static void
+ctl_post_print(const warble_post_t *q, bool first)
+{
+	char t[64];
+	bool title = q->title != NULL && q->title[0] != '\0';
+	bool cat = q->category != NULL && q->category[0] != '\0';
+
+	printf("%s@%s  %s  #%" PRIu64 "\n", first ? "" : "\n", q->author_name,
+	    ctl_time(q->time, t, sizeof(t)), q->id);
+	if (cat || title) {
+		printf("  %s%s%s%s%s\n", cat ? "[" : "", cat ? q->category : "", cat ? "]" : "",
+		    cat && title ? " " : "", title ? q->title : "");
+	}
+	if (q->text[0] != '\0' || q->nimages == 0) {
+		printf("  %s\n", q->text);
+	}
+	for (size_t i = 0; i < q->nimages; i++) {
+		const warble_image_t *im = &q->images[i];
+		printf("  image %s %s %" PRIu32 "x%" PRIu32, im->media, im->type, im->width,
+		    im->height);
+		if (im->alt[0] != '\0') {
+			printf(" \"%s\"", im->alt);
+		}
+		printf("\n");
+	}
+}
+
 static int
 ctl_posts_out(ctl *x, warble_posts_t *p)
 {
-	char t[64];
-
 	if (x->json) {
 		json_t *arr = json_array();
 		for (size_t i = 0; arr != NULL && i < p->n; i++) {
-			const warble_post_t *q = &p->posts[i];
-			json_t *o = json_pack("{s:o, s:I, s:s, s:s, s:I}", "id", ctl_id(q->id),
-			    "author", (json_int_t)q->author, "author_name", q->author_name, "text",
-			    q->text, "time", (json_int_t)q->time);
-			json_array_append_new(arr, o);
+			json_array_append_new(arr, ctl_post_json(&p->posts[i]));
 		}
 		json_t *o = json_pack("{s:o}", "posts", arr);
 		if (o != NULL && p->next != 0) {
@@ -345,9 +458,7 @@ ctl_posts_out(ctl *x, warble_posts_t *p)
 		return ctl_emit(o);
 	}
 	for (size_t i = 0; i < p->n; i++) {
-		const warble_post_t *q = &p->posts[i];
-		printf("%s@%s  %s  #%" PRIu64 "\n  %s\n", i > 0 ? "\n" : "", q->author_name,
-		    ctl_time(q->time, t, sizeof(t)), q->id, q->text);
+		ctl_post_print(&p->posts[i], i == 0);
 	}
 	if (p->n == 0) {
 		printf("(no posts)\n");
@@ -546,20 +657,166 @@ ctl_cmd_update_profile(ctl *x)
 	return ctl_profile_out(x, u);
 }
 
+/* ctl_media_line prints an image's id, type, dimensions and size on one line. */
+static void
+ctl_media_line(const char *what, const warble_media_t *m)
+{
+	printf("%s %s %s %" PRIu32 "x%" PRIu32 " (%" PRIu64 " bytes)\n", what, m->media, m->type,
+	    m->width, m->height, m->size);
+}
+
+/* ctl_media_json is an image's record as JSON (file: where its bytes went, or NULL). */
+static json_t *
+ctl_media_json(const warble_media_t *m, bool with_public, const char *file)
+{
+	json_t *o =
+	    json_pack("{s:s, s:s, s:I, s:I, s:I}", "media", m->media, "type", m->type, "width",
+	        (json_int_t)m->width, "height", (json_int_t)m->height, "size", (json_int_t)m->size);
+
+	if (o != NULL && with_public) {
+		json_object_set_new(o, "public", json_boolean(m->public_));
+	}
+	if (o != NULL && file != NULL) {
+		json_object_set_new(o, "file", json_string(file));
+	}
+	return o;
+}
+
+/*
+ * ctl_cmd_post uploads each --image, then publishes.  A failed upload or
+ * a refused post leaves the uploads made so far unattached: the server
+ * lets them expire.
+ */
 static int
 ctl_cmd_post(ctl *x)
 {
-	uint64_t id;
-	int      rc = warble_post(x->c, x->args[0], &id);
+	warble_attach_t att[CTL_IMAGES_MAX];
+	warble_media_t *up[CTL_IMAGES_MAX] = { NULL };
+	const char     *text = x->nargs > 0 ? x->args[0] : NULL;
+	uint64_t        id;
+	int             rc = WARBLE_OK, out;
+
+	for (int i = 0; i < x->nimages && rc == WARBLE_OK; i++) {
+		if ((rc = warble_upload(x->c, x->images[i].data, x->images[i].len, &up[i])) !=
+		    WARBLE_OK) {
+			out = ctl_fail_about(x, rc, x->images[i].path);
+			goto done;
+		}
+		att[i] = (warble_attach_t) { .media = up[i]->media, .alt = x->images[i].alt };
+	}
+	if ((rc = warble_post_rich(
+	         x->c, text, x->title, x->category, att, (size_t)x->nimages, &id)) != WARBLE_OK) {
+		out = ctl_fail(x, rc);
+		goto done;
+	}
+	if (x->json) {
+		json_t *o = json_pack("{s:o}", "id", ctl_id(id));
+		if (o != NULL && x->nimages > 0) {
+			json_t *ims = json_array();
+			for (int i = 0; ims != NULL && i < x->nimages; i++) {
+				json_array_append_new(ims, json_string(up[i]->media));
+			}
+			json_object_set_new(o, "images", ims);
+		}
+		out = ctl_emit(o);
+		goto done;
+	}
+	printf("posted #%" PRIu64 "\n", id);
+	for (int i = 0; i < x->nimages; i++) {
+		ctl_media_line("  image", up[i]);
+	}
+	out = 0;
+done:
+	for (int i = 0; i < x->nimages; i++) {
+		warble_media_free(up[i]);
+	}
+	return out;
+}
+
+static int
+ctl_cmd_upload(ctl *x)
+{
+	warble_media_t *m;
+	int             rc = warble_upload(x->c, x->images[0].data, x->images[0].len, &m);
+
+	if (rc != WARBLE_OK) {
+		return ctl_fail_about(x, rc, x->images[0].path);
+	}
+	if (x->json) {
+		rc = ctl_emit(ctl_media_json(m, false, NULL));
+	} else {
+		ctl_media_line("media", m);
+	}
+	warble_media_free(m);
+	return rc;
+}
+
+/* ctl_write_all writes len bytes to fd; 0, or -1 with errno. */
+static int
+ctl_write_all(int fd, const void *p, size_t len)
+{
+	const char *b = p;
+
+	while (len > 0) {
+		ssize_t w = write(fd, b, len);
+		if (w < 0 && errno == EINTR) {
+			continue;
+		}
+		if (w <= 0) {
+			return -1;
+		}
+		b += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* ctl_cmd_media fetches an image and writes its bytes to -o FILE or to stdout; the file is only made once the bytes are here. */
+static int
+ctl_cmd_media(ctl *x)
+{
+	warble_media_t *m;
+	char            msg[4200];
+	int             rc = warble_media(x->c, x->args[0], &m), fd = STDOUT_FILENO;
+	bool            ok;
 
 	if (rc != WARBLE_OK) {
 		return ctl_fail(x, rc);
 	}
-	if (x->json) {
-		return ctl_emit(json_pack("{s:o}", "id", ctl_id(id)));
+	if (x->output != NULL &&
+	    (fd = open(x->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		snprintf(msg, sizeof(msg), "cannot write %s: %s", x->output, strerror(errno));
+		warble_media_free(m);
+		return ctl_fail_local(x, msg);
 	}
-	printf("posted #%" PRIu64 "\n", id);
-	return 0;
+	fflush(stdout);
+	ok = ctl_write_all(fd, m->data, m->size) == 0;
+	if (fd != STDOUT_FILENO) {
+		struct stat sb;
+		bool        regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+		int         e = errno;
+		ok = close(fd) == 0 && ok;
+		if (!ok && regular) {
+			unlink(x->output); /* no half image left behind */
+		}
+		errno = ok ? errno : e;
+	}
+	if (!ok) {
+		snprintf(msg, sizeof(msg), "cannot write %s: %s",
+		    x->output != NULL ? x->output : "stdout", strerror(errno));
+		warble_media_free(m);
+		return ctl_fail_local(x, msg);
+	}
+	rc = 0;
+	if (x->json) {
+		rc = ctl_emit(ctl_media_json(m, true, x->output));
+	} else if (x->output != NULL) {
+		printf("wrote %" PRIu64 " bytes to %s (%s %" PRIu32 "x%" PRIu32 "%s)\n", m->size,
+		    x->output, m->type, m->width, m->height,
+		    m->public_ ? "" : ", not yet on a post");
+	}
+	warble_media_free(m);
+	return rc;
 }
 
 static int
@@ -594,7 +851,7 @@ static int
 ctl_cmd_timeline(ctl *x)
 {
 	warble_posts_t *p;
-	int             rc = warble_timeline(x->c, x->args[0], x->before, x->limit, &p);
+	int rc = warble_timeline_category(x->c, x->args[0], x->category, x->before, x->limit, &p);
 
 	return rc != WARBLE_OK ? ctl_fail(x, rc) : ctl_posts_out(x, p);
 }
@@ -1157,17 +1414,99 @@ ctl_cmd_admin_rebuild_inbox(ctl *x)
 	return rc;
 }
 
+/* --- files for post --image, upload and media -o ----------------------- */
+
+/* ctl_read_image reads an image file whole (at most what one request carries); exit status 1 with a message if it cannot. */
+static int
+ctl_read_image(ctl *x, ctl_image *im)
+{
+	size_t max = wb_limits_default.max_bin, cap = 0, len = 0;
+	char  *buf = NULL, msg[4200];
+	int    fd = open(im->path, O_RDONLY | O_CLOEXEC), e = fd < 0 ? errno : 0;
+
+	while (fd >= 0 && e == 0) {
+		if (len == max + 1) {
+			snprintf(msg, sizeof(msg),
+			    "%s: over %zu bytes, more than a request carries", im->path, max);
+			close(fd);
+			free(buf);
+			return ctl_fail_msg(x, WARBLE_ETOOBIG, msg);
+		}
+		if (len == cap) { /* grow up to max + 1: one byte more tells it is too large */
+			size_t ncap = cap == 0 ? 65536 : cap * 2;
+			char  *nb = realloc(buf, ncap < max + 1 ? ncap : max + 1);
+			if (nb == NULL) {
+				e = ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = ncap < max + 1 ? ncap : max + 1;
+		}
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r == 0) {
+			close(fd);
+			im->data = buf != NULL ? buf : malloc(1);
+			im->len = len;
+			return 0;
+		}
+		if (r > 0) {
+			len += (size_t)r;
+		} else if (errno != EINTR) {
+			e = errno;
+		}
+	}
+	snprintf(msg, sizeof(msg), "cannot read %s: %s", im->path, strerror(e));
+	if (fd >= 0) {
+		close(fd);
+	}
+	free(buf);
+	return ctl_fail_local(x, msg);
+}
+
+/* ctl_images_free frees the bytes of every image read. */
+static void
+ctl_images_free(ctl *x)
+{
+	for (int i = 0; i < x->nimages; i++) {
+		free(x->images[i].data);
+		x->images[i].data = NULL;
+	}
+}
+
+/* ctl_media_check refuses, before anything is sent, a malformed media id and bytes that would go to a terminal or into --json's output. */
+static int
+ctl_media_check(ctl *x)
+{
+	uint64_t author, id;
+
+	if (!wb_media_id_parse(x->args[0], strlen(x->args[0]), &author, &id)) {
+		return ctl_usage_error("bad media id: '%s' (like 7-7321123456789012)", x->args[0]);
+	}
+	if (x->output == NULL && x->json) {
+		return ctl_usage_error("%s", "media --json needs -o FILE: stdout is for the JSON");
+	}
+	if (x->output == NULL && isatty(STDOUT_FILENO)) {
+		return ctl_usage_error("%s",
+		    "media: not writing an image to a terminal: give -o FILE "
+		    "or redirect stdout");
+	}
+	return 0;
+}
+
 static const ctl_cmd ctl_cmds[] = {
 	{ "register", 1, CTL_O_PASSWORD, ctl_cmd_register, 0, "register NAME [--password PW]" },
 	{ "login", 1, CTL_O_PASSWORD, ctl_cmd_login, 0, "login NAME [--password PW]" },
 	{ "logout", 0, 0, ctl_cmd_logout, 2, "logout" },
 	{ "whoami", 0, 0, ctl_cmd_whoami, 2, "whoami" },
-	{ "post", 1, 0, ctl_cmd_post, 2, "post TEXT" },
+	{ "post", 1, CTL_O_TITLE | CTL_O_CATEGORY | CTL_O_IMAGE, ctl_cmd_post, 2,
+	    "post [--title T] [--category C] [--image FILE [--alt TEXT]]... TEXT" },
+	{ "upload", 1, 0, ctl_cmd_upload, 2, "upload FILE" },
+	{ "media", 1, CTL_O_OUTPUT, ctl_cmd_media, 1, "media ID [-o FILE]" },
 	{ "delete", 1, 0, ctl_cmd_delete, 2, "delete ID" },
 	{ "home", 0, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_home, 2,
 	    "home [--before ID] [--limit N]" },
-	{ "timeline", 1, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_timeline, 1,
-	    "timeline USER [--before ID] [--limit N]" },
+	{ "timeline", 1, CTL_O_CATEGORY | CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_timeline, 1,
+	    "timeline USER [--category C] [--before ID] [--limit N]" },
 	{ "follow", 1, 0, ctl_cmd_follow, 2, "follow USER" },
 	{ "unfollow", 1, 0, ctl_cmd_unfollow, 2, "unfollow USER" },
 	{ "following", 1, CTL_O_AFTER | CTL_O_LIMIT, ctl_cmd_following, 1,
@@ -1219,6 +1558,13 @@ ctl_usage_print(FILE *f)
 	           "  --after UID      following/fans: users after this cursor\n"
 	           "  --limit N        page size, 1-100\n"
 	           "  --display TEXT, --bio TEXT   update-profile fields\n"
+	           "  --title T        post: a title, at most 100 characters\n"
+	           "  --category C     post: a category, [a-z0-9_]{1,32}; timeline: only\n"
+	           "                   that category's posts\n"
+	           "  --image FILE     post: upload FILE (PNG, JPEG, GIF or WebP) and attach it;\n"
+	           "                   up to 4; TEXT may then be left out or \"\"\n"
+	           "  --alt TEXT       post: the description of the --image before it\n"
+	           "  -o, --output FILE  media: write the bytes to FILE (default stdout)\n"
 	           "  --user-url URL, --relation-url URL, --content-url URL, --inbox-url URL\n"
 	           "                   admin: each service's own port (WARBLE_USER_URL, ...;\n"
 	           "                   the defaults of warble-NAME --print-defaults)\n"
@@ -1259,6 +1605,11 @@ main(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'D' },
 		{ "no-wait", no_argument, NULL, 'W' },
 		{ "inbox-last", no_argument, NULL, 'L' },
+		{ "title", required_argument, NULL, 'T' },
+		{ "category", required_argument, NULL, 'c' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "alt", required_argument, NULL, 'A' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1274,7 +1625,7 @@ main(int argc, char **argv)
 		gateway = "tcp://127.0.0.1:7100";
 	}
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'g':
 			gateway = optarg;
@@ -1342,6 +1693,33 @@ main(int argc, char **argv)
 			x.bio = optarg;
 			x.given |= CTL_O_BIO;
 			break;
+		case 'T':
+			x.title = optarg;
+			x.given |= CTL_O_TITLE;
+			break;
+		case 'c':
+			x.category = optarg;
+			x.given |= CTL_O_CATEGORY;
+			break;
+		case 'i':
+			if (x.nimages == CTL_IMAGES_MAX) {
+				return ctl_usage_error("too many --image: a post has at most %s",
+				    CTL_STR(CTL_IMAGES_MAX));
+			}
+			x.images[x.nimages++].path = optarg;
+			x.given |= CTL_O_IMAGE;
+			break;
+		case 'A':
+			if (x.nimages == 0 || x.images[x.nimages - 1].alt != NULL) {
+				return ctl_usage_error(
+				    "--alt '%s' must follow an --image (one each)", optarg);
+			}
+			x.images[x.nimages - 1].alt = optarg;
+			break;
+		case 'o':
+			x.output = optarg;
+			x.given |= CTL_O_OUTPUT;
+			break;
 		case 'h':
 			ctl_usage_print(stdout);
 			return 0;
@@ -1379,7 +1757,9 @@ main(int argc, char **argv)
 	}
 	x.args = argv + optind + 1;
 	x.nargs = argc - optind - 1;
-	if (x.nargs != cmd->nargs) {
+	if (cmd->fn == ctl_cmd_post && x.nimages > 0 && x.nargs == 0) {
+		/* post --image FILE: no text at all */
+	} else if (x.nargs != cmd->nargs) {
 		fprintf(stderr, "%s: %s %s\nusage: %s %s\n", ctl_prog, cmd->name,
 		    x.nargs < cmd->nargs ? "needs more arguments" : "takes fewer arguments",
 		    ctl_prog, cmd->usage);
@@ -1421,6 +1801,19 @@ main(int argc, char **argv)
 	if (cmd->fn == ctl_cmd_update_profile && (x.given & (CTL_O_DISPLAY | CTL_O_BIO)) == 0) {
 		return ctl_usage_error("%s", "update-profile needs --display and/or --bio");
 	}
+	if (cmd->fn == ctl_cmd_media && (rc = ctl_media_check(&x)) != 0) {
+		return rc;
+	}
+	if (cmd->fn == ctl_cmd_upload) {
+		x.images[0].path = x.args[0];
+		x.nimages = 1;
+	}
+	for (int i = 0; i < x.nimages; i++) {
+		if ((rc = ctl_read_image(&x, &x.images[i])) != 0) {
+			ctl_images_free(&x);
+			return rc;
+		}
+	}
 	if ((cmd->opts & CTL_O_PASSWORD) != 0 &&
 	    (rc = ctl_password(&x, pass, sizeof(pass), &x.password)) != 0) {
 		return rc;
@@ -1430,21 +1823,25 @@ main(int argc, char **argv)
 	}
 	if (cmd->auth == 2 && token[0] == '\0') {
 		x.local_msg = "not logged in (run: warblectl login NAME)";
+		ctl_images_free(&x);
 		return ctl_fail(&x, WARBLE_EAUTH);
 	}
 	if ((rc = warble_open(&x.c, gateway, (int)timeout)) != WARBLE_OK) {
 		fprintf(stderr, "%s: %s: cannot use gateway %s\n", ctl_prog, warble_errname(rc),
 		    gateway);
+		ctl_images_free(&x);
 		return rc == WARBLE_EINVAL ? CTL_EXIT_USAGE : CTL_EXIT_FAIL;
 	}
 	if (token[0] != '\0' && warble_set_token(x.c, token) != WARBLE_OK) {
 		fprintf(stderr, "%s: out of memory\n", ctl_prog);
 		warble_close(x.c);
+		ctl_images_free(&x);
 		return CTL_EXIT_FAIL;
 	}
 	rc = cmd->fn(&x);
 	explicit_bzero(pass, sizeof(pass));
 	fflush(stdout);
 	warble_close(x.c);
+	ctl_images_free(&x);
 	return rc;
 }

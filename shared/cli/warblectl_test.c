@@ -1,7 +1,8 @@
 /*
  * warblectl_test.c - warblectl as a real program: spawned with argument
  * vectors (no shell), its stdout, stderr and exit status checked, against
- * a real cluster (wbt_cluster) for the happy path and the errors.
+ * a real cluster (wbt_cluster) for the happy path and the errors, and for
+ * posts with a title, a category and images, upload and media.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -18,15 +19,17 @@
 
 #include "wbt.h"
 #include "wbt_cluster.h"
+#include "wbt_png.h"
 
 extern char **environ;
 
 #define CT_OUT_MAX 65536
 
 typedef struct ct_out {
-	int  status; /* exit code, or 128+signal */
-	char out[CT_OUT_MAX];
-	char err[CT_OUT_MAX];
+	int    status; /* exit code, or 128+signal */
+	char   out[CT_OUT_MAX];
+	char   err[CT_OUT_MAX];
+	size_t nout; /* bytes in out (binary output has NULs) */
 } ct_out;
 
 static wbt_cluster cl;
@@ -120,6 +123,7 @@ ct_run(ct_out *o, const char *const *extra_env, const char *const *args)
 	}
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	o->nout = lo;
 }
 
 #define CT_ARGS(...) ((const char *const[]) { __VA_ARGS__, NULL })
@@ -180,6 +184,26 @@ Test(warblectl, usage_errors, .fini = wbt_cleanup, .timeout = 60)
 	ct_expect(o, NULL, CT_ARGS("follow", "bob", "--limit", "5"), 2, "does not apply");
 	ct_expect(o, NULL, CT_ARGS("--timeout", "soon", "whoami"), 2, "bad --timeout");
 	ct_expect(o, NULL, CT_ARGS("register", "zed"), 2, "password is required");
+	ct_expect(o, NULL, CT_ARGS("--help"), 0, NULL);
+	cr_assert(strstr(o->out, "upload FILE") != NULL && strstr(o->out, "media ID") != NULL &&
+	              strstr(o->out, "--image FILE") != NULL,
+	    "%s", o->out);
+	ct_expect(o, NULL, CT_ARGS("post", "--alt", "a cat", "hi"), 2, "must follow an --image");
+	ct_expect(o, NULL, CT_ARGS("post", "--image", "f.png", "--alt", "a", "--alt", "b", "hi"), 2,
+	    "must follow an --image");
+	ct_expect(o, NULL,
+	    CT_ARGS("post", "--image", "1", "--image", "2", "--image", "3", "--image", "4",
+	        "--image", "5", "hi"),
+	    2, "too many --image");
+	ct_expect(o, NULL, CT_ARGS("post", "--title", "t"), 2, "needs more arguments");
+	ct_expect(o, NULL, CT_ARGS("home", "--category", "cats"), 2, "does not apply");
+	ct_expect(o, NULL, CT_ARGS("upload"), 2, "needs more arguments");
+	ct_expect(o, NULL, CT_ARGS("media"), 2, "needs more arguments");
+	ct_expect(o, NULL, CT_ARGS("media", "7-1", "-o"), 2, "needs a value");
+	ct_expect(o, NULL, CT_ARGS("media", "7", "-o", "x"), 2, "bad media id");
+	ct_expect(o, NULL, CT_ARGS("media", "0-1", "-o", "x"), 2, "bad media id");
+	ct_expect(o, NULL, CT_ARGS("--json", "media", "7-1"), 2, "needs -o FILE");
+	ct_expect(o, NULL, CT_ARGS("timeline", "bob", "-o", "x"), 2, "does not apply");
 	/* Well-formed, but nobody is listening: a request failure, not usage. */
 	ct_expect(o, NULL, CT_ARGS("--timeout", "500", "profile", "zed"), 1, "warblectl: ");
 	cr_assert(strstr(o->err, "UNAVAILABLE") != NULL || strstr(o->err, "TIMEOUT") != NULL, "%s",
@@ -296,5 +320,192 @@ Test(warblectl, happy_path_and_errors, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_neq(stat(tokpath, &sb), 0, "logout removes the token file");
 	ct_expect(o, alice, CT_ARGS("whoami"), 1, "warblectl: UNAUTHORIZED");
 	cr_assert_eq(wbt_cluster_stop(&cl, 10000), 0);
+	free(o);
+}
+
+/* ct_file_is tells whether path holds exactly len bytes of data. */
+static bool
+ct_file_is(const char *path, const void *data, size_t len)
+{
+	FILE  *f = fopen(path, "rb");
+	char  *buf = malloc(len + 1);
+	size_t n = f != NULL && buf != NULL ? fread(buf, 1, len + 1, f) : 0;
+	bool   same = n == len && memcmp(buf, data, len) == 0;
+
+	if (f != NULL) {
+		fclose(f);
+	}
+	free(buf);
+	return same;
+}
+
+/* ct_png writes a w x h PNG to <dir>/name and returns its bytes (*len of them). */
+static unsigned char *
+ct_png(char *path, size_t n, const char *name, uint32_t w, uint32_t h, uint32_t seed, size_t *len)
+{
+	unsigned char *png = wbt_png(w, h, seed, len);
+
+	cr_assert_not_null(png);
+	cr_assert_eq(wbt_path(path, n, name), 0);
+	cr_assert_eq(wbt_write_file(path, png, *len), 0);
+	return png;
+}
+
+Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
+{
+	ct_out *o = malloc(sizeof(*o));
+	char   xa[300], xb[300], xn[300], f1[256], f2[256], f3[256], ftxt[256], out[256], want[128];
+	size_t l1, l2, l3;
+	unsigned char *p1, *p2, *p3;
+	json_t        *j;
+
+	cr_assert_eq(wbt_cluster_start(&cl, NULL), 0);
+	snprintf(gateway_env, sizeof(gateway_env), "WARBLE_GATEWAY_URL=%s", cl.gateway_url);
+	cr_assert_eq(wbt_path(xa + 16, sizeof(xa) - 16, "cfg-alice"), 0);
+	memcpy(xa, "XDG_CONFIG_HOME=", 16);
+	cr_assert_eq(wbt_path(xb + 16, sizeof(xb) - 16, "cfg-bob"), 0);
+	memcpy(xb, "XDG_CONFIG_HOME=", 16);
+	const char *const alice[] = { xa, "WARBLE_PASSWORD=password1", NULL };
+	const char *const bob[] = { xb, "WARBLE_PASSWORD=password2", NULL };
+	cr_assert_eq(wbt_path(xn + 16, sizeof(xn) - 16, "cfg-nobody"), 0);
+	memcpy(xn, "XDG_CONFIG_HOME=", 16);
+	const char *const nobody[] = { xn, NULL }; /* no token */
+	p1 = ct_png(f1, sizeof(f1), "one.png", 40, 30, 1, &l1);
+	p2 = ct_png(f2, sizeof(f2), "two.png", 16, 64, 2, &l2);
+	p3 = ct_png(f3, sizeof(f3), "three.png", 8, 8, 3, &l3);
+	cr_assert_eq(wbt_path(ftxt, sizeof(ftxt), "notes.txt"), 0);
+	cr_assert_eq(wbt_write_file(ftxt, "not an image\n", 13), 0);
+	cr_assert_eq(wbt_path(out, sizeof(out), "fetched.png"), 0);
+
+	ct_expect(o, alice, CT_ARGS("register", "alice"), 0, NULL);
+	ct_expect(o, alice, CT_ARGS("login", "alice"), 0, NULL);
+	ct_expect(o, bob, CT_ARGS("register", "bob"), 0, NULL);
+	ct_expect(o, bob, CT_ARGS("login", "bob"), 0, NULL);
+	ct_expect(o, bob, CT_ARGS("follow", "alice"), 0, NULL);
+
+	/* upload: the id, type and dimensions */
+	ct_expect(o, alice, CT_ARGS("upload", f1), 0, NULL);
+	cr_assert(strstr(o->out, "media ") == o->out, "%s", o->out);
+	snprintf(want, sizeof(want), " image/png 40x30 (%zu bytes)\n", l1);
+	cr_assert(strstr(o->out, want) != NULL, "%s", o->out);
+	ct_expect(o, alice, CT_ARGS("--json", "upload", f3), 0, NULL);
+	j = ct_json(o);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "type")), "image/png");
+	cr_assert_eq(json_integer_value(json_object_get(j, "width")), 8);
+	cr_assert_eq(json_integer_value(json_object_get(j, "height")), 8);
+	cr_assert_eq(json_integer_value(json_object_get(j, "size")), (json_int_t)l3);
+	char up3[64];
+	snprintf(up3, sizeof(up3), "%s", json_string_value(json_object_get(j, "media")));
+	json_decref(j);
+	/* an upload is its uploader's alone until it is on a post */
+	ct_expect(o, alice, CT_ARGS("media", up3, "-o", out), 0, NULL);
+	cr_assert(strstr(o->out, "not yet on a post") != NULL, "%s", o->out);
+	cr_assert(ct_file_is(out, p3, l3), "media -o wrote other bytes");
+	ct_expect(o, bob, CT_ARGS("media", up3, "-o", out), 1, "warblectl: NO_SUCH_MEDIA");
+
+	/* post --image: uploads, then publishes; --alt goes with the --image before it */
+	ct_expect(o, alice,
+	    CT_ARGS("--json", "post", "--title", "Grey things", "--category", "cats", "--image", f1,
+	        "--alt", "a grey stripe", "--image", f2, "look at these"),
+	    0, NULL);
+	j = ct_json(o);
+	cr_assert_not_null(json_string_value(json_object_get(j, "id")), "%s", o->out);
+	json_t *ims = json_object_get(j, "images");
+	cr_assert_eq(json_array_size(ims), 2, "%s", o->out);
+	char m1[64], m2[64];
+	snprintf(m1, sizeof(m1), "%s", json_string_value(json_array_get(ims, 0)));
+	snprintf(m2, sizeof(m2), "%s", json_string_value(json_array_get(ims, 1)));
+	json_decref(j);
+	ct_expect(o, alice, CT_ARGS("post", "--category", "dogs", "--image", f3), 0, NULL);
+	cr_assert(strstr(o->out, "posted #") != NULL, "no TEXT with an image: %s", o->out);
+	ct_expect(o, alice, CT_ARGS("post", "--image", f3, ""), 0, NULL);
+
+	/* a follower's home shows them */
+	long long deadline = wbt_now_ms() + 10000;
+	for (;;) {
+		ct_expect(o, bob, CT_ARGS("--json", "home"), 0, NULL);
+		j = ct_json(o);
+		if (json_array_size(json_object_get(j, "posts")) == 3) {
+			break;
+		}
+		json_decref(j);
+		cr_assert_lt(wbt_now_ms(), deadline, "home never got the three posts");
+		wbt_sleep_ms(50);
+	}
+	json_t *rich = json_array_get(json_object_get(j, "posts"), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(rich, "title")), "Grey things");
+	cr_assert_str_eq(json_string_value(json_object_get(rich, "category")), "cats");
+	cr_assert_str_eq(json_string_value(json_object_get(rich, "text")), "look at these");
+	ims = json_object_get(rich, "images");
+	cr_assert_eq(json_array_size(ims), 2);
+	json_t *i0 = json_array_get(ims, 0), *i1 = json_array_get(ims, 1);
+	cr_assert_str_eq(json_string_value(json_object_get(i0, "media")), m1);
+	cr_assert_str_eq(json_string_value(json_object_get(i0, "type")), "image/png");
+	cr_assert_eq(json_integer_value(json_object_get(i0, "width")), 40);
+	cr_assert_eq(json_integer_value(json_object_get(i0, "height")), 30);
+	cr_assert_str_eq(json_string_value(json_object_get(i0, "alt")), "a grey stripe");
+	cr_assert_str_eq(json_string_value(json_object_get(i1, "media")), m2);
+	cr_assert_eq(json_integer_value(json_object_get(i1, "width")), 16);
+	cr_assert_eq(json_integer_value(json_object_get(i1, "height")), 64);
+	cr_assert_null(json_object_get(i1, "alt"), "no alt: none in JSON");
+	json_t *last = json_array_get(json_object_get(j, "posts"), 0);
+	cr_assert_null(json_object_get(last, "title"));
+	cr_assert_null(json_object_get(last, "category"));
+	cr_assert_str_eq(json_string_value(json_object_get(last, "text")), "");
+	json_decref(j);
+	ct_expect(o, bob, CT_ARGS("home"), 0, NULL);
+	cr_assert(
+	    strstr(o->out, "\n  [cats] Grey things\n  look at these\n") != NULL, "%s", o->out);
+	snprintf(want, sizeof(want), "\n  image %s image/png 40x30 \"a grey stripe\"\n", m1);
+	cr_assert(strstr(o->out, want) != NULL, "%s", o->out);
+	snprintf(want, sizeof(want), "\n  image %s image/png 16x64\n", m2);
+	cr_assert(strstr(o->out, want) != NULL, "%s", o->out);
+	cr_assert(strstr(o->out, "\n  [dogs]\n  image ") != NULL, "no text line: %s", o->out);
+
+	/* media: the exact bytes, to a file or to stdout, for anyone once posted */
+	ct_expect(o, nobody, CT_ARGS("media", m1, "-o", out), 0, NULL);
+	snprintf(want, sizeof(want), "wrote %zu bytes to ", l1);
+	cr_assert(strstr(o->out, want) == o->out, "%s", o->out);
+	cr_assert(ct_file_is(out, p1, l1), "media -o wrote other bytes");
+	ct_expect(o, bob, CT_ARGS("media", m2), 0, NULL);
+	cr_assert_eq(o->nout, l2);
+	cr_assert_eq(memcmp(o->out, p2, l2), 0, "media to stdout: other bytes");
+	ct_expect(o, bob, CT_ARGS("--json", "media", m2, "--output", out), 0, NULL);
+	j = ct_json(o);
+	cr_assert(json_is_true(json_object_get(j, "public")));
+	cr_assert_eq(json_integer_value(json_object_get(j, "size")), (json_int_t)l2);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "file")), out);
+	json_decref(j);
+	cr_assert(ct_file_is(out, p2, l2));
+
+	/* timeline --category */
+	ct_expect(o, bob, CT_ARGS("--json", "timeline", "alice", "--category", "cats"), 0, NULL);
+	j = ct_json(o);
+	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 1, "%s", o->out);
+	cr_assert_str_eq(json_string_value(json_object_get(
+	                     json_array_get(json_object_get(j, "posts"), 0), "title")),
+	    "Grey things");
+	json_decref(j);
+	ct_expect(o, bob, CT_ARGS("timeline", "alice", "--category", "birds"), 0, NULL);
+	cr_assert(strstr(o->out, "(no posts)") != NULL, "%s", o->out);
+
+	/* errors */
+	ct_expect(o, alice, CT_ARGS("media", "1-1", "-o", out), 1, "warblectl: NO_SUCH_MEDIA");
+	cr_assert(ct_file_is(out, p2, l2), "a failed fetch leaves the file alone");
+	ct_expect(o, alice, CT_ARGS("upload", ftxt), 1, "warblectl: BAD_MEDIA");
+	cr_assert(strstr(o->err, "notes.txt") != NULL, "the file is named: %s", o->err);
+	ct_expect(o, alice, CT_ARGS("post", "--image", ftxt, "caption"), 1, "warblectl: BAD_MEDIA");
+	ct_expect(o, alice, CT_ARGS("post", "--image", "/nonexistent.png", "x"), 1,
+	    "cannot read /nonexistent.png");
+	ct_expect(o, alice, CT_ARGS("post", "--category", "Bad-Cat", "x"), 1, "warblectl: INVALID");
+	ct_expect(o, alice, CT_ARGS("post", "--image", f1, "--image", f2, "--image", f3, "x", "y"),
+	    2, "takes fewer arguments");
+	ct_expect(o, nobody, CT_ARGS("upload", f1), 1, "not logged in");
+	ct_expect(o, bob, CT_ARGS("home"), 0, NULL);
+	cr_assert(strstr(o->out, "caption") == NULL, "a failed upload posts nothing: %s", o->out);
+	cr_assert_eq(wbt_cluster_stop(&cl, 10000), 0);
+	free(p1);
+	free(p2);
+	free(p3);
 	free(o);
 }
