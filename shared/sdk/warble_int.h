@@ -29,6 +29,10 @@ typedef enum warble_auth {
 	WARBLE_AUTH_REQUIRED,
 } warble_auth;
 
+/* Every function below is the library's own: hidden from its exports
+ * (the version script exports warble_*, and none of these is API). */
+#pragma GCC visibility push(hidden)
+
 /* warble_call sends req (always consumed) with the token as auth says; WARBLE_OK gives the reply in *rep. */
 int warble_call(warble_client *c, wb_obj *req, warble_auth auth, wb_obj **rep);
 
@@ -47,10 +51,10 @@ int warble_users_from(warble_users_t **out, const wb_obj *rep);
 /*
  * warble_media_from builds a media record from an upload's or a media
  * reply (with_data: DATA is required, copied, and must match SIZE);
- * WARBLE_EBADMSG for a reply that lacks them.  Hidden: the version
- * script exports warble_*, and this is no part of the API.
+ * WARBLE_EBADMSG for a reply that lacks them.
  */
-__attribute__((visibility("hidden"))) int warble_media_from(
-    warble_media_t **out, const wb_obj *rep, bool with_data);
+int warble_media_from(warble_media_t **out, const wb_obj *rep, bool with_data);
+
+#pragma GCC visibility pop
 
 #endif
