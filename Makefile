@@ -241,9 +241,10 @@ bench-quick-run: $(SVC_BINS) $(BUILD)/bin/warble-load
 	@BUILD=$(BUILD) tests/bench/bench.sh quick
 
 # warble-load: its modules (tests/load/lib), the test harness, the inbox's
-# schema, and the peers' clients (hiredis, libpq) when installed.  Which
-# ones were found is written to a generated header, rewritten only when
-# that changes, so installing a client rebuilds warble-load with it.
+# and the content service's schemas, and the peers' clients (hiredis,
+# libpq) when installed.  Which ones were found is written to a generated
+# header, rewritten only when that changes, so installing a client
+# rebuilds warble-load with it.
 LOAD_REDIS = $(if $(wildcard /usr/include/hiredis/hiredis.h),1)
 LOAD_PG    = $(if $(wildcard /usr/include/postgresql/libpq-fe.h),1)
 LG_CONFIG  = $(BUILD)/gen/lg_config.h
@@ -254,9 +255,10 @@ $(LG_CONFIG): FORCE
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 FORCE:
 $(call objs,tests/load/warble-load.c $(wildcard tests/load/lib/*.c)): $(LG_CONFIG)
-$(BUILD)/obj/tests/load/%.o: ALL_CFLAGS += -Itests/load/lib -Iservices/inbox -I$(BUILD)/gen \
-	$(if $(LOAD_PG),-I/usr/include/postgresql)
-$(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST) $(call svc_lib,inbox)
+$(BUILD)/obj/tests/load/%.o: ALL_CFLAGS += -Itests/load/lib -Iservices/inbox -Iservices/content \
+	-I$(BUILD)/gen $(if $(LOAD_PG),-I/usr/include/postgresql)
+$(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST) $(call svc_lib,inbox) \
+	$(call svc_lib,content)
 $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) \
 	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq)
 

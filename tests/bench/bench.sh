@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Warble's load benchmark with its peers, all on this machine, on loopback.
 #
-#   tests/bench/bench.sh quick   ego-facebook mix, fan-out to 10k and 100k, follow sweep (< 5 min)
-#   tests/bench/bench.sh full    ego-facebook mix, fan-out to 10k, 100k and 1M, follow sweep
+#   tests/bench/bench.sh quick   ego-facebook mix, fan-out to 10k and 100k, follow sweep,
+#                                images (32 users x 12: 153 MiB) (< 5 min)
+#   tests/bench/bench.sh full    ego-facebook mix, fan-out to 10k, 100k and 1M, follow sweep,
+#                                images (64 users x 16: 386 MiB)
 #
 # Starts, from the Debian packages (tests/deps.sh bench), a private
 # redis-server and a private PostgreSQL cluster on free ports in a temp
@@ -29,10 +31,11 @@ graphs=$(cd "$(dirname "$0")/../.." && pwd)/tests/data/graphs
 case $mode in
 quick) args="--graph $graphs/ego-facebook.edges --fanout 10000,100000 --reps 2
              --duration 10 --threads 8 --visible 200 --sample 1000 --moderate 200
-             --sweep 10,100,1000,5000 --http 50 --one --timeout 600" ;;
+             --sweep 10,100,1000,5000 --http 50 --media 32x12 --one --timeout 600" ;;
 full)  args="--graph $graphs/ego-facebook.edges --fanout 10000,100000,1000000 --reps 3
              --duration 30 --threads 16 --visible 500 --sample 1000 --moderate 200
-             --sweep 10,100,1000,5000 --http 50 --home-secs 10 --one --timeout 3600" ;;
+             --sweep 10,100,1000,5000 --http 50 --home-secs 10 --media 64x16 --one
+             --timeout 3600" ;;
 *) echo "usage: $0 quick|full" >&2; exit 2 ;;
 esac
 

@@ -53,7 +53,7 @@
 
 static uint64_t  nusers = 2000, seconds = 5, nthreads = 8, posts_per = 4;
 static uint64_t *uids;
-static char (*tokens)[64];
+static char (*tokens)[128]; /* session tokens: 64 characters today */
 static uint32_t   *readers; /* user index of each logged-in reader */
 static size_t      nreaders, maxreaders = HB_READERS;
 static wbt_cluster cl;
@@ -305,7 +305,12 @@ hb_login(void)
 			warble_close(c);
 			return -1;
 		}
-		snprintf(tokens[i], sizeof(tokens[i]), "%s", warble_token(c));
+		if (snprintf(tokens[i], sizeof(tokens[i]), "%s", warble_token(c)) >=
+		    (int)sizeof(tokens[i])) {
+			fprintf(stderr, "home_bench: the token of %s is too long\n", name);
+			warble_close(c);
+			return -1;
+		}
 	}
 	warble_close(c);
 	return 0;

@@ -23,7 +23,13 @@
  *   sweep     --sweep F1,..: one reader per F follows F authors with
  *             --sweep-posts posts each; its home read closed loop
  *             (where fan-out on write should win: home_by_follows)
- *   disk      the stopped inbox store compacted; bytes per entry
+ *   media     --media UxM: U graph users upload M images each (PNGs of 64,
+ *             256 and 900 KiB) on --threads connections, publish them in
+ *             posts, and the images are downloaded; PostgreSQL stores and
+ *             reads the same bytes as bytea: MiB/s both ways, bytes on
+ *             disk per image beside the raw size
+ *   disk      the stopped inbox store compacted; bytes per entry; the
+ *             stopped content store's images (blob files)
  *
  * Output: a summary on stdout, OUT/report.json, the .dat files in OUT and, when
  * gnuplot is installed, OUT/latency.png, OUT/fanout.png and
@@ -60,7 +66,8 @@ static struct {
 	int         ncelebs;
 	uint64_t    sweep[LG_MAX_SWEEP]; /* follow counts of the sweep's readers */
 	int         nsweep;
-	bool        one; /* the mix again on the one-process warble */
+	bool        one;                    /* the mix again on the one-process warble */
+	uint32_t    media_users, media_per; /* the media phase (0: none) */
 } opt = {
 	.out = "bench-out",
 	.degree = 20,
@@ -87,6 +94,10 @@ static uint64_t  celeb_uid[LG_MAX_CELEBS];
 static uint64_t  posts_published; /* Warble content events so far */
 static lg_hist   pub_ack;         /* Warble publish acks (seed, visible, mix) */
 static lg_hist   vis;             /* publish-to-visible */
+static double    media_secs;      /* the media phase's wall time, disk measurement included */
+
+/* the media phase in Warble and PostgreSQL */
+static lg_media_result wmedia, pmedia;
 
 static void
 usage(void)
@@ -115,9 +126,12 @@ usage(void)
 	    "each (0: no)\n"
 	    "  --home-secs S       seconds of each closed-loop home run of --sweep and --http (3)\n"
 	    "  --one               the mix (and --moderate) again on the one-process warble\n"
+	    "  --media UxM         U graph users upload M images each, then they are read back "
+	    "(Warble and PostgreSQL; none by default)\n"
 	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
 	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
-	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts are replaced)\n"
+	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts, media are "
+	    "replaced)\n"
 	    "  --timeout S         give up (exit, daemons killed) after S seconds in all (3600)\n"
 	    "  --out DIR           report.json, .dat files and plots (bench-out)\n");
 }
@@ -167,6 +181,7 @@ parse_args(int argc, char **argv)
 		{ "home-secs", 1, 0, 'S' },
 		{ "http", 1, 0, 'H' },
 		{ "one", 0, 0, '1' },
+		{ "media", 1, 0, 'I' },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -212,6 +227,20 @@ parse_args(int argc, char **argv)
 		case '1':
 			opt.one = true;
 			break;
+		case 'I': {
+			unsigned nu = 0, nm = 0;
+			char     x = 0;
+			if (sscanf(optarg, "%u%c%u", &nu, &x, &nm) != 3 || x != 'x' || nu == 0 ||
+			    nm == 0 || (uint64_t)nu * nm > 100000) {
+				fprintf(stderr,
+				    "warble-load: bad --media %s (UxM, at most 100000 images)\n",
+				    optarg);
+				return -1;
+			}
+			opt.media_users = nu;
+			opt.media_per = nm;
+			break;
+		}
 		case 'r':
 			opt.reps = v < 1 ? 1 : v > 8 ? 8 : (uint32_t)v;
 			break;
@@ -957,6 +986,87 @@ run_http(lg_http_cmp *hc, const lg_servers *srv)
 	return rc;
 }
 
+/* ---- media ---- */
+
+/*
+ * run_media uploads, publishes and downloads opt.media_users x
+ * opt.media_per images in Warble (graph users 0 .. U-1, their sessions),
+ * then stores and reads the same bytes in PostgreSQL; the content
+ * folder's growth while running is kept (the bytes at rest are measured
+ * once the cluster has stopped: lg_disk_media).
+ */
+static int
+run_media(const lg_servers *wsrv, const lg_servers *psrv, lg_media_result *wr, lg_media_result *pr)
+{
+	lg_media_set     set;
+	lg_media_backend b;
+	char             path[4096];
+	uint64_t         t0 = lg_now_us(), du0;
+	int              rc = 0;
+
+	if (opt.media_users > G.n) {
+		fprintf(stderr, "warble-load: --media has more users than the graph (%u)\n", G.n);
+		return -1;
+	}
+	if (lg_media_make(&set, opt.media_users, opt.media_per, opt.seed) != 0) {
+		return -1;
+	}
+	printf("media: %u users x %u images (PNGs of about 64, 256 and 900 KiB), %.1f MiB in all, "
+	       "made in %.1f s; %u connections\n",
+	    set.users, set.per_user, set.bytes / 1048576.0, (lg_now_us() - t0) / 1e6, opt.threads);
+	fflush(stdout);
+	snprintf(path, sizeof(path), "%s/content", W.cl.data);
+	du0 = lg_du(path);
+	lg_warble_media_backend(&W, &b);
+	if (lg_media_run(&b, &set, opt.threads, wsrv, wr) != 0) {
+		rc = -1;
+	}
+	uint64_t du1 = lg_du(path);
+	wr->live_growth_bytes = du1 > du0 ? du1 - du0 : 0;
+	printf("media (warble): upload %.2f s, publish %.2f s (%u posts), download %.2f s\n",
+	    wr->up_s, wr->publish_s, set.users * ((set.per_user + 3) / 4), wr->down_s);
+	if (rc == 0 && P != NULL) {
+		lg_pg_media_backend(P, W.guid, &b);
+		if (lg_media_run(&b, &set, opt.threads, psrv, pr) != 0) {
+			rc = -1;
+		}
+		pr->disk_bytes = lg_pg_media_bytes(P);
+		printf("media (postgres): insert %.2f s, select %.2f s\n", pr->up_s, pr->down_s);
+	}
+	fflush(stdout);
+	lg_media_free(&set);
+	media_secs += (lg_now_us() - t0) / 1e6;
+	return rc;
+}
+
+/* print_media prints the media phase's table. */
+static void
+print_media(const lg_media_result *wr, const lg_media_result *pr)
+{
+	printf("media      n   up MiB/s  down MiB/s  up p50/p99 ms     down p50/p99 ms   "
+	       "disk B/image raw B/image disk/raw  server CPU ms/MiB up/down\n");
+	lg_media_print("warble", wr);
+	if (P != NULL) {
+		lg_media_print("postgres", pr);
+	}
+	printf("warble on disk: blob files and the image families' tables, flushed, as the run "
+	       "left them (uploads attached since still in blob files until a compaction drops "
+	       "them); after a full compaction %.0f B/image (%.3fx raw); the content folder grew "
+	       "%.0f B/image while running (WAL included)\n",
+	    wr->images ? (double)wr->disk_compacted_bytes / wr->images : 0.0,
+	    wr->bytes ? (double)wr->disk_compacted_bytes / wr->bytes : 0.0,
+	    wr->images ? (double)wr->live_growth_bytes / wr->images : 0.0);
+	if (P != NULL) {
+		printf("postgres on disk: pg_total_relation_size('media') (heap, TOAST, index); "
+		       "ratios warble/postgres: upload MiB/s %.2f, download MiB/s %.2f\n",
+		    pr->up_s > 0 && wr->up_s > 0 ? pr->up_s / wr->up_s : 0.0,
+		    pr->down_s > 0 && wr->down_s > 0 ? pr->down_s / wr->down_s : 0.0);
+	}
+	printf("media phase: %.1f s in all (images made, both systems, the disk measured)\n",
+	    media_secs);
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -999,7 +1109,7 @@ main(int argc, char **argv)
 	 * WARBLE_SYNC=0); follows come before any post, so backfill has nothing
 	 * to copy and is switched off to spare a content call per follow. */
 	snprintf(inmax, sizeof(inmax), "WARBLE_INBOX_MAX=%u", opt.inbox_max);
-	const char *env[] = { inmax, "WARBLE_BACKFILL=0", NULL };
+	const char *env[] = { inmax, "WARBLE_BACKFILL=0", "WARBLE_MEDIA_RATE=0", NULL };
 	if (lg_warble_start(&W, env, WBT_FIVE) != 0) {
 		goto out;
 	}
@@ -1124,6 +1234,9 @@ main(int argc, char **argv)
 	if (opt.http_conns > 0 && run_http(&hc, &wsrv) != 0) {
 		goto out;
 	}
+	if (opt.media_users > 0 && run_media(&wsrv, &psrv, &wmedia, &pmedia) != 0) {
+		goto out;
+	}
 	printf("publish ack (warble, all posts): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
 	    lg_hist_q(&pub_ack, 0.5) / 1e3, lg_hist_q(&pub_ack, 0.99) / 1e3,
 	    (unsigned long long)pub_ack.n);
@@ -1145,6 +1258,15 @@ main(int argc, char **argv)
 		    (unsigned long long)disk.cells, (unsigned long long)disk.sst_bytes,
 		    disk.cells ? (double)disk.sst_bytes / disk.cells : 0.0,
 		    disk.cells ? (double)disk.folder_after_bytes / disk.cells : 0.0);
+	}
+	if (opt.media_users > 0) {
+		uint64_t d0 = lg_now_us();
+		snprintf(path, sizeof(path), "%s/content", W.cl.data);
+		if (lg_disk_media(path, &wmedia.disk_bytes, &wmedia.disk_compacted_bytes) != 0) {
+			goto out;
+		}
+		media_secs += (lg_now_us() - d0) / 1e6;
+		print_media(&wmedia, &pmedia);
 	}
 	if (opt.one && run_one(env, &om, &omod) != 0) {
 		goto out;
@@ -1238,6 +1360,21 @@ main(int argc, char **argv)
 	}
 	if (opt.http_conns > 0) {
 		json_object_set_new(rep, "home_http", lg_http_json(&hc, (int)opt.http_conns));
+	}
+	if (opt.media_users > 0) {
+		json_object_set_new(rep, "media",
+		    json_pack("{s:i, s:i, s:i, s:s, s:o, s:o*, s:s, s:s*}", "users",
+		        (int)opt.media_users, "images_per_user", (int)opt.media_per, "threads",
+		        (int)opt.threads, "images",
+		        "PNG, random pixels in stored deflate blocks: 160x136 (65,484 B), 320x273 "
+		        "(262,441 B), 600x512 (922,250 B), cycled",
+		        "warble", lg_media_json(&wmedia), "postgres",
+		        P ? lg_media_json(&pmedia) : NULL, "warble_disk",
+		        "blob files + SST files of the upload and media families, the content "
+		        "store reopened after the run and those families flushed, no compaction "
+		        "forced (store_bytes counts SST files only, not blob files)",
+		        "postgres_disk",
+		        P ? "pg_total_relation_size('media'): heap, TOAST and index" : NULL));
 	}
 	json_object_set_new(rep, "peak_rss_kb",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "user", (json_int_t)rss[0], "relation",

@@ -9,6 +9,8 @@
  *   lg_pg.c      the PostgreSQL peer: fan-out on read (libpq)
  *   lg_homes.c   home reads closed loop (the follow-count sweep, HTTP against msgpack)
  *   lg_http.c    Warble's HTTP/JSON API as a backend (home reads only)
+ *   lg_media.c   the media phase: PNGs made in memory, upload/publish/download passes
+ *   lg_warble_media.c  Warble's side of it (the gateway's upload, publish, media ops)
  *   lg_report.c  results, report.json, summary lines, .dat files and plots
  *
  * Users are numbered 0..n-1 in the graph; each system maps a number to

@@ -1,7 +1,8 @@
 /*
- * lg_disk.c - bytes on disk per inbox entry: after the cluster has
- * stopped, open the inbox's store (its own family settings), compact the
- * tl family, count the live cells and sum the table files.
+ * lg_disk.c - bytes on disk, measured on a stopped cluster's stores with
+ * their own family settings: per inbox entry (the tl family compacted,
+ * its live cells counted, the table files summed) and the images of the
+ * content store (its blob files and the image families' table files).
  */
 #include <dirent.h>
 #include <string.h>
@@ -9,11 +10,12 @@
 
 #include "hb.h"
 #include "lg_disk.h"
-#include "inbox_schema.h" /* services/inbox */
+#include "content_schema.h" /* services/content */
+#include "inbox_schema.h"   /* services/inbox */
 
-/* lg_disk_sst_bytes sums the *.sst files of a RocksDB folder. */
+/* lg_disk_files sums the files of a RocksDB folder whose names end in ext. */
 static uint64_t
-lg_disk_sst_bytes(const char *path)
+lg_disk_files(const char *path, const char *ext)
 {
 	DIR           *d = opendir(path);
 	struct dirent *e;
@@ -25,8 +27,8 @@ lg_disk_sst_bytes(const char *path)
 		return 0;
 	}
 	while ((e = readdir(d)) != NULL) {
-		size_t n = strlen(e->d_name);
-		if (n > 4 && strcmp(e->d_name + n - 4, ".sst") == 0 &&
+		size_t n = strlen(e->d_name), k = strlen(ext);
+		if (n > k && strcmp(e->d_name + n - k, ext) == 0 &&
 		    snprintf(p, sizeof(p), "%s/%s", path, e->d_name) < (int)sizeof(p) &&
 		    stat(p, &st) == 0) {
 			sum += (uint64_t)st.st_size;
@@ -70,7 +72,51 @@ lg_disk_inbox(const char *path, uint32_t cap, uint64_t ttl_ms, lg_disk *out)
 		fprintf(stderr, "warble-load: compact/scan %s: %s\n", path, wb_strerror(rc));
 		return -1;
 	}
-	out->sst_bytes = lg_disk_sst_bytes(path);
+	out->sst_bytes = lg_disk_files(path, ".sst");
 	out->folder_after_bytes = lg_du(path);
+	return 0;
+}
+
+/* lg_disk_images sums the blob files and the table files of the image families. */
+static uint64_t
+lg_disk_images(hb_table *t, const char *path)
+{
+	uint64_t sum = lg_disk_files(path, ".blob"), sst;
+
+	for (int fam = CONTENT_FAM_UPLOAD; fam <= CONTENT_FAM_MEDIA; fam++) {
+		if (hb_family_stats(t, fam, &sst, NULL) == WB_OK) {
+			sum += sst;
+		}
+	}
+	return sum;
+}
+
+int
+lg_disk_media(const char *path, uint64_t *flushed, uint64_t *compacted)
+{
+	hb_family_opts fams[CONTENT_FAM_COUNT];
+	hb_table_opts  topts = { 0 };
+	hb_table      *t = NULL;
+	int            rc;
+
+	content_schema_families(fams);
+	if ((rc = hb_open(&t, path, fams, CONTENT_FAM_COUNT, &topts)) != WB_OK) {
+		fprintf(stderr, "warble-load: open %s: %s %s\n", path, wb_strerror(rc),
+		    hb_last_error());
+		return -1;
+	}
+	for (int fam = CONTENT_FAM_UPLOAD; rc == WB_OK && fam <= CONTENT_FAM_MEDIA; fam++) {
+		rc = hb_flush(t, fam);
+	}
+	*flushed = lg_disk_images(t, path);
+	for (int fam = CONTENT_FAM_UPLOAD; rc == WB_OK && fam <= CONTENT_FAM_MEDIA; fam++) {
+		rc = hb_compact(t, fam);
+	}
+	*compacted = lg_disk_images(t, path);
+	hb_close(t);
+	if (rc != WB_OK) {
+		fprintf(stderr, "warble-load: flush/compact %s: %s\n", path, wb_strerror(rc));
+		return -1;
+	}
 	return 0;
 }

@@ -21,6 +21,8 @@
 	"SELECT p.id, p.author, u.name, p.text, p.time FROM posts p " \
 	"JOIN users u ON u.uid = p.author WHERE p.author = $1 ORDER BY p.id DESC LIMIT 20"
 #define LG_PG_INSERT "INSERT INTO posts (id, author, text, time) VALUES ($1, $2, $3, $4)"
+#define LG_PG_MPUT   "INSERT INTO media (owner, data) VALUES ($1, $2) RETURNING id"
+#define LG_PG_MGET   "SELECT data FROM media WHERE id = $1"
 
 struct lg_pg {
 	char           *conninfo;
@@ -59,7 +61,7 @@ lg_pg_connect(const char *conninfo)
 		const char *name, *sql;
 		int         n;
 	} st[] = { { "home", LG_PG_HOME, 1 }, { "tl", LG_PG_TIMELINE, 1 },
-		{ "ins", LG_PG_INSERT, 4 } };
+		{ "ins", LG_PG_INSERT, 4 }, { "mput", LG_PG_MPUT, 2 }, { "mget", LG_PG_MGET, 1 } };
 
 	if (PQstatus(c) != CONNECTION_OK) {
 		fprintf(stderr, "warble-load: postgres %s: %s", conninfo, PQerrorMessage(c));
@@ -93,14 +95,16 @@ lg_pg_open(lg_pg **out, const char *conninfo)
 		return -1;
 	}
 	pthread_mutex_init(&p->ids_mu, NULL);
-	if (lg_pg_exec(p->c, "DROP TABLE IF EXISTS posts, follows, users") != 0 ||
+	if (lg_pg_exec(p->c, "DROP TABLE IF EXISTS posts, follows, users, media") != 0 ||
 	    lg_pg_exec(p->c, "CREATE TABLE users (uid bigint PRIMARY KEY, name text NOT NULL)") !=
 	        0 ||
 	    lg_pg_exec(p->c,
 	        "CREATE TABLE follows (follower bigint NOT NULL, followee bigint NOT NULL)") != 0 ||
 	    lg_pg_exec(p->c, "CREATE TABLE posts (id bigint PRIMARY KEY, author bigint NOT NULL, "
 	                     "text text NOT NULL, time bigint NOT NULL)") != 0 ||
-	    lg_pg_exec(p->c, "CREATE INDEX posts_author_id ON posts (author, id DESC)") != 0) {
+	    lg_pg_exec(p->c, "CREATE INDEX posts_author_id ON posts (author, id DESC)") != 0 ||
+	    lg_pg_exec(p->c, "CREATE TABLE media (id bigserial PRIMARY KEY, owner bigint NOT NULL, "
+	                     "data bytea NOT NULL)") != 0) {
 		lg_pg_close(p);
 		return -1;
 	}
@@ -359,6 +363,69 @@ lg_pg_backend(lg_pg *p, const uint64_t *uids, lg_backend *b)
 	b->post = lg_pg_post;
 }
 
+/* ---- media: images as bytea (TOAST), sent and read in binary ---- */
+
+static int
+lg_pg_media_put(lg_conn *c, uint32_t u, const void *p, size_t n, char *ref)
+{
+	char        o[24];
+	const char *v[2] = { o, p };
+	int         len[2] = { 0, (int)n }, fmt[2] = { 0, 1 };
+
+	snprintf(o, sizeof(o), "%llu", (unsigned long long)c->p->uids[u]);
+	PGresult *r = PQexecPrepared(c->c, "mput", 2, v, len, fmt, 0);
+	int       ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+	         (size_t)PQgetlength(r, 0, 0) < LG_MEDIA_REF_MAX;
+	if (ok) {
+		memcpy(ref, PQgetvalue(r, 0, 0), (size_t)PQgetlength(r, 0, 0) + 1);
+	} else {
+		fprintf(stderr, "warble-load: postgres media insert: %s", PQerrorMessage(c->c));
+	}
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
+static int
+lg_pg_media_get(lg_conn *c, const char *ref, const void *p, size_t n)
+{
+	const char *v[1] = { ref };
+	PGresult   *r = PQexecPrepared(c->c, "mget", 1, v, NULL, NULL, 1); /* binary result */
+
+	int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+	         (size_t)PQgetlength(r, 0, 0) == n && memcmp(PQgetvalue(r, 0, 0), p, n) == 0;
+	if (!ok && PQresultStatus(r) != PGRES_TUPLES_OK) {
+		fprintf(stderr, "warble-load: postgres media read: %s", PQerrorMessage(c->c));
+	}
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
+void
+lg_pg_media_backend(lg_pg *p, const uint64_t *uids, lg_media_backend *b)
+{
+	memset(b, 0, sizeof(*b));
+	p->uids = uids;
+	b->name = "postgres";
+	b->ctx = p;
+	b->conn_open = lg_pg_conn_open;
+	b->conn_close = lg_pg_conn_close;
+	b->put = lg_pg_media_put;
+	b->get = lg_pg_media_get;
+}
+
+uint64_t
+lg_pg_media_bytes(lg_pg *p)
+{
+	PGresult *r = PQexec(p->c, "SELECT pg_total_relation_size('media')");
+	uint64_t  v = 0;
+
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+		v = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+	}
+	PQclear(r);
+	return v;
+}
+
 #else /* no libpq at build time */
 
 int
@@ -427,6 +494,18 @@ lg_pg_backend(lg_pg *p, const uint64_t *u, lg_backend *b)
 {
 	(void)p, (void)u;
 	memset(b, 0, sizeof(*b));
+}
+void
+lg_pg_media_backend(lg_pg *p, const uint64_t *u, lg_media_backend *b)
+{
+	(void)p, (void)u;
+	memset(b, 0, sizeof(*b));
+}
+uint64_t
+lg_pg_media_bytes(lg_pg *p)
+{
+	(void)p;
+	return 0;
 }
 
 #endif

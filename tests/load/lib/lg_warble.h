@@ -10,6 +10,7 @@
 #define LG_WARBLE_H
 
 #include "lg.h"
+#include "lg_media.h"
 #include "wbt_cluster.h"
 
 #define LG_PASSWORD "load-test-password"
@@ -64,5 +65,9 @@ void lg_http_backend(lg_warble *w, lg_backend *b);
 /* lg_warble_publish publishes text as the account (name, password) through the SDK; ack_us gets the call's time. */
 int lg_warble_publish(
     lg_warble *w, const char *name, const char *text, uint64_t *id, uint64_t *ack_us);
+
+/* lg_warble_media_backend fills b with the media phase over the gateway's msgpack ops: upload as
+ * the graph user, publish the images in posts of four, download them without a token (public). */
+void lg_warble_media_backend(lg_warble *w, lg_media_backend *b);
 
 #endif
