@@ -255,31 +255,37 @@ wb_set_bool(wb_obj *o, wb_field f, bool v)
 	return WB_OK;
 }
 
-int
-wb_set_static_str(wb_obj *o, wb_field f, const char *str, size_t n)
+/* wb_set_span points field f of type t (STR or BIN) at n bytes without copying them. */
+static int
+wb_set_span(wb_obj *o, wb_field f, wb_type t, const void *p, size_t n)
 {
 	wb_val *s;
 
-	if (o == NULL || !wb_obj_typed(f, WB_T_STR, WB_T_STR) || str == NULL) {
+	if (o == NULL || !wb_obj_typed(f, t, t) || (p == NULL && n != 0)) {
 		return WB_EINVAL;
 	}
-	if (n > UINT32_MAX) {
+	if (n >= UINT32_MAX) {
 		return WB_ETOOBIG;
 	}
 	if ((s = wb_obj_slot(o, f)) == NULL) {
 		return WB_ENOMEM;
 	}
-	s->s.p = str;
+	s->s.p = p != NULL ? p : "";
 	s->s.n = (uint32_t)n;
 	return WB_OK;
+}
+
+int
+wb_set_static_str(wb_obj *o, wb_field f, const char *str, size_t n)
+{
+	return str == NULL ? WB_EINVAL : wb_set_span(o, f, WB_T_STR, str, n);
 }
 
 /* wb_set_bytes copies n bytes and a NUL into o's arena as field f of type t (STR or BIN). */
 static int
 wb_set_bytes(wb_obj *o, wb_field f, wb_type t, const void *p, size_t n)
 {
-	char   *copy;
-	wb_val *s;
+	char *copy;
 
 	if (o == NULL || !wb_obj_typed(f, t, t) || (p == NULL && n != 0)) {
 		return WB_EINVAL;
@@ -294,12 +300,7 @@ wb_set_bytes(wb_obj *o, wb_field f, wb_type t, const void *p, size_t n)
 		memcpy(copy, p, n);
 	}
 	copy[n] = '\0';
-	if ((s = wb_obj_slot(o, f)) == NULL) {
-		return WB_ENOMEM;
-	}
-	s->s.p = copy;
-	s->s.n = (uint32_t)n;
-	return WB_OK;
+	return wb_set_span(o, f, t, copy, n);
 }
 
 int
@@ -312,6 +313,12 @@ int
 wb_set_bin(wb_obj *o, wb_field f, const void *p, size_t n)
 {
 	return wb_set_bytes(o, f, WB_T_BIN, p, n);
+}
+
+int
+wb_set_bin_ref(wb_obj *o, wb_field f, const void *p, size_t n)
+{
+	return wb_set_span(o, f, WB_T_BIN, p, n);
 }
 
 int

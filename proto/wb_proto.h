@@ -21,10 +21,12 @@
 
 #include "wb_errors.h"
 
-#define WB_PROTO_VERSION 1
-#define WB_RELEASE       "0.1.0" /* the Warble release, named in backup manifests */
-#define WB_RID_MAX       64      /* request id: 1-64 of A-Z a-z 0-9 . _ : - */
-#define WB_BATCH_MAX     64      /* requests in one batch */
+#define WB_PROTO_VERSION     1
+#define WB_RELEASE           "0.1.0"   /* the Warble release, named in backup manifests */
+#define WB_RID_MAX           64        /* request id: 1-64 of A-Z a-z 0-9 . _ : - */
+#define WB_BATCH_MAX         64        /* requests in one batch */
+#define WB_MEDIA_MAX_DEFAULT (1 << 20) /* an image upload's default limit, bytes (media-max) */
+#define WB_MEDIA_MAX_LIMIT   (3 << 20) /* the largest media-max: within a 4 MiB message */
 
 /* Value types.  ID and IDS are u64 on the wire but strings in JSON, since
  * post ids exceed 2^53 (JavaScript's exact integer range). */
@@ -331,6 +333,9 @@ int wb_set_str(wb_obj *o, wb_field f, const char *s, size_t n);
 
 /* wb_set_bin copies n bytes into a BIN field (a NUL follows them, not counted). */
 int wb_set_bin(wb_obj *o, wb_field f, const void *p, size_t n);
+
+/* wb_set_bin_ref points a BIN field at n bytes without copying them: they must outlive o (a request forwarding its caller's bytes). */
+int wb_set_bin_ref(wb_obj *o, wb_field f, const void *p, size_t n);
 
 /* wb_get_bin reads a BIN field; false if absent. */
 bool wb_get_bin(const wb_obj *o, wb_field f, const void **p, size_t *n);

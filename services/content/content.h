@@ -12,12 +12,12 @@
 #include "rt_daemon.h"
 #include "rt_server.h"
 
-#define CONTENT_GET_MAX      1000          /* ids per post.get */
-#define CONTENT_PAGE_DEFAULT 20            /* post.timeline default limit */
-#define CONTENT_PAGE_MAX     100           /* post.timeline largest limit */
-#define CONTENT_MEDIA_MAX    (1024 * 1024) /* default bytes of one image */
-#define CONTENT_MEDIA_PIXELS 25000000      /* default pixels of one image */
-#define CONTENT_MEDIA_RATE   30            /* default uploads per user per minute */
+#define CONTENT_GET_MAX      1000                 /* ids per post.get */
+#define CONTENT_PAGE_DEFAULT 20                   /* post.timeline default limit */
+#define CONTENT_PAGE_MAX     100                  /* post.timeline largest limit */
+#define CONTENT_MEDIA_MAX    WB_MEDIA_MAX_DEFAULT /* default bytes of one image */
+#define CONTENT_MEDIA_PIXELS 25000000             /* default pixels of one image */
+#define CONTENT_MEDIA_RATE   30                   /* default uploads per user per minute */
 
 typedef struct content content;
 

@@ -33,7 +33,8 @@ content_daemon_config(void)
 	int rc = rt_config_u64("node", content_node, 0, WB_ID_NODE_MAX, &content_nodeno);
 
 	if (rc == WB_OK) {
-		rc = rt_config_u64("media-max", content_media_max, 1, 3 << 20, &content_max_bytes);
+		rc = rt_config_u64(
+		    "media-max", content_media_max, 1, WB_MEDIA_MAX_LIMIT, &content_max_bytes);
 	}
 	if (rc == WB_OK) {
 		rc = rt_config_u64(

@@ -61,12 +61,25 @@ content_media_parse(const void *val, size_t len, content_image *im)
 	return WB_OK;
 }
 
-/* content_media_read reads media id of author from family fam into a malloc'd copy (*val, *len); WB_ENOMEDIA if absent. */
+/* content_media_find hands image id of author in family fam to fill (content_cell); WB_ENOMEDIA if absent. */
 static int
-content_media_read(content *c, int fam, uint64_t author, uint64_t id, uint8_t **val, size_t *len)
+content_media_find(content *c, int fam, uint64_t author, uint64_t id,
+    int (*fill)(void *arg, uint64_t id, uint64_t author, const void *val, size_t len), void *arg)
 {
-	int rc = content_cell_copy(c, fam, author, id, val, len);
+	int rc = content_cell(c, fam, author, id, fill, arg);
 	return rc == WB_ENOTFOUND ? WB_ENOMEDIA : rc;
+}
+
+/* content_media_exists is content_media_find's fill that only says the image is there. */
+static int
+content_media_exists(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
+{
+	(void)arg;
+	(void)id;
+	(void)author;
+	(void)val;
+	(void)len;
+	return WB_OK;
 }
 
 /* content_media_record fills o with an image record {media, type, width, height, size}. */
@@ -166,38 +179,50 @@ content_media_put(void *arg, const wb_obj *req, wb_obj *rep)
 	return rc;
 }
 
+/* A media.get reply being filled from the image's cell. */
+typedef struct content_media_out {
+	wb_obj *rep;
+	bool public;
+} content_media_out;
+
+/* content_media_reply is content_media_find's fill for media.get: the image's record and bytes, copied once from the cell into the reply. */
+static int
+content_media_reply(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
+{
+	content_media_out *o = arg;
+	content_image      im;
+	int                rc = content_media_parse(val, len, &im);
+
+	if (rc == WB_OK && (rc = wb_reply_ok(o->rep)) == WB_OK &&
+	    (rc = content_media_record(o->rep, author, id, &im)) == WB_OK &&
+	    (rc = wb_set_u64(o->rep, WB_F_SIZE, im.len)) == WB_OK &&
+	    (rc = wb_set_bool(o->rep, WB_F_PUBLIC, o->public)) == WB_OK) {
+		rc = wb_set_bin(o->rep, WB_F_DATA, im.data, im.len);
+	}
+	return rc;
+}
+
 int
 content_media_get(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	content    *c = arg;
-	const char *s = "";
-	size_t      n = 0, len = 0;
-	uint64_t    author, id, reader = wb_u64(req, WB_F_UID, 0);
-	uint8_t    *val = NULL;
-	bool public = true;
-	content_image im;
-	int           rc;
+	content          *c = arg;
+	const char       *s = "";
+	size_t            n = 0;
+	uint64_t          author, id, reader = wb_u64(req, WB_F_UID, 0);
+	content_media_out out = { rep, true };
+	int               rc;
 
 	(void)wb_get_str(req, WB_F_MEDIA, &s, &n);
 	if (!wb_media_id_parse(s, n, &author, &id)) {
 		wb_reply_error(rep, WB_EINVAL, "a media id is <author>-<id>, both decimal");
 		return WB_EINVAL;
 	}
-	rc = content_media_read(c, CONTENT_FAM_MEDIA, author, id, &val, &len);
+	rc = content_media_find(c, CONTENT_FAM_MEDIA, author, id, content_media_reply, &out);
 	if (rc == WB_ENOMEDIA && reader == author) {
-		public = false;
-		rc = content_media_read(c, CONTENT_FAM_UPLOAD, author, id, &val, &len);
+		out.public = false;
+		rc = content_media_find(
+		    c, CONTENT_FAM_UPLOAD, author, id, content_media_reply, &out);
 	}
-	if (rc == WB_OK) {
-		rc = content_media_parse(val, len, &im);
-	}
-	if (rc == WB_OK && (rc = wb_reply_ok(rep)) == WB_OK &&
-	    (rc = content_media_record(rep, author, id, &im)) == WB_OK &&
-	    (rc = wb_set_u64(rep, WB_F_SIZE, im.len)) == WB_OK &&
-	    (rc = wb_set_bool(rep, WB_F_PUBLIC, public)) == WB_OK) {
-		rc = wb_set_bin(rep, WB_F_DATA, im.data, im.len);
-	}
-	free(val);
 	if (rc == WB_ENOMEDIA) {
 		wb_reply_error(rep, rc,
 		    "no media %.*s (an upload is visible to its uploader only "
@@ -207,56 +232,66 @@ content_media_get(void *arg, const wb_obj *req, wb_obj *rep)
 	return rc;
 }
 
+/* An upload being moved into a post: where its record and its cells go. */
+typedef struct content_media_move {
+	content      *c;
+	hb_batch     *b;
+	wb_obj       *image; /* the post's record of it */
+	const wb_obj *given; /* the request's {media, alt?} */
+} content_media_move;
+
+/* content_media_moved is content_media_find's fill for an upload: its record into the post, its cell into media (copied by the batch), out of upload. */
+static int
+content_media_moved(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
+{
+	content_media_move *m = arg;
+	content_image       im;
+	const char         *alt;
+	size_t              altn;
+	uint8_t             urow[8];
+	int                 rc = content_media_parse(val, len, &im);
+
+	hb_u64_be(urow, author);
+	if (rc == WB_OK) {
+		rc = content_media_record(m->image, author, id, &im);
+	}
+	if (rc == WB_OK && wb_get_str(m->given, WB_F_ALT, &alt, &altn) && altn > 0) {
+		rc = wb_set_str(m->image, WB_F_ALT, alt, altn);
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_put(m->b, m->c->t, CONTENT_FAM_MEDIA, urow, 8, NULL, 0, id, val, len);
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_delete_version(
+		    m->b, m->c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, id);
+	}
+	return rc;
+}
+
 int
 content_media_attach(
     content *c, uint64_t uid, const content_draft *d, wb_obj *images, hb_batch *b, wb_obj *rep)
 {
-	uint8_t      *val = NULL, urow[8];
-	size_t        len = 0;
-	content_image im;
-	char          mid[WB_MEDIA_ID_MAX];
-	int           rc = WB_OK;
+	char mid[WB_MEDIA_ID_MAX];
+	int  rc = WB_OK;
 
-	hb_u64_be(urow, uid);
 	for (size_t i = 0; rc == WB_OK && i < d->nimages; i++) {
-		const char *alt;
-		size_t      altn;
+		content_media_move m = { c, b, &images[i], &d->images[i] };
+
+		rc = content_media_find(
+		    c, CONTENT_FAM_UPLOAD, uid, d->media[i], content_media_moved, &m);
+		if (rc != WB_ENOMEDIA) {
+			continue;
+		}
 		wb_media_id_format(mid, uid, d->media[i]);
-		rc = content_media_read(c, CONTENT_FAM_UPLOAD, uid, d->media[i], &val, &len);
-		if (rc == WB_ENOMEDIA) {
-			bool attached = content_media_read(c, CONTENT_FAM_MEDIA, uid, d->media[i],
-			                    &val, &len) == WB_OK;
-			free(val);
-			val = NULL;
-			if (attached) {
-				wb_reply_error(
-				    rep, WB_EINVAL, "image %s is already in a post", mid);
-				return WB_EINVAL;
-			}
-			wb_reply_error(rep, rc,
-			    "no upload %s (an upload not attached to a post within %llu h expires)",
-			    mid, (unsigned long long)(CONTENT_UPLOAD_TTL_MS / 3600000));
-			return rc;
+		if (content_media_find(c, CONTENT_FAM_MEDIA, uid, d->media[i], content_media_exists,
+		        NULL) == WB_OK) {
+			wb_reply_error(rep, WB_EINVAL, "image %s is already in a post", mid);
+			return WB_EINVAL;
 		}
-		if (rc == WB_OK) {
-			rc = content_media_parse(val, len, &im);
-		}
-		if (rc == WB_OK) {
-			rc = content_media_record(&images[i], uid, d->media[i], &im);
-		}
-		if (rc == WB_OK && wb_get_str(&d->images[i], WB_F_ALT, &alt, &altn) && altn > 0) {
-			rc = wb_set_str(&images[i], WB_F_ALT, alt, altn);
-		}
-		if (rc == WB_OK) {
-			rc = hb_batch_put(
-			    b, c->t, CONTENT_FAM_MEDIA, urow, 8, NULL, 0, d->media[i], val, len);
-		}
-		if (rc == WB_OK) {
-			rc = hb_batch_delete_version(
-			    b, c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, d->media[i]);
-		}
-		free(val);
-		val = NULL;
+		wb_reply_error(rep, rc,
+		    "no upload %s (an upload not attached to a post within %llu h expires)", mid,
+		    (unsigned long long)(CONTENT_UPLOAD_TTL_MS / 3600000));
 	}
 	return rc;
 }

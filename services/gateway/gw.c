@@ -59,15 +59,8 @@ gw_open(gw **out, const gw_opts *opts)
 		gw_close(g);
 		return rc;
 	}
-	g->media_max = opts->media_max > 0 ? opts->media_max : GW_MEDIA_MAX;
 	*out = g;
 	return WB_OK;
-}
-
-size_t
-gw_media_max(const gw *g)
-{
-	return g->media_max;
 }
 
 void

@@ -42,18 +42,12 @@ typedef struct gw_opts {
 	uint64_t login_cooldown_ms; /* how long its logins answer RATE_LIMITED (default 60000) */
 	size_t   post_cache;        /* post records cached for hydration (0: none) */
 	uint64_t post_cache_ms;     /* how long one is trusted (0: none cached) */
-	int    coalesce; /* calls in flight to the content and inbox services before further ones go
+	int coalesce; /* calls in flight to the content and inbox services before further ones go
 	                 together as one batch message (0: each alone; rt_client_opts.coalesce) */
-	size_t media_max; /* largest image upload, bytes (default 1 MiB) */
 } gw_opts;
-
-#define GW_MEDIA_MAX (1024 * 1024) /* default largest image upload */
 
 /* gw_open dials the four services (in the background) and sets up the token cache. */
 int gw_open(gw **out, const gw_opts *opts);
-
-/* gw_media_max returns the largest image upload g takes, in bytes. */
-size_t gw_media_max(const gw *g);
 
 /* gw_close closes the downstream clients and frees g; NULL is ignored. */
 void gw_close(gw *g);

@@ -14,7 +14,7 @@ static const char *http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw
     *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms, *gw_coalesce,
     *gw_media_max_s, *gw_uploads_s;
 static gw_opts  gw_o;
-static uint64_t gw_hdr_ms, gw_nconns, gw_uploads;
+static uint64_t gw_hdr_ms, gw_nconns, gw_uploads, gw_media_max;
 
 static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &http_url),
@@ -67,7 +67,7 @@ static rt_opt gw_daemon_opts[] = {
 static int
 gw_daemon_config(void)
 {
-	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms, coalesce, media_max;
+	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms, coalesce;
 
 	if (rt_config_u64("timeout-ms", gw_timeout, 1, 600000, &tmo) != 0 ||
 	    rt_config_u64("auth-cache-ms", gw_cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
@@ -80,7 +80,7 @@ gw_daemon_config(void)
 	    rt_config_u64("post-cache", gw_pcache, 0, 1u << 24, &npost) != 0 ||
 	    rt_config_u64("post-cache-ms", gw_pcache_ms, 0, 86400000, &post_ms) != 0 ||
 	    rt_config_u64("coalesce", gw_coalesce, 0, 4096, &coalesce) != 0 ||
-	    rt_config_u64("media-max", gw_media_max_s, 1, 3 << 20, &media_max) != 0 ||
+	    rt_config_u64("media-max", gw_media_max_s, 1, WB_MEDIA_MAX_LIMIT, &gw_media_max) != 0 ||
 	    rt_config_u64("http-uploads", gw_uploads_s, 1, 4096, &gw_uploads) != 0) {
 		return 2;
 	}
@@ -93,7 +93,6 @@ gw_daemon_config(void)
 	gw_o.post_cache = (size_t)npost;
 	gw_o.post_cache_ms = post_ms;
 	gw_o.coalesce = (int)coalesce;
-	gw_o.media_max = (size_t)media_max;
 	return 0;
 }
 
@@ -147,6 +146,7 @@ gw_daemon_start(void *arg)
 	ho.header_timeout_ms = (int)gw_hdr_ms;
 	ho.max_conns = (size_t)gw_nconns;
 	ho.max_uploads = (int)gw_uploads;
+	ho.max_upload = (size_t)gw_media_max;
 	if ((rc = gw_metrics_open(&d->metrics, &mo)) != WB_OK) {
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
 		return rc;

@@ -24,7 +24,6 @@ struct gw {
 	rt_rate      *logins;    /* failed logins per client address, over every transport */
 	uint32_t      rid_nonce; /* this gateway's part of the request ids it makes */
 	atomic_ullong rid_seq;   /* the ids made so far */
-	size_t        media_max; /* largest image upload, bytes */
 };
 
 /* gw_call sends req (always consumed) to svc; WB_OK gives *out, an error is written into rep. */

@@ -2,7 +2,7 @@
  * gw_media.c - images: upload and media, each one call to the content
  * service, which owns the bytes and decides their type and size.
  *
- *   upload  token -> uid -> media.put {uid, data}
+ *   upload  token -> uid -> media.put {uid, data} (the bytes not copied)
  *   media   token? -> uid (0: anyone) -> media.get {media, uid}
  */
 #include "gw_int.h"
@@ -36,15 +36,11 @@ gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep)
 	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK) {
 		return rc;
 	}
+	/* the bytes go on as they came (req outlives q), judged by the content service */
 	(void)wb_get_bin(req, WB_F_DATA, &data, &len);
-	if (len > gw_media_max(g)) {
-		wb_reply_error(rep, WB_ETOOBIG,
-		    "an image of %zu bytes exceeds the limit of %zu bytes", len, gw_media_max(g));
-		return WB_ETOOBIG;
-	}
 	if ((q = wb_request(WB_OP_MEDIA_PUT)) != NULL &&
 	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
-	        wb_set_bin(q, WB_F_DATA, data, len) != WB_OK)) {
+	        wb_set_bin_ref(q, WB_F_DATA, data, len) != WB_OK)) {
 		wb_msg_free(q);
 		q = NULL;
 	}

@@ -248,7 +248,7 @@ http_body_max(const http_server *h, const http_head *head)
 
 	if (strcmp(head->method, "POST") == 0 && strncmp(t, upload, sizeof(upload) - 1) == 0 &&
 	    (t[sizeof(upload) - 1] == '\0' || t[sizeof(upload) - 1] == '?')) {
-		return h->upload_max;
+		return h->opts.max_upload;
 	}
 	return h->opts.max_body;
 }
@@ -295,11 +295,16 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	if (h->opts.max_body == 0) {
 		h->opts.max_body = HTTP_MAX_BODY;
 	}
+	if (h->opts.max_upload == 0) {
+		h->opts.max_upload = WB_MEDIA_MAX_DEFAULT;
+	}
+	if (h->opts.max_upload < h->opts.max_body) {
+		h->opts.max_upload = h->opts.max_body; /* an upload's body is never held to less */
+	}
 	if (h->opts.max_uploads <= 0) {
 		h->opts.max_uploads = 8;
 	}
 	atomic_init(&h->uploads, 0);
-	h->upload_max = gw_media_max(g) > h->opts.max_body ? gw_media_max(g) : h->opts.max_body;
 	if (h->opts.body_timeout_ms <= 0) {
 		h->opts.body_timeout_ms = 10000;
 	}
@@ -320,7 +325,7 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	lo.workers = h->opts.workers;
 	lo.idle_ms = h->opts.header_timeout_ms;
 	lo.max_conns = h->opts.max_conns;
-	lo.max_buf = HTTP_HEAD_MAX + h->upload_max + 1;
+	lo.max_buf = HTTP_HEAD_MAX + h->opts.max_upload + 1;
 	if ((rc = rt_loop_open(&h->loop, &lo, &http_ops, h)) != WB_OK) {
 		http_close(h);
 		return rc;

@@ -35,7 +35,8 @@ typedef struct http_opts {
 	int         header_timeout_ms; /* a connection idle this long without a whole request head is closed (default 10000) */
 	size_t
 	    max_conns; /* HTTP connections before idle ones get 250 ms (default: open-files limit - 128) */
-	int max_uploads; /* image uploads receiving at once, each up to gw_media_max bytes (default 8) */
+	size_t max_upload; /* an image upload's body limit (default WB_MEDIA_MAX_DEFAULT) */
+	int max_uploads; /* image uploads receiving at once, each up to max_upload bytes (default 8) */
 } http_opts;
 
 /* http_open loads the web page's files and starts serving on opts->url. */

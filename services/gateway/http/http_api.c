@@ -329,8 +329,8 @@ http_api(http_job *j, const http_route *r)
 		return;
 	}
 	if (r->kind == HTTP_UPLOAD) {
-		/* the body is the image, judged by the content service like the SDK's */
-		if ((rc = wb_set_bin(j->q, WB_F_DATA, j->body, j->body_len)) != WB_OK) {
+		/* the body is the image (left in place), judged by the content service */
+		if ((rc = wb_set_bin_ref(j->q, WB_F_DATA, j->body, j->body_len)) != WB_OK) {
 			http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", wb_strerror(rc));
 			return;
 		}

@@ -67,8 +67,7 @@ struct http_server {
 	gw_metrics *metrics;
 	http_opts   opts;
 	atomic_int  uploads; /* upload bodies being received or served (at most opts.max_uploads) */
-	size_t      upload_max; /* an image upload's body limit (gw_media_max, at least max_body) */
-	char       *url;        /* tcp://host:port */
+	char       *url;     /* tcp://host:port */
 	rt_loop    *loop;
 	http_file   files[HTTP_FILES_MAX];
 	int         nfiles;
