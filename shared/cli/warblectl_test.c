@@ -58,6 +58,23 @@ ct_env(const char *const *extra)
 }
 
 /* ct_run runs warblectl with args (NULL-terminated, after argv[0]) and extra env; stdin is /dev/null. */
+/* ct_start starts the test's cluster and points warblectl at its gateway. */
+static void
+ct_start(void)
+{
+	cr_assert_eq(wbt_cluster_start(&cl, NULL), 0);
+	snprintf(gateway_env, sizeof(gateway_env), "WARBLE_GATEWAY_URL=%s", cl.gateway_url);
+}
+
+/* ct_config sets env to "XDG_CONFIG_HOME=<a folder of the test named who>": one user's saved token. */
+static void
+ct_config(char *env, size_t n, const char *who)
+{
+	cr_assert_gt(n, 16);
+	memcpy(env, "XDG_CONFIG_HOME=", 16);
+	cr_assert_eq(wbt_path(env + 16, n - 16, who), 0);
+}
+
 static void
 ct_run(ct_out *o, const char *const *extra_env, const char *const *args)
 {
@@ -218,12 +235,9 @@ Test(warblectl, happy_path_and_errors, .fini = wbt_cleanup, .timeout = 120)
 	json_t     *j;
 	struct stat sb;
 
-	cr_assert_eq(wbt_cluster_start(&cl, NULL), 0);
-	snprintf(gateway_env, sizeof(gateway_env), "WARBLE_GATEWAY_URL=%s", cl.gateway_url);
-	cr_assert_eq(wbt_path(xa + 16, sizeof(xa) - 16, "cfg-alice"), 0);
-	memcpy(xa, "XDG_CONFIG_HOME=", 16);
-	cr_assert_eq(wbt_path(xb + 16, sizeof(xb) - 16, "cfg-bob"), 0);
-	memcpy(xb, "XDG_CONFIG_HOME=", 16);
+	ct_start();
+	ct_config(xa, sizeof(xa), "cfg-alice");
+	ct_config(xb, sizeof(xb), "cfg-bob");
 	const char *const alice[] = { xa, "WARBLE_PASSWORD=password1", NULL };
 	const char *const bob[] = { xb, NULL };
 
@@ -359,16 +373,12 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	unsigned char *p1, *p2, *p3;
 	json_t        *j;
 
-	cr_assert_eq(wbt_cluster_start(&cl, NULL), 0);
-	snprintf(gateway_env, sizeof(gateway_env), "WARBLE_GATEWAY_URL=%s", cl.gateway_url);
-	cr_assert_eq(wbt_path(xa + 16, sizeof(xa) - 16, "cfg-alice"), 0);
-	memcpy(xa, "XDG_CONFIG_HOME=", 16);
-	cr_assert_eq(wbt_path(xb + 16, sizeof(xb) - 16, "cfg-bob"), 0);
-	memcpy(xb, "XDG_CONFIG_HOME=", 16);
+	ct_start();
+	ct_config(xa, sizeof(xa), "cfg-alice");
+	ct_config(xb, sizeof(xb), "cfg-bob");
 	const char *const alice[] = { xa, "WARBLE_PASSWORD=password1", NULL };
 	const char *const bob[] = { xb, "WARBLE_PASSWORD=password2", NULL };
-	cr_assert_eq(wbt_path(xn + 16, sizeof(xn) - 16, "cfg-nobody"), 0);
-	memcpy(xn, "XDG_CONFIG_HOME=", 16);
+	ct_config(xn, sizeof(xn), "cfg-nobody");
 	const char *const nobody[] = { xn, NULL }; /* no token */
 	p1 = ct_png(f1, sizeof(f1), "one.png", 40, 30, 1, &l1);
 	p2 = ct_png(f2, sizeof(f2), "two.png", 16, 64, 2, &l2);

@@ -541,21 +541,6 @@ Test(sdk, rich_posts_and_media, .fini = st_fini, .timeout = 120)
 	warble_close(bob);
 }
 
-/* st_repeat returns n copies of the UTF-8 character ch (malloc'd). */
-static char *
-st_repeat(const char *ch, size_t n)
-{
-	size_t k = strlen(ch);
-	char  *s = malloc(k * n + 1);
-
-	cr_assert_not_null(s);
-	for (size_t i = 0; i < n; i++) {
-		memcpy(s + i * k, ch, k);
-	}
-	s[k * n] = '\0';
-	return s;
-}
-
 Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 {
 	warble_client  *dave, *anon;
@@ -626,13 +611,13 @@ Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 	st_media_same(wc, &im[4], false);
 
 	/* Titles: 100 characters (not bytes), no more. */
-	s = st_repeat("t", 101);
+	s = wbt_repeat("t", 101);
 	st_err(warble_post_rich(wc, "x", s, NULL, NULL, 0, &id), WARBLE_EINVAL);
 	s[100] = '\0';
 	cr_assert_eq(
 	    warble_post_rich(wc, "x", s, NULL, NULL, 0, &id), WARBLE_OK, "%s", warble_errmsg(wc));
 	free(s);
-	s = st_repeat("\xc3\xa9", 100);
+	s = wbt_repeat("\xc3\xa9", 100);
 	cr_assert_eq(warble_post_rich(wc, "x", s, NULL, NULL, 0, &id), WARBLE_OK,
 	    "100 two-byte characters: %s", warble_errmsg(wc));
 	free(s);
@@ -641,7 +626,7 @@ Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 	/* Categories: [a-z0-9_]{1,32}. */
 	st_err(warble_post_rich(wc, "x", NULL, "Bad-Cat", NULL, 0, &id), WARBLE_EINVAL);
 	st_err(warble_post_rich(wc, "x", NULL, "CAPS", NULL, 0, &id), WARBLE_EINVAL);
-	s = st_repeat("c", 33);
+	s = wbt_repeat("c", 33);
 	st_err(warble_post_rich(wc, "x", NULL, s, NULL, 0, &id), WARBLE_EINVAL);
 	s[32] = '\0';
 	cr_assert_eq(
@@ -651,7 +636,7 @@ Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 	    warble_errmsg(wc));
 
 	/* Alt text: 1000 characters, no more. */
-	s = st_repeat("a", 1001);
+	s = wbt_repeat("a", 1001);
 	att[0] = (warble_attach_t) { im[4].m->media, s };
 	st_err(warble_post_rich(wc, "alt", NULL, NULL, att, 1, &id), WARBLE_EINVAL);
 	s[1000] = '\0';
@@ -663,7 +648,7 @@ Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 	rc = warble_post_rich(wc, "", NULL, "cats", NULL, 0, &id);
 	cr_assert_neq(rc, WARBLE_OK, "an empty post without images");
 	im[5] = st_upload(wc, cuid, 5, 5, 5);
-	s = st_repeat("z", 281);
+	s = wbt_repeat("z", 281);
 	att[0] = (warble_attach_t) { im[5].m->media, NULL };
 	st_err(warble_post_rich(wc, s, NULL, NULL, att, 1, &id), WARBLE_ETOOLONG);
 	free(s);

@@ -20,21 +20,6 @@ static warble_client *er_c;
 		    "%s: message \"%s\" does not mention \"%s\"", #call, er_m_, (hint)); \
 	} while (0)
 
-/* er_repeat writes n copies of s into a fresh buffer. */
-static char *
-er_repeat(const char *s, size_t n)
-{
-	size_t len = strlen(s);
-	char  *b = malloc(len * n + 1);
-
-	cr_assert_not_null(b);
-	for (size_t i = 0; i < n; i++) {
-		memcpy(b + i * len, s, len);
-	}
-	b[len * n] = '\0';
-	return b;
-}
-
 static void
 er_setup(const char *const *env)
 {
@@ -170,18 +155,18 @@ Test(errors, posts, .fini = er_fini, .timeout = 60)
 		{ "\xf0\x9f\x90\xa6", 4 } };
 	long ok = 0;
 	for (size_t i = 0; i < sizeof(cps) / sizeof(cps[0]); i++) {
-		char *t = er_repeat(cps[i].ch, 280);
+		char *t = wbt_repeat(cps[i].ch, 280);
 		cr_assert_eq(strlen(t), 280u * (size_t)cps[i].bytes);
 		cr_assert_eq(warble_post(er_c, t, &id), WARBLE_OK, "280 x %d-byte: %s",
 		    cps[i].bytes, warble_errmsg(er_c));
 		ok++;
 		free(t);
-		t = er_repeat(cps[i].ch, 281);
+		t = wbt_repeat(cps[i].ch, 281);
 		er_err(warble_post(er_c, t, &id), WARBLE_ETOOLONG, "280");
 		free(t);
 	}
 	/* mixed widths: 140 x 4 bytes + 140 x 1 byte = 280 characters in 700 bytes */
-	char *a = er_repeat("\xf0\x9f\x90\xa6", 140), *b = er_repeat("x", 140);
+	char *a = wbt_repeat("\xf0\x9f\x90\xa6", 140), *b = wbt_repeat("x", 140);
 	char  mixed[1024];
 	snprintf(mixed, sizeof(mixed), "%s%s", a, b);
 	cr_assert_eq(warble_post(er_c, mixed, &id), WARBLE_OK, "%s", warble_errmsg(er_c));

@@ -414,6 +414,22 @@ wbt_gauge(const wb_obj *rep, const char *name)
 }
 
 char *
+wbt_repeat(const char *s, size_t n)
+{
+	size_t len = strlen(s);
+	char  *b = malloc(len * n + 1);
+
+	if (b == NULL) {
+		abort();
+	}
+	for (size_t i = 0; i < n; i++) {
+		memcpy(b + i * len, s, len);
+	}
+	b[len * n] = '\0';
+	return b;
+}
+
+char *
 wbt_read_file(const char *path)
 {
 	FILE  *f = fopen(path, "r");

@@ -92,6 +92,9 @@ struct wb_obj;
 /* wbt_gauge returns the gauge name of a stats reply (UINT64_MAX if rep is NULL or lacks it). */
 uint64_t wbt_gauge(const struct wb_obj *rep, const char *name);
 
+/* wbt_repeat returns n copies of s in a fresh NUL-terminated buffer (malloc'd; aborts if out of memory). */
+char *wbt_repeat(const char *s, size_t n);
+
 /* wbt_read_file returns the whole of path, NUL-terminated (malloc'd), or NULL if it cannot be read. */
 char *wbt_read_file(const char *path);
 
