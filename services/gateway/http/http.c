@@ -80,6 +80,13 @@ http_refuse(http_job *j, int status, const char *why)
 	    j, status, status == 413 || status == 431 ? "TOO_LARGE" : "BAD_MESSAGE", "%s", why);
 }
 
+/* http_body_max returns the largest body h takes for the request of head: an image upload's is larger. */
+static size_t
+http_body_max(const http_server *h, const http_head *head)
+{
+	return http_is_upload(head->method, head->target) ? h->opts.max_upload : h->opts.max_body;
+}
+
 /* http_take handles the request at the front of p (n bytes, a whole head of hlen), or waits for its body; returns its bytes, or 0 to wait. */
 static size_t
 http_take(http_job *j, uintptr_t *st, const char *p, size_t n, size_t hlen, size_t *want)
@@ -239,19 +246,6 @@ static const rt_loop_ops http_ops = {
 	.serve = http_conn_serve,
 	.closed = http_conn_closed,
 };
-
-size_t
-http_body_max(const http_server *h, const http_head *head)
-{
-	static const char upload[] = "/api/v1/media";
-	const char       *t = head->target;
-
-	if (strcmp(head->method, "POST") == 0 && strncmp(t, upload, sizeof(upload) - 1) == 0 &&
-	    (t[sizeof(upload) - 1] == '\0' || t[sizeof(upload) - 1] == '?')) {
-		return h->opts.max_upload;
-	}
-	return h->opts.max_body;
-}
 
 /* http_tcp_url turns http://host:port[/] into tcp://host:port; NULL if url is not one. */
 static char *

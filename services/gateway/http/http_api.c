@@ -425,6 +425,27 @@ http_static(http_job *j, const char *method, const char *path)
 	return true;
 }
 
+bool
+http_is_upload(const char *method, const char *uri)
+{
+	const char *qs = strchr(uri, '?');
+	http_path   p;
+	int         name, id, media;
+
+	if (strcmp(method, "POST") != 0 ||
+	    !http_path_split(uri, qs != NULL ? (size_t)(qs - uri) : strlen(uri), &p)) {
+		return false;
+	}
+	for (size_t i = 0; i < HTTP_NROUTES; i++) {
+		const http_route *r = &http_routes[i];
+		if (r->kind == HTTP_UPLOAD && strcmp(r->method, method) == 0 &&
+		    http_route_match(r->path, &p, &name, &id, &media)) {
+			return true;
+		}
+	}
+	return false;
+}
+
 int
 http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 {

@@ -98,8 +98,8 @@ size_t http_head_end(const char *p, size_t n);
 /* http_head_parse parses a whole head (buf, n bytes from http_head_end) in place into h; 0, or the HTTP status to refuse it with and *why. */
 int http_head_parse(char *buf, size_t n, http_head *h, const char **why);
 
-/* http_body_max returns the largest body h takes for the request of head: an image upload's is larger. */
-size_t http_body_max(const http_server *h, const http_head *head);
+/* http_is_upload tells whether method and uri (path and query) name the image upload route, whose body may exceed the usual limit. */
+bool http_is_upload(const char *method, const char *uri);
 
 /* http_media answers GET and HEAD /media/{media} from the media reply in j->rep: the bytes, with their caching and range headers. */
 void http_media(http_job *j);
