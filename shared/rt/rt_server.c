@@ -6,7 +6,7 @@
  * the serving core of rt_loop.h: the worker woken for a connection does
  * all of a request's work,
  *
- *   recv -> decode, check, handler, stats, encode -> send
+ *   recv -> decode, check, handler, encode, stats -> send
  *
  * so a request costs one wake-up and four system calls, and no thread
  * hands anything to another.  Handlers may block: a worker busy in one
@@ -386,6 +386,8 @@ rt_server_request(rt_server *s, rt_work *w, rt_loop_conn *c, const uint8_t *p, s
 	rv = rt_server_encode(w, rep, off, op);
 	failed = rep == NULL || wb_reply_code(rep, &emsg) != WB_OK;
 	wb_msg_free(rep);
+	/* counted before the reply leaves: a client holding the reply finds it in stats */
+	rt_stats_record(s->stats, op, wb_mono_us() - start_us, failed);
 	if (rv == 0) {
 		/* [01] length | the request's header words | body */
 		w->out[0] = 1;
@@ -393,7 +395,6 @@ rt_server_request(rt_server *s, rt_work *w, rt_loop_conn *c, const uint8_t *p, s
 		memcpy(w->out + lead, p, hdr);
 		sent = rt_loop_send(c, w->out, w->len);
 	} /* else nothing to send: the client times out */
-	rt_stats_record(s->stats, op, wb_mono_us() - start_us, failed);
 	if (w->cap > RT_SERVER_KEEP_BUF) {
 		free(w->out); /* keep idle workers small */
 		w->out = NULL;
