@@ -1,8 +1,8 @@
 /*
  * rt_client.h - a REQ client for service-to-service calls and the SDK.
- * Thread-safe: each call has a connection (tcp:// and ipc://, through
- * rt_sp) or an nng context (other transports) of its own, so many threads
- * can call through one client at once.  Every call has a deadline; a server
+ * Thread-safe: each call has a connection of its own (tcp:// or ipc://,
+ * through rt_sp), or runs on the caller's thread (a server in this
+ * process), so many threads can call through one client at once.  Every call has a deadline; a server
  * that is gone gives WB_EUNAVAIL or WB_ETIMEDOUT, never a hang.  Under
  * load, a client opened with coalesce > 0 sends calls that would
  * otherwise wait behind others as one batch message (rt_client.c).
@@ -24,7 +24,7 @@ typedef struct rt_client_opts {
 	int coalesce;
 } rt_client_opts;
 
-/* rt_client_open dials url (non-blocking: the connection is made in the background). */
+/* rt_client_open makes a client of url without waiting for its server (connections are made at the first call). */
 int rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts);
 
 /* rt_client_close closes the client; NULL is ignored. */

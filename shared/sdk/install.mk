@@ -9,9 +9,10 @@
 #   lib/pkgconfig/warble.pc  `pkg-config --libs warble`, or --static
 #   bin/warblectl
 #
-# Both libraries carry the SDK, the runtime's client and the protocol
-# objects it uses, and Warble's patched nng; the shared one exports only
-# the warble_* API (shared/sdk/warble.map).  Included by the root Makefile.
+# Both libraries carry the SDK, the runtime's SP client (rt_sp, which
+# speaks nng's wire protocol itself: no libnng) and the protocol objects
+# it uses; the shared one exports only the warble_* API
+# (shared/sdk/warble.map).  Included by the root Makefile.
 
 LIBDIR    ?= $(PREFIX)/lib
 INCDIR    ?= $(PREFIX)/include
@@ -20,18 +21,17 @@ SDK_DIST   = $(BUILD)/dist
 SDK_MAJOR  = 0
 SDK_VER    = 0.2.0
 SDK_SONAME = libwarble.so.$(SDK_MAJOR)
-SDK_BUNDLE = $(call objs,$(SDK_SRCS) shared/rt/rt_client.c shared/rt/rt_local.c shared/rt/rt_sp.c shared/rt/rt_dns.c $(filter-out proto/wb_session.c,$(PROTO_SRCS)))
+SDK_BUNDLE = $(call objs,$(SDK_SRCS) shared/rt/rt_sp.c shared/rt/rt_dns.c $(filter-out proto/wb_session.c,$(PROTO_SRCS)))
 SDK_PRIV   = $(shell pkg-config --libs msgpack 2>/dev/null) -lpthread
 
-$(SDK_DIST)/libwarble.a: $(SDK_BUNDLE) $(NNG_LIB)
+$(SDK_DIST)/libwarble.a: $(SDK_BUNDLE)
 	@mkdir -p $(dir $@)
-	rm -f $@ && printf 'create %s\naddlib %s\naddmod %s\nsave\nend\n' \
-	    $@ $(NNG_LIB) "$(SDK_BUNDLE)" | $(AR) -M
+	rm -f $@ && $(AR) rcs $@ $(SDK_BUNDLE)
 
-$(SDK_DIST)/libwarble.so.$(SDK_VER): $(SDK_BUNDLE) $(NNG_LIB) shared/sdk/warble.map
+$(SDK_DIST)/libwarble.so.$(SDK_VER): $(SDK_BUNDLE) shared/sdk/warble.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,$(SDK_SONAME) -Wl,--version-script=shared/sdk/warble.map \
-	    -Wl,--no-undefined -o $@ $(SDK_BUNDLE) $(NNG_LIB) $(SDK_PRIV)
+	    -Wl,--no-undefined -o $@ $(SDK_BUNDLE) $(SDK_PRIV)
 	ln -sf libwarble.so.$(SDK_VER) $(SDK_DIST)/$(SDK_SONAME)
 
 $(SDK_DIST)/warble.pc: shared/sdk/install.mk FORCE

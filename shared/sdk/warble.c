@@ -16,8 +16,7 @@ int
 warble_open(warble_client **out, const char *gateway_url, int timeout_ms)
 {
 	warble_client *c;
-	rt_client_opts o = { 0 };
-	const char    *nng = getenv("WARBLE_SDK_NNG");
+	rt_sp_opts     so = { .timeout_ms = timeout_ms > 0 ? timeout_ms : 5000 };
 	int            rc;
 
 	if (out == NULL) {
@@ -30,16 +29,9 @@ warble_open(warble_client **out, const char *gateway_url, int timeout_ms)
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		return WARBLE_ENOMEM;
 	}
-	o.timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
-	if (rt_sp_supports(gateway_url) && (nng == NULL || strcmp(nng, "1") != 0)) {
-		rt_sp_opts so = { .timeout_ms = o.timeout_ms };
-		rc = rt_sp_open(&c->sp, gateway_url, &so);
-	} else {
-		rc = rt_client_open(&c->rt, gateway_url, &o);
-	}
-	if (rc != WB_OK) {
+	if ((rc = rt_sp_open(&c->sp, gateway_url, &so)) != WB_OK) {
 		free(c);
-		return rc;
+		return rc; /* WARBLE_EINVAL: not a tcp:// or ipc:// address */
 	}
 	pthread_mutex_init(&c->mtx, NULL);
 	*out = c;
@@ -53,7 +45,6 @@ warble_close(warble_client *c)
 		return;
 	}
 	rt_sp_close(c->sp);
-	rt_client_close(c->rt);
 	pthread_mutex_destroy(&c->mtx);
 	free(c->token);
 	free(c);
@@ -160,7 +151,7 @@ warble_call(warble_client *c, wb_obj *req, warble_auth auth, wb_obj **rep)
 		wb_msg_free(req);
 		return warble_fail(c, rc, NULL);
 	}
-	rc = c->sp != NULL ? rt_sp_call(c->sp, req, &r) : rt_call(c->rt, req, &r);
+	rc = rt_sp_call(c->sp, req, &r);
 	wb_msg_free(req);
 	if (rc == WB_OK && r != NULL) {
 		*rep = r;

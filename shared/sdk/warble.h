@@ -141,7 +141,7 @@ typedef struct warble_media_t {
 	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
 } warble_media_t;
 
-/* warble_open creates a client of the gateway at gateway_url, each call bounded by timeout_ms (<= 0: 5000). */
+/* warble_open creates a client of the gateway at gateway_url (tcp:// or ipc://), each call bounded by timeout_ms (<= 0: 5000). */
 int warble_open(warble_client **out, const char *gateway_url, int timeout_ms);
 
 /* warble_close closes the client and frees it; NULL is ignored. */

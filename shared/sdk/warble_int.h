@@ -7,7 +7,6 @@
 
 #include <pthread.h>
 
-#include "rt_client.h"
 #include "rt_sp.h"
 #include "warble.h"
 #include "wb_proto.h"
@@ -15,8 +14,7 @@
 #define WARBLE_MSG_MAX 512 /* longest error message kept */
 
 struct warble_client {
-	rt_sp          *sp;    /* tcp:// and ipc://: blocking calls on the caller's thread */
-	rt_client      *rt;    /* any other URL (or WARBLE_SDK_NNG=1): libnng's REQ socket */
+	rt_sp          *sp;    /* blocking calls on the caller's thread */
 	pthread_mutex_t mtx;   /* guards token and msg */
 	char           *token; /* current session, or NULL */
 	char            msg[WARBLE_MSG_MAX];
