@@ -70,6 +70,8 @@ Test(rt_client, dead_server_fails_within_deadline, .fini = wbt_cleanup, .timeout
 	rt_client_close(c);
 
 	cr_assert_eq(rt_client_open(&c, "bogus://x", &o), WB_EINVAL);
+	/* a transport nng has but no Warble server listens on */
+	cr_assert_eq(rt_client_open(&c, "inproc://x", &o), WB_EINVAL);
 }
 
 Test(rt_client, server_killed_then_restarted, .fini = wbt_cleanup, .timeout = 60)

@@ -76,7 +76,9 @@ Test(sdk, open_rejects_bad_arguments)
 	cr_assert_eq(warble_open(&c, NULL, 1000), WARBLE_EINVAL);
 	cr_assert_null(c);
 	cr_assert_eq(warble_open(&c, "", 1000), WARBLE_EINVAL);
-	cr_assert_neq(warble_open(&c, "bogus://nowhere", 1000), WARBLE_OK);
+	cr_assert_eq(warble_open(&c, "bogus://nowhere", 1000), WARBLE_EINVAL);
+	cr_assert_eq(warble_open(&c, "inproc://gateway", 1000), WARBLE_EINVAL);
+	cr_assert_null(c);
 	cr_assert_str_eq(warble_errname(WARBLE_EEXIST), "NAME_TAKEN");
 	cr_assert_str_eq(warble_strerror(WARBLE_ESELF), "cannot follow yourself");
 	warble_close(NULL);
