@@ -457,6 +457,24 @@ wb_conv_type_error(wb_conv *c, wb_field f)
 	    what[wb_field_type(f)]);
 }
 
+/* wb_conv_span copies n bytes at p into c's arena, NUL-terminated, as v's string or bytes. */
+static int
+wb_conv_span(wb_conv *c, wb_val *v, const char *p, size_t n)
+{
+	char *d;
+
+	if ((d = wb_arena_alloc(c->arena, n + 1)) == NULL) {
+		return wb_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
+	}
+	if (n != 0) {
+		memcpy(d, p, n);
+	}
+	d[n] = '\0';
+	v->s.p = d;
+	v->s.n = n;
+	return WB_OK;
+}
+
 static int wb_conv_map(wb_conv *c, wb_obj *o, const msgpack_object_map *m);
 
 static int
@@ -476,8 +494,7 @@ wb_conv_value(wb_conv *c, wb_field f, wb_val *v, const msgpack_object *mo)
 		}
 		v->b = mo->via.boolean;
 		return WB_OK;
-	case WB_T_STR: {
-		char *s;
+	case WB_T_STR:
 		if (mo->type != MSGPACK_OBJECT_STR) {
 			return wb_conv_type_error(c, f);
 		}
@@ -485,33 +502,12 @@ wb_conv_value(wb_conv *c, wb_field f, wb_val *v, const msgpack_object *mo)
 			return wb_fail(c->err, c->errlen, WB_EBADMSG,
 			    "field '%s' contains a NUL byte", wb_field_name(f));
 		}
-		if ((s = wb_arena_alloc(c->arena, (size_t)mo->via.str.size + 1)) == NULL) {
-			return wb_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
-		}
-		if (mo->via.str.size != 0) {
-			memcpy(s, mo->via.str.ptr, mo->via.str.size);
-		}
-		s[mo->via.str.size] = '\0';
-		v->s.p = s;
-		v->s.n = mo->via.str.size;
-		return WB_OK;
-	}
-	case WB_T_BIN: {
-		char *b;
+		return wb_conv_span(c, v, mo->via.str.ptr, mo->via.str.size);
+	case WB_T_BIN:
 		if (mo->type != MSGPACK_OBJECT_BIN) {
 			return wb_conv_type_error(c, f);
 		}
-		if ((b = wb_arena_alloc(c->arena, (size_t)mo->via.bin.size + 1)) == NULL) {
-			return wb_fail(c->err, c->errlen, WB_ENOMEM, "out of memory");
-		}
-		if (mo->via.bin.size != 0) {
-			memcpy(b, mo->via.bin.ptr, mo->via.bin.size);
-		}
-		b[mo->via.bin.size] = '\0';
-		v->s.p = b;
-		v->s.n = mo->via.bin.size;
-		return WB_OK;
-	}
+		return wb_conv_span(c, v, mo->via.bin.ptr, mo->via.bin.size);
 	case WB_T_U64S:
 	case WB_T_IDS: {
 		const msgpack_object_array *a = &mo->via.array;
