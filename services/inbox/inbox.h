@@ -31,6 +31,8 @@ typedef struct inbox_opts {
 	uint32_t    max_versions;     /* posts kept per inbox (the tl family's cap; 0: 800) */
 	uint64_t    ttl_ms;           /* how long a post stays in inboxes (0: forever) */
 	bool        rebuild;          /* rebuild every inbox once started (inbox_rebuild.c) */
+	uint32_t
+	    cache_readers; /* readers whose newest posts are kept in memory (inbox_cache.h; 0: none) */
 } inbox_opts;
 
 /* inbox_open prepares the service over an open table (nothing runs yet). */

@@ -394,9 +394,15 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 	if (in->opts.fans_page == 0 || in->opts.fans_page > INBOX_FANS_PAGE) {
 		in->opts.fans_page = INBOX_FANS_PAGE;
 	}
-	int rc = hb_batch_new(&in->batch);
+	uint32_t window = in->opts.max_versions ? in->opts.max_versions : 800;
+	int      rc = hb_batch_new(&in->batch);
 	if (rc == WB_OK && (rc = hb_batch_new(&in->batch2)) != WB_OK) {
 		hb_batch_free(in->batch);
+	}
+	if (rc == WB_OK &&
+	    (rc = inbox_cache_open(&in->cache, opts->cache_readers, window)) != WB_OK) {
+		hb_batch_free(in->batch);
+		hb_batch_free(in->batch2);
 	}
 	if (rc != WB_OK) {
 		free(in);
@@ -493,6 +499,7 @@ inbox_close(inbox *in)
 	}
 	hb_batch_free(in->batch);
 	hb_batch_free(in->batch2);
+	inbox_cache_close(in->cache);
 	pthread_mutex_destroy(&in->mu);
 	pthread_cond_destroy(&in->cv);
 	free(in);

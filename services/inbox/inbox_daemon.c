@@ -7,9 +7,10 @@
 #include "inbox_schema.h"
 #include "rt_log.h"
 
-static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_page, *inbox_rb;
-static uint64_t    inbox_nmax, inbox_ttl_s;
-static inbox_opts  inbox_o;
+static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_page, *inbox_rb,
+    *inbox_cache_n;
+static uint64_t   inbox_nmax, inbox_ttl_s;
+static inbox_opts inbox_o;
 
 static rt_opt inbox_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_CONTENT, "content service", &inbox_o.content_url),
@@ -27,20 +28,24 @@ static rt_opt inbox_daemon_opts[] = {
 	    "fans per rel.fans page and write batch (1..10000)", &inbox_page },
 	{ "rebuild", "WARBLE_INBOX_REBUILD", "0",
 	    "1 = rebuild every inbox from relation and content once started", &inbox_rb },
+	{ "inbox-cache", "WARBLE_INBOX_CACHE", "32768",
+	    "readers whose newest posts are kept in memory (about 400 B each; 0 = none)",
+	    &inbox_cache_n },
 	{ NULL },
 };
 
 static int
 inbox_daemon_config(void)
 {
-	uint64_t back, poll_ms, page, rb;
+	uint64_t back, poll_ms, page, rb, cache;
 
 	if (rt_config_u64("inbox-max", inbox_max, 1, 1000000, &inbox_nmax) != 0 ||
 	    rt_config_u64("inbox-ttl", inbox_ttl, 1, UINT64_MAX / 1000, &inbox_ttl_s) != 0 ||
 	    rt_config_u64("backfill", inbox_backfill, 0, 100000, &back) != 0 ||
 	    rt_config_u64("inbox-poll-ms", inbox_poll, 1, 3600000, &poll_ms) != 0 ||
 	    rt_config_u64("inbox-fanout-page", inbox_page, 1, 10000, &page) != 0 ||
-	    rt_config_u64("rebuild", inbox_rb, 0, 1, &rb) != 0) {
+	    rt_config_u64("rebuild", inbox_rb, 0, 1, &rb) != 0 ||
+	    rt_config_u64("inbox-cache", inbox_cache_n, 0, 1u << 24, &cache) != 0) {
 		return 2;
 	}
 	inbox_o.backfill = (uint32_t)back;
@@ -49,6 +54,7 @@ inbox_daemon_config(void)
 	inbox_o.max_versions = (uint32_t)inbox_nmax;
 	inbox_o.ttl_ms = inbox_ttl_s * 1000;
 	inbox_o.rebuild = rb != 0;
+	inbox_o.cache_readers = (uint32_t)cache;
 	return 0;
 }
 

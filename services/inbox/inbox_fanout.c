@@ -114,6 +114,25 @@ inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
 	return rc;
 }
 
+/* inbox_cache_page brings the cache in line with a page of fans just
+ * written (ok) or maybe not (a failed write: their entries are dropped). */
+static void
+inbox_cache_page(
+    inbox *in, const inbox_event *ev, const uint64_t *fans, size_t n, bool put, bool ok)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (fans[i] == ev->uid) {
+			continue;
+		} else if (!ok) {
+			inbox_cache_drop(in->cache, fans[i]);
+		} else if (put) {
+			inbox_cache_put(in->cache, fans[i], (inbox_cell) { ev->id, ev->uid });
+		} else {
+			inbox_cache_del(in->cache, fans[i], ev->id);
+		}
+	}
+}
+
 #define INBOX_SPLIT_MIN 4096 /* pages this big (or full small pages) are written by two threads */
 
 /* Half a page of cells, filled and written on a helper thread. */
@@ -216,6 +235,7 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 		if (rc == WB_OK && split && !more) {
 			rc = inbox_commit(in, s, ev->seq, true); /* both halves are in */
 		}
+		inbox_cache_page(in, ev, fans, n, put, rc == WB_OK);
 		wb_msg_free(cur->rep);
 		cur->rep = NULL;
 		if (rc == WB_OK) {
@@ -280,9 +300,11 @@ inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 		wb_msg_free(rep);
 	}
 	if (rc == WB_OK) {
-		return inbox_commit(in, s, ev->seq, true);
+		rc = inbox_commit(in, s, ev->seq, true);
+	} else {
+		hb_batch_clear(in->batch);
 	}
-	hb_batch_clear(in->batch);
+	inbox_cache_drop(in->cache, ev->uid);
 	return rc;
 }
 
@@ -321,7 +343,9 @@ inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 		return rc;
 	}
 	INBOX_ADD(&in->cells_deleted, n);
-	return inbox_commit(in, s, ev->seq, true);
+	rc = inbox_commit(in, s, ev->seq, true);
+	inbox_cache_drop(in->cache, ev->uid);
+	return rc;
 }
 
 int

@@ -5,62 +5,98 @@
 #include "inbox_int.h"
 #include "inbox_schema.h"
 
+/* inbox_home_scan reads up to want cells of uid's row (versions at most maxv; 0: any) into cells; *n is how many. */
+static int
+inbox_home_scan(inbox *in, uint64_t uid, uint64_t maxv, size_t want, inbox_cell *cells, size_t *n)
+{
+	uint8_t      row[8];
+	hb_scan     *s = NULL;
+	hb_cell      c;
+	hb_scan_opts o;
+
+	hb_scan_opts_id_row(&o, row, uid);
+	o.max_version = maxv;
+	o.limit = want;
+	*n = 0;
+	int rc = hb_scan_open(&s, in->t, INBOX_FAM_TL, &o);
+	while (rc == WB_OK && *n < want && (rc = hb_scan_next(s, &c)) == WB_OK) {
+		if (c.value_len == 8) {
+			cells[(*n)++] = (inbox_cell) { c.version, hb_be_u64(c.value) };
+		}
+	}
+	hb_scan_close(s);
+	return rc == WB_EEND ? WB_OK : rc;
+}
+
+/*
+ * inbox_home_read reads the newest want cells of uid's row: from the
+ * cache when it has them all and the oldest is still within the TTL,
+ * else from the store, filling the cache with its window of cells.
+ */
+static int
+inbox_home_read(inbox *in, uint64_t uid, size_t want, inbox_cell *cells, size_t *n)
+{
+	size_t   window = inbox_cache_window(in->cache);
+	uint64_t gen;
+	int      got, rc;
+
+	if (want > window) {
+		return inbox_home_scan(in, uid, 0, want, cells, n);
+	}
+	got = inbox_cache_get(in->cache, uid, want, cells, &gen);
+	if (got >= 0 && (got == 0 || hb_live(in->t, INBOX_FAM_TL, cells[got - 1].id))) {
+		INBOX_ADD(&in->cache_hits, 1);
+		*n = (size_t)got;
+		return WB_OK;
+	}
+	INBOX_ADD(&in->cache_misses, 1);
+	if ((rc = inbox_home_scan(in, uid, 0, window, cells, n)) == WB_OK) {
+		inbox_cache_fill(in->cache, uid, gen, cells, *n, *n < window);
+		*n = *n < want ? *n : want;
+	}
+	return rc;
+}
+
 int
 inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	inbox   *in = arg;
 	uint64_t uid = wb_u64(req, WB_F_UID, 0);
-	uint64_t limit;
-	uint64_t maxv = 0, before;
+	uint64_t limit, before;
+	inbox_cell
+	    cells[INBOX_PAGE_MAX + 1 > INBOX_CACHE_CELLS ? INBOX_PAGE_MAX + 1 : INBOX_CACHE_CELLS];
+	size_t n = 0;
+	int    rc;
+
 	if (wb_page_limit(req, INBOX_PAGE_DEFAULT, INBOX_PAGE_MAX, &limit, rep) != WB_OK) {
 		return WB_EINVAL;
 	}
-	wb_reply_ok(rep);
-	if (wb_get_u64(req, WB_F_BEFORE, &before)) {
-		if (before <= 1) {
-			(void)wb_add_objs(rep, WB_F_POSTS, 0);
-			return WB_OK;
-		}
-		maxv = before - 1;
-	}
-	wb_obj *posts = wb_add_objs(rep, WB_F_POSTS, limit);
-	if (posts == NULL) {
-		return WB_ENOMEM;
-	}
-	uint8_t      row[8];
-	hb_scan     *s = NULL;
-	hb_cell      c;
-	hb_scan_opts o;
-	hb_scan_opts_id_row(&o, row, uid);
-	o.max_version = maxv;
-	o.limit = limit + 1;
-	int    rc = hb_scan_open(&s, in->t, INBOX_FAM_TL, &o);
-	size_t n = 0;
-	bool   more = false;
-	while (rc == WB_OK && (rc = hb_scan_next(s, &c)) == WB_OK) {
-		if (c.value_len != 8) {
-			continue;
-		}
-		if (n == limit) {
-			more = true;
-			break;
-		}
-		rc = wb_set_u64(&posts[n], WB_F_ID, c.version);
-		if (rc == WB_OK) {
-			rc = wb_set_u64(&posts[n], WB_F_AUTHOR, hb_be_u64(c.value));
-		}
-		n++;
-	}
-	hb_scan_close(s);
-	if (rc == WB_EEND) {
-		rc = WB_OK;
+	/* one cell more than the page tells whether there is a next page */
+	if (!wb_get_u64(req, WB_F_BEFORE, &before)) {
+		rc = inbox_home_read(in, uid, limit + 1, cells, &n);
+	} else if (before > 1) {
+		rc = inbox_home_scan(in, uid, before - 1, limit + 1, cells, &n);
+	} else {
+		rc = WB_OK; /* nothing is older than the first id */
 	}
 	if (rc != WB_OK) {
 		return rc;
 	}
-	wb_shrink(rep, WB_F_POSTS, n);
-	if (more && n > 0) {
-		rc = wb_set_u64(rep, WB_F_NEXT, wb_u64(&posts[n - 1], WB_F_ID, 0));
+	bool    more = n > limit;
+	wb_obj *posts;
+
+	n = more ? limit : n;
+	wb_reply_ok(rep);
+	if ((posts = wb_add_objs(rep, WB_F_POSTS, n)) == NULL) {
+		return WB_ENOMEM;
+	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		if ((rc = wb_set_u64(&posts[i], WB_F_ID, cells[i].id)) == WB_OK) {
+			rc = wb_set_u64(&posts[i], WB_F_AUTHOR, cells[i].author);
+		}
+	}
+	if (rc == WB_OK && more && n > 0) {
+		rc = wb_set_u64(rep, WB_F_NEXT, cells[n - 1].id);
 	}
 	return rc;
 }
@@ -119,6 +155,8 @@ INBOX_GAUGE(dropped)
 INBOX_GAUGE(pulls)
 INBOX_GAUGE(gaps)
 INBOX_GAUGE(source_errors)
+INBOX_GAUGE(cache_hits)
+INBOX_GAUGE(cache_misses)
 INBOX_GAUGE(rb_state)
 INBOX_GAUGE(rb_done)
 
@@ -149,6 +187,8 @@ inbox_register(inbox *in, rt_server *s)
 		{ "log_pulls", inbox_g_pulls, in },
 		{ "seq_gaps", inbox_g_gaps, in },
 		{ "source_errors", inbox_g_source_errors, in },
+		{ "home_cache_hits", inbox_g_cache_hits, in },
+		{ "home_cache_misses", inbox_g_cache_misses, in },
 		{ "rebuild_state", inbox_g_rb_state, in },
 		{ "rebuild_done", inbox_g_rb_done, in },
 	};

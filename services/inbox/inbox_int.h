@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "inbox.h"
+#include "inbox_cache.h"
 #include "rt_client.h"
 #include "rt_pubsub.h"
 #include "wb_services.h"
@@ -66,6 +67,7 @@ struct inbox {
 	inbox_source src[INBOX_SRC_COUNT];
 	hb_batch    *batch;  /* the applier's, reused */
 	hb_batch    *batch2; /* the other half of a large page */
+	inbox_cache *cache;  /* the newest cells of recent readers (NULL: none) */
 	uint64_t     mark;   /* the mark of the event being applied (applier only) */
 
 	pthread_mutex_t mu; /* queue */
@@ -87,6 +89,8 @@ struct inbox {
 	uint64_t pulls;
 	uint64_t gaps;
 	uint64_t source_errors;
+	uint64_t cache_hits;   /* inbox.home answered from the cache */
+	uint64_t cache_misses; /* inbox.home that read the store */
 
 	/* rebuild (inbox_rebuild.c): asked under mu, run by the applier */
 	bool     rb_asked;    /* under mu */

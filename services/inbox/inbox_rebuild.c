@@ -360,6 +360,9 @@ inbox_rebuild_run(inbox *in)
 	    (rc = inbox_rb_all(in, depth)) == WB_OK) {
 		rc = inbox_rb_finish(in, last);
 	}
+	/* rows were wiped and rewritten under the cache: until now it served
+	 * the inboxes as they were before the rebuild */
+	inbox_cache_clear(in->cache);
 	uint64_t ms = wb_mono_us() / 1000 - INBOX_LOAD(&in->rb_t0_ms);
 	INBOX_STORE(&in->rb_elapsed, ms);
 	INBOX_STORE(&in->rb_err, (uint64_t)rc);

@@ -408,6 +408,106 @@ Test(inbox, unfollow_purges_beyond_the_cap, .init = small_cap, .fini = stop_all,
 	expect_home(b, last, 1); /* not alice's pa[1], pa[0] back from under the cap */
 }
 
+/* page reads one page of uid's inbox: the newest limit posts (no cursor:
+ * the cache may answer), or those before `before` (always the store);
+ * returns the count, with *next the reply's cursor (0: none). */
+static size_t
+page(
+    uint64_t uid, uint64_t limit, uint64_t before, uint64_t *ids, uint64_t *authors, uint64_t *next)
+{
+	wb_obj       *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
+	const wb_obj *p = NULL;
+	size_t        m = 0;
+
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_u64(req, WB_F_LIMIT, limit);
+	if (before) {
+		wb_set_u64(req, WB_F_BEFORE, before);
+	}
+	cr_assert_eq(call(SVC_INBOX, req, &rep), WB_OK);
+	(void)wb_get_objs(rep, WB_F_POSTS, &p, &m);
+	cr_assert_leq(m, limit);
+	for (size_t i = 0; i < m; i++) {
+		ids[i] = wb_u64(&p[i], WB_F_ID, 0);
+		authors[i] = wb_u64(&p[i], WB_F_AUTHOR, 0);
+	}
+	*next = wb_u64(rep, WB_F_NEXT, 0);
+	wb_msg_free(rep);
+	return m;
+}
+
+/*
+ * cache_matches_store posts, deletes, follows and unfollows at random
+ * among a few users and after each step reads every reader's first page
+ * at a random limit twice without a cursor (the cache's to answer: the
+ * first read may fill it, the second finds it) and once with a cursor
+ * past every id (the store's): all three must be the same page.
+ */
+static void
+cache_matches_store(void)
+{
+	enum { USERS = 6, STEPS = 80, MAXP = 64 };
+	uint64_t u[USERS], posts[USERS][MAXP];
+	size_t   np[USERS] = { 0 };
+	bool     follows[USERS][USERS] = { { false } };
+	uint64_t hits = gauge("home_cache_hits");
+
+	reg_many("reader", u, USERS);
+	srand(11);
+	for (int step = 0; step < STEPS; step++) {
+		int a = rand() % USERS, b = rand() % USERS, what = rand() % 10;
+
+		if (what < 5 && np[a] < MAXP) {
+			posts[a][np[a]++] = post(u[a], "a post");
+		} else if (what < 7 && np[a] > 0) {
+			size_t k = (size_t)rand() % np[a];
+			del(u[a], posts[a][k]);
+			posts[a][k] = posts[a][--np[a]];
+		} else if (a != b) {
+			rel(follows[a][b] ? WB_OP_REL_UNFOLLOW : WB_OP_REL_FOLLOW, u[a], u[b]);
+			follows[a][b] = !follows[a][b];
+		}
+		wait_caught_up(30000);
+		for (int r = 0; r < USERS; r++) {
+			/* half the reads small enough for a cache under a cap of 4 */
+			uint64_t limit = 1 + (uint64_t)(rand() % (rand() % 2 ? 3 : 22));
+			uint64_t ids[3][32], au[3][32], next[3];
+			size_t   n[3];
+
+			n[0] = page(u[r], limit, 0, ids[0], au[0], &next[0]);
+			n[1] = page(u[r], limit, 0, ids[1], au[1], &next[1]);
+			n[2] = page(u[r], limit, UINT64_MAX, ids[2], au[2], &next[2]);
+			for (int k = 0; k < 2; k++) {
+				cr_assert_eq(n[k], n[2],
+				    "step %d reader %d read %d: %zu posts, the store %zu", step, r,
+				    k, n[k], n[2]);
+				cr_assert_eq(next[k], next[2], "step %d reader %d read %d: next",
+				    step, r, k);
+				for (size_t i = 0; i < n[2]; i++) {
+					cr_assert_eq(ids[k][i], ids[2][i],
+					    "step %d reader %d post %zu", step, r, i);
+					cr_assert_eq(au[k][i], au[2][i],
+					    "step %d reader %d author %zu", step, r, i);
+				}
+			}
+		}
+	}
+	cr_assert_gt(gauge("home_cache_hits"), hits + STEPS, "the cache answered too few reads");
+	cr_assert_gt(gauge("home_cache_misses"), 0);
+}
+
+Test(inbox, cached_home_equals_the_store, .init = start_all, .fini = stop_all, .timeout = 240)
+{
+	cache_matches_store();
+}
+
+/* with an inbox cap of 4, the cache keeps 4 cells and deletes uncover capped ones */
+Test(inbox, cached_home_equals_the_store_under_a_small_cap, .init = small_cap, .fini = stop_all,
+    .timeout = 240)
+{
+	cache_matches_store();
+}
+
 static void
 small_pages(void)
 {

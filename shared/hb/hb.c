@@ -530,6 +530,14 @@ hb_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, 
 	return rv;
 }
 
+bool
+hb_live(hb_table *t, int fam, uint64_t version)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+
+	return f != NULL && (f->o.ttl_ms == 0 || !hb_expired(f, version, hb_now(t)));
+}
+
 void
 hb_cell_free(hb_cell *c)
 {

@@ -114,6 +114,9 @@ int hb_put(hb_table *t, int fam, const void *row, size_t row_len, const void *qu
 int hb_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, size_t qual_len,
     hb_cell **out);
 
+/* hb_live tells whether a cell of version in family fam is still read (within the family's TTL by the table's clock). */
+bool hb_live(hb_table *t, int fam, uint64_t version);
+
 /* hb_cell_free frees a cell returned by hb_get. */
 void hb_cell_free(hb_cell *c);
 
