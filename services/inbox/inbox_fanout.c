@@ -58,16 +58,16 @@ inbox_fetch_run(void *arg)
 	return NULL;
 }
 
-/* inbox_fetch_start begins fetching the page after `after` (on a thread, or inline if none can start). */
+/* inbox_fetch_start begins fetching the page after `after`: on a thread if ahead (a page is being written meanwhile), else (or if no thread can start) here. */
 static void
-inbox_fetch_start(inbox_fetch *f, inbox *in, uint64_t uid, uint64_t after)
+inbox_fetch_start(inbox_fetch *f, inbox *in, uint64_t uid, uint64_t after, bool ahead)
 {
 	f->in = in;
 	f->uid = uid;
 	f->after = after;
 	f->rep = NULL;
 	f->rc = WB_OK;
-	f->running = pthread_create(&f->thread, NULL, inbox_fetch_run, f) == 0;
+	f->running = ahead && pthread_create(&f->thread, NULL, inbox_fetch_run, f) == 0;
 	if (!f->running) {
 		inbox_fetch_run(f);
 	}
@@ -192,7 +192,7 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 	int         c = 0;
 	uint64_t    cells = 0;
 	int         rc;
-	inbox_fetch_start(&f[c], in, ev->uid, 0);
+	inbox_fetch_start(&f[c], in, ev->uid, 0, false); /* nothing to overlap it with */
 	for (;;) {
 		inbox_fetch *cur = &f[c];
 		rc = inbox_fetch_wait(cur);
@@ -206,7 +206,7 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 		(void)wb_get_u64s(cur->rep, WB_F_UIDS, &fans, &n);
 		bool more = wb_get_u64(cur->rep, WB_F_NEXT, &after) && n > 0 && after != 0;
 		if (more) {
-			inbox_fetch_start(&f[c ^ 1], in, ev->uid, after);
+			inbox_fetch_start(&f[c ^ 1], in, ev->uid, after, true);
 		}
 		size_t split_min =
 		    in->opts.fans_page < INBOX_SPLIT_MIN ? in->opts.fans_page : INBOX_SPLIT_MIN;
