@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gw_postcache.h"
+#include "wb_hash.h"
 #include "wb_id.h"
 
 /* post makes a post record like post.get's in a new message. */
@@ -118,7 +119,7 @@ Test(gw_postcache, bounded_and_off)
 	gw_postcache *c;
 	size_t        hits = 0;
 
-	/* 64 slots: 1000 posts cannot all stay, the newest put of a slot wins */
+	/* 64 slots: 1000 posts cannot all stay, the newest puts of a set win */
 	cr_assert_eq(gw_postcache_open(&c, 64, 60000), WB_OK);
 	for (uint64_t id = 1; id <= 1000; id++) {
 		wb_obj *p = post(id, id % 5 + 1, "x");
@@ -174,6 +175,42 @@ hammer(void *arg)
 		wb_msg_free(o);
 	}
 	return NULL;
+}
+
+/* Posts whose ids share a set all stay, up to its four slots; a fifth
+ * takes the slot put longest ago. */
+Test(gw_postcache, a_set_keeps_four_posts)
+{
+	gw_postcache *c;
+	uint64_t      ids[5];
+	int           n = 0;
+
+	cr_assert_eq(gw_postcache_open(&c, 64, 60000), WB_OK); /* 16 sets of 4 */
+	for (uint64_t id = 1; n < 5; id++) {
+		if ((wb_mix64(id) & 15) == (wb_mix64(1) & 15)) {
+			ids[n++] = id;
+		}
+	}
+	for (int k = 0; k < 4; k++) {
+		wb_obj *p = post(ids[k], 7, "same set");
+		gw_postcache_put(c, gw_postcache_epoch(c), p);
+		wb_msg_free(p);
+		usleep(2000); /* puts a few ms apart: their order is their age */
+	}
+	for (int k = 0; k < 4; k++) {
+		cr_assert(cached(c, ids[k], 7, "same set"), "post %d of the set was pushed out", k);
+	}
+	wb_obj *p = post(ids[4], 7, "same set");
+	gw_postcache_put(c, gw_postcache_epoch(c), p);
+	wb_msg_free(p);
+	cr_assert_not(cached(c, ids[0], 7, "same set"), "the oldest put stayed");
+	for (int k = 1; k < 5; k++) {
+		cr_assert(cached(c, ids[k], 7, "same set"), "post %d was pushed out", k);
+	}
+	gw_postcache_forget(c, ids[2]);
+	cr_assert_not(cached(c, ids[2], 7, "same set"));
+	cr_assert(cached(c, ids[3], 7, "same set"), "a forget took another post");
+	gw_postcache_close(c);
 }
 
 Test(gw_postcache, concurrent_use, .timeout = 60)
