@@ -6,11 +6,39 @@
  */
 #include "gw_int.h"
 #include "gw_postcache.h"
+#include "wb_id.h"
+
+/*
+ * gw_posts_cache_new puts a text-only post just published into the post
+ * cache, exactly as post.get answers it (such a post is stored as its
+ * text): the home reads that find it right after its fan-out then need
+ * no post.get.  A rich post is left to post.get, which knows its images'
+ * sizes.
+ */
+static void
+gw_posts_cache_new(gw *g, uint64_t epoch, const wb_obj *req, uint64_t uid, uint64_t id)
+{
+	const char *text;
+	size_t      len;
+	wb_obj     *p;
+
+	if (id == 0 || wb_has(req, WB_F_TITLE) || wb_has(req, WB_F_CATEGORY) ||
+	    wb_has(req, WB_F_IMAGES) || !wb_get_str(req, WB_F_TEXT, &text, &len) ||
+	    (p = wb_msg_new()) == NULL) {
+		return;
+	}
+	if (wb_set_u64(p, WB_F_ID, id) == WB_OK && wb_set_u64(p, WB_F_AUTHOR, uid) == WB_OK &&
+	    wb_set_str(p, WB_F_TEXT, text, len) == WB_OK &&
+	    wb_set_u64(p, WB_F_TIME, wb_id_ms(id)) == WB_OK) {
+		gw_postcache_put(gw_post_cache(g), epoch, p);
+	}
+	wb_msg_free(p);
+}
 
 int
 gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep)
 {
-	uint64_t uid, id = 0, time = 0;
+	uint64_t uid, id = 0, time = 0, epoch = gw_postcache_epoch(gw_post_cache(g));
 	wb_obj  *q, *r;
 	int      rc;
 
@@ -33,11 +61,32 @@ gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep)
 	wb_get_u64(r, WB_F_ID, &id);
 	wb_get_u64(r, WB_F_TIME, &time);
 	wb_msg_free(r);
+	gw_posts_cache_new(g, epoch, req, uid, id);
 	if ((rc = wb_reply_ok(rep)) != WB_OK || (rc = wb_set_u64(rep, WB_F_ID, id)) != WB_OK ||
 	    (time != 0 && (rc = wb_set_u64(rep, WB_F_TIME, time)) != WB_OK)) {
 		wb_reply_error(rep, rc, NULL);
 	}
 	return rc;
+}
+
+void
+gw_posts_heard(void *arg, const wb_obj *msg)
+{
+	gw           *g = arg;
+	const wb_obj *evs = NULL;
+	const char   *type;
+	size_t        n = 0, len;
+
+	if (wb_op_of(msg) != WB_OP_EVENTS || !wb_get_objs(msg, WB_F_EVENTS, &evs, &n)) {
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (wb_get_str(&evs[i], WB_F_TYPE, &type, &len) &&
+		    wb_event_lookup(type, len) == WB_EV_DELETE) {
+			gw_postcache_forget(gw_post_cache(g), wb_u64(&evs[i], WB_F_ID, 0));
+			atomic_fetch_add(&g->deletes_heard, 1);
+		}
+	}
 }
 
 int

@@ -305,6 +305,92 @@ gt_code(wb_obj *req, int want, const char *what)
 	wb_msg_free(r);
 }
 
+/* gt_post_get reads post id's record from the content service directly. */
+static wb_obj *
+gt_post_get(uint64_t id)
+{
+	rt_client *c;
+	wb_obj    *q = wb_request(WB_OP_POST_GET), *r = NULL;
+
+	cr_assert_eq(rt_client_open(&c, cl.content_url, NULL), WB_OK);
+	cr_assert_eq(wb_set_u64s(q, WB_F_IDS, &id, 1), WB_OK);
+	cr_assert_eq(rt_call(c, q, &r), WB_OK);
+	wb_msg_free(q);
+	rt_client_close(c);
+	return r;
+}
+
+/* A text post published through the gateway is in its post cache as
+ * post.get would answer it: the followers' home reads need no post.get.
+ * A post with a title is left to post.get.  A delete made elsewhere
+ * reaches the cache as the content service's event. */
+Test(gateway, published_text_posts_need_no_post_get, .fini = gt_fini, .timeout = 90)
+{
+	char          ta[128], tb[128];
+	wb_obj       *r, *q, *g;
+	const wb_obj *posts, *rec;
+	size_t        n;
+
+	gt_start_as(NULL, WBT_FIVE); /* counts the content service's own requests */
+	gt_register("alice");
+	gt_register("bob");
+	gt_login("alice", ta, sizeof(ta));
+	gt_login("bob", tb, sizeof(tb));
+	cr_assert_eq(
+	    gt_call(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL), WB_OK);
+	uint64_t gets = wbt_op_count(cl.content_url, "post.get");
+	uint64_t id = gt_publish(ta, "fresh \xe2\x9c\x93");
+	r = gt_home_wait(tb, 1);
+	cr_assert_eq(wbt_op_count(cl.content_url, "post.get"), gets, "a post.get for a new post");
+	wb_get_objs(r, WB_F_POSTS, &posts, &n);
+	g = gt_post_get(id);
+	cr_assert(wb_get_objs(g, WB_F_POSTS, &rec, &n) && n == 1);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_ID, 0), id);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_AUTHOR, 0), wb_u64(&rec[0], WB_F_AUTHOR, 1));
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_TEXT, ""), wb_str(&rec[0], WB_F_TEXT, "?"));
+	cr_assert_eq(wb_u64(&posts[0], WB_F_TIME, 0), wb_u64(&rec[0], WB_F_TIME, 1));
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_AUTHOR_NAME, ""), "alice");
+	wb_msg_free(g);
+	wb_msg_free(r);
+
+	gets = wbt_op_count(cl.content_url, "post.get"); /* gt_post_get's own */
+	q = gt_req(WB_OP_PUBLISH, WB_F_TOKEN, ta, WB_F_TEXT, "with a title");
+	cr_assert_eq(wb_set_cstr(q, WB_F_TITLE, "A title"), WB_OK);
+	cr_assert_eq(gt_call(q, NULL), WB_OK);
+	r = gt_home_wait(tb, 2);
+	wb_get_objs(r, WB_F_POSTS, &posts, &n);
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_TITLE, ""), "A title");
+	cr_assert_eq(wbt_op_count(cl.content_url, "post.get"), gets + 1, "a rich post is fetched");
+	uint64_t alice = wb_u64(&posts[0], WB_F_AUTHOR, 0);
+	wb_msg_free(r);
+
+	/* a delete made through another gateway (here: at the content service
+	 * itself) reaches this one's post cache as an event */
+	rt_client *c;
+	q = wb_request(WB_OP_POST_DELETE);
+	cr_assert_eq(wb_set_u64(q, WB_F_UID, alice), WB_OK);
+	cr_assert_eq(wb_set_u64(q, WB_F_ID, id), WB_OK);
+	cr_assert_eq(rt_client_open(&c, cl.content_url, NULL), WB_OK);
+	cr_assert_eq(rt_call(c, q, &r), WB_OK);
+	wb_msg_free(q);
+	wb_msg_free(r);
+	rt_client_close(c);
+	for (long long dl = wbt_now_ms() + 10000;; wbt_sleep_ms(20)) {
+		cr_assert_eq(gt_call(wb_request(WB_OP_STATS), &r), WB_OK);
+		uint64_t heard = wbt_gauge(r, "post_cache_deletes_heard");
+		wb_msg_free(r);
+		if (heard == 1) {
+			break;
+		}
+		cr_assert_lt(wbt_now_ms(), dl, "the delete event never reached the gateway (%llu)",
+		    (unsigned long long)heard);
+	}
+	r = gt_home_wait(tb, 1); /* and the inbox drops it from the home */
+	wb_get_objs(r, WB_F_POSTS, &posts, &n);
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_TITLE, ""), "A title");
+	wb_msg_free(r);
+}
+
 Test(gateway, errors, .fini = gt_fini, .timeout = 90)
 {
 	char tok[128], toolong[400];

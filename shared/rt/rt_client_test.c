@@ -281,31 +281,6 @@ Test(rt_client, started_calls_wait_together, .fini = wbt_cleanup, .timeout = 60)
 
 /* ---- coalescing: calls queued under load go as one batch --------------- */
 
-/* op_count reads one op's request count from a server's stats (0 if it has none). */
-static uint64_t
-op_count(const char *url, const char *op)
-{
-	rt_client    *c;
-	wb_obj       *req = wb_request(WB_OP_STATS), *rep = NULL;
-	const wb_obj *st;
-	size_t        n;
-	uint64_t      count = 0;
-
-	cr_assert_eq(rt_client_open(&c, url, NULL), WB_OK);
-	cr_assert_eq(rt_call(c, req, &rep), WB_OK);
-	if (wb_get_objs(rep, WB_F_STATS, &st, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			if (strcmp(wb_str(&st[i], WB_F_NAME, ""), op) == 0) {
-				count = wb_u64(&st[i], WB_F_COUNT, 0);
-			}
-		}
-	}
-	wb_msg_free(rep);
-	wb_msg_free(req);
-	rt_client_close(c);
-	return count;
-}
-
 /* h_slow_echo answers post.get with the ids it was given, a few milliseconds later. */
 static int
 h_slow_echo(void *arg, const wb_obj *req, wb_obj *rep)
@@ -391,8 +366,8 @@ Test(rt_client, coalesced_calls_go_as_batches_under_load, .fini = wbt_cleanup, .
 	for (uint64_t id = 1; id <= 20; id++) {
 		cr_assert(echo_check(c, 1000 + id), "lone call %llu", (unsigned long long)id);
 	}
-	cr_assert_eq(op_count(url, "batch"), 0, "a lone call is never batched");
-	cr_assert_eq(op_count(url, "post.get"), 20);
+	cr_assert_eq(wbt_op_count(url, "batch"), 0, "a lone call is never batched");
+	cr_assert_eq(wbt_op_count(url, "post.get"), 20);
 
 	/* 16 threads through 2 slots: the rest queue and go together */
 	er.c = c;
@@ -404,8 +379,8 @@ Test(rt_client, coalesced_calls_go_as_batches_under_load, .fini = wbt_cleanup, .
 	}
 	cr_assert_eq(atomic_load(&er.wrong), 0, "%d calls got a reply not their own",
 	    atomic_load(&er.wrong));
-	cr_assert_eq(op_count(url, "post.get"), 20 + 16 * 40, "every call served exactly once");
-	cr_assert_gt(op_count(url, "batch"), 0, "no batch under load");
+	cr_assert_eq(wbt_op_count(url, "post.get"), 20 + 16 * 40, "every call served exactly once");
+	cr_assert_gt(wbt_op_count(url, "batch"), 0, "no batch under load");
 	rt_client_close(c);
 	rt_server_close(s);
 }
@@ -457,11 +432,11 @@ Test(rt_client, server_killed_mid_batch_fails_each_call_once, .fini = wbt_cleanu
 		cr_assert_eq(pthread_create(&th[i], NULL, kill_thread, &kc[i]), 0);
 	}
 	end = wbt_now_ms() + wbt_ms(20000);
-	while (op_count(url, "ping") < 2 && wbt_now_ms() < end) {
+	while (wbt_op_count(url, "ping") < 2 && wbt_now_ms() < end) {
 		wbt_sleep_ms(10); /* the lone call and the batch's first item are served */
 	}
-	cr_assert_geq(op_count(url, "ping"), 2, "the batch never started");
-	cr_assert_eq(op_count(url, "batch"), 0, "the batch is still in flight");
+	cr_assert_geq(wbt_op_count(url, "ping"), 2, "the batch never started");
+	cr_assert_eq(wbt_op_count(url, "batch"), 0, "the batch is still in flight");
 	/* four more queue behind the batch in flight */
 	for (int i = 8; i < 12; i++) {
 		cr_assert_eq(pthread_create(&th[i], NULL, kill_thread, &kc[i]), 0);

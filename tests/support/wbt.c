@@ -413,6 +413,34 @@ wbt_gauge(const wb_obj *rep, const char *name)
 	return UINT64_MAX;
 }
 
+uint64_t
+wbt_op_count(const char *url, const char *op)
+{
+	rt_client    *c;
+	wb_obj       *req, *rep = NULL;
+	const wb_obj *st;
+	size_t        n;
+	uint64_t      count = UINT64_MAX;
+
+	if (rt_client_open(&c, url, NULL) != WB_OK) {
+		return count;
+	}
+	if ((req = wb_request(WB_OP_STATS)) != NULL && rt_call(c, req, &rep) == WB_OK) {
+		count = 0;
+		if (wb_get_objs(rep, WB_F_STATS, &st, &n)) {
+			for (size_t i = 0; i < n; i++) {
+				if (strcmp(wb_str(&st[i], WB_F_NAME, ""), op) == 0) {
+					count = wb_u64(&st[i], WB_F_COUNT, 0);
+				}
+			}
+		}
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	rt_client_close(c);
+	return count;
+}
+
 char *
 wbt_repeat(const char *s, size_t n)
 {

@@ -92,6 +92,9 @@ struct wb_obj;
 /* wbt_gauge returns the gauge name of a stats reply (UINT64_MAX if rep is NULL or lacks it). */
 uint64_t wbt_gauge(const struct wb_obj *rep, const char *name);
 
+/* wbt_op_count returns how many requests of op (its name, "post.get") the server at url has served (0: none; UINT64_MAX if it does not answer). */
+uint64_t wbt_op_count(const char *url, const char *op);
+
 /* wbt_repeat returns n copies of s in a fresh NUL-terminated buffer (malloc'd; aborts if out of memory). */
 char *wbt_repeat(const char *s, size_t n);
 
