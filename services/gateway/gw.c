@@ -56,7 +56,7 @@ gw_open(gw **out, const gw_opts *opts)
 	    (rc = rt_rate_open(&g->logins, opts->login_fails ? opts->login_fails : 20,
 	         opts->login_window_ms ? opts->login_window_ms : 60000,
 	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK ||
-	    (opts->content_pub_url != NULL && opts->post_cache > 0 &&
+	    (opts->content_pub_url != NULL && opts->post_cache > 0 && opts->post_cache_ms > 0 &&
 	        (rc = rt_sub_open(&g->content_events, opts->content_pub_url, gw_posts_heard, g)) !=
 	            WB_OK)) {
 		gw_close(g);

@@ -14,7 +14,7 @@
 #include "inbox_cache.h"
 #include "wb_errors.h"
 
-#define INBOX_CACHE_STRIPES 1024 /* mutexes, each shared by slots / 1024 slots */
+#define INBOX_CACHE_STRIPES 1024 /* mutexes: slot i takes mutex i % 1024 */
 
 typedef struct inbox_slot {
 	uint64_t   uid;
