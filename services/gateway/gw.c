@@ -55,21 +55,12 @@ gw_open(gw **out, const gw_opts *opts)
 	    (rc = gw_postcache_open(&g->posts, opts->post_cache, opts->post_cache_ms)) != WB_OK ||
 	    (rc = rt_rate_open(&g->logins, opts->login_fails ? opts->login_fails : 20,
 	         opts->login_window_ms ? opts->login_window_ms : 60000,
-	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK ||
-	    (opts->content_pub_url != NULL && opts->post_cache > 0 && opts->post_cache_ms > 0 &&
-	        (rc = rt_sub_open(&g->content_events, opts->content_pub_url, gw_posts_heard, g)) !=
-	            WB_OK)) {
+	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
 		gw_close(g);
 		return rc;
 	}
 	*out = g;
 	return WB_OK;
-}
-
-uint64_t
-gw_deletes_heard(void *arg)
-{
-	return atomic_load(&((gw *)arg)->deletes_heard);
 }
 
 void
@@ -78,7 +69,6 @@ gw_close(gw *g)
 	if (g == NULL) {
 		return;
 	}
-	rt_sub_close(g->content_events);     /* before the post cache it writes to */
 	rt_client_shutdown(g->svc[GW_USER]); /* ends the revocation pull in flight */
 	gw_sessions_close(g->sessions);
 	for (int i = 0; i < GW_SVC_COUNT; i++) {

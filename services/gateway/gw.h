@@ -42,10 +42,7 @@ typedef struct gw_opts {
 	uint64_t login_cooldown_ms; /* how long its logins answer RATE_LIMITED (default 60000) */
 	size_t   post_cache;        /* post records cached for hydration (0: none) */
 	uint64_t post_cache_ms;     /* how long one is trusted (0: none cached) */
-	const char
-	    *content_pub_url; /* content events: a deleted post leaves the post cache as soon as
-	                                its event is heard (NULL: only through this gateway, or ttl) */
-	int  coalesce; /* calls in flight to the content and inbox services before further ones go
+	int coalesce; /* calls in flight to the content and inbox services before further ones go
 	                 together as one batch message (0: each alone; rt_client_opts.coalesce) */
 } gw_opts;
 
@@ -54,9 +51,6 @@ int gw_open(gw **out, const gw_opts *opts);
 
 /* gw_close closes the downstream clients and frees g; NULL is ignored. */
 void gw_close(gw *g);
-
-/* gw_deletes_heard returns how many delete events the gateway has heard (an rt_gauge_fn; arg is the gw). */
-uint64_t gw_deletes_heard(void *arg);
 
 /* gw_service describes warble-gateway to rt_daemon_main (gw_daemon.c). */
 extern const rt_service gw_service;

@@ -24,8 +24,6 @@ static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_RELATION, "relation service", &gw_o.urls[GW_RELATION]),
 	RT_OPT_URL(WB_EP_CONTENT, "content service", &gw_o.urls[GW_CONTENT]),
 	RT_OPT_URL(WB_EP_INBOX, "inbox service", &gw_o.urls[GW_INBOX]),
-	RT_OPT_URL(WB_EP_CONTENT_PUB, "content events (deleted posts leave the post cache)",
-	    &gw_o.content_pub_url),
 	{ "timeout-ms", "WARBLE_GATEWAY_TIMEOUT_MS", "5000", "deadline of each downstream call, ms",
 	    &gw_timeout },
 	{ "coalesce", "WARBLE_GATEWAY_COALESCE", "0",
@@ -54,10 +52,9 @@ static rt_opt gw_daemon_opts[] = {
 	    "seconds a locked client's logins answer RATE_LIMITED", &gw_cool },
 	{ "post-cache", "WARBLE_POST_CACHE", "65536", "post records cached for timelines (0: off)",
 	    &gw_pcache },
-	{ "post-cache-ms", "WARBLE_POST_CACHE_MS", "300000",
-	    "how long a cached post is trusted, ms (a post deleted through another gateway, "
-	    "whose event this gateway missed, shows here until the inbox drops it from homes, "
-	    "and at most this long)",
+	{ "post-cache-ms", "WARBLE_POST_CACHE_MS", "10000",
+	    "how long a cached post is trusted, ms (a post deleted through another gateway shows "
+	    "here at most this long)",
 	    &gw_pcache_ms },
 	{ "media-max", "WARBLE_MEDIA_MAX", "1048576", "largest image upload, bytes (at most 3 MiB)",
 	    &gw_media_max_s },
@@ -129,7 +126,6 @@ gw_daemon_open(const rt_env *env, void **out)
 			rt_server_handle(env->srv, (wb_op)op, gw_handler, d->g);
 		}
 	}
-	rt_server_gauge(env->srv, "post_cache_deletes_heard", gw_deletes_heard, d->g);
 	*out = d;
 	return WB_OK;
 }

@@ -13,7 +13,6 @@
 #include "gw_postcache.h"
 #include "gw_sessions.h"
 #include "gw_tokens.h"
-#include "rt_pubsub.h"
 #include "rt_rate.h"
 
 struct gw {
@@ -22,9 +21,7 @@ struct gw {
 	gw_sessions  *sessions;
 	gw_names     *names;
 	gw_postcache *posts;
-	rt_rate      *logins;         /* failed logins per client address, over every transport */
-	rt_sub       *content_events; /* deletes, for the post cache (NULL: not heard) */
-	atomic_ullong deletes_heard;
+	rt_rate      *logins;    /* failed logins per client address, over every transport */
 	uint32_t      rid_nonce; /* this gateway's part of the request ids it makes */
 	atomic_ullong rid_seq;   /* the ids made so far */
 };
@@ -83,21 +80,18 @@ int gw_op_login(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_whoami(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep);
-
-/* gw_posts_heard takes a message of the content service's events (an rt_sub_fn; arg is the gw): each deleted post leaves the post cache. */
-void gw_posts_heard(void *arg, const wb_obj *msg);
-int  gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_home(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_timeline(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_follow(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_unfollow(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_following(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_fans(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_profile(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep);
-int  gw_op_media(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_home(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_timeline(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_follow(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_unfollow(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_following(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_fans(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_profile(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_media(gw *g, const wb_obj *req, wb_obj *rep);
 
 #endif

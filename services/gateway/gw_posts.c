@@ -69,26 +69,6 @@ gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep)
 	return rc;
 }
 
-void
-gw_posts_heard(void *arg, const wb_obj *msg)
-{
-	gw           *g = arg;
-	const wb_obj *evs = NULL;
-	const char   *type;
-	size_t        n = 0, len;
-
-	if (wb_op_of(msg) != WB_OP_EVENTS || !wb_get_objs(msg, WB_F_EVENTS, &evs, &n)) {
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (wb_get_str(&evs[i], WB_F_TYPE, &type, &len) &&
-		    wb_event_lookup(type, len) == WB_EV_DELETE) {
-			gw_postcache_forget(gw_post_cache(g), wb_u64(&evs[i], WB_F_ID, 0));
-			atomic_fetch_add(&g->deletes_heard, 1);
-		}
-	}
-}
-
 int
 gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep)
 {

@@ -322,8 +322,7 @@ gt_post_get(uint64_t id)
 
 /* A text post published through the gateway is in its post cache as
  * post.get would answer it: the followers' home reads need no post.get.
- * A post with a title is left to post.get.  A delete made elsewhere
- * reaches the cache as the content service's event. */
+ * A post with a title is left to post.get. */
 Test(gateway, published_text_posts_need_no_post_get, .fini = gt_fini, .timeout = 90)
 {
 	char          ta[128], tb[128];
@@ -361,33 +360,6 @@ Test(gateway, published_text_posts_need_no_post_get, .fini = gt_fini, .timeout =
 	wb_get_objs(r, WB_F_POSTS, &posts, &n);
 	cr_assert_str_eq(wb_str(&posts[0], WB_F_TITLE, ""), "A title");
 	cr_assert_eq(wbt_op_count(cl.content_url, "post.get"), gets + 1, "a rich post is fetched");
-	uint64_t alice = wb_u64(&posts[0], WB_F_AUTHOR, 0);
-	wb_msg_free(r);
-
-	/* a delete made through another gateway (here: at the content service
-	 * itself) reaches this one's post cache as an event */
-	rt_client *c;
-	q = wb_request(WB_OP_POST_DELETE);
-	cr_assert_eq(wb_set_u64(q, WB_F_UID, alice), WB_OK);
-	cr_assert_eq(wb_set_u64(q, WB_F_ID, id), WB_OK);
-	cr_assert_eq(rt_client_open(&c, cl.content_url, NULL), WB_OK);
-	cr_assert_eq(rt_call(c, q, &r), WB_OK);
-	wb_msg_free(q);
-	wb_msg_free(r);
-	rt_client_close(c);
-	for (long long dl = wbt_now_ms() + 10000;; wbt_sleep_ms(20)) {
-		cr_assert_eq(gt_call(wb_request(WB_OP_STATS), &r), WB_OK);
-		uint64_t heard = wbt_gauge(r, "post_cache_deletes_heard");
-		wb_msg_free(r);
-		if (heard == 1) {
-			break;
-		}
-		cr_assert_lt(wbt_now_ms(), dl, "the delete event never reached the gateway (%llu)",
-		    (unsigned long long)heard);
-	}
-	r = gt_home_wait(tb, 1); /* and the inbox drops it from the home */
-	wb_get_objs(r, WB_F_POSTS, &posts, &n);
-	cr_assert_str_eq(wb_str(&posts[0], WB_F_TITLE, ""), "A title");
 	wb_msg_free(r);
 }
 
