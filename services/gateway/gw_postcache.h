@@ -3,10 +3,11 @@
  *
  * A post never changes after it is published; it can only be deleted, and
  * every delete passes through a gateway.  So the gateway keeps the
- * records post.get brought (id, author, text, time) and home timelines
- * ask the content service only for the posts it lacks.  Bounded: one
- * direct-mapped table, a newcomer replacing whatever held its slot, each
- * entry trusted for ttl_ms.
+ * records post.get brought (id, author, text, time), and those of the
+ * text-only posts published through it, and home timelines ask the
+ * content service only for the posts it lacks.  Bounded: one table in
+ * sets of four slots, a newcomer taking the slot of its set put longest
+ * ago, each entry trusted for ttl_ms.
  *
  * Deletes: gw_postcache_forget drops a post once the content service has
  * deleted it.  A reader that fetched the post just before the delete must
