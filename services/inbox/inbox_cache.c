@@ -2,10 +2,18 @@
  * inbox_cache.c - the newest cells of recently read inboxes (inbox_cache.h).
  *
  * Slots are direct-mapped by a hash of the reader: a reader whose slot
- * another reader took is read from the store, and takes it back.  Slots
- * share their mutexes in stripes.  An entry is the newest n cells of the
- * row, newest first; `complete` says the row has no older cell, so a read
- * of more than n cells can be answered too.
+ * another reader took is read from the store, and takes it back.  An
+ * entry is the newest n cells of the row, newest first; `complete` says
+ * the row has no older cell, so a read of more than n cells can be
+ * answered too.
+ *
+ * Slots share their mutexes, and their generation, in stripes.  Which
+ * reader holds a slot is kept apart from the cells (8 bytes a slot), so
+ * a fan-out to readers that are not cached reads that small array and
+ * writes only the stripe's generation: a 1M fan-out neither touches nor
+ * makes resident the 13 MB of cells.  A write to any slot of a stripe
+ * refuses the fills of the whole stripe that were in flight, which at
+ * 32 slots a stripe costs a refill now and then.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,21 +22,25 @@
 #include "inbox_cache.h"
 #include "wb_errors.h"
 
-#define INBOX_CACHE_STRIPES 1024 /* mutexes: slot i takes mutex i % 1024 */
+#define INBOX_CACHE_STRIPES 1024 /* slot i is in stripe i % 1024 */
 
 typedef struct inbox_slot {
-	uint64_t   uid;
-	uint64_t   gen; /* bumped by every write to a row of this slot */
 	uint8_t    n;
-	bool       used, complete;
+	bool       complete;
 	inbox_cell cells[INBOX_CACHE_CELLS];
 } inbox_slot;
 
+typedef struct inbox_stripe {
+	pthread_mutex_t mu;
+	uint64_t        gen; /* bumped by every write to a row of the stripe's slots */
+} inbox_stripe;
+
 struct inbox_cache {
-	inbox_slot     *slots;
-	size_t          mask;
-	unsigned        bits, window;
-	pthread_mutex_t mu[INBOX_CACHE_STRIPES];
+	inbox_slot  *slots;
+	uint64_t    *uids; /* the reader of each slot (0: none) */
+	size_t       mask;
+	unsigned     bits, window;
+	inbox_stripe stripes[INBOX_CACHE_STRIPES];
 };
 
 int
@@ -50,7 +62,11 @@ inbox_cache_open(inbox_cache **out, size_t slots, unsigned window)
 		bits++;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->slots = calloc(n, sizeof(*c->slots))) == NULL) {
+	    (c->slots = calloc(n, sizeof(*c->slots))) == NULL ||
+	    (c->uids = calloc(n, sizeof(*c->uids))) == NULL) {
+		if (c != NULL) {
+			free(c->slots);
+		}
 		free(c);
 		return WB_ENOMEM;
 	}
@@ -58,7 +74,7 @@ inbox_cache_open(inbox_cache **out, size_t slots, unsigned window)
 	c->bits = bits;
 	c->window = window < INBOX_CACHE_CELLS ? window : INBOX_CACHE_CELLS;
 	for (int i = 0; i < INBOX_CACHE_STRIPES; i++) {
-		pthread_mutex_init(&c->mu[i], NULL);
+		pthread_mutex_init(&c->stripes[i].mu, NULL);
 	}
 	*out = c;
 	return WB_OK;
@@ -71,8 +87,9 @@ inbox_cache_close(inbox_cache *c)
 		return;
 	}
 	for (int i = 0; i < INBOX_CACHE_STRIPES; i++) {
-		pthread_mutex_destroy(&c->mu[i]);
+		pthread_mutex_destroy(&c->stripes[i].mu);
 	}
+	free(c->uids);
 	free(c->slots);
 	free(c);
 }
@@ -83,40 +100,38 @@ inbox_cache_window(const inbox_cache *c)
 	return c != NULL ? c->window : 0;
 }
 
-/* inbox_cache_lock locks uid's slot and returns it. */
-static inbox_slot *
-inbox_cache_lock(inbox_cache *c, uint64_t uid)
+/* inbox_cache_lock locks the stripe of uid's slot, whose index goes into *i, and returns the stripe. */
+static inbox_stripe *
+inbox_cache_lock(inbox_cache *c, uint64_t uid, size_t *i)
 {
-	size_t i = c->bits ? (size_t)((uid * 0x9E3779B97F4A7C15ull) >> (64 - c->bits)) : 0;
+	inbox_stripe *st;
 
-	pthread_mutex_lock(&c->mu[i % INBOX_CACHE_STRIPES]);
-	return &c->slots[i];
-}
-
-/* inbox_cache_unlock unlocks slot s. */
-static void
-inbox_cache_unlock(inbox_cache *c, inbox_slot *s)
-{
-	pthread_mutex_unlock(&c->mu[(size_t)(s - c->slots) % INBOX_CACHE_STRIPES]);
+	*i = c->bits ? (size_t)((uid * 0x9E3779B97F4A7C15ull) >> (64 - c->bits)) : 0;
+	st = &c->stripes[*i % INBOX_CACHE_STRIPES];
+	pthread_mutex_lock(&st->mu);
+	return st;
 }
 
 int
 inbox_cache_get(inbox_cache *c, uint64_t uid, size_t want, inbox_cell *out, uint64_t *gen)
 {
-	inbox_slot *s;
-	int         n = -1;
+	inbox_stripe *st;
+	inbox_slot   *s;
+	size_t        i;
+	int           n = -1;
 
 	*gen = 0;
 	if (c == NULL) {
 		return -1;
 	}
-	s = inbox_cache_lock(c, uid);
-	*gen = s->gen;
-	if (s->used && s->uid == uid && (s->n >= want || s->complete)) {
+	st = inbox_cache_lock(c, uid, &i);
+	s = &c->slots[i];
+	*gen = st->gen;
+	if (c->uids[i] == uid && (s->n >= want || s->complete)) {
 		n = s->n < want ? s->n : (int)want;
 		memcpy(out, s->cells, (size_t)n * sizeof(*out));
 	}
-	inbox_cache_unlock(c, s);
+	pthread_mutex_unlock(&st->mu);
 	return n;
 }
 
@@ -124,49 +139,52 @@ void
 inbox_cache_fill(
     inbox_cache *c, uint64_t uid, uint64_t gen, const inbox_cell *cells, size_t n, bool complete)
 {
-	inbox_slot *s;
+	inbox_stripe *st;
+	inbox_slot   *s;
+	size_t        i;
 
-	if (c == NULL) {
+	if (c == NULL || uid == 0) {
 		return;
 	}
-	s = inbox_cache_lock(c, uid);
-	if (s->gen == gen) {
+	st = inbox_cache_lock(c, uid, &i);
+	if (st->gen == gen) {
 		if (n > c->window) {
 			n = c->window;
 			complete = false;
 		}
-		s->used = true;
-		s->uid = uid;
+		s = &c->slots[i];
+		c->uids[i] = uid;
 		s->n = (uint8_t)n;
 		s->complete = complete;
 		memcpy(s->cells, cells, n * sizeof(*cells));
 	}
-	inbox_cache_unlock(c, s);
+	pthread_mutex_unlock(&st->mu);
 }
 
-/* inbox_cache_touch locks uid's slot for a write, bumping its generation; NULL if uid has no entry (the slot unlocked). */
+/* inbox_cache_touch locks uid's stripe for a write, bumping its generation, and returns uid's slot with *st to unlock; NULL if uid has no entry (nothing left locked). */
 static inbox_slot *
-inbox_cache_touch(inbox_cache *c, uint64_t uid)
+inbox_cache_touch(inbox_cache *c, uint64_t uid, inbox_stripe **st)
 {
-	inbox_slot *s;
+	size_t i;
 
 	if (c == NULL) {
 		return NULL;
 	}
-	s = inbox_cache_lock(c, uid);
-	s->gen++;
-	if (s->used && s->uid == uid) {
-		return s;
+	*st = inbox_cache_lock(c, uid, &i);
+	(*st)->gen++;
+	if (c->uids[i] == uid && uid != 0) {
+		return &c->slots[i];
 	}
-	inbox_cache_unlock(c, s);
+	pthread_mutex_unlock(&(*st)->mu);
 	return NULL;
 }
 
 void
 inbox_cache_put(inbox_cache *c, uint64_t uid, inbox_cell cell)
 {
-	inbox_slot *s = inbox_cache_touch(c, uid);
-	size_t      p = 0;
+	inbox_stripe *st;
+	inbox_slot   *s = inbox_cache_touch(c, uid, &st);
+	size_t        p = 0;
 
 	if (s == NULL) {
 		return;
@@ -189,13 +207,14 @@ inbox_cache_put(inbox_cache *c, uint64_t uid, inbox_cell cell)
 			s->cells[p] = cell;
 		}
 	}
-	inbox_cache_unlock(c, s);
+	pthread_mutex_unlock(&st->mu);
 }
 
 void
 inbox_cache_del(inbox_cache *c, uint64_t uid, uint64_t id)
 {
-	inbox_slot *s = inbox_cache_touch(c, uid);
+	inbox_stripe *st;
+	inbox_slot   *s = inbox_cache_touch(c, uid, &st);
 
 	if (s == NULL) {
 		return;
@@ -208,27 +227,32 @@ inbox_cache_del(inbox_cache *c, uint64_t uid, uint64_t id)
 			break;
 		}
 	}
-	inbox_cache_unlock(c, s);
+	pthread_mutex_unlock(&st->mu);
 }
 
 void
 inbox_cache_drop(inbox_cache *c, uint64_t uid)
 {
-	inbox_slot *s = inbox_cache_touch(c, uid);
+	inbox_stripe *st;
+	inbox_slot   *s = inbox_cache_touch(c, uid, &st);
 
 	if (s != NULL) {
-		s->used = false;
-		inbox_cache_unlock(c, s);
+		c->uids[s - c->slots] = 0;
+		pthread_mutex_unlock(&st->mu);
 	}
 }
 
 void
 inbox_cache_clear(inbox_cache *c)
 {
-	for (size_t i = 0; c != NULL && i <= c->mask; i++) {
-		pthread_mutex_lock(&c->mu[i % INBOX_CACHE_STRIPES]);
-		c->slots[i].gen++;
-		c->slots[i].used = false;
-		pthread_mutex_unlock(&c->mu[i % INBOX_CACHE_STRIPES]);
+	for (size_t k = 0; c != NULL && k < INBOX_CACHE_STRIPES; k++) {
+		inbox_stripe *st = &c->stripes[k];
+
+		pthread_mutex_lock(&st->mu);
+		st->gen++;
+		for (size_t i = k; i <= c->mask; i += INBOX_CACHE_STRIPES) {
+			c->uids[i] = 0;
+		}
+		pthread_mutex_unlock(&st->mu);
 	}
 }
