@@ -8,8 +8,9 @@
  * store.  It is a read-through cache: a miss reads the store and fills
  * the entry, and every write to a row updates or drops that row's entry
  * after the store has taken it.  A fill carries the generation of its
- * slot read before the store was, and is dropped if any write touched
- * the slot since: a fill can never put back what a write has replaced.
+ * slot's stripe read before the store was, and is dropped if any write
+ * touched the stripe since: a fill can never put back what a write has
+ * replaced.
  * Every function takes a NULL cache as one that never has an entry.
  */
 #ifndef INBOX_CACHE_H
