@@ -149,6 +149,12 @@ gw_postcache_decode(const char *buf, size_t len, wb_obj *dst)
 	return ok;
 }
 
+bool
+gw_postcache_rich(const wb_obj *post)
+{
+	return wb_has(post, WB_F_TITLE) || wb_has(post, WB_F_CATEGORY) || wb_has(post, WB_F_IMAGES);
+}
+
 /* gw_postcache_copy makes the malloc'd bytes a slot keeps of post: its text, or its encoded record if rich. */
 static char *
 gw_postcache_copy(const wb_obj *post, size_t *len, bool *rich)
@@ -156,9 +162,7 @@ gw_postcache_copy(const wb_obj *post, size_t *len, bool *rich)
 	const char *text;
 	char       *copy;
 
-	*rich =
-	    wb_has(post, WB_F_TITLE) || wb_has(post, WB_F_CATEGORY) || wb_has(post, WB_F_IMAGES);
-	if (*rich) {
+	if ((*rich = gw_postcache_rich(post))) {
 		return wb_encode_buf(post, &copy, len) == WB_OK ? copy : NULL;
 	}
 	if (!wb_get_str(post, WB_F_TEXT, &text, len) || (copy = malloc(*len + 1)) == NULL) {

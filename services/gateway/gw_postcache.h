@@ -47,6 +47,9 @@ bool gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst);
 /* gw_postcache_put caches a post record fetched after epoch was read (ignored if a post was deleted since). */
 void gw_postcache_put(gw_postcache *c, uint64_t epoch, const wb_obj *post);
 
+/* gw_postcache_rich tells whether post has columns beyond id, author, text and time (a title, a category or images). */
+bool gw_postcache_rich(const wb_obj *post);
+
 /* gw_postcache_forget drops post id after its deletion and advances the delete epoch. */
 void gw_postcache_forget(gw_postcache *c, uint64_t id);
 

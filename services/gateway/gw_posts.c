@@ -22,8 +22,7 @@ gw_posts_cache_new(gw *g, uint64_t epoch, const wb_obj *req, uint64_t uid, uint6
 	size_t      len;
 	wb_obj     *p;
 
-	if (id == 0 || wb_has(req, WB_F_TITLE) || wb_has(req, WB_F_CATEGORY) ||
-	    wb_has(req, WB_F_IMAGES) || !wb_get_str(req, WB_F_TEXT, &text, &len) ||
+	if (id == 0 || gw_postcache_rich(req) || !wb_get_str(req, WB_F_TEXT, &text, &len) ||
 	    (p = wb_msg_new()) == NULL) {
 		return;
 	}

@@ -15,6 +15,7 @@
 #define INBOX_PAGE_DEFAULT 20     /* inbox.home default limit */
 #define INBOX_PAGE_MAX     100    /* inbox.home largest limit */
 #define INBOX_FANS_PAGE    10000  /* fans per rel.fans page (one write batch), at most */
+#define INBOX_MAX_DEFAULT  800    /* posts kept per inbox when inbox_opts gives none */
 #define INBOX_LOG_PAGE     1000   /* events per post.log / rel.log page */
 #define INBOX_REBUILD_MAX  100000 /* largest inbox.rebuild limit (posts per follow) */
 
@@ -28,9 +29,10 @@ typedef struct inbox_opts {
 	uint32_t    backfill;         /* posts copied into an inbox on follow */
 	uint32_t    poll_ms;          /* pull a quiet source's log this often */
 	uint32_t    fans_page;        /* fans per rel.fans page (default INBOX_FANS_PAGE) */
-	uint32_t    max_versions;     /* posts kept per inbox (the tl family's cap; 0: 800) */
-	uint64_t    ttl_ms;           /* how long a post stays in inboxes (0: forever) */
-	bool        rebuild;          /* rebuild every inbox once started (inbox_rebuild.c) */
+	uint32_t
+	    max_versions; /* posts kept per inbox (the tl family's cap; 0: INBOX_MAX_DEFAULT) */
+	uint64_t ttl_ms;  /* how long a post stays in inboxes (0: forever) */
+	bool     rebuild; /* rebuild every inbox once started (inbox_rebuild.c) */
 	uint32_t
 	    cache_readers; /* readers whose newest posts are kept in memory (inbox_cache.h; 0: none) */
 } inbox_opts;

@@ -394,13 +394,15 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 	if (in->opts.fans_page == 0 || in->opts.fans_page > INBOX_FANS_PAGE) {
 		in->opts.fans_page = INBOX_FANS_PAGE;
 	}
-	uint32_t window = in->opts.max_versions ? in->opts.max_versions : 800;
-	int      rc = hb_batch_new(&in->batch);
+	if (in->opts.max_versions == 0) {
+		in->opts.max_versions = INBOX_MAX_DEFAULT;
+	}
+	int rc = hb_batch_new(&in->batch);
 	if (rc == WB_OK && (rc = hb_batch_new(&in->batch2)) != WB_OK) {
 		hb_batch_free(in->batch);
 	}
-	if (rc == WB_OK &&
-	    (rc = inbox_cache_open(&in->cache, opts->cache_readers, window)) != WB_OK) {
+	if (rc == WB_OK && (rc = inbox_cache_open(
+	                        &in->cache, opts->cache_readers, in->opts.max_versions)) != WB_OK) {
 		hb_batch_free(in->batch);
 		hb_batch_free(in->batch2);
 	}

@@ -21,6 +21,7 @@
 
 #include "inbox_cache.h"
 #include "wb_errors.h"
+#include "wb_hash.h"
 
 #define INBOX_CACHE_STRIPES 1024 /* slot i is in stripe i % 1024 */
 
@@ -39,7 +40,7 @@ struct inbox_cache {
 	inbox_slot  *slots;
 	uint64_t    *uids; /* the reader of each slot (0: none) */
 	size_t       mask;
-	unsigned     bits, window;
+	unsigned     window;
 	inbox_stripe stripes[INBOX_CACHE_STRIPES];
 };
 
@@ -48,7 +49,6 @@ inbox_cache_open(inbox_cache **out, size_t slots, unsigned window)
 {
 	inbox_cache *c;
 	size_t       n = 1;
-	unsigned     bits = 0;
 
 	*out = NULL;
 	if (slots == 0 || window == 0) {
@@ -59,7 +59,6 @@ inbox_cache_open(inbox_cache **out, size_t slots, unsigned window)
 	}
 	while (n < slots) {
 		n <<= 1;
-		bits++;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->slots = calloc(n, sizeof(*c->slots))) == NULL ||
@@ -71,7 +70,6 @@ inbox_cache_open(inbox_cache **out, size_t slots, unsigned window)
 		return WB_ENOMEM;
 	}
 	c->mask = n - 1;
-	c->bits = bits;
 	c->window = window < INBOX_CACHE_CELLS ? window : INBOX_CACHE_CELLS;
 	for (int i = 0; i < INBOX_CACHE_STRIPES; i++) {
 		pthread_mutex_init(&c->stripes[i].mu, NULL);
@@ -106,7 +104,7 @@ inbox_cache_lock(inbox_cache *c, uint64_t uid, size_t *i)
 {
 	inbox_stripe *st;
 
-	*i = c->bits ? (size_t)((uid * 0x9E3779B97F4A7C15ull) >> (64 - c->bits)) : 0;
+	*i = (size_t)wb_mix64(uid) & c->mask;
 	st = &c->stripes[*i % INBOX_CACHE_STRIPES];
 	pthread_mutex_lock(&st->mu);
 	return st;

@@ -256,7 +256,7 @@ inbox_rb_page(inbox *in, const uint64_t *uids, size_t n, uint64_t *ids, size_t d
 static int
 inbox_rb_all(inbox *in, uint32_t depth)
 {
-	uint32_t  cap = in->opts.max_versions ? in->opts.max_versions : 800;
+	uint32_t  cap = in->opts.max_versions;
 	size_t    want = depth < cap ? depth : cap; /* more never shows: the cap keeps the newest */
 	uint64_t *ids = calloc(want > 0 ? want : 1, sizeof(*ids));
 	uint64_t  after = 0;
