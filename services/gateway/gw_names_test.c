@@ -1,6 +1,6 @@
 /*
  * gw_names_test.c - the gateway's username cache: lookups both ways,
- * letter case, bounds, eviction and concurrent use.
+ * letter case, bounds, sets of four, eviction and concurrent use.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gw_names.h"
+#include "wb_hash.h"
 
 Test(gw_names, both_ways)
 {
@@ -83,6 +84,44 @@ Test(gw_names, bounded)
 	}
 	cr_assert_leq(hits, 64, "at most the table's size is kept");
 	cr_assert_gt(hits, 0);
+	gw_names_close(n);
+}
+
+/* Five uids of one set (64 slots: 16 sets of 4): four stay together, and
+ * the fifth takes the slot of the one put longest ago. */
+Test(gw_names, a_set_keeps_four_names)
+{
+	gw_names *n;
+	char      name[GW_NAME_MAX + 1], want[5][32];
+	uint64_t  same[5];
+	int       k = 0;
+
+	cr_assert_eq(gw_names_open(&n, 64), 0);
+	for (uint64_t u = 1; k < 5; u++) {
+		if ((wb_mix64(u) & 15) == 3) {
+			snprintf(want[k], sizeof(want[k]), "user%llu", (unsigned long long)u);
+			same[k++] = u;
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		gw_names_put(n, same[i], want[i], strlen(want[i]));
+	}
+	for (int i = 0; i < 4; i++) {
+		cr_assert(gw_names_name(n, same[i], name), "uid %d of the set was pushed out", i);
+		cr_assert_str_eq(name, want[i]);
+	}
+	gw_names_put(n, same[0], want[0], strlen(want[0])); /* same[1] is now the oldest */
+	gw_names_put(n, same[4], want[4], strlen(want[4]));
+	cr_assert_not(gw_names_name(n, same[1], name), "the oldest put leaves");
+	for (int i = 0; i < 5; i++) {
+		uint64_t uid = 0;
+		if (i != 1) {
+			cr_assert(gw_names_name(n, same[i], name), "uid %d pushed out", i);
+			cr_assert_str_eq(name, want[i]);
+			cr_assert(
+			    gw_names_uid(n, want[i], strlen(want[i]), &uid) && uid == same[i]);
+		}
+	}
 	gw_names_close(n);
 }
 
