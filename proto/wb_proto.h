@@ -112,7 +112,8 @@ typedef enum wb_type {
 	X(HEIGHT,    "height",      U64)  /* image height, pixels */            \
 	X(ALT,       "alt",         STR)  /* image description */               \
 	X(SIZE,      "size",        U64)  /* media bytes */                     \
-	X(PUBLIC,    "public",      BOOL) /* media attached to a post (anyone may read it) */
+	X(PUBLIC,    "public",      BOOL) /* media attached to a post (anyone may read it) */ \
+	X(LAG,       "lag_ms",      U64)  /* inbox.home: every delete older than this is applied */
 /* clang-format on */
 
 typedef enum wb_field {

@@ -227,13 +227,14 @@ gw_hydrate_prefetched(gw *g, rt_pending *p)
 }
 
 /*
- * gw_hydrate_fetch finds the records of ids: from the post cache into
- * cached (an array in scratch), the rest with one post.get (its reply in
- * *pr, cached for next time).  found[i] is post i's record, NULL if gone.
+ * gw_hydrate_fetch finds the records of ids (listed lag_ms behind
+ * content's deletes): from the post cache into cached (an array in
+ * scratch), the rest with one post.get (its reply in *pr, cached for next
+ * time).  found[i] is post i's record, NULL if gone.
  */
 static int
-gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb_obj *scratch,
-    wb_obj **pr, const wb_obj **found, wb_obj *rep)
+gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, uint64_t lag_ms,
+    wb_obj *scratch, wb_obj **pr, const wb_obj **found, wb_obj *rep)
 {
 	gw_postcache *cache = gw_post_cache(g);
 	wb_obj       *cached = wb_add_objs(scratch, WB_F_POSTS, n);
@@ -247,7 +248,7 @@ gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb
 		return WB_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		found[i] = gw_postcache_get(cache, ids[i], &cached[i]) ? &cached[i] : NULL;
+		found[i] = gw_postcache_get(cache, ids[i], lag_ms, &cached[i]) ? &cached[i] : NULL;
 		if (found[i] == NULL) {
 			miss_hints[nmiss] = hints != NULL ? hints[i] : 0;
 			miss[nmiss++] = ids[i];
@@ -282,7 +283,8 @@ gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb
 }
 
 int
-gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb_obj *rep)
+gw_hydrate_posts(
+    gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, uint64_t lag_ms, wb_obj *rep)
 {
 	uint64_t      authors[GW_PAGE_MAX];
 	char          names[GW_PAGE_MAX][GW_NAME_MAX + 1];
@@ -299,7 +301,8 @@ gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, wb
 		wb_reply_error(rep, WB_ENOMEM, NULL);
 		return WB_ENOMEM;
 	}
-	if (n > 0 && (rc = gw_hydrate_fetch(g, ids, hints, n, scratch, &pr, found, rep)) != WB_OK) {
+	if (n > 0 &&
+	    (rc = gw_hydrate_fetch(g, ids, hints, n, lag_ms, scratch, &pr, found, rep)) != WB_OK) {
 		if (!wb_has(rep, WB_F_ERR)) {
 			wb_reply_error(rep, rc, NULL);
 		}

@@ -59,8 +59,9 @@ int gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep);
 /* gw_limit reads LIMIT by the one page rule (wb_page_limit): GW_PAGE_DEFAULT, GW_PAGE_MAX. */
 int gw_limit(const wb_obj *req, uint64_t *limit, wb_obj *rep);
 
-/* gw_hydrate_posts fetches posts ids (newest first; authors, if not NULL, their authors as hints) and their authors' names into rep's POSTS, skipping missing posts. */
-int gw_hydrate_posts(gw *g, const uint64_t *ids, const uint64_t *authors, size_t n, wb_obj *rep);
+/* gw_hydrate_posts fetches posts ids (newest first; authors, if not NULL, their authors as hints; listed lag_ms behind content's deletes, UINT64_MAX if not known) and their authors' names into rep's POSTS, skipping missing posts. */
+int gw_hydrate_posts(
+    gw *g, const uint64_t *ids, const uint64_t *authors, size_t n, uint64_t lag_ms, wb_obj *rep);
 
 /* gw_copy_posts copies post records into rep's POSTS, with author_name set to name. */
 int gw_copy_posts(const wb_obj *posts, size_t n, const char *name, wb_obj *rep);

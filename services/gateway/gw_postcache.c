@@ -174,7 +174,7 @@ gw_postcache_copy(const wb_obj *post, size_t *len, bool *rich)
 }
 
 bool
-gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst)
+gw_postcache_get(gw_postcache *c, uint64_t id, uint64_t lag_ms, wb_obj *dst)
 {
 	size_t             i;
 	gw_postcache_slot *s;
@@ -186,7 +186,7 @@ gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst)
 	i = gw_postcache_set(c, id);
 	pthread_mutex_lock(&c->locks[i % GW_POSTCACHE_LOCKS]);
 	s = gw_postcache_find(c, i, id);
-	hit = s != NULL && s->expires_ms > wb_mono_us() / 1000;
+	hit = s != NULL && (lag_ms < c->ttl_ms || s->expires_ms > wb_mono_us() / 1000);
 	if (hit && s->rich) {
 		hit = gw_postcache_decode(s->text, s->len, dst) &&
 		      wb_set_u64(dst, WB_F_TIME, wb_id_ms(id)) == WB_OK;

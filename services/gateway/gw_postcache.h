@@ -15,7 +15,9 @@
  * before its fetch, and is ignored if a delete came in between.  Timelines
  * ask the cache only for ids the inbox lists, so a post deleted through
  * another gateway can be shown here until the inbox applies the delete
- * event, and for ttl_ms at most.
+ * event, and for ttl_ms at most: an entry past ttl_ms is still served
+ * when the inbox that listed it had applied every delete older than
+ * ttl_ms (its lag), since a deleted post is then no longer listed.
  * Safe to use from many threads.
  */
 #ifndef GW_POSTCACHE_H
@@ -41,8 +43,8 @@ void gw_postcache_close(gw_postcache *c);
 /* gw_postcache_epoch reads the delete epoch: take it before fetching the posts to put. */
 uint64_t gw_postcache_epoch(gw_postcache *c);
 
-/* gw_postcache_get fills dst with post id's record (id, author, text, time) if cached and fresh; false on a miss. */
-bool gw_postcache_get(gw_postcache *c, uint64_t id, wb_obj *dst);
+/* gw_postcache_get fills dst with post id's record (id, author, text, time) if cached and fresh, or cached and listed by a source lag_ms behind content's deletes with lag_ms < ttl_ms (UINT64_MAX: not known); false on a miss. */
+bool gw_postcache_get(gw_postcache *c, uint64_t id, uint64_t lag_ms, wb_obj *dst);
 
 /* gw_postcache_put caches a post record fetched after epoch was read (ignored if a post was deleted since). */
 void gw_postcache_put(gw_postcache *c, uint64_t epoch, const wb_obj *post);

@@ -1,6 +1,6 @@
 /*
  * gw_postcache_test.c - the gateway's post cache: hits and misses, the
- * trust period, deletes (also racing a fetch), replacement, caching off,
+ * trust period (and past it, the lag of whoever listed the post), deletes (also racing a fetch), replacement, caching off,
  * and concurrent use.
  */
 #include <criterion/criterion.h>
@@ -25,15 +25,15 @@ post(uint64_t id, uint64_t author, const char *text)
 	return o;
 }
 
-/* cached tells whether id is served, checking its record against author and text. */
+/* listed tells whether id is served when listed by a source lag_ms behind content's deletes, checking its record against author and text. */
 static bool
-cached(gw_postcache *c, uint64_t id, uint64_t author, const char *text)
+listed(gw_postcache *c, uint64_t id, uint64_t lag_ms, uint64_t author, const char *text)
 {
 	wb_obj *o = wb_msg_new();
 	bool    hit;
 
 	cr_assert_not_null(o);
-	if ((hit = gw_postcache_get(c, id, o))) {
+	if ((hit = gw_postcache_get(c, id, lag_ms, o))) {
 		cr_assert_eq(wb_u64(o, WB_F_ID, 0), id);
 		cr_assert_eq(wb_u64(o, WB_F_AUTHOR, 0), author);
 		cr_assert_str_eq(wb_str(o, WB_F_TEXT, ""), text);
@@ -41,6 +41,13 @@ cached(gw_postcache *c, uint64_t id, uint64_t author, const char *text)
 	}
 	wb_msg_free(o);
 	return hit;
+}
+
+/* cached tells whether id is served on its own trust (its lister's lag not known). */
+static bool
+cached(gw_postcache *c, uint64_t id, uint64_t author, const char *text)
+{
+	return listed(c, id, UINT64_MAX, author, text);
 }
 
 Test(gw_postcache, rich_post_keeps_its_columns)
@@ -58,7 +65,7 @@ Test(gw_postcache, rich_post_keeps_its_columns)
 	cr_assert_eq(gw_postcache_open(&c, 1024, 60000), WB_OK);
 	gw_postcache_put(c, gw_postcache_epoch(c), p);
 	cr_assert(cached(c, 1234567890125ULL, 7, ""));
-	cr_assert(gw_postcache_get(c, 1234567890125ULL, o));
+	cr_assert(gw_postcache_get(c, 1234567890125ULL, UINT64_MAX, o));
 	cr_assert_eq(wb_set_u64(p, WB_F_TIME, wb_id_ms(1234567890125ULL)), WB_OK);
 	cr_assert(wb_equal(o, p), "the record comes back whole");
 	wb_msg_free(o);
@@ -110,6 +117,10 @@ Test(gw_postcache, entries_expire)
 	cr_assert(cached(c, 77, 1, "brief"));
 	usleep(600 * 1000);
 	cr_assert_not(cached(c, 77, 1, ""), "trusted for 500 ms only");
+	cr_assert(listed(c, 77, 499, 1, "brief"), "listed by an inbox that holds every delete");
+	cr_assert_not(listed(c, 77, 500, 1, ""), "listed by an inbox too far behind");
+	gw_postcache_forget(c, 77);
+	cr_assert_not(listed(c, 77, 0, 1, ""), "a post deleted here is gone whoever lists it");
 	wb_msg_free(p);
 	gw_postcache_close(c);
 }
@@ -169,7 +180,7 @@ hammer(void *arg)
 			wb_msg_free(p);
 		} else if (i % 97 == 0) {
 			gw_postcache_forget(shared, id);
-		} else if (gw_postcache_get(shared, id, o)) {
+		} else if (gw_postcache_get(shared, id, UINT64_MAX, o)) {
 			cr_assert_eq(wb_u64(o, WB_F_AUTHOR, 0), id, "a record is never torn");
 		}
 		wb_msg_free(o);

@@ -169,7 +169,8 @@ gw_op_home(gw *g, const wb_obj *req, wb_obj *rep)
 		ids = picked;
 		hints = authors;
 	}
-	if ((rc = gw_hydrate_posts(g, ids, hints, n, rep)) == WB_OK) {
+	if ((rc = gw_hydrate_posts(g, ids, hints, n, wb_u64(r, WB_F_LAG, UINT64_MAX), rep)) ==
+	    WB_OK) {
 		rc = gw_posts_next(r, rep);
 	}
 	wb_msg_free(r);

@@ -363,6 +363,50 @@ Test(gateway, published_text_posts_need_no_post_get, .fini = gt_fini, .timeout =
 	wb_msg_free(r);
 }
 
+/* A cached record past its trust is served without post.get while the
+ * inbox that lists it holds every delete; a post deleted behind the
+ * gateway's back (straight at the content service) leaves the home
+ * timeline once the inbox applies the delete. */
+Test(gateway, home_serves_old_records_the_inbox_vouches_for, .fini = gt_fini, .timeout = 90)
+{
+	const char   *env[] = { "WARBLE_POST_CACHE_MS=300", NULL };
+	char          ta[128], tb[128];
+	wb_obj       *r, *q;
+	const wb_obj *posts;
+	size_t        n;
+	rt_client    *content;
+
+	gt_start_as(env, WBT_FIVE); /* counts the content service's own requests */
+	gt_register("alice");
+	gt_register("bob");
+	gt_login("alice", ta, sizeof(ta));
+	gt_login("bob", tb, sizeof(tb));
+	cr_assert_eq(
+	    gt_call(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL), WB_OK);
+	uint64_t id = gt_publish(ta, "old news");
+	r = gt_home_wait(tb, 1);
+	cr_assert(wb_get_objs(r, WB_F_POSTS, &posts, &n) && n == 1);
+	uint64_t alice = wb_u64(&posts[0], WB_F_AUTHOR, 0);
+	wb_msg_free(r);
+	wbt_sleep_ms(600); /* the cached record is past its own trust */
+	uint64_t gets = wbt_op_count(cl.content_url, "post.get");
+	r = gt_home_wait(tb, 1);
+	cr_assert_eq(wbt_op_count(cl.content_url, "post.get"), gets, "the inbox vouched for it");
+	cr_assert(wb_get_objs(r, WB_F_POSTS, &posts, &n) && n == 1);
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_TEXT, ""), "old news");
+	wb_msg_free(r);
+
+	cr_assert_eq(rt_client_open(&content, cl.content_url, NULL), WB_OK);
+	q = wb_request(WB_OP_POST_DELETE);
+	cr_assert_eq(wb_set_u64(q, WB_F_UID, alice), WB_OK);
+	cr_assert_eq(wb_set_u64(q, WB_F_ID, id), WB_OK);
+	cr_assert_eq(rt_call(content, q, &r), WB_OK);
+	wb_msg_free(r);
+	wb_msg_free(q);
+	rt_client_close(content);
+	wb_msg_free(gt_home_wait(tb, 0)); /* gone once the inbox applies the delete */
+}
+
 Test(gateway, errors, .fini = gt_fini, .timeout = 90)
 {
 	char tok[128], toolong[400];

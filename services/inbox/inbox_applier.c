@@ -90,6 +90,7 @@ inbox_sub_cb(void *arg, const wb_obj *msg)
 	}
 	m->next = NULL;
 	m->src = s->idx;
+	m->recv_ms = wb_mono_us() / 1000;
 	m->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (inbox_event_parse(&evs[i], &m->ev[m->n])) {
@@ -138,6 +139,15 @@ inbox_source_known(inbox_source *s, uint64_t seq)
 	}
 }
 
+/* inbox_source_synced notes that s had published nothing by at_ms that is not applied here. */
+static void
+inbox_source_synced(inbox_source *s, uint64_t at_ms)
+{
+	if (at_ms > INBOX_LOAD(&s->synced_ms)) {
+		INBOX_STORE(&s->synced_ms, at_ms);
+	}
+}
+
 /* inbox_source_pull reads s's log from applied + 1 to its end, applying
  * every event; stops at the first failure (retried after backoff). */
 static int
@@ -145,13 +155,15 @@ inbox_source_pull(inbox_source *s)
 {
 	inbox *in = s->in;
 	/* the first page starts at the applied event itself, to check its mark */
-	bool check = s->mark != 0 && s->applied > 0;
+	bool     check = s->mark != 0 && s->applied > 0;
+	uint64_t asked_ms;
 	INBOX_ADD(&in->pulls, 1);
 	for (;;) {
 		wb_obj *req = wb_request(s->log_op), *rep = NULL;
 		if (req == NULL) {
 			return WB_ENOMEM;
 		}
+		asked_ms = wb_mono_us() / 1000;
 		wb_set_u64(req, WB_F_FROM, check ? s->applied : s->applied + 1);
 		wb_set_u64(req, WB_F_LIMIT, INBOX_LOG_PAGE);
 		int rc = rt_call(*s->client, req, &rep);
@@ -214,15 +226,18 @@ inbox_source_pull(inbox_source *s)
 			break;
 		}
 	}
+	if (s->applied >= INBOX_LOAD(&s->known_last)) {
+		inbox_source_synced(s, asked_ms); /* the log ended there when asked */
+	}
 	s->heard_ms = wb_mono_us() / 1000;
 	s->backoff_ms = 0;
 	s->retry_ms = 0;
 	return WB_OK;
 }
 
-/* inbox_source_offer handles one event received over pub/sub. */
+/* inbox_source_offer handles one event received over pub/sub at recv_ms. */
 static void
-inbox_source_offer(inbox_source *s, const inbox_event *ev)
+inbox_source_offer(inbox_source *s, const inbox_event *ev, uint64_t recv_ms)
 {
 	inbox_source_known(s, ev->seq);
 	if (ev->seq == s->applied && s->mark != 0 && inbox_event_mark(ev) != s->mark) {
@@ -246,6 +261,7 @@ inbox_source_offer(inbox_source *s, const inbox_event *ev)
 		inbox_source_fail(s, rc, "apply");
 	} else {
 		s->backoff_ms = 0;
+		inbox_source_synced(s, recv_ms); /* it is applied, and every seq before it */
 	}
 }
 
@@ -366,7 +382,7 @@ inbox_applier_main(void *arg)
 			inbox_source *s = &in->src[m->src];
 			s->heard_ms = wb_mono_us() / 1000;
 			for (size_t i = 0; i < m->n && !in->stop; i++) {
-				inbox_source_offer(s, &m->ev[i]);
+				inbox_source_offer(s, &m->ev[i], m->recv_ms);
 			}
 			free(m);
 		}

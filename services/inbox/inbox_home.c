@@ -4,6 +4,7 @@
  */
 #include "inbox_int.h"
 #include "inbox_schema.h"
+#include "wb_clock.h"
 
 /* inbox_home_scan reads up to want cells of uid's row (versions at most maxv; 0: any) into cells; *n is how many. */
 static int
@@ -97,6 +98,13 @@ inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	if (rc == WB_OK && more && n > 0) {
 		rc = wb_set_u64(rep, WB_F_NEXT, cells[n - 1].id);
+	}
+	/* how old a delete may be and still not applied here: the gateway
+	 * trusts its cached records of the ids listed for that long */
+	uint64_t synced = INBOX_LOAD(&in->src[INBOX_SRC_CONTENT].synced_ms);
+	uint64_t now = wb_mono_us() / 1000;
+	if (rc == WB_OK && synced != 0) {
+		rc = wb_set_u64(rep, WB_F_LAG, now > synced ? now - synced : 0);
 	}
 	return rc;
 }

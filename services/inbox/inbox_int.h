@@ -36,6 +36,7 @@ typedef struct inbox_event {
 typedef struct inbox_msg {
 	struct inbox_msg *next;
 	int               src;
+	uint64_t          recv_ms; /* when it came: its source had published it by then */
 	size_t            n;
 	inbox_event       ev[];
 } inbox_msg;
@@ -55,6 +56,7 @@ typedef struct inbox_source {
 	uint64_t    mark;       /* inbox_event_mark of that event (0: unknown; applier only) */
 	uint64_t    known_last; /* newest seq seen from the source (atomic) */
 	uint64_t    heard_ms;   /* last message or successful pull */
+	uint64_t    synced_ms;  /* every event published by then is applied (atomic; 0: never) */
 	uint64_t    retry_ms;   /* after a failure: nothing before this */
 	uint64_t    backoff_ms;
 } inbox_source;

@@ -364,6 +364,40 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 	expect_home(b, refollow, 6);
 }
 
+/* lag reads inbox.home's lag_ms for uid (UINT64_MAX if absent). */
+static uint64_t
+lag(uint64_t uid)
+{
+	wb_obj *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
+	wb_set_u64(req, WB_F_UID, uid);
+	cr_assert_eq(call(SVC_INBOX, req, &rep), WB_OK);
+	uint64_t v = wb_u64(rep, WB_F_LAG, UINT64_MAX);
+	wb_msg_free(rep);
+	return v;
+}
+
+/* inbox.home says how old a delete may be and still not applied: small
+ * while the content log is followed, growing while content is stopped. */
+Test(inbox, home_tells_its_lag_behind_content, .init = start_all, .fini = stop_all, .timeout = 120)
+{
+	uint64_t a = reg("author"), f = reg("fan");
+	rel(WB_OP_REL_FOLLOW, f, a);
+	(void)post(a, "hello");
+	wait_caught_up(30000);
+	cr_assert_lt(lag(f), 3000, "a quiet log is pulled every 500 ms");
+	cr_assert_eq(wbt_pause(svc_d[SVC_CONTENT]), 0);
+	wbt_sleep_ms(3500);
+	uint64_t behind = lag(f);
+	cr_assert_eq(wbt_resume(svc_d[SVC_CONTENT]), 0);
+	cr_assert_geq(
+	    behind, 3000, "content stopped 3.5 s, yet lag %llu ms", (unsigned long long)behind);
+	long long dl = wbt_now_ms() + 30000;
+	while (lag(f) >= 3000) {
+		cr_assert_lt(wbt_now_ms(), dl, "lag never fell once content came back");
+		wbt_sleep_ms(50);
+	}
+}
+
 static void
 small_cap(void)
 {
