@@ -5,9 +5,9 @@
  * mappings uid -> name and name -> uid stay true once the user service
  * has said them: the gateway keeps them in memory and hydration skips
  * user.get when every author is known.  Only answers from the user
- * service go in (never a miss), and the cache is bounded: two
- * direct-mapped tables of GW_NAMES_SLOTS entries each, a newcomer
- * replacing whatever held its slot.  Safe to use from many threads.
+ * service go in (never a miss), and the cache is bounded: two tables of
+ * GW_NAMES_SLOTS entries each, in sets of four, a newcomer taking the
+ * slot of its set put longest ago.  Safe to use from many threads.
  */
 #ifndef GW_NAMES_H
 #define GW_NAMES_H
