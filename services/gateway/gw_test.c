@@ -320,6 +320,21 @@ gt_post_get(uint64_t id)
 	return r;
 }
 
+/* gt_start_follower starts five daemons (with extra env; their op counts
+ * are the content service's own), with alice and bob logged in (tokens
+ * in ta and tb, 128 bytes each) and bob following alice. */
+static void
+gt_start_follower(const char *const *env, char *ta, char *tb)
+{
+	gt_start_as(env, WBT_FIVE);
+	gt_register("alice");
+	gt_register("bob");
+	gt_login("alice", ta, 128);
+	gt_login("bob", tb, 128);
+	cr_assert_eq(
+	    gt_call(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL), WB_OK);
+}
+
 /* A text post published through the gateway is in its post cache as
  * post.get would answer it: the followers' home reads need no post.get.
  * A post with a title is left to post.get. */
@@ -330,13 +345,7 @@ Test(gateway, published_text_posts_need_no_post_get, .fini = gt_fini, .timeout =
 	const wb_obj *posts, *rec;
 	size_t        n;
 
-	gt_start_as(NULL, WBT_FIVE); /* counts the content service's own requests */
-	gt_register("alice");
-	gt_register("bob");
-	gt_login("alice", ta, sizeof(ta));
-	gt_login("bob", tb, sizeof(tb));
-	cr_assert_eq(
-	    gt_call(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL), WB_OK);
+	gt_start_follower(NULL, ta, tb);
 	uint64_t gets = wbt_op_count(cl.content_url, "post.get");
 	uint64_t id = gt_publish(ta, "fresh \xe2\x9c\x93");
 	r = gt_home_wait(tb, 1);
@@ -376,13 +385,7 @@ Test(gateway, home_serves_old_records_the_inbox_vouches_for, .fini = gt_fini, .t
 	size_t        n;
 	rt_client    *content;
 
-	gt_start_as(env, WBT_FIVE); /* counts the content service's own requests */
-	gt_register("alice");
-	gt_register("bob");
-	gt_login("alice", ta, sizeof(ta));
-	gt_login("bob", tb, sizeof(tb));
-	cr_assert_eq(
-	    gt_call(gt_req(WB_OP_FOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL), WB_OK);
+	gt_start_follower(env, ta, tb);
 	uint64_t id = gt_publish(ta, "old news");
 	r = gt_home_wait(tb, 1);
 	cr_assert(wb_get_objs(r, WB_F_POSTS, &posts, &n) && n == 1);
