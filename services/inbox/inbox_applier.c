@@ -235,9 +235,9 @@ inbox_source_pull(inbox_source *s)
 	return WB_OK;
 }
 
-/* inbox_source_offer handles one event received over pub/sub at recv_ms. */
+/* inbox_source_offer handles one event received over pub/sub. */
 static void
-inbox_source_offer(inbox_source *s, const inbox_event *ev, uint64_t recv_ms)
+inbox_source_offer(inbox_source *s, const inbox_event *ev)
 {
 	inbox_source_known(s, ev->seq);
 	if (ev->seq == s->applied && s->mark != 0 && inbox_event_mark(ev) != s->mark) {
@@ -261,7 +261,6 @@ inbox_source_offer(inbox_source *s, const inbox_event *ev, uint64_t recv_ms)
 		inbox_source_fail(s, rc, "apply");
 	} else {
 		s->backoff_ms = 0;
-		inbox_source_synced(s, recv_ms); /* it is applied, and every seq before it */
 	}
 }
 
@@ -382,7 +381,11 @@ inbox_applier_main(void *arg)
 			inbox_source *s = &in->src[m->src];
 			s->heard_ms = wb_mono_us() / 1000;
 			for (size_t i = 0; i < m->n && !in->stop; i++) {
-				inbox_source_offer(s, &m->ev[i], m->recv_ms);
+				inbox_source_offer(s, &m->ev[i]);
+			}
+			if (m->n > 0 && s->applied >= m->ev[m->n - 1].seq) {
+				/* short by the message's time in transit: well under a ms */
+				inbox_source_synced(s, m->recv_ms);
 			}
 			free(m);
 		}

@@ -377,7 +377,8 @@ lag(uint64_t uid)
 }
 
 /* inbox.home says how old a delete may be and still not applied: small
- * while the content log is followed, growing while content is stopped. */
+ * while the content log is followed (quiet, then with a post every 100
+ * ms, when the inbox does not pull), growing while content is stopped. */
 Test(inbox, home_tells_its_lag_behind_content, .init = start_all, .fini = stop_all, .timeout = 120)
 {
 	uint64_t a = reg("author"), f = reg("fan");
@@ -385,6 +386,11 @@ Test(inbox, home_tells_its_lag_behind_content, .init = start_all, .fini = stop_a
 	(void)post(a, "hello");
 	wait_caught_up(30000);
 	cr_assert_lt(lag(f), 3000, "a quiet log is pulled every 500 ms");
+	for (int i = 0; i < 30; i++) { /* 3 s of events, never quiet for 500 ms */
+		(void)post(a, "flowing");
+		wbt_sleep_ms(100);
+	}
+	cr_assert_lt(lag(f), 1500, "events applied as they come keep the lag short");
 	cr_assert_eq(wbt_pause(svc_d[SVC_CONTENT]), 0);
 	wbt_sleep_ms(3500);
 	uint64_t behind = lag(f);
