@@ -101,9 +101,9 @@ inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	/* how old a delete may be and still not applied here: the gateway
 	 * trusts its cached records of the ids listed for that long */
-	uint64_t synced = INBOX_LOAD(&in->src[INBOX_SRC_CONTENT].synced_ms);
-	uint64_t now = wb_mono_us() / 1000;
+	uint64_t synced = INBOX_LOAD(&in->src[INBOX_SRC_CONTENT].synced_ms), now;
 	if (rc == WB_OK && synced != 0) {
+		now = wb_mono_us() / 1000;
 		rc = wb_set_u64(rep, WB_F_LAG, now > synced ? now - synced : 0);
 	}
 	return rc;
