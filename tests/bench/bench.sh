@@ -30,10 +30,10 @@ OUT=${OUT:-$BUILD/bench-out/$mode}
 graphs=$(cd "$(dirname "$0")/../.." && pwd)/tests/data/graphs
 case $mode in
 quick) args="--graph $graphs/ego-facebook.edges --fanout 10000,100000 --reps 2
-             --duration 10 --threads 8 --visible 200 --sample 1000 --moderate 200
+             --duration 10 --rounds 5 --threads 8 --visible 200 --sample 1000 --moderate 200
              --sweep 10,100,1000,5000 --http 50 --media 32x12 --one --timeout 600" ;;
 full)  args="--graph $graphs/ego-facebook.edges --fanout 10000,100000,1000000 --reps 3
-             --duration 30 --threads 16 --visible 500 --sample 1000 --moderate 200
+             --duration 30 --rounds 10 --threads 16 --visible 500 --sample 1000 --moderate 200
              --sweep 10,100,1000,5000 --http 50 --home-secs 10 --media 64x16 --one
              --timeout 3600" ;;
 *) echo "usage: $0 quick|full" >&2; exit 2 ;;

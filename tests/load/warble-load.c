@@ -19,7 +19,8 @@
  *             polls its home timeline until the post shows
  *   mix       DeathStarBench's social-network mix: 60% home timeline,
  *             30% user timeline, 10% posts, --threads closed-loop
- *             clients for --duration s (or paced at --rate req/s total)
+ *             clients for --duration s (or paced at --rate req/s total);
+ *             closed loop, the systems take turns in --rounds rounds
  *   sweep     --sweep F1,..: one reader per F follows F authors with
  *             --sweep-posts posts each; its home read closed loop
  *             (where fan-out on write should win: home_by_follows)
@@ -57,7 +58,7 @@
 
 static struct {
 	const char *graph, *redis, *pg, *out;
-	uint32_t    synth_n, degree, threads, duration, visible, seed_posts, reps, sample;
+	uint32_t    synth_n, degree, threads, duration, rounds, visible, seed_posts, reps, sample;
 	uint32_t    sweep_posts, home_secs, http_conns;
 	uint32_t    inbox_max;
 	uint64_t    seed, rate, moderate;
@@ -73,6 +74,7 @@ static struct {
 	.degree = 20,
 	.threads = 8,
 	.duration = 20,
+	.rounds = 1,
 	.visible = 200,
 	.seed_posts = 2,
 	.reps = 3,
@@ -116,6 +118,8 @@ usage(void)
 	    "  --seed-posts P      posts per graph user before the mix (2)\n"
 	    "  --threads T         mixed-workload client threads (8)\n"
 	    "  --duration S        mixed-workload seconds per system (20)\n"
+	    "  --rounds N          closed-loop mix in N turns per system, the systems "
+	    "alternating (1; at most 100)\n"
 	    "  --rate R            mixed-workload target req/s in total (0: closed loop)\n"
 	    "  --moderate R        also run the mix paced at R req/s in total (moderate load; 0: "
 	    "no)\n"
@@ -169,6 +173,7 @@ parse_args(int argc, char **argv)
 		{ "seed-posts", 1, 0, 'p' },
 		{ "threads", 1, 0, 't' },
 		{ "duration", 1, 0, 'D' },
+		{ "rounds", 1, 0, 'N' },
 		{ "rate", 1, 0, 'R' },
 		{ "inbox-max", 1, 0, 'm' },
 		{ "redis", 1, 0, 'x' },
@@ -258,6 +263,9 @@ parse_args(int argc, char **argv)
 			break;
 		case 'D':
 			opt.duration = v > 3600 ? 3600 : (uint32_t)v;
+			break;
+		case 'N':
+			opt.rounds = v < 1 ? 1 : v > 100 ? 100 : (uint32_t)v;
 			break;
 		case 'R':
 			opt.rate = v;
@@ -427,6 +435,7 @@ typedef struct lg_job {
 	lg_backend *b;
 	int         tid;
 	uint64_t    deadline_us, start_us;
+	uint32_t    round; /* of the closed-loop mix: each round draws other users and texts */
 	double      per_thread_rate;
 	lg_mix      mix;
 	int         rc;
@@ -466,7 +475,8 @@ mix_main(void *arg)
 {
 	lg_job  *j = arg;
 	lg_conn *c = j->b->conn_open(j->b->ctx);
-	uint64_t s = opt.seed * 1000003 + (uint64_t)j->tid + 1, k = 0;
+	uint64_t s = (opt.seed * 1000003 + (uint64_t)j->tid + 1) ^ ((uint64_t)j->round << 40);
+	uint64_t k = 1000000 + (uint64_t)j->tid * 10000000000ull + (uint64_t)j->round * 100000000;
 	uint64_t next = lg_now_us();
 	char     text[256];
 
@@ -498,8 +508,7 @@ mix_main(void *arg)
 			rc = j->b->timeline(c, (uint32_t)(lg_rand(&s) % G.n), &n);
 			lg_hist_add(&j->mix.tl, lg_now_us() - t0);
 		} else {
-			lg_post_text(
-			    text, sizeof(text), u, 1000000 + (uint64_t)j->tid * 100000000 + k++);
+			lg_post_text(text, sizeof(text), u, k++);
 			rc = j->b->post(c, u, text, &id);
 			lg_hist_add(&j->mix.post, lg_now_us() - t0);
 		}
@@ -511,12 +520,14 @@ mix_main(void *arg)
 }
 
 /*
- * run_jobs runs fn on opt.threads threads and merges their results into
- * out; with srv, it also charges the CPU that each of those processes and
- * this one (the client) used over the run, read from /proc before and after.
+ * run_jobs runs fn on opt.threads threads for ms (round of the mix) and
+ * merges their results into out; with srv, it also charges the CPU that
+ * each of those processes and this one (the client) used over the run,
+ * read from /proc before it and after srv's settle.
  */
 static int
-run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out, const lg_servers *srv)
+run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix *out,
+    const lg_servers *srv)
 {
 	lg_job   *jobs = calloc(opt.threads, sizeof(*jobs));
 	pthread_t th[256];
@@ -538,7 +549,8 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out, const l
 	for (uint32_t i = 0; i < opt.threads; i++) {
 		jobs[i].b = b;
 		jobs[i].tid = (int)i;
-		jobs[i].deadline_us = t0 + (uint64_t)secs * 1000000;
+		jobs[i].deadline_us = t0 + ms * 1000;
+		jobs[i].round = round;
 		jobs[i].per_thread_rate = opt.rate ? (double)opt.rate / opt.threads : 0;
 		pthread_create(&th[i], NULL, fn, &jobs[i]);
 	}
@@ -553,6 +565,9 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out, const l
 		rc |= jobs[i].rc;
 	}
 	out->secs = (lg_now_us() - t0) / 1e6;
+	if (out->srv.settle != NULL && !out->srv.settle()) {
+		rc = -1;
+	}
 	out->client_cpu_us = lg_self_cpu_us() - self0;
 	for (int i = 0; i < out->srv.n; i++) {
 		uint64_t c1 = lg_cpu_us(out->srv.pid[i], out->srv.reaped);
@@ -560,6 +575,46 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint32_t secs, lg_mix *out, const l
 	}
 	free(jobs);
 	return rc;
+}
+
+/* One system's share of the closed-loop mix. */
+typedef struct lg_turn {
+	const char       *name;
+	lg_backend        b;
+	const lg_servers *srv;
+	lg_mix           *m;
+} lg_turn;
+
+/*
+ * run_mix runs the closed-loop mix on the n systems in turn, opt.rounds
+ * times (opt.duration s per system in all), so that a minute in which
+ * the machine is busier than the next weighs on every system alike;
+ * each system's rounds add up in its lg_mix.
+ */
+static int
+run_mix(lg_turn *t, int n)
+{
+	uint64_t ms = (uint64_t)opt.duration * 1000 / opt.rounds;
+
+	if (opt.rounds > 1) {
+		printf(
+		    "mix, closed loop: %u rounds of %.1f s per system, the systems taking turns\n",
+		    opt.rounds, ms / 1e3);
+	}
+	for (uint32_t r = 0; r < opt.rounds; r++) {
+		for (int i = 0; i < n; i++) {
+			lg_mix one;
+
+			if (run_jobs(&t[i].b, mix_main, ms, r, &one, t[i].srv) != 0) {
+				return -1;
+			}
+			lg_mix_add(t[i].m, &one);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		lg_mix_print(t[i].name, t[i].m);
+	}
+	return 0;
 }
 
 /* ---- fan-out ---- */
@@ -876,13 +931,13 @@ run_one(const char *const *env, lg_mix *m, lg_mix *mod)
 		goto out;
 	}
 	lg_warble_backend(&W, &b);
-	if (run_jobs(&b, seed_main, 0, &seed, NULL) != 0 ||
+	if (run_jobs(&b, seed_main, 0, 0, &seed, NULL) != 0 ||
 	    !lg_warble_wait_inbox(&W, seed.ops, 600)) {
 		goto out;
 	}
-	lg_servers one = { 1, { W.cl.gateway->pid }, { "warble" }, false };
+	lg_servers one = { 1, { W.cl.gateway->pid }, { "warble" }, false, settle };
 	printf("mix on the one-process warble (every service in one process):\n");
-	if (run_jobs(&b, mix_main, opt.duration, m, &one) != 0) {
+	if (run_jobs(&b, mix_main, opt.duration * 1000ull, 0, m, &one) != 0) {
 		goto out;
 	}
 	lg_mix_print("warble_one", m);
@@ -891,7 +946,7 @@ run_one(const char *const *env, lg_mix *m, lg_mix *mod)
 			goto out;
 		}
 		opt.rate = opt.moderate;
-		rc = run_jobs(&b, mix_main, opt.duration, mod, &one);
+		rc = run_jobs(&b, mix_main, opt.duration * 1000ull, 0, mod, &one);
 		opt.rate = closed;
 		lg_mix_print("warble_one", mod);
 		if (rc != 0) {
@@ -1148,7 +1203,7 @@ main(int argc, char **argv)
 
 	/* seed posts, the same in each system */
 	lg_warble_backend(&W, &b);
-	if (run_jobs(&b, seed_main, 0, &seed, NULL) != 0) {
+	if (run_jobs(&b, seed_main, 0, 0, &seed, NULL) != 0) {
 		goto out;
 	}
 	posts_published += seed.ops;
@@ -1156,11 +1211,11 @@ main(int argc, char **argv)
 	lg_mix tmp;
 	if (R != NULL) {
 		lg_redis_backend(R, W.guid, &b);
-		run_jobs(&b, seed_main, 0, &tmp, NULL);
+		run_jobs(&b, seed_main, 0, 0, &tmp, NULL);
 	}
 	if (P != NULL) {
 		lg_pg_backend(P, W.guid, &b);
-		run_jobs(&b, seed_main, 0, &tmp, NULL);
+		run_jobs(&b, seed_main, 0, 0, &tmp, NULL);
 	}
 	if (!lg_warble_wait_inbox(&W, posts_published, 600)) {
 		goto out;
@@ -1180,29 +1235,24 @@ main(int argc, char **argv)
 	lg_servers wsrv = { 5,
 		{ W.cl.gateway->pid, W.cl.user->pid, W.cl.relation->pid, W.cl.content->pid,
 		    W.cl.inbox->pid },
-		{ "gateway", "user", "relation", "content", "inbox" }, false };
-	lg_servers rsrv = { 1, { R ? lg_redis_server_pid(R) : 0 }, { "redis" }, false };
-	lg_servers psrv = { 1, { P ? lg_pg_server_pid(P) : 0 }, { "postgres" }, true };
-	lg_warble_backend(&W, &b);
-	if (run_jobs(&b, mix_main, opt.duration, &wm, &wsrv) != 0) {
+		{ "gateway", "user", "relation", "content", "inbox" }, false, settle };
+	lg_servers rsrv = { 1, { R ? lg_redis_server_pid(R) : 0 }, { "redis" }, false, NULL };
+	lg_servers psrv = { 1, { P ? lg_pg_server_pid(P) : 0 }, { "postgres" }, true, NULL };
+	lg_turn    turns[3] = { { "warble", .srv = &wsrv, .m = &wm } };
+	int        nturns = 1;
+	lg_warble_backend(&W, &turns[0].b);
+	if (R != NULL) {
+		turns[nturns] = (lg_turn) { "redis", .srv = &rsrv, .m = &rm };
+		lg_redis_backend(R, W.guid, &turns[nturns++].b);
+	}
+	if (P != NULL) {
+		turns[nturns] = (lg_turn) { "postgres", .srv = &psrv, .m = &pm };
+		lg_pg_backend(P, W.guid, &turns[nturns++].b);
+	}
+	if (run_mix(turns, nturns) != 0) {
 		goto out;
 	}
 	lg_hist_merge(&pub_ack, &wm.post);
-	lg_mix_print("warble", &wm);
-	if (R != NULL) {
-		lg_redis_backend(R, W.guid, &b);
-		if (run_jobs(&b, mix_main, opt.duration, &rm, &rsrv) != 0) {
-			goto out;
-		}
-		lg_mix_print("redis", &rm);
-	}
-	if (P != NULL) {
-		lg_pg_backend(P, W.guid, &b);
-		if (run_jobs(&b, mix_main, opt.duration, &pm, &psrv) != 0) {
-			goto out;
-		}
-		lg_mix_print("postgres", &pm);
-	}
 	lg_mix wmod = { 0 }, rmod = { 0 }, pmod = { 0 };
 	if (opt.moderate > 0) {
 		uint64_t closed = opt.rate;
@@ -1211,19 +1261,20 @@ main(int argc, char **argv)
 		       "request's intended start:\n",
 		    (unsigned long long)opt.moderate);
 		lg_warble_backend(&W, &b);
-		if (!settle() || run_jobs(&b, mix_main, opt.duration, &wmod, &wsrv) != 0) {
+		if (!settle() ||
+		    run_jobs(&b, mix_main, opt.duration * 1000ull, 0, &wmod, &wsrv) != 0) {
 			goto out;
 		}
 		lg_hist_merge(&pub_ack, &wmod.post);
 		lg_mix_print("warble", &wmod);
 		if (R != NULL) {
 			lg_redis_backend(R, W.guid, &b);
-			run_jobs(&b, mix_main, opt.duration, &rmod, &rsrv);
+			run_jobs(&b, mix_main, opt.duration * 1000ull, 0, &rmod, &rsrv);
 			lg_mix_print("redis", &rmod);
 		}
 		if (P != NULL) {
 			lg_pg_backend(P, W.guid, &b);
-			run_jobs(&b, mix_main, opt.duration, &pmod, &psrv);
+			run_jobs(&b, mix_main, opt.duration * 1000ull, 0, &pmod, &psrv);
 			lg_mix_print("postgres", &pmod);
 		}
 		opt.rate = closed;
@@ -1329,14 +1380,14 @@ main(int argc, char **argv)
 		        fr[c].p_ack_ms, "postgres_missing_of_100", (json_int_t)fr[c].p_missing));
 	}
 	json_t *rep = json_pack("{s:s, s:{s:i, s:I, s:s, s:s}, s:{s:s, s:I, s:I}, s:{s:I, s:i, "
-	                        "s:i, s:i, s:I, s:i, s:i, s:i, s:b, s:b, s:s}}",
+	                        "s:i, s:i, s:i, s:I, s:i, s:i, s:i, s:b, s:b, s:s}}",
 	    "date", date, "machine", "cores", cores, "memory_mib", (json_int_t)mem, "kernel",
 	    kernel, "cpu", cpu, "graph", "name", G.name, "users", (json_int_t)G.n, "follows",
 	    (json_int_t)G.follows, "settings", "seed", (json_int_t)opt.seed, "threads",
-	    (int)opt.threads, "duration_s", (int)opt.duration, "reps", (int)opt.reps, "rate",
-	    (json_int_t)opt.rate, "inbox_max", (int)opt.inbox_max, "seed_posts",
-	    (int)opt.seed_posts, "sample", (int)opt.sample, "redis", R != NULL, "postgres",
-	    P != NULL, "warble_write_options",
+	    (int)opt.threads, "duration_s", (int)opt.duration, "rounds", (int)opt.rounds, "reps",
+	    (int)opt.reps, "rate", (json_int_t)opt.rate, "inbox_max", (int)opt.inbox_max,
+	    "seed_posts", (int)opt.seed_posts, "sample", (int)opt.sample, "redis", R != NULL,
+	    "postgres", P != NULL, "warble_write_options",
 	    "RocksDB WAL on every write, sync=false (WARBLE_SYNC=0): a killed process loses "
 	    "nothing acknowledged; a power cut may lose the last writes");
 	json_object_set_new(rep, "fanout", fans);

@@ -54,6 +54,23 @@ lg_hist_json(const lg_hist *h, double secs)
 	    h->n ? (double)h->sum_us / h->n / 1e3 : 0.0, "per_s", secs > 0 ? h->n / secs : 0.0);
 }
 
+void
+lg_mix_add(lg_mix *sum, const lg_mix *m)
+{
+	lg_hist_merge(&sum->home, &m->home);
+	lg_hist_merge(&sum->tl, &m->tl);
+	lg_hist_merge(&sum->post, &m->post);
+	sum->ops += m->ops;
+	sum->errors += m->errors;
+	sum->empty_home += m->empty_home;
+	sum->secs += m->secs;
+	sum->srv = m->srv;
+	for (int i = 0; i < m->srv.n; i++) {
+		sum->srv_cpu_us[i] += m->srv_cpu_us[i];
+	}
+	sum->client_cpu_us += m->client_cpu_us;
+}
+
 double
 lg_mix_cpu_per_op(const lg_mix *m, int i)
 {

@@ -18,6 +18,10 @@ typedef struct lg_servers {
 	int         pid[LG_MAX_SERVERS];
 	const char *name[LG_MAX_SERVERS];
 	bool        reaped; /* also reaped and live children (PostgreSQL's backends) */
+	/* settle waits until these processes have done the work a run left
+	 * queued (Warble's fan-out), charged to the run; NULL: none; false:
+	 * it never came */
+	bool (*settle)(void);
 } lg_servers;
 
 /* Results of one system's mixed run. */
@@ -64,6 +68,9 @@ double lg_median(const double *v, int n);
 
 /* lg_hist_json is a histogram's count, quantiles and mean (and rate over secs). */
 json_t *lg_hist_json(const lg_hist *h, double secs);
+
+/* lg_mix_add adds the run m (of the same servers) to sum. */
+void lg_mix_add(lg_mix *sum, const lg_mix *m);
 
 /* lg_mix_cpu_per_op is a server's (i >= 0), all servers' (-1) or the client's (-2) CPU per request, us. */
 double lg_mix_cpu_per_op(const lg_mix *m, int i);
