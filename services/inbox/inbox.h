@@ -12,12 +12,13 @@
 #include "rt_daemon.h"
 #include "rt_server.h"
 
-#define INBOX_PAGE_DEFAULT 20     /* inbox.home default limit */
-#define INBOX_PAGE_MAX     100    /* inbox.home largest limit */
-#define INBOX_FANS_PAGE    10000  /* fans per rel.fans page (one write batch), at most */
-#define INBOX_MAX_DEFAULT  800    /* posts kept per inbox when inbox_opts gives none */
-#define INBOX_LOG_PAGE     1000   /* events per post.log / rel.log page */
-#define INBOX_REBUILD_MAX  100000 /* largest inbox.rebuild limit (posts per follow) */
+#define INBOX_PAGE_DEFAULT 20           /* inbox.home default limit */
+#define INBOX_PAGE_MAX     100          /* inbox.home largest limit */
+#define INBOX_FANS_PAGE    10000        /* fans per rel.fans page (one write batch), at most */
+#define INBOX_MAX_DEFAULT  800          /* posts kept per inbox when inbox_opts gives none */
+#define INBOX_LOG_PAGE     1000         /* events per post.log / rel.log page */
+#define INBOX_MERGE_MAX    WB_BATCH_MAX /* queued posts written as one, at most (one rel.fans batch) */
+#define INBOX_REBUILD_MAX  100000       /* largest inbox.rebuild limit (posts per follow) */
 
 typedef struct inbox inbox;
 

@@ -173,9 +173,10 @@ inbox_source_pull(inbox_source *s)
 			inbox_source_fail(s, rc, wb_op_name(s->log_op));
 			return rc;
 		}
-		uint64_t      last = wb_u64(rep, WB_F_LAST, 0);
+		uint64_t      last = wb_u64(rep, WB_F_LAST, 0), next = s->applied + 1;
 		const wb_obj *evs = NULL;
 		size_t        n = 0, used = 0;
+		inbox_event  *run = NULL;
 		(void)wb_get_objs(rep, WB_F_EVENTS, &evs, &n);
 		inbox_source_known(s, last);
 		if (last < s->applied) {
@@ -189,7 +190,11 @@ inbox_source_pull(inbox_source *s)
 			wb_msg_free(rep);
 			return inbox_source_diverged(s, why);
 		}
-		for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		if (n > 0 && (run = malloc(n * sizeof(*run))) == NULL) {
+			wb_msg_free(rep);
+			return WB_ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++) {
 			inbox_event ev;
 			if (!inbox_event_parse(&evs[i], &ev)) {
 				continue;
@@ -197,27 +202,26 @@ inbox_source_pull(inbox_source *s)
 			if (check && ev.seq == s->applied && inbox_event_mark(&ev) != s->mark) {
 				/* another event at the applied seq: the source went back
 				 * and on again since */
+				free(run);
 				wb_msg_free(rep);
 				return inbox_source_diverged(
 				    s, "its log holds another event at the applied seq");
 			}
 			check = false;
-			if (ev.seq <= s->applied) {
+			if (ev.seq < next) {
 				continue;
 			}
-			if (ev.seq != s->applied + 1) {
-				RT_WARNF("%s log starts at %llu, past applied %llu "
-				         "(trimmed?): skipping ahead",
-				    s->name, (unsigned long long)ev.seq,
-				    (unsigned long long)s->applied);
+			if (ev.seq != next) {
+				RT_WARNF("%s log goes from %llu to %llu (trimmed?): skipping ahead",
+				    s->name, (unsigned long long)next - 1,
+				    (unsigned long long)ev.seq);
 			}
-			rc = inbox_apply(in, s, &ev);
-			used++;
-			if (in->stop) {
-				break;
-			}
+			run[used++] = ev;
+			next = ev.seq + 1;
 		}
 		wb_msg_free(rep);
+		rc = inbox_apply_many(in, s, run, used);
+		free(run);
 		if (rc != WB_OK) {
 			inbox_source_fail(s, rc, "apply");
 			return rc;
@@ -235,33 +239,76 @@ inbox_source_pull(inbox_source *s)
 	return WB_OK;
 }
 
-/* inbox_source_offer handles one event received over pub/sub. */
+/* inbox_source_offer handles the events of one pub/sub message, in seq order. */
 static void
-inbox_source_offer(inbox_source *s, const inbox_event *ev)
+inbox_source_offer(inbox_source *s, const inbox_event *evs, size_t n)
 {
-	inbox_source_known(s, ev->seq);
-	if (ev->seq == s->applied && s->mark != 0 && inbox_event_mark(ev) != s->mark) {
-		(void)inbox_source_diverged(s, "another event came with the applied seq");
-		return;
-	}
-	if (ev->seq <= s->applied || wb_mono_us() / 1000 < s->retry_ms) {
-		return; /* done, or the source is in backoff: a pull will catch up */
-	}
-	if (ev->seq > s->applied + 1) {
-		INBOX_ADD(&s->in->gaps, 1);
-		if (inbox_source_pull(s) != WB_OK) {
+	size_t i = 0;
+
+	while (i < n && !s->in->stop) {
+		const inbox_event *ev = &evs[i];
+		size_t             k = 1;
+
+		inbox_source_known(s, ev->seq);
+		if (ev->seq == s->applied && s->mark != 0 && inbox_event_mark(ev) != s->mark) {
+			(void)inbox_source_diverged(s, "another event came with the applied seq");
 			return;
 		}
-	}
-	if (ev->seq != s->applied + 1) {
-		return;
-	}
-	int rc = inbox_apply(s->in, s, ev);
-	if (rc != WB_OK) {
-		inbox_source_fail(s, rc, "apply");
-	} else {
+		if (ev->seq <= s->applied || wb_mono_us() / 1000 < s->retry_ms) {
+			i++; /* done, or the source is in backoff: a pull will catch up */
+			continue;
+		}
+		if (ev->seq > s->applied + 1) {
+			INBOX_ADD(&s->in->gaps, 1);
+			if (inbox_source_pull(s) != WB_OK) {
+				return;
+			}
+			i += ev->seq > s->applied + 1; /* still a gap: the next pull mends it */
+			continue;
+		}
+		while (i + k < n && evs[i + k].seq == ev->seq + k) {
+			k++;
+		}
+		inbox_source_known(s, evs[i + k - 1].seq);
+		int rc = inbox_apply_many(s->in, s, ev, k);
+		if (rc != WB_OK) {
+			inbox_source_fail(s, rc, "apply");
+			return;
+		}
 		s->backoff_ms = 0;
+		i += k;
 	}
+}
+
+/* inbox_queue_join appends to m the queued messages of its source that
+ * follow it, up to INBOX_LOG_PAGE events in all, so that the posts of a
+ * backlog are applied together; call with mu held. */
+static inbox_msg *
+inbox_queue_join(inbox *in, inbox_msg *m)
+{
+	size_t n = m->n;
+
+	for (inbox_msg *q = in->head; q != NULL && q->src == m->src && n + q->n <= INBOX_LOG_PAGE;
+	     q = q->next) {
+		n += q->n;
+	}
+	inbox_msg *all = n > m->n ? realloc(m, sizeof(*m) + n * sizeof(m->ev[0])) : NULL;
+	if (all == NULL) {
+		return m; /* nothing to join, or no memory to join it in */
+	}
+	while (all->n < n) {
+		inbox_msg *q = in->head;
+		memcpy(&all->ev[all->n], q->ev, q->n * sizeof(q->ev[0]));
+		all->n += q->n;
+		all->recv_ms = q->recv_ms;
+		in->queued -= q->n;
+		in->head = q->next;
+		free(q);
+	}
+	if (in->head == NULL) {
+		in->tail = NULL;
+	}
+	return all;
 }
 
 /* inbox_queue_pop waits up to wait_ms for a queued message (NULL if none or stopping). */
@@ -291,6 +338,7 @@ inbox_queue_pop(inbox *in, uint64_t wait_ms)
 			in->tail = NULL;
 		}
 		in->queued -= m->n;
+		m = inbox_queue_join(in, m);
 	}
 	pthread_mutex_unlock(&in->mu);
 	return m;
@@ -380,9 +428,7 @@ inbox_applier_main(void *arg)
 		if (m != NULL) {
 			inbox_source *s = &in->src[m->src];
 			s->heard_ms = wb_mono_us() / 1000;
-			for (size_t i = 0; i < m->n && !in->stop; i++) {
-				inbox_source_offer(s, &m->ev[i]);
-			}
+			inbox_source_offer(s, m->ev, m->n);
 			if (m->n > 0 && s->applied >= m->ev[m->n - 1].seq) {
 				/* short by the message's time in transit: well under a ms */
 				inbox_source_synced(s, m->recv_ms);

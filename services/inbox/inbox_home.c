@@ -154,6 +154,7 @@ inbox_g_queued(void *arg)
 		return INBOX_LOAD(&((inbox *)arg)->field); \
 	}
 INBOX_GAUGE(events_applied)
+INBOX_GAUGE(posts_merged)
 INBOX_GAUGE(cells_written)
 INBOX_GAUGE(cells_deleted)
 INBOX_GAUGE(last_fanout_ms)
@@ -186,6 +187,7 @@ inbox_register(inbox *in, rt_server *s)
 		{ "relation_last", inbox_g_known, r },
 		{ "events_queued", inbox_g_queued, in },
 		{ "events_applied", inbox_g_events_applied, in },
+		{ "posts_merged", inbox_g_posts_merged, in },
 		{ "events_dropped", inbox_g_dropped, in },
 		{ "cells_written", inbox_g_cells_written, in },
 		{ "cells_deleted", inbox_g_cells_deleted, in },

@@ -82,6 +82,7 @@ struct inbox {
 
 	/* figures for stats (atomic) */
 	uint64_t events_applied;
+	uint64_t posts_merged; /* post events applied in a write with others */
 	uint64_t cells_written;
 	uint64_t cells_deleted;
 	uint64_t last_fanout_ms;
@@ -118,6 +119,11 @@ enum { INBOX_RB_IDLE = 0, INBOX_RB_QUEUED, INBOX_RB_RUNNING, INBOX_RB_DONE, INBO
  * the first after a trimmed log), writing the meta seq with its last
  * cells; on success s->applied is the event's seq. */
 int inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev);
+
+/* inbox_apply_many applies evs[0..n) of s (consecutive seqs, the first
+ * applied + 1) in order, runs of posts together; stops at the first
+ * failure, with s->applied the last event applied. */
+int inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n);
 
 /* inbox_applier_main is the applier thread. */
 void *inbox_applier_main(void *arg);

@@ -595,6 +595,59 @@ Test(inbox, sigkill_during_fanout, .init = small_pages, .fini = stop_all, .timeo
 	fans_expect(fans, FANS, ids, POSTS);
 }
 
+Test(inbox, a_backlog_of_posts_lands_exactly, .init = small_pages, .fini = stop_all, .timeout = 240)
+{
+	/* posts that queue up while the inbox is stopped are written together;
+	 * an author with more than a page (97) of fans, and a delete, end such
+	 * a run, and every inbox must end as if each event came alone */
+	enum { FANS = 150, ROUNDS = 30, MAXP = 3 * ROUNDS };
+	static uint64_t fans[FANS];
+	uint64_t        a[3] = { reg("wide"), reg("mid"), reg("narrow") };
+	uint64_t        ids[MAXP], authors[MAXP], merged = gauge("posts_merged");
+	bool            gone[MAXP] = { false };
+	int             n = 0;
+	reg_many("fan", fans, FANS);
+	for (int i = 0; i < FANS; i++) {
+		rel(WB_OP_REL_FOLLOW, fans[i], a[0]); /* two pages of fans */
+		if (i < 40) {
+			rel(WB_OP_REL_FOLLOW, fans[i], a[1]);
+		}
+		if (i >= 100 && i < 105) {
+			rel(WB_OP_REL_FOLLOW, fans[i], a[2]);
+		}
+	}
+	wait_caught_up(60000);
+	cr_assert_eq(wbt_pause(svc_d[SVC_INBOX]), 0);
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int k = 0; k < 3; k++) {
+			if (k == 0 && r % 5 != 0) {
+				continue;
+			}
+			authors[n] = a[k];
+			ids[n++] = post(a[k], "queued");
+		}
+		if (r % 7 == 6) {
+			del(authors[n - 2], ids[n - 2]);
+			gone[n - 2] = true;
+		}
+	}
+	cr_assert_eq(wbt_resume(svc_d[SVC_INBOX]), 0);
+	wait_caught_up(120000);
+	cr_assert_gt(gauge("posts_merged"), merged, "no posts were written together");
+	for (int i = 0; i < FANS; i++) {
+		uint64_t want[MAXP];
+		size_t   m = 0;
+		for (int p = n - 1; p >= 0; p--) {
+			bool follows = authors[p] == a[0] || (authors[p] == a[1] && i < 40) ||
+			               (authors[p] == a[2] && i >= 100 && i < 105);
+			if (follows && !gone[p]) {
+				want[m++] = ids[p];
+			}
+		}
+		expect_home(fans[i], want, m);
+	}
+}
+
 typedef struct poster {
 	uint64_t  author;
 	uint64_t *ids;
