@@ -6,13 +6,9 @@
  * Every descriptor in the set is armed for one event at a time
  * (EPOLLONESHOT), so only the worker that was woken for a connection
  * touches it until it is armed again.  That worker holds the connection's
- * `mu` while it serves and lets go just before arming it; the next one
- * takes it first: ThreadSanitizer does not see epoll_ctl(MOD) order
- * threads, and this shows it the hand-off.  Letting go before arming, not
- * after, keeps the lock uncontended: a client that has its reply sends
- * the next request at once, and the worker epoll wakes for it would
- * otherwise find `mu` still held and sleep on it (a futex wait and wake,
- * and two thread switches, per request under closed-loop load).
+ * `mu` until the arming call has returned, and the next one takes it
+ * first: ThreadSanitizer does not see epoll_ctl(MOD) order threads, and
+ * this shows it the hand-off (an uncontended lock per request).
  *
  * The guard thread (only when idle_ms is set) looks over the connections
  * every RT_LOOP_TICK_MS and shuts down (shutdown(2): the worker that then
@@ -332,8 +328,9 @@ rt_loop_worker(void *arg)
 		if (l->opts.idle_ms > 0) {
 			atomic_store(&c->busy, false);
 		}
+		ok = ok && rt_loop_arm(l, c, EPOLL_CTL_MOD);
 		pthread_mutex_unlock(&c->mu);
-		if (!ok || !rt_loop_arm(l, c, EPOLL_CTL_MOD)) {
+		if (!ok) {
 			rt_loop_drop(l, c); /* not armed: no other worker has it */
 		}
 	}
