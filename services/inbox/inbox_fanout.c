@@ -143,6 +143,7 @@ inbox_cache_page(
 }
 
 #define INBOX_MERGE_CHUNK 256  /* cells of a merged write per RocksDB write */
+#define INBOX_MERGE_FANS  1024 /* authors with more fans are fanned out alone */
 #define INBOX_SPLIT_MIN   4096 /* pages this big (or full small pages) are written by two threads */
 
 /* Half a page of cells, filled and written on a helper thread. */
@@ -285,9 +286,41 @@ inbox_mcell_cmp(const void *a, const void *b)
 	return x->id > y->id ? -1 : x->id < y->id;
 }
 
-/* inbox_fans_many asks for the first page of fans of each event's author in one batch message; *reps is rep's reply per event. */
+/* inbox_write_sorted writes cells[0..n) (in key order) INBOX_MERGE_CHUNK
+ * to a write, yielding the core between writes; with seq, the last write
+ * also carries it as s's applied seq (with n 0, alone). */
 static int
-inbox_fans_many(inbox *in, const inbox_event *evs, size_t n, wb_obj **rep, const wb_obj **reps)
+inbox_write_sorted(inbox *in, inbox_source *s, const inbox_mcell *cells, size_t n, uint64_t seq)
+{
+	size_t i = 0;
+	int    rc = WB_OK;
+
+	while (rc == WB_OK && (i < n || (i == 0 && seq != 0))) {
+		size_t end = n - i > INBOX_MERGE_CHUNK ? i + INBOX_MERGE_CHUNK : n;
+		for (; rc == WB_OK && i < end; i++) {
+			uint8_t row[8], val[8];
+
+			hb_u64_be(row, cells[i].fan);
+			hb_u64_be(val, cells[i].author);
+			rc = hb_batch_put(
+			    in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0, cells[i].id, val, 8);
+		}
+		if (rc != WB_OK) {
+			hb_batch_clear(in->batch);
+		} else if ((rc = inbox_commit(in, s, seq, seq != 0 && i == n)) == WB_OK && i < n) {
+			sched_yield(); /* a reader woken on this core runs now, not in ms */
+		}
+		if (n == 0) {
+			break;
+		}
+	}
+	return rc;
+}
+
+/* inbox_fans_many asks for up to limit fans of each event's author in one batch message; *reps is rep's reply per event. */
+static int
+inbox_fans_many(
+    inbox *in, const inbox_event *evs, size_t n, uint64_t limit, wb_obj **rep, const wb_obj **reps)
 {
 	wb_obj *req = wb_request(WB_OP_BATCH), *items = NULL;
 	size_t  nreps = 0;
@@ -295,14 +328,18 @@ inbox_fans_many(inbox *in, const inbox_event *evs, size_t n, wb_obj **rep, const
             req != NULL && (items = wb_add_objs(req, WB_F_REQS, n)) != NULL ? WB_OK : WB_ENOMEM;
 
 	*rep = NULL;
+	if (rc == WB_OK) {
+		wb_del(req, WB_F_RID); /* each item carries its event's */
+	}
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
-		wb_obj *one = wb_request(WB_OP_REL_FANS);
+		const char *prev = wb_rid_swap(evs[i].rid[0] != '\0' ? evs[i].rid : NULL);
+		wb_obj     *one = wb_request(WB_OP_REL_FANS);
 
+		wb_rid_swap(prev);
 		rc = one != NULL ? WB_OK : WB_ENOMEM;
 		if (rc == WB_OK) {
-			wb_del(one, WB_F_RID);
 			wb_set_u64(one, WB_F_UID, evs[i].uid);
-			wb_set_u64(one, WB_F_LIMIT, in->opts.fans_page);
+			wb_set_u64(one, WB_F_LIMIT, limit);
 			rc = wb_copy(&items[i], one);
 		}
 		wb_msg_free(one);
@@ -314,6 +351,12 @@ inbox_fans_many(inbox *in, const inbox_event *evs, size_t n, wb_obj **rep, const
 	if (rc == WB_OK && (!wb_get_objs(*rep, WB_F_REPS, reps, &nreps) || nreps != n)) {
 		rc = WB_EBADMSG;
 	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		const char *emsg = NULL;
+		if ((rc = wb_reply_code(&(*reps)[i], &emsg)) != WB_OK) {
+			RT_WARNF("rel.fans of %llu: %s", (unsigned long long)evs[i].uid, emsg);
+		}
+	}
 	if (rc != WB_OK) {
 		wb_msg_free(*rep);
 		*rep = NULL;
@@ -321,88 +364,83 @@ inbox_fans_many(inbox *in, const inbox_event *evs, size_t n, wb_obj **rep, const
 	return rc;
 }
 
+/* inbox_narrow gives the fans of a rel.fans reply; false if the author has more (a wide author, fanned out page by page). */
+static bool
+inbox_narrow(const wb_obj *rep, const uint64_t **fans, size_t *n)
+{
+	uint64_t next = 0;
+
+	*fans = NULL;
+	*n = 0;
+	if (wb_get_u64(rep, WB_F_NEXT, &next) && next != 0) {
+		return false;
+	}
+	(void)wb_get_u64s(rep, WB_F_UIDS, fans, n);
+	return true;
+}
+
 /*
- * inbox_apply_posts applies post events evs[0..n) of s (consecutive seqs)
- * as one write, every cell in key order; *done is how many it applied:
- * the events before the first whose author has more than a page of fans
- * (0: that one is first; leave it to inbox_apply).
+ * inbox_apply_posts applies the post events evs[0..n) of s (consecutive
+ * seqs) together.  Posts touch distinct cells, so their order does not
+ * matter until the applied seq moves: the cells of every narrow author
+ * (at most INBOX_MERGE_FANS fans) go first, in key order, then each wide
+ * author's post is fanned out page by page as it would be alone, and the
+ * run's last seq is stored last.  A crash in between replays the run.
  */
 static int
-inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n, size_t *done)
+inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 {
-	const wb_obj *reps = NULL;
-	wb_obj       *rep = NULL;
-	inbox_mcell  *cells = NULL;
-	size_t        m = 0, ncells = 0, total = 0;
-	const char   *emsg;
-	int           rc = inbox_fans_many(in, evs, n, &rep, &reps);
+	const wb_obj   *reps = NULL;
+	const uint64_t *fans;
+	wb_obj         *rep = NULL;
+	inbox_mcell    *cells = NULL;
+	size_t          nf, ncells = 0, total = 0, narrow = 0;
+	uint64_t        limit =
+            in->opts.fans_page < INBOX_MERGE_FANS ? in->opts.fans_page : INBOX_MERGE_FANS;
+	int rc = inbox_fans_many(in, evs, n, limit, &rep, &reps);
 
-	*done = 0;
-	for (; rc == WB_OK && m < n; m++) {
-		const uint64_t *fans;
-		size_t          nf = 0;
-		uint64_t        next = 0;
-
-		if ((rc = wb_reply_code(&reps[m], &emsg)) != WB_OK) {
-			RT_WARNF("rel.fans of %llu: %s", (unsigned long long)evs[m].uid, emsg);
-		} else if (wb_get_u64(&reps[m], WB_F_NEXT, &next) && next != 0) {
-			break; /* more than a page: paged by inbox_fans_each */
-		} else if (wb_get_u64s(&reps[m], WB_F_UIDS, &fans, &nf)) {
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		if (inbox_narrow(&reps[i], &fans, &nf)) {
 			total += nf;
+			narrow++;
 		}
 	}
-	if (rc == WB_OK && m > 0 && (cells = malloc(total * sizeof(*cells) + 1)) == NULL) {
+	if (rc == WB_OK && (cells = malloc((total > 0 ? total : 1) * sizeof(*cells))) == NULL) {
 		rc = WB_ENOMEM;
 	}
-	for (size_t i = 0; rc == WB_OK && i < m; i++) {
-		const uint64_t *fans = NULL;
-		size_t          nf = 0;
-
-		(void)wb_get_u64s(&reps[i], WB_F_UIDS, &fans, &nf);
-		for (size_t k = 0; k < nf; k++) {
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		for (size_t k = 0; inbox_narrow(&reps[i], &fans, &nf) && k < nf; k++) {
 			if (fans[k] != evs[i].uid) { /* nobody's own posts in their home */
 				cells[ncells++] = (inbox_mcell) { fans[k], evs[i].id, evs[i].uid };
 			}
 		}
 	}
-	if (rc == WB_OK && m > 0) {
+	if (rc == WB_OK) {
+		bool last_narrow = narrow == n; /* else the last wide post stores its own seq */
 		qsort(cells, ncells, sizeof(*cells), inbox_mcell_cmp);
-		in->mark = inbox_event_mark(&evs[m - 1]);
-		for (size_t i = 0; rc == WB_OK && (i < ncells || i == 0);) {
-			uint8_t row[8], val[8];
-			size_t  end =
-                            i + INBOX_MERGE_CHUNK < ncells ? i + INBOX_MERGE_CHUNK : ncells;
-
-			for (; rc == WB_OK && i < end; i++) {
-				hb_u64_be(row, cells[i].fan);
-				hb_u64_be(val, cells[i].author);
-				rc = hb_batch_put(in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0,
-				    cells[i].id, val, 8);
+		in->mark = inbox_event_mark(&evs[n - 1]);
+		rc = inbox_write_sorted(in, s, cells, ncells, last_narrow ? evs[n - 1].seq : 0);
+		for (size_t i = 0; i < n; i++) {
+			if (inbox_narrow(&reps[i], &fans, &nf)) {
+				inbox_cache_page(in, &evs[i], fans, nf, true, rc == WB_OK);
 			}
-			if (rc != WB_OK) {
-				hb_batch_clear(in->batch);
-			} else if ((rc = inbox_commit(in, s, evs[m - 1].seq, i == ncells)) ==
-			               WB_OK &&
-			           i < ncells) {
-				sched_yield(); /* a reader woken on this core runs now, not in ms */
-			}
-			if (ncells == 0) {
-				break;
-			}
-		}
-		for (size_t i = 0; i < m; i++) {
-			const uint64_t *fans = NULL;
-			size_t          nf = 0;
-
-			(void)wb_get_u64s(&reps[i], WB_F_UIDS, &fans, &nf);
-			inbox_cache_page(in, &evs[i], fans, nf, true, rc == WB_OK);
 		}
 	}
 	if (rc == WB_OK) {
 		INBOX_ADD(&in->cells_written, ncells);
-		INBOX_ADD(&in->events_applied, m);
-		INBOX_ADD(&in->posts_merged, m);
-		*done = m;
+		INBOX_ADD(&in->events_applied, narrow);
+		INBOX_ADD(&in->posts_merged, narrow);
+	}
+	size_t last_wide = n;
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		if (!inbox_narrow(&reps[i], &fans, &nf)) {
+			rc = inbox_apply(in, s, &evs[i]);
+			last_wide = i;
+		}
+	}
+	if (rc == WB_OK && last_wide < n - 1) {
+		in->mark = inbox_event_mark(&evs[n - 1]); /* narrow posts after the last wide one */
+		rc = inbox_commit(in, s, evs[n - 1].seq, true);
 	}
 	free(cells);
 	wb_msg_free(rep);
@@ -416,21 +454,18 @@ inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 	int    rc = WB_OK;
 
 	while (rc == WB_OK && i < n && !in->stop) {
-		size_t run = 0, done = 0;
+		size_t run = 0;
 
 		while (i + run < n && run < INBOX_MERGE_MAX && evs[i + run].type == WB_EV_POST) {
 			run++;
 		}
 		if (run > 1) {
-			rc = inbox_apply_posts(in, s, evs + i, run, &done);
-			i += done;
-			if (rc != WB_OK || done == run) {
-				continue;
-			}
+			rc = inbox_apply_posts(in, s, evs + i, run);
+		} else {
+			rc = inbox_apply(in, s, &evs[i]);
+			run = 1;
 		}
-		if ((rc = inbox_apply(in, s, &evs[i])) == WB_OK) {
-			i++;
-		}
+		i += rc == WB_OK ? run : 0;
 	}
 	return rc;
 }

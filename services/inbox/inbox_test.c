@@ -600,12 +600,12 @@ Test(inbox, a_backlog_of_posts_lands_exactly, .init = small_pages, .fini = stop_
 	/* posts that queue up while the inbox is stopped are written together;
 	 * an author with more than a page (97) of fans, and a delete, end such
 	 * a run, and every inbox must end as if each event came alone */
-	enum { FANS = 150, ROUNDS = 30, MAXP = 3 * ROUNDS };
+	enum { FANS = 150, ROUNDS = 30, MAXP = 3 * ROUNDS + 4 };
 	static uint64_t fans[FANS];
 	uint64_t        a[3] = { reg("wide"), reg("mid"), reg("narrow") };
 	uint64_t        ids[MAXP], authors[MAXP], merged = gauge("posts_merged");
 	bool            gone[MAXP] = { false };
-	int             n = 0;
+	int             n = 0, deletes = 0;
 	reg_many("fan", fans, FANS);
 	for (int i = 0; i < FANS; i++) {
 		rel(WB_OP_REL_FOLLOW, fans[i], a[0]); /* two pages of fans */
@@ -617,6 +617,7 @@ Test(inbox, a_backlog_of_posts_lands_exactly, .init = small_pages, .fini = stop_
 		}
 	}
 	wait_caught_up(60000);
+	uint64_t applied = gauge("events_applied");
 	cr_assert_eq(wbt_pause(svc_d[SVC_INBOX]), 0);
 	for (int r = 0; r < ROUNDS; r++) {
 		for (int k = 0; k < 3; k++) {
@@ -629,11 +630,25 @@ Test(inbox, a_backlog_of_posts_lands_exactly, .init = small_pages, .fini = stop_
 		if (r % 7 == 6) {
 			del(authors[n - 2], ids[n - 2]);
 			gone[n - 2] = true;
+			deletes++;
+		}
+	}
+	/* a run that ends with the wide author's post, then one it splits */
+	const int tail[4] = { 0, 1, 0, 2 };
+	for (int k = 0; k < 4; k++) {
+		authors[n] = a[tail[k]];
+		ids[n++] = post(a[tail[k]], "queued last");
+		if (k == 0) {
+			del(authors[1], ids[1]);
+			gone[1] = true;
+			deletes++;
 		}
 	}
 	cr_assert_eq(wbt_resume(svc_d[SVC_INBOX]), 0);
 	wait_caught_up(120000);
 	cr_assert_gt(gauge("posts_merged"), merged, "no posts were written together");
+	cr_assert_eq(gauge("events_applied") - applied, (uint64_t)(n + deletes),
+	    "each event applied once, none again");
 	for (int i = 0; i < FANS; i++) {
 		uint64_t want[MAXP];
 		size_t   m = 0;
