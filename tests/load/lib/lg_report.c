@@ -69,6 +69,9 @@ lg_mix_add(lg_mix *sum, const lg_mix *m)
 		sum->srv_cpu_us[i] += m->srv_cpu_us[i];
 	}
 	sum->client_cpu_us += m->client_cpu_us;
+	if (m->settle_max_ms > sum->settle_max_ms) {
+		sum->settle_max_ms = m->settle_max_ms;
+	}
 }
 
 double
@@ -95,11 +98,12 @@ lg_mix_json(const lg_mix *m)
 	}
 	json_object_set_new(cpu, "total", json_real(lg_mix_cpu_per_op(m, -1)));
 	json_object_set_new(cpu, "client", json_real(lg_mix_cpu_per_op(m, -2)));
-	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f, s:o}", "home",
+	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f, s:o, s:f}", "home",
 	    lg_hist_json(&m->home, m->secs), "user_timeline", lg_hist_json(&m->tl, m->secs), "post",
 	    lg_hist_json(&m->post, m->secs), "ops", (json_int_t)m->ops, "errors",
 	    (json_int_t)m->errors, "empty_home", (json_int_t)m->empty_home, "seconds", m->secs,
-	    "ops_per_s", m->secs > 0 ? m->ops / m->secs : 0.0, "cpu_us_per_op", cpu);
+	    "ops_per_s", m->secs > 0 ? m->ops / m->secs : 0.0, "cpu_us_per_op", cpu,
+	    "settle_max_ms", m->settle_max_ms);
 }
 
 void
@@ -119,6 +123,10 @@ lg_mix_print(const char *name, const lg_mix *m)
 			printf("%s%s %.1f", i ? ", " : "", m->srv.name[i], lg_mix_cpu_per_op(m, i));
 		}
 		printf("), client %.1f us\n", lg_mix_cpu_per_op(m, -2));
+	}
+	if (m->srv.settle != NULL) {
+		printf("    fan-out done %.0f ms after the run's last request (the longest wait)\n",
+		    m->settle_max_ms);
 	}
 	fflush(stdout);
 }

@@ -32,6 +32,7 @@ typedef struct lg_mix {
 	lg_servers srv;                        /* whose CPU was measured (n = 0: none) */
 	uint64_t   srv_cpu_us[LG_MAX_SERVERS]; /* each server's CPU over the run */
 	uint64_t   client_cpu_us;              /* this process's CPU over the run */
+	double     settle_max_ms; /* longest wait for srv.settle after a run (fan-out lag) */
 } lg_mix;
 
 /* Home reads of one sweep reader, in each system. */
