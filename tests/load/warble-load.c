@@ -128,7 +128,8 @@ usage(void)
 	    "  --sweep-posts P     posts per sweep author (20)\n"
 	    "  --http C            home reads over HTTP/JSON and over the SDK, C connections "
 	    "each (0: no)\n"
-	    "  --home-secs S       seconds of each closed-loop home run of --sweep and --http (3)\n"
+	    "  --home-secs S       seconds of each closed-loop home run of --sweep; --http "
+	    "takes S turns of 1 s each way (3)\n"
 	    "  --one               the mix (and --moderate) again on the one-process warble\n"
 	    "  --media UxM         U graph users upload M images each, then they are read back "
 	    "(Warble and PostgreSQL; none by default)\n"
@@ -958,73 +959,106 @@ out:
 	return rc;
 }
 
-/* run_http reads random graph users' homes on opt.http_conns connections through the SDK, over HTTP with this client (which parses the JSON) and with wrk (which does not), with the CPU each read cost. */
+/* The running sums of one way of reading homes in run_http. */
+typedef struct lg_http_sum {
+	lg_hist  h;                    /* SDK and HTTP/JSON */
+	double   secs, p50_ms, p99_ms; /* wrk: the worst round's quantiles */
+	uint64_t n, gw_us, all_us, client_us;
+	bool     skipped;
+} lg_http_sum;
+
+/* run_http_round reads homes one way (k) for 1 s and adds it to sum; -1 if a read failed. */
+static int
+run_http_round(int k, const lg_servers *srv, lg_http_sum *sum, lg_hist *h)
+{
+	uint64_t      cpu0[LG_MAX_SERVERS], self0 = lg_self_cpu_us(), n = 0, client = 0;
+	double        per_s = 0;
+	lg_backend    b;
+	lg_wrk_result wr;
+	int           rc = 0, wrc;
+
+	for (int i = 0; i < srv->n; i++) {
+		cpu0[i] = lg_cpu_us(srv->pid[i], srv->reaped);
+	}
+	if (k < 2) {
+		if (k == 0) {
+			lg_warble_backend(&W, &b);
+		} else {
+			lg_http_backend(&W, &b);
+		}
+		memset(h, 0, sizeof(*h));
+		if (lg_homes_run(&b, 0, G.n, 1, opt.http_conns, 1, h, &per_s) != 0) {
+			fprintf(
+			    stderr, "warble-load: %s: a home read failed or was empty\n", b.name);
+			rc = -1;
+		}
+		lg_hist_merge(&sum->h, h);
+		n = h->n;
+		client = lg_self_cpu_us() - self0;
+	} else if ((wrc = lg_wrk_home(&W, G.n, opt.http_conns, 1, &wr)) == 0) {
+		per_s = wr.per_s;
+		sum->p50_ms = wr.p50_ms > sum->p50_ms ? wr.p50_ms : sum->p50_ms;
+		sum->p99_ms = wr.p99_ms > sum->p99_ms ? wr.p99_ms : sum->p99_ms;
+		n = wr.requests;
+		client = wr.client_cpu_us;
+		if (wr.bad > 0) {
+			fprintf(stderr, "warble-load: wrk: %llu failed home reads\n",
+			    (unsigned long long)wr.bad);
+			rc = -1;
+		}
+	} else {
+		sum->skipped = wrc == 1; /* wrk is not installed */
+		return wrc == 1 ? 0 : -1;
+	}
+	for (int i = 0; i < srv->n; i++) {
+		uint64_t c1 = lg_cpu_us(srv->pid[i], srv->reaped);
+		uint64_t d = c1 > cpu0[i] ? c1 - cpu0[i] : 0;
+		sum->all_us += d;
+		sum->gw_us += i == 0 ? d : 0; /* the gateway comes first */
+	}
+	sum->n += n;
+	sum->secs += per_s > 0 ? (double)n / per_s : 0;
+	sum->client_us += client;
+	return rc;
+}
+
+/*
+ * run_http reads random graph users' homes on opt.http_conns connections
+ * through the SDK, over HTTP with this client (which parses the JSON) and
+ * with wrk (which does not), with the CPU each read cost: 1 s each in
+ * turn, opt.home_secs times, so that all three see the machine alike.
+ */
 static int
 run_http(lg_http_cmp *hc, const lg_servers *srv)
 {
 	static const char *names[LG_HTTP_RUNS] = { "msgpack SDK", "HTTP/JSON", "HTTP wrk" };
-	lg_backend         b;
-	lg_hist           *h = malloc(sizeof(*h));
+	lg_http_sum       *sum = calloc(LG_HTTP_RUNS + 1, sizeof(*sum)); /* + a round's hist */
 	int                rc = 0;
 
-	if (h == NULL) {
+	if (sum == NULL) {
 		return -1;
 	}
-	for (int k = 0; k < LG_HTTP_RUNS; k++) {
-		uint64_t      cpu0[LG_MAX_SERVERS], self0 = lg_self_cpu_us(), all = 0, gw = 0, n;
-		uint64_t      client;
-		lg_wrk_result wr;
-		int           wrc = 0;
-
-		for (int i = 0; i < srv->n; i++) {
-			cpu0[i] = lg_cpu_us(srv->pid[i], srv->reaped);
+	for (uint32_t r = 0; r < opt.home_secs; r++) {
+		for (int k = 0; k < LG_HTTP_RUNS; k++) {
+			if (!sum[k].skipped) {
+				rc |= run_http_round(k, srv, &sum[k], &sum[LG_HTTP_RUNS].h);
+			}
 		}
-		if (k < 2) {
-			if (k == 0) {
-				lg_warble_backend(&W, &b);
-			} else {
-				lg_http_backend(&W, &b);
-			}
-			if (lg_homes_run(&b, 0, G.n, 1, opt.http_conns, opt.home_secs, h,
-			        &hc->per_s[k]) != 0) {
-				fprintf(stderr,
-				    "warble-load: %s: a home read failed or was empty\n", b.name);
-				rc = -1;
-			}
-			hc->p50_ms[k] = lg_hist_q(h, 0.50) / 1e3;
-			hc->p99_ms[k] = lg_hist_q(h, 0.99) / 1e3;
-			n = h->n;
-			client = lg_self_cpu_us() - self0;
-		} else if ((wrc = lg_wrk_home(&W, G.n, opt.http_conns, opt.home_secs, &wr)) == 0) {
-			hc->per_s[k] = wr.per_s;
-			hc->p50_ms[k] = wr.p50_ms;
-			hc->p99_ms[k] = wr.p99_ms;
-			n = wr.requests;
-			client = wr.client_cpu_us;
-			if (wr.bad > 0) {
-				fprintf(stderr, "warble-load: wrk: %llu failed home reads\n",
-				    (unsigned long long)wr.bad);
-				rc = -1;
-			}
-		} else {
-			if (wrc == 1) {
-				printf("home over HTTP with wrk: skipped (wrk is not installed: "
-				       "tests/deps.sh bench installs it)\n");
-			} else {
-				rc = -1;
-			}
+	}
+	for (int k = 0; k < LG_HTTP_RUNS; k++) {
+		if (sum[k].skipped) {
+			printf(
+			    "home over HTTP with wrk: skipped (wrk is not installed: tests/deps.sh "
+			    "bench installs it)\n");
 			continue;
 		}
-		for (int i = 0; i < srv->n; i++) {
-			uint64_t c1 = lg_cpu_us(srv->pid[i], srv->reaped);
-			uint64_t d = c1 > cpu0[i] ? c1 - cpu0[i] : 0;
-			all += d;
-			gw += i == 0 ? d : 0; /* the gateway comes first */
-		}
-		if (n > 0) {
-			hc->gw_cpu_us[k] = (double)gw / (double)n;
-			hc->srv_cpu_us[k] = (double)all / (double)n;
-			hc->client_cpu_us[k] = (double)client / (double)n;
+		hc->per_s[k] = sum[k].secs > 0 ? sum[k].n / sum[k].secs : 0;
+		hc->p50_ms[k] = k < 2 ? lg_hist_q(&sum[k].h, 0.50) / 1e3 : sum[k].p50_ms;
+		hc->p99_ms[k] = k < 2 ? lg_hist_q(&sum[k].h, 0.99) / 1e3 : sum[k].p99_ms;
+		if (sum[k].n > 0) {
+			hc->gw_cpu_us[k] = (double)sum[k].gw_us / (double)sum[k].n;
+			hc->srv_cpu_us[k] = (double)sum[k].all_us / (double)sum[k].n;
+			hc->client_cpu_us[k] = (double)sum[k].client_us / (double)sum[k].n;
 		}
 		printf("home, %u connections, %-11s %6.0f/s p50 %.2f p99 %.2f ms; CPU per read: "
 		       "gateway %.1f, servers %.1f, client %.1f us",
@@ -1034,9 +1068,9 @@ run_http(lg_http_cmp *hc, const lg_servers *srv)
 			printf("; req/s %.2fx the SDK", hc->per_s[k] / hc->per_s[0]);
 		}
 		printf("\n");
-		fflush(stdout);
 	}
-	free(h);
+	fflush(stdout);
+	free(sum);
 	return rc;
 }
 
