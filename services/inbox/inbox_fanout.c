@@ -295,7 +295,10 @@ inbox_write_sorted(inbox *in, inbox_source *s, const inbox_mcell *cells, size_t 
 	size_t i = 0;
 	int    rc = WB_OK;
 
-	while (rc == WB_OK && (i < n || (i == 0 && seq != 0))) {
+	if (n == 0 && seq == 0) {
+		return WB_OK; /* nothing to write */
+	}
+	do {
 		size_t end = n - i > INBOX_MERGE_CHUNK ? i + INBOX_MERGE_CHUNK : n;
 		for (; rc == WB_OK && i < end; i++) {
 			uint8_t row[8], val[8];
@@ -310,10 +313,7 @@ inbox_write_sorted(inbox *in, inbox_source *s, const inbox_mcell *cells, size_t 
 		} else if ((rc = inbox_commit(in, s, seq, seq != 0 && i == n)) == WB_OK && i < n) {
 			sched_yield(); /* a reader woken on this core runs now, not in ms */
 		}
-		if (n == 0) {
-			break;
-		}
-	}
+	} while (rc == WB_OK && i < n);
 	return rc;
 }
 
@@ -322,10 +322,10 @@ static int
 inbox_fans_many(
     inbox *in, const inbox_event *evs, size_t n, uint64_t limit, wb_obj **rep, const wb_obj **reps)
 {
-	wb_obj *req = wb_request(WB_OP_BATCH), *items = NULL;
+	wb_obj *req = wb_request(WB_OP_BATCH);
+	wb_obj *items = req != NULL ? wb_add_objs(req, WB_F_REQS, n) : NULL;
 	size_t  nreps = 0;
-	int     rc =
-            req != NULL && (items = wb_add_objs(req, WB_F_REQS, n)) != NULL ? WB_OK : WB_ENOMEM;
+	int     rc = items != NULL ? WB_OK : WB_ENOMEM;
 
 	*rep = NULL;
 	if (rc == WB_OK) {
