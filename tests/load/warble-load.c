@@ -20,7 +20,7 @@
  *   mix       DeathStarBench's social-network mix: 60% home timeline,
  *             30% user timeline, 10% posts, --threads closed-loop
  *             clients for --duration s (or paced at --rate req/s total);
- *             closed loop, the systems take turns in --rounds rounds
+ *             the systems take turns in --rounds rounds
  *   sweep     --sweep F1,..: one reader per F follows F authors with
  *             --sweep-posts posts each; its home read closed loop
  *             (where fan-out on write should win: home_by_follows)
@@ -118,8 +118,8 @@ usage(void)
 	    "  --seed-posts P      posts per graph user before the mix (2)\n"
 	    "  --threads T         mixed-workload client threads (8)\n"
 	    "  --duration S        mixed-workload seconds per system (20)\n"
-	    "  --rounds N          closed-loop mix in N turns per system, the systems "
-	    "alternating (1; at most 100)\n"
+	    "  --rounds N          the mix (closed and paced) in N turns per system, the "
+	    "systems alternating (1; at most 100)\n"
 	    "  --rate R            mixed-workload target req/s in total (0: closed loop)\n"
 	    "  --moderate R        also run the mix paced at R req/s in total (moderate load; 0: "
 	    "no)\n"
@@ -436,7 +436,7 @@ typedef struct lg_job {
 	lg_backend *b;
 	int         tid;
 	uint64_t    deadline_us, start_us;
-	uint32_t    round; /* of the closed-loop mix: each round draws other users and texts */
+	uint32_t    round; /* of the mix: each round draws other users and texts */
 	double      per_thread_rate;
 	lg_mix      mix;
 	int         rc;
@@ -580,28 +580,27 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix
 	return rc;
 }
 
-/* One system's share of the closed-loop mix. */
+/* One system's share of the mix. */
 typedef struct lg_turn {
 	const char       *name;
 	lg_backend        b;
 	const lg_servers *srv;
-	lg_mix           *m;
+	lg_mix           *m, *paced; /* results closed loop, and paced at opt.moderate */
 } lg_turn;
 
 /*
- * run_mix runs the closed-loop mix on the n systems in turn, opt.rounds
- * times (opt.duration s per system in all), so that a minute in which
+ * run_mix runs the mix (closed loop, or paced at opt.rate) on the n
+ * systems in turn, opt.rounds times (opt.duration s per system in all), so that a minute in which
  * the machine is busier than the next weighs on every system alike;
  * each system's rounds add up in its lg_mix.
  */
 static int
-run_mix(lg_turn *t, int n)
+run_mix(lg_turn *t, int n, bool paced)
 {
 	uint64_t ms = (uint64_t)opt.duration * 1000 / opt.rounds;
 
 	if (opt.rounds > 1) {
-		printf(
-		    "mix, closed loop: %u rounds of %.1f s per system, the systems taking turns\n",
+		printf("mix: %u rounds of %.1f s per system, the systems taking turns\n",
 		    opt.rounds, ms / 1e3);
 	}
 	for (uint32_t r = 0; r < opt.rounds; r++) {
@@ -611,11 +610,11 @@ run_mix(lg_turn *t, int n)
 			if (run_jobs(&t[i].b, mix_main, ms, r, &one, t[i].srv) != 0) {
 				return -1;
 			}
-			lg_mix_add(t[i].m, &one);
+			lg_mix_add(paced ? t[i].paced : t[i].m, &one);
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		lg_mix_print(t[i].name, t[i].m);
+		lg_mix_print(t[i].name, paced ? t[i].paced : t[i].m);
 	}
 	return 0;
 }
@@ -1271,44 +1270,32 @@ main(int argc, char **argv)
 		{ "gateway", "user", "relation", "content", "inbox" }, false, settle };
 	lg_servers rsrv = { 1, { R ? lg_redis_server_pid(R) : 0 }, { "redis" }, false, NULL };
 	lg_servers psrv = { 1, { P ? lg_pg_server_pid(P) : 0 }, { "postgres" }, true, NULL };
-	lg_turn    turns[3] = { { "warble", .srv = &wsrv, .m = &wm } };
+	lg_mix     wmod = { 0 }, rmod = { 0 }, pmod = { 0 };
+	lg_turn    turns[3] = { { "warble", .srv = &wsrv, .m = &wm, .paced = &wmod } };
 	int        nturns = 1;
 	lg_warble_backend(&W, &turns[0].b);
 	if (R != NULL) {
-		turns[nturns] = (lg_turn) { "redis", .srv = &rsrv, .m = &rm };
+		turns[nturns] = (lg_turn) { "redis", .srv = &rsrv, .m = &rm, .paced = &rmod };
 		lg_redis_backend(R, W.guid, &turns[nturns++].b);
 	}
 	if (P != NULL) {
-		turns[nturns] = (lg_turn) { "postgres", .srv = &psrv, .m = &pm };
+		turns[nturns] = (lg_turn) { "postgres", .srv = &psrv, .m = &pm, .paced = &pmod };
 		lg_pg_backend(P, W.guid, &turns[nturns++].b);
 	}
-	if (run_mix(turns, nturns) != 0) {
+	if (run_mix(turns, nturns, false) != 0) {
 		goto out;
 	}
 	lg_hist_merge(&pub_ack, &wm.post);
-	lg_mix wmod = { 0 }, rmod = { 0 }, pmod = { 0 };
 	if (opt.moderate > 0) {
 		uint64_t closed = opt.rate;
 		opt.rate = opt.moderate;
 		printf("mix paced at %llu req/s in total (moderate load), latency from each "
 		       "request's intended start:\n",
 		    (unsigned long long)opt.moderate);
-		lg_warble_backend(&W, &b);
-		if (run_jobs(&b, mix_main, opt.duration * 1000ull, 0, &wmod, &wsrv) != 0) {
+		if (run_mix(turns, nturns, true) != 0) {
 			goto out;
 		}
 		lg_hist_merge(&pub_ack, &wmod.post);
-		lg_mix_print("warble", &wmod);
-		if (R != NULL) {
-			lg_redis_backend(R, W.guid, &b);
-			run_jobs(&b, mix_main, opt.duration * 1000ull, 0, &rmod, &rsrv);
-			lg_mix_print("redis", &rmod);
-		}
-		if (P != NULL) {
-			lg_pg_backend(P, W.guid, &b);
-			run_jobs(&b, mix_main, opt.duration * 1000ull, 0, &pmod, &psrv);
-			lg_mix_print("postgres", &pmod);
-		}
 		opt.rate = closed;
 	}
 	if (opt.nsweep > 0 && (setup_sweep() != 0 || run_sweep(sweep) != 0)) {
