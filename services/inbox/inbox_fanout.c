@@ -14,10 +14,9 @@
  * source's applied seq, so a crash mid-event replays the whole event
  * (rewriting or re-deleting a cell is harmless).
  *
- * When post events queue up (the applier is behind), a run of them whose
- * authors each have at most a page of fans is applied as one write: one
- * rel.fans batch for all their authors, and every cell of the run in key
- * order.  Under the mix, one post's 40-odd cells land in rows far apart
+ * When post events queue up (the applier is behind), a run of them is
+ * applied together: one rel.fans batch for all their authors, and the
+ * cells of those with few fans in key order, a chunk to a write.  Under the mix, one post's 40-odd cells land in rows far apart
  * in a memtable of hundreds of thousands of cells, each insert a walk of
  * cache misses down the skip list (4-5 us a cell); cells in key order
  * start each walk where the last one ended.  Fan-out reads the
@@ -322,61 +321,36 @@ static int
 inbox_fans_many(
     inbox *in, const inbox_event *evs, size_t n, uint64_t limit, wb_obj **rep, const wb_obj **reps)
 {
-	wb_obj *req = wb_request(WB_OP_BATCH);
-	wb_obj *items = req != NULL ? wb_add_objs(req, WB_F_REQS, n) : NULL;
-	size_t  nreps = 0;
-	int     rc = items != NULL ? WB_OK : WB_ENOMEM;
+	wb_obj *reqs[INBOX_MERGE_MAX] = { NULL };
+	int     rc = WB_OK;
 
 	*rep = NULL;
-	if (rc == WB_OK) {
-		wb_del(req, WB_F_RID); /* each item carries its event's */
-	}
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
 		const char *prev = wb_rid_swap(evs[i].rid[0] != '\0' ? evs[i].rid : NULL);
-		wb_obj     *one = wb_request(WB_OP_REL_FANS);
 
+		reqs[i] = wb_request(WB_OP_REL_FANS); /* carrying its event's request id */
 		wb_rid_swap(prev);
-		rc = one != NULL ? WB_OK : WB_ENOMEM;
-		if (rc == WB_OK) {
-			wb_set_u64(one, WB_F_UID, evs[i].uid);
-			wb_set_u64(one, WB_F_LIMIT, limit);
-			rc = wb_copy(&items[i], one);
+		if (reqs[i] == NULL || wb_set_u64(reqs[i], WB_F_UID, evs[i].uid) != WB_OK ||
+		    wb_set_u64(reqs[i], WB_F_LIMIT, limit) != WB_OK) {
+			rc = WB_ENOMEM;
 		}
-		wb_msg_free(one);
 	}
 	if (rc == WB_OK) {
-		rc = rt_call(in->relation, req, rep);
+		rc = rt_call_batch(in->relation, (const wb_obj *const *)reqs, n, rep, reps);
 	}
-	wb_msg_free(req);
-	if (rc == WB_OK && (!wb_get_objs(*rep, WB_F_REPS, reps, &nreps) || nreps != n)) {
-		rc = WB_EBADMSG;
-	}
-	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const char *emsg = NULL;
-		if ((rc = wb_reply_code(&(*reps)[i], &emsg)) != WB_OK) {
+
+		if (rc == WB_OK && (rc = wb_reply_code(&(*reps)[i], &emsg)) != WB_OK) {
 			RT_WARNF("rel.fans of %llu: %s", (unsigned long long)evs[i].uid, emsg);
 		}
+		wb_msg_free(reqs[i]);
 	}
 	if (rc != WB_OK) {
 		wb_msg_free(*rep);
 		*rep = NULL;
 	}
 	return rc;
-}
-
-/* inbox_narrow gives the fans of a rel.fans reply; false if the author has more (a wide author, fanned out page by page). */
-static bool
-inbox_narrow(const wb_obj *rep, const uint64_t **fans, size_t *n)
-{
-	uint64_t next = 0;
-
-	*fans = NULL;
-	*n = 0;
-	if (wb_get_u64(rep, WB_F_NEXT, &next) && next != 0) {
-		return false;
-	}
-	(void)wb_get_u64s(rep, WB_F_UIDS, fans, n);
-	return true;
 }
 
 /*
@@ -391,17 +365,26 @@ static int
 inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 {
 	const wb_obj   *reps = NULL;
-	const uint64_t *fans;
+	const uint64_t *fans[INBOX_MERGE_MAX];
+	size_t          nf[INBOX_MERGE_MAX], ncells = 0, total = 0, narrow = 0, last_wide = n;
+	bool            wide[INBOX_MERGE_MAX];
 	wb_obj         *rep = NULL;
 	inbox_mcell    *cells = NULL;
-	size_t          nf, ncells = 0, total = 0, narrow = 0;
 	uint64_t        limit =
             in->opts.fans_page < INBOX_MERGE_FANS ? in->opts.fans_page : INBOX_MERGE_FANS;
 	int rc = inbox_fans_many(in, evs, n, limit, &rep, &reps);
 
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
-		if (inbox_narrow(&reps[i], &fans, &nf)) {
-			total += nf;
+		uint64_t next = 0;
+
+		fans[i] = NULL;
+		nf[i] = 0;
+		wide[i] = wb_get_u64(&reps[i], WB_F_NEXT, &next) && next != 0;
+		if (wide[i]) {
+			last_wide = i; /* more fans than one page: fanned out page by page */
+		} else {
+			(void)wb_get_u64s(&reps[i], WB_F_UIDS, &fans[i], &nf[i]);
+			total += nf[i];
 			narrow++;
 		}
 	}
@@ -409,20 +392,21 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		rc = WB_ENOMEM;
 	}
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
-		for (size_t k = 0; inbox_narrow(&reps[i], &fans, &nf) && k < nf; k++) {
-			if (fans[k] != evs[i].uid) { /* nobody's own posts in their home */
-				cells[ncells++] = (inbox_mcell) { fans[k], evs[i].id, evs[i].uid };
+		for (size_t k = 0; k < nf[i]; k++) {
+			if (fans[i][k] != evs[i].uid) { /* nobody's own posts in their home */
+				cells[ncells++] =
+				    (inbox_mcell) { fans[i][k], evs[i].id, evs[i].uid };
 			}
 		}
 	}
 	if (rc == WB_OK) {
-		bool last_narrow = narrow == n; /* else the last wide post stores its own seq */
 		qsort(cells, ncells, sizeof(*cells), inbox_mcell_cmp);
 		in->mark = inbox_event_mark(&evs[n - 1]);
-		rc = inbox_write_sorted(in, s, cells, ncells, last_narrow ? evs[n - 1].seq : 0);
+		/* the seq goes with these cells unless a wide post comes after them */
+		rc = inbox_write_sorted(in, s, cells, ncells, narrow == n ? evs[n - 1].seq : 0);
 		for (size_t i = 0; i < n; i++) {
-			if (inbox_narrow(&reps[i], &fans, &nf)) {
-				inbox_cache_page(in, &evs[i], fans, nf, true, rc == WB_OK);
+			if (!wide[i]) {
+				inbox_cache_page(in, &evs[i], fans[i], nf[i], true, rc == WB_OK);
 			}
 		}
 	}
@@ -431,11 +415,9 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		INBOX_ADD(&in->events_applied, narrow);
 		INBOX_ADD(&in->posts_merged, narrow);
 	}
-	size_t last_wide = n;
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
-		if (!inbox_narrow(&reps[i], &fans, &nf)) {
+		if (wide[i]) {
 			rc = inbox_apply(in, s, &evs[i]);
-			last_wide = i;
 		}
 	}
 	if (rc == WB_OK && last_wide < n - 1) {

@@ -208,33 +208,68 @@ rt_call_until(rt_client *c, const wb_obj *req, int64_t deadline, wb_obj **rep)
 	return rv;
 }
 
+/* rt_batch_until sends reqs[0..n) as one batch message by deadline (a
+ * server in this process: on the caller's thread); WB_OK with *rep the
+ * reply and *reps its n items in order, else *rep is the refusal of the
+ * whole or NULL. */
+static int
+rt_batch_until(rt_client *c, const wb_obj *const *reqs, size_t n, int64_t deadline, wb_obj **rep,
+    const wb_obj **reps)
+{
+	wb_obj *req = wb_request(WB_OP_BATCH);
+	wb_obj *items = req != NULL ? wb_add_objs(req, WB_F_REQS, n) : NULL;
+	size_t  nreps = 0;
+	int     rv = items != NULL ? WB_OK : WB_ENOMEM;
+
+	*rep = NULL;
+	if (rv == WB_OK) {
+		wb_del(req, WB_F_RID); /* each item carries its own */
+	}
+	for (size_t i = 0; i < n && rv == WB_OK; i++) {
+		rv = wb_copy(&items[i], reqs[i]);
+	}
+	if (rv == WB_OK) {
+		rv = c->local != 0 ? rt_local_call(c->local, req, rep)
+		                   : rt_call_until(c, req, deadline, rep);
+	}
+	wb_msg_free(req);
+	if (rv == WB_OK && (!wb_get_objs(*rep, WB_F_REPS, reps, &nreps) || nreps != n)) {
+		wb_msg_free(*rep); /* not one reply per call: none can be trusted */
+		*rep = NULL;
+		rv = WB_EBADMSG;
+	}
+	return rv;
+}
+
+int
+rt_call_batch(rt_client *c, const wb_obj *const *reqs, size_t n, wb_obj **rep, const wb_obj **reps)
+{
+	*rep = NULL;
+	if (n == 0 || n > WB_BATCH_MAX) {
+		return WB_EINVAL;
+	}
+	if (atomic_load(&c->down)) {
+		return WB_ECLOSED;
+	}
+	return rt_batch_until(
+	    c, reqs, n, (int64_t)(wb_mono_us() / 1000) + c->timeout_ms, rep, reps);
+}
+
 /* rt_client_batch sends the n calls of ws as one batch and sets each one's result. */
 static void
 rt_client_batch(rt_client *c, rt_waiter **ws, int n)
 {
-	wb_obj       *req = wb_request(WB_OP_BATCH), *rep = NULL, *reqs;
+	const wb_obj *reqs[WB_BATCH_MAX];
 	const wb_obj *reps = NULL;
+	wb_obj       *rep = NULL;
 	int64_t       deadline = ws[0]->deadline;
-	size_t        nreps = 0;
-	int           rv = WB_ENOMEM;
+	int           rv;
 
-	if (req != NULL && (reqs = wb_add_objs(req, WB_F_REQS, (size_t)n)) != NULL) {
-		wb_del(req, WB_F_RID); /* each item carries its own */
-		rv = WB_OK;
-		for (int i = 0; i < n && rv == WB_OK; i++) {
-			rv = wb_copy(&reqs[i], ws[i]->req);
-			deadline = ws[i]->deadline < deadline ? ws[i]->deadline : deadline;
-		}
-		if (rv == WB_OK) {
-			rv = rt_call_until(c, req, deadline, &rep);
-		}
+	for (int i = 0; i < n; i++) {
+		reqs[i] = ws[i]->req;
+		deadline = ws[i]->deadline < deadline ? ws[i]->deadline : deadline;
 	}
-	wb_msg_free(req);
-	if (rv == WB_OK && (!wb_get_objs(rep, WB_F_REPS, &reps, &nreps) || nreps != (size_t)n)) {
-		wb_msg_free(rep); /* not one reply per call: none can be trusted */
-		rep = NULL;
-		rv = WB_EBADMSG;
-	}
+	rv = rt_batch_until(c, reqs, (size_t)n, deadline, &rep, &reps);
 	for (int i = 0; i < n; i++) {
 		const wb_obj *one = rv == WB_OK ? &reps[i] : rep; /* or the refusal of the whole */
 		const char   *emsg;

@@ -44,6 +44,17 @@ void rt_client_shutdown_all(void);
  */
 int rt_call(rt_client *c, const wb_obj *req, wb_obj **rep);
 
+/*
+ * rt_call_batch sends reqs[0..n) (1 <= n <= WB_BATCH_MAX) as one batch
+ * message, each served as if it came alone (rt_server.h), within the
+ * client's deadline and never coalesced with other calls.  Returns WB_OK
+ * with *rep the whole reply (the caller frees it) and *reps its n
+ * replies in order (each one's code by wb_reply_code), or the error of
+ * the whole as rt_call does.
+ */
+int rt_call_batch(
+    rt_client *c, const wb_obj *const *reqs, size_t n, wb_obj **rep, const wb_obj **reps);
+
 /* A call in flight, started with rt_call_start. */
 typedef struct rt_pending rt_pending;
 

@@ -4,7 +4,7 @@
  * reconnects when the server comes back.  A coalescing client sends a
  * lone call alone and calls queued under load as batches, each caller
  * getting its own reply, and a server killed mid-batch fails each call
- * once.
+ * once.  rt_call_batch gets each item's reply in order.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -381,6 +381,59 @@ Test(rt_client, coalesced_calls_go_as_batches_under_load, .fini = wbt_cleanup, .
 	    atomic_load(&er.wrong));
 	cr_assert_eq(wbt_op_count(url, "post.get"), 20 + 16 * 40, "every call served exactly once");
 	cr_assert_gt(wbt_op_count(url, "batch"), 0, "no batch under load");
+	rt_client_close(c);
+	rt_server_close(s);
+}
+
+Test(rt_client, a_batch_call_gets_each_reply_in_order, .fini = wbt_cleanup, .timeout = 60)
+{
+	char           url[128];
+	rt_server_opts so = { .name = "echo", .workers = 2 };
+	rt_server     *s;
+	rt_client     *c;
+	wb_obj        *reqs[WB_BATCH_MAX + 1], *rep = NULL;
+	const wb_obj  *reps = NULL;
+	const char    *msg;
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "echo"), 0);
+	so.url = url;
+	cr_assert_eq(rt_server_open(&s, &so), WB_OK);
+	cr_assert_eq(rt_server_handle(s, WB_OP_POST_GET, h_slow_echo, NULL), WB_OK);
+	cr_assert_eq(rt_server_start(s), WB_OK);
+	cr_assert_eq(rt_client_open(&c, url, NULL), WB_OK);
+	for (uint64_t i = 0; i <= WB_BATCH_MAX; i++) {
+		reqs[i] = wb_request(WB_OP_POST_GET);
+		cr_assert_eq(wb_set_u64s(reqs[i], WB_F_IDS, &i, 1), WB_OK);
+	}
+
+	cr_assert_eq(rt_call_batch(c, (const wb_obj *const *)reqs, 5, &rep, &reps), WB_OK);
+	for (uint64_t i = 0; i < 5; i++) { /* id 3 is refused (h_slow_echo), alone */
+		const uint64_t *got;
+		size_t          n;
+
+		if (i == 3) {
+			cr_assert_eq(wb_reply_code(&reps[i], &msg), WB_ENOPOST);
+			cr_assert_str_eq(msg, "no post 3");
+		} else {
+			cr_assert_eq(wb_reply_code(&reps[i], &msg), WB_OK);
+			cr_assert(
+			    wb_get_u64s(&reps[i], WB_F_IDS, &got, &n) && n == 1 && got[0] == i);
+		}
+	}
+	wb_msg_free(rep);
+	cr_assert_eq(wbt_op_count(url, "batch"), 1);
+	cr_assert_eq(wbt_op_count(url, "post.get"), 5);
+
+	cr_assert_eq(rt_call_batch(c, (const wb_obj *const *)reqs, 0, &rep, &reps), WB_EINVAL);
+	cr_assert_null(rep);
+	cr_assert_eq(rt_call_batch(c, (const wb_obj *const *)reqs, WB_BATCH_MAX + 1, &rep, &reps),
+	    WB_EINVAL);
+	cr_assert_null(rep);
+	rt_client_shutdown(c);
+	cr_assert_eq(rt_call_batch(c, (const wb_obj *const *)reqs, 1, &rep, &reps), WB_ECLOSED);
+	for (int i = 0; i <= WB_BATCH_MAX; i++) {
+		wb_msg_free(reqs[i]);
+	}
 	rt_client_close(c);
 	rt_server_close(s);
 }
