@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "inbox_int.h"
 #include "rt_log.h"
@@ -26,6 +29,14 @@
 
 #define INBOX_BACKOFF_MIN 100
 #define INBOX_BACKOFF_MAX 5000
+/*
+ * The applier's nice value.  On cores the read path keeps busy, a
+ * fan-out run held one for 256 cells at a time while reads and publish
+ * acks queued behind it; niced, it gives way when they wake and catches
+ * up in the gaps (docs/benchmarks.md, 2026-11-26 09:10 UTC).  Idle cores
+ * it runs on as before.
+ */
+#define INBOX_APPLIER_NICE 10
 
 bool
 inbox_event_parse(const wb_obj *o, inbox_event *ev)
@@ -398,6 +409,8 @@ inbox_applier_main(void *arg)
 {
 	inbox   *in = arg;
 	uint64_t poll = in->opts.poll_ms ? in->opts.poll_ms : 500;
+	/* per thread on Linux; a failure leaves it at the daemon's */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), INBOX_APPLIER_NICE);
 	if (inbox_rebuild_due(in)) {
 		(void)inbox_rebuild_run(in); /* asked at start, or a rebuild left unfinished */
 	}
