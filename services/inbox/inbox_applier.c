@@ -33,7 +33,7 @@
  * The applier's nice value.  On cores the read path keeps busy, a
  * fan-out run held one for 256 cells at a time while reads and publish
  * acks queued behind it; niced, it gives way when they wake and catches
- * up in the gaps (docs/benchmarks.md, 2026-11-26 09:10 UTC).  Idle cores
+ * up in the gaps (docs/benchmarks.md, 2026-11-26 09:00 UTC).  Idle cores
  * it runs on as before.
  */
 #define INBOX_APPLIER_NICE 10
