@@ -860,6 +860,7 @@ hb_write(hb_table *t, hb_batch *b)
 	if (rocksdb_writebatch_count(b->wb) == 0) {
 		return WB_OK;
 	}
+	hb_quiet();
 	rocksdb_write(t->db, t->wo, b->wb, &err);
 	return err ? hb_err_rocks(err) : WB_OK;
 }

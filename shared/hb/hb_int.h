@@ -65,10 +65,27 @@ hb_expired(const hb_fam *f, uint64_t version, uint64_t now)
 	return ms <= now && now - ms >= f->o.ttl_ms;
 }
 
-/* hb_fam_get checks a family index and returns the family or NULL. */
+/*
+ * hb_quiet turns RocksDB's perf counters off on the calling thread (once):
+ * on by default, they cost every key comparison in a memtable a
+ * thread-local access, through a call into the shared library.
+ */
+static inline void
+hb_quiet(void)
+{
+	static _Thread_local bool quiet;
+
+	if (!quiet) {
+		rocksdb_set_perf_level(rocksdb_disable);
+		quiet = true;
+	}
+}
+
+/* hb_fam_get checks a family index and returns the family or NULL (every family operation starts here). */
 static inline hb_fam *
 hb_fam_get(hb_table *t, int fam)
 {
+	hb_quiet();
 	if (t == NULL || fam < 0 || (size_t)fam >= t->nfams) {
 		return NULL;
 	}
