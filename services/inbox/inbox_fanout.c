@@ -16,10 +16,11 @@
  *
  * When post events queue up (the applier is behind), a run of them is
  * applied together: one rel.fans batch for all their authors, and the
- * cells of those with few fans in key order, a chunk to a write.  Under the mix, one post's 40-odd cells land in rows far apart
- * in a memtable of hundreds of thousands of cells, each insert a walk of
- * cache misses down the skip list (4-5 us a cell); cells in key order
- * start each walk where the last one ended.  Fan-out reads the
+ * cells of those with few fans in key order, a chunk to a write.  Under
+ * the mix, one post's 40-odd cells land in rows far apart in a memtable
+ * of hundreds of thousands of cells, each insert a walk of cache misses
+ * down the skip list (4-5 us a cell); cells in key order start each walk
+ * where the last one ended.  Fan-out reads the
  * current fans and backfill the current posts: with one applier taking
  * each source in seq order, any interleaving of the two sources ends in
  * the same inboxes.
@@ -402,8 +403,8 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 	if (rc == WB_OK) {
 		qsort(cells, ncells, sizeof(*cells), inbox_mcell_cmp);
 		in->mark = inbox_event_mark(&evs[n - 1]);
-		/* the seq goes with these cells unless a wide post comes after them */
-		rc = inbox_write_sorted(in, s, cells, ncells, narrow == n ? evs[n - 1].seq : 0);
+		/* the seq goes with these cells unless a wide post is still to come */
+		rc = inbox_write_sorted(in, s, cells, ncells, last_wide == n ? evs[n - 1].seq : 0);
 		for (size_t i = 0; i < n; i++) {
 			if (!wide[i]) {
 				inbox_cache_page(in, &evs[i], fans[i], nf[i], true, rc == WB_OK);

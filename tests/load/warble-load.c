@@ -985,7 +985,6 @@ run_http_round(int k, const lg_servers *srv, lg_http_sum *sum, lg_hist *h)
 		} else {
 			lg_http_backend(&W, &b);
 		}
-		memset(h, 0, sizeof(*h));
 		if (lg_homes_run(&b, 0, G.n, 1, opt.http_conns, 1, h, &per_s) != 0) {
 			fprintf(
 			    stderr, "warble-load: %s: a home read failed or was empty\n", b.name);
@@ -1031,16 +1030,19 @@ static int
 run_http(lg_http_cmp *hc, const lg_servers *srv)
 {
 	static const char *names[LG_HTTP_RUNS] = { "msgpack SDK", "HTTP/JSON", "HTTP wrk" };
-	lg_http_sum       *sum = calloc(LG_HTTP_RUNS + 1, sizeof(*sum)); /* + a round's hist */
+	lg_http_sum       *sum = calloc(LG_HTTP_RUNS, sizeof(*sum));
+	lg_hist           *round = malloc(sizeof(*round)); /* one turn's reads */
 	int                rc = 0;
 
-	if (sum == NULL) {
+	if (sum == NULL || round == NULL) {
+		free(sum);
+		free(round);
 		return -1;
 	}
 	for (uint32_t r = 0; r < opt.home_secs; r++) {
 		for (int k = 0; k < LG_HTTP_RUNS; k++) {
 			if (!sum[k].skipped) {
-				rc |= run_http_round(k, srv, &sum[k], &sum[LG_HTTP_RUNS].h);
+				rc |= run_http_round(k, srv, &sum[k], round);
 			}
 		}
 	}
@@ -1069,6 +1071,7 @@ run_http(lg_http_cmp *hc, const lg_servers *srv)
 		printf("\n");
 	}
 	fflush(stdout);
+	free(round);
 	free(sum);
 	return rc;
 }
