@@ -102,7 +102,7 @@ typedef struct gw_daemon {
 	gw_metrics  *metrics;
 	http_server *http;
 	const char  *url;
-	int          nworkers;
+	int          nworkers, nspares;
 } gw_daemon;
 
 static int
@@ -116,6 +116,7 @@ gw_daemon_open(const rt_env *env, void **out)
 	}
 	d->url = env->url;
 	d->nworkers = env->nworkers;
+	d->nspares = env->nspares;
 	if ((rc = gw_open(&d->g, &gw_o)) != WB_OK) {
 		RT_ERRORF("cannot dial the services: %s", wb_strerror(rc));
 		free(d);
@@ -135,7 +136,7 @@ gw_daemon_start(void *arg)
 {
 	gw_daemon      *d = arg;
 	gw_metrics_opts mo = { .gateway_url = d->url };
-	http_opts       ho = { .url = http_url, .workers = d->nworkers };
+	http_opts       ho = { .url = http_url, .workers = d->nworkers, .spares = d->nspares };
 	char            webbuf[1024];
 	int             rc;
 
@@ -179,9 +180,11 @@ const rt_service gw_service = {
 	.summary = "Warble's public API gateway (msgpack over nng REQ/REP)",
 	.listen = RT_OPT_URL(WB_EP_GATEWAY, "listen URL (msgpack API)", NULL),
 	.opts = gw_daemon_opts,
-	.workers = "16",
-	.workers_help = "worker threads (each may wait on a downstream call)",
+	.workers = "auto",
+	.workers_help =
+	    "threads taking requests at once, each may wait on a downstream call (auto: 3 a CPU)",
 	.max_workers = 1024,
+	.spares = 2,
 	.config = gw_daemon_config,
 	.open = gw_daemon_open,
 	.start = gw_daemon_start,

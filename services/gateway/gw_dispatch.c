@@ -8,17 +8,25 @@
 
 #include "gw_int.h"
 #include "rt_log.h"
+#include "rt_loop.h"
 #include "rt_server.h"
 #include "wb_clock.h"
 
 typedef int (*gw_op_fn)(gw *g, const wb_obj *req, wb_obj *rep);
 
+/*
+ * A slow operation (a password hashed with argon2id, an image received
+ * and checked) lets a spare thread serve in its place while it runs
+ * (rt_loop_slow_begin), so that a burst of logins does not hold every
+ * worker of the gateway.
+ */
 static const struct {
 	wb_op    op;
 	gw_op_fn fn;
+	bool     slow;
 } gw_routes[] = {
-	{ WB_OP_REGISTER, gw_op_register },
-	{ WB_OP_LOGIN, gw_op_login },
+	{ WB_OP_REGISTER, gw_op_register, true },
+	{ WB_OP_LOGIN, gw_op_login, true },
 	{ WB_OP_LOGOUT, gw_op_logout },
 	{ WB_OP_WHOAMI, gw_op_whoami },
 	{ WB_OP_PUBLISH, gw_op_publish },
@@ -32,8 +40,8 @@ static const struct {
 	{ WB_OP_PROFILE, gw_op_profile },
 	{ WB_OP_UPDATE_PROFILE, gw_op_update_profile },
 	{ WB_OP_LOGOUT_ALL, gw_op_logout_all },
-	{ WB_OP_CHANGE_PASSWORD, gw_op_change_password },
-	{ WB_OP_UPLOAD, gw_op_upload },
+	{ WB_OP_CHANGE_PASSWORD, gw_op_change_password, true },
+	{ WB_OP_UPLOAD, gw_op_upload, true },
 	{ WB_OP_MEDIA, gw_op_media },
 };
 
@@ -100,16 +108,23 @@ gw_rid_new(gw *g, char buf[WB_RID_MAX + 1])
 	    (unsigned long long)atomic_fetch_add(&g->rid_seq, 1) + 1);
 }
 
-/* gw_route runs op's handler. */
+/* gw_route runs op's handler, a slow one with a spare thread serving in its place. */
 static int
 gw_route(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client)
 {
-	if (op == WB_OP_LOGIN) {
-		return gw_login(g, req, rep, client);
-	}
 	for (size_t i = 0; i < GW_NROUTES; i++) {
 		if (gw_routes[i].op == op) {
-			return gw_routes[i].fn(g, req, rep);
+			int rc;
+
+			if (gw_routes[i].slow) {
+				rt_loop_slow_begin();
+			}
+			rc = op == WB_OP_LOGIN ? gw_login(g, req, rep, client)
+			                       : gw_routes[i].fn(g, req, rep);
+			if (gw_routes[i].slow) {
+				rt_loop_slow_end();
+			}
+			return rc;
 		}
 	}
 	wb_reply_error(rep, WB_EBADOP, "unknown operation");

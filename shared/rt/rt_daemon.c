@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #define RT_DAEMON_MAX_WORKERS 256
 #define RT_DAEMON_MAX_OPTS    48
 #define RT_DAEMON_RUN         (-1) /* rt_daemon_config: go on */
+#define RT_DAEMON_PER_CPU     3    /* --workers auto: threads a CPU */
 
 /* The values of the common options. */
 typedef struct rt_common {
@@ -69,6 +71,40 @@ rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 	return true;
 }
 
+/* rt_daemon_cpus counts the CPUs this process may run on, and no more than its cgroup's CPU quota (cpu.max) rounded up. */
+static uint64_t
+rt_daemon_cpus(void)
+{
+	cpu_set_t          set;
+	uint64_t           n = 1;
+	unsigned long long quota, period;
+	FILE              *f;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+		n = (uint64_t)CPU_COUNT(&set);
+	}
+	if ((f = fopen("/sys/fs/cgroup/cpu.max", "r")) != NULL) {
+		if (fscanf(f, "%llu %llu", &quota, &period) == 2 && period > 0 &&
+		    (quota + period - 1) / period < n) {
+			n = (quota + period - 1) / period; /* "max" (no quota) does not scan */
+		}
+		fclose(f);
+	}
+	return n > 0 ? n : 1;
+}
+
+/* rt_daemon_workers reads --workers: a number, or auto for RT_DAEMON_PER_CPU a CPU (rt_daemon_cpus); nonzero if bad. */
+static int
+rt_daemon_workers(const char *v, uint64_t max, uint64_t *out)
+{
+	if (strcmp(v, "auto") != 0) {
+		return rt_config_u64("workers", v, 1, max, out);
+	}
+	*out = RT_DAEMON_PER_CPU * rt_daemon_cpus();
+	*out = *out < max ? *out : max;
+	return 0;
+}
+
 /* rt_daemon_config parses the options and checks the common ones; RT_DAEMON_RUN to go on. */
 static int
 rt_daemon_config(const rt_service *s, rt_common *c, int argc, char **argv)
@@ -92,7 +128,7 @@ rt_daemon_config(const rt_service *s, rt_common *c, int argc, char **argv)
 		fprintf(stderr, "%s: bad log level %s\n", prog, c->level);
 		return 2;
 	}
-	if (rt_config_u64("workers", c->workers, 1, max, &c->nworkers) != 0 ||
+	if (rt_daemon_workers(c->workers, max, &c->nworkers) != 0 ||
 	    (c->sync != NULL && rt_config_u64("sync", c->sync, 0, 1, &fsync) != 0) ||
 	    (s->config != NULL && s->config() != 0)) {
 		return 2;
@@ -254,13 +290,16 @@ rt_daemon_up(rt_unit *u, size_t n, bool local)
 	int    rc = WB_OK;
 
 	for (i = 0; i < n && rc == WB_OK; i++) {
+		int            workers = (int)u[i].c.nworkers, spares = u[i].s->spares * workers;
 		rt_server_opts so = { .name = u[i].s->name,
 			.url = u[i].c.url,
-			.workers = (int)u[i].c.nworkers,
+			.workers = workers,
+			.spares = spares,
 			.local = local };
-		rt_env         env = {
-			        .name = u[i].s->name, .url = u[i].c.url, .nworkers = (int)u[i].c.nworkers
-		};
+		rt_env         env = { .name = u[i].s->name,
+			        .url = u[i].c.url,
+			        .nworkers = workers,
+			        .nspares = spares };
 
 		if (u[i].s->nfams > 0 &&
 		    (rc = rt_daemon_store(u[i].s, &u[i].c, &u[i].t)) != WB_OK) {

@@ -53,6 +53,7 @@ typedef struct rt_env {
 	hb_table   *store;    /* the open store; NULL without one */
 	rt_server  *srv;      /* open, not yet listening: register the handlers here */
 	int         nworkers; /* --workers */
+	int         nspares;  /* the server's spare threads (spares per worker x nworkers) */
 	rt_admin   *admin;    /* admin.backup of the store (NULL without one): rt_admin_logs */
 } rt_env;
 
@@ -61,11 +62,12 @@ typedef struct rt_service {
 	const char *summary;      /* --help's first line */
 	rt_opt      listen;       /* the option of the address it serves (value unused) */
 	rt_opt     *opts;         /* the service's own options ({ NULL }-terminated) */
-	const char *workers;      /* default of --workers ("8" if NULL) */
+	const char *workers;      /* default of --workers ("8" if NULL; "auto": 3 a CPU) */
 	const char *workers_help; /* its help ("worker threads" if NULL) */
 	uint64_t    max_workers;  /* upper bound of --workers (256 if 0) */
-	size_t      nfams;        /* families of the store; 0: no data folder, no store */
-	int (*config)(void);      /* checks option values (NULL: none); nonzero exits 2 */
+	int         spares; /* threads per worker standing in for workers in slow calls (0: none) */
+	size_t      nfams;  /* families of the store; 0: no data folder, no store */
+	int (*config)(void); /* checks option values (NULL: none); nonzero exits 2 */
 	void (*families)(hb_family_opts *fams); /* fills nfams families (after config) */
 	int (*open)(const rt_env *env,
 	    void                **svc);          /* builds the service, registers handlers (NULL: none) */

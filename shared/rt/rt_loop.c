@@ -10,6 +10,15 @@
  * first: ThreadSanitizer does not see epoll_ctl(MOD) order threads, and
  * this shows it the hand-off (an uncontended lock per request).
  *
+ * Spare threads (opts.spares) stay parked until a worker steps aside for
+ * a slow call (rt_loop_slow_begin: an argon2id login, an upload); one then
+ * takes its place on the set, so that `workers` threads keep taking
+ * requests however many wait on slow calls.  A thread back from its slow
+ * call parks again once its request is done if `workers` others serve.
+ * Few serving threads pay: a thread done with a request finds the next
+ * one already queued instead of sleeping until a sleeping thread is woken
+ * for it (docs/benchmarks.md, 2026-11-26 12:00).
+ *
  * The guard thread (only when idle_ms is set) looks over the connections
  * every RT_LOOP_TICK_MS and shuts down (shutdown(2): the worker that then
  * wakes closes it) those past their deadline with nothing unread.
@@ -80,14 +89,18 @@ struct rt_loop {
 	int lfd, epfd, wake; /* listener, epoll set, eventfd readable once closing (-1: none) */
 
 	pthread_mutex_t mtx;
-	pthread_cond_t  cv;     /* signalled when a worker thread ends, and to stop the guard */
-	int             active; /* worker threads still running */
-	rt_loop_conn   *conns;  /* every open connection (under mtx) */
+	pthread_cond_t  cv;      /* signalled when a worker thread ends, and to stop the guard */
+	pthread_cond_t  spare;   /* signalled when a serving thread steps aside, or at close */
+	int             active;  /* worker threads still running */
+	atomic_int      serving; /* threads taking requests: neither parked nor in a slow call */
+	rt_loop_conn   *conns;   /* every open connection (under mtx) */
 	size_t          nconns;
 	atomic_bool     closing;
 	pthread_t       guard;
 	bool            guarded;
 };
+
+static _Thread_local rt_loop *rt_loop_self; /* the loop whose worker runs on this thread */
 
 bool
 rt_loop_send(rt_loop_conn *c, const void *buf, size_t len)
@@ -293,6 +306,44 @@ rt_loop_accept(rt_loop *l)
 	(void)rt_loop_arm(l, NULL, EPOLL_CTL_MOD); /* fails once close has taken the listener out */
 }
 
+/* rt_loop_park parks the calling thread while more than `workers` others serve, until one steps aside or the loop closes. */
+static void
+rt_loop_park(rt_loop *l)
+{
+	pthread_mutex_lock(&l->mtx);
+	while (atomic_load(&l->serving) > l->opts.workers && !atomic_load(&l->closing)) {
+		atomic_fetch_sub(&l->serving, 1);
+		while (atomic_load(&l->serving) >= l->opts.workers && !atomic_load(&l->closing)) {
+			pthread_cond_wait(&l->spare, &l->mtx);
+		}
+		atomic_fetch_add(&l->serving, 1);
+	}
+	pthread_mutex_unlock(&l->mtx);
+}
+
+void
+rt_loop_slow_begin(void)
+{
+	rt_loop *l = rt_loop_self;
+
+	if (l == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&l->mtx);
+	atomic_fetch_sub(&l->serving, 1);
+	pthread_cond_signal(&l->spare);
+	pthread_mutex_unlock(&l->mtx);
+}
+
+void
+rt_loop_slow_end(void)
+{
+	if (rt_loop_self != NULL) {
+		atomic_fetch_add(
+		    &rt_loop_self->serving, 1); /* parks after this request if need be */
+	}
+}
+
 /* rt_loop_worker is a worker thread: wait for an event, serve it, until the loop closes. */
 static void *
 rt_loop_worker(void *arg)
@@ -304,7 +355,11 @@ rt_loop_worker(void *arg)
 	bool               ok;
 	int                n;
 
+	rt_loop_self = l;
 	for (;;) {
+		if (atomic_load_explicit(&l->serving, memory_order_relaxed) > l->opts.workers) {
+			rt_loop_park(l);
+		}
 		if ((n = epoll_wait(l->epfd, &ev, 1, -1)) < 0 && errno != EINTR) {
 			RT_ERRORF("%s: epoll_wait: %s", l->name, strerror(errno));
 			break;
@@ -427,7 +482,9 @@ rt_loop_start(rt_loop *l)
 		RT_ERRORF("cannot listen on %s: a server takes tcp:// or ipc:// URLs", l->url);
 		return WB_EINVAL;
 	}
-	if ((l->works = calloc((size_t)l->opts.workers, sizeof(rt_loop_work))) == NULL ||
+	int threads = l->opts.workers + l->opts.spares;
+
+	if ((l->works = calloc((size_t)threads, sizeof(rt_loop_work))) == NULL ||
 	    (l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    (l->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
 	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->wake, &ev) != 0) {
@@ -442,7 +499,8 @@ rt_loop_start(rt_loop *l)
 		RT_ERRORF("cannot watch %s: %s", l->url, strerror(errno));
 		return WB_ENOMEM;
 	}
-	for (int i = 0; i < l->opts.workers; i++) {
+	atomic_store(&l->serving, threads); /* the spares park as they start */
+	for (int i = 0; i < threads; i++) {
 		rt_loop_work *w = &l->works[i];
 
 		w->loop = l;
@@ -478,7 +536,8 @@ rt_loop_open(rt_loop **out, const rt_loop_opts *opts, const rt_loop_ops *ops, vo
 
 	*out = NULL;
 	if (opts == NULL || opts->url == NULL || ops == NULL || ops->serve == NULL ||
-	    opts->workers < 0 || opts->workers > RT_LOOP_MAX_WORKERS || opts->idle_ms < 0) {
+	    opts->workers < 0 || opts->workers > RT_LOOP_MAX_WORKERS || opts->spares < 0 ||
+	    opts->spares > RT_LOOP_MAX_WORKERS || opts->idle_ms < 0) {
 		return WB_EINVAL;
 	}
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
@@ -502,6 +561,7 @@ rt_loop_open(rt_loop **out, const rt_loop_opts *opts, const rt_loop_ops *ops, vo
 	atomic_init(&l->closing, false);
 	pthread_mutex_init(&l->mtx, NULL);
 	pthread_cond_init(&l->cv, NULL);
+	pthread_cond_init(&l->spare, NULL);
 	if (l->name == NULL || l->url == NULL) {
 		rt_loop_close(l);
 		return WB_ENOMEM;
@@ -548,6 +608,7 @@ rt_loop_close(rt_loop *l)
 	dl.tv_sec += RT_LOOP_DRAIN_MS / 1000;
 	pthread_mutex_lock(&l->mtx);
 	pthread_cond_broadcast(&l->cv);
+	pthread_cond_broadcast(&l->spare);
 	while (l->active > 0) {
 		if (pthread_cond_timedwait(&l->cv, &l->mtx, &dl) != 0) {
 			RT_WARNF(
@@ -563,7 +624,7 @@ rt_loop_close(rt_loop *l)
 	if (l->guarded) {
 		pthread_join(l->guard, NULL);
 	}
-	for (int i = 0; l->works != NULL && i < l->opts.workers; i++) {
+	for (int i = 0; l->works != NULL && i < l->opts.workers + l->opts.spares; i++) {
 		if (l->works[i].running) {
 			pthread_join(l->works[i].thread, NULL);
 		}
@@ -583,6 +644,7 @@ rt_loop_close(rt_loop *l)
 	}
 	free(l->works);
 	pthread_cond_destroy(&l->cv);
+	pthread_cond_destroy(&l->spare);
 	pthread_mutex_destroy(&l->mtx);
 	free(l->name);
 	free(l->url);

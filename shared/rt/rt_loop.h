@@ -51,8 +51,9 @@ typedef struct rt_loop_ops {
 typedef struct rt_loop_opts {
 	const char *name;    /* for logs */
 	const char *url;     /* tcp:// or ipc:// (see rt_listen.h) */
-	int         workers; /* threads, each serving one connection at a time (default 8) */
-	int         idle_ms; /* deadline of a connection waiting for a request (0: none) */
+	int         workers; /* threads taking requests, each one at a time (default 8) */
+	int spares;  /* more threads, parked until a worker steps aside (rt_loop_slow_begin) */
+	int idle_ms; /* deadline of a connection waiting for a request (0: none) */
 	size_t
 	    max_conns; /* connections before idle ones get RT_LOOP_BUSY_MS (0: the open-files limit less 128) */
 	size_t max_buf; /* bytes a connection may hold unserved (default 4 MiB + 1 KiB) */
@@ -66,6 +67,12 @@ int rt_loop_port(rt_loop *l);
 
 /* rt_loop_close stops accepting, lets requests in flight finish (bounded), closes every connection and frees l; NULL is ignored. */
 void rt_loop_close(rt_loop *l);
+
+/* rt_loop_slow_begin lets a parked spare take the calling worker's place until its slow call is done (no-op off a loop's thread). */
+void rt_loop_slow_begin(void);
+
+/* rt_loop_slow_end counts the calling worker as serving again; it parks after its request if enough others serve. */
+void rt_loop_slow_end(void);
 
 /* rt_loop_send writes len bytes to c, waiting a bounded time while the peer takes them; false if it cannot. */
 bool rt_loop_send(rt_loop_conn *c, const void *buf, size_t len);

@@ -2,13 +2,15 @@
  * rt_loop_test.c - the serving core with a line protocol (each line is
  * echoed): requests split across reads and pipelined in one, the idle
  * deadline for a silent and for a dribbling client, a longer wait set by
- * the protocol, a slow request never cut, and a final reply that
- * survives the client still sending.
+ * the protocol, a slow request never cut, a final reply that survives
+ * the client still sending, and a spare thread serving while the only
+ * worker waits on a slow call.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -20,7 +22,23 @@
 
 #define IDLE_MS 300
 
-/* echo serves lines: "sleep" takes 2 idle periods, "wait" asks for 3 for the next line, "bye" is the last. */
+static atomic_bool in_slow;  /* a "slow" line is being served */
+static atomic_bool released; /* ... and may end */
+
+/* slow_call stands for a slow call (a password hashed): it steps aside until released, 5 s at most. */
+static void
+slow_call(void)
+{
+	rt_loop_slow_begin();
+	atomic_store(&in_slow, true);
+	for (int i = 0; i < 1000 && !atomic_load(&released); i++) {
+		wbt_sleep_ms(5);
+	}
+	atomic_store(&in_slow, false);
+	rt_loop_slow_end();
+}
+
+/* echo serves lines: "sleep" takes 2 idle periods, "slow" is a slow call, "wait" asks for 3 for the next line, "bye" is the last. */
 static ssize_t
 echo(void *arg, void *scratch, rt_loop_conn *c, const uint8_t *in, size_t n, size_t *want)
 {
@@ -40,6 +58,9 @@ echo(void *arg, void *scratch, rt_loop_conn *c, const uint8_t *in, size_t n, siz
 
 		if (len == 6 && memcmp(line, "sleep\n", 6) == 0) {
 			wbt_sleep_ms(2 * IDLE_MS);
+		}
+		if (len == 5 && memcmp(line, "slow\n", 5) == 0) {
+			slow_call();
 		}
 		if (!rt_loop_send(c, line, len)) {
 			return -1;
@@ -61,17 +82,26 @@ static const rt_loop_ops ops = { .serve = echo };
 static rt_loop          *loop;
 static int               port;
 
+/* open_loop starts the echo loop with workers and spares threads. */
 static void
-start(void)
+open_loop(int workers, int spares)
 {
 	char         url[64];
-	rt_loop_opts o = { .name = "echo", .workers = 2, .idle_ms = IDLE_MS };
+	rt_loop_opts o = {
+		.name = "echo", .workers = workers, .spares = spares, .idle_ms = IDLE_MS
+	};
 
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", wbt_free_port());
 	o.url = url;
 	cr_assert_eq(rt_loop_open(&loop, &o, &ops, NULL), WB_OK);
 	port = rt_loop_port(loop);
 	cr_assert_gt(port, 0);
+}
+
+static void
+start(void)
+{
+	open_loop(2, 0);
 }
 
 static void
@@ -204,4 +234,50 @@ Test(rt_loop, finish_keeps_the_last_reply)
 	cr_assert_str_eq(buf, "bye\n");
 	cr_assert_eq(get(fd, buf, 1, 5000), 0, "no end after the last reply");
 	close(fd);
+}
+
+/* await_slow waits (5 s at most) until a slow call is in service; false if none began. */
+static bool
+await_slow(void)
+{
+	for (int i = 0; i < 1000 && !atomic_load(&in_slow); i++) {
+		wbt_sleep_ms(5);
+	}
+	return atomic_load(&in_slow);
+}
+
+Test(rt_loop, spare_serves_beside_a_slow_call)
+{
+	char buf[16];
+
+	/* without a spare the one worker's slow call holds up the other client; with one it does not */
+	for (int spares = 0; spares <= 1; spares++) {
+		rt_loop_close(loop);
+		open_loop(1, spares);
+		for (int round = 0; round < 2; round++) {
+			int a = dial(), b = dial();
+
+			atomic_store(&released, false);
+			put(a, "slow\n");
+			cr_assert(await_slow(), "the slow call never began");
+			put(b, "ping\n");
+			if (spares > 0) {
+				cr_assert_eq(get(b, buf, 5, 5000), 5,
+				    "round %d: no spare served while the worker was in a slow call",
+				    round);
+			} else {
+				cr_assert_eq(get(b, buf, 5, 300), 0,
+				    "one worker in a slow call served another request");
+			}
+			atomic_store(&released, true);
+			cr_assert_eq(get(a, buf, 5, 5000), 5);
+			if (spares == 0) {
+				cr_assert_eq(get(b, buf, 5, 5000), 5);
+			}
+			put(b, "again\n");
+			cr_assert_eq(get(b, buf, 6, 5000), 6);
+			close(a);
+			close(b);
+		}
+	}
 }

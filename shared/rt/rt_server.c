@@ -61,7 +61,7 @@ typedef struct rt_gauge {
 struct rt_server {
 	char     *name;
 	char     *url;
-	int       nworkers;
+	int       nworkers, nspares;
 	size_t    max_msg;
 	rt_stats *stats;
 	rt_route  routes[WB_OP_COUNT];
@@ -179,6 +179,7 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	s->name = strdup(opts->name != NULL ? opts->name : "warble");
 	s->url = strdup(opts->url);
 	s->nworkers = opts->workers > 0 ? opts->workers : RT_SERVER_WORKERS;
+	s->nspares = opts->spares > 0 ? opts->spares : 0;
 	s->max_msg = opts->max_msg > 0 ? opts->max_msg : RT_SERVER_MAX_MSG;
 	s->stats = rt_stats_new();
 	s->start_us = wb_mono_us();
@@ -489,6 +490,7 @@ rt_server_start(rt_server *s)
 		.name = s->name,
 		.url = s->url,
 		.workers = s->nworkers,
+		.spares = s->nspares,
 		.max_buf = s->max_msg + 9 + 4 * RT_WIRE_MAX_HOPS + RT_WIRE_HELLO,
 	};
 	int rv;

@@ -32,6 +32,7 @@ typedef struct rt_server_opts {
 	const char *name;    /* service name, for logs and stats */
 	const char *url;     /* listen URL */
 	int         workers; /* worker threads, each serving one request at a time (default 8) */
+	int         spares; /* threads standing in for workers in slow calls (rt_loop_slow_begin) */
 	size_t      max_msg; /* largest request in bytes (default 4 MiB) */
 	bool local; /* also served in-process to this process's clients of url (rt_local.h) */
 } rt_server_opts;

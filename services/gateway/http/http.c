@@ -317,6 +317,7 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	}
 	lo.url = h->url;
 	lo.workers = h->opts.workers;
+	lo.spares = h->opts.spares;
 	lo.idle_ms = h->opts.header_timeout_ms;
 	lo.max_conns = h->opts.max_conns;
 	lo.max_buf = HTTP_HEAD_MAX + h->opts.max_upload + 1;
