@@ -32,6 +32,7 @@ typedef struct rt_common {
 	const char *url, *data, *level, *workers, *sync;
 	uint64_t    nworkers;
 	bool        fsync;
+	bool        all;            /* in one process with the other services */
 	char        dir[4096];      /* DATA/<name> */
 	char        data_help[128]; /* --data's help names the store's folder */
 } rt_common;
@@ -41,10 +42,11 @@ static bool
 rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 {
 	size_t       n = 0;
+	const char  *workers = c->all && s->workers_all != NULL ? s->workers_all : s->workers;
 	const rt_opt common[] = {
 		{ "data", "WARBLE_DATA", "./var", c->data_help, &c->data },
 		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &c->level },
-		{ "workers", "WARBLE_WORKERS", s->workers != NULL ? s->workers : "8",
+		{ "workers", "WARBLE_WORKERS", workers != NULL ? workers : "8",
 		    s->workers_help != NULL ? s->workers_help : "worker threads", &c->workers },
 		{ "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &c->sync },
 	};
@@ -442,7 +444,7 @@ rt_daemon_main_all(const rt_service *const *s, size_t n, const char *prog, const
 	/* Every service's options, once: a flag given sets its variable for all of them. */
 	for (size_t i = 0; i < n; i++) {
 		rt_opt    opts[RT_DAEMON_MAX_OPTS];
-		rt_common c = { 0 };
+		rt_common c = { .all = true };
 
 		if (!rt_daemon_opts(s[i], &c, opts, RT_DAEMON_MAX_OPTS)) {
 			fprintf(stderr, "%s: too many options\n", prog);
@@ -464,6 +466,7 @@ rt_daemon_main_all(const rt_service *const *s, size_t n, const char *prog, const
 	rc = RT_DAEMON_RUN;
 	for (size_t i = 0; i < n && rc == RT_DAEMON_RUN; i++) {
 		u[i].s = s[i];
+		u[i].c.all = true;
 		rc = rt_daemon_config(s[i], &u[i].c, 1, &arg0);
 	}
 	if (rc == RT_DAEMON_RUN) {

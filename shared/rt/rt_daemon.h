@@ -63,6 +63,7 @@ typedef struct rt_service {
 	rt_opt      listen;       /* the option of the address it serves (value unused) */
 	rt_opt     *opts;         /* the service's own options ({ NULL }-terminated) */
 	const char *workers;      /* default of --workers ("8" if NULL; "auto": 3 a CPU) */
+	const char *workers_all;  /* ... in one process with the other services (NULL: workers) */
 	const char *workers_help; /* its help ("worker threads" if NULL) */
 	uint64_t    max_workers;  /* upper bound of --workers (256 if 0) */
 	int         spares; /* threads per worker standing in for workers in slow calls (0: none) */

@@ -17,7 +17,7 @@
  * call parks again once its request is done if `workers` others serve.
  * Few serving threads pay: a thread done with a request finds the next
  * one already queued instead of sleeping until a sleeping thread is woken
- * for it (docs/benchmarks.md, 2026-11-26 12:00).
+ * for it (docs/benchmarks.md, 2026-11-26 12:05).
  *
  * The guard thread (only when idle_ms is set) looks over the connections
  * every RT_LOOP_TICK_MS and shuts down (shutdown(2): the worker that then

@@ -505,7 +505,8 @@ rt_server_start(rt_server *s)
 	if (s->local > 0) {
 		rt_local_serving(s->local, true);
 	}
-	RT_INFOF("%s listening on %s (%d workers)", s->name, s->url, s->nworkers);
+	RT_INFOF(
+	    "%s listening on %s (%d workers, %d spares)", s->name, s->url, s->nworkers, s->nspares);
 	return WB_OK;
 }
 
