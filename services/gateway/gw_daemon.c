@@ -181,8 +181,7 @@ const rt_service gw_service = {
 	.listen = RT_OPT_URL(WB_EP_GATEWAY, "listen URL (msgpack API)", NULL),
 	.opts = gw_daemon_opts,
 	.workers = "auto",
-	.workers_all =
-	    "16", /* its workers run every service's handlers: see docs/architecture.md */
+	.workers_all = "16", /* running every service's handlers (docs/architecture.md) */
 	.workers_help =
 	    "threads taking requests at once, each may wait on a downstream call (auto: 3 a CPU)",
 	.max_workers = 1024,

@@ -66,9 +66,9 @@ typedef struct rt_service {
 	const char *workers_all;  /* ... in one process with the other services (NULL: workers) */
 	const char *workers_help; /* its help ("worker threads" if NULL) */
 	uint64_t    max_workers;  /* upper bound of --workers (256 if 0) */
-	int         spares; /* threads per worker standing in for workers in slow calls (0: none) */
-	size_t      nfams;  /* families of the store; 0: no data folder, no store */
-	int (*config)(void); /* checks option values (NULL: none); nonzero exits 2 */
+	int         spares;       /* spare threads per worker, for slow calls (0: none) */
+	size_t      nfams;        /* families of the store; 0: no data folder, no store */
+	int (*config)(void);      /* checks option values (NULL: none); nonzero exits 2 */
 	void (*families)(hb_family_opts *fams); /* fills nfams families (after config) */
 	int (*open)(const rt_env *env,
 	    void                **svc);          /* builds the service, registers handlers (NULL: none) */

@@ -52,8 +52,8 @@ typedef struct rt_loop_opts {
 	const char *name;    /* for logs */
 	const char *url;     /* tcp:// or ipc:// (see rt_listen.h) */
 	int         workers; /* threads taking requests, each one at a time (default 8) */
-	int spares;  /* more threads, parked until a worker steps aside (rt_loop_slow_begin) */
-	int idle_ms; /* deadline of a connection waiting for a request (0: none) */
+	int         spares;  /* parked threads, each standing in for a worker in a slow call */
+	int         idle_ms; /* deadline of a connection waiting for a request (0: none) */
 	size_t
 	    max_conns; /* connections before idle ones get RT_LOOP_BUSY_MS (0: the open-files limit less 128) */
 	size_t max_buf; /* bytes a connection may hold unserved (default 4 MiB + 1 KiB) */

@@ -26,11 +26,11 @@
 typedef struct http_server http_server;
 
 typedef struct http_opts {
-	const char *url;     /* http://host:port (port 0: any free port) */
-	const char *web_dir; /* the web page's files; NULL or "": none */
-	int         workers; /* worker threads, each serving one request at a time (default 16) */
-	int         spares; /* threads standing in for workers in slow calls (rt_loop_slow_begin) */
-	size_t      max_body;        /* largest request body (default HTTP_MAX_BODY) */
+	const char *url;      /* http://host:port (port 0: any free port) */
+	const char *web_dir;  /* the web page's files; NULL or "": none */
+	int         workers;  /* worker threads, each serving one request at a time (default 16) */
+	int         spares;   /* threads standing in for workers in slow calls */
+	size_t      max_body; /* largest request body (default HTTP_MAX_BODY) */
 	int         body_timeout_ms; /* deadline to receive a body, from its head (default 10000) */
 	gw_metrics *metrics;         /* /metrics, /readyz and per-op stats (required) */
 	int         header_timeout_ms; /* a connection idle this long without a whole request head is closed (default 10000) */
