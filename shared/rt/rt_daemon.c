@@ -73,26 +73,58 @@ rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 	return true;
 }
 
-/* rt_daemon_cpus counts the CPUs this process may run on, and no more than its cgroup's CPU quota (cpu.max) rounded up. */
+#define RT_DAEMON_CGROUP "/sys/fs/cgroup"
+
+/* rt_daemon_quota returns the CPUs (rounded up) that the cgroup v2 CPU quota (cpu.max) of this process's cgroup and of its ancestors allows; 0: no quota. */
+static uint64_t
+rt_daemon_quota(void)
+{
+	char               line[4096], dir[4200] = RT_DAEMON_CGROUP, file[4300];
+	unsigned long long quota, period;
+	uint64_t           cpus = 0;
+	size_t             root = strlen(RT_DAEMON_CGROUP);
+	FILE              *f;
+
+	if ((f = fopen("/proc/self/cgroup", "r")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (strncmp(line, "0::/", 4) == 0) { /* the unified hierarchy's line */
+				line[strcspn(line, "\n")] = '\0';
+				snprintf(dir, sizeof(dir), "%s%s", RT_DAEMON_CGROUP, line + 3);
+				break;
+			}
+		}
+		fclose(f);
+	}
+	for (;;) {
+		char *slash;
+
+		snprintf(file, sizeof(file), "%s/cpu.max", dir);
+		if ((f = fopen(file, "r")) != NULL) {
+			/* "max 100000" (no quota) does not scan */
+			if (fscanf(f, "%llu %llu", &quota, &period) == 2 && period > 0) {
+				uint64_t n = (quota + period - 1) / period;
+				cpus = cpus == 0 || n < cpus ? n : cpus;
+			}
+			fclose(f);
+		}
+		if (strlen(dir) <= root || (slash = strrchr(dir, '/')) == NULL) {
+			return cpus;
+		}
+		*slash = '\0'; /* the parent: an ancestor's quota binds too */
+	}
+}
+
+/* rt_daemon_cpus counts the CPUs this process may run on, and no more than its cgroups' CPU quota. */
 static uint64_t
 rt_daemon_cpus(void)
 {
-	cpu_set_t          set;
-	uint64_t           n = 1;
-	unsigned long long quota, period;
-	FILE              *f;
+	cpu_set_t set;
+	uint64_t  n = 1, quota = rt_daemon_quota();
 
 	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
 		n = (uint64_t)CPU_COUNT(&set);
 	}
-	if ((f = fopen("/sys/fs/cgroup/cpu.max", "r")) != NULL) {
-		if (fscanf(f, "%llu %llu", &quota, &period) == 2 && period > 0 &&
-		    (quota + period - 1) / period < n) {
-			n = (quota + period - 1) / period; /* "max" (no quota) does not scan */
-		}
-		fclose(f);
-	}
-	return n > 0 ? n : 1;
+	return quota > 0 && quota < n ? quota : n;
 }
 
 /* rt_daemon_workers reads --workers: a number, or auto for RT_DAEMON_PER_CPU a CPU (rt_daemon_cpus); nonzero if bad. */
