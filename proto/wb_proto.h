@@ -56,7 +56,12 @@ typedef enum wb_type {
 	X(NAME,      "name",        STR)  /* username */                        \
 	X(PASSWORD,  "password",    STR)  /* password (never stored/logged) */  \
 	X(NEW_PASSWORD, "new_password", STR) /* password change (never logged) */ \
-	X(KEY,       "key",         STR)  /* session MAC key (internal) */      \
+	X(KEY,       "key",         STR)  /* a session public key, base64url (internal) */ \
+	X(KEYS,      "keys",        OBJS) /* session public keys: {kid, key, until?} */ \
+	X(KID,       "kid",         U64)  /* a session key's id */              \
+	X(REVOKE,    "revoke",      BOOL) /* rotate_key: end the earlier keys' sessions now */ \
+	X(ADDR,      "addr",        STR)  /* the client's address (internal) */ \
+	X(RETRY,     "retry_ms",    U64)  /* RATE_LIMITED: ms until a retry may pass */ \
 	X(DISPLAY,   "display",     STR)  /* display name */                    \
 	X(BIO,       "bio",         STR)  /* profile text */                    \
 	X(CREATED,   "created",     U64)  /* ms since Unix epoch */             \
@@ -160,8 +165,8 @@ wb_mask_first(wb_mask m)
 	/* every service with a store (internal port only, never the gateway) */  \
 	X(ADMIN_BACKUP,   "admin.backup",     WB_M(DIR), 0) /* checkpoint into dir */ \
 	/* user service */                                                         \
-	X(USER_REGISTER,  "user.register",    WB_M(NAME) | WB_M(PASSWORD), 0)      \
-	X(USER_LOGIN,     "user.login",       WB_M(NAME) | WB_M(PASSWORD), 0)      \
+	X(USER_REGISTER,  "user.register",    WB_M(NAME) | WB_M(PASSWORD), WB_M(ADDR)) \
+	X(USER_LOGIN,     "user.login",       WB_M(NAME) | WB_M(PASSWORD), WB_M(ADDR)) \
 	X(USER_LOGOUT,    "user.logout",      WB_M(TOKEN), 0)                      \
 	X(USER_AUTH,      "user.auth",        WB_M(TOKEN), 0)                      \
 	X(USER_GET,       "user.get",         WB_M(UIDS), 0)                       \
@@ -169,8 +174,9 @@ wb_mask_first(wb_mask m)
 	X(USER_UPDATE,    "user.update",      WB_M(UID), WB_M(DISPLAY) | WB_M(BIO)) \
 	X(USER_REGISTER_MANY, "user.register_many", WB_M(NAME) | WB_M(PASSWORD) | WB_M(FROM) | WB_M(LIMIT), 0) /* load setup: names NAME<FROM>.. */ \
 	X(USER_LOGOUT_ALL, "user.logout_all", WB_M(TOKEN), 0)                  \
-	X(USER_PASSWORD,  "user.password",    WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0) \
-	X(USER_SESSION_KEY, "user.session_key", 0, 0)                            \
+	X(USER_PASSWORD,  "user.password",    WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), WB_M(ADDR)) \
+	X(USER_SESSION_KEYS, "user.session_keys", 0, 0) /* public keys only */  \
+	X(USER_ROTATE_KEY, "user.rotate_key", 0, WB_M(REVOKE)) /* admin */     \
 	X(USER_REVOCATIONS, "user.revocations", WB_M(FROM), WB_M(LIMIT))       \
 	/* relation service */                                                     \
 	X(REL_FOLLOW,     "rel.follow",       WB_M(UID) | WB_M(TARGET), 0)         \

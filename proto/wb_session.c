@@ -7,9 +7,12 @@
 #include "wb_errors.h"
 #include "wb_session.h"
 
-#define WB_SESSION_BODY 24 /* uid, sid, expires */
-#define WB_SESSION_MAC  24 /* bytes of the MAC kept */
-#define WB_SESSION_RAW  (WB_SESSION_BODY + WB_SESSION_MAC)
+#define WB_SESSION_BODY 26 /* kid, uid, sid, expires */
+#define WB_SESSION_RAW  (WB_SESSION_BODY + crypto_sign_BYTES)
+
+_Static_assert(WB_SESSION_RAW * 4 == WB_SESSION_TOKEN_LEN * 3, "a token is whole base64 groups");
+_Static_assert(WB_SESSION_PK_LEN == crypto_sign_PUBLICKEYBYTES, "public key size");
+_Static_assert(WB_SESSION_SK_LEN == crypto_sign_SECRETKEYBYTES, "private key size");
 
 static void
 wb_session_put_u64(uint8_t *p, uint64_t v)
@@ -30,18 +33,6 @@ wb_session_get_u64(const uint8_t *p)
 	return v;
 }
 
-/* wb_session_mac computes the kept part of the MAC of body. */
-static void
-wb_session_mac(uint8_t mac[WB_SESSION_MAC], const uint8_t body[WB_SESSION_BODY],
-    const uint8_t key[WB_SESSION_KEY_LEN])
-{
-	uint8_t full[crypto_auth_BYTES];
-
-	crypto_auth(full, body, WB_SESSION_BODY, key);
-	memcpy(mac, full, WB_SESSION_MAC);
-	sodium_memzero(full, sizeof(full));
-}
-
 uint64_t
 wb_session_sid(uint64_t now_ms)
 {
@@ -55,55 +46,62 @@ wb_session_began(uint64_t sid)
 }
 
 void
-wb_session_sign(char *out, const wb_session *s, const uint8_t key[WB_SESSION_KEY_LEN])
+wb_session_keypair(uint8_t pk[WB_SESSION_PK_LEN], uint8_t sk[WB_SESSION_SK_LEN])
+{
+	crypto_sign_keypair(pk, sk);
+}
+
+void
+wb_session_sign(char *out, const wb_session *s, const uint8_t sk[WB_SESSION_SK_LEN])
 {
 	uint8_t raw[WB_SESSION_RAW];
 
-	wb_session_put_u64(raw, s->uid);
-	wb_session_put_u64(raw + 8, s->sid);
-	wb_session_put_u64(raw + 16, s->expires_ms);
-	wb_session_mac(raw + WB_SESSION_BODY, raw, key);
+	raw[0] = (uint8_t)(s->kid >> 8);
+	raw[1] = (uint8_t)s->kid;
+	wb_session_put_u64(raw + 2, s->uid);
+	wb_session_put_u64(raw + 10, s->sid);
+	wb_session_put_u64(raw + 18, s->expires_ms);
+	crypto_sign_detached(raw + WB_SESSION_BODY, NULL, raw, WB_SESSION_BODY, sk);
 	sodium_bin2base64(out, WB_SESSION_TOKEN_LEN + 1, raw, sizeof(raw),
 	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	sodium_memzero(raw, sizeof(raw));
 }
 
-bool
-wb_session_is_signed(const char *tok, size_t len)
+/* wb_session_decode turns tok into its raw bytes and *s; WB_EAUTH if it has no token's shape. */
+static int
+wb_session_decode(wb_session *s, uint8_t raw[WB_SESSION_RAW], const char *tok, size_t len)
 {
-	if (tok == NULL || len != WB_SESSION_TOKEN_LEN) {
-		return false;
+	size_t n = 0;
+
+	if (tok == NULL || len != WB_SESSION_TOKEN_LEN ||
+	    sodium_base642bin(raw, WB_SESSION_RAW, tok, len, NULL, &n, NULL,
+	        sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+	    n != WB_SESSION_RAW) {
+		return WB_EAUTH;
 	}
-	for (size_t i = 0; i < len; i++) {
-		char c = tok[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		        c == '-' || c == '_')) {
-			return false;
-		}
-	}
-	return true;
+	s->kid = (uint16_t)(raw[0] << 8 | raw[1]);
+	s->uid = wb_session_get_u64(raw + 2);
+	s->sid = wb_session_get_u64(raw + 10);
+	s->expires_ms = wb_session_get_u64(raw + 18);
+	return s->uid != 0 ? WB_OK : WB_EAUTH;
 }
 
 int
-wb_session_verify(wb_session *s, const char *tok, size_t len, const uint8_t key[WB_SESSION_KEY_LEN],
+wb_session_parse(wb_session *s, const char *tok, size_t len)
+{
+	uint8_t raw[WB_SESSION_RAW];
+
+	return wb_session_decode(s, raw, tok, len);
+}
+
+int
+wb_session_verify(wb_session *s, const char *tok, size_t len, const uint8_t pk[WB_SESSION_PK_LEN],
     uint64_t now_ms)
 {
-	uint8_t raw[WB_SESSION_RAW], mac[WB_SESSION_MAC];
-	size_t  n = 0;
-	int     ok;
+	uint8_t raw[WB_SESSION_RAW];
 
-	if (!wb_session_is_signed(tok, len) ||
-	    sodium_base642bin(raw, sizeof(raw), tok, len, NULL, &n, NULL,
-	        sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
-	    n != sizeof(raw)) {
-		return WB_EAUTH;
-	}
-	wb_session_mac(mac, raw, key);
-	ok = sodium_memcmp(mac, raw + WB_SESSION_BODY, WB_SESSION_MAC) == 0;
-	s->uid = wb_session_get_u64(raw);
-	s->sid = wb_session_get_u64(raw + 8);
-	s->expires_ms = wb_session_get_u64(raw + 16);
-	if (!ok || s->uid == 0 || s->expires_ms <= now_ms) {
+	if (wb_session_decode(s, raw, tok, len) != WB_OK ||
+	    crypto_sign_verify_detached(raw + WB_SESSION_BODY, raw, WB_SESSION_BODY, pk) != 0 ||
+	    s->expires_ms <= now_ms) {
 		return WB_EAUTH;
 	}
 	return WB_OK;

@@ -123,12 +123,14 @@ content_media_put(void *arg, const wb_obj *req, wb_obj *rep)
 		    "an image of %zu bytes exceeds the limit of %zu bytes", len, c->media_max);
 		return WB_ETOOBIG;
 	}
-	if (rt_rate_check(c->uploads, &uid, sizeof(uid), wb_now_ms(), &retry_ms) != WB_OK) {
+	/* every upload counts; the one past the limit waits with the rest */
+	if (rt_rate_check(c->uploads, &uid, sizeof(uid), wb_now_ms(), &retry_ms) != WB_OK ||
+	    (retry_ms = rt_rate_fail(c->uploads, &uid, sizeof(uid), wb_now_ms())) > 0) {
 		wb_reply_error(rep, WB_ERATE, "too many uploads: try again in %llu s",
 		    (unsigned long long)(retry_ms + 999) / 1000);
+		wb_set_u64(rep, WB_F_RETRY, retry_ms);
 		return WB_ERATE;
 	}
-	rt_rate_fail(c->uploads, &uid, sizeof(uid), wb_now_ms()); /* counts every upload */
 	if (content_image_probe(data, len, &info) != WB_OK) {
 		wb_reply_error(rep, WB_EMEDIATYPE,
 		    "not a PNG, JPEG, GIF or WebP image, or its header is damaged (the type is "

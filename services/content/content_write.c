@@ -57,8 +57,9 @@ content_open(content **out, hb_table *t, evlog *log, unsigned node)
 int
 content_media_limits(content *c, size_t max_bytes, uint64_t max_pixels, unsigned per_minute)
 {
-	rt_rate *r = NULL;
-	int      rc = rt_rate_open(&r, per_minute, 60000, 60000);
+	rt_rate_opts o = { .free = per_minute, .window_ms = 60000, .wait_ms = 60000 };
+	rt_rate     *r = NULL;
+	int          rc = rt_rate_open(&r, &o);
 
 	if (rc != WB_OK) {
 		return rc;

@@ -1,18 +1,14 @@
 /*
  * gw.c - the gateway's plumbing: downstream clients, the call helper that
- * turns downstream failures into public errors, authentication, name
- * lookup and page limits.  gw_dispatch.c routes the operations.
+ * turns downstream failures into public errors, name lookup and page
+ * limits.  gw_auth.c knows who calls, gw_dispatch.c routes the operations.
  */
 #include <sodium.h>
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gw_int.h"
 #include "rt_log.h"
-#include "rt_rate.h"
-#include "rt_server.h"
-#include "wb_clock.h"
 
 static const char *gw_svc_names[GW_SVC_COUNT] = {
 	"user",
@@ -48,14 +44,11 @@ gw_open(gw **out, const gw_opts *opts)
 		}
 	}
 	int check = opts->session_check_ms;
-	if ((rc = gw_tokens_open(&g->tokens, opts->auth_cache_ms)) != WB_OK ||
-	    (rc = gw_sessions_open(
-	         &g->sessions, g->svc[GW_USER], check > 0 ? (check + 3) / 4 : 0, check)) != WB_OK ||
+	if ((rc = gw_auth_proxies(g, opts->trusted_proxies)) != WB_OK ||
+	    (rc = gw_tokens_open(
+	         &g->tokens, g->svc[GW_USER], check > 0 ? (check + 3) / 4 : 0, check)) != WB_OK ||
 	    (rc = gw_names_open(&g->names, 0)) != WB_OK ||
-	    (rc = gw_postcache_open(&g->posts, opts->post_cache, opts->post_cache_ms)) != WB_OK ||
-	    (rc = rt_rate_open(&g->logins, opts->login_fails ? opts->login_fails : 20,
-	         opts->login_window_ms ? opts->login_window_ms : 60000,
-	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
+	    (rc = gw_postcache_open(&g->posts, opts->post_cache, opts->post_cache_ms)) != WB_OK) {
 		gw_close(g);
 		return rc;
 	}
@@ -70,21 +63,19 @@ gw_close(gw *g)
 		return;
 	}
 	rt_client_shutdown(g->svc[GW_USER]); /* ends the revocation pull in flight */
-	gw_sessions_close(g->sessions);
+	gw_tokens_close(g->tokens);
 	for (int i = 0; i < GW_SVC_COUNT; i++) {
 		rt_client_close(g->svc[i]);
 	}
-	gw_tokens_close(g->tokens);
 	gw_names_close(g->names);
 	gw_postcache_close(g->posts);
-	rt_rate_close(g->logins);
 	free(g);
 }
 
 /*
  * gw_call_result turns one downstream call's outcome into the gateway's.
  * The service's own error (NAME_TAKEN, NO_SUCH_POST...) passes through
- * with its message; a transport failure (no connection, dead peer,
+ * with its message (and a RATE_LIMITED's retry_ms); a transport failure (no connection, dead peer,
  * garbled reply) becomes UNAVAILABLE, a missed deadline TIMEOUT, each
  * naming the service.
  */
@@ -108,6 +99,9 @@ gw_call_result(gw_svc svc, int rc, wb_obj *r, wb_obj **out, wb_obj *rep)
 	msg = NULL;
 	wb_reply_code(r, &msg);
 	wb_reply_error(rep, rc, "%s", msg != NULL ? msg : wb_strerror(rc));
+	if (wb_has(r, WB_F_RETRY)) {
+		wb_set_u64(rep, WB_F_RETRY, wb_u64(r, WB_F_RETRY, 0));
+	}
 	wb_msg_free(r);
 	return rc;
 }
@@ -149,88 +143,6 @@ gw_call_finish(gw_svc svc, rt_pending *p, wb_obj **out, wb_obj *rep)
 	*out = NULL;
 	rc = rt_call_finish(p, &r); /* NULL p: WB_ENOMEM */
 	return gw_call_result(svc, rc, r, out, rep);
-}
-
-int
-gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
-{
-	const char *tok;
-	size_t      len;
-	wb_obj     *q, *r;
-	uint64_t    asked;
-	int         rc;
-
-	if (!wb_get_str(req, WB_F_TOKEN, &tok, &len) || len == 0) {
-		wb_reply_error(rep, WB_EAUTH, "a session token is required");
-		return WB_EAUTH;
-	}
-	switch (gw_sessions_check(g->sessions, tok, len, uid)) {
-	case GW_SESSION_OK:
-		return WB_OK;
-	case GW_SESSION_BAD:
-		wb_reply_error(rep, WB_EAUTH, NULL);
-		return WB_EAUTH;
-	case GW_SESSION_ASK:
-		break;
-	}
-	if (gw_tokens_get(g->tokens, tok, len, uid)) {
-		return WB_OK;
-	}
-	asked = wb_mono_us() / 1000;
-	if ((q = wb_request(WB_OP_USER_AUTH)) != NULL &&
-	    wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK) {
-		wb_msg_free(q);
-		q = NULL;
-	}
-	if ((rc = gw_call(g, GW_USER, q, &r, rep)) != WB_OK) {
-		return rc;
-	}
-	if (!wb_get_u64(r, WB_F_UID, uid) || *uid == 0) {
-		wb_msg_free(r);
-		wb_reply_error(rep, WB_EINTERNAL, "user service gave no uid");
-		return WB_EINTERNAL;
-	}
-	wb_msg_free(r);
-	gw_tokens_put(g->tokens, tok, len, *uid, asked);
-	return WB_OK;
-}
-
-int
-gw_auth_optional(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
-{
-	int rc;
-
-	*uid = 0;
-	if (!wb_has(req, WB_F_TOKEN)) {
-		return WB_OK;
-	}
-	rc = gw_auth(g, req, uid, rep);
-	if (rc == WB_EAUTH) {
-		/* A stale token on a public read: answer as to anyone. */
-		wb_reset(rep);
-		*uid = 0;
-		return WB_OK;
-	}
-	return rc;
-}
-
-void
-gw_auth_forget(gw *g, const char *token, size_t len)
-{
-	gw_tokens_drop(g->tokens, token, len);
-}
-
-void
-gw_auth_sync(gw *g)
-{
-	int rc = gw_sessions_sync(g->sessions);
-
-	if (rc != WB_OK) {
-		/* the feed thread retries; until it succeeds, nothing is trusted here
-		 * past session-check-ms, so the ended session cannot outlive that */
-		RT_WARNF(
-		    "session revocations: pull after a session ended failed: %s", wb_strerror(rc));
-	}
 }
 
 gw_names *

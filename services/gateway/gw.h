@@ -3,7 +3,7 @@
  *
  *            SDK / warblectl (msgpack REQ)      HTTP/JSON (later)
  *                        \                        /
- *                     gw_dispatch(op, req, rep, client)
+ *                     gw_dispatch(op, req, rep, from)
  *                        /      |         |       \
  *                    user   relation   content   inbox     (rt_client each)
  *
@@ -23,9 +23,8 @@
 #include "rt_daemon.h"
 #include "wb_proto.h"
 
-#define GW_PAGE_DEFAULT 20   /* page size when the request gives none */
-#define GW_PAGE_MAX     100  /* largest public page */
-#define GW_AUTH_TTL_MAX 1000 /* ms a cached token may outlive its revocation */
+#define GW_PAGE_DEFAULT 20  /* page size when the request gives none */
+#define GW_PAGE_MAX     100 /* largest public page */
 
 typedef struct gw gw;
 
@@ -35,18 +34,23 @@ typedef enum gw_svc { GW_USER = 0, GW_RELATION, GW_CONTENT, GW_INBOX, GW_SVC_COU
 typedef struct gw_opts {
 	const char *urls[GW_SVC_COUNT]; /* downstream REP URLs */
 	int         timeout_ms;         /* per downstream call (default 5000) */
-	int         auth_cache_ms;      /* token cache lifetime, 0..1000 (0: off) */
 	int session_check_ms; /* check signed tokens here, trusting the revocation feed this long (0: off) */
-	unsigned login_fails; /* failed logins from one client address that lock it (default 20) */
-	uint64_t login_window_ms;   /* ... counted within this window (default 60000) */
-	uint64_t login_cooldown_ms; /* how long its logins answer RATE_LIMITED (default 60000) */
-	size_t   post_cache;        /* post records cached for hydration (0: none) */
-	uint64_t post_cache_ms;     /* how long one is trusted (0: none cached) */
+	const char *trusted_proxies; /* addresses and CIDR ranges whose X-Forwarded-For is believed,
+	                                comma-separated (NULL or "": none) */
+	size_t      post_cache;      /* post records cached for hydration (0: none) */
+	uint64_t    post_cache_ms;   /* how long one is trusted (0: none cached) */
 	int coalesce; /* calls in flight to the content and inbox services before further ones go
 	                 together as one batch message (0: each alone; rt_client_opts.coalesce) */
 } gw_opts;
 
-/* gw_open dials the four services (in the background) and sets up the token cache. */
+/* Where a request came from: the connection's peer (NULL if unknown), and the X-Forwarded-For
+ * header of an HTTP request (NULL if none or not HTTP). */
+typedef struct gw_from {
+	const struct sockaddr_storage *peer;
+	const char                    *forwarded_for;
+} gw_from;
+
+/* gw_open dials the four services (in the background) and starts checking tokens; WB_EINVAL if trusted_proxies does not parse. */
 int gw_open(gw **out, const gw_opts *opts);
 
 /* gw_close closes the downstream clients and frees g; NULL is ignored. */
@@ -58,9 +62,9 @@ extern const rt_service gw_service;
 /* gw_rid_new writes a new request id, unique across restarts and gateways in all likelihood, into buf. */
 void gw_rid_new(gw *g, char buf[WB_RID_MAX + 1]);
 
-/* gw_dispatch runs public operation op on req from client (read by logins only; NULL or family 0 if unknown), filling rep (a success or an error reply); returns its wb_err. */
-int gw_dispatch(
-    gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const struct sockaddr_storage *client);
+/* gw_dispatch runs public operation op on req from from (read by the operations that check
+ * passwords; NULL if unknown), filling rep (a success or an error reply); returns its wb_err. */
+int gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const gw_from *from);
 
 /* gw_handler is gw_dispatch in rt_server's handler shape (arg is the gw); op comes from req. */
 int gw_handler(void *arg, const wb_obj *req, wb_obj *rep);

@@ -10,9 +10,8 @@
 #include "http.h"
 #include "rt_log.h"
 
-static const char *http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw_hdr_tmo,
-    *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms, *gw_coalesce,
-    *gw_media_max_s, *gw_uploads_s;
+static const char *http_url, *gw_web_dir, *gw_timeout, *gw_check, *gw_hdr_tmo, *gw_max_conns,
+    *gw_pcache, *gw_pcache_ms, *gw_coalesce, *gw_media_max_s, *gw_uploads_s;
 static gw_opts  gw_o;
 static uint64_t gw_hdr_ms, gw_nconns, gw_uploads, gw_media_max;
 
@@ -30,8 +29,6 @@ static rt_opt gw_daemon_opts[] = {
 	    "calls in flight to the content and inbox services before further ones wait and go "
 	    "together as one batch message (0: every call alone)",
 	    &gw_coalesce },
-	{ "auth-cache-ms", "WARBLE_AUTH_CACHE_MS", "1000",
-	    "how long a checked token is trusted, ms (0-1000)", &gw_cache },
 	{ "session-check-ms", "WARBLE_SESSION_CHECK_MS", "1000",
 	    "check signed session tokens here, trusting the revocation feed this long, ms: a "
 	    "logout through another gateway takes effect here within it (0: ask the user "
@@ -44,12 +41,10 @@ static rt_opt gw_daemon_opts[] = {
 	    "HTTP connections before idle ones are closed after 250 ms (0: open-files limit - "
 	    "128)",
 	    &gw_max_conns },
-	{ "client-login-fails", "WARBLE_CLIENT_LOGIN_FAILS", "20",
-	    "failed logins from one client address (HTTP or msgpack) that lock it", &gw_fails },
-	{ "client-login-window", "WARBLE_CLIENT_LOGIN_WINDOW", "60",
-	    "... counted within this many seconds", &gw_window },
-	{ "client-login-cooldown", "WARBLE_CLIENT_LOGIN_COOLDOWN", "60",
-	    "seconds a locked client's logins answer RATE_LIMITED", &gw_cool },
+	{ "trusted-proxies", "WARBLE_TRUSTED_PROXIES", "",
+	    "addresses or ranges (10.0.0.0/8, fd00::/8), comma-separated, of reverse proxies whose "
+	    "X-Forwarded-For names the client (empty: none; the peer is the client)",
+	    &gw_o.trusted_proxies },
 	{ "post-cache", "WARBLE_POST_CACHE", "65536", "post records cached for timelines (0: off)",
 	    &gw_pcache },
 	{ "post-cache-ms", "WARBLE_POST_CACHE_MS", "10000",
@@ -67,16 +62,12 @@ static rt_opt gw_daemon_opts[] = {
 static int
 gw_daemon_config(void)
 {
-	uint64_t tmo, ttl, check_ms, fails, window_s, cool_s, npost, post_ms, coalesce;
+	uint64_t tmo, check_ms, npost, post_ms, coalesce;
 
 	if (rt_config_u64("timeout-ms", gw_timeout, 1, 600000, &tmo) != 0 ||
-	    rt_config_u64("auth-cache-ms", gw_cache, 0, GW_AUTH_TTL_MAX, &ttl) != 0 ||
 	    rt_config_u64("session-check-ms", gw_check, 0, 60000, &check_ms) != 0 ||
 	    rt_config_u64("http-header-timeout-ms", gw_hdr_tmo, 100, 3600000, &gw_hdr_ms) != 0 ||
 	    rt_config_u64("http-max-conns", gw_max_conns, 0, 10000000, &gw_nconns) != 0 ||
-	    rt_config_u64("client-login-fails", gw_fails, 1, 1000000, &fails) != 0 ||
-	    rt_config_u64("client-login-window", gw_window, 1, 86400, &window_s) != 0 ||
-	    rt_config_u64("client-login-cooldown", gw_cool, 1, 86400, &cool_s) != 0 ||
 	    rt_config_u64("post-cache", gw_pcache, 0, 1u << 24, &npost) != 0 ||
 	    rt_config_u64("post-cache-ms", gw_pcache_ms, 0, 86400000, &post_ms) != 0 ||
 	    rt_config_u64("coalesce", gw_coalesce, 0, 4096, &coalesce) != 0 ||
@@ -85,11 +76,7 @@ gw_daemon_config(void)
 		return 2;
 	}
 	gw_o.timeout_ms = (int)tmo;
-	gw_o.auth_cache_ms = (int)ttl;
 	gw_o.session_check_ms = (int)check_ms;
-	gw_o.login_fails = (unsigned)fails;
-	gw_o.login_window_ms = window_s * 1000;
-	gw_o.login_cooldown_ms = cool_s * 1000;
 	gw_o.post_cache = (size_t)npost;
 	gw_o.post_cache_ms = post_ms;
 	gw_o.coalesce = (int)coalesce;

@@ -1,8 +1,9 @@
 /*
  * gw_int.h - the gateway's inside, shared by its files and by no other
  * module: the gw handle's fields, the helpers every operation uses
- * (gw.c), hydration (gw_hydrate.c) and the operations themselves
- * (gw_session.c, gw_posts.c, gw_social.c), routed by gw_dispatch.c.
+ * (gw.c; the caller's identity and address: gw_auth.c), hydration
+ * (gw_hydrate.c) and the operations themselves (gw_account.c, gw_posts.c,
+ * gw_social.c, gw_media.c), routed by gw_dispatch.c.
  */
 #ifndef GW_INT_H
 #define GW_INT_H
@@ -11,17 +12,25 @@
 #include "gw.h"
 #include "gw_names.h"
 #include "gw_postcache.h"
-#include "gw_sessions.h"
 #include "gw_tokens.h"
-#include "rt_rate.h"
+
+#define GW_ADDR_MAX 46 /* INET6_ADDRSTRLEN: an address's text and its NUL */
+#define GW_PROXIES  32 /* trusted proxy ranges at most */
+
+/* An address range: family (AF_INET, AF_INET6), its first bytes, and how many bits count. */
+typedef struct gw_cidr {
+	int     family;
+	uint8_t addr[16];
+	int     bits;
+} gw_cidr;
 
 struct gw {
 	rt_client    *svc[GW_SVC_COUNT];
 	gw_tokens    *tokens;
-	gw_sessions  *sessions;
 	gw_names     *names;
 	gw_postcache *posts;
-	rt_rate      *logins;    /* failed logins per client address, over every transport */
+	gw_cidr       proxies[GW_PROXIES]; /* trusted proxies (gw_auth.c) */
+	int           nproxies;
 	uint32_t      rid_nonce; /* this gateway's part of the request ids it makes */
 	atomic_ullong rid_seq;   /* the ids made so far */
 };
@@ -35,7 +44,7 @@ rt_pending *gw_call_start(gw *g, gw_svc svc, wb_obj *req);
 /* gw_call_finish waits for a call from gw_call_start (always ending it); results as gw_call. */
 int gw_call_finish(gw_svc svc, rt_pending *p, wb_obj **out, wb_obj *rep);
 
-/* gw_auth resolves req's token to the caller's uid (cached up to auth_cache_ms); errors go into rep. */
+/* gw_auth resolves req's token to the caller's uid (checked here, or by the user service); errors go into rep. */
 int gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
 
 /* gw_auth_optional is gw_auth for operations where a token is optional: *uid is 0 without a valid one. */
@@ -44,8 +53,12 @@ int gw_auth_optional(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
 /* gw_auth_sync makes sessions ended through this gateway (logout, log out everywhere, password change) take effect here before the reply. */
 void gw_auth_sync(gw *g);
 
-/* gw_auth_forget drops token from the cache (after logout). */
-void gw_auth_forget(gw *g, const char *token, size_t len);
+/* gw_auth_proxies parses the trusted proxies ("10.0.0.0/8, 2001:db8::1") into g; WB_EINVAL if one does not parse. */
+int gw_auth_proxies(gw *g, const char *list);
+
+/* gw_auth_addr writes the client's address into addr (GW_ADDR_MAX bytes; "" if unknown): the
+ * peer's, or the X-Forwarded-For entry nearest to it that is not a trusted proxy when the peer is one. */
+void gw_auth_addr(gw *g, const gw_from *from, char addr[GW_ADDR_MAX]);
 
 /* gw_name_cache returns g's uid <-> username cache (gw_names.h). */
 struct gw_names *gw_name_cache(gw *g);
@@ -75,9 +88,10 @@ int gw_profile_fill(gw *g, uint64_t uid, uint64_t viewer, wb_obj *rep);
 /* gw_copy_user copies the user fields of src (uid, name, display, bio, created) into dst. */
 int gw_copy_user(const wb_obj *src, wb_obj *dst);
 
-/* The public operations: each fills rep and returns its wb_err. */
-int gw_op_register(gw *g, const wb_obj *req, wb_obj *rep);
-int gw_op_login(gw *g, const wb_obj *req, wb_obj *rep);
+/* The public operations: each fills rep and returns its wb_err; those that check a password
+ * or register take the client's address too (gw_auth_addr). */
+int gw_op_register(gw *g, const wb_obj *req, wb_obj *rep, const char *addr);
+int gw_op_login(gw *g, const wb_obj *req, wb_obj *rep, const char *addr);
 int gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_whoami(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep);
@@ -91,7 +105,7 @@ int gw_op_fans(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_profile(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep);
-int gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep, const char *addr);
 int gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_media(gw *g, const wb_obj *req, wb_obj *rep);
 

@@ -2,8 +2,7 @@
  * gw_test.c - warble-gateway in front of the four real services
  * (wbt_cluster), driven over its msgpack API with rt_client: every public
  * operation, hydration, the error codes clients see, session expiry and
- * revocation through the token cache, and a dead backend.  The token
- * cache itself is unit-tested first.
+ * revocation through the token checks, and a dead backend.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -12,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gw_tokens.h"
 #include "rt_client.h"
 #include "wb_proto.h"
 #include "wbt.h"
@@ -135,39 +133,6 @@ gt_home_wait(const char *tok, size_t want)
 		    wbt_now_ms(), deadline, "home never held %zu posts (has %zu)", want, n);
 		wbt_sleep_ms(20);
 	}
-}
-
-Test(gw_tokens, cache_expires_and_drops)
-{
-	gw_tokens *t;
-	uint64_t   uid = 0;
-
-	cr_assert_eq(gw_tokens_open(&t, 2000), WB_EINVAL, "ttl above 1 s refused");
-	cr_assert_eq(gw_tokens_open(&t, 100), WB_OK);
-	cr_assert_not(gw_tokens_get(t, "abc", 3, &uid));
-	gw_tokens_put(t, "abc", 3, 42, wb_mono_us() / 1000);
-	cr_assert(gw_tokens_get(t, "abc", 3, &uid));
-	cr_assert_eq(uid, 42);
-	cr_assert_not(gw_tokens_get(t, "abd", 3, &uid));
-	cr_assert_not(gw_tokens_get(t, "ab", 2, &uid));
-	/* Counted from when the user service was asked, not from now. */
-	gw_tokens_put(t, "old", 3, 7, wb_mono_us() / 1000 - 200);
-	cr_assert_not(gw_tokens_get(t, "old", 3, &uid));
-	gw_tokens_drop(t, "abc", 3);
-	cr_assert_not(gw_tokens_get(t, "abc", 3, &uid));
-	gw_tokens_put(t, "abc", 3, 42, wb_mono_us() / 1000);
-	wbt_sleep_ms(150);
-	cr_assert_not(gw_tokens_get(t, "abc", 3, &uid), "entry outlived its ttl");
-	char big[GW_TOKENS_LEN + 10];
-	memset(big, 'x', sizeof(big));
-	gw_tokens_put(t, big, sizeof(big), 1, wb_mono_us() / 1000);
-	cr_assert_not(gw_tokens_get(t, big, sizeof(big), &uid), "oversized tokens are not cached");
-	gw_tokens_close(t);
-
-	cr_assert_eq(gw_tokens_open(&t, 0), WB_OK);
-	gw_tokens_put(t, "abc", 3, 42, wb_mono_us() / 1000);
-	cr_assert_not(gw_tokens_get(t, "abc", 3, &uid), "ttl 0 disables the cache");
-	gw_tokens_close(t);
 }
 
 Test(gateway, every_operation, .fini = gt_fini, .timeout = 90)

@@ -1,37 +1,64 @@
 /*
- * gw_tokens.h - a small cache of session token -> uid, so that not every
- * request costs a user.auth round trip.  Entries live at most ttl_ms
- * (<= 1000) counted from before the user service was asked, so a revoked
- * or expired session stops working everywhere within ttl_ms.  Fixed size
- * (direct-mapped slots), so memory never grows with traffic.
+ * gw_tokens.h - the gateway checks session tokens itself, so a request
+ * costs no user.auth hop, and holds nothing that could make one.
+ *
+ * The user service signs tokens with an Ed25519 key only it holds
+ * (proto/wb_session.h); the gateway fetches the public keys
+ * (user.session_keys) and checks signatures with them.  A verified token
+ * goes into a cache (the token itself -> uid, session, expiry), since a
+ * signature check costs tens of microseconds and a cache hit well under
+ * one.  The user service lists every session that ended before its
+ * expiry in a feed numbered by seq (user.revocations); a thread here
+ * pulls it every poll_ms into two tables: ended sessions (sid -> until)
+ * and users whose sessions began before a moment are void (uid ->
+ * not-before).  Each reply of the feed names the current key, so a
+ * rotation is learned with the next pull.  Revocations are checked on
+ * every request, cached token or not.
+ *
+ * A token is accepted here only while the last complete pull began less
+ * than trust_ms ago; otherwise, and for tokens this cannot judge (a key
+ * it has not fetched yet, tables full), the caller asks the user service.
+ * So a logout, "log out everywhere" or password change elsewhere takes
+ * effect here within trust_ms; one made through this gateway at once
+ * (gw_tokens_sync before the reply).
+ *
+ * Memory: at most GW_TOKENS_REVOKED entries per revocation table (24
+ * bytes each, at most half full: about 48 MiB each when full), and
+ * GW_TOKENS_CACHED verified tokens (about 2.4 MiB).
  */
 #ifndef GW_TOKENS_H
 #define GW_TOKENS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wb_clock.h"
+#include "rt_client.h"
 
-#define GW_TOKENS_SLOTS 4096 /* cached sessions */
-#define GW_TOKENS_LEN   128  /* longer tokens are not cached */
+#define GW_TOKENS_REVOKED (1u << 20) /* entries per table before checks fall back to asking */
+#define GW_TOKENS_CACHED  (1u << 14) /* verified tokens kept, in sets of four */
 
 typedef struct gw_tokens gw_tokens;
 
-/* gw_tokens_open creates a cache whose entries live ttl_ms (0 disables caching). */
-int gw_tokens_open(gw_tokens **out, int ttl_ms);
+/* What gw_tokens_check decided. */
+typedef enum gw_token_verdict {
+	GW_TOKEN_OK,  /* signed, live and not revoked: *uid is the user */
+	GW_TOKEN_BAD, /* malformed, forged, expired or revoked */
+	GW_TOKEN_ASK, /* cannot judge here: ask the user service */
+} gw_token_verdict;
 
-/* gw_tokens_close frees the cache; NULL is ignored. */
+/* gw_tokens_open starts the feed over user (which must outlive it); poll_ms 0 disables checking here (always ASK). */
+int gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms);
+
+/* gw_tokens_close stops the feed thread and frees the tables; NULL is ignored. */
 void gw_tokens_close(gw_tokens *t);
 
-/* gw_tokens_get finds a live entry for tok; false if absent or expired. */
-bool gw_tokens_get(gw_tokens *t, const char *tok, size_t len, uint64_t *uid);
+/* gw_tokens_check judges tok at the present moment. */
+gw_token_verdict gw_tokens_check(gw_tokens *t, const char *tok, size_t len, uint64_t *uid);
 
-/* gw_tokens_put caches tok -> uid, valid ttl_ms from asked_ms (wb_mono_us() / 1000 before the user service was asked). */
-void gw_tokens_put(gw_tokens *t, const char *tok, size_t len, uint64_t uid, uint64_t asked_ms);
+/* gw_tokens_sync pulls the feed now, on the calling thread (after a session ended through this gateway); WB_OK or the pull's error. */
+int gw_tokens_sync(gw_tokens *t);
 
-/* gw_tokens_drop forgets tok (after logout). */
-void gw_tokens_drop(gw_tokens *t, const char *tok, size_t len);
+/* gw_tokens_revoked returns the entries in both revocation tables (a gauge). */
+uint64_t gw_tokens_revoked(void *t);
 
 #endif

@@ -51,12 +51,14 @@ user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
 	u->opts = *opts;
 	pthread_mutex_init(&u->alloc_mu, NULL);
 	pthread_mutex_init(&u->rev_mu, NULL);
+	pthread_rwlock_init(&u->keys_lock, NULL);
 	if (u->opts.session_ttl_ms == 0) {
 		u->opts.session_ttl_ms = 7 * 86400 * UINT64_C(1000);
 	}
-	if ((rc = rt_rate_open(&u->rate, opts->login_fails ? opts->login_fails : 5,
-	         opts->login_window_ms ? opts->login_window_ms : 60000,
-	         opts->login_cooldown_ms ? opts->login_cooldown_ms : 60000)) != WB_OK) {
+	if (u->opts.login_wait_max_ms == 0) {
+		u->opts.login_wait_max_ms = 900000;
+	}
+	if ((rc = user_limit_open(u)) != WB_OK) {
 		user_svc_close(u);
 		return rc;
 	}
@@ -65,8 +67,8 @@ user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
 		user_svc_close(u);
 		return rc;
 	}
-	if ((rc = user_session_keys(u)) != WB_OK) {
-		RT_ERRORF("cannot read or store the session key: %s", wb_strerror(rc));
+	if ((rc = user_session_load(u)) != WB_OK || (rc = user_keys_load(u)) != WB_OK) {
+		RT_ERRORF("cannot read or store the session keys: %s", wb_strerror(rc));
 		user_svc_close(u);
 		return rc;
 	}
@@ -111,7 +113,8 @@ user_svc_route(user_svc *u, rt_server *s)
 		{ WB_OP_USER_REGISTER_MANY, user_handle_register_many },
 		{ WB_OP_USER_LOGOUT_ALL, user_handle_logout_all },
 		{ WB_OP_USER_PASSWORD, user_handle_password },
-		{ WB_OP_USER_SESSION_KEY, user_handle_session_key },
+		{ WB_OP_USER_SESSION_KEYS, user_handle_session_keys },
+		{ WB_OP_USER_ROTATE_KEY, user_handle_rotate_key },
 		{ WB_OP_USER_REVOCATIONS, user_handle_revocations },
 	};
 	int rc;
@@ -133,8 +136,9 @@ user_svc_close(user_svc *u)
 	}
 	pthread_mutex_destroy(&u->alloc_mu);
 	pthread_mutex_destroy(&u->rev_mu);
-	sodium_memzero(u->session_key, sizeof(u->session_key));
-	rt_rate_close(u->rate);
+	pthread_rwlock_destroy(&u->keys_lock);
+	user_keys_wipe(u);
+	user_limit_close(u);
 	sodium_memzero(u->dummy_hash, sizeof(u->dummy_hash));
 	free(u);
 }

@@ -1,15 +1,18 @@
 /*
  * user.h - the user service: accounts, password logins and sessions.
  *
- *   user.register {name, password}      -> {uid}
- *   user.login    {name, password}      -> {uid, token} (RATE_LIMITED after
- *                                           login_fails failures of a name)
+ *   user.register {name, password, addr?} -> {uid} (RATE_LIMITED past
+ *                                           register_per_hour from addr)
+ *   user.login    {name, password, addr?} -> {uid, token} (RATE_LIMITED with
+ *                                           retry_ms after failed checks:
+ *                                           user_limit.c)
  *   user.logout   {token}               -> {}
  *   user.logout_all {token}             -> {} (every session of the user ends)
- *   user.password {token, password, new_password}
+ *   user.password {token, password, new_password, addr?}
  *                                       -> {uid, token} (every other session ends)
  *   user.auth     {token}               -> {uid}
- *   user.session_key {}                 -> {key} (gateways check signed tokens with it)
+ *   user.session_keys {}                -> {kid, keys} (public keys that check tokens)
+ *   user.rotate_key {revoke?}           -> {kid} (a new signing key; admin)
  *   user.revocations {from, limit?}     -> {events, last} (sessions ended, by seq)
  *   user.get      {uids}                -> {users, missing}
  *   user.lookup   {name}                -> {uid, users}
@@ -30,12 +33,15 @@
 typedef struct user_svc user_svc;
 
 typedef struct user_svc_opts {
-	uint64_t pwhash_ops;        /* argon2id passes (crypto_pwhash opslimit) */
-	size_t   pwhash_mem;        /* argon2id memory in bytes (memlimit) */
-	unsigned login_fails;       /* failed logins of a name that lock it (0: 5) */
-	uint64_t login_window_ms;   /* ... counted within this window (0: 60000) */
-	uint64_t login_cooldown_ms; /* how long the name stays locked (0: 60000) */
-	uint64_t session_ttl_ms;    /* session lifetime (the session family's TTL) */
+	uint64_t pwhash_ops;          /* argon2id passes (crypto_pwhash opslimit) */
+	size_t   pwhash_mem;          /* argon2id memory in bytes (memlimit) */
+	unsigned login_fails;         /* failed password checks of an account from one address
+	                               * before waits begin (0: no limit; user_limit.c) */
+	unsigned login_addr_fails;    /* ... from one address over every account (0: no limit) */
+	unsigned login_account_fails; /* ... of one account over every address (0: no limit) */
+	uint64_t login_wait_max_ms;   /* the longest wait */
+	unsigned register_per_hour;   /* registrations from one address an hour (0: no limit) */
+	uint64_t session_ttl_ms;      /* session lifetime (the session family's TTL) */
 } user_svc_opts;
 
 /* user_svc_open creates the service over an open table (families from user_schema). */

@@ -94,7 +94,7 @@ user_account_create(user_svc *u, const char *name, const char *hash, uint64_t *u
 	return rc;
 }
 
-/* user_handle_register: user.register {name, password} -> {uid}. */
+/* user_handle_register: user.register {name, password, addr?} -> {uid}; addr's registrations are limited. */
 int
 user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 {
@@ -122,6 +122,9 @@ user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc != WB_ENOTFOUND) {
 		return user_fail(rep, rc, NULL);
 	}
+	if (user_limit_register(u, wb_str(req, WB_F_ADDR, ""), rep) != WB_OK) {
+		return WB_ERATE;
+	}
 	if (crypto_pwhash_str(hash, pw, pw_len, u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
 		return user_fail(rep, WB_ENOMEM, "password hashing ran out of memory");
 	}
@@ -139,53 +142,46 @@ user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 	return wb_set_u64(rep, WB_F_UID, uid);
 }
 
-/* user_handle_login: user.login {name, password} -> {uid, token}. */
+/*
+ * user_handle_login: user.login {name, password, addr?} -> {uid, token}.
+ * An unknown name costs the same work and gets the same answer as a wrong
+ * password, and counts against the limiter alike (no enumeration).
+ */
 int
 user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	user_svc   *u = arg;
-	const char *name = NULL, *pw = NULL;
+	const char *name = NULL, *pw = NULL, *addr = wb_str(req, WB_F_ADDR, "");
 	size_t      name_len = 0, pw_len = 0;
 	char        lname[USER_NAME_MAX + 1];
 	char        token[WB_SESSION_TOKEN_LEN + 1];
-	uint64_t    uid = 0, retry_ms;
+	uint64_t    uid = 0;
 	bool        named;
 	int         rc;
 
 	wb_get_str(req, WB_F_NAME, &name, &name_len);
 	wb_get_str(req, WB_F_PASSWORD, &pw, &pw_len);
-	if (pw_len > USER_PASS_MAX) {
-		return user_fail(rep, WB_ELOGIN, NULL);
+	named = user_name_normalize(lname, name, name_len) == WB_OK;
+	rc = named ? user_name_uid(u, lname, &uid) : WB_EBADNAME;
+	if (rc != WB_OK && rc != WB_ENOTFOUND && rc != WB_EBADNAME) {
+		return user_fail(rep, rc, NULL);
 	}
-	rc = user_name_normalize(lname, name, name_len);
-	named = rc == WB_OK;
-	/* A name locked after failed logins answers at once, password unchecked. */
-	if (named &&
-	    rt_rate_check(u->rate, lname, strlen(lname), wb_now_ms(), &retry_ms) != WB_OK) {
-		RT_INFOF("login of %s refused: locked after failed logins (%llu ms left)", lname,
-		    (unsigned long long)retry_ms);
-		wb_reply_error(rep, WB_ERATE,
-		    "too many failed logins for this user, retry in %llu s",
-		    (unsigned long long)(retry_ms + 999) / 1000);
+	if (named && user_limit_check(u, "login", uid, lname, addr, rep) != WB_OK) {
 		return WB_ERATE;
 	}
-	if (rc == WB_OK) {
-		rc = user_name_uid(u, lname, &uid);
-	}
-	if (rc == WB_OK) {
+	if (rc == WB_OK && pw_len <= USER_PASS_MAX) {
 		rc = user_password_verify(u, uid, pw, pw_len);
-	} else if (rc == WB_ENOTFOUND || rc == WB_EBADNAME) {
-		/* same work and the same answer as a wrong password */
-		if (crypto_pwhash_str_verify(u->dummy_hash, pw, pw_len) == 0) {
+	} else {
+		/* same work and the same answer as a wrong password (a password
+		 * too long for any account is wrong for every name at once) */
+		if (pw_len <= USER_PASS_MAX &&
+		    crypto_pwhash_str_verify(u->dummy_hash, pw, pw_len) == 0) {
 			RT_DEBUGF("a login matched the decoy hash");
 		}
 		rc = WB_ELOGIN;
 	}
-	/* Known or unknown, a name's failures count alike (no enumeration). */
-	if (named && rc == WB_ELOGIN) {
-		rt_rate_fail(u->rate, lname, strlen(lname), wb_now_ms());
-	} else if (named && rc == WB_OK) {
-		rt_rate_success(u->rate, lname, strlen(lname));
+	if (named && (rc == WB_OK || rc == WB_ELOGIN)) {
+		user_limit_done(u, "login", uid, lname, addr, rc == WB_OK);
 	}
 	if (rc == WB_OK) {
 		rc = user_session_new(u, uid, wb_now_ms(), token);

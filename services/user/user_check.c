@@ -36,25 +36,6 @@ user_password_check(size_t len)
 	return len >= USER_PASS_MIN && len <= USER_PASS_MAX ? WB_OK : WB_EBADPASS;
 }
 
-/* user_token_encode writes 32 token bytes as base64url without padding. */
-void
-user_token_encode(char *out, const uint8_t bytes[USER_TOKEN_BYTES])
-{
-	sodium_bin2base64(out, USER_TOKEN_LEN + 1, bytes, USER_TOKEN_BYTES,
-	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-}
-
-/* user_token_new draws a fresh random token. */
-void
-user_token_new(char *out)
-{
-	uint8_t bytes[USER_TOKEN_BYTES];
-
-	randombytes_buf(bytes, sizeof(bytes));
-	user_token_encode(out, bytes);
-	sodium_memzero(bytes, sizeof(bytes));
-}
-
 static bool
 user_token_char_ok(char c)
 {
@@ -69,7 +50,7 @@ user_token_char_ok(char c)
 int
 user_token_hash(uint8_t out[USER_TOKEN_HASH], const char *token, size_t len)
 {
-	if (token == NULL || (len != USER_TOKEN_LEN && len != WB_SESSION_TOKEN_LEN)) {
+	if (token == NULL || len != WB_SESSION_TOKEN_LEN) {
 		return WB_EAUTH;
 	}
 	for (size_t i = 0; i < len; i++) {

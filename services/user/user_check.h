@@ -3,12 +3,10 @@
  * passwords, session tokens and profile text.  No I/O, no state; unit
  * tested in user_check_test.c.
  *
- * A session token is a signed one (64 characters, proto/wb_session.h), or
- * of the earlier form, 32 random bytes in URL-safe base64 without padding
- * (43 characters, still accepted until it expires).  Only its hash is
- * ever stored:
+ * A session token is a signed one (120 characters of base64url,
+ * proto/wb_session.h).  Only its hash is ever stored:
  *
- *   token  "q1Vb...64 chars..."  --crypto_generichash-->  32-byte row key
+ *   token  "AAEA...120 chars..."  --crypto_generichash-->  32-byte row key
  */
 #ifndef USER_CHECK_H
 #define USER_CHECK_H
@@ -21,8 +19,6 @@
 #define USER_NAME_MAX    32
 #define USER_PASS_MIN    8
 #define USER_PASS_MAX    1024
-#define USER_TOKEN_BYTES 32
-#define USER_TOKEN_LEN   43  /* base64url of 32 bytes, no padding */
 #define USER_TOKEN_HASH  32  /* bytes of a token's stored hash */
 #define USER_DISPLAY_MAX 64  /* characters */
 #define USER_BIO_MAX     280 /* bytes */
@@ -34,14 +30,8 @@ int user_name_normalize(char *out, const char *name, size_t len);
 /* user_password_check tells whether a password of len bytes is acceptable (WB_EBADPASS if not). */
 int user_password_check(size_t len);
 
-/* user_token_encode writes 32 token bytes as a NUL-terminated base64url string (USER_TOKEN_LEN + 1 bytes). */
-void user_token_encode(char *out, const uint8_t bytes[USER_TOKEN_BYTES]);
-
-/* user_token_new draws a fresh random token into out (USER_TOKEN_LEN + 1 bytes). */
-void user_token_new(char *out);
-
-/* user_token_hash computes the stored hash of a token (either form); WB_EAUTH
- * if the string cannot be a token (wrong length or alphabet). */
+/* user_token_hash computes the stored hash of a token; WB_EAUTH if the
+ * string cannot be a token (wrong length or alphabet). */
 int user_token_hash(uint8_t out[USER_TOKEN_HASH], const char *token, size_t len);
 
 /* user_utf8_check tells whether s[0..n) is valid UTF-8 (no overlongs,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "user_check.h"
+#include "wb_session.h"
 #include "wb_errors.h"
 
 static int
@@ -43,37 +44,23 @@ Test(user_check, password_lengths)
 	cr_assert_eq(user_password_check(0), WB_EBADPASS);
 }
 
-Test(user_check, token_encoding)
+/* a token's shape: WB_SESSION_TOKEN_LEN characters of base64url */
+static void
+token_fill(char *t, char c)
 {
-	uint8_t bytes[USER_TOKEN_BYTES];
-	char    tok[USER_TOKEN_LEN + 1];
-
-	/* 0xfb 0xff ... encodes to URL-safe characters, no padding */
-	memset(bytes, 0xff, sizeof(bytes));
-	bytes[0] = 0xfb;
-	user_token_encode(tok, bytes);
-	cr_assert_eq(strlen(tok), USER_TOKEN_LEN);
-	cr_assert_eq(tok[0], '-', "got %s", tok);
-	cr_assert_eq(tok[1], '_', "got %s", tok);
-	cr_assert_null(strchr(tok, '='));
-	cr_assert_null(strchr(tok, '+'));
-	cr_assert_null(strchr(tok, '/'));
-
-	memset(bytes, 0, sizeof(bytes));
-	user_token_encode(tok, bytes);
-	cr_assert_str_eq(tok, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+	memset(t, c, WB_SESSION_TOKEN_LEN);
+	t[WB_SESSION_TOKEN_LEN] = '\0';
 }
 
 Test(user_check, token_hash)
 {
-	char    a[USER_TOKEN_LEN + 1], b[USER_TOKEN_LEN + 1];
+	char    a[WB_SESSION_TOKEN_LEN + 1], b[WB_SESSION_TOKEN_LEN + 1];
 	uint8_t ha[USER_TOKEN_HASH], ha2[USER_TOKEN_HASH], hb[USER_TOKEN_HASH];
 
 	cr_assert_geq(sodium_init(), 0);
-	user_token_new(a);
-	user_token_new(b);
-	cr_assert_eq(strlen(a), USER_TOKEN_LEN);
-	cr_assert_str_neq(a, b);
+	token_fill(a, 'A');
+	token_fill(b, 'A');
+	b[7] = '_';
 	cr_assert_eq(user_token_hash(ha, a, strlen(a)), WB_OK);
 	cr_assert_eq(user_token_hash(ha2, a, strlen(a)), WB_OK);
 	cr_assert_eq(user_token_hash(hb, b, strlen(b)), WB_OK);
@@ -83,12 +70,14 @@ Test(user_check, token_hash)
 	cr_assert_neq(memcmp(ha, a, sizeof(ha)), 0);
 
 	cr_assert_eq(user_token_hash(ha, a, strlen(a) - 1), WB_EAUTH);
+	cr_assert_eq(user_token_hash(ha, a, 43), WB_EAUTH, "the earliest form is gone");
+	cr_assert_eq(user_token_hash(ha, a, 64), WB_EAUTH, "the keyed-hash form is gone");
 	cr_assert_eq(user_token_hash(ha, "", 0), WB_EAUTH);
 	cr_assert_eq(user_token_hash(ha, NULL, 0), WB_EAUTH);
 	a[5] = '+';
 	cr_assert_eq(user_token_hash(ha, a, strlen(a)), WB_EAUTH);
 	a[5] = '\0';
-	cr_assert_eq(user_token_hash(ha, a, USER_TOKEN_LEN), WB_EAUTH);
+	cr_assert_eq(user_token_hash(ha, a, WB_SESSION_TOKEN_LEN), WB_EAUTH);
 }
 
 Test(user_check, utf8)

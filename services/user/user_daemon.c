@@ -1,6 +1,6 @@
 /*
  * user_daemon.c - warble-user's options: session lifetime, the argon2id
- * cost, and the per-username login lockout.
+ * cost, and the limits on password checks and registrations.
  */
 #include <sodium.h>
 #include <stdlib.h>
@@ -10,7 +10,8 @@
 #include "user.h"
 #include "user_schema.h"
 
-static const char   *user_ttl, *user_ops, *user_mem, *user_fails, *user_window, *user_cool;
+static const char *user_ttl, *user_ops, *user_mem, *user_fails, *user_addr_fails, *user_acct_fails,
+    *user_wait_max, *user_reg;
 static user_svc_opts user_o;
 
 static rt_opt user_daemon_opts[] = {
@@ -19,12 +20,20 @@ static rt_opt user_daemon_opts[] = {
 	    "argon2id passes (a number, or interactive)", &user_ops },
 	{ "pwhash-mem", "WARBLE_PWHASH_MEM", "interactive",
 	    "argon2id memory, bytes (a number, or interactive)", &user_mem },
-	{ "login-fails", "WARBLE_LOGIN_FAILS", "5", "failed logins of one username that lock it",
+	{ "login-fails", "WARBLE_LOGIN_FAILS", "5",
+	    "failed password checks (logins, password changes) of one account from one address "
+	    "in a day before each further one waits (0: no limit)",
 	    &user_fails },
-	{ "login-window", "WARBLE_LOGIN_WINDOW", "60", "... counted within this many seconds",
-	    &user_window },
-	{ "login-cooldown", "WARBLE_LOGIN_COOLDOWN", "60",
-	    "seconds a locked username answers RATE_LIMITED", &user_cool },
+	{ "login-addr-fails", "WARBLE_LOGIN_ADDR_FAILS", "50",
+	    "... from one address over every account (0: no limit)", &user_addr_fails },
+	{ "login-account-fails", "WARBLE_LOGIN_ACCOUNT_FAILS", "200",
+	    "... of one account over every address but those it logged in from (0: no limit)",
+	    &user_acct_fails },
+	{ "login-wait-max", "WARBLE_LOGIN_WAIT_MAX", "900",
+	    "the longest wait, seconds (the first is 1 s, each next one twice as long)",
+	    &user_wait_max },
+	{ "register-rate", "WARBLE_REGISTER_RATE", "20",
+	    "registrations from one address an hour (0: no limit)", &user_reg },
 	{ NULL },
 };
 
@@ -43,23 +52,27 @@ user_limit(
 static int
 user_daemon_config(void)
 {
-	uint64_t ttl_s, ops, mem, fails, window_s, cool_s;
+	uint64_t ttl_s, ops, mem, fails, addr_fails, acct_fails, wait_max_s, reg;
 
 	if (rt_config_u64("session-ttl", user_ttl, 1, UINT64_MAX / 1000, &ttl_s) != 0 ||
 	    user_limit("pwhash-ops", user_ops, crypto_pwhash_OPSLIMIT_INTERACTIVE,
 	        crypto_pwhash_OPSLIMIT_MIN, crypto_pwhash_OPSLIMIT_MAX, &ops) != 0 ||
 	    user_limit("pwhash-mem", user_mem, crypto_pwhash_MEMLIMIT_INTERACTIVE,
 	        crypto_pwhash_MEMLIMIT_MIN, SIZE_MAX / 2, &mem) != 0 ||
-	    rt_config_u64("login-fails", user_fails, 1, 1000000, &fails) != 0 ||
-	    rt_config_u64("login-window", user_window, 1, 86400, &window_s) != 0 ||
-	    rt_config_u64("login-cooldown", user_cool, 1, 86400, &cool_s) != 0) {
+	    rt_config_u64("login-fails", user_fails, 0, 1000000, &fails) != 0 ||
+	    rt_config_u64("login-addr-fails", user_addr_fails, 0, 1000000, &addr_fails) != 0 ||
+	    rt_config_u64("login-account-fails", user_acct_fails, 0, 1000000, &acct_fails) != 0 ||
+	    rt_config_u64("login-wait-max", user_wait_max, 1, 86400, &wait_max_s) != 0 ||
+	    rt_config_u64("register-rate", user_reg, 0, 1000000, &reg) != 0) {
 		return 2;
 	}
 	user_o = (user_svc_opts) { .pwhash_ops = ops,
 		.pwhash_mem = (size_t)mem,
 		.login_fails = (unsigned)fails,
-		.login_window_ms = window_s * 1000,
-		.login_cooldown_ms = cool_s * 1000,
+		.login_addr_fails = (unsigned)addr_fails,
+		.login_account_fails = (unsigned)acct_fails,
+		.login_wait_max_ms = wait_max_s * 1000,
+		.register_per_hour = (unsigned)reg,
 		.session_ttl_ms = ttl_s * 1000 };
 	return 0;
 }

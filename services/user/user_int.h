@@ -14,19 +14,56 @@
 #include "wb_session.h"
 #include "wb_proto.h"
 
+#define USER_KEYS_MAX 16 /* signing keys kept at once: the current one and those retired */
+
+/* A key that signs session tokens (user_keys.c). */
+typedef struct user_key {
+	uint16_t kid;
+	uint8_t  pk[WB_SESSION_PK_LEN];
+	uint8_t  sk[WB_SESSION_SK_LEN];
+	uint64_t retired_ms; /* when a rotation retired it; 0 for the current key */
+} user_key;
+
 struct user_svc {
-	hb_table       *t;
-	user_svc_opts   opts;
-	pthread_mutex_t alloc_mu; /* serializes uid allocation and name claims */
-	uint64_t        last_uid; /* under alloc_mu */
-	rt_rate        *rate;     /* failed logins per username */
-	uint8_t         session_key[WB_SESSION_KEY_LEN]; /* MAC key of signed tokens */
-	pthread_mutex_t rev_mu;  /* orders revocation records: seq order = commit order */
-	uint64_t        rev_seq; /* last revocation seq, under rev_mu */
+	hb_table        *t;
+	user_svc_opts    opts;
+	pthread_mutex_t  alloc_mu;            /* serializes uid allocation and name claims */
+	uint64_t         last_uid;            /* under alloc_mu */
+	rt_rate         *limit_pair;          /* failed password checks per account and address */
+	rt_rate         *limit_addr;          /* ... per address */
+	rt_rate         *limit_acct;          /* ... per account */
+	rt_rate         *limit_reg;           /* registrations per address */
+	pthread_rwlock_t keys_lock;           /* keys, nkeys */
+	user_key         keys[USER_KEYS_MAX]; /* the keys that sign and verify tokens */
+	size_t           nkeys;
+	pthread_mutex_t  rev_mu;  /* orders revocation records: seq order = commit order */
+	uint64_t         rev_seq; /* last revocation seq, under rev_mu */
 	/* A hash of a random password, verified when the name is unknown so
 	 * that a wrong name costs as much time as a wrong password. */
 	char dummy_hash[crypto_pwhash_STRBYTES];
 };
+
+/* user_limit_open makes the limiters of password checks and registrations (user_limit.c). */
+int user_limit_open(user_svc *u);
+
+/* user_limit_close frees them. */
+void user_limit_close(user_svc *u);
+
+/*
+ * user_limit_check tells whether a password check (what: "login",
+ * "password change") of account uid (0 for an unknown name) named name,
+ * from client address addr (NULL or "": unknown), may go ahead: WB_OK, or
+ * WB_ERATE with rep filled (retry_ms) and the refusal logged.
+ */
+int user_limit_check(
+    user_svc *u, const char *what, uint64_t uid, const char *name, const char *addr, wb_obj *rep);
+
+/* user_limit_done counts the outcome of a check user_limit_check let through. */
+void user_limit_done(
+    user_svc *u, const char *what, uint64_t uid, const char *name, const char *addr, bool ok);
+
+/* user_limit_register counts a registration from addr: WB_OK, or WB_ERATE with rep filled. */
+int user_limit_register(user_svc *u, const char *addr, wb_obj *rep);
 
 /* user_fail fills rep with an error (msg NULL: the code's message) and returns code. */
 int user_fail(wb_obj *rep, int code, const char *msg);
@@ -48,8 +85,23 @@ int user_password_verify(user_svc *u, uint64_t uid, const char *pw, size_t pw_le
 /* user_session_new stores a session of uid begun at now_ms and writes its signed token into token (WB_SESSION_TOKEN_LEN + 1 bytes). */
 int user_session_new(user_svc *u, uint64_t uid, uint64_t now_ms, char *token);
 
-/* user_session_keys loads the session MAC key (drawing and storing one on first start) and the last revocation seq. */
-int user_session_keys(user_svc *u);
+/* user_session_load reads the last revocation seq. */
+int user_session_load(user_svc *u);
+
+/* user_keys_load reads the signing keys, drops those past their overlap, and makes the first on a fresh store. */
+int user_keys_load(user_svc *u);
+
+/* user_keys_sign signs s with the current key (setting s->kid) into token (WB_SESSION_TOKEN_LEN + 1 bytes). */
+int user_keys_sign(user_svc *u, wb_session *s, char *token);
+
+/* user_keys_verify checks tok's signature with the key it names, which must still be in use, and its expiry; fills *s; WB_EAUTH if not. */
+int user_keys_verify(user_svc *u, wb_session *s, const char *tok, size_t len);
+
+/* user_keys_current_id returns the current key's id. */
+uint16_t user_keys_current_id(user_svc *u);
+
+/* user_keys_wipe erases every key from memory (at close). */
+void user_keys_wipe(user_svc *u);
 
 /* user_record_load fills rec with a user's public record; WB_ENOTFOUND if no such user. */
 int user_record_load(user_svc *u, uint64_t uid, wb_obj *rec);
@@ -61,7 +113,8 @@ int user_handle_logout(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_auth(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_logout_all(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_password(void *arg, const wb_obj *req, wb_obj *rep);
-int user_handle_session_key(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_session_keys(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_rotate_key(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_revocations(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_get(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_lookup(void *arg, const wb_obj *req, wb_obj *rep);

@@ -20,12 +20,14 @@
  *          (the raw token is never stored)
  *
  *          A signed token (proto/wb_session.h) is stored the same way: the
- *          row is the hash of its 64 characters.
+ *          row is the hash of its 120 characters.
  *
  * meta     no qualifier, version 0:
  *          row "uid"         -> last allocated uid (8 BE)
- *          row "session_key" -> the 32-byte MAC key of signed tokens
- *                               (drawn on first start, never logged)
+ *          row "sign/<kid>"  -> a token signing key: Ed25519 private key
+ *                               (64 bytes) | retired ms (8 BE; 0 for the
+ *                               current key); kid in five decimal digits
+ *                               (user_keys.c; never logged, never sent)
  *          row "revseq"      -> last revocation seq (8 BE)
  *
  * revoke   the revocation feed gateways pull (user.revocations); TTL =
@@ -64,16 +66,17 @@ enum user_fam {
 enum user_revoke_kind { USER_REVOKE_SESSION = 1, USER_REVOKE_ALL = 2 };
 #define USER_REVOKE_LEN 33
 
-#define USER_Q_NAME    "name"
-#define USER_Q_PW      "pw"
-#define USER_Q_CREATED "created"
-#define USER_Q_DISPLAY "display"
-#define USER_Q_BIO     "bio"
-#define USER_Q_NB      "nb"
-#define USER_META_UID  "uid"
-#define USER_META_KEY  "session_key"
-#define USER_META_REV  "revseq"
-#define USER_VERSION   0 /* the version of every info, name and meta cell */
+#define USER_Q_NAME       "name"
+#define USER_Q_PW         "pw"
+#define USER_Q_CREATED    "created"
+#define USER_Q_DISPLAY    "display"
+#define USER_Q_BIO        "bio"
+#define USER_Q_NB         "nb"
+#define USER_META_UID     "uid"
+#define USER_META_SIGN    "sign/"       /* + kid: a token signing key */
+#define USER_META_MAC_KEY "session_key" /* the keyed-hash key of an earlier release: deleted */
+#define USER_META_REV     "revseq"
+#define USER_VERSION      0 /* the version of every info, name and meta cell */
 
 /* user_schema fills fams[USER_FAM_COUNT] with the families; sessions expire after session_ttl_ms. */
 void user_schema(hb_family_opts *fams, uint64_t session_ttl_ms);

@@ -6,9 +6,11 @@
  * session lifetime) and it began no earlier than the user's "nb" cell.
  * Every way a session ends before its expiry also appends a record to
  * the revoke family, numbered by seq, so that a gateway that checks
- * signed tokens itself (user.session_key) learns of it by pulling
- * user.revocations.  Layouts in user_schema.h, tokens in wb_session.h.
+ * signed tokens itself (with the public keys of user.session_keys,
+ * user_keys.c) learns of it by pulling user.revocations.  Layouts in
+ * user_schema.h, tokens in wb_session.h.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "rt_log.h"
@@ -38,28 +40,13 @@ user_meta_get(user_svc *u, const char *row, void *out, size_t len)
 }
 
 int
-user_session_keys(user_svc *u)
+user_session_load(user_svc *u)
 {
 	uint8_t seq[8];
-	int     rc = user_meta_get(u, USER_META_KEY, u->session_key, WB_SESSION_KEY_LEN);
+	int     rc = user_meta_get(u, USER_META_REV, seq, sizeof(seq));
 
-	if (rc == WB_ENOTFOUND) {
-		randombytes_buf(u->session_key, WB_SESSION_KEY_LEN);
-		rc = hb_put(u->t, USER_FAM_META, USER_META_KEY, strlen(USER_META_KEY), NULL, 0,
-		    USER_VERSION, u->session_key, WB_SESSION_KEY_LEN);
-	}
-	if (rc != WB_OK) {
-		return rc;
-	}
-	rc = user_meta_get(u, USER_META_REV, seq, sizeof(seq));
-	if (rc == WB_ENOTFOUND) {
-		u->rev_seq = 0;
-		return WB_OK;
-	}
-	if (rc == WB_OK) {
-		u->rev_seq = hb_be_u64(seq);
-	}
-	return rc;
+	u->rev_seq = rc == WB_OK ? hb_be_u64(seq) : 0;
+	return rc == WB_ENOTFOUND ? WB_OK : rc;
 }
 
 /* user_session_nb reads the ms before which every session of uid is void (0 if none). */
@@ -117,9 +104,9 @@ user_session_new(user_svc *u, uint64_t uid, uint64_t now_ms, char *token)
 	if (now_ms < nb) {
 		now_ms = nb;
 	}
-	s = (wb_session) { uid, wb_session_sid(now_ms), now_ms + u->opts.session_ttl_ms };
-	wb_session_sign(token, &s, u->session_key);
-	if ((rc = user_token_hash(key, token, WB_SESSION_TOKEN_LEN)) != WB_OK) {
+	s = (wb_session) { 0, uid, wb_session_sid(now_ms), now_ms + u->opts.session_ttl_ms };
+	if ((rc = user_keys_sign(u, &s, token)) != WB_OK ||
+	    (rc = user_token_hash(key, token, WB_SESSION_TOKEN_LEN)) != WB_OK) {
 		return WB_EINTERNAL;
 	}
 	hb_u64_be(val, uid);
@@ -133,33 +120,30 @@ user_session_new(user_svc *u, uint64_t uid, uint64_t now_ms, char *token)
 typedef struct user_session {
 	uint8_t  key[USER_TOKEN_HASH]; /* its row */
 	uint64_t uid;
-	uint64_t sid;        /* 0 for a token of the earlier, unsigned form */
+	uint64_t sid;
 	uint64_t began_ms;   /* when it began */
 	uint64_t expires_ms; /* when it ends */
 } user_session;
 
-/* user_session_find finds the live session of req's token (WB_EAUTH if unknown, forged, expired or revoked). */
+/*
+ * user_session_find finds the live session of req's token (WB_EAUTH if
+ * forged, unknown, expired, revoked or signed by a key no longer in use):
+ * its signature, then its session row, keyed by the token's hash.
+ */
 static int
 user_session_find(user_svc *u, const wb_obj *req, user_session *s)
 {
 	const char *token = NULL;
 	size_t      len = 0;
-	uint64_t    now = wb_now_ms(), nb;
-	wb_session  signed_s;
+	uint64_t    nb;
+	wb_session  ws;
 	hb_cell    *c;
 	int         rc;
 
 	memset(s, 0, sizeof(*s));
 	wb_get_str(req, WB_F_TOKEN, &token, &len);
-	if (wb_session_is_signed(token, len)) {
-		if (wb_session_verify(&signed_s, token, len, u->session_key, now) != WB_OK) {
-			return WB_EAUTH;
-		}
-		s->sid = signed_s.sid;
-		s->began_ms = wb_session_began(signed_s.sid);
-		s->expires_ms = signed_s.expires_ms;
-	}
-	if (user_token_hash(s->key, token, len) != WB_OK) {
+	if (user_keys_verify(u, &ws, token, len) != WB_OK ||
+	    user_token_hash(s->key, token, len) != WB_OK) {
 		return WB_EAUTH;
 	}
 	rc = hb_get(u->t, USER_FAM_SESSION, s->key, USER_TOKEN_HASH, NULL, 0, &c);
@@ -169,16 +153,15 @@ user_session_find(user_svc *u, const wb_obj *req, user_session *s)
 	if (rc != WB_OK) {
 		return rc;
 	}
-	if (c->value_len != 8 || (s->sid != 0 && hb_be_u64(c->value) != signed_s.uid)) {
+	if (c->value_len != 8 || hb_be_u64(c->value) != ws.uid) {
 		hb_cell_free(c);
 		return WB_ECORRUPT;
 	}
-	s->uid = hb_be_u64(c->value);
-	if (s->sid == 0) {
-		s->began_ms = c->version;
-		s->expires_ms = c->version + u->opts.session_ttl_ms;
-	}
 	hb_cell_free(c);
+	s->uid = ws.uid;
+	s->sid = ws.sid;
+	s->began_ms = wb_session_began(ws.sid);
+	s->expires_ms = ws.expires_ms;
 	if ((rc = user_session_nb(u, s->uid, &nb)) != WB_OK) {
 		return rc;
 	}
@@ -264,10 +247,8 @@ user_session_logout(user_svc *u, const wb_obj *req, wb_obj *rep, bool all)
 		}
 	} else if ((rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, s.key, sizeof(s.key))) ==
 	           WB_OK) {
-		/* an unsigned token needs no record: only this service checks those */
-		rc = s.sid != 0 ? user_session_end(u, b, USER_REVOKE_SESSION, s.uid, s.sid,
-		                      wb_now_ms(), s.expires_ms)
-		                : hb_write(u->t, b);
+		rc = user_session_end(
+		    u, b, USER_REVOKE_SESSION, s.uid, s.sid, wb_now_ms(), s.expires_ms);
 	}
 	hb_batch_free(b);
 	if (rc != WB_OK) {
@@ -294,17 +275,20 @@ user_handle_logout_all(void *arg, const wb_obj *req, wb_obj *rep)
 }
 
 /*
- * user_handle_password: user.password {token, password, new_password} ->
- * {uid, token}.  The old password must match; every session of the user
- * ends, and a new one begins for the caller, in one atomic write.
+ * user_handle_password: user.password {token, password, new_password,
+ * addr?} -> {uid, token}.  The old password must match, and its checks
+ * count against the same limiter as logins (user_limit.c); every session
+ * of the user ends, and a new one begins for the caller, in one atomic
+ * write.
  */
 int
 user_handle_password(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	user_svc    *u = arg;
 	user_session s;
-	const char  *pw = NULL, *npw = NULL;
+	const char  *pw = NULL, *npw = NULL, *addr = wb_str(req, WB_F_ADDR, "");
 	size_t       pw_len = 0, npw_len = 0;
+	char         who[32];
 	char         hash[crypto_pwhash_STRBYTES], token[WB_SESSION_TOKEN_LEN + 1];
 	uint8_t      row[8], key[USER_TOKEN_HASH], val[8];
 	uint64_t     nb;
@@ -319,9 +303,16 @@ user_handle_password(void *arg, const wb_obj *req, wb_obj *rep)
 	if ((rc = user_password_check(npw_len)) != WB_OK) {
 		return user_fail(rep, rc, NULL);
 	}
-	if (pw_len > USER_PASS_MAX || (rc = user_password_verify(u, s.uid, pw, pw_len)) != WB_OK) {
-		return user_fail(rep, rc == WB_OK ? WB_ELOGIN : rc,
-		    rc == WB_ELOGIN || rc == WB_OK ? "the current password is wrong" : NULL);
+	snprintf(who, sizeof(who), "uid %llu", (unsigned long long)s.uid);
+	if (user_limit_check(u, "password change", s.uid, who, addr, rep) != WB_OK) {
+		return WB_ERATE;
+	}
+	rc = pw_len > USER_PASS_MAX ? WB_ELOGIN : user_password_verify(u, s.uid, pw, pw_len);
+	if (rc == WB_OK || rc == WB_ELOGIN) {
+		user_limit_done(u, "password change", s.uid, who, addr, rc == WB_OK);
+	}
+	if (rc != WB_OK) {
+		return user_fail(rep, rc, rc == WB_ELOGIN ? "the current password is wrong" : NULL);
 	}
 	if (crypto_pwhash_str(hash, npw, npw_len, u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
 		return user_fail(rep, WB_ENOMEM, NULL);
@@ -330,11 +321,13 @@ user_handle_password(void *arg, const wb_obj *req, wb_obj *rep)
 	if ((rc = user_session_next_nb(u, s.uid, &nb)) != WB_OK) {
 		return user_fail(rep, rc, NULL);
 	}
-	wb_session ns = { s.uid, wb_session_sid(nb), nb + u->opts.session_ttl_ms };
-	wb_session_sign(token, &ns, u->session_key);
+	wb_session ns = { 0, s.uid, wb_session_sid(nb), nb + u->opts.session_ttl_ms };
 	hb_u64_be(row, s.uid);
 	hb_u64_be(val, s.uid);
-	rc = user_token_hash(key, token, WB_SESSION_TOKEN_LEN);
+	rc = user_keys_sign(u, &ns, token);
+	if (rc == WB_OK) {
+		rc = user_token_hash(key, token, WB_SESSION_TOKEN_LEN);
+	}
 	if (rc == WB_OK) {
 		rc = hb_batch_new(&b);
 	}
@@ -382,30 +375,13 @@ user_handle_auth(void *arg, const wb_obj *req, wb_obj *rep)
 	return wb_set_u64(rep, WB_F_UID, s.uid);
 }
 
-/* user_handle_session_key: user.session_key {} -> {key} (base64url; internal port only). */
-int
-user_handle_session_key(void *arg, const wb_obj *req, wb_obj *rep)
-{
-	user_svc *u = arg;
-	char      b64[sodium_base64_ENCODED_LEN(
-	         WB_SESSION_KEY_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING)];
-	int       rc;
-
-	(void)req;
-	sodium_bin2base64(b64, sizeof(b64), u->session_key, WB_SESSION_KEY_LEN,
-	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	wb_reply_ok(rep);
-	rc = wb_set_cstr(rep, WB_F_KEY, b64);
-	sodium_memzero(b64, sizeof(b64));
-	return rc;
-}
-
 /*
  * user_handle_revocations: user.revocations {from, limit?} -> {events,
  * last}: the records with seq >= from, oldest first (each {seq, type
  * "session" or "all", uid, id = sid, time, until}), and the last seq.
  * Records older than the session lifetime are gone: what they revoked
- * has expired anyway.
+ * has expired anyway.  kid names the current signing key, so that a
+ * gateway learns of a rotation (user.session_keys) with its next pull.
  */
 int
 user_handle_revocations(void *arg, const wb_obj *req, wb_obj *rep)
@@ -428,7 +404,8 @@ user_handle_revocations(void *arg, const wb_obj *req, wb_obj *rep)
 	last = u->rev_seq;
 	pthread_mutex_unlock(&u->rev_mu);
 	wb_reply_ok(rep);
-	if ((rc = wb_set_u64(rep, WB_F_LAST, last)) != WB_OK) {
+	if ((rc = wb_set_u64(rep, WB_F_LAST, last)) != WB_OK ||
+	    (rc = wb_set_u64(rep, WB_F_KID, user_keys_current_id(u))) != WB_OK) {
 		return rc;
 	}
 	if ((ev = wb_add_objs(rep, WB_F_EVENTS, limit)) == NULL) {

@@ -19,6 +19,7 @@
  *   warblectl admin backup DIR          a consistent backup and its manifest
  *   warblectl admin restore DIR DATA    a backup's stores into a fresh data folder
  *   warblectl admin rebuild-inbox       every inbox again from relation and content
+ *   warblectl admin rotate-session-key  a new key signs sessions (--revoke: end the old ones)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -65,6 +66,7 @@ enum {
 	CTL_O_CATEGORY = 1 << 12,
 	CTL_O_IMAGE = 1 << 13, /* --image, and --alt after it */
 	CTL_O_OUTPUT = 1 << 14,
+	CTL_O_REVOKE = 1 << 15,
 };
 
 #define CTL_IMAGES_MAX 4 /* images on a post: publish takes 1-4 */
@@ -1414,6 +1416,36 @@ ctl_cmd_admin_rebuild_inbox(ctl *x)
 	return rc;
 }
 
+/*
+ * ctl_cmd_admin_rotate_key: a new key signs every session from now on;
+ * sessions of the earlier one keep working until they expire, or with
+ * --revoke end now (every user logs in again).
+ */
+static int
+ctl_cmd_admin_rotate_key(ctl *x)
+{
+	wb_obj *req = wb_request(WB_OP_USER_ROTATE_KEY), *rep = NULL;
+	bool    revoke = (x->given & CTL_O_REVOKE) != 0;
+	char    msg[512];
+	int     rc;
+
+	if (req != NULL && revoke && wb_set_bool(req, WB_F_REVOKE, true) != WB_OK) {
+		wb_msg_free(req);
+		req = NULL;
+	}
+	if ((rc = ctl_admin_call(x, WB_EP_USER, req, &rep, msg, sizeof(msg))) != WB_OK) {
+		return ctl_admin_fail(x, rc, msg);
+	}
+	uint64_t kid = wb_u64(rep, WB_F_KID, 0);
+	wb_msg_free(rep);
+	if (x->json) {
+		return ctl_emit(json_pack("{s:I, s:b}", "kid", (json_int_t)kid, "revoked", revoke));
+	}
+	printf("session key %" PRIu64 " signs from now on; %s\n", kid,
+	    revoke ? "every earlier session has ended" : "earlier sessions last until they expire");
+	return 0;
+}
+
 /* --- files for post --image, upload and media -o ----------------------- */
 
 /* ctl_read_image reads an image file whole (at most what one request carries); exit status 1 with a message if it cannot. */
@@ -1526,6 +1558,8 @@ static const ctl_cmd ctl_admin_cmds[] = {
 	{ "restore", 2, 0, ctl_cmd_admin_restore, 0, "admin restore BACKUP DATA" },
 	{ "rebuild-inbox", 0, CTL_O_URLS | CTL_O_DEPTH | CTL_O_NO_WAIT, ctl_cmd_admin_rebuild_inbox,
 	    0, "admin rebuild-inbox [--depth N] [--no-wait]" },
+	{ "rotate-session-key", 0, CTL_O_URLS | CTL_O_REVOKE, ctl_cmd_admin_rotate_key, 0,
+	    "admin rotate-session-key [--revoke]" },
 };
 
 #define CTL_NADMIN (sizeof(ctl_admin_cmds) / sizeof(ctl_admin_cmds[0]))
@@ -1571,6 +1605,8 @@ ctl_usage_print(FILE *f)
 	           "  --depth N        rebuild-inbox: posts per follow (default the inbox's\n"
 	           "                   WARBLE_BACKFILL), 1-100000\n"
 	           "  --no-wait        rebuild-inbox: start it and return\n"
+	           "  --revoke         rotate-session-key: end every session of the earlier\n"
+	           "                   keys now (default: they last until they expire)\n"
 	           "  --inbox-last     backup: take the inbox last (unsafe; the manifest check\n"
 	           "                   then refuses the backup if events came in meanwhile)\n"
 	           "  -h, --help       this help\n"
@@ -1604,6 +1640,7 @@ main(int argc, char **argv)
 		{ "inbox-url", required_argument, NULL, 'I' },
 		{ "depth", required_argument, NULL, 'D' },
 		{ "no-wait", no_argument, NULL, 'W' },
+		{ "revoke", no_argument, NULL, 'r' },
 		{ "inbox-last", no_argument, NULL, 'L' },
 		{ "title", required_argument, NULL, 'T' },
 		{ "category", required_argument, NULL, 'c' },
@@ -1655,6 +1692,9 @@ main(int argc, char **argv)
 			break;
 		case 'W':
 			x.given |= CTL_O_NO_WAIT;
+			break;
+		case 'r':
+			x.given |= CTL_O_REVOKE;
 			break;
 		case 'L':
 			x.given |= CTL_O_INBOX_LAST;

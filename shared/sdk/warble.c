@@ -79,8 +79,23 @@ warble_fail(warble_client *c, int code, const char *msg)
 {
 	pthread_mutex_lock(&c->mtx);
 	snprintf(c->msg, sizeof(c->msg), "%s", msg != NULL ? msg : wb_strerror(code));
+	c->retry_ms = 0;
 	pthread_mutex_unlock(&c->mtx);
 	return code;
+}
+
+uint64_t
+warble_retry_ms(warble_client *c)
+{
+	uint64_t ms;
+
+	if (c == NULL) {
+		return 0;
+	}
+	pthread_mutex_lock(&c->mtx);
+	ms = c->retry_ms;
+	pthread_mutex_unlock(&c->mtx);
+	return ms;
 }
 
 int
@@ -166,6 +181,9 @@ warble_call(warble_client *c, wb_obj *req, warble_auth auth, wb_obj **rep)
 	msg = NULL;
 	wb_reply_code(r, &msg);
 	warble_fail(c, rc, msg);
+	pthread_mutex_lock(&c->mtx);
+	c->retry_ms = wb_u64(r, WB_F_RETRY, 0);
+	pthread_mutex_unlock(&c->mtx);
 	wb_msg_free(r);
 	return rc;
 }

@@ -156,6 +156,9 @@ const char *warble_errname(int code);
 /* warble_errmsg returns the message of the most recent failed call on c (the server's own words when it refused); "" if none. */
 const char *warble_errmsg(warble_client *c);
 
+/* warble_retry_ms returns, after a call refused with WARBLE_ERATE, how many ms to wait before a retry can pass (0 after any other outcome). */
+uint64_t warble_retry_ms(warble_client *c);
+
 /* warble_set_token sets the session token later calls send (NULL clears it). */
 int warble_set_token(warble_client *c, const char *token);
 

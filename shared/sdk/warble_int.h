@@ -15,9 +15,10 @@
 
 struct warble_client {
 	rt_sp          *sp;    /* blocking calls on the caller's thread */
-	pthread_mutex_t mtx;   /* guards token and msg */
+	pthread_mutex_t mtx;   /* guards token, msg and retry_ms */
 	char           *token; /* current session, or NULL */
 	char            msg[WARBLE_MSG_MAX];
+	uint64_t        retry_ms; /* of the last failed call: RATE_LIMITED's wait, else 0 */
 };
 
 /* The token a call sends: none, if the client has one, or mandatory. */

@@ -95,7 +95,8 @@ hs_start(hs_cluster *h, const char *const *extra)
 	h->env[k] = h->env_buf[k];
 	k++;
 	static const char *const dflt[] = { "WARBLE_PWHASH_OPS=1", "WARBLE_PWHASH_MEM=8192",
-		"WARBLE_LOG_LEVEL=warn", "WARBLE_GATEWAY_TIMEOUT_MS=15000" };
+		"WARBLE_LOG_LEVEL=warn", "WARBLE_GATEWAY_TIMEOUT_MS=15000",
+		"WARBLE_REGISTER_RATE=0" };
 	for (size_t d = 0; d < sizeof(dflt) / sizeof(dflt[0]); d++) {
 		bool given = false; /* the first of two equal keys would win: extra overrides */
 		for (int i = 0; extra != NULL && extra[i] != NULL; i++) {

@@ -90,6 +90,7 @@ wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const c
 	env[k++] =
 	    "WARBLE_HTTP_URL=http://127.0.0.1:0";     /* any free port: clusters run side by side */
 	env[k++] = "WARBLE_GATEWAY_TIMEOUT_MS=15000"; /* loaded CI machines */
+	env[k++] = "WARBLE_REGISTER_RATE=0";          /* every test registers from 127.0.0.1 */
 	for (int i = 0; extra_env != NULL && extra_env[i] != NULL && k + 1 < WBT_CLUSTER_ENV_MAX;
 	     i++) {
 		env[k++] = extra_env[i];

@@ -349,11 +349,8 @@ http_api(http_job *j, const http_route *r)
 		http_fail(j, wb_err_http(rc), wb_err_name(rc), "%s", err);
 		return;
 	}
-	/* only a login looks at the client (the per-address limit): skip the lock otherwise */
-	if (op == WB_OP_LOGIN) {
-		http_client(j, &client);
-	}
-	rc = gw_dispatch(j->h->g, op, j->q, j->rep, op == WB_OP_LOGIN ? &client : NULL);
+	http_client(j, &client);
+	rc = gw_dispatch(j->h->g, op, j->q, j->rep, &(gw_from) { &client, j->head.forwarded_for });
 	gw_metrics_record(j->h->metrics, op, wb_mono_us() - j->start_us, rc != WB_OK);
 	if (rc != WB_OK) {
 		msg = NULL;
@@ -362,6 +359,12 @@ http_api(http_job *j, const http_route *r)
 		}
 		status = wb_err_http(rc);
 		j->www_auth = status == 401 && rc == WB_EAUTH;
+		if (wb_has(j->rep, WB_F_RETRY)) {
+			/* whole seconds, rounded up: a retry at once would be refused again */
+			snprintf(j->headers, sizeof(j->headers),
+			    "Retry-After: %llu\r\nCache-Control: no-store\r\n",
+			    (unsigned long long)(wb_u64(j->rep, WB_F_RETRY, 0) + 999) / 1000);
+		}
 		http_fail(j, status, wb_err_name(rc), "%s", msg);
 		return;
 	}

@@ -1,13 +1,14 @@
 /*
- * gw_session.c - accounts and sessions: register, login, logout, whoami,
- * update_profile.  Passwords and tokens pass through to the user service
- * and are never logged.
+ * gw_account.c - accounts and sessions: register, login, logout, log out
+ * everywhere, password change, whoami, update_profile.  Passwords and
+ * tokens pass through to the user service and are never logged; so does
+ * the client's address where the user service limits by it.
  */
 #include "gw_int.h"
 
-/* gw_session_name_pass builds a user-service request carrying req's name and password. */
+/* gw_account_name_pass builds a user-service request carrying req's name and password, and addr. */
 static wb_obj *
-gw_session_name_pass(wb_op op, const wb_obj *req)
+gw_account_name_pass(wb_op op, const wb_obj *req, const char *addr)
 {
 	const char *name, *pass;
 	size_t      nn, pn;
@@ -21,7 +22,8 @@ gw_session_name_pass(wb_op op, const wb_obj *req)
 		return NULL;
 	}
 	if (wb_set_str(q, WB_F_NAME, name, nn) != WB_OK ||
-	    wb_set_str(q, WB_F_PASSWORD, pass, pn) != WB_OK) {
+	    wb_set_str(q, WB_F_PASSWORD, pass, pn) != WB_OK ||
+	    (addr[0] != '\0' && wb_set_cstr(q, WB_F_ADDR, addr) != WB_OK)) {
 		wb_msg_free(q);
 		return NULL;
 	}
@@ -29,7 +31,7 @@ gw_session_name_pass(wb_op op, const wb_obj *req)
 }
 
 static int
-gw_session_need(const wb_obj *req, wb_field a, wb_field b, wb_obj *rep)
+gw_account_need(const wb_obj *req, wb_field a, wb_field b, wb_obj *rep)
 {
 	if (!wb_has(req, a) || !wb_has(req, b)) {
 		wb_reply_error(
@@ -40,16 +42,16 @@ gw_session_need(const wb_obj *req, wb_field a, wb_field b, wb_obj *rep)
 }
 
 int
-gw_op_register(gw *g, const wb_obj *req, wb_obj *rep)
+gw_op_register(gw *g, const wb_obj *req, wb_obj *rep, const char *addr)
 {
 	wb_obj  *r;
 	uint64_t uid = 0;
 	int      rc;
 
-	if ((rc = gw_session_need(req, WB_F_NAME, WB_F_PASSWORD, rep)) != WB_OK) {
+	if ((rc = gw_account_need(req, WB_F_NAME, WB_F_PASSWORD, rep)) != WB_OK) {
 		return rc;
 	}
-	rc = gw_call(g, GW_USER, gw_session_name_pass(WB_OP_USER_REGISTER, req), &r, rep);
+	rc = gw_call(g, GW_USER, gw_account_name_pass(WB_OP_USER_REGISTER, req, addr), &r, rep);
 	if (rc != WB_OK) {
 		return rc;
 	}
@@ -63,7 +65,7 @@ gw_op_register(gw *g, const wb_obj *req, wb_obj *rep)
 }
 
 int
-gw_op_login(gw *g, const wb_obj *req, wb_obj *rep)
+gw_op_login(gw *g, const wb_obj *req, wb_obj *rep, const char *addr)
 {
 	wb_obj     *r;
 	const char *tok;
@@ -71,10 +73,10 @@ gw_op_login(gw *g, const wb_obj *req, wb_obj *rep)
 	uint64_t    uid = 0;
 	int         rc;
 
-	if ((rc = gw_session_need(req, WB_F_NAME, WB_F_PASSWORD, rep)) != WB_OK) {
+	if ((rc = gw_account_need(req, WB_F_NAME, WB_F_PASSWORD, rep)) != WB_OK) {
 		return rc;
 	}
-	rc = gw_call(g, GW_USER, gw_session_name_pass(WB_OP_USER_LOGIN, req), &r, rep);
+	rc = gw_call(g, GW_USER, gw_account_name_pass(WB_OP_USER_LOGIN, req, addr), &r, rep);
 	if (rc != WB_OK) {
 		return rc;
 	}
@@ -94,9 +96,9 @@ gw_op_login(gw *g, const wb_obj *req, wb_obj *rep)
 	return rc;
 }
 
-/* gw_session_copy copies string field f of req into q (WB_EINVAL if absent). */
+/* gw_account_copy copies string field f of req into q (WB_EINVAL if absent). */
 static int
-gw_session_copy(wb_obj *q, const wb_obj *req, wb_field f)
+gw_account_copy(wb_obj *q, const wb_obj *req, wb_field f)
 {
 	const char *v;
 	size_t      n;
@@ -105,12 +107,13 @@ gw_session_copy(wb_obj *q, const wb_obj *req, wb_field f)
 }
 
 /*
- * gw_session_end forwards req's token (and with copy, that field too) as
- * user operation op, then pulls the revocation feed so the session ends
- * at this gateway before the reply; *out gets the user service's reply.
+ * gw_account_end forwards req's token as user operation op (a password
+ * change also its passwords and addr), then pulls the revocation feed so
+ * the session ends at this gateway before the reply; *out gets the user
+ * service's reply.
  */
 static int
-gw_session_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, wb_obj **out)
+gw_account_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const char *addr, wb_obj **out)
 {
 	const char *tok;
 	size_t      len;
@@ -122,13 +125,13 @@ gw_session_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, wb_obj **out)
 		wb_reply_error(rep, WB_EAUTH, "a session token is required");
 		return WB_EAUTH;
 	}
-	/* Forget it first: no request may use it from here on. */
-	gw_auth_forget(g, tok, len);
 	q = wb_request(op);
-	if (q != NULL && (wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK ||
-	                     (op == WB_OP_USER_PASSWORD &&
-	                         (gw_session_copy(q, req, WB_F_PASSWORD) != WB_OK ||
-	                             gw_session_copy(q, req, WB_F_NEW_PASSWORD) != WB_OK)))) {
+	if (q != NULL &&
+	    (wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK ||
+	        (op == WB_OP_USER_PASSWORD &&
+	            (gw_account_copy(q, req, WB_F_PASSWORD) != WB_OK ||
+	                gw_account_copy(q, req, WB_F_NEW_PASSWORD) != WB_OK ||
+	                (addr[0] != '\0' && wb_set_cstr(q, WB_F_ADDR, addr) != WB_OK))))) {
 		wb_msg_free(q);
 		q = NULL;
 	}
@@ -139,12 +142,12 @@ gw_session_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, wb_obj **out)
 	return WB_OK;
 }
 
-/* gw_session_end_reply ends a session with user operation op and replies {}. */
+/* gw_account_end_reply ends a session with user operation op and replies {}. */
 static int
-gw_session_end_reply(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
+gw_account_end_reply(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 {
 	wb_obj *r;
-	int     rc = gw_session_end(g, op, req, rep, &r);
+	int     rc = gw_account_end(g, op, req, rep, "", &r);
 
 	wb_msg_free(r);
 	return rc == WB_OK ? wb_reply_ok(rep) : rc;
@@ -153,25 +156,25 @@ gw_session_end_reply(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 int
 gw_op_logout(gw *g, const wb_obj *req, wb_obj *rep)
 {
-	return gw_session_end_reply(g, WB_OP_USER_LOGOUT, req, rep);
+	return gw_account_end_reply(g, WB_OP_USER_LOGOUT, req, rep);
 }
 
 int
 gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep)
 {
-	return gw_session_end_reply(g, WB_OP_USER_LOGOUT_ALL, req, rep);
+	return gw_account_end_reply(g, WB_OP_USER_LOGOUT_ALL, req, rep);
 }
 
 int
-gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep)
+gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep, const char *addr)
 {
 	wb_obj     *r;
 	const char *tok;
 	size_t      len;
 	int         rc;
 
-	if ((rc = gw_session_need(req, WB_F_PASSWORD, WB_F_NEW_PASSWORD, rep)) != WB_OK ||
-	    (rc = gw_session_end(g, WB_OP_USER_PASSWORD, req, rep, &r)) != WB_OK) {
+	if ((rc = gw_account_need(req, WB_F_PASSWORD, WB_F_NEW_PASSWORD, rep)) != WB_OK ||
+	    (rc = gw_account_end(g, WB_OP_USER_PASSWORD, req, rep, addr, &r)) != WB_OK) {
 		return rc;
 	}
 	if (!wb_get_str(r, WB_F_TOKEN, &tok, &len)) {
