@@ -42,7 +42,8 @@
 	X(EEND,       "END",             "no more data",                            404) \
 	X(EINTERNAL,  "INTERNAL",        "internal error",                          500) \
 	X(EMEDIATYPE, "BAD_MEDIA",       "not a PNG, JPEG, GIF or WebP image",      415) \
-	X(ENOMEDIA,   "NO_SUCH_MEDIA",   "no such media",                           404)
+	X(ENOMEDIA,   "NO_SUCH_MEDIA",   "no such media",                           404) \
+	X(EWRONGSHARD, "WRONG_SHARD",    "the request belongs to another shard",    421)
 /* clang-format on */
 
 typedef enum wb_err {

@@ -37,6 +37,13 @@ void wb_idgen_floor(wb_idgen *g, uint64_t last);
 /* wb_id_next issues the next id for now_ms (Unix ms); thread-safe. */
 uint64_t wb_id_next(wb_idgen *g, uint64_t now_ms);
 
+/* wb_id_node returns the node an id was issued for (a post's: its author's slot group, wb_slot.h). */
+static inline unsigned
+wb_id_node(uint64_t id)
+{
+	return (unsigned)(id >> WB_ID_SEQ_BITS) & WB_ID_NODE_MAX;
+}
+
 /* wb_id_ms returns the Unix ms an id was issued at. */
 uint64_t wb_id_ms(uint64_t id);
 

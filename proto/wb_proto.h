@@ -118,7 +118,9 @@ typedef enum wb_type {
 	X(ALT,       "alt",         STR)  /* image description */               \
 	X(SIZE,      "size",        U64)  /* media bytes */                     \
 	X(PUBLIC,    "public",      BOOL) /* media attached to a post (anyone may read it) */ \
-	X(LAG,       "lag_ms",      U64)  /* inbox.home: every delete older than this is applied */
+	X(LAG,       "lag_ms",      U64)  /* inbox.home: every delete older than this is applied */ \
+	X(SHARD,     "shard",       U64)  /* WRONG_SHARD: the index of the shard that owns it */ \
+	X(SLOTS,     "slots",       U64S) /* a slot range [lo, hi) (rel.fans: only those fans) */
 /* clang-format on */
 
 typedef enum wb_field {
@@ -182,7 +184,7 @@ wb_mask_first(wb_mask m)
 	X(REL_FOLLOW,     "rel.follow",       WB_M(UID) | WB_M(TARGET), 0)         \
 	X(REL_UNFOLLOW,   "rel.unfollow",     WB_M(UID) | WB_M(TARGET), 0)         \
 	X(REL_FOLLOWING,  "rel.following",    WB_M(UID), WB_M(AFTER) | WB_M(LIMIT)) \
-	X(REL_FANS,       "rel.fans",         WB_M(UID), WB_M(AFTER) | WB_M(LIMIT)) \
+	X(REL_FANS,       "rel.fans",         WB_M(UID), WB_M(AFTER) | WB_M(LIMIT) | WB_M(SLOTS)) \
 	X(REL_IS_FOLLOWING, "rel.is_following", WB_M(UID) | WB_M(TARGET), 0)       \
 	X(REL_COUNTS,     "rel.counts",       WB_M(UIDS), 0)                       \
 	X(REL_LOG,        "rel.log",          WB_M(FROM), WB_M(LIMIT))             \

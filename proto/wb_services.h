@@ -5,8 +5,10 @@
  * wb_endpoints: the option name, the environment variable and the
  * default URL are written here once.  `warble-NAME --print-defaults`
  * prints them, and deploy/warble-local and tests/deploy read that output
- * instead of repeating the ports.  The event types are the records of the
- * relation and content logs that the inbox applies.
+ * instead of repeating the ports.  The _URLS rows list a sharded
+ * service's shards in shard order (shared/rt/rt_shards.h); empty, they
+ * mean the one address of its _URL row.  The event types are the records
+ * of the relation and content logs that the inbox applies.
  */
 #ifndef WB_SERVICES_H
 #define WB_SERVICES_H
@@ -23,7 +25,12 @@
 	X(CONTENT,      "content-url",      "WARBLE_CONTENT_URL",      "tcp://127.0.0.1:7103") \
 	X(INBOX,        "inbox-url",        "WARBLE_INBOX_URL",        "tcp://127.0.0.1:7104") \
 	X(RELATION_PUB, "relation-pub-url", "WARBLE_RELATION_PUB_URL", "tcp://127.0.0.1:7112") \
-	X(CONTENT_PUB,  "content-pub-url",  "WARBLE_CONTENT_PUB_URL",  "tcp://127.0.0.1:7113")
+	X(CONTENT_PUB,  "content-pub-url",  "WARBLE_CONTENT_PUB_URL",  "tcp://127.0.0.1:7113") \
+	X(RELATION_URLS,     "relation-urls",     "WARBLE_RELATION_URLS",     "")             \
+	X(CONTENT_URLS,      "content-urls",      "WARBLE_CONTENT_URLS",      "")             \
+	X(INBOX_URLS,        "inbox-urls",        "WARBLE_INBOX_URLS",        "")             \
+	X(RELATION_PUB_URLS, "relation-pub-urls", "WARBLE_RELATION_PUB_URLS", "")             \
+	X(CONTENT_PUB_URLS,  "content-pub-urls",  "WARBLE_CONTENT_PUB_URLS",  "")
 
 /*   enum      wire name   log */
 #define WB_EVENTS(X)                   \

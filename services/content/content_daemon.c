@@ -2,6 +2,7 @@
  * content_daemon.c - warble-content's options and what it opens around
  * the service: the post event log and its publisher.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "content.h"
@@ -72,13 +73,15 @@ static int
 content_daemon_open(const rt_env *env, void **out)
 {
 	content_daemon *d = calloc(1, sizeof(*d));
+	char            source[24]; /* the log's name, as the inbox knows it */
 	int             rc;
 
 	if (d == NULL) {
 		return WB_ENOMEM;
 	}
+	snprintf(source, sizeof(source), "content/%u", env->shard.index);
 	if ((rc = rt_pub_open(&d->pub, content_pub_url)) != WB_OK ||
-	    (rc = evlog_open(&d->log, env->store, CONTENT_FAM_LOG, "content", d->pub)) != WB_OK ||
+	    (rc = evlog_open(&d->log, env->store, CONTENT_FAM_LOG, source, d->pub)) != WB_OK ||
 	    (rc = content_open(&d->svc, env->store, d->log, (unsigned)content_nodeno)) != WB_OK ||
 	    (rc = content_media_limits(d->svc, content_max_bytes, content_max_pixels,
 	         (unsigned)content_per_minute)) != WB_OK ||

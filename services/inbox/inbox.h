@@ -11,6 +11,7 @@
 #include "hb.h"
 #include "rt_daemon.h"
 #include "rt_server.h"
+#include "wb_slot.h"
 
 #define INBOX_PAGE_DEFAULT 20           /* inbox.home default limit */
 #define INBOX_PAGE_MAX     100          /* inbox.home largest limit */
@@ -23,13 +24,16 @@
 typedef struct inbox inbox;
 
 typedef struct inbox_opts {
-	const char *content_url;      /* content REP (post.log, post.timeline) */
-	const char *relation_url;     /* relation REP (rel.fans, rel.log) */
-	const char *content_pub_url;  /* content events */
-	const char *relation_pub_url; /* relation events */
-	uint32_t    backfill;         /* posts copied into an inbox on follow */
-	uint32_t    poll_ms;          /* pull a quiet source's log this often */
-	uint32_t    fans_page;        /* fans per rel.fans page (default INBOX_FANS_PAGE) */
+	/* Each service's shards in order (comma-separated), or the one address
+	 * when the list is empty or NULL: */
+	const char *content_urls, *content_url;         /* content REP (post.log, post.timeline) */
+	const char *relation_urls, *relation_url;       /* relation REP (rel.fans, rel.log) */
+	const char *content_pub_urls, *content_pub_url; /* content events */
+	const char *relation_pub_urls, *relation_pub_url; /* relation events */
+	wb_shard    shard;                                /* the readers it keeps (0 of 1: all) */
+	uint32_t    backfill;                             /* posts copied into an inbox on follow */
+	uint32_t    poll_ms;                              /* pull a quiet source's log this often */
+	uint32_t    fans_page; /* fans per rel.fans page (default INBOX_FANS_PAGE) */
 	uint32_t
 	    max_versions; /* posts kept per inbox (the tl family's cap; 0: INBOX_MAX_DEFAULT) */
 	uint64_t ttl_ms;  /* how long a post stays in inboxes (0: forever) */
@@ -41,8 +45,11 @@ typedef struct inbox_opts {
 /* inbox_open prepares the service over an open table (nothing runs yet). */
 int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts);
 
-/* inbox_register routes inbox.home and the fan-out gauges of s to in. */
-int inbox_register(inbox *in, rt_server *s);
+/* inbox_routes is the service's route table (handlers take the inbox). */
+extern const rt_route inbox_routes[];
+
+/* inbox_gauges adds the fan-out figures to a server's stats. */
+int inbox_gauges(inbox *in, rt_server *s);
 
 /* inbox_start dials the sources, subscribes to their events and starts the applier. */
 int inbox_start(inbox *in);

@@ -1,5 +1,7 @@
 /*
- * inbox_applier.c - the event queue, the applier thread and the log pulls.
+ * inbox_applier.c - the event queue, the applier thread and the log pulls
+ * (inbox.c makes the sources: one per content shard, one per relation
+ * shard overlapping the inbox's slots).
  *
  * Per source, the applier keeps the last applied seq (also stored in
  * meta, in the batch that finishes each event).  For an event with seq:
@@ -177,7 +179,7 @@ inbox_source_pull(inbox_source *s)
 		asked_ms = wb_mono_us() / 1000;
 		wb_set_u64(req, WB_F_FROM, check ? s->applied : s->applied + 1);
 		wb_set_u64(req, WB_F_LIMIT, INBOX_LOG_PAGE);
-		int rc = rt_call(*s->client, req, &rep);
+		int rc = rt_call(inbox_source_client(in, s), req, &rep);
 		wb_msg_free(req);
 		if (rc != WB_OK) {
 			wb_msg_free(rep);
@@ -355,12 +357,22 @@ inbox_queue_pop(inbox *in, uint64_t wait_ms)
 	return m;
 }
 
-/* inbox_meta_load reads the applied seq of s from meta. */
-static int
+/*
+ * inbox_meta_load reads the applied seq of s from meta.  An inbox of a
+ * release before shards kept it under "content" or "relation": that is
+ * the position in the log of shard 0 of one (the only layout such a
+ * store can have been made with), taken over as content/0 or relation/0
+ * and kept under its new name with the next event applied.
+ */
+int
 inbox_meta_load(inbox_source *s)
 {
-	hb_cell *c = NULL;
-	int      rc = hb_get(s->in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, &c);
+	hb_cell    *c = NULL;
+	const char *old = s->relation ? "relation" : "content";
+	int         rc = hb_get(s->in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, &c);
+	if (rc == WB_ENOTFOUND && s->shard == 0) {
+		rc = hb_get(s->in->t, INBOX_FAM_META, old, strlen(old), NULL, 0, &c);
+	}
 	if (rc == WB_ENOTFOUND) {
 		return WB_OK;
 	}
@@ -379,7 +391,7 @@ inbox_meta_load(inbox_source *s)
 }
 
 /* inbox_rebuild_mark_load asks for a rebuild if one was left unfinished or the options ask for one. */
-static int
+int
 inbox_rebuild_mark_load(inbox *in)
 {
 	hb_cell *c = NULL;
@@ -414,7 +426,7 @@ inbox_applier_main(void *arg)
 	if (inbox_rebuild_due(in)) {
 		(void)inbox_rebuild_run(in); /* asked at start, or a rebuild left unfinished */
 	}
-	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
+	for (int i = 0; i < in->nsrc; i++) {
 		if (!in->stop) {
 			(void)inbox_source_pull(&in->src[i]);
 		}
@@ -426,7 +438,7 @@ inbox_applier_main(void *arg)
 		}
 		/* sleep until the next quiet-source poll or retry is due */
 		uint64_t now = wb_mono_us() / 1000, wait = poll;
-		for (int i = 0; i < INBOX_SRC_COUNT; i++) {
+		for (int i = 0; i < in->nsrc; i++) {
 			inbox_source *s = &in->src[i];
 			uint64_t      due = s->heard_ms + poll;
 			if (s->retry_ms > due) {
@@ -449,7 +461,7 @@ inbox_applier_main(void *arg)
 			free(m);
 		}
 		now = wb_mono_us() / 1000;
-		for (int i = 0; i < INBOX_SRC_COUNT && !in->stop; i++) {
+		for (int i = 0; i < in->nsrc && !in->stop; i++) {
 			inbox_source *s = &in->src[i];
 			if (now >= s->heard_ms + poll && now >= s->retry_ms) {
 				(void)inbox_source_pull(s);
@@ -457,130 +469,4 @@ inbox_applier_main(void *arg)
 		}
 	}
 	return NULL;
-}
-
-int
-inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
-{
-	*out = NULL;
-	inbox *in = calloc(1, sizeof(*in));
-	if (in == NULL) {
-		return WB_ENOMEM;
-	}
-	in->t = t;
-	in->opts = *opts;
-	if (in->opts.fans_page == 0 || in->opts.fans_page > INBOX_FANS_PAGE) {
-		in->opts.fans_page = INBOX_FANS_PAGE;
-	}
-	if (in->opts.max_versions == 0) {
-		in->opts.max_versions = INBOX_MAX_DEFAULT;
-	}
-	int rc = hb_batch_new(&in->batch);
-	if (rc == WB_OK && (rc = hb_batch_new(&in->batch2)) != WB_OK) {
-		hb_batch_free(in->batch);
-	}
-	if (rc == WB_OK && (rc = inbox_cache_open(
-	                        &in->cache, opts->cache_readers, in->opts.max_versions)) != WB_OK) {
-		hb_batch_free(in->batch);
-		hb_batch_free(in->batch2);
-	}
-	if (rc != WB_OK) {
-		free(in);
-		return rc;
-	}
-	pthread_mutex_init(&in->mu, NULL);
-	pthread_cond_init(&in->cv, NULL);
-	static const char *names[INBOX_SRC_COUNT] = { "content", "relation" };
-	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
-		inbox_source *s = &in->src[i];
-		s->in = in;
-		s->idx = i;
-		s->name = names[i];
-		s->pub_url =
-		    i == INBOX_SRC_CONTENT ? opts->content_pub_url : opts->relation_pub_url;
-		s->log_op = i == INBOX_SRC_CONTENT ? WB_OP_POST_LOG : WB_OP_REL_LOG;
-		s->client = i == INBOX_SRC_CONTENT ? &in->content : &in->relation;
-		if (rc == WB_OK) {
-			rc = inbox_meta_load(s);
-		}
-	}
-	if (rc == WB_OK) {
-		rc = inbox_rebuild_mark_load(in);
-	}
-	if (rc != WB_OK) {
-		inbox_close(in);
-		return rc;
-	}
-	*out = in;
-	return WB_OK;
-}
-
-int
-inbox_start(inbox *in)
-{
-	rt_client_opts co = { .timeout_ms = 5000 };
-	int            rc = rt_client_open(&in->content, in->opts.content_url, &co);
-	if (rc == WB_OK) {
-		rc = rt_client_open(&in->relation, in->opts.relation_url, &co);
-	}
-	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++) {
-		rc = rt_sub_open(&in->src[i].sub, in->src[i].pub_url, inbox_sub_cb, &in->src[i]);
-	}
-	if (rc == WB_OK && pthread_create(&in->applier, NULL, inbox_applier_main, in) != 0) {
-		rc = WB_ENOMEM;
-	}
-	if (rc != WB_OK) {
-		inbox_stop(in);
-		return rc;
-	}
-	in->running = true;
-	/* the applier thread runs already: read what it writes atomically */
-	RT_INFOF("applied seqs: content %llu, relation %llu",
-	    (unsigned long long)INBOX_LOAD(&in->src[0].applied),
-	    (unsigned long long)INBOX_LOAD(&in->src[1].applied));
-	return WB_OK;
-}
-
-void
-inbox_stop(inbox *in)
-{
-	for (int i = 0; i < INBOX_SRC_COUNT; i++) {
-		rt_sub_close(in->src[i].sub);
-		in->src[i].sub = NULL;
-	}
-	pthread_mutex_lock(&in->mu);
-	in->stop = true;
-	pthread_cond_broadcast(&in->cv);
-	pthread_mutex_unlock(&in->mu);
-	/* end a log pull or fan-out page in flight: an event not committed is
-	 * pulled again after a restart (writing a cell twice is harmless) */
-	rt_client_shutdown(in->content);
-	rt_client_shutdown(in->relation);
-	if (in->running) {
-		pthread_join(in->applier, NULL);
-		in->running = false;
-	}
-	rt_client_close(in->content);
-	rt_client_close(in->relation);
-	in->content = in->relation = NULL;
-}
-
-void
-inbox_close(inbox *in)
-{
-	if (in == NULL) {
-		return;
-	}
-	inbox_stop(in);
-	while (in->head) {
-		inbox_msg *m = in->head;
-		in->head = m->next;
-		free(m);
-	}
-	hb_batch_free(in->batch);
-	hb_batch_free(in->batch2);
-	inbox_cache_close(in->cache);
-	pthread_mutex_destroy(&in->mu);
-	pthread_cond_destroy(&in->cv);
-	free(in);
 }

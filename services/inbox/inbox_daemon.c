@@ -13,10 +13,18 @@ static uint64_t   inbox_nmax, inbox_ttl_s;
 static inbox_opts inbox_o;
 
 static rt_opt inbox_daemon_opts[] = {
-	RT_OPT_URL(WB_EP_CONTENT, "content service", &inbox_o.content_url),
-	RT_OPT_URL(WB_EP_RELATION, "relation service", &inbox_o.relation_url),
-	RT_OPT_URL(WB_EP_CONTENT_PUB, "content events", &inbox_o.content_pub_url),
-	RT_OPT_URL(WB_EP_RELATION_PUB, "relation events", &inbox_o.relation_pub_url),
+	RT_OPT_URL(WB_EP_CONTENT, "content service (one shard)", &inbox_o.content_url),
+	RT_OPT_URL(WB_EP_RELATION, "relation service (one shard)", &inbox_o.relation_url),
+	RT_OPT_URL(WB_EP_CONTENT_PUB, "content events (one shard)", &inbox_o.content_pub_url),
+	RT_OPT_URL(WB_EP_RELATION_PUB, "relation events (one shard)", &inbox_o.relation_pub_url),
+	RT_OPT_URL(
+	    WB_EP_CONTENT_URLS, "content shards, in order, comma-separated", &inbox_o.content_urls),
+	RT_OPT_URL(WB_EP_RELATION_URLS, "relation shards, in order, comma-separated",
+	    &inbox_o.relation_urls),
+	RT_OPT_URL(
+	    WB_EP_CONTENT_PUB_URLS, "content shards' events, in order", &inbox_o.content_pub_urls),
+	RT_OPT_URL(WB_EP_RELATION_PUB_URLS, "relation shards' events, in order",
+	    &inbox_o.relation_pub_urls),
 	{ "inbox-max", "WARBLE_INBOX_MAX", "800", "posts kept per inbox", &inbox_max },
 	{ "inbox-ttl", "WARBLE_INBOX_TTL", "2592000", "seconds a post stays in inboxes",
 	    &inbox_ttl },
@@ -70,8 +78,9 @@ inbox_daemon_open(const rt_env *env, void **out)
 	inbox *in = NULL;
 	int    rc;
 
+	inbox_o.shard = env->shard;
 	if ((rc = inbox_open(&in, env->store, &inbox_o)) != WB_OK ||
-	    (rc = inbox_register(in, env->srv)) != WB_OK) {
+	    (rc = inbox_gauges(in, env->srv)) != WB_OK) {
 		inbox_close(in);
 		return rc;
 	}
@@ -103,6 +112,8 @@ const rt_service inbox_service = {
 	.nfams = INBOX_FAM_COUNT,
 	.families = inbox_daemon_families,
 	.open = inbox_daemon_open,
+	.routes = inbox_routes,
+	.sharded = true,
 	.start = inbox_daemon_start,
 	.close = inbox_daemon_close,
 };

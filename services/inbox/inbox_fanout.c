@@ -36,43 +36,60 @@
 #include "wb_clock.h"
 
 /* A rel.fans call run on a helper thread, so the next page is on its way
- * while the current one is written. */
+ * while the current one is written: the fans of uid after `after` that
+ * relation shard `shard` holds in this inbox's slots. */
 typedef struct inbox_fetch {
 	inbox    *in;
 	uint64_t  uid, after;
+	unsigned  shard;
 	wb_obj   *rep;
 	int       rc;
 	pthread_t thread;
 	bool      running;
 } inbox_fetch;
 
-/* inbox_fetch_run calls rel.fans {uid, after, limit}. */
+wb_obj *
+inbox_fans_req(inbox *in, unsigned j, uint64_t uid, uint64_t after, uint64_t limit)
+{
+	wb_obj  *req = wb_request(WB_OP_REL_FANS);
+	unsigned lo, hi;
+
+	inbox_rel_slots(in, j, &lo, &hi);
+	uint64_t slots[2] = { lo, hi };
+	if (req != NULL && (wb_set_u64(req, WB_F_UID, uid) != WB_OK ||
+	                       wb_set_u64(req, WB_F_LIMIT, limit) != WB_OK ||
+	                       wb_set_u64s(req, WB_F_SLOTS, slots, 2) != WB_OK ||
+	                       (after != 0 && wb_set_u64(req, WB_F_AFTER, after) != WB_OK))) {
+		wb_msg_free(req);
+		req = NULL;
+	}
+	return req;
+}
+
+/* inbox_fetch_run calls rel.fans on the fetch's relation shard. */
 static void *
 inbox_fetch_run(void *arg)
 {
 	inbox_fetch *f = arg;
-	wb_obj      *req = wb_request(WB_OP_REL_FANS);
+	wb_obj      *req = inbox_fans_req(f->in, f->shard, f->uid, f->after, f->in->opts.fans_page);
 	f->rep = NULL;
 	if (req == NULL) {
 		f->rc = WB_ENOMEM;
 		return NULL;
 	}
-	wb_set_u64(req, WB_F_UID, f->uid);
-	if (f->after) {
-		wb_set_u64(req, WB_F_AFTER, f->after);
-	}
-	wb_set_u64(req, WB_F_LIMIT, f->in->opts.fans_page);
-	f->rc = rt_call(f->in->relation, req, &f->rep);
+	f->rc = rt_call(rt_shards_at(f->in->relation, f->shard), req, &f->rep);
 	wb_msg_free(req);
 	return NULL;
 }
 
-/* inbox_fetch_start begins fetching the page after `after`: on a thread if ahead (a page is being written meanwhile), else (or if no thread can start) here. */
+/* inbox_fetch_start begins fetching the page of shard after `after`: on a thread if ahead (a page is being written meanwhile), else (or if no thread can start) here. */
 static void
-inbox_fetch_start(inbox_fetch *f, inbox *in, uint64_t uid, uint64_t after, bool ahead)
+inbox_fetch_start(
+    inbox_fetch *f, inbox *in, uint64_t uid, unsigned shard, uint64_t after, bool ahead)
 {
 	f->in = in;
 	f->uid = uid;
+	f->shard = shard;
 	f->after = after;
 	f->rep = NULL;
 	f->rc = WB_OK;
@@ -193,9 +210,10 @@ inbox_half_main(void *arg)
 	return NULL;
 }
 
-/* inbox_fans_each pages through author's fans, adding a put (post) or a
- * delete of version id to each fan's row; the event's last write also
- * carries the source's applied seq. */
+/* inbox_fans_each pages through author's fans in this inbox's slots,
+ * relation shard by relation shard, adding a put (post) or a delete of
+ * version id to each fan's row; the event's last write also carries the
+ * source's applied seq. */
 static int
 inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 {
@@ -203,7 +221,8 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 	int         c = 0;
 	uint64_t    cells = 0;
 	int         rc;
-	inbox_fetch_start(&f[c], in, ev->uid, 0, false); /* nothing to overlap it with */
+	/* nothing to overlap the first page with */
+	inbox_fetch_start(&f[c], in, ev->uid, in->rel_lo, 0, false);
 	for (;;) {
 		inbox_fetch *cur = &f[c];
 		rc = inbox_fetch_wait(cur);
@@ -215,9 +234,12 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 		size_t          n = 0;
 		uint64_t        after = 0;
 		(void)wb_get_u64s(cur->rep, WB_F_UIDS, &fans, &n);
-		bool more = wb_get_u64(cur->rep, WB_F_NEXT, &after) && n > 0 && after != 0;
+		/* the next page: on this shard, or the first of the next one */
+		bool here = wb_get_u64(cur->rep, WB_F_NEXT, &after) && n > 0 && after != 0;
+		bool more = here || cur->shard + 1 < in->rel_hi;
 		if (more) {
-			inbox_fetch_start(&f[c ^ 1], in, ev->uid, after, true);
+			inbox_fetch_start(&f[c ^ 1], in, ev->uid,
+			    here ? cur->shard : cur->shard + 1, here ? after : 0, true);
 		}
 		size_t split_min =
 		    in->opts.fans_page < INBOX_SPLIT_MIN ? in->opts.fans_page : INBOX_SPLIT_MIN;
@@ -317,10 +339,10 @@ inbox_write_sorted(inbox *in, inbox_source *s, const inbox_mcell *cells, size_t 
 	return rc;
 }
 
-/* inbox_fans_many asks for up to limit fans of each event's author in one batch message; *reps is rep's reply per event. */
+/* inbox_fans_many asks relation shard j, in one batch message, for up to limit of the fans each event's author has in this inbox's slots there; *reps is rep's reply per event. */
 static int
-inbox_fans_many(
-    inbox *in, const inbox_event *evs, size_t n, uint64_t limit, wb_obj **rep, const wb_obj **reps)
+inbox_fans_many(inbox *in, unsigned j, const inbox_event *evs, size_t n, uint64_t limit,
+    wb_obj **rep, const wb_obj **reps)
 {
 	wb_obj *reqs[INBOX_MERGE_MAX] = { NULL };
 	int     rc = WB_OK;
@@ -329,15 +351,16 @@ inbox_fans_many(
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
 		const char *prev = wb_rid_swap(evs[i].rid[0] != '\0' ? evs[i].rid : NULL);
 
-		reqs[i] = wb_request(WB_OP_REL_FANS); /* carrying its event's request id */
+		reqs[i] =
+		    inbox_fans_req(in, j, evs[i].uid, 0, limit); /* with its event's request id */
 		wb_rid_swap(prev);
-		if (reqs[i] == NULL || wb_set_u64(reqs[i], WB_F_UID, evs[i].uid) != WB_OK ||
-		    wb_set_u64(reqs[i], WB_F_LIMIT, limit) != WB_OK) {
+		if (reqs[i] == NULL) {
 			rc = WB_ENOMEM;
 		}
 	}
 	if (rc == WB_OK) {
-		rc = rt_call_batch(in->relation, (const wb_obj *const *)reqs, n, rep, reps);
+		rc = rt_call_batch(
+		    rt_shards_at(in->relation, j), (const wb_obj *const *)reqs, n, rep, reps);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *emsg = NULL;
@@ -358,45 +381,57 @@ inbox_fans_many(
  * inbox_apply_posts applies the post events evs[0..n) of s (consecutive
  * seqs) together.  Posts touch distinct cells, so their order does not
  * matter until the applied seq moves: the cells of every narrow author
- * (at most INBOX_MERGE_FANS fans) go first, in key order, then each wide
- * author's post is fanned out page by page as it would be alone, and the
- * run's last seq is stored last.  A crash in between replays the run.
+ * (at most INBOX_MERGE_FANS fans on each relation shard) go first, in key
+ * order, then each wide author's post is fanned out page by page as it
+ * would be alone, and the run's last seq is stored last.  A crash in
+ * between replays the run.
  */
 static int
 inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 {
-	const wb_obj   *reps = NULL;
-	const uint64_t *fans[INBOX_MERGE_MAX];
-	size_t          nf[INBOX_MERGE_MAX], ncells = 0, total = 0, narrow = 0, last_wide = n;
-	bool            wide[INBOX_MERGE_MAX];
-	wb_obj         *rep = NULL;
-	inbox_mcell    *cells = NULL;
-	uint64_t        limit =
+	unsigned      nrel = in->rel_hi - in->rel_lo;
+	const wb_obj *reps[WB_SHARDS_MAX] = { NULL };
+	wb_obj       *rep[WB_SHARDS_MAX] = { NULL };
+	size_t        total = 0, narrow = 0, ncells = 0, last_wide = n;
+	bool          wide[INBOX_MERGE_MAX] = { false };
+	inbox_mcell  *cells = NULL;
+	uint64_t      limit =
             in->opts.fans_page < INBOX_MERGE_FANS ? in->opts.fans_page : INBOX_MERGE_FANS;
-	int rc = inbox_fans_many(in, evs, n, limit, &rep, &reps);
+	int rc = WB_OK;
 
-	for (size_t i = 0; rc == WB_OK && i < n; i++) {
-		uint64_t next = 0;
-
-		fans[i] = NULL;
-		nf[i] = 0;
-		wide[i] = wb_get_u64(&reps[i], WB_F_NEXT, &next) && next != 0;
-		if (wide[i]) {
-			last_wide = i; /* more fans than one page: fanned out page by page */
-		} else {
-			(void)wb_get_u64s(&reps[i], WB_F_UIDS, &fans[i], &nf[i]);
-			total += nf[i];
-			narrow++;
+	for (unsigned k = 0; rc == WB_OK && k < nrel; k++) {
+		rc = inbox_fans_many(in, in->rel_lo + k, evs, n, limit, &rep[k], &reps[k]);
+		for (size_t i = 0; rc == WB_OK && i < n; i++) {
+			uint64_t        next = 0;
+			const uint64_t *f = NULL;
+			size_t          nf = 0;
+			if (wb_get_u64(&reps[k][i], WB_F_NEXT, &next) && next != 0) {
+				wide[i] =
+				    true; /* more fans than one page: fanned out page by page */
+			}
+			(void)wb_get_u64s(&reps[k][i], WB_F_UIDS, &f, &nf);
+			total += nf;
 		}
+	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		last_wide = wide[i] ? i : last_wide;
+		narrow += !wide[i];
 	}
 	if (rc == WB_OK && (cells = malloc((total > 0 ? total : 1) * sizeof(*cells))) == NULL) {
 		rc = WB_ENOMEM;
 	}
-	for (size_t i = 0; rc == WB_OK && i < n; i++) {
-		for (size_t k = 0; k < nf[i]; k++) {
-			if (fans[i][k] != evs[i].uid) { /* nobody's own posts in their home */
-				cells[ncells++] =
-				    (inbox_mcell) { fans[i][k], evs[i].id, evs[i].uid };
+	for (unsigned k = 0; rc == WB_OK && k < nrel; k++) {
+		for (size_t i = 0; i < n; i++) {
+			const uint64_t *f = NULL;
+			size_t          nf = 0;
+			if (wide[i] || !wb_get_u64s(&reps[k][i], WB_F_UIDS, &f, &nf)) {
+				continue;
+			}
+			for (size_t x = 0; x < nf; x++) {
+				if (f[x] != evs[i].uid) { /* nobody's own posts in their home */
+					cells[ncells++] =
+					    (inbox_mcell) { f[x], evs[i].id, evs[i].uid };
+				}
 			}
 		}
 	}
@@ -405,9 +440,13 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		in->mark = inbox_event_mark(&evs[n - 1]);
 		/* the seq goes with these cells unless a wide post is still to come */
 		rc = inbox_write_sorted(in, s, cells, ncells, last_wide == n ? evs[n - 1].seq : 0);
-		for (size_t i = 0; i < n; i++) {
-			if (!wide[i]) {
-				inbox_cache_page(in, &evs[i], fans[i], nf[i], true, rc == WB_OK);
+		for (unsigned k = 0; k < nrel; k++) {
+			for (size_t i = 0; i < n; i++) {
+				const uint64_t *f = NULL;
+				size_t          nf = 0;
+				if (!wide[i] && wb_get_u64s(&reps[k][i], WB_F_UIDS, &f, &nf)) {
+					inbox_cache_page(in, &evs[i], f, nf, true, rc == WB_OK);
+				}
 			}
 		}
 	}
@@ -426,8 +465,18 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		rc = inbox_commit(in, s, evs[n - 1].seq, true);
 	}
 	free(cells);
-	wb_msg_free(rep);
+	for (unsigned k = 0; k < nrel; k++) {
+		wb_msg_free(rep[k]);
+	}
 	return rc;
+}
+
+/* inbox_elsewhere tells whether ev of s is about a reader another inbox shard keeps (a follow or unfollow of theirs). */
+static bool
+inbox_elsewhere(const inbox *in, const inbox_source *s, const inbox_event *ev)
+{
+	return s->relation && (ev->type == WB_EV_FOLLOW || ev->type == WB_EV_UNFOLLOW) &&
+	       !inbox_mine(in, ev->uid);
 }
 
 int
@@ -438,6 +487,20 @@ inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 
 	while (rc == WB_OK && i < n && !in->stop) {
 		size_t run = 0;
+
+		/* events for other shards' readers change nothing here: the
+		 * applied seq moves past them with the next write */
+		while (i + run < n && inbox_elsewhere(in, s, &evs[i + run])) {
+			run++;
+		}
+		if (run > 0) {
+			if (i + run == n) {
+				in->mark = inbox_event_mark(&evs[n - 1]);
+				rc = inbox_commit(in, s, evs[n - 1].seq, true);
+			}
+			i += rc == WB_OK ? run : 0;
+			continue;
+		}
 
 		while (i + run < n && run < INBOX_MERGE_MAX && evs[i + run].type == WB_EV_POST) {
 			run++;
@@ -472,7 +535,7 @@ inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 		if (before) {
 			wb_set_u64(req, WB_F_BEFORE, before);
 		}
-		rc = rt_call(in->content, req, &rep);
+		rc = rt_call(rt_shards_for_uid(in->content, ev->target), req, &rep);
 		wb_msg_free(req);
 		const wb_obj *posts = NULL;
 		size_t        n = 0;

@@ -1,15 +1,19 @@
 /*
  * inbox_int.h - the inbox service's state, shared by its files.
  *
- *   content SUB ---\                       /--> post.log, post.timeline
- *                   > queue -> applier ---<
- *   relation SUB --/   (one thread)        \--> rel.log, rel.fans
- *                          |
- *                          v
+ *   content/0..C-1 SUB ---\                       /--> post.log, post.timeline
+ *                          > queue -> applier ---<
+ *   relation/j..k SUB ----/   (one thread)        \--> rel.log, rel.fans {slots}
+ *                                 |
+ *                                 v
  *                tl cells + meta seq (one batch per page)
  *
- * One applier thread applies both sources' events, each source in seq
- * order; subscriber callbacks only copy events into the queue.
+ * An inbox shard owns the inboxes of a slot range (its readers).  It
+ * takes the events of every content shard (any author may have fans
+ * here) and of the relation shards whose slots overlap its own (the
+ * follows of its readers are there), one applier thread for all, each
+ * source in seq order; subscriber callbacks only copy events into the
+ * queue.
  */
 #ifndef INBOX_INT_H
 #define INBOX_INT_H
@@ -21,7 +25,9 @@
 #include "inbox_cache.h"
 #include "rt_client.h"
 #include "rt_pubsub.h"
+#include "rt_shards.h"
 #include "wb_services.h"
+#include "wb_slot.h"
 
 #define INBOX_QUEUE_MAX 200000 /* queued events beyond this are dropped (the log has them) */
 
@@ -41,32 +47,38 @@ typedef struct inbox_msg {
 	inbox_event       ev[];
 } inbox_msg;
 
-enum { INBOX_SRC_CONTENT = 0, INBOX_SRC_RELATION, INBOX_SRC_COUNT };
+#define INBOX_SRC_MAX (2 * WB_SHARDS_MAX) /* every content shard and relation shard, at most */
 
-/* One event source (content or relation). */
+/* One event source: a content shard's log or a relation shard's. */
 typedef struct inbox_source {
-	inbox      *in;
-	int         idx;
-	const char *name; /* "content", "relation": the meta row */
-	const char *pub_url;
-	wb_op       log_op; /* post.log or rel.log */
-	rt_client **client; /* the service that serves log_op */
-	rt_sub     *sub;
-	uint64_t    applied;    /* last applied seq (atomic for gauges) */
-	uint64_t    mark;       /* inbox_event_mark of that event (0: unknown; applier only) */
-	uint64_t    known_last; /* newest seq seen from the source (atomic) */
-	uint64_t    heard_ms;   /* last message or successful pull */
-	uint64_t    synced_ms;  /* every event published by then is applied (atomic; 0: never) */
-	uint64_t    retry_ms;   /* after a failure: nothing before this */
-	uint64_t    backoff_ms;
+	inbox   *in;
+	int      idx;
+	bool     relation; /* a relation shard (follow, unfollow), else a content shard */
+	unsigned shard;    /* its index among its service's shards */
+	char     name[24]; /* "content/0", "relation/2": the meta row and the events' source */
+	char    *pub_url;
+	wb_op    log_op; /* post.log or rel.log */
+	rt_sub  *sub;
+	uint64_t applied;    /* last applied seq (atomic for gauges) */
+	uint64_t mark;       /* inbox_event_mark of that event (0: unknown; applier only) */
+	uint64_t known_last; /* newest seq seen from the source (atomic) */
+	uint64_t heard_ms;   /* last message or successful pull */
+	uint64_t synced_ms;  /* every event published by then is applied (atomic; 0: never) */
+	uint64_t retry_ms;   /* after a failure: nothing before this */
+	uint64_t backoff_ms;
 } inbox_source;
 
 struct inbox {
-	hb_table    *t;
-	inbox_opts   opts;
-	rt_client   *content;
-	rt_client   *relation;
-	inbox_source src[INBOX_SRC_COUNT];
+	hb_table  *t;
+	inbox_opts opts;
+	unsigned   lo, hi;         /* the slots of its readers: [lo, hi) */
+	unsigned   ncontent;       /* content shards */
+	unsigned   nrelation;      /* relation shards */
+	unsigned   rel_lo, rel_hi; /* the relation shards overlapping [lo, hi): [rel_lo, rel_hi) */
+	rt_shards *content;        /* dialled by inbox_start */
+	rt_shards *relation;
+	inbox_source src[INBOX_SRC_MAX];
+	int          nsrc;   /* content sources first, then relation ones */
 	hb_batch    *batch;  /* the applier's, reused */
 	hb_batch    *batch2; /* the other half of a large page */
 	inbox_cache *cache;  /* the newest cells of recent readers (NULL: none) */
@@ -114,6 +126,24 @@ enum { INBOX_RB_IDLE = 0, INBOX_RB_QUEUED, INBOX_RB_RUNNING, INBOX_RB_DONE, INBO
 
 /* meta row of a source: its applied seq (8 BE), then that event's mark (8 BE; absent: unknown) */
 #define INBOX_META_LEN 16
+
+/* inbox_source_client returns the client of the shard whose log s is. */
+rt_client *inbox_source_client(inbox *in, const inbox_source *s);
+
+/* inbox_mine tells whether reader uid's inbox is kept here. */
+static inline bool
+inbox_mine(const inbox *in, uint64_t uid)
+{
+	unsigned slot = wb_slot(uid);
+
+	return slot >= in->lo && slot < in->hi;
+}
+
+/* inbox_rel_slots gives the slots of this inbox's readers on relation shard j: [*lo, *hi). */
+void inbox_rel_slots(const inbox *in, unsigned j, unsigned *lo, unsigned *hi);
+
+/* inbox_fans_req builds rel.fans {uid, after?, limit, slots} for the fans relation shard j holds in this inbox's slots (NULL if out of memory). */
+wb_obj *inbox_fans_req(inbox *in, unsigned j, uint64_t uid, uint64_t after, uint64_t limit);
 
 /* inbox_apply applies one event of source s (whose seq is applied + 1, or
  * the first after a trimmed log), writing the meta seq with its last

@@ -12,12 +12,15 @@
  *
  * It runs on the applier thread, so no event is applied meanwhile:
  *
- *   1. read each source's last seq L (post.log, rel.log);
+ *   1. read each source's last seq L (post.log, rel.log of every shard it
+ *      takes events from);
  *   2. mark the rebuild in meta (a restart finds the mark and starts over)
  *      and delete every tl cell (one range delete);
- *   3. page through the users who have fans (rel.followed, 1000 at a
+ *   3. on each relation shard overlapping this inbox's slots, page
+ *      through the users who have fans there (rel.followed, 1000 at a
  *      time, with rel.counts for the progress): for each, its newest
- *      posts (post.timeline) go to each of its fans (rel.fans pages);
+ *      posts (post.timeline, from its content shard) go to each of its
+ *      fans in this inbox's slots (rel.fans {slots} pages);
  *   4. one batch sets each source's applied seq to L and drops the mark;
  *      the applier then goes on from L + 1.
  *
@@ -97,18 +100,18 @@ inbox_rb_call(rt_client *c, wb_obj *req, wb_obj **rep)
 
 /* inbox_rb_lasts reads each source's last seq into last. */
 static int
-inbox_rb_lasts(inbox *in, uint64_t last[INBOX_SRC_COUNT])
+inbox_rb_lasts(inbox *in, uint64_t last[INBOX_SRC_MAX])
 {
 	int rc = WB_OK;
 
-	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++) {
+	for (int i = 0; rc == WB_OK && i < in->nsrc; i++) {
 		inbox_source *s = &in->src[i];
 		wb_obj       *req = wb_request(s->log_op), *rep;
 
 		if (req != NULL) {
 			wb_set_u64(req, WB_F_FROM, UINT64_MAX); /* no events: only LAST */
 		}
-		if ((rc = inbox_rb_call(*s->client, req, &rep)) == WB_OK &&
+		if ((rc = inbox_rb_call(inbox_source_client(in, s), req, &rep)) == WB_OK &&
 		    !wb_get_u64(rep, WB_F_LAST, &last[i])) {
 			rc = WB_EBADMSG;
 		}
@@ -140,7 +143,8 @@ inbox_rb_posts(inbox *in, uint64_t author, uint64_t *ids, size_t want, size_t *n
 				wb_set_u64(req, WB_F_SINCE, now - in->opts.ttl_ms);
 			}
 		}
-		if ((rc = inbox_rb_call(in->content, req, &rep)) != WB_OK) {
+		if ((rc = inbox_rb_call(rt_shards_for_uid(in->content, author), req, &rep)) !=
+		    WB_OK) {
 			break;
 		}
 		(void)wb_get_objs(rep, WB_F_POSTS, &posts, &k);
@@ -171,9 +175,9 @@ inbox_rb_flush(inbox *in, size_t min)
 	return rc;
 }
 
-/* inbox_rb_author writes the author's posts ids[0..n) into every fan's inbox. */
+/* inbox_rb_author writes the author's posts ids[0..n) into the inbox of every fan it has here on relation shard j. */
 static int
-inbox_rb_author(inbox *in, uint64_t author, const uint64_t *ids, size_t n)
+inbox_rb_author(inbox *in, unsigned j, uint64_t author, const uint64_t *ids, size_t n)
 {
 	uint64_t after = 0;
 	uint8_t  row[8], val[8];
@@ -182,18 +186,13 @@ inbox_rb_author(inbox *in, uint64_t author, const uint64_t *ids, size_t n)
 
 	hb_u64_be(val, author);
 	while (rc == WB_OK && more) {
-		wb_obj         *req = wb_request(WB_OP_REL_FANS), *rep;
+		wb_obj         *rep;
 		const uint64_t *fans = NULL;
 		size_t          k = 0;
 
-		if (req != NULL) {
-			wb_set_u64(req, WB_F_UID, author);
-			wb_set_u64(req, WB_F_LIMIT, in->opts.fans_page);
-			if (after != 0) {
-				wb_set_u64(req, WB_F_AFTER, after);
-			}
-		}
-		if ((rc = inbox_rb_call(in->relation, req, &rep)) != WB_OK) {
+		if ((rc = inbox_rb_call(rt_shards_at(in->relation, j),
+		         inbox_fans_req(in, j, author, after, in->opts.fans_page), &rep)) !=
+		    WB_OK) {
 			break;
 		}
 		(void)wb_get_u64s(rep, WB_F_UIDS, &fans, &k);
@@ -202,9 +201,9 @@ inbox_rb_author(inbox *in, uint64_t author, const uint64_t *ids, size_t n)
 				continue; /* nobody's own posts in their home */
 			}
 			hb_u64_be(row, fans[i]);
-			for (size_t j = 0; rc == WB_OK && j < n; j++) {
+			for (size_t x = 0; rc == WB_OK && x < n; x++) {
 				rc = hb_batch_put(in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0,
-				    ids[j], val, 8);
+				    ids[x], val, 8);
 			}
 			if (rc == WB_OK) {
 				rc = inbox_rb_flush(in, INBOX_RB_BATCH);
@@ -219,9 +218,9 @@ inbox_rb_author(inbox *in, uint64_t author, const uint64_t *ids, size_t n)
 	return rc;
 }
 
-/* inbox_rb_page rebuilds the inboxes of the fans of the followed users uids[0..n). */
+/* inbox_rb_page rebuilds the inboxes of the fans on relation shard j of the followed users uids[0..n). */
 static int
-inbox_rb_page(inbox *in, const uint64_t *uids, size_t n, uint64_t *ids, size_t depth)
+inbox_rb_page(inbox *in, unsigned j, const uint64_t *uids, size_t n, uint64_t *ids, size_t depth)
 {
 	wb_obj       *req = wb_request(WB_OP_REL_COUNTS), *rep;
 	const wb_obj *users = NULL;
@@ -231,7 +230,7 @@ inbox_rb_page(inbox *in, const uint64_t *uids, size_t n, uint64_t *ids, size_t d
 	if (req != NULL) {
 		wb_set_u64s(req, WB_F_UIDS, uids, n);
 	}
-	if ((rc = inbox_rb_call(in->relation, req, &rep)) != WB_OK) {
+	if ((rc = inbox_rb_call(rt_shards_at(in->relation, j), req, &rep)) != WB_OK) {
 		return rc;
 	}
 	(void)wb_get_objs(rep, WB_F_USERS, &users, &nusers);
@@ -240,7 +239,7 @@ inbox_rb_page(inbox *in, const uint64_t *uids, size_t n, uint64_t *ids, size_t d
 
 		rc = inbox_rb_posts(in, uids[i], ids, depth, &k);
 		if (rc == WB_OK) {
-			rc = inbox_rb_author(in, uids[i], ids, k);
+			rc = inbox_rb_author(in, j, uids[i], ids, k);
 		}
 		if (rc == WB_OK) {
 			INBOX_ADD(
@@ -252,14 +251,15 @@ inbox_rb_page(inbox *in, const uint64_t *uids, size_t n, uint64_t *ids, size_t d
 	return rc == WB_OK && in->stop ? WB_ECLOSED : rc;
 }
 
-/* inbox_rb_all pages through every user with fans, rebuilding their fans' inboxes. */
+/* inbox_rb_all pages through every user with fans on each relation shard overlapping this inbox, rebuilding their fans' inboxes. */
 static int
 inbox_rb_all(inbox *in, uint32_t depth)
 {
 	uint32_t  cap = in->opts.max_versions;
 	size_t    want = depth < cap ? depth : cap; /* more never shows: the cap keeps the newest */
 	uint64_t *ids = calloc(want > 0 ? want : 1, sizeof(*ids));
-	uint64_t  after = 0;
+	uint64_t  after = 0, total_all = 0;
+	unsigned  j = in->rel_lo;
 	bool      more = want > 0;
 	int       rc = ids != NULL ? WB_OK : WB_ENOMEM;
 
@@ -276,15 +276,19 @@ inbox_rb_all(inbox *in, uint32_t depth)
 				wb_set_u64(req, WB_F_AFTER, after);
 			}
 		}
-		if ((rc = inbox_rb_call(in->relation, req, &rep)) != WB_OK) {
+		if ((rc = inbox_rb_call(rt_shards_at(in->relation, j), req, &rep)) != WB_OK) {
 			break;
 		}
 		(void)wb_get_u64s(rep, WB_F_UIDS, &uids, &n);
-		if (wb_get_u64(rep, WB_F_TOTAL, &total)) {
-			INBOX_STORE(&in->rb_total, total);
+		if (after == 0 && wb_get_u64(rep, WB_F_TOTAL, &total)) {
+			total_all += total; /* each shard's edges, counted at its first page */
+			INBOX_STORE(&in->rb_total, total_all);
 		}
-		more = n > 0 && wb_get_u64(rep, WB_F_NEXT, &after) && after != 0;
-		rc = n > 0 ? inbox_rb_page(in, uids, n, ids, want) : WB_OK;
+		rc = n > 0 ? inbox_rb_page(in, j, uids, n, ids, want) : WB_OK;
+		if (!(n > 0 && wb_get_u64(rep, WB_F_NEXT, &after) && after != 0)) {
+			after = 0; /* this shard is done: the next one */
+			more = ++j < in->rel_hi;
+		}
 		wb_msg_free(rep);
 	}
 	if (rc == WB_OK && in->stop) {
@@ -300,14 +304,14 @@ inbox_rb_all(inbox *in, uint32_t depth)
 
 /* inbox_rb_finish sets each source's applied seq to last and drops the mark, in one batch. */
 static int
-inbox_rb_finish(inbox *in, const uint64_t last[INBOX_SRC_COUNT])
+inbox_rb_finish(inbox *in, const uint64_t last[INBOX_SRC_MAX])
 {
 	hb_batch *b = in->batch;
 	int       rc = WB_OK;
 	uint8_t   v[8];
 
 	hb_batch_clear(b);
-	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++) {
+	for (int i = 0; rc == WB_OK && i < in->nsrc; i++) {
 		hb_u64_be(v, last[i]);
 		rc = hb_batch_put(b, in->t, INBOX_FAM_META, in->src[i].name,
 		    strlen(in->src[i].name), NULL, 0, 0, v, 8);
@@ -320,7 +324,7 @@ inbox_rb_finish(inbox *in, const uint64_t last[INBOX_SRC_COUNT])
 		rc = hb_write(in->t, b);
 	}
 	hb_batch_clear(b);
-	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++) {
+	for (int i = 0; rc == WB_OK && i < in->nsrc; i++) {
 		INBOX_STORE(&in->src[i].applied, last[i]);
 		in->src[i].mark = 0; /* unknown until the next event applied */
 		if (last[i] > INBOX_LOAD(&in->src[i].known_last)) {
@@ -333,7 +337,7 @@ inbox_rb_finish(inbox *in, const uint64_t last[INBOX_SRC_COUNT])
 int
 inbox_rebuild_run(inbox *in)
 {
-	uint64_t last[INBOX_SRC_COUNT] = { 0 };
+	uint64_t last[INBOX_SRC_MAX] = { 0 };
 	uint8_t  mark[4];
 	uint32_t depth;
 	int      rc;
@@ -369,10 +373,9 @@ inbox_rebuild_run(inbox *in)
 	if (rc == WB_OK) {
 		INBOX_STORE(&in->rb_state, INBOX_RB_DONE);
 		RT_INFOF("rebuilt every inbox in %llu ms: %llu followed users, %llu follows; "
-		         "applied seqs now content %llu, relation %llu",
+		         "applied seqs now those of %d logs' ends",
 		    (unsigned long long)ms, (unsigned long long)INBOX_LOAD(&in->rb_authors),
-		    (unsigned long long)INBOX_LOAD(&in->rb_done), (unsigned long long)last[0],
-		    (unsigned long long)last[1]);
+		    (unsigned long long)INBOX_LOAD(&in->rb_done), in->nsrc);
 		return WB_OK;
 	}
 	INBOX_STORE(&in->rb_state, INBOX_RB_FAILED);
@@ -451,10 +454,10 @@ int
 inbox_backup_logs(void *arg, wb_obj *rep)
 {
 	inbox  *in = arg;
-	wb_obj *o = wb_add_objs(rep, WB_F_LOGS, INBOX_SRC_COUNT);
+	wb_obj *o = wb_add_objs(rep, WB_F_LOGS, (size_t)in->nsrc);
 	int     rc = o != NULL ? WB_OK : WB_ENOMEM;
 
-	for (int i = 0; rc == WB_OK && i < INBOX_SRC_COUNT; i++) {
+	for (int i = 0; rc == WB_OK && i < in->nsrc; i++) {
 		const char *name = in->src[i].name;
 		hb_cell    *c = NULL;
 		uint64_t    seq = 0;

@@ -1,5 +1,5 @@
 /*
- * rel.c - the relation service's state and routes.
+ * rel.c - the relation service's state, its route table and its gauges.
  */
 #include <stdlib.h>
 
@@ -7,7 +7,8 @@
 
 /* rel_svc_open creates the service. */
 int
-rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users, rt_client *bulk_users)
+rel_svc_open(
+    rel_svc **out, hb_table *t, evlog *log, wb_shard shard, rt_client *users, rt_client *bulk_users)
 {
 	rel_svc *r;
 	int      rc;
@@ -21,6 +22,7 @@ rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users, rt_client
 	}
 	r->t = t;
 	r->log = log;
+	r->shard = shard;
 	r->users = users;
 	r->bulk_users = bulk_users;
 	for (int i = 0; i < REL_STRIPES; i++) {
@@ -47,35 +49,32 @@ rel_gauge_user_calls(void *arg)
 	return atomic_load(&r->user_calls);
 }
 
-/* rel_svc_route registers the service's handlers and gauges on a server. */
-int
-rel_svc_route(rel_svc *r, rt_server *s)
-{
-	static const struct {
-		wb_op         op;
-		rt_handler_fn fn;
-	} routes[] = {
-		{ WB_OP_REL_FOLLOW, rel_handle_follow },
-		{ WB_OP_REL_UNFOLLOW, rel_handle_unfollow },
-		{ WB_OP_REL_FOLLOWING, rel_handle_following },
-		{ WB_OP_REL_FANS, rel_handle_fans },
-		{ WB_OP_REL_IS_FOLLOWING, rel_handle_is_following },
-		{ WB_OP_REL_COUNTS, rel_handle_counts },
-		{ WB_OP_REL_LOG, rel_handle_log },
-		{ WB_OP_REL_FOLLOW_MANY, rel_handle_follow_many },
-		{ WB_OP_REL_FOLLOWED, rel_handle_followed },
-	};
-	int rc;
+/*
+ * rel_routes: the service's operations.  Everything about a follower
+ * lives on the follower's shard, so the ops about one follower's edges go
+ * to that shard (owner uid); fans, counts and the log are answered by any
+ * shard with what it holds (the caller asks every shard it needs).
+ */
+const rt_route rel_routes[] = {
+	{ WB_OP_REL_FOLLOW, rel_handle_follow, WB_F_UID, 0 },
+	{ WB_OP_REL_UNFOLLOW, rel_handle_unfollow, WB_F_UID, 0 },
+	{ WB_OP_REL_FOLLOWING, rel_handle_following, WB_F_UID, 0 },
+	{ WB_OP_REL_FANS, rel_handle_fans, 0, 0 },
+	{ WB_OP_REL_IS_FOLLOWING, rel_handle_is_following, WB_F_UID, 0 },
+	{ WB_OP_REL_COUNTS, rel_handle_counts, 0, 0 },
+	{ WB_OP_REL_LOG, rel_handle_log, 0, 0 },
+	{ WB_OP_REL_FOLLOW_MANY, rel_handle_follow_many, WB_F_UIDS, 0 },
+	{ WB_OP_REL_FOLLOWED, rel_handle_followed, 0, 0 },
+	{ WB_OP_NONE },
+};
 
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if ((rc = rt_server_handle(s, routes[i].op, routes[i].fn, r)) != WB_OK) {
-			return rc;
-		}
-	}
-	if ((rc = rt_server_gauge(s, "log_last_seq", rel_gauge_last_seq, r)) != WB_OK) {
-		return rc;
-	}
-	return rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r);
+/* rel_svc_gauges adds the service's figures to a server's stats. */
+int
+rel_svc_gauges(rel_svc *r, rt_server *s)
+{
+	int rc = rt_server_gauge(s, "log_last_seq", rel_gauge_last_seq, r);
+
+	return rc == WB_OK ? rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r) : rc;
 }
 
 /* rel_svc_close frees the service; NULL is ignored. */

@@ -2,13 +2,17 @@
  * rel.h - the relation service: who follows whom, with exact counts,
  * and a durable log of follow/unfollow events for the inbox.
  *
- *   rel.follow       {uid, target}         -> {}
- *   rel.unfollow     {uid, target}         -> {}
- *   rel.following    {uid, after?, limit?} -> {uids, next?}
- *   rel.fans         {uid, after?, limit?} -> {uids, next?}
- *   rel.is_following {uid, target}         -> {followed}
+ *   rel.follow       {uid, target}         -> {}   (on uid's shard)
+ *   rel.unfollow     {uid, target}         -> {}   (on uid's shard)
+ *   rel.following    {uid, after?, limit?} -> {uids, next?}   (on uid's shard)
+ *   rel.fans         {uid, after?, limit?, slots?} -> {uids, next?}
+ *                                             (the fans on this shard, in
+ *                                             (slot, uid) order)
+ *   rel.is_following {uid, target}         -> {followed}   (on uid's shard)
  *   rel.counts       {uids}                -> {users: [{uid, following, followers}]}
- *   rel.log          {from, limit?}        -> {events, last}
+ *                                             (this shard's part: the sums
+ *                                             over every shard are the counts)
+ *   rel.log          {from, limit?}        -> {events, last}   (this shard's log)
  */
 #ifndef REL_SVC_H
 #define REL_SVC_H
@@ -27,13 +31,21 @@
 
 typedef struct rel_svc rel_svc;
 
-/* rel_svc_open creates the service over a table (families from rel_schema), its
- * event log, and two clients of the user service to check users exist: users for
- * a follow's pair, bulk_users (a longer deadline) for rel.follow_many's batches. */
-int rel_svc_open(rel_svc **out, hb_table *t, evlog *log, rt_client *users, rt_client *bulk_users);
+/* rel_svc_open creates shard `shard` of the service over a table (families from
+ * rel_schema), its event log, and two clients of the user service to check users
+ * exist: users for a follow's pair, bulk_users (a longer deadline) for
+ * rel.follow_many's batches. */
+int rel_svc_open(rel_svc **out, hb_table *t, evlog *log, wb_shard shard, rt_client *users,
+    rt_client *bulk_users);
 
-/* rel_svc_route registers the service's handlers and gauges on a server. */
-int rel_svc_route(rel_svc *r, rt_server *s);
+/* rel_routes is the service's route table (handlers take the rel_svc). */
+extern const rt_route rel_routes[];
+
+/* rel_svc_gauges adds the service's figures to a server's stats. */
+int rel_svc_gauges(rel_svc *r, rt_server *s);
+
+/* rel_upgrade moves a store of a release before shards to this one's keys (rel_upgrade.c). */
+int rel_upgrade(hb_table *t, const char *dir);
 
 /* rel_svc_close frees the service (after its server is closed); NULL is ignored. */
 void rel_svc_close(rel_svc *r);

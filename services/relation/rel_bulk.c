@@ -92,7 +92,7 @@ rel_bulk_apply(
     rel_svc *r, hb_batch *b, const uint64_t *uids, size_t n, uint64_t target, uint64_t *count)
 {
 	wb_obj **evs = calloc(n, sizeof(*evs));
-	uint8_t  a[8], t[8];
+	uint8_t  a[8], t[8], fq[REL_FAN_QUAL];
 	size_t   k = 0;
 	int      rc = evs == NULL ? WB_ENOMEM : WB_OK;
 
@@ -112,7 +112,9 @@ rel_bulk_apply(
 		}
 		rc = hb_batch_put(b, r->t, REL_FAM_FOLLOW, a, 8, t, 8, REL_VERSION, "", 0);
 		if (rc == WB_OK) {
-			rc = hb_batch_put(b, r->t, REL_FAM_FAN, t, 8, a, 8, REL_VERSION, "", 0);
+			rel_fan_qual(fq, uids[i]);
+			rc = hb_batch_put(
+			    b, r->t, REL_FAM_FANS, t, 8, fq, sizeof(fq), REL_VERSION, "", 0);
 		}
 		if (rc == WB_OK) {
 			rc = hb_batch_add(b, r->t, REL_FAM_COUNT, a, 8, REL_Q_FOLLOWING,

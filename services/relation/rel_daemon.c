@@ -2,6 +2,7 @@
  * rel_daemon.c - warble-relation's options and what it opens around the
  * service: the event log's publisher and a client of the user service.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "rel.h"
@@ -51,17 +52,25 @@ rel_daemon_open(const rt_env *env, void **out)
 	/* rel.follow_many asks 1000 uids at a time: a busy or sanitized user
 	 * service took more than 750 ms for one batch (CI, ASan) */
 	rt_client_opts bopts = { .timeout_ms = 60000 };
+	char           source[24]; /* the log's name, as the inbox knows it */
 	int            rc;
+
+	snprintf(source, sizeof(source), "relation/%u", env->shard.index);
 
 	if (d == NULL) {
 		return WB_ENOMEM;
 	}
+	if (env->upgrade && (rc = rel_upgrade(env->store, env->dir)) != WB_OK) {
+		free(d);
+		return rc;
+	}
 	if ((rc = rt_pub_open(&d->pub, rel_pub_url)) != WB_OK ||
-	    (rc = evlog_open(&d->log, env->store, REL_FAM_LOG, "relation", d->pub)) != WB_OK ||
+	    (rc = evlog_open(&d->log, env->store, REL_FAM_LOG, source, d->pub)) != WB_OK ||
 	    (rc = rt_client_open(&d->users, rel_user_url, &uopts)) != WB_OK ||
 	    (rc = rt_client_open(&d->bulk_users, rel_user_url, &bopts)) != WB_OK ||
-	    (rc = rel_svc_open(&d->svc, env->store, d->log, d->users, d->bulk_users)) != WB_OK ||
-	    (rc = rel_svc_route(d->svc, env->srv)) != WB_OK) {
+	    (rc = rel_svc_open(&d->svc, env->store, d->log, env->shard, d->users, d->bulk_users)) !=
+	        WB_OK ||
+	    (rc = rel_svc_gauges(d->svc, env->srv)) != WB_OK) {
 		RT_ERRORF("cannot open (events on %s): %s", rel_pub_url, wb_strerror(rc));
 		rel_daemon_close(d);
 		return rc;
@@ -72,6 +81,15 @@ rel_daemon_open(const rt_env *env, void **out)
 	return WB_OK;
 }
 
+/* rel_daemon_svc gives the handlers' argument: the service inside d. */
+static void *
+rel_daemon_svc(void *arg)
+{
+	rel_daemon *d = arg;
+
+	return d->svc;
+}
+
 const rt_service rel_service = {
 	.name = "relation",
 	.summary = "the Warble relation service",
@@ -80,5 +98,8 @@ const rt_service rel_service = {
 	.nfams = REL_FAM_NFAMS,
 	.families = rel_schema,
 	.open = rel_daemon_open,
+	.routes = rel_routes,
+	.route_arg = rel_daemon_svc,
+	.sharded = true,
 	.close = rel_daemon_close,
 };

@@ -24,6 +24,7 @@ typedef struct rel_known {
 struct rel_svc {
 	hb_table       *t;
 	evlog          *log;
+	wb_shard        shard;      /* the slots this shard owns */
 	rt_client      *users;      /* user.get of a pair: a short deadline */
 	rt_client      *bulk_users; /* user.get of 1000 uids (rel.follow_many): a long one */
 	rel_known       known;

@@ -1,6 +1,6 @@
 /*
  * rel_read.c - the read side: following and fans lists (paged by uid),
- * is-following, counts, and the event log.
+ * is-following, counts (this shard's part), and the event log.
  */
 #include <string.h>
 
@@ -9,61 +9,93 @@
 #include "rel_schema.h"
 
 /*
- * rel_list pages through one row of follow or fan: the uids above
- * `after`, ascending, at most limit of them.  The scan starts at
- * qualifier after + 1 inside the row and writes straight into the reply
- * array; one extra cell is read to know whether to give a next cursor.
+ * rel_list pages through one row of follow (followees in uid order) or
+ * fans (followers in (slot, uid) order, within this shard's slots and
+ * the request's `slots`): the entries after the one of uid `after`, at
+ * most limit of them, written straight into the reply array.  One extra
+ * cell is read to know whether to give a next cursor (the last uid).
  */
 static int
 rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 {
-	uint64_t     uid = wb_u64(req, WB_F_UID, 0);
-	uint64_t     limit;
-	uint64_t     after = 0, *out;
-	bool         has_after = wb_get_u64(req, WB_F_AFTER, &after);
-	uint8_t      row[8], qual[8];
-	hb_scan_opts so = { 0 };
-	hb_scan     *s;
-	hb_cell      c;
-	size_t       n = 0;
-	bool         more = false;
-	int          rc;
+	uint64_t        uid = wb_u64(req, WB_F_UID, 0);
+	uint64_t        limit;
+	uint64_t        after = 0, *out;
+	bool            has_after = wb_get_u64(req, WB_F_AFTER, &after);
+	bool            fans = fam == REL_FAM_FANS;
+	size_t          qlen = fans ? REL_FAN_QUAL : 8;
+	uint8_t         row[8], qual[REL_FAN_QUAL];
+	unsigned        lo = 0, hi = WB_SLOTS;
+	const uint64_t *slots;
+	size_t          nslots = 0;
+	hb_scan_opts    so = { 0 };
+	hb_scan        *s;
+	hb_cell         c;
+	size_t          n = 0;
+	bool            more = false;
+	int             rc;
 
 	if ((rc = wb_page_limit(req, REL_LIST_DEFAULT, REL_LIST_MAX, &limit, rep)) != WB_OK) {
 		return rc;
+	}
+	if (fans) {
+		wb_shard_slots(r->shard, &lo, &hi);
+		if (wb_get_u64s(req, WB_F_SLOTS, &slots, &nslots)) {
+			if (nslots != 2 || slots[0] >= slots[1] || slots[1] > WB_SLOTS) {
+				wb_reply_error(rep, WB_EINVAL,
+				    "slots is a range [lo, hi) with 0 <= lo < hi <= %d", WB_SLOTS);
+				return WB_EINVAL;
+			}
+			lo = slots[0] > lo ? (unsigned)slots[0] : lo;
+			hi = slots[1] < hi ? (unsigned)slots[1] : hi;
+		}
 	}
 	wb_reply_ok(rep);
 	if ((out = wb_add_u64s(rep, WB_F_UIDS, limit)) == NULL) {
 		return rel_fail(rep, WB_ENOMEM, NULL);
 	}
-	if (has_after && after == UINT64_MAX) {
+	if (lo >= hi || (has_after && !fans && after == UINT64_MAX)) {
 		wb_shrink(rep, WB_F_UIDS, 0);
 		return WB_OK;
+	}
+	/* the first qualifier to read: past `after`, and not below lo */
+	memset(qual, 0, sizeof(qual));
+	if (fans) {
+		qual[0] = (uint8_t)(lo >> 8);
+		qual[1] = (uint8_t)lo;
+		if (has_after && wb_slot(after) >= lo) {
+			rel_fan_qual(qual, after);
+			for (size_t i = qlen; i-- > 0 && ++qual[i] == 0;) {
+			} /* its successor */
+		}
+	} else if (has_after) {
+		hb_u64_be(qual, after + 1);
 	}
 	hb_u64_be(row, uid);
 	so.row_prefix = row;
 	so.row_prefix_len = sizeof(row);
 	so.start_row = row;
 	so.start_row_len = sizeof(row);
-	if (has_after) {
-		hb_u64_be(qual, after + 1);
-		so.start_qual = qual;
-		so.start_qual_len = sizeof(qual);
-	}
+	so.start_qual = qual;
+	so.start_qual_len = qlen;
 	so.limit = limit + 1;
 	if ((rc = hb_scan_open(&s, r->t, fam, &so)) != WB_OK) {
 		return rel_fail(rep, rc, NULL);
 	}
 	while ((rc = hb_scan_next(s, &c)) == WB_OK) {
-		if (c.qual_len != 8) {
+		const uint8_t *q = c.qual;
+		if (c.qual_len != qlen) {
 			rc = WB_ECORRUPT;
 			break;
+		}
+		if (fans && ((unsigned)q[0] << 8 | q[1]) >= hi) {
+			break; /* past the range */
 		}
 		if (n == limit) {
 			more = true;
 			break;
 		}
-		out[n++] = hb_be_u64(c.qual);
+		out[n++] = hb_be_u64(q + qlen - 8);
 	}
 	hb_scan_close(s);
 	if (rc != WB_OK && rc != WB_EEND) {
@@ -85,11 +117,11 @@ rel_handle_following(void *arg, const wb_obj *req, wb_obj *rep)
 	return rel_list(arg, REL_FAM_FOLLOW, req, rep);
 }
 
-/* rel_handle_fans: rel.fans {uid, after?, limit?} -> {uids, next?}. */
+/* rel_handle_fans: rel.fans {uid, after?, limit?, slots?} -> {uids, next?}: this shard's fans. */
 int
 rel_handle_fans(void *arg, const wb_obj *req, wb_obj *rep)
 {
-	return rel_list(arg, REL_FAM_FAN, req, rep);
+	return rel_list(arg, REL_FAM_FANS, req, rep);
 }
 
 /*
@@ -125,7 +157,7 @@ rel_handle_followed(void *arg, const wb_obj *req, wb_obj *rep)
 		hb_cell      c;
 
 		hb_u64_be(start, next);
-		if ((rc = hb_scan_open(&s, r->t, REL_FAM_FAN, &so)) != WB_OK) {
+		if ((rc = hb_scan_open(&s, r->t, REL_FAM_FANS, &so)) != WB_OK) {
 			break;
 		}
 		rc = hb_scan_next(s, &c);
@@ -153,7 +185,7 @@ rel_handle_followed(void *arg, const wb_obj *req, wb_obj *rep)
 		return rel_fail(rep, rc, NULL);
 	}
 	wb_shrink(rep, WB_F_UIDS, n);
-	(void)hb_family_stats(r->t, REL_FAM_FAN, &bytes, &edges);
+	(void)hb_family_stats(r->t, REL_FAM_FANS, &bytes, &edges);
 	if ((rc = wb_set_u64(rep, WB_F_TOTAL, edges)) == WB_OK && more) {
 		rc = wb_set_u64(rep, WB_F_NEXT, out[n - 1]);
 	}

@@ -3,6 +3,7 @@
  */
 #include "evlog.h"
 #include "rel_schema.h"
+#include "wb_slot.h"
 
 /* rel_schema fills fams[REL_FAM_NFAMS] with the families. */
 void
@@ -16,13 +17,19 @@ rel_schema(hb_family_opts *fams)
 		.compression = HB_COMPRESS_LZ4,
 		.bloom_bits = 10,
 	};
-	fams[REL_FAM_FAN] = (hb_family_opts) {
+	fams[REL_FAM_FANS] = (hb_family_opts) {
+		.name = "fans",
+		.max_versions = 1,
+		.row_len = 8,
+		.qual_len = REL_FAN_QUAL,
+		.compression = HB_COMPRESS_LZ4,
+		.bloom_bits = 10,
+	};
+	fams[REL_FAM_FAN_OLD] = (hb_family_opts) {
 		.name = "fan",
 		.max_versions = 1,
 		.row_len = 8,
 		.qual_len = 8,
-		.compression = HB_COMPRESS_LZ4,
-		.bloom_bits = 10,
 	};
 	fams[REL_FAM_COUNT] = (hb_family_opts) {
 		.name = "count",
@@ -31,4 +38,14 @@ rel_schema(hb_family_opts *fams)
 		.counter = true,
 	};
 	fams[REL_FAM_LOG] = evlog_family("log");
+}
+
+void
+rel_fan_qual(uint8_t q[REL_FAN_QUAL], uint64_t follower)
+{
+	unsigned slot = wb_slot(follower);
+
+	q[0] = (uint8_t)(slot >> 8);
+	q[1] = (uint8_t)slot;
+	hb_u64_be(q + 2, follower);
 }

@@ -11,12 +11,29 @@
  *     so a user's followees are one row, in ascending uid order, and a
  *     page cursor is just the last uid seen (start_qual = after + 1).
  *
- * fan      the same edges reversed: row = followee uid, qualifier =
- *          follower uid.  Written in the same batch as the follow cell.
+ * fans     the same edges reversed, kept on the follower's shard: row =
+ *          followee uid, qualifier = the follower's slot, then its uid.
+ *          Written in the same batch as the follow cell.
+ *
+ *     row = followee uid (8 BE)   qualifier = slot (2 BE) | follower uid (8 BE)
+ *     +-------------------------+-------+-------------------------+
+ *     | 00 00 00 00 00 00 00 2a | 0e 95 | 00 00 00 00 00 00 00 07 |  -> ""
+ *     +-------------------------+-------+-------------------------+
+ *
+ *     so the fans of one followee that an inbox shard serves (a slot
+ *     range) are one contiguous run of the row: rel.fans {slots} reads
+ *     just them.  A shard holds the fans of its own slots only.
+ *
+ * fan      the fans of a release before shards (qualifier = follower uid,
+ *          8 BE): moved into fans once, when such a store is first opened
+ *          (rel_upgrade.c), and empty after.
  *
  * count    counter cells (u64 add): row = uid (8 BE), qualifiers
  *          "following" and "followers".  Changed in the same batch as the
- *          edge, so they never drift from the lists.
+ *          edge, so they never drift from the lists; both live on the
+ *          follower's shard, so a user's "following" is on their own
+ *          shard and each shard holds the part of "followers" that its
+ *          fans make (the count is the sum over the shards).
  *
  * log      the event log (evlog): row = seq (8 BE) -> {seq, type, uid,
  *          target, time}, type "follow" or "unfollow".
@@ -26,7 +43,16 @@
 
 #include "hb.h"
 
-enum rel_fam { REL_FAM_FOLLOW = 0, REL_FAM_FAN, REL_FAM_COUNT, REL_FAM_LOG, REL_FAM_NFAMS };
+enum rel_fam {
+	REL_FAM_FOLLOW = 0,
+	REL_FAM_FANS,
+	REL_FAM_COUNT,
+	REL_FAM_LOG,
+	REL_FAM_FAN_OLD,
+	REL_FAM_NFAMS
+};
+
+#define REL_FAN_QUAL 10 /* bytes of a fans qualifier: slot (2 BE), follower uid (8 BE) */
 
 #define REL_Q_FOLLOWING "following"
 #define REL_Q_FOLLOWERS "followers"
@@ -34,5 +60,8 @@ enum rel_fam { REL_FAM_FOLLOW = 0, REL_FAM_FAN, REL_FAM_COUNT, REL_FAM_LOG, REL_
 
 /* rel_schema fills fams[REL_FAM_NFAMS] with the families. */
 void rel_schema(hb_family_opts *fams);
+
+/* rel_fan_qual writes the fans qualifier of follower into q. */
+void rel_fan_qual(uint8_t q[REL_FAN_QUAL], uint64_t follower);
 
 #endif

@@ -13,6 +13,7 @@
 #include "rt_client.h"
 #include "rt_pubsub.h"
 #include "wb_proto.h"
+#include "wb_slot.h"
 #include "wbt.h"
 
 static char        user_url[160], rel_url[160], pub_url[160];
@@ -301,6 +302,16 @@ rt_cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* rt_cmp_slot orders uids as a fans row does: by slot, then uid. */
+static int
+rt_cmp_slot(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	unsigned sx = wb_slot(x), sy = wb_slot(y);
+
+	return sx != sy ? (sx < sy ? -1 : 1) : (x < y ? -1 : x > y);
+}
+
 Test(relation, lists_page_in_uid_order)
 {
 	static uint64_t u[RT_MANY], order[RT_MANY], got[RT_MANY];
@@ -334,6 +345,10 @@ Test(relation, lists_page_in_uid_order)
 	wb_set_u64(req, WB_F_LIMIT, 0);
 	cr_assert_eq(rt_do(rcli, req, NULL), WB_EINVAL, "limit 0");
 
+	/* fans come in (slot, uid) order: one slot range is one run of them */
+	uint64_t fan_order[RT_MANY];
+	memcpy(fan_order, order, (RT_MANY - 1) * sizeof(uint64_t));
+	qsort(fan_order, RT_MANY - 1, sizeof(uint64_t), rt_cmp_slot);
 	uint64_t limits[] = { 1, 7, 64, 100, RT_MANY - 1, RT_MANY, 10000 };
 	for (size_t li = 0; li < sizeof(limits) / sizeof(limits[0]); li++) {
 		n = rt_list_all(WB_OP_REL_FOLLOWING, u[0], limits[li], got, RT_MANY);
@@ -341,15 +356,40 @@ Test(relation, lists_page_in_uid_order)
 		cr_assert_eq(memcmp(got, order, n * sizeof(uint64_t)), 0);
 		n = rt_list_all(WB_OP_REL_FANS, u[0], limits[li], got, RT_MANY);
 		cr_assert_eq(n, RT_MANY - 1);
-		cr_assert_eq(memcmp(got, order, n * sizeof(uint64_t)), 0);
+		cr_assert_eq(memcmp(got, fan_order, n * sizeof(uint64_t)), 0);
 	}
 	/* default limit 100, and a cursor between two uids */
 	n = rt_page(WB_OP_REL_FOLLOWING, u[0], false, 0, 0, page, &next);
 	cr_assert_eq(n, 100);
 	cr_assert_eq(next, order[99]);
-	n = rt_page(WB_OP_REL_FANS, u[0], true, order[10] - 1, 5, page, &next);
+	n = rt_page(WB_OP_REL_FANS, u[0], true, fan_order[10], 5, page, &next);
 	cr_assert_eq(n, 5);
-	cr_assert_eq(page[0], order[10]);
+	cr_assert_eq(page[0], fan_order[11], "the page after a fan starts at the next one");
+	/* a slot range: exactly the fans whose slots are in it, in order */
+	uint64_t slots[2] = { wb_slot(fan_order[20]), wb_slot(fan_order[40]) + 1 }, inrange = 0;
+	for (int i = 0; i < RT_MANY - 1; i++) {
+		inrange += wb_slot(fan_order[i]) >= slots[0] && wb_slot(fan_order[i]) < slots[1];
+	}
+	req = wb_request(WB_OP_REL_FANS);
+	wb_set_u64(req, WB_F_UID, u[0]);
+	wb_set_u64(req, WB_F_LIMIT, RT_MANY);
+	wb_set_u64s(req, WB_F_SLOTS, slots, 2);
+	wb_obj         *rep;
+	const uint64_t *in = NULL;
+	size_t          nin = 0;
+	cr_assert_eq(rt_do(rcli, req, &rep), WB_OK);
+	cr_assert(wb_get_u64s(rep, WB_F_UIDS, &in, &nin));
+	cr_assert_eq(
+	    nin, inrange, "%zu fans in the slots, %llu expected", nin, (unsigned long long)inrange);
+	for (size_t i = 0; i < nin; i++) {
+		cr_assert(wb_slot(in[i]) >= slots[0] && wb_slot(in[i]) < slots[1]);
+	}
+	wb_msg_free(rep);
+	uint64_t bad[2] = { 10, 10 };
+	req = wb_request(WB_OP_REL_FANS);
+	wb_set_u64(req, WB_F_UID, u[0]);
+	wb_set_u64s(req, WB_F_SLOTS, bad, 2);
+	cr_assert_eq(rt_do(rcli, req, NULL), WB_EINVAL, "an empty range");
 	n = rt_page(WB_OP_REL_FOLLOWING, u[0], true, UINT64_MAX, 5, page, &next);
 	cr_assert_eq(n, 0);
 	cr_assert_eq(next, 0);
@@ -538,7 +578,7 @@ rt_sub_cb(void *arg, const wb_obj *msg)
 	const wb_obj    *evs;
 	size_t           n = 0;
 
-	if (strcmp(wb_str(msg, WB_F_SOURCE, ""), "relation") != 0 ||
+	if (strcmp(wb_str(msg, WB_F_SOURCE, ""), "relation/0") != 0 ||
 	    !wb_get_objs(msg, WB_F_EVENTS, &evs, &n)) {
 		return;
 	}

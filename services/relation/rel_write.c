@@ -1,9 +1,10 @@
 /*
  * rel_write.c - follow and unfollow: the one write path of the service.
  *
- * An edge change is one atomic batch through the event log:
+ * An edge change is one atomic batch through the event log, on a's shard
+ * (every cell of it is about the follower a, rel_schema.h):
  *
- *   follow(a, b):  put follow[a][b], put fan[b][a],
+ *   follow(a, b):  put follow[a][b], put fans[b][slot(a) a],
  *                  count[a]["following"] += 1, count[b]["followers"] += 1,
  *                  log[seq] = {type "follow", uid a, target b}
  *
@@ -57,17 +58,22 @@ static int
 rel_edge_batch(rel_svc *r, hb_batch *b, const uint8_t *a, const uint8_t *t, bool follow)
 {
 	int64_t d = follow ? 1 : -1;
+	uint8_t fq[REL_FAN_QUAL];
 	int     rc;
 
 	if (follow) {
 		rc = hb_batch_put(b, r->t, REL_FAM_FOLLOW, a, 8, t, 8, REL_VERSION, "", 0);
 		if (rc == WB_OK) {
-			rc = hb_batch_put(b, r->t, REL_FAM_FAN, t, 8, a, 8, REL_VERSION, "", 0);
+			rel_fan_qual(fq, hb_be_u64(a));
+			rc = hb_batch_put(
+			    b, r->t, REL_FAM_FANS, t, 8, fq, sizeof(fq), REL_VERSION, "", 0);
 		}
 	} else {
 		rc = hb_batch_delete_column(b, r->t, REL_FAM_FOLLOW, a, 8, t, 8, HB_LATEST);
 		if (rc == WB_OK) {
-			rc = hb_batch_delete_column(b, r->t, REL_FAM_FAN, t, 8, a, 8, HB_LATEST);
+			rel_fan_qual(fq, hb_be_u64(a));
+			rc = hb_batch_delete_column(
+			    b, r->t, REL_FAM_FANS, t, 8, fq, sizeof(fq), HB_LATEST);
 		}
 	}
 	if (rc == WB_OK) {

@@ -1,6 +1,6 @@
 /*
- * user.c - the user service's state and routes (the shared lookups are
- * user_store.c).
+ * user.c - the user service's state, its route table and its gauges (the
+ * shared lookups are user_store.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,35 +95,28 @@ user_gauge_users(void *arg)
 	return n;
 }
 
-/* user_svc_route registers the service's handlers and gauges on a server. */
-int
-user_svc_route(user_svc *u, rt_server *s)
-{
-	static const struct {
-		wb_op         op;
-		rt_handler_fn fn;
-	} routes[] = {
-		{ WB_OP_USER_REGISTER, user_handle_register },
-		{ WB_OP_USER_LOGIN, user_handle_login },
-		{ WB_OP_USER_LOGOUT, user_handle_logout },
-		{ WB_OP_USER_AUTH, user_handle_auth },
-		{ WB_OP_USER_GET, user_handle_get },
-		{ WB_OP_USER_LOOKUP, user_handle_lookup },
-		{ WB_OP_USER_UPDATE, user_handle_update },
-		{ WB_OP_USER_REGISTER_MANY, user_handle_register_many },
-		{ WB_OP_USER_LOGOUT_ALL, user_handle_logout_all },
-		{ WB_OP_USER_PASSWORD, user_handle_password },
-		{ WB_OP_USER_SESSION_KEYS, user_handle_session_keys },
-		{ WB_OP_USER_ROTATE_KEY, user_handle_rotate_key },
-		{ WB_OP_USER_REVOCATIONS, user_handle_revocations },
-	};
-	int rc;
+/* user_routes: the service's operations (the user service is one shard: no owners). */
+const rt_route user_routes[] = {
+	{ WB_OP_USER_REGISTER, user_handle_register, 0, RT_ROUTE_SLOW },
+	{ WB_OP_USER_LOGIN, user_handle_login, 0, RT_ROUTE_SLOW },
+	{ WB_OP_USER_LOGOUT, user_handle_logout, 0, 0 },
+	{ WB_OP_USER_AUTH, user_handle_auth, 0, 0 },
+	{ WB_OP_USER_GET, user_handle_get, 0, 0 },
+	{ WB_OP_USER_LOOKUP, user_handle_lookup, 0, 0 },
+	{ WB_OP_USER_UPDATE, user_handle_update, 0, 0 },
+	{ WB_OP_USER_REGISTER_MANY, user_handle_register_many, 0, RT_ROUTE_SLOW },
+	{ WB_OP_USER_LOGOUT_ALL, user_handle_logout_all, 0, 0 },
+	{ WB_OP_USER_PASSWORD, user_handle_password, 0, RT_ROUTE_SLOW },
+	{ WB_OP_USER_SESSION_KEYS, user_handle_session_keys, 0, 0 },
+	{ WB_OP_USER_ROTATE_KEY, user_handle_rotate_key, 0, 0 },
+	{ WB_OP_USER_REVOCATIONS, user_handle_revocations, 0, 0 },
+	{ WB_OP_NONE },
+};
 
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if ((rc = rt_server_handle(s, routes[i].op, routes[i].fn, u)) != WB_OK) {
-			return rc;
-		}
-	}
+/* user_svc_gauges adds the service's figures to a server's stats. */
+int
+user_svc_gauges(user_svc *u, rt_server *s)
+{
 	return rt_server_gauge(s, "users", user_gauge_users, u);
 }
 

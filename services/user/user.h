@@ -47,8 +47,11 @@ typedef struct user_svc_opts {
 /* user_svc_open creates the service over an open table (families from user_schema). */
 int user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts);
 
-/* user_svc_route registers the service's handlers and gauges on a server. */
-int user_svc_route(user_svc *u, rt_server *s);
+/* user_routes is the service's route table (handlers take the user_svc). */
+extern const rt_route user_routes[];
+
+/* user_svc_gauges adds the service's figures to a server's stats. */
+int user_svc_gauges(user_svc *u, rt_server *s);
 
 /* user_svc_close frees the service (after its server is closed); NULL is ignored. */
 void user_svc_close(user_svc *u);

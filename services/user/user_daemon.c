@@ -90,7 +90,7 @@ user_daemon_open(const rt_env *env, void **out)
 	int       rc;
 
 	if ((rc = user_svc_open(&svc, env->store, &user_o)) != WB_OK ||
-	    (rc = user_svc_route(svc, env->srv)) != WB_OK) {
+	    (rc = user_svc_gauges(svc, env->srv)) != WB_OK) {
 		user_svc_close(svc);
 		return rc;
 	}
@@ -114,5 +114,6 @@ const rt_service user_service = {
 	.nfams = USER_FAM_COUNT,
 	.families = user_daemon_families,
 	.open = user_daemon_open,
+	.routes = user_routes,
 	.close = user_daemon_close,
 };

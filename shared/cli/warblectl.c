@@ -1026,6 +1026,7 @@ static bool
 ctl_manifest_check(json_t *m, char *why, size_t len)
 {
 	static const char *const sources[] = { "content", "relation" };
+	static const char *const logs[] = { "content/0", "relation/0" };
 	json_t                  *in = ctl_service_json(m, "inbox");
 	size_t                   off = 0;
 	bool                     ok = true;
@@ -1040,8 +1041,8 @@ ctl_manifest_check(json_t *m, char *why, size_t len)
 	for (size_t i = 0; i < 2; i++) {
 		json_t  *src = ctl_service_json(m, sources[i]);
 		uint64_t applied, last;
-		if (!ctl_json_u64(json_object_get(in, "applied"), sources[i], &applied) ||
-		    !ctl_json_u64(json_object_get(src, "log_last"), sources[i], &last)) {
+		if (!ctl_json_u64(json_object_get(in, "applied"), logs[i], &applied) ||
+		    !ctl_json_u64(json_object_get(src, "log_last"), logs[i], &last)) {
 			snprintf(why, len, "the manifest lacks the %s log positions", sources[i]);
 			return false;
 		}

@@ -320,9 +320,15 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 	}
 	for (size_t i = 0; i < nfams; i++) {
 		t->fams[i].cf = handles[i];
+		if (strcmp(t->fams[i].name, "default") == 0) {
+			t->dflt = handles[i];
+		}
 	}
 	for (size_t i = first_extra; i < k; i++) {
 		t->extra[t->nextra++] = handles[i];
+	}
+	if (need_default) {
+		t->dflt = handles[first_extra];
 	}
 	rv = WB_OK;
 done:
@@ -542,6 +548,39 @@ void
 hb_cell_free(hb_cell *c)
 {
 	free(c);
+}
+
+int
+hb_attr_get(hb_table *t, const char *name, char *buf, size_t cap, size_t *len)
+{
+	char  *err = NULL, *v;
+	size_t vlen = 0;
+
+	v = rocksdb_get_cf(t->db, t->ro, t->dflt, name, strlen(name), &vlen, &err);
+	if (err != NULL) {
+		return hb_err_rocks(err);
+	}
+	if (v == NULL) {
+		return WB_ENOTFOUND;
+	}
+	if (vlen >= cap) {
+		rocksdb_free(v);
+		return hb_err_set(WB_ETOOBIG, "attribute longer than its buffer");
+	}
+	memcpy(buf, v, vlen);
+	buf[vlen] = '\0';
+	*len = vlen;
+	rocksdb_free(v);
+	return WB_OK;
+}
+
+int
+hb_attr_set(hb_table *t, const char *name, const void *value, size_t len)
+{
+	char *err = NULL;
+
+	rocksdb_put_cf(t->db, t->wo, t->dflt, name, strlen(name), value, len, &err);
+	return err != NULL ? hb_err_rocks(err) : WB_OK;
 }
 
 int

@@ -120,6 +120,17 @@ bool hb_live(hb_table *t, int fam, uint64_t version);
 /* hb_cell_free frees a cell returned by hb_get. */
 void hb_cell_free(hb_cell *c);
 
+/*
+ * hb_attr_get reads a table attribute (HBase's table descriptor values: a
+ * name -> bytes map beside the families, in RocksDB's default family, so
+ * checkpoints carry it) into buf (cap bytes, NUL-terminated) and its
+ * length into *len; WB_ENOTFOUND if unset, WB_ETOOBIG if it does not fit.
+ */
+int hb_attr_get(hb_table *t, const char *name, char *buf, size_t cap, size_t *len);
+
+/* hb_attr_set writes a table attribute (through the WAL). */
+int hb_attr_set(hb_table *t, const char *name, const void *value, size_t len);
+
 /* hb_counter_get reads a counter cell (0 if it was never added to). */
 int hb_counter_get(hb_table *t, int fam, const void *row, size_t row_len, const void *qual,
     size_t qual_len, int64_t *out);

@@ -34,6 +34,7 @@ struct hb_table {
 	/* column families present on disk that the caller did not name */
 	rocksdb_column_family_handle_t **extra;
 	size_t                           nextra;
+	rocksdb_column_family_handle_t  *dflt; /* RocksDB's default family: the attributes */
 	rocksdb_options_t               *extra_opts;
 	uint64_t (*now_ms)(void *arg);
 	void *now_arg;

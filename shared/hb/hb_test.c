@@ -1006,6 +1006,36 @@ Test(hb, checkpoint_and_clear, .init = tdir_make, .fini = tdir_remove)
 	hb_close(t);
 }
 
+Test(hb, attributes, .init = tdir_make, .fini = tdir_remove)
+{
+	hb_family_opts f[] = { { .name = "a", .row_len = HB_VARLEN } };
+	hb_table      *t, *c;
+	char           path[512], copy[512], buf[32];
+	size_t         len = 0;
+
+	snprintf(path, sizeof(path), "%s/db", tdir);
+	snprintf(copy, sizeof(copy), "%s/copy", tdir);
+	cr_assert_eq(hb_open(&t, path, f, 1, NULL), WB_OK);
+	cr_assert_eq(hb_attr_get(t, "layout", buf, sizeof(buf), &len), WB_ENOTFOUND);
+	cr_assert_eq(hb_attr_set(t, "layout", "relation 1/3", 12), WB_OK);
+	cr_assert_eq(hb_attr_get(t, "layout", buf, sizeof(buf), &len), WB_OK);
+	cr_assert_eq(len, 12);
+	cr_assert_str_eq(buf, "relation 1/3");
+	cr_assert_eq(hb_attr_get(t, "layout", buf, 12, &len), WB_ETOOBIG, "no room for the NUL");
+	cr_assert_eq(hb_put(t, 0, "r", 1, NULL, 0, 1, "v", 1), WB_OK);
+	cr_assert_eq(count_cells(t, 0), 1, "an attribute is no cell");
+	cr_assert_eq(hb_checkpoint(t, copy), WB_OK);
+	hb_close(t);
+	cr_assert_eq(hb_open(&t, path, f, 1, NULL), WB_OK);
+	cr_assert_eq(hb_attr_get(t, "layout", buf, sizeof(buf), &len), WB_OK, "kept on reopen");
+	cr_assert_str_eq(buf, "relation 1/3");
+	hb_close(t);
+	cr_assert_eq(hb_open(&c, copy, f, 1, NULL), WB_OK);
+	cr_assert_eq(
+	    hb_attr_get(c, "layout", buf, sizeof(buf), &len), WB_OK, "and in a checkpoint");
+	hb_close(c);
+}
+
 /* ---- paging ------------------------------------------------------------ */
 
 Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)

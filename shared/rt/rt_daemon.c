@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 
@@ -29,9 +30,11 @@
 
 /* The values of the common options. */
 typedef struct rt_common {
-	const char *url, *data, *level, *workers, *sync;
+	const char *url, *data, *level, *workers, *sync, *shard_s;
 	uint64_t    nworkers;
 	bool        fsync;
+	wb_shard    shard;          /* --shard (0 of 1 unless the service is sharded) */
+	bool        upgrade;        /* the store recorded no layout yet: rt_env.upgrade */
 	bool        all;            /* in one process with the other services */
 	char        dir[4096];      /* DATA/<name> */
 	char        data_help[128]; /* --data's help names the store's folder */
@@ -49,6 +52,10 @@ rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 		{ "workers", "WARBLE_WORKERS", workers != NULL ? workers : "8",
 		    s->workers_help != NULL ? s->workers_help : "worker threads", &c->workers },
 		{ "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &c->sync },
+		{ "shard", "WARBLE_SHARD", "0/1",
+		    "this process's shard, i/N: it owns slot groups [i*64/N, (i+1)*64/N) "
+		    "(docs/architecture.md)",
+		    &c->shard_s },
 	};
 
 	opts[n] = s->listen;
@@ -61,7 +68,7 @@ rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 	}
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++) {
 		bool store_row = i == 0 || i == 3; /* data and sync belong to a store */
-		if (store_row && s->nfams == 0) {
+		if ((store_row && s->nfams == 0) || (i == 4 && !s->sharded)) {
 			continue;
 		}
 		if (n + 1 >= max) {
@@ -163,8 +170,16 @@ rt_daemon_config(const rt_service *s, rt_common *c, int argc, char **argv)
 		return 2;
 	}
 	if (rt_daemon_workers(c->workers, max, &c->nworkers) != 0 ||
-	    (c->sync != NULL && rt_config_u64("sync", c->sync, 0, 1, &fsync) != 0) ||
-	    (s->config != NULL && s->config() != 0)) {
+	    (c->sync != NULL && rt_config_u64("sync", c->sync, 0, 1, &fsync) != 0)) {
+		return 2;
+	}
+	c->shard = (wb_shard) { 0, 1 };
+	if (c->shard_s != NULL && !wb_shard_parse(c->shard_s, &c->shard)) {
+		fprintf(stderr, "%s: bad --shard '%s': i/N with 0 <= i < N <= %d\n", prog,
+		    c->shard_s, WB_SHARDS_MAX);
+		return 2;
+	}
+	if (s->config != NULL && s->config() != 0) {
 		return 2;
 	}
 	c->fsync = fsync != 0;
@@ -188,6 +203,61 @@ rt_daemon_mkdirs(char *path)
 	return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+#define RT_DAEMON_LAYOUT "warble.layout" /* the store's attribute: "<service> <i>/<N>" */
+
+/* rt_daemon_layout_write records c's layout in t. */
+static int
+rt_daemon_layout_write(const rt_service *s, const rt_common *c, hb_table *t)
+{
+	char want[96];
+	int  n = snprintf(want, sizeof(want), "%s %u/%u", s->name, c->shard.index, c->shard.count);
+
+	return hb_attr_set(t, RT_DAEMON_LAYOUT, want, (size_t)n);
+}
+
+/*
+ * rt_daemon_layout checks that store t was made as this process's service
+ * and shard, and records the layout in a fresh one.  A store with data and
+ * no record was made by a release before shards: it is shard 0 of 1, and
+ * its service's open is told to bring it up to date (c->upgrade) before
+ * the layout is recorded.
+ */
+static int
+rt_daemon_layout(const rt_service *s, rt_common *c, hb_table *t, bool fresh)
+{
+	char   have[96], want[96];
+	size_t len;
+	int    rc = hb_attr_get(t, RT_DAEMON_LAYOUT, have, sizeof(have), &len);
+
+	snprintf(want, sizeof(want), "%s %u/%u", s->name, c->shard.index, c->shard.count);
+	if (rc == WB_OK) {
+		if (strcmp(have, want) == 0) {
+			return WB_OK;
+		}
+		RT_ERRORF(
+		    "store %s was made as %s, and this process is %s (--shard, WARBLE_SHARD): "
+		    "a store keeps its service and shard (resharding moves slot ranges "
+		    "between stores, docs/operations.md)",
+		    c->dir, have, want);
+		return WB_EINVAL;
+	}
+	if (rc != WB_ENOTFOUND) {
+		RT_ERRORF("cannot read the layout of store %s: %s", c->dir, hb_last_error());
+		return rc;
+	}
+	if (fresh) {
+		return rt_daemon_layout_write(s, c, t);
+	}
+	if (c->shard.index != 0 || c->shard.count != 1) {
+		RT_ERRORF("store %s was made by a release before shards, so it is %s 0/1, and this "
+		          "process is %s",
+		    c->dir, s->name, want);
+		return WB_EINVAL;
+	}
+	c->upgrade = true;
+	return WB_OK;
+}
+
 /* rt_daemon_store creates DATA/<name> and opens the store there. */
 static int
 rt_daemon_store(const rt_service *s, rt_common *c, hb_table **t)
@@ -209,8 +279,14 @@ rt_daemon_store(const rt_service *s, rt_common *c, hb_table **t)
 		return WB_ENOMEM;
 	}
 	s->families(fams);
+	char current[4200];
+	snprintf(current, sizeof(current), "%s/CURRENT", c->dir);
+	bool fresh = access(current, F_OK) != 0;
 	if ((rc = hb_open(t, c->dir, fams, s->nfams, &topts)) != WB_OK) {
 		RT_ERRORF("cannot open store %s: %s %s", c->dir, wb_strerror(rc), hb_last_error());
+	} else if ((rc = rt_daemon_layout(s, c, *t, fresh)) != WB_OK) {
+		hb_close(*t);
+		*t = NULL;
 	}
 	free(fams);
 	return rc;
@@ -329,11 +405,13 @@ rt_daemon_up(rt_unit *u, size_t n, bool local)
 			.url = u[i].c.url,
 			.workers = workers,
 			.spares = spares,
-			.local = local };
+			.local = local,
+			.shard = u[i].c.shard };
 		rt_env         env = { .name = u[i].s->name,
 			        .url = u[i].c.url,
 			        .nworkers = workers,
-			        .nspares = spares };
+			        .nspares = spares,
+			        .shard = u[i].c.shard };
 
 		if (u[i].s->nfams > 0 &&
 		    (rc = rt_daemon_store(u[i].s, &u[i].c, &u[i].t)) != WB_OK) {
@@ -341,12 +419,27 @@ rt_daemon_up(rt_unit *u, size_t n, bool local)
 		}
 		env.store = u[i].t;
 		env.dir = u[i].t != NULL ? u[i].c.dir : NULL;
+		env.upgrade = u[i].c.upgrade;
 		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK &&
 		    (u[i].t == NULL || (rc = rt_admin_open(&u[i].admin, u[i].srv, u[i].s->name,
 		                            u[i].t)) == WB_OK)) {
 			env.srv = u[i].srv;
 			env.admin = u[i].admin;
 			rc = u[i].s->open != NULL ? u[i].s->open(&env, &u[i].svc) : WB_OK;
+		}
+		if (rc == WB_OK && u[i].s->routes != NULL) {
+			void *arg =
+			    u[i].s->route_arg != NULL ? u[i].s->route_arg(u[i].svc) : u[i].svc;
+			size_t nr = 0;
+			while (u[i].s->routes[nr].op != WB_OP_NONE) {
+				nr++;
+			}
+			rc = rt_server_routes(u[i].srv, u[i].s->routes, nr, arg);
+		}
+		if (rc == WB_OK && u[i].c.upgrade) {
+			/* brought up to date by its open: recorded as shard 0 of 1 */
+			rc = rt_daemon_layout_write(u[i].s, &u[i].c, u[i].t);
+			u[i].c.upgrade = false;
 		}
 		if (rc == WB_OK && u[i].t != NULL) {
 			rc = rt_daemon_gauges(u[i].srv, u[i].t, u[i].c.dir);

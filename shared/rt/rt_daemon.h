@@ -9,11 +9,14 @@
  *      log level, workers, WAL sync), flags over WARBLE_* variables,
  *      --help and --print-defaults; then the service's config check;
  *   2. logging as the service's name, SIGTERM/SIGINT/SIGPIPE handling;
- *   3. DATA/<name> and the store with the service's families;
+ *   3. DATA/<name> and the store with the service's families, checked
+ *      against the layout it was made with (its service and shard: a
+ *      table attribute, hb_attr_get), which a store refuses to change;
  *   4. the REP server on its listen endpoint, admin.backup for the store
- *      (rt_admin.h), the service's open (it registers its handlers
- *      there), the store_bytes and disk_{free,size}_bytes gauges,
- *      listen, the service's start;
+ *      (rt_admin.h), the service's open, its route table (each request
+ *      of a sharded service checked against the shard's slots, rt_route),
+ *      the store_bytes and disk_{free,size}_bytes gauges, listen, the
+ *      service's start;
  *   5. wait for SIGTERM or SIGINT; RT_DAEMON_GRACE_MS later every
  *      downstream call still waiting ends (rt_client_shutdown_all);
  *   6. close the server (requests in flight are answered), the service,
@@ -41,6 +44,7 @@
 #include "rt_admin.h"
 #include "rt_config.h"
 #include "rt_server.h"
+#include "wb_slot.h"
 
 #define RT_DAEMON_GRACE_MS \
 	500 /* after SIGTERM, requests in flight get this long before downstream calls end */
@@ -55,6 +59,10 @@ typedef struct rt_env {
 	int         nworkers; /* --workers */
 	int         nspares;  /* the server's spare threads (spares per worker x nworkers) */
 	rt_admin   *admin;    /* admin.backup of the store (NULL without one): rt_admin_logs */
+	wb_shard    shard;    /* the slots it owns (--shard; 0 of 1 for a service not sharded) */
+	bool        upgrade;  /* the store was made by a release that recorded no layout: the
+	                       * service's open rewrites what changed since (once: the layout is
+	                       * recorded after open succeeds) */
 } rt_env;
 
 typedef struct rt_service {
@@ -69,9 +77,12 @@ typedef struct rt_service {
 	int         spares;       /* spare threads per worker, for slow calls (0: none) */
 	size_t      nfams;        /* families of the store; 0: no data folder, no store */
 	int (*config)(void);      /* checks option values (NULL: none); nonzero exits 2 */
-	void (*families)(hb_family_opts *fams); /* fills nfams families (after config) */
-	int (*open)(const rt_env *env,
-	    void                **svc);          /* builds the service, registers handlers (NULL: none) */
+	void (*families)(hb_family_opts *fams);     /* fills nfams families (after config) */
+	int (*open)(const rt_env *env, void **svc); /* builds the service (NULL: none) */
+	const rt_route *routes; /* its operations (rt_server.h), ended by a row of op WB_OP_NONE;
+	                         * routed once open succeeds (NULL: none) */
+	void *(*route_arg)(void *svc); /* the handlers' argument, from open's svc (NULL: svc) */
+	bool sharded; /* takes --shard i/N (WARBLE_SHARD): owns a slot range of its kind */
 	int (*start)(void *svc);  /* once the server listens (NULL: nothing to do) */
 	void (*close)(void *svc); /* after the server has closed, if open gave a service */
 } rt_service;

@@ -100,7 +100,8 @@ struct rt_loop {
 	bool            guarded;
 };
 
-static _Thread_local rt_loop *rt_loop_self; /* the loop whose worker runs on this thread */
+static _Thread_local rt_loop *rt_loop_self;       /* the loop whose worker runs on this thread */
+static _Thread_local int      rt_loop_slow_depth; /* slow calls open on this thread (nested: one) */
 
 bool
 rt_loop_send(rt_loop_conn *c, const void *buf, size_t len)
@@ -326,8 +327,8 @@ rt_loop_slow_begin(void)
 {
 	rt_loop *l = rt_loop_self;
 
-	if (l == NULL) {
-		return;
+	if (l == NULL || rt_loop_slow_depth++ > 0) {
+		return; /* off a loop, or inside a slow call already (a service in this process) */
 	}
 	pthread_mutex_lock(&l->mtx);
 	atomic_fetch_sub(&l->serving, 1);
@@ -338,7 +339,7 @@ rt_loop_slow_begin(void)
 void
 rt_loop_slow_end(void)
 {
-	if (rt_loop_self != NULL) {
+	if (rt_loop_self != NULL && --rt_loop_slow_depth == 0) {
 		atomic_fetch_add(
 		    &rt_loop_self->serving, 1); /* parks after this request if need be */
 	}

@@ -68,7 +68,7 @@ int rt_loop_port(rt_loop *l);
 /* rt_loop_close stops accepting, lets requests in flight finish (bounded), closes every connection and frees l; NULL is ignored. */
 void rt_loop_close(rt_loop *l);
 
-/* rt_loop_slow_begin lets a parked spare take the calling worker's place until its slow call is done (no-op off a loop's thread). */
+/* rt_loop_slow_begin lets a parked spare take the calling worker's place until its slow call is done (no-op off a loop's thread; calls nest: the outermost counts). */
 void rt_loop_slow_begin(void);
 
 /* rt_loop_slow_end counts the calling worker as serving again; it parks after its request if enough others serve. */

@@ -31,6 +31,7 @@
 #include "rt_stats.h"
 #include "rt_wire.h"
 #include "wb_clock.h"
+#include "wb_id.h"
 
 #define RT_SERVER_WORKERS     8
 #define RT_SERVER_MAX_WORKERS 4096
@@ -47,10 +48,12 @@ typedef struct rt_work {
 /* The connection whose request this worker thread's handler is running (rt_server_peer). */
 static _Thread_local const rt_loop_conn *rt_server_conn;
 
-typedef struct rt_route {
+typedef struct rt_server_route {
 	rt_handler_fn fn;
 	void         *arg;
-} rt_route;
+	wb_field      owner; /* 0: any shard serves it */
+	unsigned      flags; /* RT_ROUTE_* */
+} rt_server_route;
 
 typedef struct rt_gauge {
 	char       *name;
@@ -59,18 +62,19 @@ typedef struct rt_gauge {
 } rt_gauge;
 
 struct rt_server {
-	char     *name;
-	char     *url;
-	int       nworkers, nspares;
-	size_t    max_msg;
-	rt_stats *stats;
-	rt_route  routes[WB_OP_COUNT];
-	rt_gauge  gauges[RT_SERVER_GAUGES];
-	int       ngauges;
-	uint64_t  start_us;
-	rt_loop  *loop;
-	bool      started;
-	int       local; /* its rt_local slot (rt_server_opts.local), else 0 */
+	char           *name;
+	char           *url;
+	int             nworkers, nspares;
+	size_t          max_msg;
+	rt_stats       *stats;
+	rt_server_route routes[WB_OP_COUNT];
+	wb_shard        shard;
+	rt_gauge        gauges[RT_SERVER_GAUGES];
+	int             ngauges;
+	uint64_t        start_us;
+	rt_loop        *loop;
+	bool            started;
+	int             local; /* its rt_local slot (rt_server_opts.local), else 0 */
 };
 
 static int   rt_server_call(void *arg, const wb_obj *req, wb_obj **rep);
@@ -187,9 +191,10 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 		rt_server_close(s);
 		return WB_ENOMEM;
 	}
-	s->routes[WB_OP_PING] = (rt_route) { rt_server_ping, s };
-	s->routes[WB_OP_STATS] = (rt_route) { rt_server_stats, s };
-	s->routes[WB_OP_BATCH] = (rt_route) { rt_server_batch, s };
+	s->shard = opts->shard;
+	s->routes[WB_OP_PING] = (rt_server_route) { rt_server_ping, s };
+	s->routes[WB_OP_STATS] = (rt_server_route) { rt_server_stats, s };
+	s->routes[WB_OP_BATCH] = (rt_server_route) { rt_server_batch, s };
 	if (opts->local && (s->local = rt_local_add(s->url, rt_server_call, s)) == 0) {
 		RT_ERRORF("%s: %s is served in this process already", s->name, s->url);
 		rt_server_close(s);
@@ -203,11 +208,85 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 int
 rt_server_handle(rt_server *s, wb_op op, rt_handler_fn fn, void *arg)
 {
-	if (op <= WB_OP_NONE || op >= WB_OP_COUNT || fn == NULL || s->started) {
-		return WB_EINVAL;
+	rt_route r = { op, fn, 0, 0 };
+
+	return rt_server_routes(s, &r, 1, arg);
+}
+
+int
+rt_server_routes(rt_server *s, const rt_route *routes, size_t n, void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		const rt_route *r = &routes[i];
+		wb_mask         req = 0, opt = 0;
+		if (r->op <= WB_OP_NONE || r->op >= WB_OP_COUNT || r->fn == NULL || s->started) {
+			return WB_EINVAL;
+		}
+		wb_op_fields(r->op, &req, &opt);
+		if (r->owner != 0 && ((req | opt) & wb_mask_bit(r->owner)) == 0) {
+			return WB_EINVAL; /* the owner must be a field of the op */
+		}
+		s->routes[r->op] = (rt_server_route) { r->fn, arg, r->owner, r->flags };
 	}
-	s->routes[op] = (rt_route) { fn, arg };
 	return WB_OK;
+}
+
+/* rt_server_slot_of reads the slot the owner field's value f of type t names (an id: its group's first slot); false if it names none. */
+static bool
+rt_server_slot_of(wb_type t, uint64_t v, unsigned *slot)
+{
+	if (t == WB_T_ID || t == WB_T_IDS) {
+		*slot = wb_id_node(v) * WB_GROUP_SLOTS;
+	} else {
+		*slot = wb_slot(v);
+	}
+	return true;
+}
+
+/*
+ * rt_server_misrouted tells whether req, for an op whose owner is field f,
+ * names a slot this shard does not own, and then fills rep with
+ * WRONG_SHARD naming the shard that owns it.  A request without the
+ * field is left to the handler (the op's checks say whether it may).
+ */
+static bool
+rt_server_misrouted(const rt_server *s, wb_field f, const wb_obj *req, wb_obj *rep)
+{
+	const uint64_t *vs = NULL;
+	const char     *str;
+	uint64_t        v, author;
+	size_t          n = 0, len;
+	wb_type         t = wb_field_type(f);
+	unsigned        slot;
+
+	if (t == WB_T_U64 || t == WB_T_ID) {
+		if (!wb_get_u64(req, f, &v)) {
+			return false;
+		}
+		vs = &v;
+		n = 1;
+	} else if (t == WB_T_U64S || t == WB_T_IDS) {
+		(void)wb_get_u64s(req, f, &vs, &n);
+	} else if (t == WB_T_STR && f == WB_F_MEDIA) {
+		if (!wb_get_str(req, f, &str, &len) || !wb_media_id_parse(str, len, &author, &v)) {
+			return false;
+		}
+		vs = &author;
+		n = 1;
+		t = WB_T_U64;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (rt_server_slot_of(t, vs[i], &slot) && !wb_shard_owns(s->shard, slot)) {
+			unsigned owner = wb_slot_shard(slot, s->shard.count);
+			wb_reply_error(rep, WB_EWRONGSHARD,
+			    "%s %llu is in slot group %u, served by %s shard %u of %u, not %u",
+			    wb_field_name(f), (unsigned long long)vs[i], wb_slot_group(slot),
+			    s->name, owner, s->shard.count, s->shard.index);
+			wb_set_u64(rep, WB_F_SHARD, owner);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* rt_server_gauge adds a named figure to the stats reply; call before rt_server_start. */
@@ -257,7 +336,19 @@ rt_server_run(rt_server *s, const wb_obj *req, wb_obj *rep)
 		wb_rid_swap(rid);
 	}
 	prev_svc = rt_log_swap_service(s->name);
-	rv = s->routes[op].fn(s->routes[op].arg, req, rep);
+	const rt_server_route *route = &s->routes[op];
+	if (s->shard.count > 1 && route->owner != 0 &&
+	    rt_server_misrouted(s, route->owner, req, rep)) {
+		rv = WB_EWRONGSHARD;
+	} else {
+		if (route->flags & RT_ROUTE_SLOW) {
+			rt_loop_slow_begin();
+		}
+		rv = route->fn(route->arg, req, rep);
+		if (route->flags & RT_ROUTE_SLOW) {
+			rt_loop_slow_end();
+		}
+	}
 	if (rv != 0) {
 		if (!wb_has(rep, WB_F_ERR)) {
 			wb_reply_error(rep, rv, NULL);

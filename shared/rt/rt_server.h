@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "wb_proto.h"
+#include "wb_slot.h"
 
 typedef struct rt_server rt_server;
 
@@ -24,6 +25,28 @@ typedef struct rt_server rt_server;
  * wb_err.  A nonzero return with rep left empty becomes an error reply
  * with the code's message; handlers call wb_reply_error for a better one. */
 typedef int (*rt_handler_fn)(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* Route flags. */
+enum {
+	RT_ROUTE_SLOW = 1, /* a long wait (a password hash): a spare thread serves meanwhile */
+};
+
+/*
+ * One row of a service's route table: the op, its handler, the field that
+ * names whose data the request touches (owner; 0 for an op any shard
+ * serves), and flags.  On a sharded server every request of an op with
+ * an owner is checked before its handler runs: a uid field (U64 or U64S:
+ * every uid) by its slot, a post id field (ID or IDS) by the slot group
+ * its node bits name, a media id by its author; a request for a slot the
+ * shard does not own is answered WRONG_SHARD, with the owning shard's
+ * index in `shard`, and never reaches the handler.
+ */
+typedef struct rt_route {
+	wb_op         op;
+	rt_handler_fn fn;
+	wb_field      owner;
+	unsigned      flags;
+} rt_route;
 
 /* A gauge reads one named figure for stats. */
 typedef uint64_t (*rt_gauge_fn)(void *arg);
@@ -34,14 +57,18 @@ typedef struct rt_server_opts {
 	int         workers; /* worker threads, each serving one request at a time (default 8) */
 	int         spares; /* threads standing in for workers in slow calls (rt_loop_slow_begin) */
 	size_t      max_msg; /* largest request in bytes (default 4 MiB) */
-	bool local; /* also served in-process to this process's clients of url (rt_local.h) */
+	bool     local; /* also served in-process to this process's clients of url (rt_local.h) */
+	wb_shard shard; /* the slots it owns (count 0 or 1: all; no request is checked) */
 } rt_server_opts;
 
 /* rt_server_open creates a server (not yet listening). */
 int rt_server_open(rt_server **out, const rt_server_opts *opts);
 
-/* rt_server_handle routes op to fn; call before rt_server_start. */
+/* rt_server_handle routes op to fn, with no owner and no flags; call before rt_server_start. */
 int rt_server_handle(rt_server *s, wb_op op, rt_handler_fn fn, void *arg);
+
+/* rt_server_routes routes each of the n rows, with arg for every handler; call before rt_server_start. */
+int rt_server_routes(rt_server *s, const rt_route *routes, size_t n, void *arg);
 
 /* rt_server_gauge adds a named figure to the stats reply; call before rt_server_start. */
 int rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg);

@@ -622,7 +622,7 @@ Test(http, request_ids, .fini = wbt_cleanup, .timeout = 120)
 	    "the gateway's log does not name the request (%s)", cl.gateway->log);
 	cr_assert(log_wait(cl.content, "svc=content rid=test-rid.42 msg=\"post.publish: ok\""),
 	    "the content service's log does not name the request (%s)", cl.content->log);
-	cr_assert(log_wait(cl.inbox, "svc=inbox rid=test-rid.42 msg=\"content event post seq"),
+	cr_assert(log_wait(cl.inbox, "svc=inbox rid=test-rid.42 msg=\"content/0 event post seq"),
 	    "the inbox's log does not name the fan-out (%s)", cl.inbox->log);
 
 	/* no id, or one that is not an id: a new one, every time */

@@ -50,6 +50,8 @@ http_reason(int status)
 		return "Unsupported Media Type";
 	case 416:
 		return "Range Not Satisfiable";
+	case 421:
+		return "Misdirected Request";
 	case 429:
 		return "Too Many Requests";
 	case 431:
