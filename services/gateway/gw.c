@@ -196,6 +196,12 @@ gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
 }
 
 int
+gw_caller(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
+{
+	return gw_auth(g, req, uid, rep);
+}
+
+int
 gw_auth_optional(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
 {
 	int rc;

@@ -65,6 +65,13 @@ int gw_dispatch(
 /* gw_handler is gw_dispatch in rt_server's handler shape (arg is the gw); op comes from req. */
 int gw_handler(void *arg, const wb_obj *req, wb_obj *rep);
 
+/*
+ * gw_caller resolves req's token to the caller's uid as every operation does, for a transport that
+ * must know the caller before the rest of the request arrives (an upload's body); errors go into
+ * rep.
+ */
+int gw_caller(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
+
 /* gw_is_public tells whether op is one of the gateway's public operations. */
 int gw_is_public(wb_op op);
 

@@ -12,9 +12,9 @@
 
 static const char *http_url, *gw_web_dir, *gw_timeout, *gw_cache, *gw_check, *gw_hdr_tmo,
     *gw_max_conns, *gw_fails, *gw_window, *gw_cool, *gw_pcache, *gw_pcache_ms, *gw_coalesce,
-    *gw_media_max_s, *gw_uploads_s;
+    *gw_media_max_s, *gw_uploads_s, *gw_user_uploads_s;
 static gw_opts  gw_o;
-static uint64_t gw_hdr_ms, gw_nconns, gw_uploads, gw_media_max;
+static uint64_t gw_hdr_ms, gw_nconns, gw_uploads, gw_user_uploads, gw_media_max;
 
 static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &http_url),
@@ -61,6 +61,10 @@ static rt_opt gw_daemon_opts[] = {
 	{ "http-uploads", "WARBLE_HTTP_UPLOADS", "8",
 	    "HTTP image uploads receiving at once (each holds up to media-max bytes); more get 503",
 	    &gw_uploads_s },
+	{ "http-uploads-per-user", "WARBLE_HTTP_UPLOADS_PER_USER", "2",
+	    "... of them one user's at once (the token is checked from the head first); more get "
+	    "429",
+	    &gw_user_uploads_s },
 	{ NULL },
 };
 
@@ -81,7 +85,9 @@ gw_daemon_config(void)
 	    rt_config_u64("post-cache-ms", gw_pcache_ms, 0, 86400000, &post_ms) != 0 ||
 	    rt_config_u64("coalesce", gw_coalesce, 0, 4096, &coalesce) != 0 ||
 	    rt_config_u64("media-max", gw_media_max_s, 1, WB_MEDIA_MAX_LIMIT, &gw_media_max) != 0 ||
-	    rt_config_u64("http-uploads", gw_uploads_s, 1, 4096, &gw_uploads) != 0) {
+	    rt_config_u64("http-uploads", gw_uploads_s, 1, 4096, &gw_uploads) != 0 ||
+	    rt_config_u64("http-uploads-per-user", gw_user_uploads_s, 1, 4096, &gw_user_uploads) !=
+	        0) {
 		return 2;
 	}
 	gw_o.timeout_ms = (int)tmo;
@@ -147,6 +153,7 @@ gw_daemon_start(void *arg)
 	ho.header_timeout_ms = (int)gw_hdr_ms;
 	ho.max_conns = (size_t)gw_nconns;
 	ho.max_uploads = (int)gw_uploads;
+	ho.max_user_uploads = (int)gw_user_uploads;
 	ho.max_upload = (size_t)gw_media_max;
 	if ((rc = gw_metrics_open(&d->metrics, &mo)) != WB_OK) {
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));

@@ -268,8 +268,7 @@ http_query(wb_obj *q, const http_route *r, const char *qs, http_parsed *out)
 	return true;
 }
 
-/* http_token sets the Bearer token on q if op takes one; false after answering 401. */
-static bool
+bool
 http_token(http_job *j, wb_op op)
 {
 	wb_mask     req, opt;
