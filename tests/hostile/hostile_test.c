@@ -19,6 +19,8 @@
 #include <stdatomic.h>
 
 #include "hs.h"
+#include "wb_proto.h"
+#include "wbt_png.h"
 
 #define HS_PROBES    200 /* bare connect/close per port */
 #define HS_HALF_OPEN 40  /* held connections per port and kind */
@@ -624,5 +626,214 @@ Test(hostile, upload_slots_need_a_token, .fini = wbt_cleanup, .timeout = 180)
 	free(png);
 	warble_close(alice);
 	warble_close(mallory);
+	cr_assert_eq(hs_stop(&hc), 0, "a daemon did not exit cleanly on SIGTERM");
+}
+
+/* ---- the msgpack port: a request's deadline, large requests before auth ---- */
+
+/* hs_sp_open connects to the gateway's msgpack port and does the REQ handshake; the fd. */
+static int
+hs_sp_open(void)
+{
+	uint8_t hello[8] = { 0, 'S', 'P', 0, 0, 0x30, 0, 0 }, back[8];
+	int     fd = ht_connect(hc.port[HS_GATEWAY]);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ht_send(fd, (const char *)hello, 8), 0);
+	cr_assert_eq(recv(fd, back, 8, MSG_WAITALL), 8);
+	return fd;
+}
+
+/* hs_sp_frame encodes req as an SP frame with request id 1 (malloc'd, *n bytes). */
+static uint8_t *
+hs_sp_frame(const wb_obj *req, size_t *n)
+{
+	char    *m;
+	size_t   mn;
+	uint8_t *f;
+
+	cr_assert_eq(wb_encode_buf(req, &m, &mn), WB_OK);
+	cr_assert_not_null(f = malloc(mn + 12));
+	for (int i = 0; i < 8; i++) {
+		f[i] = (uint8_t)((uint64_t)(mn + 4) >> (56 - 8 * i));
+	}
+	memcpy(f + 8, "\x80\0\0\x01", 4);
+	memcpy(f + 12, m, mn);
+	free(m);
+	*n = mn + 12;
+	return f;
+}
+
+/* hs_sp_reply reads one reply within ms: its error name ("" for success), or NULL if none came. */
+static const char *
+hs_sp_reply(int fd, int ms, char *buf, size_t cap)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	uint8_t       len[8], *body;
+	uint64_t      n = 0;
+	wb_obj       *rep = NULL;
+	char          err[128];
+
+	if (poll(&pf, 1, ms) != 1 || recv(fd, len, 8, MSG_WAITALL) != 8) {
+		return NULL;
+	}
+	for (int i = 0; i < 8; i++) {
+		n = n << 8 | len[i];
+	}
+	cr_assert(n >= 4 && n < (1u << 20));
+	cr_assert_not_null(body = malloc(n));
+	cr_assert_eq(recv(fd, body, n, MSG_WAITALL), (ssize_t)n);
+	cr_assert_eq(wb_decode(&rep, body + 4, n - 4, NULL, err, sizeof(err)), WB_OK, "%s", err);
+	snprintf(buf, cap, "%s", wb_str(rep, WB_F_ERR, ""));
+	wb_msg_free(rep);
+	free(body);
+	return buf;
+}
+
+/*
+ * hs_sp_big makes an upload of 1 MiB of data (op first; the token, if any, before the data) or,
+ * publish set, a publish of a 1 MiB text.
+ */
+static uint8_t *
+hs_sp_big(const char *token, bool publish, size_t *n)
+{
+	static char data[1 << 20];
+	wb_obj     *req = wb_request(publish ? WB_OP_PUBLISH : WB_OP_UPLOAD);
+	uint8_t    *f;
+
+	memset(data, 'a', sizeof(data));
+	if (token != NULL) {
+		cr_assert_eq(wb_set_cstr(req, WB_F_TOKEN, token), WB_OK);
+	}
+	if (publish) {
+		cr_assert_eq(wb_set_str(req, WB_F_TEXT, data, sizeof(data)), WB_OK);
+	} else {
+		cr_assert_eq(wb_set_bin(req, WB_F_DATA, data, sizeof(data)), WB_OK);
+	}
+	f = hs_sp_frame(req, n);
+	wb_msg_free(req);
+	return f;
+}
+
+/* hs_sp_gone tells whether the gateway ended fd within ms. */
+static bool
+hs_sp_gone(int fd, int ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	char          c;
+
+	return poll(&pf, 1, ms) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+/*
+ * The SDK's port buffered up to 4 MiB a connection for as long as a
+ * client cared to take to send it, before reading the token inside.  Now
+ * a request must arrive whole within WARBLE_GATEWAY_REQUEST_TIMEOUT_MS of
+ * its first byte, and one over WARBLE_GATEWAY_PREAUTH_MAX (64 KiB) is
+ * read on only for an upload whose token, sent before the image, holds:
+ * otherwise it is answered from its first bytes.  The SDK's uploads (the
+ * token first) work, and idle connections are kept.
+ */
+Test(hostile, msgpack_port_bounds, .fini = wbt_cleanup, .timeout = 180)
+{
+	const char    *env[] = { "WARBLE_GATEWAY_REQUEST_TIMEOUT_MS=2000", NULL };
+	warble_client *a;
+	char           tok[128], err[64];
+	uint8_t       *f;
+	size_t         n;
+	int            fd, idle, slow;
+	long long      t0;
+
+	cr_assert_eq(hs_start(&hc, env), 0, "cluster did not start");
+	cr_assert_not_null(a = hs_session(&hc, "hs_sp_alice", "password-a"));
+	snprintf(tok, sizeof(tok), "%s", warble_token(a));
+	idle = hs_sp_open();
+
+	/* a large request without a token, with a made-up one, or not an upload:
+	 * answered from its first bytes (64 KiB at most), never held whole */
+	static const struct {
+		const char *token;
+		bool        publish;
+		size_t      first;
+		const char *want;
+	} early[] = {
+		{ NULL, false, 70 * 1024, "UNAUTHORIZED" },
+		{ "not-a-session-token", false, 4096, "UNAUTHORIZED" },
+		{ NULL, true, 4096, "TOO_LARGE" },
+	};
+	for (size_t i = 0; i < sizeof(early) / sizeof(early[0]); i++) {
+		fd = hs_sp_open();
+		f = hs_sp_big(early[i].token, early[i].publish, &n);
+		cr_assert_eq(ht_send(fd, (const char *)f, early[i].first), 0);
+		cr_assert_not_null(hs_sp_reply(fd, wbt_ms(5000), err, sizeof(err)),
+		    "case %zu: a large request was not answered from its first %zu bytes", i,
+		    early[i].first);
+		cr_assert_str_eq(err, early[i].want, "case %zu", i);
+		/* the rest is read and dropped; the connection serves on */
+		cr_assert_eq(ht_send(fd, (const char *)f + early[i].first, n - early[i].first), 0);
+		wb_obj  *ping = wb_request(WB_OP_PING);
+		uint8_t *pf = hs_sp_frame(ping, &n);
+		cr_assert_eq(ht_send(fd, (const char *)pf, n), 0);
+		cr_assert_not_null(hs_sp_reply(fd, wbt_ms(5000), err, sizeof(err)), "case %zu", i);
+		cr_assert_str_eq(err, "", "case %zu: ping after a refused request: %s", i, err);
+		wb_msg_free(ping);
+		free(pf);
+		free(f);
+		close(fd);
+	}
+
+	/* an admitted upload trickled, and a small request trickled: cut off */
+	wb_obj  *sq = wb_request(WB_OP_PING);
+	size_t   sn;
+	uint8_t *sf = hs_sp_frame(sq, &sn);
+	f = hs_sp_big(tok, false, &n);
+	fd = hs_sp_open();
+	slow = hs_sp_open();
+	cr_assert_eq(ht_send(fd, (const char *)f, 4096), 0);
+	t0 = wbt_now_ms();
+	bool cut = false;
+	for (size_t k = 0; !cut && wbt_now_ms() - t0 < wbt_ms(20000); k++) {
+		hs_send_nb(fd, f + 4096 + k, 1);
+		if (k + 1 < sn) { /* one byte a round: it would be whole after sn rounds */
+			hs_send_nb(slow, sf + k, 1);
+		}
+		cut = hs_sp_gone(fd, 200);
+	}
+	fprintf(
+	    stderr, "msgpack port: a trickled upload cut off after %lld ms\n", wbt_now_ms() - t0);
+	cr_assert(cut, "a trickled upload was never cut off");
+	cr_assert(hs_sp_gone(slow, wbt_ms(5000)), "a trickled small request was never cut off");
+	close(fd);
+	close(slow);
+	wb_msg_free(sq);
+	free(sf);
+	free(f);
+
+	/* the SDK's upload over 64 KiB, on a fresh connection as on the logged-in one */
+	size_t          plen;
+	unsigned char  *png = wbt_png(400, 300, 3, &plen);
+	warble_media_t *m = NULL;
+	warble_client  *fresh;
+	cr_assert_gt(plen, 64 * 1024);
+	cr_assert_eq(warble_upload(a, png, plen, &m), WARBLE_OK, "%s", warble_errmsg(a));
+	cr_assert_eq(m->size, plen);
+	warble_media_free(m);
+	cr_assert_not_null(fresh = hs_client(&hc));
+	cr_assert_eq(warble_set_token(fresh, tok), WARBLE_OK);
+	cr_assert_eq(warble_upload(fresh, png, plen, &m), WARBLE_OK, "%s", warble_errmsg(fresh));
+	warble_media_free(m);
+	warble_close(fresh);
+	free(png);
+
+	/* the idle connection, idle far longer than the deadline, is served */
+	wb_obj  *ping = wb_request(WB_OP_PING);
+	uint8_t *pf = hs_sp_frame(ping, &n);
+	cr_assert_eq(ht_send(idle, (const char *)pf, n), 0);
+	cr_assert_not_null(hs_sp_reply(idle, wbt_ms(5000), err, sizeof(err)), "idle connection");
+	cr_assert_str_eq(err, "");
+	wb_msg_free(ping);
+	free(pf);
+	close(idle);
+	warble_close(a);
 	cr_assert_eq(hs_stop(&hc), 0, "a daemon did not exit cleanly on SIGTERM");
 }
