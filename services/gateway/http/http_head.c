@@ -121,6 +121,8 @@ http_head_field(http_head *h, const char *name, const char *v, bool *keep, const
 		h->range = v;
 	} else if (strcasecmp(name, "If-None-Match") == 0) {
 		h->if_none_match = v;
+	} else if (strcasecmp(name, "If-Range") == 0) {
+		h->if_range = v;
 	} else if (strcasecmp(name, "Expect") == 0) {
 		h->expect_continue = strcasecmp(v, "100-continue") == 0;
 	}

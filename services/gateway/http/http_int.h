@@ -46,6 +46,7 @@ typedef struct http_head {
 	const char *request_id;     /* X-Request-Id, NULL if absent */
 	const char *range;          /* Range, NULL if absent */
 	const char *if_none_match;  /* If-None-Match, NULL if absent */
+	const char *if_range;       /* If-Range, NULL if absent */
 	uint64_t    content_length; /* 0 if absent */
 	bool        has_length;
 	bool        chunked;         /* a Transfer-Encoding was sent */
