@@ -20,6 +20,22 @@ ht_raw_str(int p, const char *s, ht_res *r, int timeout_ms)
 	return ht_raw(p, s, strlen(s), r, timeout_ms);
 }
 
+/* fail_says checks an error reply's status, name and that its message holds needle. */
+static void
+fail_says(int want, const char *name, const char *needle, const char *method, const char *path,
+    const char *token, const char *body)
+{
+	json_t     *j = call(want, method, path, token, body);
+	const char *msg = json_string_value(json_object_get(j, "message"));
+
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(j, "error")), name, "%s %s", method, path);
+	cr_assert(msg != NULL && strstr(msg, needle) != NULL, "%s %s: message \"%s\", want \"%s\"",
+	    method, path, msg, needle);
+	cr_assert_null(strstr(msg, "JSON_"), "%s %s: names a library flag: %s", method, path, msg);
+	json_decref(j);
+}
+
 Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 {
 	const char *a, *b;
@@ -150,6 +166,14 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?limit=ten", a, NULL);
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?before=-1", a, NULL);
 	fail_with(400, "INVALID", "GET", "/api/v1/home?limit=0", a, NULL);
+	/* messages that say what is wrong: the range, the field's path, the rule */
+	fail_says(400, "INVALID", "limit must be 1 to 100", "GET", "/api/v1/home?limit=0", a, NULL);
+	fail_says(400, "INVALID", "limit must be 1 to 100", "GET",
+	    "/api/v1/home?limit=99999999999999999999999", a, NULL);
+	fail_says(400, "BAD_MESSAGE", "field \"images[0].media\" must be a string", "POST",
+	    "/api/v1/posts", b, "{\"text\":\"x\",\"images\":[{\"media\":123}]}");
+	fail_says(400, "BAD_MESSAGE", "strings may not contain NUL (\\u0000)", "POST",
+	    "/api/v1/posts", b, "{\"text\":\"a\\u0000b\"}");
 	fail_with(400, "INVALID", "GET", "/api/v1/home?colour=red", a, NULL);
 	fail_with(400, "INVALID", "GET", "/api/v1/home", a, "{\"limit\":1}");
 	fail_with(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL,
