@@ -180,6 +180,14 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	    "{\"name\":\"No Way\",\"password\":\"correct-horse\"}");
 	fail_with(400, "BAD_PASSWORD", "POST", "/api/v1/users", NULL,
 	    "{\"name\":\"carol\",\"password\":\"short\"}");
+	/* the bounds docs/http-api.md gives: 8 to 1,024 bytes */
+	char pw[1200];
+	snprintf(pw, sizeof(pw), "{\"name\":\"carol\",\"password\":\"%01025d\"}", 7);
+	fail_says(400, "BAD_PASSWORD", "8 to 1024 bytes", "POST", "/api/v1/users", NULL, pw);
+	snprintf(pw, sizeof(pw), "{\"name\":\"carol\",\"password\":\"%01024d\"}", 7);
+	json_decref(call(201, "POST", "/api/v1/users", NULL, pw));
+	snprintf(pw, sizeof(pw), "{\"name\":\"dora\",\"password\":\"%08d\"}", 7);
+	json_decref(call(201, "POST", "/api/v1/users", NULL, pw));
 	fail_with(400, "FOLLOW_SELF", "PUT", "/api/v1/me/following/alice", a, NULL);
 	/* 280 code points fit (each 2 bytes here), 281 do not */
 	strcpy(ok, "{\"text\":\"");
