@@ -236,6 +236,7 @@ typedef struct wb_scan {
 	const wb_limits *lim;
 	int              max_depth;
 	size_t           budget; /* values still allowed */
+	bool             cut;    /* a value ran past the end of the bytes */
 	char            *err;
 	size_t           errlen;
 } wb_scan;
@@ -253,6 +254,7 @@ wb_scan_be(const uint8_t *p, int n)
 static int
 wb_scan_truncated(wb_scan *s)
 {
+	s->cut = true;
 	return wb_fail(s->err, s->errlen, WB_EBADMSG, "truncated message");
 }
 
@@ -684,4 +686,86 @@ wb_decode(wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char 
 	}
 	*out = m;
 	return WB_OK;
+}
+
+/*
+ * wb_decode_head: the first len bytes of a message whose rest has not
+ * arrived.  The pre-walk steps over the top-level entries until one runs
+ * past the end; the whole ones are copied behind a map header counting
+ * them and decoded as a message of their own:
+ *
+ *   [map of N] k1 v1 k2 v2 k3 v3...   (cut in v3)
+ *   -> [map of 2] k1 v1 k2 v2 -> wb_decode
+ */
+int
+wb_decode_head(
+    wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char *err, size_t errlen)
+{
+	const uint8_t *p = buf;
+	size_t         hdr, n = 0, k = 0;
+	uint8_t       *tmp;
+	wb_scan        s;
+	int            rv;
+
+	if (out == NULL || (buf == NULL && len > 0)) {
+		return WB_EINVAL;
+	}
+	*out = NULL;
+	if (lim == NULL) {
+		lim = &wb_limits_default;
+	}
+	if (len > 0 && p[0] >= 0x80 && p[0] <= 0x8f) {
+		hdr = 1, n = p[0] & 0x0f;
+	} else if (len > 0 && (p[0] == 0xde || p[0] == 0xdf)) {
+		hdr = p[0] == 0xde ? 3 : 5;
+		n = len >= hdr ? wb_scan_be(p + 1, (int)hdr - 1) : 0;
+	} else if (len > 0) {
+		return wb_fail(err, errlen, WB_EBADMSG, "message must be a map");
+	}
+	if (len == 0 || len < hdr) {
+		hdr = len; /* not even the map's header: no field yet */
+	}
+	if (n > lim->max_fields) {
+		return wb_fail(err, errlen, WB_ETOOBIG,
+		    "map of %zu fields exceeds the limit of %zu", n, lim->max_fields);
+	}
+	s = (wb_scan) {
+		.p = p + hdr,
+		.end = p + len,
+		.lim = lim,
+		.max_depth = lim->max_depth < WB_DEPTH_CAP ? lim->max_depth : WB_DEPTH_CAP,
+		.budget =
+		    lim->max_array < SIZE_MAX / 4 - 1024 ? 4 * lim->max_array + 1024 : SIZE_MAX,
+		.err = err,
+		.errlen = errlen,
+	};
+	const uint8_t *whole = s.p;
+	for (; k < n; k++) {
+		if ((rv = wb_scan_value(&s, 2)) != WB_OK || (rv = wb_scan_value(&s, 2)) != WB_OK) {
+			if (!s.cut) {
+				return rv;
+			}
+			break; /* entry k is still on its way */
+		}
+		whole = s.p;
+	}
+	size_t body = (size_t)(whole - (p + hdr));
+	if ((tmp = malloc(body + 3)) == NULL) {
+		return wb_fail(err, errlen, WB_ENOMEM, "out of memory");
+	}
+	/* k <= max_fields entries: a fixmap or a map 16 header */
+	size_t th = k < 16 ? 1 : 3;
+	if (k < 16) {
+		tmp[0] = (uint8_t)(0x80 | k);
+	} else {
+		tmp[0] = 0xde;
+		tmp[1] = (uint8_t)(k >> 8);
+		tmp[2] = (uint8_t)k;
+	}
+	if (body > 0) {
+		memcpy(tmp + th, p + hdr, body);
+	}
+	rv = wb_decode(out, tmp, th + body, lim, err, errlen);
+	free(tmp);
+	return rv;
 }

@@ -4,7 +4,9 @@
  * Any input: wb_decode with the default limits must either fail with a
  * decoding error and a message, or give a message that passes through
  * wb_check_request and wb_reply_code, re-encodes, decodes again to an
- * equal message and re-encodes to the very same bytes.
+ * equal message and re-encodes to the very same bytes.  wb_decode_head
+ * of any prefix fails as cleanly, and of a whole message gives the
+ * message.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +34,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	wb_op       op;
 	int         rv;
 
+	rv = wb_decode_head(&m, data, size / 2, NULL, err, sizeof(err));
+	if (rv != WB_OK && (m != NULL || err[0] == '\0')) {
+		wb_fuzz_fail("a failed head decode must give NULL and a message", err);
+	}
+	wb_msg_free(m);
+	err[0] = '\0';
 	rv = wb_decode(&m, data, size, NULL, err, sizeof(err));
 	if (rv != WB_OK) {
 		if (m != NULL || err[0] == '\0' ||
@@ -50,6 +58,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		wb_fuzz_fail("an accepted request must have its op", "");
 	}
 	(void)wb_reply_code(m, &msg);
+	if (wb_decode_head(&m2, data, size, NULL, err, sizeof(err)) != WB_OK || !wb_equal(m, m2)) {
+		wb_fuzz_fail("the head of a whole message must be the message", err);
+	}
+	wb_msg_free(m2);
 
 	if (wb_encode_buf(m, &buf, &len) != WB_OK) {
 		wb_fuzz_fail("a decoded message must encode", "");

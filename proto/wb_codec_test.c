@@ -350,6 +350,72 @@ Test(wb_decode, truncation_at_every_offset)
 	cr_assert_eq(wb_decode(NULL, "\x80", 1, NULL, NULL, 0), WB_EINVAL);
 }
 
+/*
+ * wb_decode_head on every prefix of a request: the fields wholly within
+ * it, in order, never one cut off, never an error for a prefix of a good
+ * message; the whole message gives the message itself.
+ */
+Test(wb_decode, head_of_every_prefix)
+{
+	static const char data[300] = { 1, 2, 3 };
+	wb_obj           *req = wb_request(WB_OP_UPLOAD), *h;
+	char              err[160], *buf;
+	size_t            len, nfields_before = 0;
+
+	cr_assert_eq(wb_set_cstr(req, WB_F_TOKEN, "tok-123"), WB_OK);
+	cr_assert_eq(wb_set_bin(req, WB_F_DATA, data, sizeof(data)), WB_OK);
+	cr_assert_eq(wb_encode_buf(req, &buf, &len), WB_OK);
+	for (size_t cut = 0; cut <= len; cut++) {
+		char *part = malloc(cut ? cut : 1); /* exactly cut bytes: ASan sees any over-read */
+		size_t nf = 0;
+
+		memcpy(part, buf, cut);
+		cr_assert_eq(wb_decode_head(&h, part, cut, NULL, err, sizeof(err)), WB_OK,
+		    "cut at %zu of %zu: %s", cut, len, err);
+		nf += wb_has(h, WB_F_OP) + wb_has(h, WB_F_V) + wb_has(h, WB_F_TOKEN) +
+		      wb_has(h, WB_F_DATA);
+		cr_assert_geq(nf, nfields_before, "cut at %zu: fields went away", cut);
+		nfields_before = nf;
+		if (wb_has(h, WB_F_OP)) {
+			cr_assert_eq(wb_op_of(h), WB_OP_UPLOAD);
+		}
+		if (wb_has(h, WB_F_TOKEN)) {
+			cr_assert_str_eq(wb_str(h, WB_F_TOKEN, ""), "tok-123", "cut at %zu", cut);
+		}
+		cr_assert_eq(wb_has(h, WB_F_DATA), cut == len,
+		    "cut at %zu: the data is whole only at the end", cut);
+		if (cut == len) {
+			cr_assert(wb_equal(h, req), "the whole message's head is the message");
+		}
+		wb_msg_free(h);
+		free(part);
+	}
+	cr_assert_eq(nfields_before, 4);
+	/* the token is whole well before the data */
+	cr_assert_eq(wb_decode_head(&h, buf, 40, NULL, err, sizeof(err)), WB_OK);
+	cr_assert(wb_has(h, WB_F_TOKEN) && !wb_has(h, WB_F_DATA));
+	wb_msg_free(h);
+	free(buf);
+	wb_msg_free(req);
+
+	/* not a map, a map of too many fields, a bad whole field: errors */
+	h = (wb_obj *)0x1;
+	cr_assert_eq(wb_decode_head(&h, "\x93\x01", 2, NULL, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_null(h);
+	cr_assert_str_eq(err, "message must be a map");
+	cr_assert_eq(wb_decode_head(&h, "\xde\xff\xff", 3, NULL, err, sizeof(err)), WB_ETOOBIG);
+	cr_assert_eq(wb_decode_head(&h, "\x82\xa2op\x05\xa1v", 7, NULL, err, sizeof(err)),
+	    WB_EBADMSG, "op of the wrong type, though v is cut");
+	cr_assert_eq(wb_decode_head(&h, "\x82\xc1", 2, NULL, err, sizeof(err)), WB_EBADMSG);
+	/* nothing yet, or half a map 16 header: no fields */
+	cr_assert_eq(wb_decode_head(&h, "", 0, NULL, err, sizeof(err)), WB_OK);
+	cr_assert_eq(wb_has(h, WB_F_OP), false);
+	wb_msg_free(h);
+	cr_assert_eq(wb_decode_head(&h, "\xde\x00", 2, NULL, err, sizeof(err)), WB_OK);
+	wb_msg_free(h);
+	cr_assert_eq(wb_decode_head(NULL, "", 0, NULL, err, sizeof(err)), WB_EINVAL);
+}
+
 Test(wb_decode, limits)
 {
 	wb_limits lim = wb_limits_default;

@@ -113,7 +113,7 @@ wb_page_limit(const wb_obj *req, uint64_t dflt, uint64_t max, uint64_t *out, wb_
 	uint64_t v = dflt;
 
 	if (wb_get_u64(req, WB_F_LIMIT, &v) && v == 0) {
-		wb_reply_error(rep, WB_EINVAL, "limit must be 1-%llu", (unsigned long long)max);
+		wb_reply_error(rep, WB_EINVAL, "limit must be 1 to %llu", (unsigned long long)max);
 		return WB_EINVAL;
 	}
 	*out = v < max ? v : max;

@@ -442,4 +442,14 @@ int wb_encode_buf(const wb_obj *m, char **buf, size_t *len);
 int wb_decode(
     wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char *err, size_t errlen);
 
+/*
+ * wb_decode_head decodes the top-level fields wholly within the first len
+ * bytes of a message whose rest is still on its way (a server reads a
+ * large request's op and token before taking its body): the fields up to
+ * the first one cut off, checked as wb_decode checks them.  Fewer bytes
+ * than a map's header give an object without fields.
+ */
+int wb_decode_head(
+    wb_obj **out, const void *buf, size_t len, const wb_limits *lim, char *err, size_t errlen);
+
 #endif

@@ -16,6 +16,7 @@
 #ifndef GW_H
 #define GW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -68,6 +69,20 @@ int gw_dispatch(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const gw_from *
 
 /* gw_handler is gw_dispatch in rt_server's handler shape (arg is the gw); op comes from req. */
 int gw_handler(void *arg, const wb_obj *req, wb_obj *rep);
+
+/*
+ * gw_caller resolves req's token to the caller's uid as every operation does, for a transport that
+ * must know the caller before the rest of the request arrives (an upload's body); errors go into
+ * rep.
+ */
+int gw_caller(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);
+
+/*
+ * gw_admit is the msgpack port's rt_admit_fn (arg is the gw): a request over the port's limit
+ * before authentication must show, in its first bytes, an operation that carries bytes (an upload)
+ * and a token that holds.
+ */
+int gw_admit(void *arg, const wb_obj *head, bool final, wb_obj *rep);
 
 /* gw_is_public tells whether op is one of the gateway's public operations. */
 int gw_is_public(wb_op op);

@@ -1,8 +1,10 @@
 /*
  * gw_auth.c - who calls, and from where: the session token of a request
  * resolved to a uid (checked here by gw_tokens.c, or by the user service
- * when this gateway cannot judge), and the client's address that the
- * user service limits password checks and registrations by.
+ * when this gateway cannot judge), before the body of a large request is
+ * read (gw_admit, the msgpack port; gw_caller, HTTP uploads), and the
+ * client's address that the user service limits password checks and
+ * registrations by.
  *
  * Behind a reverse proxy every connection comes from the proxy.  Only a
  * connection from a trusted proxy (WARBLE_TRUSTED_PROXIES) has its
@@ -57,6 +59,46 @@ gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
 	}
 	wb_msg_free(r);
 	return WB_OK;
+}
+
+int
+gw_caller(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
+{
+	return gw_auth(g, req, uid, rep);
+}
+
+int
+gw_admit(void *arg, const wb_obj *head, bool final, wb_obj *rep)
+{
+	gw      *g = arg;
+	wb_mask  req = 0, opt = 0;
+	wb_op    op = wb_op_of(head);
+	uint64_t uid;
+
+	if (!wb_has(head, WB_F_OP)) {
+		if (!final) {
+			return -1;
+		}
+		wb_reply_error(rep, WB_ETOOBIG, "a large request names its op first");
+		return WB_ETOOBIG;
+	}
+	if (gw_is_public(op)) {
+		wb_op_fields(op, &req, &opt);
+	}
+	if (((req | opt) & WB_M(DATA)) == 0) {
+		wb_reply_error(rep, WB_ETOOBIG, "a request this large must be an upload, not %.32s",
+		    wb_str(head, WB_F_OP, "?"));
+		return WB_ETOOBIG;
+	}
+	if (!wb_has(head, WB_F_TOKEN)) {
+		if (!final) {
+			return -1;
+		}
+		wb_reply_error(rep, WB_EAUTH,
+		    "a large %s request carries its token before its data", wb_op_name(op));
+		return WB_EAUTH;
+	}
+	return gw_auth(g, head, &uid, rep);
 }
 
 int

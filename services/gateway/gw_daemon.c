@@ -11,9 +11,11 @@
 #include "rt_log.h"
 
 static const char *http_url, *gw_web_dir, *gw_timeout, *gw_check, *gw_hdr_tmo, *gw_max_conns,
-    *gw_pcache, *gw_pcache_ms, *gw_coalesce, *gw_media_max_s, *gw_uploads_s;
+    *gw_pcache, *gw_pcache_ms, *gw_coalesce, *gw_media_max_s, *gw_uploads_s, *gw_user_uploads_s,
+    *gw_request_tmo, *gw_preauth_s;
 static gw_opts  gw_o;
-static uint64_t gw_hdr_ms, gw_nconns, gw_uploads, gw_media_max;
+static uint64_t gw_hdr_ms, gw_nconns, gw_uploads, gw_user_uploads, gw_media_max, gw_request_ms,
+    gw_preauth;
 
 static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &http_url),
@@ -34,6 +36,14 @@ static rt_opt gw_daemon_opts[] = {
 	    "logout through another gateway takes effect here within it (0: ask the user "
 	    "service every time)",
 	    &gw_check },
+	{ "request-timeout-ms", "WARBLE_GATEWAY_REQUEST_TIMEOUT_MS", "10000",
+	    "a msgpack request must arrive whole within this of its first byte, or the "
+	    "connection is closed (idle connections between requests are kept; 0: no bound)",
+	    &gw_request_tmo },
+	{ "preauth-max", "WARBLE_GATEWAY_PREAUTH_MAX", "65536",
+	    "a msgpack request larger than this is read on only once its first bytes show an "
+	    "upload and a valid token, else refused at once (0: no bound)",
+	    &gw_preauth_s },
 	{ "http-header-timeout-ms", "WARBLE_HTTP_HEADER_TIMEOUT_MS", "10000",
 	    "an HTTP connection idle this long without a whole request head is closed",
 	    &gw_hdr_tmo },
@@ -56,6 +66,10 @@ static rt_opt gw_daemon_opts[] = {
 	{ "http-uploads", "WARBLE_HTTP_UPLOADS", "8",
 	    "HTTP image uploads receiving at once (each holds up to media-max bytes); more get 503",
 	    &gw_uploads_s },
+	{ "http-uploads-per-user", "WARBLE_HTTP_UPLOADS_PER_USER", "2",
+	    "... of them one user's at once (the token is checked from the head first); more get "
+	    "429",
+	    &gw_user_uploads_s },
 	{ NULL },
 };
 
@@ -72,7 +86,11 @@ gw_daemon_config(void)
 	    rt_config_u64("post-cache-ms", gw_pcache_ms, 0, 86400000, &post_ms) != 0 ||
 	    rt_config_u64("coalesce", gw_coalesce, 0, 4096, &coalesce) != 0 ||
 	    rt_config_u64("media-max", gw_media_max_s, 1, WB_MEDIA_MAX_LIMIT, &gw_media_max) != 0 ||
-	    rt_config_u64("http-uploads", gw_uploads_s, 1, 4096, &gw_uploads) != 0) {
+	    rt_config_u64("http-uploads", gw_uploads_s, 1, 4096, &gw_uploads) != 0 ||
+	    rt_config_u64("http-uploads-per-user", gw_user_uploads_s, 1, 4096, &gw_user_uploads) !=
+	        0 ||
+	    rt_config_u64("request-timeout-ms", gw_request_tmo, 0, 3600000, &gw_request_ms) != 0 ||
+	    rt_config_u64("preauth-max", gw_preauth_s, 0, WB_MEDIA_MAX_LIMIT, &gw_preauth) != 0) {
 		return 2;
 	}
 	gw_o.timeout_ms = (int)tmo;
@@ -114,6 +132,17 @@ gw_daemon_open(const rt_env *env, void **out)
 			rt_server_handle(env->srv, (wb_op)op, gw_handler, d->g);
 		}
 	}
+	/* the port is open to anyone: a request in progress has a deadline, and
+	 * a large one is held only for an upload whose token holds */
+	rt_server_limits lim = { .request_ms = (int)gw_request_ms,
+		.open_max = (size_t)gw_preauth,
+		.admit = gw_admit,
+		.arg = d->g };
+	if ((rc = rt_server_limit(env->srv, &lim)) != WB_OK) {
+		gw_close(d->g);
+		free(d);
+		return rc;
+	}
 	*out = d;
 	return WB_OK;
 }
@@ -134,6 +163,7 @@ gw_daemon_start(void *arg)
 	ho.header_timeout_ms = (int)gw_hdr_ms;
 	ho.max_conns = (size_t)gw_nconns;
 	ho.max_uploads = (int)gw_uploads;
+	ho.max_user_uploads = (int)gw_user_uploads;
 	ho.max_upload = (size_t)gw_media_max;
 	if ((rc = gw_metrics_open(&d->metrics, &mo)) != WB_OK) {
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));

@@ -19,7 +19,7 @@
  * one already queued instead of sleeping until a sleeping thread is woken
  * for it (docs/benchmarks.md, 2026-11-26 12:05).
  *
- * The guard thread (only when idle_ms is set) looks over the connections
+ * The guard thread (when idle_ms or opts.guard is set) looks over the connections
  * every RT_LOOP_TICK_MS and shuts down (shutdown(2): the worker that then
  * wakes closes it) those past their deadline with nothing unread.
  */
@@ -156,6 +156,12 @@ rt_loop_conn_wait(rt_loop_conn *c, int ms)
 }
 
 void
+rt_loop_conn_keep(rt_loop_conn *c)
+{
+	c->waited = true;
+}
+
+void
 rt_loop_conn_finish(rt_loop_conn *c)
 {
 	shutdown(c->fd, SHUT_WR);
@@ -167,13 +173,14 @@ rt_loop_waiting(rt_loop *l, rt_loop_conn *c)
 {
 	uint64_t now;
 
-	if (l->opts.idle_ms == 0) {
+	if (!l->opts.guard) {
 		return;
 	}
 	now = wb_mono_us() / 1000;
 	atomic_store(&c->since_ms, now);
 	if (!c->waited) {
-		atomic_store(&c->deadline_ms, now + (uint64_t)l->opts.idle_ms);
+		atomic_store(
+		    &c->deadline_ms, l->opts.idle_ms > 0 ? now + (uint64_t)l->opts.idle_ms : 0);
 	}
 }
 
@@ -377,11 +384,11 @@ rt_loop_worker(void *arg)
 		}
 		c = ev.data.ptr;
 		pthread_mutex_lock(&c->mu);
-		if (l->opts.idle_ms > 0) {
+		if (l->opts.guard) {
 			atomic_store(&c->busy, true); /* the guard leaves it alone */
 		}
 		ok = rt_loop_read(l, w, c);
-		if (l->opts.idle_ms > 0) {
+		if (l->opts.guard) {
 			atomic_store(&c->busy, false);
 		}
 		ok = ok && rt_loop_arm(l, c, EPOLL_CTL_MOD);
@@ -518,7 +525,7 @@ rt_loop_start(rt_loop *l)
 		}
 		w->running = true;
 	}
-	if (l->opts.idle_ms > 0) {
+	if (l->opts.guard) {
 		rt_loop_nofile();
 		if (pthread_create(&l->guard, NULL, rt_loop_guard, l) != 0) {
 			RT_ERRORF("%s: cannot start the connection guard", l->name);
@@ -559,6 +566,7 @@ rt_loop_open(rt_loop **out, const rt_loop_opts *opts, const rt_loop_ops *ops, vo
 	if (l->opts.max_buf == 0) {
 		l->opts.max_buf = RT_LOOP_MAX_BUF;
 	}
+	l->opts.guard |= l->opts.idle_ms > 0;
 	atomic_init(&l->closing, false);
 	pthread_mutex_init(&l->mtx, NULL);
 	pthread_cond_init(&l->cv, NULL);

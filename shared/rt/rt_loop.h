@@ -12,8 +12,9 @@
  *   epoll_wait -> recv -> serve (decode, handle, encode, send) -> re-arm
  *
  * A connection waiting for a request longer than its deadline (idle_ms
- * from when it began waiting, however slowly bytes arrive) is shut down;
- * once connections reach max_conns, idle ones get RT_LOOP_BUSY_MS.
+ * from when it began waiting, however slowly bytes arrive, or the one the
+ * protocol set for the request in progress: rt_loop_conn_wait) is shut
+ * down; once connections reach max_conns, idle ones get RT_LOOP_BUSY_MS.
  */
 #ifndef RT_LOOP_H
 #define RT_LOOP_H
@@ -57,6 +58,8 @@ typedef struct rt_loop_opts {
 	size_t
 	    max_conns; /* connections before idle ones get RT_LOOP_BUSY_MS (0: the open-files limit less 128) */
 	size_t max_buf; /* bytes a connection may hold unserved (default 4 MiB + 1 KiB) */
+	bool   guard;   /* watch deadlines even with idle_ms 0: those of rt_loop_conn_wait and of
+	                   max_conns (with idle_ms set, always) */
 } rt_loop_opts;
 
 /* rt_loop_open listens on opts->url and starts the workers. */
@@ -88,6 +91,12 @@ uintptr_t *rt_loop_conn_state(rt_loop_conn *c);
 
 /* rt_loop_conn_wait gives c ms from now (instead of idle_ms) to send the rest of the request in progress; call from serve. */
 void rt_loop_conn_wait(rt_loop_conn *c, int ms);
+
+/*
+ * rt_loop_conn_keep keeps c's deadline as it stands though serve consumed bytes (the request in
+ * progress goes on); call from serve.
+ */
+void rt_loop_conn_keep(rt_loop_conn *c);
 
 /*
  * rt_loop_conn_finish ends c's sending side after the replies sent so far

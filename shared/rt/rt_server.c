@@ -19,6 +19,16 @@
  * ping, stats and batch are built in.  A batch (a client's coalesced
  * calls, rt_client.h) runs its requests one after another on the worker
  * that took it, each exactly as if it had come alone.
+ *
+ * On a public port (rt_server_limit) a request in progress has a
+ * deadline, and one larger than open_max is admitted from its first
+ * bytes before the rest is held:
+ *
+ *   [length][id words][msgpack: op token ... data............]
+ *            |<----- open_max ----->|
+ *            wb_decode_head -> admit: WB_OK   hold the rest, serve it
+ *                                     error   reply now, drop the rest
+ *                                     -1      wait (refused at open_max)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +48,16 @@
 #define RT_SERVER_MAX_MSG     (4u << 20)
 #define RT_SERVER_GAUGES      64
 #define RT_SERVER_KEEP_BUF    (64u << 10) /* an idle worker keeps a reply buffer this large at most */
+
+/* Bits of a connection's state word (rt_loop_conn_state). */
+enum {
+	RT_SRV_READY = 1,     /* the handshake is done */
+	RT_SRV_TIMED = 2,     /* the deadline of the request in progress runs */
+	RT_SRV_ADMITTED = 4,  /* the large request in progress was admitted */
+	RT_SRV_SKIP = 8,      /* dropping the rest of a refused request: its bytes from bit 8 up */
+	RT_SRV_SKIP_SHIFT = 8 /* (bits below it are flags; before a large request is admitted,
+	                         the bits above hold how much of it admit has seen) */
+};
 
 /* A worker thread's reply buffer. */
 typedef struct rt_work {
@@ -62,19 +82,20 @@ typedef struct rt_gauge {
 } rt_gauge;
 
 struct rt_server {
-	char           *name;
-	char           *url;
-	int             nworkers, nspares;
-	size_t          max_msg;
-	rt_stats       *stats;
-	rt_server_route routes[WB_OP_COUNT];
-	wb_shard        shard;
-	rt_gauge        gauges[RT_SERVER_GAUGES];
-	int             ngauges;
-	uint64_t        start_us;
-	rt_loop        *loop;
-	bool            started;
-	int             local; /* its rt_local slot (rt_server_opts.local), else 0 */
+	char            *name;
+	char            *url;
+	int              nworkers, nspares;
+	size_t           max_msg;
+	rt_stats        *stats;
+	rt_server_route  routes[WB_OP_COUNT];
+	wb_shard         shard;
+	rt_gauge         gauges[RT_SERVER_GAUGES];
+	int              ngauges;
+	uint64_t         start_us;
+	rt_loop         *loop;
+	bool             started;
+	int              local; /* its rt_local slot (rt_server_opts.local), else 0 */
+	rt_server_limits lim;
 };
 
 static int   rt_server_call(void *arg, const wb_obj *req, wb_obj **rep);
@@ -289,6 +310,17 @@ rt_server_misrouted(const rt_server *s, wb_field f, const wb_obj *req, wb_obj *r
 	return false;
 }
 
+/* rt_server_limit sets how requests may arrive (rt_server_limits); call before rt_server_start. */
+int
+rt_server_limit(rt_server *s, const rt_server_limits *lim)
+{
+	if (s->started || lim->request_ms < 0 || (lim->open_max > 0 && lim->admit == NULL)) {
+		return WB_EINVAL;
+	}
+	s->lim = *lim;
+	return WB_OK;
+}
+
 /* rt_server_gauge adds a named figure to the stats reply; call before rt_server_start. */
 int
 rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg)
@@ -447,40 +479,37 @@ rt_server_encode(rt_work *w, wb_obj *rep, size_t off, wb_op op)
 }
 
 /*
- * rt_server_request serves one request payload p of c (its header words,
- * then the body) and sends the reply; false if the connection must close.
- * A payload without a request id is dropped, as nng's REP socket does.
+ * rt_server_hdr returns the length of the request id words at the front of p (n bytes), or 0 if
+ * they are not all there or run past RT_WIRE_MAX_HOPS.
  */
-static bool
-rt_server_request(rt_server *s, rt_work *w, rt_loop_conn *c, const uint8_t *p, size_t n)
+static size_t
+rt_server_hdr(const uint8_t *p, size_t n)
 {
-	uint64_t    start_us = wb_mono_us();
-	size_t      hdr = 0, off, lead = rt_loop_conn_ipc(c) ? 9 : 8;
-	wb_obj     *rep;
-	wb_op       op = WB_OP_NONE;
-	const char *emsg;
-	bool        failed, sent = true;
-	int         rv;
+	size_t hdr = 0;
 
 	do {
 		if (hdr + 4 > n || hdr == 4 * RT_WIRE_MAX_HOPS) {
-			return true;
+			return 0;
 		}
 		hdr += 4;
 	} while ((rt_wire_get(p + hdr - 4, 4) & 0x80000000u) == 0);
-	off = lead + hdr;
+	return hdr;
+}
+
+/*
+ * rt_server_send sends rep as the reply to the request whose id words are p[0..hdr); false if the
+ * connection must close.
+ */
+static bool
+rt_server_send(rt_work *w, rt_loop_conn *c, const uint8_t *p, size_t hdr, wb_obj *rep, wb_op op)
+{
+	size_t lead = rt_loop_conn_ipc(c) ? 9 : 8, off = lead + hdr;
+	bool   sent = true;
+
 	if (!rt_buf_grow(&w->out, &w->cap, off + 256)) {
 		return false;
 	}
-	rt_server_conn = c;
-	rep = rt_server_reply_build(s, p + hdr, n - hdr, &op);
-	rt_server_conn = NULL;
-	rv = rt_server_encode(w, rep, off, op);
-	failed = rep == NULL || wb_reply_code(rep, &emsg) != WB_OK;
-	wb_msg_free(rep);
-	/* counted before the reply leaves: a client holding the reply finds it in stats */
-	rt_stats_record(s->stats, op, wb_mono_us() - start_us, failed);
-	if (rv == 0) {
+	if (rt_server_encode(w, rep, off, op) == 0) {
 		/* [01] length | the request's header words | body */
 		w->out[0] = 1;
 		rt_wire_put(w->out + lead - 8, w->len - lead, 8);
@@ -495,27 +524,140 @@ rt_server_request(rt_server *s, rt_work *w, rt_loop_conn *c, const uint8_t *p, s
 	return sent;
 }
 
-/* rt_server_serve is the loop's serve callback: the handshake, then every whole request in `in`. */
-static ssize_t
-rt_server_serve(
-    void *arg, void *scratch, rt_loop_conn *c, const uint8_t *in, size_t n, size_t *want)
+/*
+ * rt_server_request serves one request payload p of c (its header words,
+ * then the body) and sends the reply; false if the connection must close.
+ * A payload without a request id is dropped, as nng's REP socket does.
+ */
+static bool
+rt_server_request(rt_server *s, rt_work *w, rt_loop_conn *c, const uint8_t *p, size_t n)
 {
-	rt_server *s = arg;
-	uintptr_t *ready = rt_loop_conn_state(c);
-	size_t     lead = rt_loop_conn_ipc(c) ? 9 : 8, at = 0;
-	uint64_t   mlen;
+	uint64_t    start_us = wb_mono_us();
+	size_t      hdr = rt_server_hdr(p, n);
+	wb_obj     *rep;
+	wb_op       op = WB_OP_NONE;
+	const char *emsg;
+	bool        failed, sent;
 
-	if (!*ready) {
+	if (hdr == 0) {
+		return true;
+	}
+	rt_server_conn = c;
+	rep = rt_server_reply_build(s, p + hdr, n - hdr, &op);
+	rt_server_conn = NULL;
+	failed = rep == NULL || wb_reply_code(rep, &emsg) != WB_OK;
+	/* counted before the reply leaves: a client holding the reply finds it in stats */
+	rt_stats_record(s->stats, op, wb_mono_us() - start_us, failed);
+	sent = rt_server_send(w, c, p, hdr, rep, op);
+	wb_msg_free(rep);
+	return sent;
+}
+
+/* What rt_server_admit decided about a large request in progress. */
+enum { RT_ADMIT_WAIT, RT_ADMIT_TAKE, RT_ADMIT_REFUSED, RT_ADMIT_CLOSE };
+
+/*
+ * rt_server_admit looks at the first avail bytes of a request payload p
+ * larger than open_max (its id words, then the message) and lets the
+ * admit function decide; a refusal is answered here.
+ */
+static int
+rt_server_admit(rt_server *s, rt_work *w, rt_loop_conn *c, const uint8_t *p, size_t avail)
+{
+	uint64_t start_us = wb_mono_us();
+	size_t   hdr = rt_server_hdr(p, avail),
+	       seen = avail < s->lim.open_max ? avail : s->lim.open_max;
+	bool      final = avail >= s->lim.open_max;
+	wb_obj   *head = NULL, *rep;
+	wb_limits lim = wb_limits_default;
+	char      err[256];
+	int       rv;
+
+	if (hdr == 0) {
+		/* no request id to answer to: a peer that is not an SP client */
+		return avail >= 4 * RT_WIRE_MAX_HOPS ? RT_ADMIT_CLOSE : RT_ADMIT_WAIT;
+	}
+	if (seen < hdr) {
+		seen = hdr; /* an open_max smaller than the id words */
+	}
+	if ((rep = wb_msg_new()) == NULL) {
+		return RT_ADMIT_CLOSE;
+	}
+	lim.max_bytes = s->max_msg;
+	err[0] = '\0';
+	rt_server_conn = c;
+	if ((rv = wb_decode_head(&head, p + hdr, seen - hdr, &lim, err, sizeof(err))) != WB_OK) {
+		wb_reply_error(rep, rv, "%s", err[0] != '\0' ? err : wb_strerror(rv));
+	} else if ((rv = s->lim.admit(s->lim.arg, head, final, rep)) < 0 && final) {
+		rv = WB_ETOOBIG;
+		wb_reply_error(rep, rv,
+		    "a request over %zu bytes must say what it is in its first %zu",
+		    s->lim.open_max, s->lim.open_max);
+	} else if (rv > 0 && !wb_has(rep, WB_F_ERR)) {
+		wb_reply_error(rep, rv, NULL);
+	}
+	rt_server_conn = NULL;
+	if (rv == WB_OK || rv < 0) {
+		wb_msg_free(head);
+		wb_msg_free(rep);
+		return rv == WB_OK ? RT_ADMIT_TAKE : RT_ADMIT_WAIT;
+	}
+	RT_DEBUGF("a request over %zu bytes refused from its head: %s", s->lim.open_max,
+	    wb_str(rep, WB_F_MSG, wb_err_name(rv)));
+	rt_stats_record(
+	    s->stats, head != NULL ? wb_op_of(head) : WB_OP_NONE, wb_mono_us() - start_us, true);
+	wb_msg_free(head);
+	rv = rt_server_send(w, c, p, hdr, rep, WB_OP_NONE) ? RT_ADMIT_REFUSED : RT_ADMIT_CLOSE;
+	wb_msg_free(rep);
+	return rv;
+}
+
+/* rt_server_skip drops what arrived of a refused request (in[0..n)); returns the bytes dropped. */
+static size_t
+rt_server_skip(uintptr_t *st, size_t n)
+{
+	uintptr_t left = *st >> RT_SRV_SKIP_SHIFT;
+	size_t    take = n < left ? n : (size_t)left;
+
+	left -= take;
+	*st = (*st & (((uintptr_t)1 << RT_SRV_SKIP_SHIFT) - 1)) | (left << RT_SRV_SKIP_SHIFT);
+	if (left == 0) {
+		*st &= ~(uintptr_t)(RT_SRV_SKIP | RT_SRV_TIMED);
+	}
+	return take;
+}
+
+/*
+ * rt_server_frames serves every whole request at the front of in, admitting or refusing a large one
+ * in progress; the bytes consumed, or -1 to close.
+ */
+static ssize_t
+rt_server_frames(rt_server *s, rt_work *w, rt_loop_conn *c, uintptr_t *st, const uint8_t *in,
+    size_t n, size_t *want)
+{
+	size_t   lead = rt_loop_conn_ipc(c) ? 9 : 8, at = 0;
+	uint64_t mlen;
+
+	if (!(*st & RT_SRV_READY)) {
 		if (n < RT_WIRE_HELLO) {
 			return 0;
 		}
 		if (!rt_wire_hello_ok(in, RT_WIRE_REQ)) {
 			return -1; /* not an SP REQ client */
 		}
-		*ready = 1;
+		*st = RT_SRV_READY;
 		at = RT_WIRE_HELLO;
 	}
-	while (n - at >= lead) {
+	for (;;) {
+		if (*st & RT_SRV_SKIP) {
+			at += rt_server_skip(st, n - at);
+			if (*st & RT_SRV_SKIP) {
+				break;
+			}
+		}
+		if (n - at < lead) {
+			break;
+		}
 		if (lead == 9 && in[at] != 1) {
 			return -1;
 		}
@@ -525,15 +667,70 @@ rt_server_serve(
 			return -1; /* as nng does: the connection goes */
 		}
 		if (n - at - lead < mlen) {
-			*want = lead + (size_t)mlen; /* room for the whole request */
+			if (s->lim.open_max == 0 || mlen <= s->lim.open_max ||
+			    (*st & RT_SRV_ADMITTED)) {
+				*want = lead + (size_t)mlen; /* room for the whole request */
+				break;
+			}
+			/*
+			 * looked at again only once twice as much has come: O(open_max) a request
+			 */
+			size_t avail = n - at - lead, seen = (size_t)(*st >> RT_SRV_SKIP_SHIFT);
+			if (avail < s->lim.open_max && avail < 2 * seen) {
+				break;
+			}
+			*st = (*st & (((uintptr_t)1 << RT_SRV_SKIP_SHIFT) - 1)) |
+			      ((uintptr_t)avail << RT_SRV_SKIP_SHIFT);
+			switch (rt_server_admit(s, w, c, in + at + lead, avail)) {
+			case RT_ADMIT_TAKE:
+				*st = (*st & (RT_SRV_READY | RT_SRV_TIMED)) | RT_SRV_ADMITTED;
+				*want = lead + (size_t)mlen;
+				break;
+			case RT_ADMIT_REFUSED:
+				*st = (*st & (RT_SRV_READY | RT_SRV_TIMED)) | RT_SRV_SKIP |
+				      ((uintptr_t)(lead + mlen) << RT_SRV_SKIP_SHIFT);
+				continue; /* drop what has come of it, and the rest as it comes */
+			case RT_ADMIT_CLOSE:
+				return -1;
+			default:
+				break; /* too little of it yet to tell */
+			}
 			break;
 		}
-		if (!rt_server_request(s, scratch, c, in + at + lead, (size_t)mlen)) {
+		if (!rt_server_request(s, w, c, in + at + lead, (size_t)mlen)) {
 			return -1;
 		}
 		at += lead + (size_t)mlen;
+		*st = RT_SRV_READY; /* the next request starts afresh */
 	}
 	return (ssize_t)at;
+}
+
+/*
+ * rt_server_serve is the loop's serve callback: the handshake, then every whole request in `in`; a
+ * request left part-way runs its deadline.
+ */
+static ssize_t
+rt_server_serve(
+    void *arg, void *scratch, rt_loop_conn *c, const uint8_t *in, size_t n, size_t *want)
+{
+	rt_server *s = arg;
+	uintptr_t *st = rt_loop_conn_state(c);
+	ssize_t    at = rt_server_frames(s, scratch, c, st, in, n, want);
+
+	if (at < 0 || s->lim.request_ms == 0) {
+		return at;
+	}
+	if ((size_t)at < n || (*st & RT_SRV_SKIP)) {
+		/* a request (or the handshake) part-way: it has request_ms from its first byte */
+		if (!(*st & RT_SRV_TIMED)) {
+			*st |= RT_SRV_TIMED;
+			rt_loop_conn_wait(c, s->lim.request_ms);
+		} else {
+			rt_loop_conn_keep(c);
+		}
+	}
+	return at;
 }
 
 /* rt_server_accept greets a new connection with the REP handshake. */
@@ -583,6 +780,7 @@ rt_server_start(rt_server *s)
 		.workers = s->nworkers,
 		.spares = s->nspares,
 		.max_buf = s->max_msg + 9 + 4 * RT_WIRE_MAX_HOPS + RT_WIRE_HELLO,
+		.guard = s->lim.request_ms > 0,
 	};
 	int rv;
 

@@ -61,6 +61,29 @@ typedef struct rt_server_opts {
 	wb_shard shard; /* the slots it owns (count 0 or 1: all; no request is checked) */
 } rt_server_opts;
 
+/*
+ * An admit function looks at the fields wholly within the first bytes of
+ * a large request (head: wb_decode_head) and returns WB_OK to read the
+ * rest, an error code (its reply written into rep) to refuse it, or -1 to
+ * look again once more has arrived; final says nothing more will come
+ * before the request is refused.
+ */
+typedef int (*rt_admit_fn)(void *arg, const wb_obj *head, bool final, wb_obj *rep);
+
+/*
+ * How requests may arrive on a port open to anyone (the gateway's): a
+ * request's bytes must all arrive within request_ms of its first, and one
+ * larger than open_max is read on only once admit takes it from its first
+ * open_max bytes.  A refused request is answered at once; the rest of it
+ * is read and dropped, and the connection serves on.
+ */
+typedef struct rt_server_limits {
+	int         request_ms; /* deadline of a request from its first byte (0: none) */
+	size_t      open_max;   /* larger requests need admit (0: none do) */
+	rt_admit_fn admit;      /* required with open_max */
+	void       *arg;
+} rt_server_limits;
+
 /* rt_server_open creates a server (not yet listening). */
 int rt_server_open(rt_server **out, const rt_server_opts *opts);
 
@@ -69,6 +92,9 @@ int rt_server_handle(rt_server *s, wb_op op, rt_handler_fn fn, void *arg);
 
 /* rt_server_routes routes each of the n rows, with arg for every handler; call before rt_server_start. */
 int rt_server_routes(rt_server *s, const rt_route *routes, size_t n, void *arg);
+
+/* rt_server_limit sets how requests may arrive (rt_server_limits); call before rt_server_start. */
+int rt_server_limit(rt_server *s, const rt_server_limits *lim);
 
 /* rt_server_gauge adds a named figure to the stats reply; call before rt_server_start. */
 int rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg);

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -942,5 +943,312 @@ Test(rt_server, batch_replies_in_order_with_item_errors, .fini = wbt_cleanup, .t
 	wb_msg_free(req);
 
 	rt_client_close(c);
+	rt_server_close(s);
+}
+
+/* ---- limits of a public port: deadlines, large requests admitted --------- */
+
+#define LIM_OPEN_MAX 1024
+#define LIM_BIG      (100 * 1024)
+
+static atomic_int lim_admits; /* calls of lim_admit */
+
+/*
+ * lim_admit takes a large request whose head carries the token "good"; waits for one without a
+ * token yet.
+ */
+static int
+lim_admit(void *arg, const wb_obj *head, bool final, wb_obj *rep)
+{
+	const char *tok;
+	size_t      n;
+
+	(void)arg;
+	atomic_fetch_add(&lim_admits, 1);
+	if (!wb_get_str(head, WB_F_TOKEN, &tok, &n)) {
+		if (!final) {
+			return -1;
+		}
+		wb_reply_error(rep, WB_EAUTH, "no token before the data");
+		return WB_EAUTH;
+	}
+	if (n == 4 && memcmp(tok, "good", 4) == 0) {
+		return WB_OK;
+	}
+	wb_reply_error(rep, WB_EAUTH, "bad token");
+	return WB_EAUTH;
+}
+
+/* h_size answers an upload with the size of its data. */
+static int
+h_size(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	const void *p;
+	size_t      n = 0;
+
+	(void)arg;
+	wb_get_bin(req, WB_F_DATA, &p, &n);
+	return wb_set_u64(rep, WB_F_SIZE, n);
+}
+
+/* lim_server starts a tcp server on url with the limits (request_ms, LIM_OPEN_MAX). */
+static rt_server *
+lim_server(char *url, size_t n, int request_ms)
+{
+	rt_server_opts   so = { .name = "limits", .workers = 2 };
+	rt_server_limits lim = {
+		.request_ms = request_ms, .open_max = LIM_OPEN_MAX, .admit = lim_admit
+	};
+	rt_server *s;
+
+	cr_assert_gt(wbt_tcp_url(url, n), 0);
+	so.url = url;
+	cr_assert_eq(rt_server_open(&s, &so), WB_OK);
+	cr_assert_eq(rt_server_handle(s, WB_OP_UPLOAD, h_size, NULL), WB_OK);
+	cr_assert_eq(rt_server_limit(s, &(rt_server_limits) { .open_max = 10 }), WB_EINVAL,
+	    "open_max without admit");
+	cr_assert_eq(rt_server_limit(s, &lim), WB_OK);
+	cr_assert_eq(rt_server_start(s), WB_OK);
+	return s;
+}
+
+/* lim_open connects to url and does the REQ handshake; the fd. */
+static int
+lim_open(const char *url)
+{
+	uint8_t hello[8] = { 0, 'S', 'P', 0, 0, 0x30, 0, 0 }, back[8];
+	int     fd = probe_connect(url);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(send(fd, hello, 8, MSG_NOSIGNAL), 8);
+	cr_assert_eq(recv(fd, back, 8, MSG_WAITALL), 8);
+	return fd;
+}
+
+/*
+ * lim_frame encodes req as a frame with request id id: [length][id][msgpack] (malloc'd, *n bytes).
+ */
+static uint8_t *
+lim_frame(const wb_obj *req, uint32_t id, size_t *n)
+{
+	char    *m;
+	size_t   mn;
+	uint8_t *f;
+
+	cr_assert_eq(wb_encode_buf(req, &m, &mn), WB_OK);
+	cr_assert_not_null(f = malloc(mn + 12));
+	for (int i = 0; i < 8; i++) {
+		f[i] = (uint8_t)((uint64_t)(mn + 4) >> (56 - 8 * i));
+	}
+	id |= 0x80000000u;
+	for (int i = 0; i < 4; i++) {
+		f[8 + i] = (uint8_t)(id >> (24 - 8 * i));
+	}
+	memcpy(f + 12, m, mn);
+	free(m);
+	*n = mn + 12;
+	return f;
+}
+
+/*
+ * lim_upload makes an upload frame of LIM_BIG data bytes, the token (NULL: none) before or after
+ * them.
+ */
+static uint8_t *
+lim_upload(const char *token, bool token_first, uint32_t id, size_t *n)
+{
+	static char data[LIM_BIG];
+	wb_obj     *req = wb_request(WB_OP_UPLOAD);
+	uint8_t    *f;
+
+	memset(data, 'd', sizeof(data));
+	if (token != NULL && token_first) {
+		cr_assert_eq(wb_set_cstr(req, WB_F_TOKEN, token), WB_OK);
+	}
+	cr_assert_eq(wb_set_bin(req, WB_F_DATA, data, sizeof(data)), WB_OK);
+	if (token != NULL && !token_first) {
+		cr_assert_eq(wb_set_cstr(req, WB_F_TOKEN, token), WB_OK);
+	}
+	f = lim_frame(req, id, n);
+	wb_msg_free(req);
+	return f;
+}
+
+/*
+ * lim_reply reads one reply within ms (NULL if none came: timed out or closed); *id gets its
+ * request id.
+ */
+static wb_obj *
+lim_reply(int fd, int ms, uint32_t *id)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	uint8_t       len[8], *body;
+	uint64_t      n = 0;
+	wb_obj       *rep = NULL;
+	char          err[128];
+
+	if (poll(&pf, 1, ms) != 1 || recv(fd, len, 8, MSG_WAITALL) != 8) {
+		return NULL;
+	}
+	for (int i = 0; i < 8; i++) {
+		n = n << 8 | len[i];
+	}
+	cr_assert(n >= 4 && n < (1u << 20), "reply of %llu bytes", (unsigned long long)n);
+	cr_assert_not_null(body = malloc(n));
+	cr_assert_eq(recv(fd, body, n, MSG_WAITALL), (ssize_t)n);
+	*id = (uint32_t)body[0] << 24 | (uint32_t)body[1] << 16 | body[2] << 8 | body[3];
+	cr_assert_eq(wb_decode(&rep, body + 4, n - 4, &wb_limits_default, err, sizeof(err)), WB_OK,
+	    "%s", err);
+	free(body);
+	return rep;
+}
+
+/* lim_closed tells whether the server closed fd within ms (its reading end sees the end). */
+static bool
+lim_closed(int fd, int ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	char          c;
+
+	return poll(&pf, 1, ms) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+/* lim_served checks that fd is served: an upload of one byte (token "good") answered. */
+static void
+lim_served(int fd, uint32_t id, const char *when)
+{
+	wb_obj  *req = wb_request(WB_OP_UPLOAD), *rep;
+	uint8_t *f;
+	size_t   n;
+	uint32_t got;
+
+	wb_set_cstr(req, WB_F_TOKEN, "good");
+	wb_set_bin(req, WB_F_DATA, "x", 1);
+	f = lim_frame(req, id, &n);
+	cr_assert_eq(send(fd, f, n, MSG_NOSIGNAL), (ssize_t)n, "%s", when);
+	cr_assert_not_null(rep = lim_reply(fd, wbt_ms(5000), &got), "%s: no reply", when);
+	cr_assert_eq(got, id | 0x80000000u);
+	cr_assert_eq(wb_u64(rep, WB_F_SIZE, 0), 1, "%s: %s", when, wb_str(rep, WB_F_MSG, ""));
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	free(f);
+}
+
+/*
+ * A request's bytes must arrive within request_ms of its first: a client
+ * trickling one (or its handshake) is cut off, while an idle connection
+ * between requests is kept.
+ */
+Test(rt_server, a_request_in_progress_has_a_deadline, .fini = wbt_cleanup, .timeout = 60)
+{
+	char       url[128];
+	int        ms = wbt_ms(500);
+	rt_server *s = lim_server(url, sizeof(url), ms);
+	int        idle = lim_open(url), slow = lim_open(url), shake = probe_connect(url);
+	uint8_t   *f;
+	size_t     n, sent = 0;
+	bool       cut = false;
+
+	uint8_t hello[8];
+	cr_assert_geq(shake, 0);
+	cr_assert_eq(recv(shake, hello, 8, MSG_WAITALL), 8);   /* the server's */
+	cr_assert_eq(send(shake, "\0SP", 3, MSG_NOSIGNAL), 3); /* half of ours */
+	lim_served(idle, 1, "a fresh connection");
+	/* a small request, one byte every tenth of the deadline: 10 times too slow */
+	wb_obj *req = wb_request(WB_OP_UPLOAD);
+	wb_set_cstr(req, WB_F_TOKEN, "good");
+	wb_set_bin(req, WB_F_DATA, "0123456789012345678901234567890123456789", 40);
+	f = lim_frame(req, 7, &n);
+	cr_assert_gt(n, 60);
+	for (long long end = wbt_now_ms() + 10 * ms; !cut && sent < n && wbt_now_ms() < end;) {
+		if (send(slow, f + sent, 1, MSG_NOSIGNAL) != 1) {
+			break; /* reset: cut off */
+		}
+		sent++;
+		cut = lim_closed(slow, ms / 10);
+	}
+	cr_assert(cut || lim_closed(slow, ms),
+	    "a request trickled for %zu of %zu bytes was not cut off", sent, n);
+	cr_assert_lt(sent, n);
+	fprintf(
+	    stderr, "deadline %d ms: a request cut off after %zu of its %zu bytes\n", ms, sent, n);
+	cr_assert(lim_closed(shake, 2 * ms), "half a handshake was not cut off");
+	/* the idle connection, idle longer than the deadline, is served */
+	wbt_sleep_ms(ms);
+	lim_served(idle, 2, "an idle connection after the deadline");
+	wb_msg_free(req);
+	free(f);
+	close(idle);
+	close(slow);
+	close(shake);
+	rt_server_close(s);
+}
+
+/*
+ * A request over open_max is read on only once admit takes it from its
+ * first bytes: a bad token, or none before the data, is answered at once,
+ * before the rest is sent; the rest is dropped as it comes and the
+ * connection serves on.  A good token's request is served whole.
+ */
+Test(rt_server, a_large_request_is_admitted_from_its_head, .fini = wbt_cleanup, .timeout = 60)
+{
+	static const struct {
+		const char *token;
+		bool        first;
+		const char *want; /* the error, or NULL: served */
+	} cases[] = {
+		{ "good", true, NULL }, { "evil", true, "UNAUTHORIZED" },
+		{ NULL, false, "UNAUTHORIZED" },
+		{ "good", false, "UNAUTHORIZED" }, /* the token after the data: too late */
+	};
+	char       url[128];
+	rt_server *s = lim_server(url, sizeof(url), wbt_ms(10000));
+	int        fd = lim_open(url);
+
+	for (uint32_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t   n;
+		uint8_t *f = lim_upload(cases[i].token, cases[i].first, 100 + i, &n);
+		uint32_t id = 0;
+		wb_obj  *rep;
+
+		atomic_store(&lim_admits, 0);
+		cr_assert_eq(send(fd, f, 2048, MSG_NOSIGNAL), 2048);
+		rep = lim_reply(fd, cases[i].want != NULL ? wbt_ms(5000) : 300, &id);
+		if (cases[i].want == NULL) {
+			cr_assert_null(rep, "case %u: answered before it was whole", i);
+			cr_assert_eq(
+			    send(fd, f + 2048, n - 2048, MSG_NOSIGNAL), (ssize_t)(n - 2048));
+			cr_assert_not_null(rep = lim_reply(fd, wbt_ms(5000), &id), "case %u", i);
+			cr_assert_eq(wb_u64(rep, WB_F_SIZE, 0), LIM_BIG, "case %u: %s", i,
+			    wb_str(rep, WB_F_MSG, ""));
+		} else {
+			/* answered from the first 2 KiB: the rest is not sent yet */
+			cr_assert_not_null(
+			    rep, "case %u: a large request was not refused early", i);
+			cr_assert_str_eq(wb_str(rep, WB_F_ERR, ""), cases[i].want, "case %u: %s", i,
+			    wb_str(rep, WB_F_MSG, ""));
+			cr_assert_eq(
+			    send(fd, f + 2048, n - 2048, MSG_NOSIGNAL), (ssize_t)(n - 2048));
+		}
+		cr_assert_eq(id, (100 + i) | 0x80000000u);
+		cr_assert_gt(atomic_load(&lim_admits), 0, "case %u: admit never asked", i);
+		wb_msg_free(rep);
+		free(f);
+		lim_served(fd, 200 + i, "after a large request");
+	}
+	/* the first bytes are not a message at all: refused as such */
+	uint8_t junk[2048];
+	memset(junk, 0xc1, sizeof(junk));
+	junk[0] = 0, junk[1] = 0, junk[2] = 0, junk[3] = 0, junk[4] = 0, junk[5] = 1, junk[6] = 0;
+	junk[7] = 0;                  /* 64 KiB */
+	junk[8] = 0x80, junk[11] = 9; /* request id 9 */
+	junk[9] = junk[10] = 0;
+	uint32_t id;
+	cr_assert_eq(send(fd, junk, sizeof(junk), MSG_NOSIGNAL), (ssize_t)sizeof(junk));
+	wb_obj *rep = lim_reply(fd, wbt_ms(5000), &id);
+	cr_assert_not_null(rep, "junk was not refused early");
+	cr_assert_str_eq(wb_str(rep, WB_F_ERR, ""), "BAD_MESSAGE");
+	wb_msg_free(rep);
+	close(fd);
 	rt_server_close(s);
 }

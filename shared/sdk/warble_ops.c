@@ -294,8 +294,11 @@ warble_upload(warble_client *c, const void *data, size_t len, warble_media_t **o
 	if (len > wb_limits_default.max_bin) {
 		return warble_fail(c, WARBLE_ETOOBIG, "image larger than a request can carry");
 	}
+	/* the token's place comes before the image (warble_call fills it in): the
+	 * gateway reads a large request's op and token before taking the rest */
 	if ((q = wb_request(WB_OP_UPLOAD)) != NULL &&
-	    wb_set_bin(q, WB_F_DATA, data, len) != WB_OK) {
+	    (wb_set_str(q, WB_F_TOKEN, "", 0) != WB_OK ||
+	        wb_set_bin(q, WB_F_DATA, data, len) != WB_OK)) {
 		wb_msg_free(q);
 		q = NULL;
 	}

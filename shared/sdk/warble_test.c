@@ -543,6 +543,47 @@ Test(sdk, rich_posts_and_media, .fini = st_fini, .timeout = 120)
 	warble_close(bob);
 }
 
+/*
+ * An upload over the gateway's limit before authentication (64 KiB) is
+ * read on only once its first bytes show the token, which the SDK sends
+ * before the image: it works as the first request of a connection, and a
+ * bad token is refused as UNAUTHORIZED before the image is taken, the
+ * connection serving on.
+ */
+Test(sdk, large_upload_first_on_a_connection, .fini = st_fini, .timeout = 120)
+{
+	warble_client  *fresh;
+	warble_media_t *m = NULL;
+	uint64_t        uid = 0;
+	size_t          len;
+	unsigned char  *png;
+
+	st_start(NULL);
+	cr_assert_eq(warble_register(wc, "erin", "password1", &uid), WARBLE_OK);
+	cr_assert_eq(warble_login(wc, "erin", "password1", NULL), WARBLE_OK);
+	cr_assert_eq(warble_open(&fresh, cl.gateway_url, 10000), WARBLE_OK);
+	cr_assert_eq(warble_set_token(fresh, warble_token(wc)), WARBLE_OK);
+	st_img big = st_upload(fresh, uid, 400, 300, 5); /* 120,000 pixels: about 118 KiB */
+	cr_assert_gt(big.len, 64 * 1024);
+	st_media_same(wc, &big, false);
+	warble_close(fresh);
+
+	cr_assert_eq(warble_open(&fresh, cl.gateway_url, 10000), WARBLE_OK);
+	cr_assert_eq(warble_set_token(fresh, "not-a-session-token"), WARBLE_OK);
+	cr_assert_eq(
+	    warble_upload(fresh, big.png, big.len, &m), WARBLE_EAUTH, "%s", warble_errmsg(fresh));
+	cr_assert_null(m);
+	cr_assert_eq(warble_set_token(fresh, warble_token(wc)), WARBLE_OK);
+	cr_assert_not_null(png = wbt_png(300, 300, 6, &len));
+	cr_assert_eq(warble_upload(fresh, png, len, &m), WARBLE_OK, "after a refused upload: %s",
+	    warble_errmsg(fresh));
+	cr_assert_eq(m->size, len);
+	warble_media_free(m);
+	free(png);
+	st_img_free(&big);
+	warble_close(fresh);
+}
+
 Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 {
 	warble_client  *dave, *anon;

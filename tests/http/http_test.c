@@ -20,6 +20,22 @@ ht_raw_str(int p, const char *s, ht_res *r, int timeout_ms)
 	return ht_raw(p, s, strlen(s), r, timeout_ms);
 }
 
+/* fail_says checks an error reply's status, name and that its message holds needle. */
+static void
+fail_says(int want, const char *name, const char *needle, const char *method, const char *path,
+    const char *token, const char *body)
+{
+	json_t     *j = call(want, method, path, token, body);
+	const char *msg = json_string_value(json_object_get(j, "message"));
+
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(j, "error")), name, "%s %s", method, path);
+	cr_assert(msg != NULL && strstr(msg, needle) != NULL, "%s %s: message \"%s\", want \"%s\"",
+	    method, path, msg, needle);
+	cr_assert_null(strstr(msg, "JSON_"), "%s %s: names a library flag: %s", method, path, msg);
+	json_decref(j);
+}
+
 Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 {
 	const char *a, *b;
@@ -150,12 +166,28 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?limit=ten", a, NULL);
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?before=-1", a, NULL);
 	fail_with(400, "INVALID", "GET", "/api/v1/home?limit=0", a, NULL);
+	/* messages that say what is wrong: the range, the field's path, the rule */
+	fail_says(400, "INVALID", "limit must be 1 to 100", "GET", "/api/v1/home?limit=0", a, NULL);
+	fail_says(400, "INVALID", "limit must be 1 to 100", "GET",
+	    "/api/v1/home?limit=99999999999999999999999", a, NULL);
+	fail_says(400, "BAD_MESSAGE", "field \"images[0].media\" must be a string", "POST",
+	    "/api/v1/posts", b, "{\"text\":\"x\",\"images\":[{\"media\":123}]}");
+	fail_says(400, "BAD_MESSAGE", "strings may not contain NUL (\\u0000)", "POST",
+	    "/api/v1/posts", b, "{\"text\":\"a\\u0000b\"}");
 	fail_with(400, "INVALID", "GET", "/api/v1/home?colour=red", a, NULL);
 	fail_with(400, "INVALID", "GET", "/api/v1/home", a, "{\"limit\":1}");
 	fail_with(400, "BAD_USERNAME", "POST", "/api/v1/users", NULL,
 	    "{\"name\":\"No Way\",\"password\":\"correct-horse\"}");
 	fail_with(400, "BAD_PASSWORD", "POST", "/api/v1/users", NULL,
 	    "{\"name\":\"carol\",\"password\":\"short\"}");
+	/* the bounds docs/http-api.md gives: 8 to 1,024 bytes */
+	char pw[1200];
+	snprintf(pw, sizeof(pw), "{\"name\":\"carol\",\"password\":\"%01025d\"}", 7);
+	fail_says(400, "BAD_PASSWORD", "8 to 1024 bytes", "POST", "/api/v1/users", NULL, pw);
+	snprintf(pw, sizeof(pw), "{\"name\":\"carol\",\"password\":\"%01024d\"}", 7);
+	json_decref(call(201, "POST", "/api/v1/users", NULL, pw));
+	snprintf(pw, sizeof(pw), "{\"name\":\"dora\",\"password\":\"%08d\"}", 7);
+	json_decref(call(201, "POST", "/api/v1/users", NULL, pw));
 	fail_with(400, "FOLLOW_SELF", "PUT", "/api/v1/me/following/alice", a, NULL);
 	/* 280 code points fit (each 2 bytes here), 281 do not */
 	strcpy(ok, "{\"text\":\"");

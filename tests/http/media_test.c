@@ -261,7 +261,52 @@ Test(media, rich_post_in_a_followers_home, .fini = wbt_cleanup, .timeout = 120)
 	get_media("GET", ids[0], NULL, "Range: bytes=100000-\r\n", 416, &r);
 	snprintf(hdr, sizeof(hdr), "bytes */%zu", png.len);
 	cr_assert_str_eq(ht_header(&r, "Content-Range", v, sizeof(v)), hdr);
+	/* an error like any other: JSON, not the image's type, and not cached */
+	cr_assert_str_eq(ht_header(&r, "Content-Type", v, sizeof(v)), "application/json");
+	cr_assert(has_bytes(r.body, r.len, "\"error\":\"RANGE_NOT_SATISFIABLE\""), "%s", r.body);
+	cr_assert_str_eq(ht_header(&r, "Cache-Control", v, sizeof(v)), "no-store");
+	cr_assert_null(ht_header(&r, "ETag", v, sizeof(v)));
 	ht_res_free(&r);
+	/* numbers past 64 bits: a last position past the end is the end, a suffix
+	 * longer than the image is all of it, a first position past it is 416 */
+	snprintf(hdr, sizeof(hdr), "bytes 0-%zu/%zu", png.len - 1, png.len);
+	static const char *const whole[] = {
+		"Range: bytes=0-18446744073709551615\r\n",
+		"Range: bytes=0-99999999999999999999999999\r\n",
+		"Range: bytes=-18446744073709551616\r\n",
+	};
+	for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+		get_media("GET", ids[0], NULL, whole[i], 206, &r);
+		cr_assert_eq(r.len, png.len, "%s", whole[i]);
+		cr_assert_str_eq(ht_header(&r, "Content-Range", v, sizeof(v)), hdr, "%s", whole[i]);
+		ht_res_free(&r);
+	}
+	get_media("GET", ids[0], NULL, "Range: bytes=18446744073709551616-\r\n", 416, &r);
+	cr_assert_str_eq(ht_header(&r, "Content-Type", v, sizeof(v)), "application/json");
+	ht_res_free(&r);
+	get_media("GET", ids[0], NULL, "Range: bytes=x-1\r\n", 200, &r); /* unparsable: ignored */
+	cr_assert_eq(r.len, png.len);
+	ht_res_free(&r);
+	/* If-Range: the range only for this very ETag, compared strongly; a date
+	 * never matches (no Last-Modified is sent): the whole image instead */
+	snprintf(hdr, sizeof(hdr), "If-Range: %s\r\nRange: bytes=10-19\r\n", etag);
+	get_media("GET", ids[0], NULL, hdr, 206, &r);
+	cr_assert_eq(r.len, 10);
+	ht_res_free(&r);
+	snprintf(hdr, sizeof(hdr), "If-Range: W/%s\r\nRange: bytes=10-19\r\n", etag);
+	const char *const stale[] = {
+		"If-Range: \"1-1\"\r\nRange: bytes=10-19\r\n",
+		"If-Range: Wed, 21 Oct 2015 07:28:00 GMT\r\nRange: bytes=10-19\r\n",
+		hdr,
+		"If-Range: \"1-1\"\r\nRange: bytes=100000-\r\n",
+	};
+	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
+		get_media("GET", ids[0], NULL, stale[i], 200, &r);
+		cr_assert_eq(r.len, png.len, "%s", stale[i]);
+		cr_assert_eq(memcmp(r.body, png.p, png.len), 0);
+		cr_assert_null(ht_header(&r, "Content-Range", v, sizeof(v)), "%s", stale[i]);
+		ht_res_free(&r);
+	}
 	get_media("GET", ids[0], NULL, "Range: bytes=0-1,4-5\r\n", 200, &r); /* several: all */
 	cr_assert_eq(r.len, png.len);
 	ht_res_free(&r);

@@ -29,14 +29,6 @@
 
 #define HTTP_WORKERS 16
 
-/* Bits of a connection's state word (rt_loop_conn_state). */
-enum {
-	HTTP_ST_BODY = 1,     /* the body deadline of the request in progress is set */
-	HTTP_ST_CONTINUE = 2, /* 100 Continue was sent for it */
-	HTTP_ST_DRAIN = 4,    /* answered for the last time: drop what arrives */
-	HTTP_ST_UPLOAD = 8,   /* the request in progress holds one of the upload slots */
-};
-
 static const char http_continue[] = "HTTP/1.1 100 Continue\r\n\r\n";
 
 static void *
@@ -122,17 +114,10 @@ http_take(http_job *j, uintptr_t *st, const char *p, size_t n, size_t hlen, size
 		http_refuse(j, 413, msg);
 		return n;
 	}
-	if (max > h->opts.max_body && !(*st & HTTP_ST_UPLOAD)) {
-		/* an upload's body may be large: only so many are held at once */
-		if (atomic_fetch_add(&h->uploads, 1) >= h->opts.max_uploads) {
-			atomic_fetch_sub(&h->uploads, 1);
-			j->close = true;
-			http_fail(j, 503, "UNAVAILABLE",
-			    "%d image uploads are in progress already: try again shortly",
-			    h->opts.max_uploads);
-			return n;
-		}
-		*st |= HTTP_ST_UPLOAD;
+	if (max > h->opts.max_body && !(*st & HTTP_ST_UPLOAD) && !http_upload_begin(j, st)) {
+		/* an upload's body may be large: only so many are held at once, and
+		 * only for a caller whose token holds (http_upload.c) */
+		return n;
 	}
 	if (n - hlen < len) {
 		*want = hlen + (size_t)len;
@@ -153,8 +138,8 @@ http_take(http_job *j, uintptr_t *st, const char *p, size_t n, size_t hlen, size
 	j->close = j->head.close;
 	http_serve(j);
 	if (*st & HTTP_ST_UPLOAD) {
-		*st &= ~(uintptr_t)HTTP_ST_UPLOAD;
-		atomic_fetch_sub(&h->uploads, 1);
+		http_upload_give(h->uploads, *st);
+		*st &= ((uintptr_t)1 << HTTP_ST_ROW_SHIFT) - 1 - HTTP_ST_UPLOAD;
 	}
 	return hlen + (size_t)len;
 }
@@ -229,15 +214,16 @@ http_conn_serve(
 	return rv;
 }
 
-/* http_conn_closed gives back the upload slot of a connection that went mid-body. */
+/*
+ * http_conn_closed gives back the upload slot of a connection that went mid-body (or was refused
+ * one).
+ */
 static void
 http_conn_closed(void *arg, uintptr_t state)
 {
 	http_server *h = arg;
 
-	if (state & HTTP_ST_UPLOAD) {
-		atomic_fetch_sub(&h->uploads, 1);
-	}
+	http_upload_give(h->uploads, state);
 }
 
 static const rt_loop_ops http_ops = {
@@ -298,7 +284,14 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	if (h->opts.max_uploads <= 0) {
 		h->opts.max_uploads = 8;
 	}
-	atomic_init(&h->uploads, 0);
+	if (h->opts.max_user_uploads <= 0) {
+		h->opts.max_user_uploads = 2;
+	}
+	if ((rc = http_uploads_open(&h->uploads, h->opts.max_uploads, h->opts.max_user_uploads)) !=
+	    WB_OK) {
+		http_close(h);
+		return rc;
+	}
 	if (h->opts.body_timeout_ms <= 0) {
 		h->opts.body_timeout_ms = 10000;
 	}
@@ -342,6 +335,7 @@ http_close(http_server *h)
 		return;
 	}
 	rt_loop_close(h->loop);
+	http_uploads_close(h->uploads);
 	http_static_free(h);
 	free(h->url);
 	free(h);

@@ -38,6 +38,7 @@ typedef struct http_opts {
 	    max_conns; /* HTTP connections before idle ones get 250 ms (default: open-files limit - 128) */
 	size_t max_upload; /* an image upload's body limit (default WB_MEDIA_MAX_DEFAULT) */
 	int max_uploads; /* image uploads receiving at once, each up to max_upload bytes (default 8) */
+	int max_user_uploads; /* ... of them one user's at once (default 2) */
 } http_opts;
 
 /* http_open loads the web page's files and starts serving on opts->url. */

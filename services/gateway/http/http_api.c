@@ -260,6 +260,12 @@ http_query(wb_obj *q, const http_route *r, const char *qs, http_parsed *out)
 			}
 			if (http_json_set_text(q, (wb_field)f, val, (size_t)vn, err, sizeof(err)) !=
 			    WB_OK) {
+				if (f == WB_F_LIMIT && vn > 0 &&
+				    strspn(val, "0123456789") == (size_t)vn) {
+					/* a page size beyond 64 bits: its range is wrong, as 0's */
+					return http_parse_fail(out, 400, "INVALID",
+					    "limit must be 1 to %d", GW_PAGE_MAX);
+				}
 				return http_parse_fail(out, 400, "BAD_MESSAGE", "%s", err);
 			}
 		}
@@ -268,8 +274,7 @@ http_query(wb_obj *q, const http_route *r, const char *qs, http_parsed *out)
 	return true;
 }
 
-/* http_token sets the Bearer token on q if op takes one; false after answering 401. */
-static bool
+bool
 http_token(http_job *j, wb_op op)
 {
 	wb_mask     req, opt;

@@ -123,6 +123,8 @@ http_head_field(http_head *h, const char *name, const char *v, bool *keep, const
 		h->if_none_match = v;
 	} else if (strcasecmp(name, "X-Forwarded-For") == 0) {
 		h->forwarded_for = v; /* the last line: a trusted proxy appends its own */
+	} else if (strcasecmp(name, "If-Range") == 0) {
+		h->if_range = v;
 	} else if (strcasecmp(name, "Expect") == 0) {
 		h->expect_continue = strcasecmp(v, "100-continue") == 0;
 	}

@@ -5,7 +5,7 @@
 #ifndef HTTP_INT_H
 #define HTTP_INT_H
 
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -18,6 +18,17 @@
 #define HTTP_FILE_MAX  (1 << 20) /* largest one */
 #define HTTP_PATH_MAX  512       /* decoded path segment bytes */
 #define HTTP_HEAD_MAX  8192 /* a request head's bytes, request line to blank line (431 above) */
+
+/* Bits of a connection's state word (rt_loop_conn_state). */
+enum {
+	HTTP_ST_BODY = 1,     /* the body deadline of the request in progress is set */
+	HTTP_ST_CONTINUE = 2, /* 100 Continue was sent for it */
+	HTTP_ST_DRAIN = 4,    /* answered for the last time: drop what arrives */
+	HTTP_ST_UPLOAD = 8,   /* the request in progress holds an upload slot (its row above) */
+	HTTP_ST_ROW_SHIFT = 8 /* the slot's row in http_uploads, from this bit up */
+};
+
+typedef struct http_uploads http_uploads; /* http_upload.c's upload slots */
 
 typedef struct http_file {
 	char        path[80]; /* "/app.js" */
@@ -36,6 +47,7 @@ typedef struct http_head {
 	const char *range;          /* Range, NULL if absent */
 	const char *if_none_match;  /* If-None-Match, NULL if absent */
 	const char *forwarded_for;  /* the last X-Forwarded-For line, NULL if absent */
+	const char *if_range;       /* If-Range, NULL if absent */
 	uint64_t    content_length; /* 0 if absent */
 	bool        has_length;
 	bool        chunked;         /* a Transfer-Encoding was sent */
@@ -64,14 +76,14 @@ typedef struct http_job {
 } http_job;
 
 struct http_server {
-	gw         *g;
-	gw_metrics *metrics;
-	http_opts   opts;
-	atomic_int  uploads; /* upload bodies being received or served (at most opts.max_uploads) */
-	char       *url;     /* tcp://host:port */
-	rt_loop    *loop;
-	http_file   files[HTTP_FILES_MAX];
-	int         nfiles;
+	gw           *g;
+	gw_metrics   *metrics;
+	http_opts     opts;
+	http_uploads *uploads; /* upload bodies being received or served, by user */
+	char         *url;     /* tcp://host:port */
+	rt_loop      *loop;
+	http_file     files[HTTP_FILES_MAX];
+	int           nfiles;
 };
 
 typedef struct http_route http_route; /* http_api.c's routing table */
@@ -104,6 +116,24 @@ bool http_is_upload(const char *method, const char *uri);
 
 /* http_media answers GET and HEAD /media/{media} from the media reply in j->rep: the bytes, with their caching and range headers. */
 void http_media(http_job *j);
+
+/* http_token sets the Bearer token on j->q if op takes one; false after answering 401. */
+bool http_token(http_job *j, wb_op op);
+
+/* http_uploads_open makes max upload slots, at most per_user of them held by one user. */
+int http_uploads_open(http_uploads **out, int max, int per_user);
+
+/* http_uploads_close frees u; NULL is ignored. */
+void http_uploads_close(http_uploads *u);
+
+/*
+ * http_upload_begin checks the token of the upload whose head j holds and takes a slot for its user
+ * into *st; false after answering 401, 429 or 503 (the connection then ends).
+ */
+bool http_upload_begin(http_job *j, uintptr_t *st);
+
+/* http_upload_give gives back the slot a connection's state word holds, if any. */
+void http_upload_give(http_uploads *u, uintptr_t state);
 
 /* http_serve handles one request whose head and body have arrived (on a worker). */
 void http_serve(http_job *j);

@@ -81,35 +81,52 @@ http_json_type_desc(wb_type t)
 	return "?";
 }
 
-static int http_json_obj_fill(
-    wb_obj *dst, const json_t *obj, wb_mask allowed, int depth, char *err, size_t errlen);
+static int http_json_obj_fill(wb_obj *dst, const json_t *obj, wb_mask allowed, int depth,
+    const char *prefix, char *err, size_t errlen);
 
-/* http_json_field_set converts one JSON value v into field f of dst. */
+/* http_json_bad names what the field at path must be, in err; returns WB_EBADMSG. */
 static int
-http_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
+http_json_bad(char *err, size_t errlen, const char *path, const char *what)
+{
+	snprintf(err, errlen, "field \"%s\" must be %s", path, what);
+	return WB_EBADMSG;
+}
+
+/*
+ * http_json_field_set converts one JSON value v into field f of dst.  A
+ * wrong value is named by its path from the body's root, into err:
+ * "images[1].media", "ids[3]".
+ */
+static int
+http_json_field_set(
+    wb_obj *dst, wb_field f, const json_t *v, int depth, const char *path, char *err, size_t errlen)
 {
 	wb_type  t = wb_field_type(f);
 	uint64_t u, *arr;
 	size_t   n, i;
 	wb_obj  *objs;
+	char     sub[160];
 	int      rc;
 
 	switch (t) {
 	case WB_T_U64:
-		return http_json_u64(v, &u) ? wb_set_u64(dst, f, u) : WB_EBADMSG;
+		rc = http_json_u64(v, &u) ? wb_set_u64(dst, f, u) : WB_EBADMSG;
+		break;
 	case WB_T_ID:
-		return http_json_id(v, &u) ? wb_set_u64(dst, f, u) : WB_EBADMSG;
+		rc = http_json_id(v, &u) ? wb_set_u64(dst, f, u) : WB_EBADMSG;
+		break;
 	case WB_T_BOOL:
-		return json_is_boolean(v) ? wb_set_bool(dst, f, json_is_true(v)) : WB_EBADMSG;
+		rc = json_is_boolean(v) ? wb_set_bool(dst, f, json_is_true(v)) : WB_EBADMSG;
+		break;
 	case WB_T_STR:
-		if (!json_is_string(v)) {
-			return WB_EBADMSG;
-		}
-		return wb_set_str(dst, f, json_string_value(v), json_string_length(v));
+		rc = json_is_string(v)
+		         ? wb_set_str(dst, f, json_string_value(v), json_string_length(v))
+		         : WB_EBADMSG;
+		break;
 	case WB_T_U64S:
 	case WB_T_IDS:
 		if (!json_is_array(v)) {
-			return WB_EBADMSG;
+			return http_json_bad(err, errlen, path, http_json_type_desc(t));
 		}
 		n = json_array_size(v);
 		if ((arr = wb_add_u64s(dst, f, n)) == NULL && n > 0) {
@@ -119,12 +136,18 @@ http_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 			const json_t *e = json_array_get(v, i);
 			if (!(t == WB_T_U64S ? http_json_u64(e, &arr[i])
 			                     : http_json_id(e, &arr[i]))) {
-				return WB_EBADMSG;
+				snprintf(sub, sizeof(sub), "%.96s[%zu]", path, i);
+				return http_json_bad(err, errlen, sub,
+				    http_json_type_desc(t == WB_T_U64S ? WB_T_U64 : WB_T_ID));
 			}
 		}
 		return WB_OK;
 	case WB_T_OBJS:
-		if (!json_is_array(v) || depth >= HTTP_JSON_DEPTH) {
+		if (!json_is_array(v)) {
+			return http_json_bad(err, errlen, path, http_json_type_desc(t));
+		}
+		if (depth >= HTTP_JSON_DEPTH) {
+			snprintf(err, errlen, "field \"%s\" cannot be nested this deep", path);
 			return WB_EBADMSG;
 		}
 		n = json_array_size(v);
@@ -132,28 +155,43 @@ http_json_field_set(wb_obj *dst, wb_field f, const json_t *v, int depth)
 			return WB_ENOMEM;
 		}
 		for (i = 0; i < n; i++) {
-			char sub[64];
+			snprintf(sub, sizeof(sub), "%.96s[%zu]", path, i);
+			if (!json_is_object(json_array_get(v, i))) {
+				return http_json_bad(err, errlen, sub, "an object");
+			}
+			snprintf(sub, sizeof(sub), "%.96s[%zu].", path, i);
 			rc = http_json_obj_fill(&objs[i], json_array_get(v, i), ~(wb_mask)0,
-			    depth + 1, sub, sizeof(sub));
+			    depth + 1, sub, err, errlen);
 			if (rc != WB_OK) {
 				return rc;
 			}
 		}
 		return WB_OK;
-	case WB_T_BIN:
-		return WB_EBADMSG;
+	default: /* WB_T_BIN */
+		rc = WB_EBADMSG;
+		break;
 	}
-	return WB_EBADMSG;
+	if (rc == WB_EBADMSG) {
+		return http_json_bad(err, errlen, path, http_json_type_desc(t));
+	}
+	if (rc != WB_OK) {
+		snprintf(err, errlen, "%s", wb_strerror(rc));
+	}
+	return rc;
 }
 
-/* http_json_obj_fill sets every member of JSON object obj on dst. */
+/*
+ * http_json_obj_fill sets every member of JSON object obj on dst; prefix ("" or "images[0].")
+ * leads each field's path in messages.
+ */
 static int
-http_json_obj_fill(
-    wb_obj *dst, const json_t *obj, wb_mask allowed, int depth, char *err, size_t errlen)
+http_json_obj_fill(wb_obj *dst, const json_t *obj, wb_mask allowed, int depth, const char *prefix,
+    char *err, size_t errlen)
 {
 	const char *key;
 	json_t     *v;
-	int         f, rc;
+	char        path[200];
+	int         f;
 
 	if (!json_is_object(obj)) {
 		snprintf(err, errlen, "expected a JSON object");
@@ -161,9 +199,10 @@ http_json_obj_fill(
 	}
 	json_object_foreach((json_t *)obj, key, v)
 	{
+		snprintf(path, sizeof(path), "%.120s%.64s", prefix, key);
 		f = wb_field_lookup(key, strlen(key));
 		if (f < 0 || f == WB_F_OK || f == WB_F_OP || f == WB_F_V) {
-			snprintf(err, errlen, "unknown field \"%.64s\"", key);
+			snprintf(err, errlen, "unknown field \"%s\"", path);
 			return WB_EINVAL;
 		}
 		if ((allowed & wb_mask_bit(f)) == 0) {
@@ -172,17 +211,12 @@ http_json_obj_fill(
 				    "the session token goes in the "
 				    "Authorization header (Bearer), not the body");
 			} else {
-				snprintf(err, errlen, "field \"%s\" is not accepted here", key);
+				snprintf(err, errlen, "field \"%s\" is not accepted here", path);
 			}
 			return WB_EINVAL;
 		}
-		if ((rc = http_json_field_set(dst, (wb_field)f, v, depth)) != WB_OK) {
-			if (rc == WB_EBADMSG) {
-				snprintf(err, errlen, "field \"%s\" must be %s", key,
-				    http_json_type_desc(wb_field_type((wb_field)f)));
-			} else {
-				snprintf(err, errlen, "%s", wb_strerror(rc));
-			}
+		int rc = http_json_field_set(dst, (wb_field)f, v, depth, path, err, errlen);
+		if (rc != WB_OK) {
 			return rc;
 		}
 	}
@@ -199,11 +233,14 @@ http_json_to_obj(
 
 	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
 	if (root == NULL) {
+		/* jansson names its own flag for a NUL: say what the rule is instead */
 		snprintf(err, errlen, "invalid JSON at line %d, column %d: %s", je.line, je.column,
-		    je.text);
+		    json_error_code(&je) == json_error_null_character
+		        ? "strings may not contain NUL (\\u0000)"
+		        : je.text);
 		return WB_EBADMSG;
 	}
-	rc = http_json_obj_fill(dst, root, allowed, 0, err, errlen);
+	rc = http_json_obj_fill(dst, root, allowed, 0, "", err, errlen);
 	json_decref(root);
 	return rc;
 }
@@ -413,6 +450,16 @@ http_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err, 
 	case WB_T_U64:
 	case WB_T_ID:
 		if (!http_json_parse_u64(s, n, &u)) {
+			size_t d = 0;
+			while (d < n && s[d] >= '0' && s[d] <= '9') {
+				d++;
+			}
+			if (n > 0 && d == n) {
+				/* a decimal all right, only too large: say so */
+				snprintf(err, errlen, "%s must be at most %" PRIu64,
+				    wb_field_name(f), UINT64_MAX);
+				return WB_EBADMSG;
+			}
 			snprintf(err, errlen, "%s must be a decimal number", wb_field_name(f));
 			return WB_EBADMSG;
 		}

@@ -40,7 +40,11 @@ int http_json_from_obj(const wb_obj *src, wb_mask skip, http_buf *out);
  * a wb_err_name or an HTTP-only one such as METHOD_NOT_ALLOWED; msg must be UTF-8. */
 int http_json_error_named(http_buf *out, const char *name, const char *msg);
 
-/* http_json_set_text sets field f of dst from its text form (a path segment or query value: decimal for U64/ID, true/false for BOOL); WB_EBADMSG with a message in err. */
+/*
+ * http_json_set_text sets field f of dst from its text form (a path segment or query value:
+ * decimal for U64/ID, true/false for BOOL); WB_EBADMSG with a message in err (for a decimal
+ * beyond 64 bits, its bound).
+ */
 int http_json_set_text(wb_obj *dst, wb_field f, const char *s, size_t n, char *err, size_t errlen);
 
 /* http_json_parse_u64 parses a plain decimal u64 ("0".."18446744073709551615", no sign or spaces); false if it is not one. */

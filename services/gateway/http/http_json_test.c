@@ -64,13 +64,21 @@ Test(json, wrong_types_are_named)
 		{ "{\"uid\":\"1\"}", "\"uid\"" },
 		{ "{\"name\":5}", "\"name\" must be a string" },
 		{ "{\"followed\":1}", "\"followed\" must be true or false" },
-		{ "{\"uids\":[1,\"2\"]}", "\"uids\"" },
-		{ "{\"ids\":[1]}", "\"ids\"" },
-		{ "{\"posts\":[1]}", "\"posts\"" },
+		{ "{\"uids\":[1,\"2\"]}", "\"uids[1]\" must be a non-negative integer" },
+		{ "{\"ids\":[1]}", "\"ids[0]\" must be a decimal string" },
+		{ "{\"posts\":7}", "\"posts\" must be an array of objects" },
+		{ "{\"posts\":[1]}", "\"posts[0]\" must be an object" },
 		{ "{\"posts\":[{\"posts\":[{\"posts\":[{\"posts\":[{\"posts\":[]}]}]}]}]}",
-		    "\"posts\"" },
+		    "\"posts[0].posts\" cannot be nested this deep" },
+		/* a wrong field inside a record is named by its path, not as its array */
+		{ "{\"images\":[{\"media\":123}]}", "field \"images[0].media\" must be a string" },
+		{ "{\"images\":[{\"media\":\"1-2\"},{\"media\":\"1-3\",\"alt\":[]}]}",
+		    "field \"images[1].alt\" must be a string" },
+		{ "{\"posts\":[{\"ids\":[\"1\",2]}]}",
+		    "field \"posts[0].ids[1]\" must be a decimal" },
 		{ "[]", "expected a JSON object" },
-		{ "{\"name\":\"a\\u0000b\"}", "invalid JSON" },
+		/* a NUL: the rule, not the JSON library's flag */
+		{ "{\"name\":\"a\\u0000b\"}", "strings may not contain NUL (\\u0000)" },
 		{ "{\"name\":\"\xff\"}", "invalid JSON" },
 		{ "{\"a\":1", "invalid JSON" },
 		{ "{\"name\":\"x\",\"name\":\"y\"}", "invalid JSON" },
@@ -83,8 +91,18 @@ Test(json, wrong_types_are_named)
 		cr_expect_eq(rc, WB_EBADMSG, "%s: rc %d", cases[i].json, rc);
 		cr_expect_not_null(
 		    strstr(err, cases[i].needle), "%s: message \"%s\"", cases[i].json, err);
+		cr_expect_null(
+		    strstr(err, "JSON_"), "%s: names a library flag: %s", cases[i].json, err);
 		wb_msg_free(o);
 	}
+	/* an unknown field inside a record too */
+	char    err[160] = "";
+	wb_obj *o = wb_msg_new();
+	cr_assert_eq(
+	    http_json_to_obj(o, "{\"images\":[{\"colour\":1}]}", 25, UINT64_MAX, err, sizeof(err)),
+	    WB_EINVAL);
+	cr_assert_str_eq(err, "unknown field \"images[0].colour\"");
+	wb_msg_free(o);
 }
 
 Test(json, fields_outside_the_mask_are_refused)
@@ -116,6 +134,12 @@ Test(json, text_forms_and_errors)
 	cr_assert_eq(wb_u64(o, WB_F_BEFORE, 0), 912316145371971584ull);
 	cr_assert_eq(http_json_set_text(o, WB_F_LIMIT, "", 0, err, sizeof(err)), WB_EBADMSG);
 	cr_assert_eq(http_json_set_text(o, WB_F_LIMIT, "+1", 2, err, sizeof(err)), WB_EBADMSG);
+	cr_assert_str_eq(err, "limit must be a decimal number");
+	/* a decimal, only beyond 64 bits: the range is named, not the type */
+	cr_assert_eq(
+	    http_json_set_text(o, WB_F_LIMIT, "18446744073709551616", 20, err, sizeof(err)),
+	    WB_EBADMSG);
+	cr_assert_str_eq(err, "limit must be at most 18446744073709551615");
 	cr_assert_eq(http_json_set_text(o, WB_F_FOLLOWED, "true", 4, err, sizeof(err)), WB_OK);
 	cr_assert_eq(http_json_set_text(o, WB_F_FOLLOWED, "yes", 3, err, sizeof(err)), WB_EBADMSG);
 	cr_assert_eq(http_json_set_text(o, WB_F_UIDS, "1", 1, err, sizeof(err)), WB_EBADMSG);

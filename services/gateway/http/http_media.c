@@ -1,9 +1,10 @@
 /*
  * http_media.c - an image as HTTP serves it: GET and HEAD /media/{media}
- * with a strong ETag (304 on If-None-Match), one byte range (206, 416),
- * long immutable caching and headers that keep a browser from treating
- * the bytes as anything but the image type the content service read
- * from them.  A media id never names other bytes, so the id is the ETag.
+ * with a strong ETag (304 on If-None-Match), one byte range (206, 416;
+ * If-Range), long immutable caching and headers that keep a browser from
+ * treating the bytes as anything but the image type the content service
+ * read from them.  A media id never names other bytes, so the id is the
+ * ETag.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +43,13 @@ http_etag_match(const char *inm, const char *etag)
 	return false;
 }
 
-/* http_range_num reads a decimal at *p, advancing it; false if none or too large. */
+/*
+ * http_range_num reads a decimal at *p, advancing it; false if there is
+ * none.  One past 64 bits reads as UINT64_MAX: every position in an image
+ * is smaller, which is what such a number means in a range (RFC 9110
+ * 14.1.2: a last position past the end is the end, a suffix longer than
+ * the image is the whole image, a first position past it unsatisfiable).
+ */
 static bool
 http_range_num(const char **p, uint64_t *v)
 {
@@ -53,10 +60,8 @@ http_range_num(const char **p, uint64_t *v)
 		return false;
 	}
 	for (; *s >= '0' && *s <= '9'; s++) {
-		if (*v > (UINT64_MAX - 9) / 10) {
-			return false;
-		}
-		*v = *v * 10 + (uint64_t)(*s - '0');
+		uint64_t d = (uint64_t)(*s - '0');
+		*v = *v > (UINT64_MAX - d) / 10 ? UINT64_MAX : *v * 10 + d;
 	}
 	*p = s;
 	return true;
@@ -108,6 +113,19 @@ http_range(const char *h, size_t len, uint64_t *first, uint64_t *last)
 	return 1;
 }
 
+/*
+ * http_if_range tells whether the Range of a request with If-Range value
+ * v may be honoured for an image whose ETag is etag: only for that very
+ * tag, compared strongly (a weak one never matches).  These responses
+ * carry no Last-Modified, so a date never matches either: the whole image
+ * is sent (RFC 9110 13.1.5).
+ */
+static bool
+http_if_range(const char *v, const char *etag)
+{
+	return v == NULL || strcmp(v, etag) == 0;
+}
+
 void
 http_media(http_job *j)
 {
@@ -130,11 +148,16 @@ http_media(http_job *j)
 		http_respond(j, 304, type, "", 0);
 		return;
 	}
-	range = http_range(j->head.range, len, &first, &last);
+	range = http_if_range(j->head.if_range, etag)
+	            ? http_range(j->head.range, len, &first, &last)
+	            : 0; /* another version's range: the whole of this one */
 	if (range < 0) {
-		snprintf(j->headers + k, sizeof(j->headers) - (size_t)k,
-		    "Content-Range: bytes */%zu\r\n", len);
-		http_respond(j, 416, type, "", 0);
+		/* an error: JSON, not cached, and the length the range missed */
+		snprintf(j->headers, sizeof(j->headers),
+		    "Content-Range: bytes */%zu\r\nCache-Control: no-store\r\n" HTTP_MEDIA_HEADERS,
+		    len);
+		http_fail(j, 416, "RANGE_NOT_SATISFIABLE",
+		    "the range starts past the end of the image (%zu bytes)", len);
 		return;
 	}
 	if (range > 0) {
