@@ -11,21 +11,19 @@
 
 struct wb_idgen {
 	pthread_mutex_t mu;
-	unsigned        node;
 	uint64_t        last_ms; /* ms part (since the epoch) of the last id */
 	uint64_t        seq;     /* sequence of the last id */
 };
 
 wb_idgen *
-wb_idgen_new(unsigned node)
+wb_idgen_new(void)
 {
 	wb_idgen *g;
 
-	if (node > WB_ID_NODE_MAX || (g = calloc(1, sizeof(*g))) == NULL) {
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
 		return NULL;
 	}
 	pthread_mutex_init(&g->mu, NULL);
-	g->node = node;
 	return g;
 }
 
@@ -51,7 +49,7 @@ wb_idgen_floor(wb_idgen *g, uint64_t last)
 }
 
 uint64_t
-wb_id_next(wb_idgen *g, uint64_t now_ms)
+wb_id_next(wb_idgen *g, unsigned node, uint64_t now_ms)
 {
 	uint64_t ms = now_ms > WB_ID_EPOCH_MS ? now_ms - WB_ID_EPOCH_MS : 0;
 	uint64_t id;
@@ -66,7 +64,8 @@ wb_id_next(wb_idgen *g, uint64_t now_ms)
 		g->last_ms++; /* sequence exhausted: borrow the next ms */
 		g->seq = 0;
 	}
-	id = (g->last_ms << WB_ID_SHIFT) | ((uint64_t)g->node << WB_ID_SEQ_BITS) | g->seq;
+	id = (g->last_ms << WB_ID_SHIFT) | ((uint64_t)(node & WB_ID_NODE_MAX) << WB_ID_SEQ_BITS) |
+	     g->seq;
 	pthread_mutex_unlock(&g->mu);
 	return id;
 }

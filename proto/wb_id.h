@@ -7,9 +7,12 @@
  *   |       42 bits         |  6 bits  |    16 bits     |
  *   +-----------------------+----------+----------------+
  *
- * Ids sort by time; a node issues up to 65536 ids per millisecond and
- * borrows from the next millisecond when it runs out, so ids never repeat
- * and never go backwards, even if the wall clock does.
+ * Ids sort by time; a generator issues up to 65536 ids per millisecond
+ * and borrows from the next millisecond when it runs out, so its ids never
+ * repeat and never go backwards, even if the wall clock does.  A post's
+ * node is its author's slot group (wb_slot.h), so its id names the shard
+ * that keeps it; ids stay unique across processes because one slot group
+ * is written by one content shard at a time.
  */
 #ifndef WB_ID_H
 #define WB_ID_H
@@ -25,8 +28,8 @@
 
 typedef struct wb_idgen wb_idgen;
 
-/* wb_idgen_new creates a generator for node (0..63); NULL if out of memory or node too large. */
-wb_idgen *wb_idgen_new(unsigned node);
+/* wb_idgen_new creates a generator; NULL if out of memory. */
+wb_idgen *wb_idgen_new(void);
 
 /* wb_idgen_free frees a generator. */
 void wb_idgen_free(wb_idgen *g);
@@ -34,8 +37,8 @@ void wb_idgen_free(wb_idgen *g);
 /* wb_idgen_floor makes the generator never issue an id <= last (call with the newest stored id on start). */
 void wb_idgen_floor(wb_idgen *g, uint64_t last);
 
-/* wb_id_next issues the next id for now_ms (Unix ms); thread-safe. */
-uint64_t wb_id_next(wb_idgen *g, uint64_t now_ms);
+/* wb_id_next issues the next id for node (0..63, its low 6 bits) at now_ms (Unix ms); thread-safe. */
+uint64_t wb_id_next(wb_idgen *g, unsigned node, uint64_t now_ms);
 
 /* wb_id_node returns the node an id was issued for (a post's: its author's slot group, wb_slot.h). */
 static inline unsigned

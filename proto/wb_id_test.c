@@ -8,8 +8,9 @@
 
 Test(wb_id, layout_and_time)
 {
-	wb_idgen *g = wb_idgen_new(5);
-	uint64_t  id = wb_id_next(g, T0);
+	wb_idgen *g = wb_idgen_new();
+	unsigned  node = 5;
+	uint64_t  id = wb_id_next(g, node, T0);
 
 	cr_assert_eq(wb_id_ms(id), T0);
 	cr_assert_eq((id >> WB_ID_SEQ_BITS) & WB_ID_NODE_MAX, 5, "node bits");
@@ -17,17 +18,19 @@ Test(wb_id, layout_and_time)
 	cr_assert_leq(wb_id_min(T0), id);
 	cr_assert_gt(wb_id_min(T0 + 1), id);
 	cr_assert_eq(wb_id_min(0), 0);
-	cr_assert_null(wb_idgen_new(WB_ID_NODE_MAX + 1));
+	cr_assert_eq(wb_id_node(id), 5);
+	cr_assert_eq(wb_id_node(wb_id_next(g, 63, T0)), 63, "one generator, any node");
 	wb_idgen_free(g);
 }
 
 Test(wb_id, monotonic_within_one_ms_and_across)
 {
-	wb_idgen *g = wb_idgen_new(1);
+	wb_idgen *g = wb_idgen_new();
+	unsigned  node = 1;
 	uint64_t  prev = 0;
 
 	for (int i = 0; i < 5000; i++) {
-		uint64_t id = wb_id_next(g, T0 + (uint64_t)i / 1000);
+		uint64_t id = wb_id_next(g, node, T0 + (uint64_t)i / 1000);
 		cr_assert_gt(id, prev, "id %d", i);
 		cr_assert_eq(wb_id_ms(id), T0 + (uint64_t)i / 1000);
 		prev = id;
@@ -37,15 +40,16 @@ Test(wb_id, monotonic_within_one_ms_and_across)
 
 Test(wb_id, clock_going_back_never_goes_back)
 {
-	wb_idgen *g = wb_idgen_new(0);
-	uint64_t  a = wb_id_next(g, T0 + 1000);
-	uint64_t  b = wb_id_next(g, T0); /* the clock jumped back a second */
-	uint64_t  c = wb_id_next(g, T0 + 500);
+	wb_idgen *g = wb_idgen_new();
+	unsigned  node = 0;
+	uint64_t  a = wb_id_next(g, node, T0 + 1000);
+	uint64_t  b = wb_id_next(g, node, T0); /* the clock jumped back a second */
+	uint64_t  c = wb_id_next(g, node, T0 + 500);
 
 	cr_assert_gt(b, a);
 	cr_assert_gt(c, b);
 	cr_assert_eq(wb_id_ms(c), T0 + 1000, "ids stay on the newest ms seen");
-	uint64_t d = wb_id_next(g, T0 + 1001);
+	uint64_t d = wb_id_next(g, node, T0 + 1001);
 	cr_assert_gt(d, c);
 	cr_assert_eq(wb_id_ms(d), T0 + 1001);
 	wb_idgen_free(g);
@@ -53,51 +57,54 @@ Test(wb_id, clock_going_back_never_goes_back)
 
 Test(wb_id, sequence_exhaustion_borrows_the_next_ms)
 {
-	wb_idgen *g = wb_idgen_new(3);
+	wb_idgen *g = wb_idgen_new();
+	unsigned  node = 3;
 	uint64_t  prev = 0, id = 0;
 
 	for (unsigned i = 0; i < (1u << WB_ID_SEQ_BITS); i++) {
-		id = wb_id_next(g, T0);
+		id = wb_id_next(g, node, T0);
 		cr_assert_gt(id, prev);
 		prev = id;
 	}
 	cr_assert_eq(wb_id_ms(id), T0);
 	cr_assert_eq(id & 0xffff, 0xffff);
-	id = wb_id_next(g, T0);
+	id = wb_id_next(g, node, T0);
 	cr_assert_gt(id, prev);
 	cr_assert_eq(wb_id_ms(id), T0 + 1, "the 65537th id of a ms moves to the next ms");
 	cr_assert_eq(id & 0xffff, 0);
 	/* the real clock reaching that ms does not reissue it */
-	uint64_t next = wb_id_next(g, T0 + 1);
+	uint64_t next = wb_id_next(g, node, T0 + 1);
 	cr_assert_gt(next, id);
 	wb_idgen_free(g);
 }
 
 Test(wb_id, floor_after_restart)
 {
-	wb_idgen *g = wb_idgen_new(2);
-	uint64_t  last = wb_id_next(g, T0 + 5000);
+	wb_idgen *g = wb_idgen_new();
+	unsigned  node = 2;
+	uint64_t  last = wb_id_next(g, node, T0 + 5000);
 	wb_idgen_free(g);
 
 	/* restarted with a clock behind the newest stored id */
-	g = wb_idgen_new(2);
+	g = wb_idgen_new();
 	wb_idgen_floor(g, last);
 	for (int i = 0; i < 100; i++) {
-		uint64_t id = wb_id_next(g, T0);
+		uint64_t id = wb_id_next(g, node, T0);
 		cr_assert_gt(id, last);
 		last = id;
 	}
 	/* a floor below what was issued changes nothing */
 	wb_idgen_floor(g, 1);
-	cr_assert_gt(wb_id_next(g, T0), last);
+	cr_assert_gt(wb_id_next(g, node, T0), last);
 	wb_idgen_free(g);
 }
 
 Test(wb_id, clock_before_epoch)
 {
-	wb_idgen *g = wb_idgen_new(0);
-	uint64_t  a = wb_id_next(g, 1000);
-	uint64_t  b = wb_id_next(g, 1000);
+	wb_idgen *g = wb_idgen_new();
+	unsigned  node = 0;
+	uint64_t  a = wb_id_next(g, node, 1000);
+	uint64_t  b = wb_id_next(g, node, 1000);
 	cr_assert_gt(b, a);
 	cr_assert_gt(wb_now_ms(), WB_ID_EPOCH_MS);
 	wb_idgen_free(g);

@@ -135,6 +135,9 @@ __extension__ typedef unsigned __int128 wb_mask;
 
 _Static_assert(WB_FIELD_COUNT <= 128, "field masks are 128 bits");
 
+/* WB_MASK_ALL is the mask of every field. */
+#define WB_MASK_ALL (~(wb_mask)0)
+
 /* WB_M(F) is the bit of field F in an operation's field masks. */
 #define WB_M(f) ((wb_mask)1 << WB_F_##f)
 

@@ -21,8 +21,8 @@
 
 typedef struct content content;
 
-/* content_open prepares the service over an open table and log; node is the id generator's node. */
-int content_open(content **out, hb_table *t, evlog *log, unsigned node);
+/* content_open prepares the service over an open table and log. */
+int content_open(content **out, hb_table *t, evlog *log);
 
 /* content_media_limits sets the largest image in bytes and pixels and the uploads a user may make per minute (0: no limit). */
 int content_media_limits(content *c, size_t max_bytes, uint64_t max_pixels, unsigned per_minute);

@@ -11,14 +11,11 @@
 #include "rt_pubsub.h"
 #include "wb_id.h"
 
-static const char *content_pub_url, *content_node, *content_media_max, *content_media_pixels,
-    *content_media_rate;
-static uint64_t content_nodeno, content_max_bytes, content_max_pixels, content_per_minute;
+static const char *content_pub_url, *content_media_max, *content_media_pixels, *content_media_rate;
+static uint64_t    content_max_bytes, content_max_pixels, content_per_minute;
 
 static rt_opt content_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_CONTENT_PUB, "events PUB URL", &content_pub_url),
-	{ "node", "WARBLE_NODE", "0", "post id node number, 0..63 (unique per content process)",
-	    &content_node },
 	{ "media-max", "WARBLE_MEDIA_MAX", "1048576", "largest image upload, bytes (at most 3 MiB)",
 	    &content_media_max },
 	{ "media-pixels", "WARBLE_MEDIA_PIXELS", "25000000",
@@ -31,12 +28,9 @@ static rt_opt content_daemon_opts[] = {
 static int
 content_daemon_config(void)
 {
-	int rc = rt_config_u64("node", content_node, 0, WB_ID_NODE_MAX, &content_nodeno);
+	int rc = rt_config_u64(
+	    "media-max", content_media_max, 1, WB_MEDIA_MAX_LIMIT, &content_max_bytes);
 
-	if (rc == WB_OK) {
-		rc = rt_config_u64(
-		    "media-max", content_media_max, 1, WB_MEDIA_MAX_LIMIT, &content_max_bytes);
-	}
 	if (rc == WB_OK) {
 		rc = rt_config_u64(
 		    "media-pixels", content_media_pixels, 1, UINT32_MAX, &content_max_pixels);
@@ -82,7 +76,7 @@ content_daemon_open(const rt_env *env, void **out)
 	snprintf(source, sizeof(source), "content/%u", env->shard.index);
 	if ((rc = rt_pub_open(&d->pub, content_pub_url)) != WB_OK ||
 	    (rc = evlog_open(&d->log, env->store, CONTENT_FAM_LOG, source, d->pub)) != WB_OK ||
-	    (rc = content_open(&d->svc, env->store, d->log, (unsigned)content_nodeno)) != WB_OK ||
+	    (rc = content_open(&d->svc, env->store, d->log)) != WB_OK ||
 	    (rc = content_media_limits(d->svc, content_max_bytes, content_max_pixels,
 	         (unsigned)content_per_minute)) != WB_OK ||
 	    (rc = content_register(d->svc, env->srv)) != WB_OK) {

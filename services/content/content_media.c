@@ -16,6 +16,7 @@
 #include "content_schema.h"
 #include "rt_log.h"
 #include "wb_clock.h"
+#include "wb_slot.h"
 
 #define MEDIA_HEAD 9 /* type (1), width (4 BE), height (4 BE) */
 
@@ -154,7 +155,7 @@ content_media_put(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	hb_u64_be(urow, uid);
 	pthread_mutex_lock(&c->write_mu);
-	id = wb_id_next(c->ids, wb_now_ms());
+	id = wb_id_next(c->ids, wb_slot_group(wb_slot(uid)), wb_now_ms());
 	hb_u64_be(idv, id);
 	rc =
 	    hb_batch_put(b, c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, id, val, MEDIA_HEAD + kept);

@@ -16,6 +16,7 @@
 #include "rt_client.h"
 #include "content_text.h"
 #include "wb_id.h"
+#include "wb_slot.h"
 #include "wbt.h"
 
 /* ---- the validator ---- */
@@ -130,7 +131,7 @@ start(void)
 	cr_assert_eq(wbt_ipc_url(pub_url, sizeof(pub_url), "content-pub"), 0);
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
 	const char *args[] = { "--content-url", url, "--content-pub-url", pub_url, "--data", data,
-		"--node", "3", NULL };
+		NULL };
 	daemon_ = wbt_spawn("warble-content", args, NULL);
 	cr_assert(daemon_ != NULL);
 	cr_assert_eq(wbt_wait_ready(daemon_, url, 15000), 0);
@@ -202,8 +203,9 @@ Test(content, publish_get_delete, .init = start, .fini = stop, .timeout = 60)
 	uint64_t id1, id2;
 	cr_assert_eq(publish(7, "hello", 5, &id1), WB_OK);
 	cr_assert_eq(publish(8, "w\xc3\xb6rld", 6, &id2), WB_OK);
-	cr_assert_gt(id2, id1);
-	cr_assert_eq((id1 >> WB_ID_SEQ_BITS) & WB_ID_NODE_MAX, 3, "node in the id");
+	cr_assert_geq(wb_id_ms(id2), wb_id_ms(id1));
+	cr_assert_eq(wb_id_node(id1), wb_slot_group(wb_slot(7)), "the author's slot group");
+	cr_assert_eq(wb_id_node(id2), wb_slot_group(wb_slot(8)));
 
 	wb_obj  *req = wb_request(WB_OP_POST_GET), *rep = NULL;
 	uint64_t ids[] = { id2, 12345, id1 };

@@ -14,10 +14,11 @@
 #include "content_schema.h"
 #include "content_text.h"
 #include "wb_services.h"
+#include "wb_slot.h"
 #include "wb_clock.h"
 
 int
-content_open(content **out, hb_table *t, evlog *log, unsigned node)
+content_open(content **out, hb_table *t, evlog *log)
 {
 	*out = NULL;
 	content *c = calloc(1, sizeof(*c));
@@ -26,7 +27,7 @@ content_open(content **out, hb_table *t, evlog *log, unsigned node)
 	}
 	c->t = t;
 	c->log = log;
-	c->ids = wb_idgen_new(node);
+	c->ids = wb_idgen_new();
 	if (c->ids == NULL) {
 		free(c);
 		return WB_EINVAL;
@@ -215,7 +216,7 @@ content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 		rc = content_post_encode(&d, images, &val, &len);
 	}
 	if (rc == WB_OK) {
-		id = wb_id_next(c->ids, wb_now_ms());
+		id = wb_id_next(c->ids, wb_slot_group(wb_slot(uid)), wb_now_ms());
 		time = wb_id_ms(id);
 		rc = content_post_rows(c, b, uid, id, &d, val, len);
 	}

@@ -28,7 +28,7 @@ Test(json, every_type_round_trips)
 	                     "\"posts\":[{\"id\":\"5\",\"text\":\"hi\"}]}";
 	char            err[128];
 	http_buf        out = { 0 };
-	wb_obj         *o = decode(in, UINT64_MAX, WB_OK, err, sizeof(err)), *back;
+	wb_obj         *o = decode(in, WB_MASK_ALL, WB_OK, err, sizeof(err)), *back;
 	const uint64_t *v;
 	size_t          n;
 
@@ -40,7 +40,7 @@ Test(json, every_type_round_trips)
 	cr_assert_not_null(strstr(out.p, "\"id\":\"18446744073709551615\""), "%s", out.p);
 	cr_assert_not_null(strstr(out.p, "\"ids\":[\"9007199254740993\"]"), "%s", out.p);
 	cr_assert_not_null(strstr(out.p, "\"uids\":[1,2,3]"), "%s", out.p);
-	back = decode(out.p, UINT64_MAX, WB_OK, err, sizeof(err));
+	back = decode(out.p, WB_MASK_ALL, WB_OK, err, sizeof(err));
 	cr_assert(wb_equal(o, back), "round trip differs: %s", out.p);
 	http_buf_clear(&out);
 	cr_assert_eq(http_json_from_obj(o, WB_M(UID) | WB_M(POSTS), &out), WB_OK);
@@ -87,7 +87,7 @@ Test(json, wrong_types_are_named)
 		char    err[160] = "";
 		wb_obj *o = wb_msg_new();
 		int     rc = http_json_to_obj(
-		        o, cases[i].json, strlen(cases[i].json), UINT64_MAX, err, sizeof(err));
+		        o, cases[i].json, strlen(cases[i].json), WB_MASK_ALL, err, sizeof(err));
 		cr_expect_eq(rc, WB_EBADMSG, "%s: rc %d", cases[i].json, rc);
 		cr_expect_not_null(
 		    strstr(err, cases[i].needle), "%s: message \"%s\"", cases[i].json, err);
@@ -99,7 +99,7 @@ Test(json, wrong_types_are_named)
 	char    err[160] = "";
 	wb_obj *o = wb_msg_new();
 	cr_assert_eq(
-	    http_json_to_obj(o, "{\"images\":[{\"colour\":1}]}", 25, UINT64_MAX, err, sizeof(err)),
+	    http_json_to_obj(o, "{\"images\":[{\"colour\":1}]}", 25, WB_MASK_ALL, err, sizeof(err)),
 	    WB_EINVAL);
 	cr_assert_str_eq(err, "unknown field \"images[0].colour\"");
 	wb_msg_free(o);
@@ -119,7 +119,7 @@ Test(json, fields_outside_the_mask_are_refused)
 	o = decode("{\"token\":\"t\"}", WB_M(TEXT), WB_EINVAL, err, sizeof(err));
 	cr_assert_not_null(strstr(err, "Authorization"), "%s", err);
 	wb_msg_free(o);
-	o = decode("{\"op\":\"register\"}", UINT64_MAX, WB_EINVAL, err, sizeof(err));
+	o = decode("{\"op\":\"register\"}", WB_MASK_ALL, WB_EINVAL, err, sizeof(err));
 	wb_msg_free(o);
 }
 

@@ -90,7 +90,7 @@ lg_pg_open(lg_pg **out, const char *conninfo)
 
 	*out = NULL;
 	if (p == NULL || (p->conninfo = strdup(conninfo)) == NULL ||
-	    (p->ids = wb_idgen_new(9)) == NULL || (p->c = lg_pg_connect(conninfo)) == NULL) {
+	    (p->ids = wb_idgen_new()) == NULL || (p->c = lg_pg_connect(conninfo)) == NULL) {
 		lg_pg_close(p);
 		return -1;
 	}
@@ -344,7 +344,7 @@ static int
 lg_pg_post(lg_conn *c, uint32_t u, const char *text, uint64_t *id)
 {
 	pthread_mutex_lock(&c->p->ids_mu);
-	*id = wb_id_next(c->p->ids, wb_now_ms());
+	*id = wb_id_next(c->p->ids, 9, wb_now_ms());
 	pthread_mutex_unlock(&c->p->ids_mu);
 	return lg_pg_insert(c->c, c->p->uids[u], *id, text);
 }

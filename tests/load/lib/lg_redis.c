@@ -82,7 +82,7 @@ lg_redis_open(lg_redis **out, const char *host, int port, unsigned cap)
 	snprintf(r->host, sizeof(r->host), "%s", host);
 	r->port = port;
 	r->cap = cap;
-	if ((r->c = lg_redis_connect(host, port)) == NULL || (r->ids = wb_idgen_new(7)) == NULL) {
+	if ((r->c = lg_redis_connect(host, port)) == NULL || (r->ids = wb_idgen_new()) == NULL) {
 		lg_redis_close(r);
 		return -1;
 	}
@@ -336,7 +336,7 @@ lg_redis_post(lg_conn *c, uint32_t u, const char *text, uint64_t *id)
 	uint64_t cells;
 
 	pthread_mutex_lock(&c->r->ids_mu);
-	*id = wb_id_next(c->r->ids, wb_now_ms());
+	*id = wb_id_next(c->r->ids, 7, wb_now_ms());
 	pthread_mutex_unlock(&c->r->ids_mu);
 	snprintf(name, sizeof(name), "gu%u", u);
 	if (lg_redis_store(c->c, c->r->uids[u], *id, text, name) != 0) {
