@@ -9,6 +9,12 @@ const wb_endpoint_info wb_endpoints[WB_EP_COUNT] = {
 #undef WB_EP_ROW
 };
 
+const wb_service_info wb_services[WB_SVC_COUNT] = {
+#define WB_SVC_ROW(e, name, ep, list) [WB_SVC_##e] = { name, WB_EP_##ep, WB_EP_##list },
+	WB_SERVICES(WB_SVC_ROW)
+#undef WB_SVC_ROW
+};
+
 static const char *const wb_event_names[WB_EV_COUNT] = { [WB_EV_NONE] = "?",
 #define WB_EV_ROW(e, name, log) [WB_EV_##e] = name,
 	WB_EVENTS(WB_EV_ROW)

@@ -32,6 +32,13 @@
 	X(RELATION_PUB_URLS, "relation-pub-urls", "WARBLE_RELATION_PUB_URLS", "")             \
 	X(CONTENT_PUB_URLS,  "content-pub-urls",  "WARBLE_CONTENT_PUB_URLS",  "")
 
+/*   enum      name        its address    its shards' addresses (none: USER, one) */
+#define WB_SERVICES(X)                                  \
+	X(USER,     "user",     USER,     USER)          \
+	X(RELATION, "relation", RELATION, RELATION_URLS) \
+	X(CONTENT,  "content",  CONTENT,  CONTENT_URLS)  \
+	X(INBOX,    "inbox",    INBOX,    INBOX_URLS)
+
 /*   enum      wire name   log */
 #define WB_EVENTS(X)                   \
 	X(POST,     "post",     content)  \
@@ -46,6 +53,22 @@ typedef enum wb_endpoint {
 #undef WB_EP_ENUM
 	    WB_EP_COUNT
 } wb_endpoint;
+
+/* The services behind the gateway, each with a store. */
+typedef enum wb_service {
+#define WB_SVC_ENUM(e, name, ep, list) WB_SVC_##e,
+	WB_SERVICES(WB_SVC_ENUM)
+#undef WB_SVC_ENUM
+	    WB_SVC_COUNT
+} wb_service;
+
+typedef struct wb_service_info {
+	const char *name; /* "relation": its log, its folder DATA/<name>, metrics' label */
+	wb_endpoint ep;   /* its one address (WARBLE_RELATION_URL) */
+	wb_endpoint list; /* its shards' addresses (WARBLE_RELATION_URLS; ep itself: not sharded) */
+} wb_service_info;
+
+extern const wb_service_info wb_services[WB_SVC_COUNT];
 
 typedef struct wb_endpoint_info {
 	const char *flag; /* the daemons' option, without "--" */

@@ -10,13 +10,6 @@
 #include "gw_int.h"
 #include "rt_log.h"
 
-static const char *gw_svc_names[GW_SVC_COUNT] = {
-	"user",
-	"relation",
-	"content",
-	"inbox",
-};
-
 int
 gw_open(gw **out, const gw_opts *opts)
 {
@@ -30,23 +23,25 @@ gw_open(gw **out, const gw_opts *opts)
 	}
 	co.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
 	randombytes_buf(&g->rid_nonce, sizeof(g->rid_nonce));
-	for (int i = 0; i < GW_SVC_COUNT; i++) {
-		if (opts->urls[i] == NULL) {
+	for (int i = 0; i < WB_SVC_COUNT; i++) {
+		if (opts->urls[i] == NULL &&
+		    (opts->lists[i] == NULL || opts->lists[i][0] == '\0')) {
 			gw_close(g);
 			return WB_EINVAL;
 		}
 		/* the read path's services batch under load; the user service's
 		 * client also carries the revocation feed's long pull */
-		co.coalesce = i == GW_CONTENT || i == GW_INBOX ? opts->coalesce : 0;
-		if ((rc = rt_client_open(&g->svc[i], opts->urls[i], &co)) != WB_OK) {
+		co.coalesce = i == WB_SVC_CONTENT || i == WB_SVC_INBOX ? opts->coalesce : 0;
+		if ((rc = rt_shards_open(&g->svc[i], i == WB_SVC_USER ? NULL : opts->lists[i],
+		         opts->urls[i], &co)) != WB_OK) {
 			gw_close(g);
 			return rc;
 		}
 	}
 	int check = opts->session_check_ms;
 	if ((rc = gw_auth_proxies(g, opts->trusted_proxies)) != WB_OK ||
-	    (rc = gw_tokens_open(
-	         &g->tokens, g->svc[GW_USER], check > 0 ? (check + 3) / 4 : 0, check)) != WB_OK ||
+	    (rc = gw_tokens_open(&g->tokens, gw_shard(g, WB_SVC_USER, 0),
+	         check > 0 ? (check + 3) / 4 : 0, check)) != WB_OK ||
 	    (rc = gw_names_open(&g->names, 0)) != WB_OK ||
 	    (rc = gw_postcache_open(&g->posts, opts->post_cache, opts->post_cache_ms)) != WB_OK) {
 		gw_close(g);
@@ -62,10 +57,10 @@ gw_close(gw *g)
 	if (g == NULL) {
 		return;
 	}
-	rt_client_shutdown(g->svc[GW_USER]); /* ends the revocation pull in flight */
+	rt_shards_shutdown(g->svc[WB_SVC_USER]); /* ends the revocation pull in flight */
 	gw_tokens_close(g->tokens);
-	for (int i = 0; i < GW_SVC_COUNT; i++) {
-		rt_client_close(g->svc[i]);
+	for (int i = 0; i < WB_SVC_COUNT; i++) {
+		rt_shards_close(g->svc[i]);
 	}
 	gw_names_close(g->names);
 	gw_postcache_close(g->posts);
@@ -80,7 +75,7 @@ gw_close(gw *g)
  * naming the service.
  */
 static int
-gw_call_result(gw_svc svc, int rc, wb_obj *r, wb_obj **out, wb_obj *rep)
+gw_call_result(wb_service svc, int rc, wb_obj *r, wb_obj **out, wb_obj *rep)
 {
 	const char *msg;
 
@@ -92,7 +87,7 @@ gw_call_result(gw_svc svc, int rc, wb_obj *r, wb_obj **out, wb_obj *rep)
 		if (rc != WB_ETIMEDOUT && rc != WB_ENOMEM) {
 			rc = WB_EUNAVAIL;
 		}
-		wb_reply_error(rep, rc, "%s service %s", gw_svc_names[svc],
+		wb_reply_error(rep, rc, "%s service %s", wb_services[svc].name,
 		    rc == WB_ETIMEDOUT ? "timed out" : "unavailable");
 		return rc;
 	}
@@ -106,8 +101,14 @@ gw_call_result(gw_svc svc, int rc, wb_obj *r, wb_obj **out, wb_obj *rep)
 	return rc;
 }
 
+rt_client *
+gw_shard(gw *g, wb_service svc, uint64_t uid)
+{
+	return rt_shards_for_uid(g->svc[svc], uid);
+}
+
 int
-gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep)
+gw_call(wb_service svc, rt_client *c, wb_obj *req, wb_obj **out, wb_obj *rep)
 {
 	wb_obj *r = NULL;
 	int     rc;
@@ -117,25 +118,25 @@ gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep)
 		wb_reply_error(rep, WB_ENOMEM, NULL);
 		return WB_ENOMEM;
 	}
-	rc = rt_call(g->svc[svc], req, &r);
+	rc = rt_call(c, req, &r);
 	wb_msg_free(req);
 	return gw_call_result(svc, rc, r, out, rep);
 }
 
 rt_pending *
-gw_call_start(gw *g, gw_svc svc, wb_obj *req)
+gw_call_start(rt_client *c, wb_obj *req)
 {
 	rt_pending *p = NULL;
 
 	if (req != NULL) {
-		(void)rt_call_start(g->svc[svc], req, &p); /* a failure is kept in p */
+		(void)rt_call_start(c, req, &p); /* a failure is kept in p */
 		wb_msg_free(req);
 	}
 	return p;
 }
 
 int
-gw_call_finish(gw_svc svc, rt_pending *p, wb_obj **out, wb_obj *rep)
+gw_call_finish(wb_service svc, rt_pending *p, wb_obj **out, wb_obj *rep)
 {
 	wb_obj *r = NULL;
 	int     rc;
@@ -174,7 +175,7 @@ gw_lookup(gw *g, const char *name, uint64_t *uid, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	rc = gw_call(g, GW_USER, q, &r, rep);
+	rc = gw_call(WB_SVC_USER, gw_shard(g, WB_SVC_USER, 0), q, &r, rep);
 	if (rc == WB_ENOTFOUND || rc == WB_ENOUSER) {
 		wb_reply_error(rep, WB_ENOUSER, "no such user: %s", name);
 		return WB_ENOUSER;

@@ -5,7 +5,8 @@
  *                        \                        /
  *                     gw_dispatch(op, req, rep, from)
  *                        /      |         |       \
- *                    user   relation   content   inbox     (rt_client each)
+ *                    user   relation   content   inbox     (rt_shards each: the
+ *                                                             shard that owns the slot)
  *
  * Every public operation is a function taking a decoded request and
  * filling a reply object, independent of the transport, so the msgpack
@@ -23,18 +24,18 @@
 #include "rt_client.h"
 #include "rt_daemon.h"
 #include "wb_proto.h"
+#include "wb_services.h"
 
 #define GW_PAGE_DEFAULT 20  /* page size when the request gives none */
 #define GW_PAGE_MAX     100 /* largest public page */
 
 typedef struct gw gw;
 
-/* The downstream services, in the order of gw_opts' URLs. */
-typedef enum gw_svc { GW_USER = 0, GW_RELATION, GW_CONTENT, GW_INBOX, GW_SVC_COUNT } gw_svc;
-
 typedef struct gw_opts {
-	const char *urls[GW_SVC_COUNT]; /* downstream REP URLs */
-	int         timeout_ms;         /* per downstream call (default 5000) */
+	const char *urls[WB_SVC_COUNT]; /* each service's address (one shard) */
+	const char
+	    *lists[WB_SVC_COUNT]; /* ... or its shards' addresses, in order (NULL or "": urls) */
+	int  timeout_ms;          /* per downstream call (default 5000) */
 	int session_check_ms; /* check signed tokens here, trusting the revocation feed this long (0: off) */
 	const char *trusted_proxies; /* addresses and CIDR ranges whose X-Forwarded-For is believed,
 	                                comma-separated (NULL or "": none) */

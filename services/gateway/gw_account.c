@@ -51,7 +51,8 @@ gw_op_register(gw *g, const wb_obj *req, wb_obj *rep, const char *addr)
 	if ((rc = gw_account_need(req, WB_F_NAME, WB_F_PASSWORD, rep)) != WB_OK) {
 		return rc;
 	}
-	rc = gw_call(g, GW_USER, gw_account_name_pass(WB_OP_USER_REGISTER, req, addr), &r, rep);
+	rc = gw_call(
+	    WB_SVC_USER, gw_user(g), gw_account_name_pass(WB_OP_USER_REGISTER, req, addr), &r, rep);
 	if (rc != WB_OK) {
 		return rc;
 	}
@@ -76,7 +77,8 @@ gw_op_login(gw *g, const wb_obj *req, wb_obj *rep, const char *addr)
 	if ((rc = gw_account_need(req, WB_F_NAME, WB_F_PASSWORD, rep)) != WB_OK) {
 		return rc;
 	}
-	rc = gw_call(g, GW_USER, gw_account_name_pass(WB_OP_USER_LOGIN, req, addr), &r, rep);
+	rc = gw_call(
+	    WB_SVC_USER, gw_user(g), gw_account_name_pass(WB_OP_USER_LOGIN, req, addr), &r, rep);
 	if (rc != WB_OK) {
 		return rc;
 	}
@@ -135,7 +137,7 @@ gw_account_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const char *addr
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_USER, q, out, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_USER, gw_user(g), q, out, rep)) != WB_OK) {
 		return rc;
 	}
 	gw_auth_sync(g);
@@ -231,7 +233,7 @@ gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep)
 		wb_reply_error(rep, rc, NULL);
 		return rc;
 	}
-	if ((rc = gw_call(g, GW_USER, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_USER, gw_user(g), q, &r, rep)) != WB_OK) {
 		return rc;
 	}
 	wb_msg_free(r);

@@ -49,7 +49,7 @@ gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_USER, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_USER, gw_user(g), q, &r, rep)) != WB_OK) {
 		return rc;
 	}
 	if (!wb_get_u64(r, WB_F_UID, uid) || *uid == 0) {

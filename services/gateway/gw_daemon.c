@@ -21,10 +21,16 @@ static rt_opt gw_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &http_url),
 	{ "web-dir", "WARBLE_WEB_DIR", "",
 	    "web page folder (default: services/gateway/web of the build)", &gw_web_dir },
-	RT_OPT_URL(WB_EP_USER, "user service", &gw_o.urls[GW_USER]),
-	RT_OPT_URL(WB_EP_RELATION, "relation service", &gw_o.urls[GW_RELATION]),
-	RT_OPT_URL(WB_EP_CONTENT, "content service", &gw_o.urls[GW_CONTENT]),
-	RT_OPT_URL(WB_EP_INBOX, "inbox service", &gw_o.urls[GW_INBOX]),
+	RT_OPT_URL(WB_EP_USER, "user service", &gw_o.urls[WB_SVC_USER]),
+	RT_OPT_URL(WB_EP_RELATION, "relation service (one shard)", &gw_o.urls[WB_SVC_RELATION]),
+	RT_OPT_URL(WB_EP_CONTENT, "content service (one shard)", &gw_o.urls[WB_SVC_CONTENT]),
+	RT_OPT_URL(WB_EP_INBOX, "inbox service (one shard)", &gw_o.urls[WB_SVC_INBOX]),
+	RT_OPT_URL(WB_EP_RELATION_URLS, "relation shards, in order, comma-separated",
+	    &gw_o.lists[WB_SVC_RELATION]),
+	RT_OPT_URL(WB_EP_CONTENT_URLS, "content shards, in order, comma-separated",
+	    &gw_o.lists[WB_SVC_CONTENT]),
+	RT_OPT_URL(
+	    WB_EP_INBOX_URLS, "inbox shards, in order, comma-separated", &gw_o.lists[WB_SVC_INBOX]),
 	{ "timeout-ms", "WARBLE_GATEWAY_TIMEOUT_MS", "5000", "deadline of each downstream call, ms",
 	    &gw_timeout },
 	{ "coalesce", "WARBLE_GATEWAY_COALESCE", "0",
@@ -156,8 +162,9 @@ gw_daemon_start(void *arg)
 	char            webbuf[1024];
 	int             rc;
 
-	for (int i = 0; i < GW_SVC_COUNT; i++) {
+	for (int i = 0; i < WB_SVC_COUNT; i++) {
 		mo.urls[i] = gw_o.urls[i];
+		mo.lists[i] = gw_o.lists[i];
 	}
 	ho.web_dir = gw_web_dir[0] != '\0' ? gw_web_dir : http_web_dir(webbuf, sizeof(webbuf));
 	ho.header_timeout_ms = (int)gw_hdr_ms;

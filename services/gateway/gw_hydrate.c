@@ -1,7 +1,8 @@
 /*
  * gw_hydrate.c - turning ids into records for public replies.
  *
- *   post ids --cache or post.get--> {id, author, text, time} --user.get--> author_name
+ *   post ids --cache or post.get (each id's content shard)--> {id, author, text, time}
+ *            --user.get--> author_name
  *   uids     --user.get--> {uid, name, display, bio, created}
  *
  * Results keep the order of the ids asked for.  A post or user reported
@@ -102,27 +103,35 @@ gw_hydrate_find(const wb_obj *objs, size_t n, wb_field f, uint64_t v)
 	return NULL;
 }
 
-/* gw_hydrate_get asks svc (op: post.get, with optional author hints, or user.get) for the records of ids, in field f of its reply. */
-static int
-gw_hydrate_get(gw *g, gw_svc svc, wb_op op, wb_field f, const uint64_t *ids, const uint64_t *hints,
-    size_t n, wb_obj **r, const wb_obj **objs, size_t *nobjs, wb_obj *rep)
+/* gw_hydrate_req builds op (post.get, with optional author hints, or user.get) for ids (NULL if out of memory). */
+static wb_obj *
+gw_hydrate_req(wb_op op, const uint64_t *ids, const uint64_t *hints, size_t n)
 {
-	wb_obj *q;
-	int     rc;
+	wb_obj *q = wb_request(op);
 
-	*objs = NULL;
-	*nobjs = 0;
-	if ((q = wb_request(op)) != NULL &&
+	if (q != NULL &&
 	    (wb_set_u64s(q, op == WB_OP_POST_GET ? WB_F_IDS : WB_F_UIDS, ids, n) != WB_OK ||
 	        (hints != NULL && wb_set_u64s(q, WB_F_UIDS, hints, n) != WB_OK))) {
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, svc, q, r, rep)) != WB_OK) {
-		return rc;
+	return q;
+}
+
+/* gw_hydrate_users_get asks the user service for the records of uids, in *users. */
+static int
+gw_hydrate_users_get(gw *g, const uint64_t *uids, size_t n, wb_obj **r, const wb_obj **users,
+    size_t *nusers, wb_obj *rep)
+{
+	int rc =
+	    gw_call(WB_SVC_USER, gw_user(g), gw_hydrate_req(WB_OP_USER_GET, uids, NULL, n), r, rep);
+
+	*users = NULL;
+	*nusers = 0;
+	if (rc == WB_OK) {
+		wb_get_objs(*r, WB_F_USERS, users, nusers);
 	}
-	wb_get_objs(*r, f, objs, nobjs);
-	return WB_OK;
+	return rc;
 }
 
 /* gw_hydrate_names fills names[i] for authors[0..na): from the cache, then one user.get for the rest. */
@@ -147,8 +156,7 @@ gw_hydrate_names(
 	if (nmiss == 0) {
 		return WB_OK;
 	}
-	if ((rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, miss, NULL, nmiss, &ur,
-	         &users, &nu, rep)) != WB_OK) {
+	if ((rc = gw_hydrate_users_get(g, miss, nmiss, &ur, &users, &nu, rep)) != WB_OK) {
 		return rc;
 	}
 	for (size_t k = 0; k < nu; k++) {
@@ -200,7 +208,7 @@ gw_hydrate_prefetch(gw *g, const uint64_t *hints, size_t n)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	return gw_call_start(g, GW_USER, q);
+	return gw_call_start(gw_user(g), q);
 }
 
 /* gw_hydrate_prefetched ends a prefetch, caching the names it brought (a failure is left to the fallback). */
@@ -227,10 +235,57 @@ gw_hydrate_prefetched(gw *g, rt_pending *p)
 }
 
 /*
+ * gw_hydrate_posts_get asks each content shard for the missed posts it
+ * keeps (a post id names its shard): one post.get when they are all on
+ * one shard, else one to each at once.  pr[s] gets shard s's reply.
+ */
+static int
+gw_hydrate_posts_get(
+    gw *g, const uint64_t *miss, const uint64_t *hints, size_t nmiss, wb_obj **pr, wb_obj *rep)
+{
+	rt_shards  *content = g->svc[WB_SVC_CONTENT];
+	unsigned    nshards = rt_shards_count(content), used = 0, last = 0;
+	uint64_t    ids[GW_PAGE_MAX], hs[GW_PAGE_MAX];
+	rt_pending *p[WB_SHARDS_MAX];
+	bool        asked[WB_SHARDS_MAX] = { false };
+	int         rc = WB_OK;
+
+	for (size_t i = 0; i < nmiss; i++) {
+		unsigned s = rt_shards_index_of_id(content, miss[i]);
+		used += i == 0 || s != last;
+		last = s;
+	}
+	if (nshards == 1 || used == 1) { /* one shard: one plain call */
+		return gw_call(WB_SVC_CONTENT, rt_shards_at(content, last),
+		    gw_hydrate_req(WB_OP_POST_GET, miss, hints, nmiss), &pr[last], rep);
+	}
+	for (unsigned s = 0; s < nshards; s++) {
+		size_t k = 0;
+		for (size_t i = 0; i < nmiss; i++) {
+			if (rt_shards_index_of_id(content, miss[i]) == s) {
+				hs[k] = hints != NULL ? hints[i] : 0;
+				ids[k++] = miss[i];
+			}
+		}
+		if ((asked[s] = k > 0)) { /* a call that cannot start fails in its finish */
+			p[s] = gw_call_start(rt_shards_at(content, s),
+			    gw_hydrate_req(WB_OP_POST_GET, ids, hints != NULL ? hs : NULL, k));
+		}
+	}
+	for (unsigned s = 0; s < nshards; s++) {
+		if (asked[s]) {
+			int src = gw_call_finish(WB_SVC_CONTENT, p[s], &pr[s], rep);
+			rc = rc == WB_OK ? src : rc;
+		}
+	}
+	return rc;
+}
+
+/*
  * gw_hydrate_fetch finds the records of ids (listed lag_ms behind
  * content's deletes): from the post cache into cached (an array in
- * scratch), the rest with one post.get (its reply in *pr, cached for next
- * time).  found[i] is post i's record, NULL if gone.
+ * scratch), the rest from their content shards (their replies in pr,
+ * cached for next time).  found[i] is post i's record, NULL if gone.
  */
 static int
 gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, uint64_t lag_ms,
@@ -239,8 +294,7 @@ gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, ui
 	gw_postcache *cache = gw_post_cache(g);
 	wb_obj       *cached = wb_add_objs(scratch, WB_F_POSTS, n);
 	uint64_t      miss[GW_PAGE_MAX], miss_hints[GW_PAGE_MAX], epoch;
-	size_t        nmiss = 0, np = 0;
-	const wb_obj *posts = NULL;
+	size_t        nmiss = 0, next[WB_SHARDS_MAX] = { 0 };
 	rt_pending   *pending;
 	int           rc;
 
@@ -259,19 +313,22 @@ gw_hydrate_fetch(gw *g, const uint64_t *ids, const uint64_t *hints, size_t n, ui
 	}
 	epoch = gw_postcache_epoch(cache);
 	pending = gw_hydrate_prefetch(g, hints, n);
-	rc = gw_hydrate_get(g, GW_CONTENT, WB_OP_POST_GET, WB_F_POSTS, miss,
-	    hints != NULL ? miss_hints : NULL, nmiss, pr, &posts, &np, rep);
+	rc = gw_hydrate_posts_get(g, miss, hints != NULL ? miss_hints : NULL, nmiss, pr, rep);
 	gw_hydrate_prefetched(g, pending);
 	if (rc != WB_OK) {
 		return rc;
 	}
-	/* post.get answers in request order, skipping missing ones: match in one pass */
-	for (size_t i = 0, j = 0; i < n; i++) {
-		if (found[i] != NULL) {
+	/* post.get answers in request order, skipping missing ones: match in one pass a shard */
+	for (size_t i = 0; i < n; i++) {
+		unsigned      s = rt_shards_index_of_id(g->svc[WB_SVC_CONTENT], ids[i]);
+		const wb_obj *posts = NULL;
+		size_t        np = 0;
+		if (found[i] != NULL || pr[s] == NULL ||
+		    !wb_get_objs(pr[s], WB_F_POSTS, &posts, &np)) {
 			continue;
 		}
-		if (j < np && wb_u64(&posts[j], WB_F_ID, 0) == ids[i]) {
-			found[i] = &posts[j++];
+		if (next[s] < np && wb_u64(&posts[next[s]], WB_F_ID, 0) == ids[i]) {
+			found[i] = &posts[next[s]++];
 		} else {
 			found[i] = gw_hydrate_find(posts, np, WB_F_ID, ids[i]);
 		}
@@ -291,7 +348,7 @@ gw_hydrate_posts(
 	uint8_t       who[GW_PAGE_MAX]; /* index into authors of post i's author */
 	const wb_obj *found[GW_PAGE_MAX];
 	size_t        na = 0, kept = 0;
-	wb_obj       *pr = NULL, *out = NULL, *scratch;
+	wb_obj       *pr[WB_SHARDS_MAX] = { NULL }, *out = NULL, *scratch;
 	int           rc;
 
 	if (n > GW_PAGE_MAX) {
@@ -302,7 +359,7 @@ gw_hydrate_posts(
 		return WB_ENOMEM;
 	}
 	if (n > 0 &&
-	    (rc = gw_hydrate_fetch(g, ids, hints, n, lag_ms, scratch, &pr, found, rep)) != WB_OK) {
+	    (rc = gw_hydrate_fetch(g, ids, hints, n, lag_ms, scratch, pr, found, rep)) != WB_OK) {
 		if (!wb_has(rep, WB_F_ERR)) {
 			wb_reply_error(rep, rc, NULL);
 		}
@@ -338,7 +395,9 @@ gw_hydrate_posts(
 		wb_reply_error(rep, rc, NULL);
 	}
 out:
-	wb_msg_free(pr);
+	for (size_t s = 0; s < WB_SHARDS_MAX; s++) {
+		wb_msg_free(pr[s]);
+	}
 	wb_msg_free(scratch);
 	return rc;
 }
@@ -354,8 +413,7 @@ gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep)
 	if (n > GW_PAGE_MAX) {
 		n = GW_PAGE_MAX;
 	}
-	if (n > 0 && (rc = gw_hydrate_get(g, GW_USER, WB_OP_USER_GET, WB_F_USERS, uids, NULL, n,
-	                  &ur, &users, &nu, rep)) != WB_OK) {
+	if (n > 0 && (rc = gw_hydrate_users_get(g, uids, n, &ur, &users, &nu, rep)) != WB_OK) {
 		return rc;
 	}
 	for (size_t i = 0; i < n; i++) {

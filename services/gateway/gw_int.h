@@ -13,6 +13,7 @@
 #include "gw_names.h"
 #include "gw_postcache.h"
 #include "gw_tokens.h"
+#include "rt_shards.h"
 
 #define GW_ADDR_MAX 46 /* INET6_ADDRSTRLEN: an address's text and its NUL */
 #define GW_PROXIES  32 /* trusted proxy ranges at most */
@@ -25,7 +26,7 @@ typedef struct gw_cidr {
 } gw_cidr;
 
 struct gw {
-	rt_client    *svc[GW_SVC_COUNT];
+	rt_shards    *svc[WB_SVC_COUNT]; /* each service's shards (user: one) */
 	gw_tokens    *tokens;
 	gw_names     *names;
 	gw_postcache *posts;
@@ -35,14 +36,24 @@ struct gw {
 	atomic_ullong rid_seq;   /* the ids made so far */
 };
 
-/* gw_call sends req (always consumed) to svc; WB_OK gives *out, an error is written into rep. */
-int gw_call(gw *g, gw_svc svc, wb_obj *req, wb_obj **out, wb_obj *rep);
+/* gw_shard returns the client of svc's shard that owns uid's slot (the user service: its one). */
+rt_client *gw_shard(gw *g, wb_service svc, uint64_t uid);
 
-/* gw_call_start sends req (always consumed) to svc without waiting for the reply; NULL if it could not start (gw_call_finish then fails). */
-rt_pending *gw_call_start(gw *g, gw_svc svc, wb_obj *req);
+/* gw_user returns the client of the user service (one shard). */
+static inline rt_client *
+gw_user(gw *g)
+{
+	return rt_shards_at(g->svc[WB_SVC_USER], 0);
+}
+
+/* gw_call sends req (always consumed) to c, a shard of svc; WB_OK gives *out, an error is written into rep. */
+int gw_call(wb_service svc, rt_client *c, wb_obj *req, wb_obj **out, wb_obj *rep);
+
+/* gw_call_start sends req (always consumed) to c, a shard of svc, without waiting for the reply; NULL if it could not start (gw_call_finish then fails). */
+rt_pending *gw_call_start(rt_client *c, wb_obj *req);
 
 /* gw_call_finish waits for a call from gw_call_start (always ending it); results as gw_call. */
-int gw_call_finish(gw_svc svc, rt_pending *p, wb_obj **out, wb_obj *rep);
+int gw_call_finish(wb_service svc, rt_pending *p, wb_obj **out, wb_obj *rep);
 
 /* gw_auth resolves req's token to the caller's uid (checked here, or by the user service); errors go into rep. */
 int gw_auth(gw *g, const wb_obj *req, uint64_t *uid, wb_obj *rep);

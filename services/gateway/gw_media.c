@@ -1,18 +1,20 @@
 /*
  * gw_media.c - images: upload and media, each one call to the content
- * service, which owns the bytes and decides their type and size.
+ * shard of the owner (a media id names its owner), which keeps the bytes
+ * and decides their type and size.
  *
  *   upload  token -> uid -> media.put {uid, data} (the bytes not copied)
  *   media   token? -> uid (0: anyone) -> media.get {media, uid}
  */
 #include "gw_int.h"
+#include "wb_id.h"
 
-/* gw_media_call sends q (consumed) to the content service and makes rep its reply. */
+/* gw_media_call sends q (consumed) to the content shard of owner and makes rep its reply. */
 static int
-gw_media_call(gw *g, wb_obj *q, wb_obj *rep)
+gw_media_call(gw *g, uint64_t owner, wb_obj *q, wb_obj *rep)
 {
 	wb_obj *r;
-	int     rc = gw_call(g, GW_CONTENT, q, &r, rep);
+	int     rc = gw_call(WB_SVC_CONTENT, gw_shard(g, WB_SVC_CONTENT, owner), q, &r, rep);
 
 	if (rc != WB_OK) {
 		return rc;
@@ -44,7 +46,7 @@ gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	return gw_media_call(g, q, rep);
+	return gw_media_call(g, uid, q, rep);
 }
 
 int
@@ -52,7 +54,7 @@ gw_op_media(gw *g, const wb_obj *req, wb_obj *rep)
 {
 	const char *media = "";
 	size_t      len = 0;
-	uint64_t    uid;
+	uint64_t    uid, author = 0, id;
 	wb_obj     *q;
 	int         rc;
 
@@ -60,11 +62,15 @@ gw_op_media(gw *g, const wb_obj *req, wb_obj *rep)
 		return rc;
 	}
 	(void)wb_get_str(req, WB_F_MEDIA, &media, &len);
+	if (!wb_media_id_parse(media, len, &author, &id)) {
+		wb_reply_error(rep, WB_ENOMEDIA, "no such media: not a media id");
+		return WB_ENOMEDIA;
+	}
 	if ((q = wb_request(WB_OP_MEDIA_GET)) != NULL &&
 	    (wb_set_str(q, WB_F_MEDIA, media, len) != WB_OK ||
 	        (uid != 0 && wb_set_u64(q, WB_F_UID, uid) != WB_OK))) {
 		wb_msg_free(q);
 		q = NULL;
 	}
-	return gw_media_call(g, q, rep);
+	return gw_media_call(g, author, q, rep);
 }

@@ -5,17 +5,18 @@
  * pool, then writes one Prometheus family at a time across all targets
  * (the text format wants a family's samples together):
  *
- *   warble_up{service}                        1 if the stats call answered
- *   warble_uptime_seconds{service}
- *   warble_requests_total{service,op}
- *   warble_request_errors_total{service,op}
- *   warble_request_duration_seconds{service,op}   histogram
- *   warble_<service>_<gauge>                  each gauge a service registers
+ *   warble_up{service,shard}                  1 if the stats call answered
+ *   warble_uptime_seconds{service,shard}
+ *   warble_requests_total{service,shard,op}
+ *   warble_request_errors_total{service,shard,op}
+ *   warble_request_duration_seconds{service,shard,op}   histogram
+ *   warble_<service>_<gauge>{shard}           each gauge a service registers
  *                                             (a gauge in ms or us: _seconds)
  *   warble_http_responses_total{code}         the HTTP API's statuses
  *
  * service is user, relation, content, inbox, gateway (the msgpack API)
- * and gateway_http (the HTTP API, recorded in this process).
+ * and gateway_http (the HTTP API, recorded in this process); shard is the
+ * shard's index (0 for a service of one).
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -27,21 +28,22 @@
 #include "gw_metrics.h"
 #include "rt_client.h"
 #include "rt_pool.h"
+#include "rt_shards.h"
 #include "rt_stats.h"
 
-#define GW_METRICS_TARGETS (GW_SVC_COUNT + 1) /* the services, then the gateway */
+#define GW_METRICS_TARGETS (WB_SVC_COUNT * WB_SHARDS_MAX + 1) /* the shards, then the gateway */
 #define GW_METRICS_STATUS  600
 
-static const char *gw_metrics_names[GW_METRICS_TARGETS] = {
-	"user",
-	"relation",
-	"content",
-	"inbox",
-	"gateway",
-};
+/* A process asked for its stats: a shard of a service, or the gateway itself. */
+typedef struct gw_metrics_target {
+	const char *service;
+	unsigned    shard;
+	rt_client  *cli;
+} gw_metrics_target;
 
 struct gw_metrics {
-	rt_client           *cli[GW_METRICS_TARGETS]; /* NULL: not probed */
+	gw_metrics_target    t[GW_METRICS_TARGETS];
+	int                  n;
 	rt_pool             *pool;
 	rt_stats            *http;
 	atomic_uint_fast64_t status[GW_METRICS_STATUS];
@@ -75,15 +77,30 @@ gw_metrics_open(gw_metrics **out, const gw_metrics_opts *opts)
 		return WB_ENOMEM;
 	}
 	co.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 1000;
-	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
-		const char *url = i < GW_SVC_COUNT ? opts->urls[i] : opts->gateway_url;
-
-		if (url != NULL && (rc = rt_client_open(&m->cli[i], url, &co)) != WB_OK) {
+	for (int i = 0; i <= WB_SVC_COUNT; i++) {
+		rt_shards  *sh = NULL;
+		const char *list = i < WB_SVC_COUNT ? opts->lists[i] : NULL;
+		const char *one = i < WB_SVC_COUNT ? opts->urls[i] : opts->gateway_url;
+		if (one == NULL && (list == NULL || list[0] == '\0')) {
+			continue;
+		}
+		if ((rc = rt_shards_open(&sh, list, one, &co)) != WB_OK) {
+			gw_metrics_close(m);
+			return rc;
+		}
+		for (unsigned s = 0; s < rt_shards_count(sh); s++) {
+			gw_metrics_target *t = &m->t[m->n++];
+			t->service = i < WB_SVC_COUNT ? wb_services[i].name : "gateway";
+			t->shard = s;
+			rc = rt_client_open(&t->cli, rt_shards_url(sh, s), &co);
+		}
+		rt_shards_close(sh);
+		if (rc != WB_OK) {
 			gw_metrics_close(m);
 			return rc;
 		}
 	}
-	if ((rc = rt_pool_open(&m->pool, GW_METRICS_TARGETS)) != WB_OK) {
+	if ((rc = rt_pool_open(&m->pool, m->n < 8 ? m->n : 8)) != WB_OK) {
 		gw_metrics_close(m);
 		return rc;
 	}
@@ -100,8 +117,8 @@ gw_metrics_close(gw_metrics *m)
 	if (m->pool != NULL) {
 		rt_pool_close(m->pool);
 	}
-	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
-		rt_client_close(m->cli[i]);
+	for (int i = 0; i < m->n; i++) {
+		rt_client_close(m->t[i].cli);
 	}
 	rt_stats_free(m->http);
 	free(m);
@@ -129,7 +146,7 @@ gw_metrics_task_run(void *arg)
 	gw_metrics_round       *r = t->round;
 	wb_obj                 *q = wb_request(r->op);
 	wb_obj                 *rep = NULL;
-	int                     rc = q == NULL ? WB_ENOMEM : rt_call(r->m->cli[t->i], q, &rep);
+	int                     rc = q == NULL ? WB_ENOMEM : rt_call(r->m->t[t->i].cli, q, &rep);
 
 	wb_msg_free(q);
 	pthread_mutex_lock(&r->mu);
@@ -151,12 +168,9 @@ gw_metrics_round_run(gw_metrics *m, gw_metrics_round *r, wb_op op)
 	r->m = m;
 	r->op = op;
 	pthread_mutex_lock(&r->mu);
-	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
+	for (int i = 0; i < m->n; i++) {
 		r->rc[i] = WB_EUNAVAIL;
 		r->task[i] = (struct gw_metrics_task) { r, i };
-		if (m->cli[i] == NULL) {
-			continue;
-		}
 		r->left++;
 		if (rt_pool_submit(m->pool, gw_metrics_task_run, &r->task[i]) != WB_OK) {
 			r->left--;
@@ -172,9 +186,9 @@ gw_metrics_round_run(gw_metrics *m, gw_metrics_round *r, wb_op op)
 }
 
 static void
-gw_metrics_round_free(gw_metrics_round *r)
+gw_metrics_round_free(gw_metrics *m, gw_metrics_round *r)
 {
-	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
+	for (int i = 0; i < m->n; i++) {
 		wb_msg_free(r->rep[i]);
 	}
 }
@@ -182,26 +196,36 @@ gw_metrics_round_free(gw_metrics_round *r)
 int
 gw_metrics_ready(gw_metrics *m, http_buf *out)
 {
-	gw_metrics_round r;
-	int              rc = WB_OK;
+	gw_metrics_round *r = malloc(sizeof(*r));
+	int               rc = WB_OK, k = 0;
 
-	gw_metrics_round_run(m, &r, WB_OP_PING);
+	if (r == NULL) {
+		return WB_ENOMEM;
+	}
+	gw_metrics_round_run(m, r, WB_OP_PING);
 	http_buf_printf(out, "{\"services\":{");
-	for (int i = 0; i < GW_SVC_COUNT; i++) {
-		http_buf_printf(out, "%s\"%s\":\"%s\"", i ? "," : "", gw_metrics_names[i],
-		    r.rc[i] == WB_OK ? "ok" : wb_err_name(r.rc[i]));
-		if (r.rc[i] != WB_OK) {
+	for (int i = 0; i < m->n; i++) {
+		const gw_metrics_target *t = &m->t[i];
+		if (strcmp(t->service, "gateway") == 0) {
+			continue;
+		}
+		http_buf_printf(out, "%s\"%s/%u\":\"%s\"", k++ ? "," : "", t->service, t->shard,
+		    r->rc[i] == WB_OK ? "ok" : wb_err_name(r->rc[i]));
+		if (r->rc[i] != WB_OK) {
 			rc = WB_EUNAVAIL;
 		}
 	}
 	http_buf_printf(out, "},\"failed\":[");
-	for (int i = 0, k = 0; i < GW_SVC_COUNT; i++) {
-		if (r.rc[i] != WB_OK) {
-			http_buf_printf(out, "%s\"%s\"", k++ ? "," : "", gw_metrics_names[i]);
+	k = 0;
+	for (int i = 0; i < m->n; i++) {
+		const gw_metrics_target *t = &m->t[i];
+		if (r->rc[i] != WB_OK && strcmp(t->service, "gateway") != 0) {
+			http_buf_printf(out, "%s\"%s/%u\"", k++ ? "," : "", t->service, t->shard);
 		}
 	}
 	http_buf_printf(out, "],\"ready\":%s}", rc == WB_OK ? "true" : "false");
-	gw_metrics_round_free(&r);
+	gw_metrics_round_free(m, r);
+	free(r);
 	return rc;
 }
 
@@ -209,6 +233,7 @@ gw_metrics_ready(gw_metrics *m, http_buf *out)
 
 typedef struct gw_metrics_src {
 	const char   *service;
+	unsigned      shard;
 	const wb_obj *rep; /* a stats reply, or NULL if the target did not answer */
 } gw_metrics_src;
 
@@ -238,14 +263,17 @@ gw_metrics_ops(http_buf *out, const gw_metrics_src *src, int n, int which)
 
 			if (which == 0) {
 				http_buf_printf(out,
-				    "warble_requests_total{service=\"%s\",op=\"%s\"} %lu\n",
-				    src[s].service, op, (unsigned long)count);
+				    "warble_requests_total{service=\"%s\",shard=\"%u\",op=\"%s\"} "
+				    "%lu\n",
+				    src[s].service, src[s].shard, op, (unsigned long)count);
 				continue;
 			}
 			if (which == 1) {
 				http_buf_printf(out,
-				    "warble_request_errors_total{service=\"%s\",op=\"%s\"} %lu\n",
-				    src[s].service, op,
+				    "warble_request_errors_total{service=\"%s\",shard=\"%u\",op=\"%"
+				    "s\"} "
+				    "%lu\n",
+				    src[s].service, src[s].shard, op,
 				    (unsigned long)wb_u64(&st[i], WB_F_ERRORS, 0));
 				continue;
 			}
@@ -253,20 +281,22 @@ gw_metrics_ops(http_buf *out, const gw_metrics_src *src, int n, int which)
 			for (size_t b = 0; b + 1 < nh; b++) {
 				cum += h[b];
 				http_buf_printf(out,
-				    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%"
-				    "s\","
-				    "le=\"%.9g\"} %lu\n",
-				    src[s].service, op, (double)(UINT64_C(1) << b) / 1e6,
-				    (unsigned long)cum);
+				    "warble_request_duration_seconds_bucket{service=\"%s\",shard="
+				    "\"%u\","
+				    "op=\"%s\",le=\"%.9g\"} %lu\n",
+				    src[s].service, src[s].shard, op,
+				    (double)(UINT64_C(1) << b) / 1e6, (unsigned long)cum);
 			}
 			http_buf_printf(out,
-			    "warble_request_duration_seconds_bucket{service=\"%s\",op=\"%s\","
-			    "le=\"+Inf\"} %lu\n"
-			    "warble_request_duration_seconds_sum{service=\"%s\",op=\"%s\"} %.6f\n"
-			    "warble_request_duration_seconds_count{service=\"%s\",op=\"%s\"} %lu\n",
-			    src[s].service, op, (unsigned long)count, src[s].service, op,
-			    (double)wb_u64(&st[i], WB_F_SUM_US, 0) / 1e6, src[s].service, op,
-			    (unsigned long)count);
+			    "warble_request_duration_seconds_bucket{service=\"%s\",shard=\"%u\","
+			    "op=\"%s\",le=\"+Inf\"} %lu\n"
+			    "warble_request_duration_seconds_sum{service=\"%s\",shard=\"%u\","
+			    "op=\"%s\"} %.6f\n"
+			    "warble_request_duration_seconds_count{service=\"%s\",shard=\"%u\","
+			    "op=\"%s\"} %lu\n",
+			    src[s].service, src[s].shard, op, (unsigned long)count, src[s].service,
+			    src[s].shard, op, (double)wb_u64(&st[i], WB_F_SUM_US, 0) / 1e6,
+			    src[s].service, src[s].shard, op, (unsigned long)count);
 		}
 	}
 }
@@ -284,7 +314,52 @@ static const struct {
 	{ "_us", 6 },
 };
 
-/* gw_metrics_gauges writes each registered gauge as warble_<service>_<name>. */
+/* gw_metrics_gauge_name writes warble_<service>_<raw> (a name in ms or us as _seconds) into name; the digits of its unit. */
+static unsigned
+gw_metrics_gauge_name(char *name, size_t cap, const char *service, const char *raw)
+{
+	size_t   k = (size_t)snprintf(name, cap, "warble_%s_", service);
+	unsigned digits = 0;
+
+	for (; *raw != '\0' && k + 1 < cap; raw++) {
+		name[k++] = isalnum((unsigned char)*raw) ? *raw : '_';
+	}
+	name[k] = '\0';
+	for (size_t u = 0; u < sizeof(gw_metrics_units) / sizeof(gw_metrics_units[0]); u++) {
+		size_t ns = strlen(gw_metrics_units[u].suffix);
+		if (k > ns && strcmp(name + k - ns, gw_metrics_units[u].suffix) == 0 &&
+		    k - ns + sizeof("_seconds") <= cap) {
+			strcpy(name + k - ns, "_seconds");
+			digits = gw_metrics_units[u].digits;
+		}
+	}
+	return digits;
+}
+
+/* gw_metrics_gauge_of finds gauge raw in a stats reply; false if it has none. */
+static bool
+gw_metrics_gauge_of(const wb_obj *rep, const char *raw, uint64_t *v)
+{
+	const wb_obj *g;
+	size_t        ng = 0;
+
+	if (rep == NULL || !wb_get_objs(rep, WB_F_GAUGES, &g, &ng)) {
+		return false;
+	}
+	for (size_t i = 0; i < ng; i++) {
+		if (strcmp(wb_str(&g[i], WB_F_NAME, ""), raw) == 0) {
+			*v = wb_u64(&g[i], WB_F_VALUE, 0);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * gw_metrics_gauges writes each registered gauge as the family
+ * warble_<service>_<name>, one sample per shard of the service that
+ * reports it ({shard="i"}), the family's head once, at its first shard.
+ */
 static void
 gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
 {
@@ -296,37 +371,40 @@ gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
 			continue;
 		}
 		for (size_t i = 0; i < ng; i++) {
-			char          name[96];
-			const char   *raw = wb_str(&g[i], WB_F_NAME, "");
-			unsigned long v = (unsigned long)wb_u64(&g[i], WB_F_VALUE, 0), div = 1;
-			unsigned      digits = 0;
-			size_t        k;
+			const char *raw = wb_str(&g[i], WB_F_NAME, "");
+			char        name[96];
+			uint64_t    v;
+			bool        seen = false;
+			unsigned    digits =
+			    gw_metrics_gauge_name(name, sizeof(name), src[s].service, raw);
 
-			k = (size_t)snprintf(name, sizeof(name), "warble_%s_", src[s].service);
-			for (; *raw != '\0' && k + 1 < sizeof(name); raw++) {
-				name[k++] = isalnum((unsigned char)*raw) ? *raw : '_';
+			for (int e = 0; e < s && !seen;
+			     e++) { /* an earlier shard wrote the family */
+				seen = strcmp(src[e].service, src[s].service) == 0 &&
+				       gw_metrics_gauge_of(src[e].rep, raw, &v);
 			}
-			name[k] = '\0';
-			for (size_t u = 0;
-			     u < sizeof(gw_metrics_units) / sizeof(gw_metrics_units[0]); u++) {
-				size_t ns = strlen(gw_metrics_units[u].suffix);
-				if (k > ns &&
-				    strcmp(name + k - ns, gw_metrics_units[u].suffix) == 0 &&
-				    k - ns + sizeof("_seconds") <= sizeof(name)) {
-					strcpy(name + k - ns, "_seconds");
-					digits = gw_metrics_units[u].digits;
-				}
-			}
-			for (unsigned d = 0; d < digits; d++) {
-				div *= 10;
+			if (seen) {
+				continue;
 			}
 			gw_metrics_head(
 			    out, name, "gauge", "a figure the service reports in its stats");
-			if (digits == 0) {
-				http_buf_printf(out, "%s %lu\n", name, v);
-			} else {
-				http_buf_printf(
-				    out, "%s %lu.%0*lu\n", name, v / div, (int)digits, v % div);
+			for (int e = s; e < n; e++) {
+				unsigned long div = 1;
+				if (strcmp(src[e].service, src[s].service) != 0 ||
+				    !gw_metrics_gauge_of(src[e].rep, raw, &v)) {
+					continue;
+				}
+				for (unsigned d = 0; d < digits; d++) {
+					div *= 10;
+				}
+				if (digits == 0) {
+					http_buf_printf(out, "%s{shard=\"%u\"} %lu\n", name,
+					    src[e].shard, (unsigned long)v);
+				} else {
+					http_buf_printf(out, "%s{shard=\"%u\"} %lu.%0*lu\n", name,
+					    src[e].shard, (unsigned long)v / div, (int)digits,
+					    (unsigned long)v % div);
+				}
 			}
 		}
 	}
@@ -335,37 +413,36 @@ gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
 int
 gw_metrics_render(gw_metrics *m, http_buf *out)
 {
-	gw_metrics_round r;
-	gw_metrics_src   src[GW_METRICS_TARGETS + 1];
-	wb_obj          *local;
-	int              n = 0;
+	gw_metrics_round *r = malloc(sizeof(*r));
+	gw_metrics_src   *src = calloc(GW_METRICS_TARGETS + 1, sizeof(*src));
+	wb_obj           *local = wb_msg_new();
+	int               n = 0;
 
-	if ((local = wb_msg_new()) == NULL) {
-		return WB_ENOMEM;
-	}
-	if (rt_stats_fill(m->http, local) != WB_OK) {
+	if (r == NULL || src == NULL || local == NULL || rt_stats_fill(m->http, local) != WB_OK) {
+		free(r);
+		free(src);
 		wb_msg_free(local);
 		return WB_ENOMEM;
 	}
-	gw_metrics_round_run(m, &r, WB_OP_STATS);
-	for (int i = 0; i < GW_METRICS_TARGETS; i++) {
-		if (m->cli[i] != NULL) {
-			src[n++] = (gw_metrics_src) { gw_metrics_names[i],
-				r.rc[i] == WB_OK ? r.rep[i] : NULL };
-		}
+	gw_metrics_round_run(m, r, WB_OP_STATS);
+	for (int i = 0; i < m->n; i++) {
+		src[n++] = (gw_metrics_src) { m->t[i].service, m->t[i].shard,
+			r->rc[i] == WB_OK ? r->rep[i] : NULL };
 	}
-	src[n++] = (gw_metrics_src) { "gateway_http", local };
+	src[n++] = (gw_metrics_src) { "gateway_http", 0, local };
 
 	gw_metrics_head(out, "warble_up", "gauge", "1 if the service answered its stats request");
 	for (int s = 0; s < n; s++) {
-		http_buf_printf(
-		    out, "warble_up{service=\"%s\"} %d\n", src[s].service, src[s].rep != NULL);
+		http_buf_printf(out, "warble_up{service=\"%s\",shard=\"%u\"} %d\n", src[s].service,
+		    src[s].shard, src[s].rep != NULL);
 	}
 	gw_metrics_head(out, "warble_uptime_seconds", "gauge", "seconds since the service started");
 	for (int s = 0; s < n; s++) {
 		if (src[s].rep != NULL && wb_has(src[s].rep, WB_F_UPTIME)) {
-			http_buf_printf(out, "warble_uptime_seconds{service=\"%s\"} %.3f\n",
-			    src[s].service, (double)wb_u64(src[s].rep, WB_F_UPTIME, 0) / 1e3);
+			http_buf_printf(out,
+			    "warble_uptime_seconds{service=\"%s\",shard=\"%u\"} %.3f\n",
+			    src[s].service, src[s].shard,
+			    (double)wb_u64(src[s].rep, WB_F_UPTIME, 0) / 1e3);
 		}
 	}
 	gw_metrics_head(out, "warble_requests_total", "counter", "requests handled, by operation");
@@ -386,7 +463,9 @@ gw_metrics_render(gw_metrics *m, http_buf *out)
 			    (unsigned long)v);
 		}
 	}
-	gw_metrics_round_free(&r);
+	gw_metrics_round_free(m, r);
+	free(r);
+	free(src);
 	wb_msg_free(local);
 	return out->p == NULL ? WB_ENOMEM : WB_OK;
 }

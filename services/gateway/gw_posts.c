@@ -54,7 +54,7 @@ gw_op_publish(gw *g, const wb_obj *req, wb_obj *rep)
 	if (q != NULL) {
 		wb_del(q, WB_F_TOKEN);
 	}
-	if ((rc = gw_call(g, GW_CONTENT, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_CONTENT, gw_shard(g, WB_SVC_CONTENT, uid), q, &r, rep)) != WB_OK) {
 		return rc;
 	}
 	wb_get_u64(r, WB_F_ID, &id);
@@ -87,7 +87,8 @@ gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	rc = gw_call(g, GW_CONTENT, q, &r, rep);
+	/* the post's id names its author's slot group, so its shard */
+	rc = gw_call(WB_SVC_CONTENT, rt_shards_for_id(g->svc[WB_SVC_CONTENT], id), q, &r, rep);
 	/* whatever the answer (a timeout may hide a done delete), stop serving it from cache */
 	gw_postcache_forget(gw_post_cache(g), id);
 	if (rc == WB_ENOTFOUND) {
@@ -156,7 +157,7 @@ gw_op_home(gw *g, const wb_obj *req, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_INBOX, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_INBOX, gw_shard(g, WB_SVC_INBOX, uid), q, &r, rep)) != WB_OK) {
 		return rc;
 	}
 	/* The inbox answers post records {id, author}; older builds answered ids. */
@@ -198,7 +199,7 @@ gw_op_timeline(gw *g, const wb_obj *req, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_CONTENT, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_CONTENT, gw_shard(g, WB_SVC_CONTENT, uid), q, &r, rep)) != WB_OK) {
 		return rc;
 	}
 	wb_get_objs(r, WB_F_POSTS, &posts, &n);

@@ -2,7 +2,15 @@
  * gw_social.c - relations and profiles: follow, unfollow, following,
  * fans, profile.  Users are named by username in the public API and by
  * uid downstream; each handler resolves names first.
+ *
+ * Everything about a follower is on the follower's relation shard: a
+ * follow, unfollow, following list or "does X follow Y" is one call to
+ * that shard.  A user's fans are spread over every shard (each keeps the
+ * fans of its own slots), so a fans page reads the shards in slot order,
+ * and a follower count is the sum of each shard's part.
  */
+#include <string.h>
+
 #include "gw_int.h"
 
 /* gw_social_relate resolves NAME, refuses self, and sends op (rel.follow or rel.unfollow) for the caller. */
@@ -26,7 +34,8 @@ gw_social_relate(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_RELATION, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_RELATION, gw_shard(g, WB_SVC_RELATION, uid), q, &r, rep)) !=
+	    WB_OK) {
 		return rc;
 	}
 	wb_msg_free(r);
@@ -46,50 +55,99 @@ gw_op_unfollow(gw *g, const wb_obj *req, wb_obj *rep)
 }
 
 /*
- * gw_social_list pages through NAME's followees or followers (op), then
- * names them.  The relation service answers uids (or user records
- * carrying uids) and perhaps a cursor; without one, a full page gets the
- * last uid as the cursor of the next.
+ * gw_social_fans reads up to limit of uid's fans after `after` (0: from
+ * the first) into out: from the shard of after's slot (fans are in slot
+ * order, and each shard holds a slot range), then the next shards, so the
+ * pages of all shards are one list; *next is the last uid given when
+ * more may follow.  The reply of each call goes into rs (freed by the
+ * caller), since out points into them.
+ */
+static int
+gw_social_fans(gw *g, uint64_t uid, uint64_t after, uint64_t limit, const uint64_t **out,
+    uint64_t *copy, size_t *n, uint64_t *next, wb_obj *rep)
+{
+	rt_shards *rel = g->svc[WB_SVC_RELATION];
+	unsigned   nshards = rt_shards_count(rel);
+	unsigned   s = after != 0 ? wb_uid_shard(after, nshards) : 0;
+	int        rc = WB_OK;
+
+	*n = 0;
+	*next = 0;
+	for (; rc == WB_OK && s < nshards && *n < limit; s++, after = 0) {
+		const uint64_t *uids = NULL;
+		size_t          k = 0;
+		uint64_t        more = 0;
+		wb_obj         *q = wb_request(WB_OP_REL_FANS), *r = NULL;
+		if (q != NULL && (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
+		                     wb_set_u64(q, WB_F_LIMIT, limit - *n) != WB_OK ||
+		                     (after != 0 && wb_set_u64(q, WB_F_AFTER, after) != WB_OK))) {
+			wb_msg_free(q);
+			q = NULL;
+		}
+		if ((rc = gw_call(WB_SVC_RELATION, rt_shards_at(rel, s), q, &r, rep)) != WB_OK) {
+			break;
+		}
+		(void)wb_get_u64s(r, WB_F_UIDS, &uids, &k);
+		k = k < limit - *n ? k : limit - *n;
+		memcpy(copy + *n, uids, k * sizeof(*uids));
+		*n += k;
+		more = wb_u64(r, WB_F_NEXT, 0);
+		wb_msg_free(r);
+		if (more != 0) {
+			*next = more; /* this shard has more: the next page starts there */
+			break;
+		}
+	}
+	if (rc == WB_OK && *next == 0 && *n == limit && s < nshards) {
+		*next = copy[*n - 1]; /* full, and shards are left: they may hold more */
+	}
+	*out = copy;
+	return rc;
+}
+
+/*
+ * gw_social_list pages through NAME's followees (one call to NAME's
+ * relation shard) or fans (gw_social_fans), then names them.  Without a
+ * cursor from the relation service, a full page gets the last uid as the
+ * cursor of the next.
  */
 static int
 gw_social_list(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 {
-	uint64_t        uid, limit, after, next = 0;
+	uint64_t        uid, limit, after = 0, next = 0;
 	const uint64_t *uids = NULL;
 	uint64_t        picked[GW_PAGE_MAX];
-	const wb_obj   *users;
 	size_t          n = 0;
-	wb_obj         *q, *r;
+	wb_obj         *q, *r = NULL;
 	int             rc;
 
 	if ((rc = gw_limit(req, &limit, rep)) != WB_OK ||
 	    (rc = gw_lookup(g, wb_str(req, WB_F_NAME, ""), &uid, rep)) != WB_OK) {
 		return rc;
 	}
-	if ((q = wb_request(op)) != NULL &&
-	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK || wb_set_u64(q, WB_F_LIMIT, limit) != WB_OK ||
-	        (wb_get_u64(req, WB_F_AFTER, &after) &&
-	            wb_set_u64(q, WB_F_AFTER, after) != WB_OK))) {
-		wb_msg_free(q);
-		q = NULL;
-	}
-	if ((rc = gw_call(g, GW_RELATION, q, &r, rep)) != WB_OK) {
-		return rc;
-	}
-	if (!wb_get_u64s(r, WB_F_UIDS, &uids, &n) && wb_get_objs(r, WB_F_USERS, &users, &n)) {
-		n = n < GW_PAGE_MAX ? n : GW_PAGE_MAX;
-		for (size_t i = 0; i < n; i++) {
-			picked[i] = wb_u64(&users[i], WB_F_UID, 0);
+	wb_get_u64(req, WB_F_AFTER, &after);
+	if (op == WB_OP_REL_FANS) {
+		rc = gw_social_fans(g, uid, after, limit, &uids, picked, &n, &next, rep);
+	} else {
+		if ((q = wb_request(op)) != NULL &&
+		    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
+		        wb_set_u64(q, WB_F_LIMIT, limit) != WB_OK ||
+		        (wb_has(req, WB_F_AFTER) && wb_set_u64(q, WB_F_AFTER, after) != WB_OK))) {
+			wb_msg_free(q);
+			q = NULL;
 		}
-		uids = picked;
+		rc = gw_call(WB_SVC_RELATION, gw_shard(g, WB_SVC_RELATION, uid), q, &r, rep);
+		if (rc == WB_OK) {
+			(void)wb_get_u64s(r, WB_F_UIDS, &uids, &n);
+			n = n < limit ? n : limit;
+			if (!wb_get_u64(r, WB_F_NEXT, &next) && n == limit && n > 0) {
+				next = uids[n - 1];
+			}
+		}
 	}
-	if (n > limit) {
-		n = limit;
+	if (rc == WB_OK) {
+		rc = gw_hydrate_users(g, uids, n, rep);
 	}
-	if (!wb_get_u64(r, WB_F_NEXT, &next) && n == limit && n > 0) {
-		next = uids[n - 1];
-	}
-	rc = gw_hydrate_users(g, uids, n, rep);
 	wb_msg_free(r);
 	if (rc == WB_OK && next != 0 && (rc = wb_set_u64(rep, WB_F_NEXT, next)) != WB_OK) {
 		wb_reply_error(rep, rc, NULL);
@@ -109,38 +167,44 @@ gw_op_fans(gw *g, const wb_obj *req, wb_obj *rep)
 	return gw_social_list(g, WB_OP_REL_FANS, req, rep);
 }
 
-/* gw_social_counts asks the relation service for uid's following and follower counts. */
+/*
+ * gw_social_counts adds up uid's following and follower counts: each
+ * relation shard counts the edges it keeps (uid's following only on its
+ * own shard, its followers on every shard), asked all at once.
+ */
 static int
 gw_social_counts(gw *g, uint64_t uid, uint64_t *following, uint64_t *followers, wb_obj *rep)
 {
-	const wb_obj *users;
-	size_t        n;
-	wb_obj       *q, *r;
-	int           rc;
+	rt_shards  *rel = g->svc[WB_SVC_RELATION];
+	unsigned    n = rt_shards_count(rel);
+	rt_pending *p[WB_SHARDS_MAX];
+	int         rc = WB_OK;
 
 	*following = *followers = 0;
-	if ((q = wb_request(WB_OP_REL_COUNTS)) != NULL &&
-	    wb_set_u64s(q, WB_F_UIDS, &uid, 1) != WB_OK) {
-		wb_msg_free(q);
-		q = NULL;
-	}
-	if ((rc = gw_call(g, GW_RELATION, q, &r, rep)) != WB_OK) {
-		return rc;
-	}
-	if (wb_get_objs(r, WB_F_USERS, &users, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			if (wb_u64(&users[i], WB_F_UID, uid) == uid) {
-				*following = wb_u64(&users[i], WB_F_FOLLOWING, 0);
-				*followers = wb_u64(&users[i], WB_F_FOLLOWERS, 0);
-				break;
-			}
+	for (unsigned s = 0; s < n; s++) {
+		wb_obj *q = wb_request(WB_OP_REL_COUNTS);
+		if (q != NULL && wb_set_u64s(q, WB_F_UIDS, &uid, 1) != WB_OK) {
+			wb_msg_free(q);
+			q = NULL;
 		}
-	} else {
-		*following = wb_u64(r, WB_F_FOLLOWING, 0);
-		*followers = wb_u64(r, WB_F_FOLLOWERS, 0);
+		p[s] = gw_call_start(rt_shards_at(rel, s), q);
 	}
-	wb_msg_free(r);
-	return WB_OK;
+	for (unsigned s = 0; s < n; s++) {
+		const wb_obj *users;
+		size_t        k = 0;
+		wb_obj       *r = NULL;
+		int           src = gw_call_finish(WB_SVC_RELATION, p[s], &r, rep);
+		if (src != WB_OK) {
+			rc = rc == WB_OK ? src : rc;
+			continue;
+		}
+		if (rc == WB_OK && wb_get_objs(r, WB_F_USERS, &users, &k) && k > 0) {
+			*following += wb_u64(&users[0], WB_F_FOLLOWING, 0);
+			*followers += wb_u64(&users[0], WB_F_FOLLOWERS, 0);
+		}
+		wb_msg_free(r);
+	}
+	return rc;
 }
 
 /* gw_social_follows asks whether viewer follows uid. */
@@ -157,7 +221,8 @@ gw_social_follows(gw *g, uint64_t viewer, uint64_t uid, bool *followed, wb_obj *
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_RELATION, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_RELATION, gw_shard(g, WB_SVC_RELATION, viewer), q, &r, rep)) !=
+	    WB_OK) {
 		return rc;
 	}
 	wb_get_bool(r, WB_F_FOLLOWED, followed);
@@ -180,7 +245,7 @@ gw_profile_fill(gw *g, uint64_t uid, uint64_t viewer, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(g, GW_USER, q, &r, rep)) != WB_OK) {
+	if ((rc = gw_call(WB_SVC_USER, gw_user(g), q, &r, rep)) != WB_OK) {
 		return rc;
 	}
 	if (!wb_get_objs(r, WB_F_USERS, &users, &n) || n == 0) {

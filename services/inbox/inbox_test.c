@@ -274,13 +274,22 @@ expect_home(uint64_t uid, const uint64_t *want, size_t n)
 	}
 }
 
-/* reversed copies ids[0..n) newest first. */
-static void
-reversed(const uint64_t *ids, size_t n, uint64_t *out)
+/* desc orders ids from the largest. */
+static int
+desc(const void *a, const void *b)
 {
-	for (size_t i = 0; i < n; i++) {
-		out[i] = ids[n - 1 - i];
-	}
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/* newest_first copies ids[0..n) newest first: by id, which orders by the ms and, within one,
+ * by the author's slot group (not by the order they were published in). */
+static void
+newest_first(const uint64_t *ids, size_t n, uint64_t *out)
+{
+	memcpy(out, ids, n * sizeof(*ids));
+	qsort(out, n, sizeof(*out), desc);
 }
 
 Test(inbox, fanout_is_exact, .init = start_all, .fini = stop_all, .timeout = 240)
@@ -296,7 +305,7 @@ Test(inbox, fanout_is_exact, .init = start_all, .fini = stop_all, .timeout = 240
 		ids[i] = post(author, "to all my fans");
 	}
 	wait_caught_up(60000);
-	reversed(ids, POSTS, want);
+	newest_first(ids, POSTS, want);
 	uint64_t got[8], authors[8];
 	for (int i = 0; i < FANS; i++) {
 		size_t n = home(fans[i], got, authors, 8);
@@ -333,7 +342,7 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 	rel(WB_OP_REL_FOLLOW, b, a); /* backfill: alice's newest 4 */
 	rel(WB_OP_REL_FOLLOW, d, b); /* dave follows bob, who posts nothing */
 	wait_caught_up(30000);
-	reversed(pa + 2, 4, want);
+	newest_first(pa + 2, 4, want);
 	expect_home(b, want, 4);
 	expect_home(d, NULL, 0);
 
@@ -563,7 +572,7 @@ fans_expect(const uint64_t *fans, int nfans, const uint64_t *ids, size_t n)
 {
 	uint64_t want[200];
 	cr_assert(n <= 200);
-	reversed(ids, n, want);
+	newest_first(ids, n, want);
 	for (int i = 0; i < nfans; i++) {
 		expect_home(fans[i], want, n);
 	}
@@ -659,6 +668,7 @@ Test(inbox, a_backlog_of_posts_lands_exactly, .init = small_pages, .fini = stop_
 				want[m++] = ids[p];
 			}
 		}
+		qsort(want, m, sizeof(*want), desc); /* by id: ms, then slot group */
 		expect_home(fans[i], want, m);
 	}
 }

@@ -434,7 +434,7 @@ Test(monitoring, promtool_metrics, .fini = wbt_cleanup, .timeout = 300)
 	cr_assert_not_null(
 	    strstr(m, "\nwarble_request_duration_seconds_bucket{service=\"content\""));
 	cr_assert_not_null(strstr(m, "\nwarble_http_responses_total{code=\"404\"}"));
-	cr_assert_not_null(strstr(m, "\nwarble_inbox_last_fanout_seconds "));
+	cr_assert_not_null(strstr(m, "\nwarble_inbox_last_fanout_seconds{shard=\"0\"} "));
 	mt_write(path, sizeof(path), "metrics.txt", m);
 	snprintf(cmd, sizeof(cmd), MT_PROMTOOL " check metrics <'%s'", path);
 	cr_assert_eq(mt_sh(cmd, &out), 0, "promtool check metrics failed (above)");

@@ -268,7 +268,7 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	j = call(503, "GET", "/readyz", NULL, NULL);
 	cr_assert(json_is_false(json_object_get(j, "ready")));
 	cr_assert_str_eq(
-	    json_string_value(json_array_get(json_object_get(j, "failed"), 0)), "content");
+	    json_string_value(json_array_get(json_object_get(j, "failed"), 0)), "content/0");
 	cr_assert_eq(json_array_size(json_object_get(j, "failed")), 1);
 	json_decref(j);
 	j = call(200, "GET", "/healthz", NULL, NULL);
@@ -451,51 +451,52 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 	 * backfill is applied; wait (bounded) for the inbox to apply both */
 	for (long long deadline = wbt_now_ms() + 10000;;) {
 		cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
-		if (metric_value(r.body, "warble_inbox_events_behind") == 0 ||
+		if (metric_value(r.body, "warble_inbox_events_behind{shard=\"0\"}") == 0 ||
 		    wbt_now_ms() > deadline) {
 			break;
 		}
 		ht_res_free(&r);
 		wbt_sleep_ms(100);
 	}
-	cr_assert_eq(metric_value(r.body, "warble_up{service=\"inbox\"}"), 1);
-	cr_assert_eq(metric_value(r.body, "warble_up{service=\"gateway\"}"), 1);
-	cr_assert_eq(
-	    metric_value(r.body, "warble_requests_total{service=\"gateway_http\",op=\"register\"}"),
-	    2);
-	cr_assert_eq(metric_value(r.body,
-	                 "warble_request_errors_total{service=\"gateway_http\",op=\"register\"}"),
-	    0);
-	cr_assert_eq(
-	    metric_value(r.body, "warble_requests_total{service=\"user\",op=\"user.register\"}"),
-	    2);
-	cr_assert_eq(metric_value(r.body, "warble_request_duration_seconds_bucket{service=\"user\","
-	                                  "op=\"user.register\",le=\"+Inf\"}"),
-	    2);
+	cr_assert_eq(metric_value(r.body, "warble_up{service=\"inbox\",shard=\"0\"}"), 1);
+	cr_assert_eq(metric_value(r.body, "warble_up{service=\"gateway\",shard=\"0\"}"), 1);
 	cr_assert_eq(
 	    metric_value(r.body,
-	        "warble_request_duration_seconds_count{service=\"content\",op=\"post.publish\"}"),
+	        "warble_requests_total{service=\"gateway_http\",shard=\"0\",op=\"register\"}"),
+	    2);
+	cr_assert_eq(metric_value(r.body, "warble_request_errors_total{service=\"gateway_http\","
+	                                  "shard=\"0\",op=\"register\"}"),
+	    0);
+	cr_assert_eq(
+	    metric_value(
+	        r.body, "warble_requests_total{service=\"user\",shard=\"0\",op=\"user.register\"}"),
+	    2);
+	cr_assert_eq(metric_value(r.body, "warble_request_duration_seconds_bucket{service=\"user\","
+	                                  "shard=\"0\",op=\"user.register\",le=\"+Inf\"}"),
+	    2);
+	cr_assert_eq(metric_value(r.body, "warble_request_duration_seconds_count{service="
+	                                  "\"content\",shard=\"0\",op=\"post.publish\"}"),
 	    1);
-	cr_assert_geq(metric_value(r.body, "warble_inbox_cells_written"), 1);
-	cr_assert_eq(metric_value(r.body, "warble_inbox_events_behind"), 0);
+	cr_assert_geq(metric_value(r.body, "warble_inbox_cells_written{shard=\"0\"}"), 1);
+	cr_assert_eq(metric_value(r.body, "warble_inbox_events_behind{shard=\"0\"}"), 0);
 	/* every service with a store reports its size on disk */
 	for (int i = 0; i < 4; i++) {
 		static const char *svc[] = { "user", "relation", "content", "inbox" };
-		char               key[64];
+		char               key[96];
 		double             free_bytes;
-		snprintf(key, sizeof(key), "warble_%s_store_bytes", svc[i]);
+		snprintf(key, sizeof(key), "warble_%s_store_bytes{shard=\"0\"}", svc[i]);
 		cr_assert_geq(metric_value(r.body, key), 0, "no %s in /metrics", key);
 		/* and the free space and size of the file system it is on */
-		snprintf(key, sizeof(key), "warble_%s_disk_free_bytes", svc[i]);
+		snprintf(key, sizeof(key), "warble_%s_disk_free_bytes{shard=\"0\"}", svc[i]);
 		free_bytes = metric_value(r.body, key);
 		cr_assert_gt(free_bytes, 0, "no %s in /metrics", key);
-		snprintf(key, sizeof(key), "warble_%s_disk_size_bytes", svc[i]);
+		snprintf(key, sizeof(key), "warble_%s_disk_size_bytes{shard=\"0\"}", svc[i]);
 		cr_assert_geq(
 		    metric_value(r.body, key), free_bytes, "%s below the free space", key);
 	}
 	cr_assert_geq(metric_value(r.body, "warble_http_responses_total{code=\"201\"}"), 5);
 	/* durations in base units: the inbox's last_fanout_ms is exported in seconds */
-	cr_assert_geq(metric_value(r.body, "warble_inbox_last_fanout_seconds"), 0);
+	cr_assert_geq(metric_value(r.body, "warble_inbox_last_fanout_seconds{shard=\"0\"}"), 0);
 	cr_assert_null(strstr(r.body, "_ms "), "a metric in milliseconds");
 	cr_assert_null(strstr(r.body, "_us "), "a metric in microseconds");
 	cr_assert_not_null(strstr(r.body, "# TYPE warble_request_duration_seconds histogram\n"));
@@ -505,7 +506,8 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 		char   key[200];
 		for (int i = 0; i < 25; i++) {
 			snprintf(key, sizeof(key),
-			    "warble_request_duration_seconds_bucket{service=\"user\",op=\"user."
+			    "warble_request_duration_seconds_bucket{service=\"user\",shard=\"0\","
+			    "op=\"user."
 			    "register\",le=\"%.9g\"}",
 			    (double)(1u << i) / 1e6);
 			v = metric_value(r.body, key);
