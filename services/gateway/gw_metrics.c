@@ -12,6 +12,9 @@
  *   warble_request_duration_seconds{service,shard,op}   histogram
  *   warble_<service>_<gauge>{shard}           each gauge a service registers
  *                                             (a gauge in ms or us: _seconds)
+ *   process_cpu_seconds_total{service,shard}  each process's own figures
+ *   process_resident_memory_bytes, process_start_time_seconds,
+ *   process_open_fds                          (rt_proc.h), as Prometheus clients name them
  *   warble_http_responses_total{code}         the HTTP API's statuses
  *
  * service is user, relation, content, inbox, gateway (the msgpack API)
@@ -372,10 +375,13 @@ gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
 		}
 		for (size_t i = 0; i < ng; i++) {
 			const char *raw = wb_str(&g[i], WB_F_NAME, "");
-			char        name[96];
-			uint64_t    v;
-			bool        seen = false;
-			unsigned    digits =
+			if (strncmp(raw, "process_", 8) == 0) {
+				continue; /* gw_metrics_process: the standard names */
+			}
+			char     name[96];
+			uint64_t v;
+			bool     seen = false;
+			unsigned digits =
 			    gw_metrics_gauge_name(name, sizeof(name), src[s].service, raw);
 
 			for (int e = 0; e < s && !seen;
@@ -405,6 +411,44 @@ gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
 					    src[e].shard, (unsigned long)v / div, (int)digits,
 					    (unsigned long)v % div);
 				}
+			}
+		}
+	}
+}
+
+/*
+ * gw_metrics_process writes the figures of each process (rt_proc.h)
+ * under the names Prometheus clients use, labelled {service, shard}.
+ */
+static void
+gw_metrics_process(http_buf *out, const gw_metrics_src *src, int n)
+{
+	static const struct {
+		const char *raw, *name, *type, *help;
+		unsigned    div; /* the raw figure in 1/div of the unit */
+	} f[] = {
+		{ "process_cpu_us", "process_cpu_seconds_total", "counter",
+		    "user and system CPU time the process used", 1000000 },
+		{ "process_rss_bytes", "process_resident_memory_bytes", "gauge",
+		    "the process's resident memory", 1 },
+		{ "process_start_ms", "process_start_time_seconds", "gauge",
+		    "when the process started, Unix seconds", 1000 },
+		{ "process_open_fds", "process_open_fds", "gauge", "open file descriptors", 1 },
+	};
+
+	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+		gw_metrics_head(out, f[k].name, f[k].type, f[k].help);
+		for (int s = 0; s < n; s++) {
+			uint64_t v;
+			if (!gw_metrics_gauge_of(src[s].rep, f[k].raw, &v)) {
+				continue;
+			}
+			if (f[k].div == 1) {
+				http_buf_printf(out, "%s{service=\"%s\",shard=\"%u\"} %lu\n",
+				    f[k].name, src[s].service, src[s].shard, (unsigned long)v);
+			} else {
+				http_buf_printf(out, "%s{service=\"%s\",shard=\"%u\"} %.6f\n",
+				    f[k].name, src[s].service, src[s].shard, (double)v / f[k].div);
 			}
 		}
 	}
@@ -454,6 +498,7 @@ gw_metrics_render(gw_metrics *m, http_buf *out)
 	    out, "warble_request_duration_seconds", "histogram", "request latency, by operation");
 	gw_metrics_ops(out, src, n, 2);
 	gw_metrics_gauges(out, src, n);
+	gw_metrics_process(out, src, n);
 	gw_metrics_head(out, "warble_http_responses_total", "counter",
 	    "HTTP responses of the gateway, by status code");
 	for (int c = 100; c < GW_METRICS_STATUS; c++) {

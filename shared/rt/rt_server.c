@@ -37,6 +37,7 @@
 #include "rt_local.h"
 #include "rt_log.h"
 #include "rt_loop.h"
+#include "rt_proc.h"
 #include "rt_server.h"
 #include "rt_stats.h"
 #include "rt_wire.h"
@@ -216,6 +217,13 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	s->routes[WB_OP_PING] = (rt_server_route) { rt_server_ping, s };
 	s->routes[WB_OP_STATS] = (rt_server_route) { rt_server_stats, s };
 	s->routes[WB_OP_BATCH] = (rt_server_route) { rt_server_batch, s };
+	if (rt_server_gauge(s, "process_cpu_us", rt_proc_cpu_us, NULL) != WB_OK ||
+	    rt_server_gauge(s, "process_rss_bytes", rt_proc_rss_bytes, NULL) != WB_OK ||
+	    rt_server_gauge(s, "process_start_ms", rt_proc_start_ms, NULL) != WB_OK ||
+	    rt_server_gauge(s, "process_open_fds", rt_proc_open_fds, NULL) != WB_OK) {
+		rt_server_close(s);
+		return WB_ENOMEM;
+	}
 	if (opts->local && (s->local = rt_local_add(s->url, rt_server_call, s)) == 0) {
 		RT_ERRORF("%s: %s is served in this process already", s->name, s->url);
 		rt_server_close(s);

@@ -4,7 +4,8 @@
  * op's handler and sending the reply.
  *
  * ping, stats and batch are built in; stats reports per-op counts, errors
- * and latency histograms, plus any gauges the service registers; batch
+ * and latency histograms, the process's own figures (rt_proc.h), plus
+ * any gauges the service registers; batch
  * serves each of up to WB_BATCH_MAX requests (reqs) as if it came alone
  * and replies with their replies in order (reps), each item counted in
  * stats under its own op and the whole under "batch".

@@ -23,6 +23,7 @@
 
 #include "rt_client.h"
 #include "rt_server.h"
+#include "wb_clock.h"
 #include "rt_stats.h"
 #include "wbt.h"
 
@@ -668,9 +669,16 @@ Test(rt_server, handler_errors_and_gauges, .fini = wbt_cleanup, .timeout = 60)
 		cr_assert_eq(count, 2);
 		cr_assert_eq(errors, 1);
 		cr_assert(wb_get_objs(rep, WB_F_GAUGES, &g, &n));
-		cr_assert_eq(n, 1, "only the service's own gauges");
-		cr_assert_str_eq(wb_str(&g[0], WB_F_NAME, ""), "answer");
-		cr_assert_eq(wb_u64(&g[0], WB_F_VALUE, 0), 42);
+		cr_assert_eq(n, 5, "the process's four figures, then the service's own");
+		cr_assert_str_eq(wb_str(&g[0], WB_F_NAME, ""), "process_cpu_us");
+		cr_assert_gt(wb_u64(&g[0], WB_F_VALUE, 0), 0, "this process used CPU");
+		cr_assert_gt(wb_u64(&g[1], WB_F_VALUE, 0), 1 << 20, "and holds a MiB or more");
+		uint64_t started = wb_u64(&g[2], WB_F_VALUE, 0), now = wb_now_ms();
+		cr_assert(started > now - 3600000 && started <= now + 1000,
+		    "started %llu, now %llu", (unsigned long long)started, (unsigned long long)now);
+		cr_assert_gt(wb_u64(&g[3], WB_F_VALUE, 0), 2, "stdin, stdout, stderr and more");
+		cr_assert_str_eq(wb_str(&g[4], WB_F_NAME, ""), "answer");
+		cr_assert_eq(wb_u64(&g[4], WB_F_VALUE, 0), 42);
 		cr_assert(wb_get_objs(rep, WB_F_STATS, &st, &sn));
 		cr_assert(wb_get_u64s(&st[0], WB_F_HIST, &h, &hn));
 		cr_assert_eq(hn, RT_HIST_BUCKETS);
