@@ -40,6 +40,18 @@ container_be32(const uint8_t *p)
 }
 
 static uint32_t
+container_le16(const uint8_t *p)
+{
+	return p[0] | ((uint32_t)p[1] << 8);
+}
+
+static uint32_t
+container_le24(const uint8_t *p)
+{
+	return container_le16(p) | ((uint32_t)p[2] << 16);
+}
+
+static uint32_t
 container_le32(const uint8_t *p)
 {
 	return p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -89,6 +101,8 @@ container_png(const uint8_t *p, size_t n, content_container *out)
 			return container_refuse(out, "a PNG does not start with one IHDR chunk");
 		}
 		if (ihdr) {
+			out->width = container_be32(p + pos + 8);
+			out->height = container_be32(p + pos + 12);
 			out->palette = p[pos + 8 + 9] == 3;
 		}
 		if (memcmp(type, "IDAT", 4) == 0) {
@@ -174,7 +188,14 @@ container_jpeg(const uint8_t *p, size_t n, size_t *end, content_container *out)
 		}
 		pos = i + container_be16(p + i);
 		if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) {
+			if (frame || pos - i < 8) {
+				return container_refuse(
+				    out, "a JPEG frame header is damaged or repeated");
+			}
 			frame = true;
+			out->height =
+			    container_be16(p + i + 3); /* 0: the height comes later (DNL) */
+			out->width = container_be16(p + i + 5);
 		} else if (m == 0xda) {
 			if (!frame) {
 				return container_refuse(
@@ -212,6 +233,8 @@ container_gif(const uint8_t *p, size_t n, content_container *out)
 	if (n < 13) {
 		return container_refuse(out, "a GIF header is cut short");
 	}
+	out->width = container_le16(p + 6);
+	out->height = container_le16(p + 8);
 	if (p[10] & 0x80) {
 		pos += (size_t)3 << ((p[10] & 7) + 1);
 	}
@@ -225,6 +248,7 @@ container_gif(const uint8_t *p, size_t n, content_container *out)
 				return container_refuse(out, "a GIF without an image");
 			}
 			out->end = pos + 1;
+			out->frames = (uint32_t)(images > UINT32_MAX ? UINT32_MAX : images);
 			return WB_OK;
 		case 0x21:
 			pos += 2;
@@ -255,10 +279,39 @@ container_gif(const uint8_t *p, size_t n, content_container *out)
 	}
 }
 
+/*
+ * container_webp_size reads the size a WebP chunk (fourcc at cc, size
+ * bytes of data after 8) declares into out: VP8X's canvas (width-1,
+ * height-1, LE24 at 4 and 7) when it is the first chunk; else the first
+ * VP8 key frame's (a start code 9d 01 2a at 3, then 14-bit sizes, LE16 at
+ * 6 and 8) or VP8L's (a signature 2f, then LE32: 14 bits width-1, 14 bits
+ * height-1).  A chunk of no size or a damaged one leaves out as it was.
+ */
+static void
+container_webp_size(const uint8_t *cc, uint32_t size, bool first, content_container *out)
+{
+	const uint8_t *c = cc + 8;
+
+	if (memcmp(cc, "VP8X", 4) == 0 && first && size >= 10) {
+		out->width = container_le24(c + 4) + 1;
+		out->height = container_le24(c + 7) + 1;
+	} else if (out->width != 0) {
+		return; /* the canvas, or the first frame's, is the size */
+	} else if (memcmp(cc, "VP8 ", 4) == 0 && size >= 10 &&
+	           memcmp(c + 3, "\x9d\x01\x2a", 3) == 0) {
+		out->width = container_le16(c + 6) & 0x3fff;
+		out->height = container_le16(c + 8) & 0x3fff;
+	} else if (memcmp(cc, "VP8L", 4) == 0 && size >= 5 && c[0] == 0x2f) {
+		uint32_t bits = container_le32(c + 1);
+		out->width = (bits & 0x3fff) + 1;
+		out->height = ((bits >> 14) & 0x3fff) + 1;
+	}
+}
+
 static int
 container_webp(const uint8_t *p, size_t n, content_container *out)
 {
-	uint32_t riff = container_le32(p + 4);
+	uint32_t riff = container_le32(p + 4), frames = 0;
 	bool     vp8l = false, anim = false;
 	size_t   end, pos = 12;
 
@@ -277,11 +330,13 @@ container_webp(const uint8_t *p, size_t n, content_container *out)
 			return container_refuse(
 			    out, "a WebP does not start with a VP8, VP8L or VP8X chunk");
 		}
+		container_webp_size(cc, size, pos == 12, out);
 		if (memcmp(cc, "VP8X", 4) == 0 && size >= 1 && (cc[8] & 0x02) != 0) {
 			anim = true;
 		}
 		if (memcmp(cc, "ANMF", 4) == 0) {
 			anim = true;
+			frames += frames < UINT32_MAX;
 		}
 		if (memcmp(cc, "VP8L", 4) == 0) {
 			vp8l = true;
@@ -293,6 +348,7 @@ container_webp(const uint8_t *p, size_t n, content_container *out)
 		return container_refuse(out, "a WebP without an image chunk");
 	}
 	out->lossless = vp8l && !anim;
+	out->frames = frames > 0 ? frames : 1;
 	out->end = end;
 	return WB_OK;
 }
@@ -321,6 +377,13 @@ content_container_scan(const uint8_t *p, size_t n, content_container *out)
 	}
 	if (rc != WB_OK) {
 		return rc;
+	}
+	if (out->width == 0 || out->height == 0) {
+		return container_refuse(
+		    out, "an image of no width or height (or a damaged header)");
+	}
+	if (out->frames == 0) {
+		out->frames = 1;
 	}
 	out->pictures = out->end;
 	if (out->type == CONTENT_IMAGE_JPEG) {

@@ -6,6 +6,11 @@
  * what follows, which is how a PNG followed by an HTML page (a polyglot)
  * or an EXIF block after a JPEG's end would otherwise pass.
  *
+ * The walk also reads the size the header declares (a frame's width and
+ * height, and the number of frames), so that the pixel limit is checked
+ * before any decoder runs: libvips' WebP and GIF loaders allocate the
+ * whole canvas when they open a file, before a caller could look at it.
+ *
  * The type is read from the magic bytes, never from a name or a declared
  * type.  Every function reads only p[0..n), whatever the bytes say.
  */
@@ -27,18 +32,20 @@ typedef enum content_image_type {
 /* What the walk found. */
 typedef struct content_container {
 	content_image_type type;
-	size_t             end;      /* the first image is p[0..end) */
-	size_t             pictures; /* JPEG: where the whole JPEG pictures after it end */
-	bool               palette;  /* PNG: indexed colour (IHDR colour type 3) */
-	bool               lossless; /* WebP: a VP8L bitstream and no animation */
-	const char        *why;      /* when refused: what is wrong, for the reply */
+	uint32_t           width, height; /* as declared: the canvas of a GIF or WebP */
+	uint32_t           frames;        /* GIF images, WebP ANMF chunks; 1 otherwise */
+	size_t             end;           /* the first image is p[0..end) */
+	size_t             pictures;      /* JPEG: where the whole JPEG pictures after it end */
+	bool               palette;       /* PNG: indexed colour (IHDR colour type 3) */
+	bool               lossless;      /* WebP: a VP8L bitstream and no animation */
+	const char        *why;           /* when refused: what is wrong, for the reply */
 } content_container;
 
 /*
  * content_container_scan walks p[0..n): WB_OK if it starts with one whole
  * image of the four types, whose end it gives, or WB_EMEDIATYPE (out->why
- * says why): no such type, a chunk, segment or block cut short or out of
- * place, a PNG without image data or end chunk, a JPEG without a scan or
+ * says why): no such type, a zero width or height, a chunk, segment or
+ * block cut short or out of place, a PNG without image data or end chunk, a JPEG without a scan or
  * end marker, a GIF without an image or trailer, a WebP whose RIFF size
  * is not what it holds.  After a JPEG's end marker, the further whole
  * JPEG pictures of a multi-picture file (MPF: a depth map, a preview, a

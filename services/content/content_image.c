@@ -294,6 +294,14 @@ content_image_encode(content_image_file *orig, content_image_file *preview, cons
 		    "refused)",
 		    n - k.pictures, content_image_mime(k.type) + 6);
 	}
+	/* before a loader runs: the WebP and GIF loaders allocate their canvas at once */
+	pixels = (uint64_t)k.width * k.height * k.frames;
+	if (pixels > o->max_pixels) {
+		return image_refuse(WB_ETOOBIG, why, why_len,
+		    "an image of %ux%u pixels%s exceeds the limit of %llu pixels", k.width,
+		    k.height, k.frames > 1 ? " a frame, every frame counted," : "",
+		    (unsigned long long)o->max_pixels);
+	}
 	if (image_load(k.type, p, k.end, fail, &in) != 0) {
 		return image_refuse(WB_EMEDIATYPE, why, why_len,
 		    "the %s image's header cannot be decoded", content_image_mime(k.type) + 6);

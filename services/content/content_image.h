@@ -5,11 +5,12 @@
  * The pipeline (content_image.c has the details):
  *
  *   bytes -> container walk (content_container.h): the type from the
- *            magic bytes, and nothing after the image's end
+ *            magic bytes, nothing after the image's end, and the declared
+ *            width x height x frames <= the pixel limit
  *         -> the type's own libvips loader (no other loader can run),
- *            failing on any decoder warning, error or truncation
- *         -> width x height x frames <= the pixel limit, read from the
- *            header before a pixel is decoded
+ *            failing on any decoder warning, error or truncation; its
+ *            header's size against the limit again, before a pixel is
+ *            decoded
  *         -> colour to sRGB (through the embedded ICC profile if any),
  *            8 bits a sample, every pixel decoded into memory
  *         -> the EXIF orientation applied (a still image)

@@ -670,6 +670,39 @@ Test(content_image, the_pixel_and_byte_limits_hold)
 	free(png);
 }
 
+/* The size a header declares is checked before any loader runs (libvips' WebP and GIF loaders allocate their canvas at once): a bomb is refused, whatever its data. */
+Test(content_image, declared_sizes_are_checked_before_any_decoder)
+{
+	uint8_t           png[sizeof(png_5x3)], gif[sizeof(gif_5x3)], webp[sizeof(webp_vp8x_5x3)];
+	file              j = base_file(13, 5, ".jpg[strip]");
+	content_container k;
+
+	memcpy(png, png_5x3, sizeof(png));
+	memcpy(png + 16, "\0\x01\x86\xa0\0\x01\x86\xa0", 8); /* 100000 x 100000 */
+	refused(png, sizeof(png), WB_ETOOBIG, "PNG");
+	memcpy(gif, gif_5x3, sizeof(gif));
+	memcpy(gif + 6, "\xff\xff\xff\xff", 4); /* 65535 x 65535 */
+	refused(gif, sizeof(gif), WB_ETOOBIG, "GIF");
+	memcpy(webp, webp_vp8x_5x3, sizeof(webp));
+	memcpy(webp + 24, "\xff\x3f\0\xff\x3f\0", 6); /* a 16384 x 16384 canvas */
+	cr_assert_eq(content_container_scan(webp, sizeof(webp), &k), WB_OK);
+	cr_assert_eq(k.width, 16384);
+	cr_assert_eq(k.height, 16384);
+	refused(webp, sizeof(webp), WB_ETOOBIG, "WebP");
+	/* a JPEG's frame header: 65535 x 65535, and a height left for later (DNL) */
+	uint8_t *jp = j.p;
+	size_t   sof = 2;
+	while (sof + 4 < j.n && !(jp[sof] == 0xff && jp[sof + 1] == 0xc0)) {
+		sof += 2 + ((size_t)jp[sof + 2] << 8 | jp[sof + 3]);
+	}
+	cr_assert_lt(sof + 9, j.n, "no SOF0");
+	memcpy(jp + sof + 5, "\xff\xff\xff\xff", 4);
+	refused(jp, j.n, WB_ETOOBIG, "JPEG");
+	memcpy(jp + sof + 5, "\0\0", 2);
+	refused(jp, j.n, WB_EMEDIATYPE, "JPEG of height 0");
+	g_free(j.p);
+}
+
 /* Only the four loaders run: another type libvips reads is refused before it. */
 Test(content_image, other_types_libvips_reads_are_refused)
 {
