@@ -32,7 +32,10 @@ SANITIZE ?=
 # with nng's own NNG_RACE_DETECTOR locking, which it turns on only for
 # clang), with ThreadSanitizer; the Debian libraries stay uninstrumented and
 # tests/tsan.supp names the frames of theirs it reports (each one says
-# why that is benign).
+# why that is benign).  The image path runs under it too: warble-content
+# decodes every upload with libvips, whose GLib thread pool hands work
+# over through futexes TSan cannot see, so tests/tsan.supp ignores the
+# calls libvips and its codecs make, by library name.
 ifeq ($(SANITIZE),1)
 BUILD   ?= build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
