@@ -270,8 +270,11 @@ content_rc_image(content *c, uint64_t author, wb_obj *im, hb_batch *b, bool *dro
 	rc = content_cell(c, CONTENT_FAM_MEDIA_PREVIEW, author, mid, content_rc_header, &preview);
 	if (rc == WB_OK) {
 		rc = content_cell(c, CONTENT_FAM_MEDIA, author, mid, content_rc_header, &orig);
-		*drop = rc == WB_ENOTFOUND;
-		rc = rc == WB_ENOTFOUND ? WB_OK : rc;
+		if (rc == WB_ENOTFOUND) { /* a preview of nothing: it goes too */
+			*drop = true;
+			rc = hb_batch_delete_version(
+			    b, c->t, CONTENT_FAM_MEDIA_PREVIEW, urow, 8, NULL, 0, mid);
+		}
 	} else if (rc == WB_ENOTFOUND) {
 		k.author = author;
 		k.id = mid;
