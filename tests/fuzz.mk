@@ -52,7 +52,7 @@ FUZZ_LIBS_content_image_fuzz = rt proto
 
 # The content service decodes images with libvips (its headers for the
 # folder's objects, its libraries for the target).  content_image_fuzz's
-# pixel limit is 1 MP, so one decode holds at most 12 MB
+# pixel limit is 1 MP, so one decode holds at most 16 MB
 # (content_image.h): a 32 MB malloc limit is room for that and no more,
 # so a decoder that allocated for a bomb past the limit fails the run.
 VIPS_CFLAGS := $(shell pkg-config --cflags vips 2>/dev/null)

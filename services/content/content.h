@@ -28,7 +28,7 @@ int content_open(content **out, hb_table *t, evlog *log, unsigned node);
 /* content_media_limits sets the largest image in bytes and pixels and the uploads a user may make per minute (0: no limit). */
 int content_media_limits(content *c, size_t max_bytes, uint64_t max_pixels, unsigned per_minute);
 
-/* content_media_decodes sets how many images may be decoded at once (content_decode.c: each holds up to 12 bytes a pixel of the pixel limit). */
+/* content_media_decodes sets how many images may be decoded at once (content_decode.c: each holds up to 16 bytes a pixel of the pixel limit). */
 int content_media_decodes(content *c, unsigned n);
 
 /* content_close stops the re-encode pass and frees the service (the table and log stay open). */

@@ -28,7 +28,7 @@ static rt_opt content_daemon_opts[] = {
 	{ "media-rate", "WARBLE_MEDIA_RATE", "30",
 	    "image uploads per user per minute (0: no limit)", &content_media_rate },
 	{ "media-decodes", "WARBLE_MEDIA_DECODES", "2",
-	    "images decoded at once, each holding up to 12 bytes a pixel of media-pixels",
+	    "images decoded at once, each holding up to 16 bytes a pixel of media-pixels",
 	    &content_media_decodes_opt },
 	{ NULL },
 };

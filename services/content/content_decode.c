@@ -1,11 +1,11 @@
 /*
  * content_decode.c - the bound on image decodes in flight.
  *
- * Memory: one decode holds at most CONTENT_IMAGE_PER_PIX (12) bytes a
+ * Memory: one decode holds at most CONTENT_IMAGE_PER_PIX (16) bytes a
  * pixel of the pixel limit (content_image.h), so the content service's
  * image memory is at most
  *
- *     media-decodes x media-pixels x 12 B   (2 x 25 MP x 12 B = 600 MB
+ *     media-decodes x media-pixels x 16 B   (2 x 25 MP x 16 B = 800 MB
  *                                            at the defaults)
  *
  * beyond libvips' own few MB (no operation cache, one worker thread a

@@ -21,9 +21,11 @@
  *
  * Memory: one call holds every pixel once (width x height x frames x at
  * most 4 bytes), plus what the decoder itself keeps (a progressive JPEG:
- * its coefficients, up to 8 bytes a pixel): at most about 12 bytes a
- * pixel of the limit.  Each call runs libvips with one worker thread; the
- * caller bounds how many run at once.
+ * its coefficients, up to 8 bytes a pixel) and the file it writes (up to
+ * about 4 bytes a pixel): CONTENT_IMAGE_PER_PIX bytes a pixel of the
+ * limit at most (docs/benchmarks.md has a 25 MP progressive JPEG
+ * measured).  Each call runs libvips with one worker thread; the caller
+ * bounds how many run at once.
  */
 #ifndef CONTENT_IMAGE_H
 #define CONTENT_IMAGE_H
@@ -35,7 +37,7 @@
 #include "content_container.h"
 
 #define CONTENT_PREVIEW_SIDE  640 /* a preview's longest side, pixels */
-#define CONTENT_IMAGE_PER_PIX 12  /* bytes a pixel one decode may hold, at most */
+#define CONTENT_IMAGE_PER_PIX 16  /* bytes a pixel one decode may hold, at most */
 
 /* What content_image_encode is allowed. */
 typedef struct content_image_opts {

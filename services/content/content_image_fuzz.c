@@ -7,7 +7,7 @@
  * original of the input's type and a WebP preview, both nonempty, that
  * the walk takes whole, at most CONTENT_PREVIEW_SIDE px a side for the
  * preview.  The pixel limit here is FUZZ_IMAGE_PIXELS, so one decode
- * holds at most FUZZ_IMAGE_PIXELS x CONTENT_IMAGE_PER_PIX bytes (12 MB):
+ * holds at most FUZZ_IMAGE_PIXELS x CONTENT_IMAGE_PER_PIX bytes (16 MB):
  * tests/fuzz.mk runs this target with a malloc limit above that (and
  * below what a bomb past the limit would ask).  libvips itself is
  * Debian's, not instrumented: coverage guides the walk and the calls,
@@ -21,7 +21,7 @@
 #include "content_image.h"
 #include "wb_errors.h"
 
-#define FUZZ_IMAGE_PIXELS 1000000 /* 1 MP: 12 MB a decode at most */
+#define FUZZ_IMAGE_PIXELS 1000000 /* 1 MP: 16 MB a decode at most */
 
 static void
 image_fuzz_fail(const char *what)
