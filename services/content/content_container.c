@@ -120,7 +120,7 @@ container_png(const uint8_t *p, size_t n, content_container *out)
 	}
 }
 
-/* container_entropy returns where the entropy-coded data from pos ends: at the next marker, or n. */
+/* container_entropy returns where the entropy-coded data from pos ends: the next marker, or n. */
 static size_t
 container_entropy(const uint8_t *p, size_t n, size_t pos)
 {

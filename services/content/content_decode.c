@@ -25,7 +25,7 @@
 #include "rt_loop.h"
 #include "wb_clock.h"
 
-/* content_decode_enter takes a decoder, waiting at most wait_ms (-1: no bound); false if none came free. */
+/* content_decode_enter takes a decoder, waiting at most wait_ms (-1: no bound); false if none. */
 static bool
 content_decode_enter(content *c, int wait_ms)
 {

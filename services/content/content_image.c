@@ -58,7 +58,7 @@
 static pthread_once_t image_once = PTHREAD_ONCE_INIT;
 static int            image_init_rc = WB_EINTERNAL;
 
-/* image_vips_log keeps libvips' and GLib's messages about hostile input out of stderr (debug log). */
+/* image_vips_log sends libvips' messages about hostile input to the debug log, not stderr. */
 static void
 image_vips_log(const char *domain, GLogLevelFlags level, const char *msg, void *arg)
 {
@@ -138,7 +138,7 @@ image_refuse(int rc, char *why, size_t why_len, const char *fmt, ...)
 	return rc;
 }
 
-/* image_load opens the header of p[0..n) with the loader of type t: every frame of a GIF or WebP. */
+/* image_load opens p[0..n) with the loader of type t (a GIF or WebP with every frame). */
 static int
 image_load(content_image_type t, const uint8_t *p, size_t n, VipsFailOn fail, VipsImage **out)
 {
@@ -227,7 +227,8 @@ image_save(
 	return -1;
 }
 
-/* image_preview writes the first frame of im (frames of page_h rows) at most CONTENT_PREVIEW_SIDE px a side as a WebP. */
+/* image_preview writes the first frame of im (frames of page_h rows) at most CONTENT_PREVIEW_SIDE
+ * px a side as a WebP. */
 static int
 image_preview(VipsImage *im, int page_h, content_image_file *out)
 {
@@ -255,7 +256,7 @@ image_preview(VipsImage *im, int page_h, content_image_file *out)
 	return rc;
 }
 
-/* image_pages reads the frame count and frame height of a loaded image (1 and its height for a still one). */
+/* image_pages reads a loaded image's frame count and frame height (1 and its height: a still). */
 static void
 image_pages(VipsImage *im, int *pages, int *page_h)
 {

@@ -670,7 +670,8 @@ Test(content_image, the_pixel_and_byte_limits_hold)
 	free(png);
 }
 
-/* The size a header declares is checked before any loader runs (libvips' WebP and GIF loaders allocate their canvas at once): a bomb is refused, whatever its data. */
+/* The size a header declares is checked before any loader runs (libvips' WebP and GIF loaders
+ * allocate their canvas at once): a bomb is refused, whatever its data. */
 Test(content_image, declared_sizes_are_checked_before_any_decoder)
 {
 	uint8_t           png[sizeof(png_5x3)], gif[sizeof(gif_5x3)], webp[sizeof(webp_vp8x_5x3)];

@@ -44,7 +44,8 @@ struct content {
 #define CONTENT_DECODE_WAIT_MS 2000 /* an upload's wait for a free decoder */
 #define CONTENT_MEDIA_HEAD     9    /* a media cell's type (1), width (4 BE), height (4 BE) */
 
-/* content_decode runs content_image_encode on p[0..n) in one of the decoders, waiting at most wait_ms for one (-1: as long as it takes): WB_EUNAVAIL if none came free. */
+/* content_decode runs content_image_encode on p[0..n) in one of the decoders, waiting at most
+ * wait_ms for one (-1: as long as it takes): WB_EUNAVAIL if none came free. */
 int content_decode(content *c, const uint8_t *p, size_t n, bool lenient, int wait_ms,
     content_image_file *orig, content_image_file *preview, char *why, size_t why_len);
 
@@ -54,7 +55,8 @@ uint8_t *content_media_value(const content_image_file *f, size_t *len);
 /* content_media_header reads a media cell's header: false if val is not one. */
 bool content_media_header(const void *val, size_t len, content_image_file *f);
 
-/* content_reencode_start starts the re-encode pass on its own thread unless it runs already; false if it could not start. */
+/* content_reencode_start starts the re-encode pass on its own thread unless it runs already; false
+ * if it could not start. */
 bool content_reencode_start(content *c);
 
 /* content_reencode_stop asks a running pass to stop and waits for its thread. */

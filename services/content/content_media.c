@@ -84,7 +84,7 @@ content_media_exists(void *arg, uint64_t id, uint64_t author, const void *val, s
 	return WB_OK;
 }
 
-/* content_media_record fills o with an image record {media, type, width, height} (and the preview's size if pv). */
+/* content_media_record fills o with an image record {media, type, width, height, preview's?}. */
 static int
 content_media_record(wb_obj *o, uint64_t author, uint64_t id, const content_image_file *im,
     const content_image_file *pv)
@@ -110,7 +110,7 @@ content_media_record(wb_obj *o, uint64_t author, uint64_t id, const content_imag
 	return rc;
 }
 
-/* content_media_store writes an upload's image and preview cells (and the newest id) under a new id, *id. */
+/* content_media_store writes an upload's image, preview and the newest id under a new id, *id. */
 static int
 content_media_store(content *c, uint64_t uid, const content_image_file *orig,
     const content_image_file *preview, uint64_t *id)
@@ -267,7 +267,8 @@ typedef struct content_media_move {
 	content_image_file preview; /* its size, once read */
 } content_media_move;
 
-/* content_preview_moved is content_media_find's fill for an upload's preview: its cell into media_preview, out of upload_preview. */
+/* content_preview_moved is content_media_find's fill for an upload's preview: its cell into
+ * media_preview, out of upload_preview. */
 static int
 content_preview_moved(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
 {

@@ -85,7 +85,8 @@ content_rc_count(content *c, uint64_t done, uint64_t failed, uint64_t posts)
 	pthread_mutex_unlock(&c->rc_mu);
 }
 
-/* content_rc_page reads up to CONTENT_RC_PAGE cells of fam from *resume (NULL: the start) into out; *resume then names the next page (NULL: none). */
+/* content_rc_page reads up to CONTENT_RC_PAGE cells of fam from *resume (NULL: the start) into out;
+ * *resume then names the next page (NULL: none). */
 static int
 content_rc_page(
     content *c, int fam, uint8_t **resume, size_t *resume_len, content_rc_cell *out, size_t *n)
@@ -136,7 +137,8 @@ content_rc_page_free(content_rc_cell *cells, size_t n)
 	}
 }
 
-/* content_rc_header is content_cell's fill that reads a media cell's header into a content_image_file. */
+/* content_rc_header is content_cell's fill that reads a media cell's header into a
+ * content_image_file. */
 static int
 content_rc_header(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
 {
@@ -151,7 +153,8 @@ content_rc_header(void *arg, uint64_t id, uint64_t author, const void *val, size
 	return WB_OK;
 }
 
-/* content_rc_encode decodes a stored cell's image leniently into new cell values; WB_EMEDIATYPE or WB_ETOOBIG if it is no image libvips decodes. */
+/* content_rc_encode decodes a stored cell's image leniently into new cell values; WB_EMEDIATYPE or
+ * WB_ETOOBIG if it is no image libvips decodes. */
 static int
 content_rc_encode(content *c, const content_rc_cell *k, uint8_t **val, size_t *len, uint8_t **pval,
     size_t *plen, content_image_file *orig, content_image_file *preview)
@@ -185,7 +188,7 @@ content_rc_encode(content *c, const content_rc_cell *k, uint8_t **val, size_t *l
 	return WB_OK;
 }
 
-/* content_rc_exists tells whether version id of author is in fam (WB_OK, WB_ENOTFOUND or an error). */
+/* content_rc_exists finds version id of author in fam: WB_OK, WB_ENOTFOUND or an error. */
 static int
 content_rc_exists(content *c, int fam, uint64_t author, uint64_t id)
 {
@@ -247,7 +250,7 @@ content_rc_upload(content *c, const content_rc_cell *k)
 	return rc;
 }
 
-/* content_rc_image brings one image of a post up to date into b and its record (step 2); *drop if it is to go. */
+/* content_rc_image brings one image of a post up to date in b and its record; *drop: it goes. */
 static int
 content_rc_image(content *c, uint64_t author, wb_obj *im, hb_batch *b, bool *drop, bool *did)
 {
@@ -315,7 +318,8 @@ content_rc_image(content *c, uint64_t author, wb_obj *im, hb_batch *b, bool *dro
 	return rc;
 }
 
-/* content_rc_post brings one post's images up to date (step 2); *left if the post changed meanwhile and waits for the next round. */
+/* content_rc_post brings one post's images up to date (step 2); *left if the post changed meanwhile
+ * and waits for the next round. */
 static int
 content_rc_post(content *c, const content_rc_cell *k, bool *left)
 {
@@ -380,7 +384,8 @@ content_rc_post(content *c, const content_rc_cell *k, bool *left)
 	return rc;
 }
 
-/* content_rc_family runs step 1 (fam upload) or one round of step 2 (fam post); *left counts the posts to read again. */
+/* content_rc_family runs step 1 (fam upload) or one round of step 2 (fam post); *left counts the
+ * posts to read again. */
 static int
 content_rc_family(content *c, int fam, size_t *left)
 {

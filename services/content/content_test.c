@@ -486,7 +486,7 @@ png_make(unsigned seq, size_t *len)
 	return p;
 }
 
-/* media_put uploads data as uid; on WB_OK media gets its id and *stored the size of what was stored. */
+/* media_put uploads data as uid; on WB_OK media gets its id and *stored the size it was kept at. */
 static int
 media_put(uint64_t uid, const uint8_t *data, size_t len, char *media, size_t mlen, size_t *stored)
 {
@@ -551,7 +551,7 @@ media_fetch(const char *media, uint64_t reader, bool preview, got *g)
 	return rc;
 }
 
-/* media_get reads media (its preview if preview) as reader and checks its bytes are want's, if want. */
+/* media_get reads media (or its preview) as reader and checks its bytes are want's (if want). */
 static int
 media_get(const char *media, uint64_t reader, bool preview, const got *want)
 {
@@ -783,7 +783,8 @@ Test(content, uploads_survive_kill9, .init = start, .fini = stop, .timeout = 120
 
 /* ---- the re-encode pass ---- */
 
-/* old_value makes a media cell's value as stored before uploads were decoded: the header read from the bytes, then the bytes as they came. */
+/* old_value makes a media cell's value as stored before uploads were decoded: the header read from
+ * the bytes, then the bytes as they came. */
 static uint8_t *
 old_value(uint8_t type, uint32_t w, uint32_t h, const void *p, size_t n, size_t *len)
 {
@@ -800,7 +801,7 @@ old_value(uint8_t type, uint32_t w, uint32_t h, const void *p, size_t n, size_t 
 	return v;
 }
 
-/* reencode_wait asks for the pass's state (starting it if start) until it is over, and returns the last reply. */
+/* reencode_wait asks the pass's state (starting it if start) until it is over: the last reply. */
 static wb_obj *
 reencode_wait(bool start)
 {

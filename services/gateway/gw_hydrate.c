@@ -35,7 +35,8 @@ gw_copy_user(const wb_obj *src, wb_obj *dst)
 	return rc;
 }
 
-/* gw_hydrate_preview adds to an image record with a preview the preview's path on the HTTP port (http_api.c's route). */
+/* gw_hydrate_preview adds to an image record with a preview the preview's path on the HTTP port
+ * (http_api.c's route). */
 static int
 gw_hydrate_preview(wb_obj *im)
 {
@@ -51,7 +52,7 @@ gw_hydrate_preview(wb_obj *im)
 	return wb_set_cstr(im, WB_F_PREVIEW_URL, url);
 }
 
-/* gw_hydrate_post copies one post record, adding its author's name and its images' preview paths. */
+/* gw_hydrate_post copies one post record, adding its author's name and its previews' paths. */
 static int
 gw_hydrate_post(const wb_obj *src, const char *name, wb_obj *dst)
 {

@@ -661,7 +661,7 @@ ctl_cmd_update_profile(ctl *x)
 	return ctl_profile_out(x, u);
 }
 
-/* ctl_media_line prints an image's id, type, dimensions and size on one line, and its preview's if known. */
+/* ctl_media_line prints an image's id, type, dimensions and size (and its preview's) on a line. */
 static void
 ctl_media_line(const char *what, const warble_media_t *m)
 {
@@ -786,7 +786,8 @@ ctl_write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
-/* ctl_cmd_media fetches an image (or its --preview) and writes its bytes to -o FILE or to stdout; the file is only made once the bytes are here. */
+/* ctl_cmd_media fetches an image (or its --preview) and writes its bytes to -o FILE or to stdout;
+ * the file is only made once the bytes are here. */
 static int
 ctl_cmd_media(ctl *x)
 {
@@ -1431,7 +1432,7 @@ ctl_cmd_admin_rebuild_inbox(ctl *x)
 	return rc;
 }
 
-/* ctl_reencode_line prints the re-encode pass's progress on stderr (one line per call without a terminal). */
+/* ctl_reencode_line prints the re-encode pass's progress on stderr (a line a call off a tty). */
 static void
 ctl_reencode_line(const wb_obj *st, bool tty, bool last)
 {

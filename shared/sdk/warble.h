@@ -237,7 +237,8 @@ int warble_media(warble_client *c, const char *media, warble_media_t **out);
  */
 int warble_media_preview(warble_client *c, const char *media, warble_media_t **out);
 
-/* warble_media_free frees a result of warble_upload, warble_media or warble_media_preview; NULL is ignored.  Since 0.2. */
+/* warble_media_free frees a result of warble_upload, warble_media or warble_media_preview; NULL is
+ * ignored.  Since 0.2. */
 void warble_media_free(warble_media_t *m);
 
 /* warble_delete deletes one of the logged-in user's posts. */

@@ -387,7 +387,8 @@ st_img_free(st_img *im)
 	memset(im, 0, sizeof(*im));
 }
 
-/* st_media_same fetches media and its preview as c and checks the bytes are the ones stored, and whether it is public. */
+/* st_media_same fetches media and its preview as c and checks the bytes are the ones stored, and
+ * whether it is public. */
 static void
 st_media_same(warble_client *c, const st_img *im, bool public_)
 {

@@ -121,7 +121,8 @@ has_bytes(const char *hay, size_t n, const char *needle)
 	return memmem(hay, n, needle, strlen(needle)) != NULL;
 }
 
-/* with_meta returns fixture f with every kind of metadata of its type in it (wbt_img.h); a JPEG gets orientation 6. */
+/* with_meta returns fixture f with every kind of metadata of its type in it (wbt_img.h); a JPEG
+ * gets orientation 6. */
 static fixture
 with_meta(const char *name, const fixture *f)
 {
@@ -153,7 +154,8 @@ get_preview(const char *id, const char *token, const char *headers, int want, ht
 	cr_assert_eq(r->status, want, "GET %s: %d, want %d: %s", path, r->status, want, r->body);
 }
 
-/* Each type, carrying GPS in EXIF, XMP, text chunks, comments: decoded, written again in its type with none of it, a JPEG turned upright, and a preview. */
+/* Each type, carrying GPS in EXIF, XMP, text chunks, comments: decoded, written again in its type
+ * with none of it, a JPEG turned upright, and a preview. */
 Test(media, four_types_decoded_and_written_again_clean, .fini = wbt_cleanup, .timeout = 120)
 {
 	static const struct {
@@ -214,7 +216,8 @@ Test(media, four_types_decoded_and_written_again_clean, .fini = wbt_cleanup, .ti
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }
 
-/* A file joined to another, data after an image's end and files cut short are refused; a multi-picture JPEG keeps its first picture. */
+/* A file joined to another, data after an image's end and files cut short are refused; a
+ * multi-picture JPEG keeps its first picture. */
 Test(media, whole_images_only, .fini = wbt_cleanup, .timeout = 120)
 {
 	static const char html[] =

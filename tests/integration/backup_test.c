@@ -409,11 +409,14 @@ bk_copy_store(const char *src, const char *dst)
 	closedir(d);
 }
 
-/* What the content service stored for each upload of bk_media (written again from the upload): the image and its preview. */
+/* What the content service stored for each upload of bk_media (written again from the upload): the
+ * image and its preview. */
 static uint8_t *bk_stored[2][2];
 static size_t   bk_stored_n[2][2];
 
-/* bk_media uploads a 400x300 PNG unique to seq as user 0 (put: the id goes into media), or reads it and its preview back and compares them with what was stored, through the content service; the preview is past the blob file threshold. */
+/* bk_media uploads a 400x300 PNG unique to seq as user 0 (put: the id goes into media), or reads it
+ * and its preview back and compares them with what was stored, through the content service; the
+ * preview is past the blob file threshold. */
 static void
 bk_media(char media[64], unsigned seq, bool put)
 {

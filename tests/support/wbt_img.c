@@ -393,7 +393,8 @@ wbt_found(char *out, size_t cap, const char *fmt, const char *what)
 	return false;
 }
 
-/* wbt_clean_png: only image chunks (IHDR PLTE tRNS IDAT IEND) and the colour and density ones libpng may write. */
+/* wbt_clean_png: only image chunks (IHDR PLTE tRNS IDAT IEND) and the colour and density ones
+ * libpng may write. */
 static bool
 wbt_clean_png(const unsigned char *p, size_t n, char *what, size_t cap)
 {
@@ -419,7 +420,7 @@ wbt_clean_png(const unsigned char *p, size_t n, char *what, size_t cap)
 	return wbt_found(what, cap, "%s", "no IEND");
 }
 
-/* wbt_clean_jpeg: before the first scan, only APP0 (JFIF) and the image's own segments; nothing after EOI. */
+/* wbt_clean_jpeg: before the first scan, only APP0 (JFIF) and image segments; nothing after EOI. */
 static bool
 wbt_clean_jpeg(const unsigned char *p, size_t n, char *what, size_t cap)
 {
@@ -442,7 +443,7 @@ wbt_clean_jpeg(const unsigned char *p, size_t n, char *what, size_t cap)
 	return true;
 }
 
-/* wbt_clean_gif: no comment, plain text or application extension but NETSCAPE2.0 (the loop count). */
+/* wbt_clean_gif: no comment, plain text or application extension but NETSCAPE2.0 (loops). */
 static bool
 wbt_clean_gif(const unsigned char *p, size_t n, char *what, size_t cap)
 {

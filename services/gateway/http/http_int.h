@@ -101,7 +101,8 @@ int http_head_parse(char *buf, size_t n, http_head *h, const char **why);
 /* http_is_upload tells whether method and uri (path and query) name the image upload route, whose body may exceed the usual limit. */
 bool http_is_upload(const char *method, const char *uri);
 
-/* http_media answers GET and HEAD /media/{media} (and its /preview) from the media reply in j->rep: the bytes, with their caching and range headers. */
+/* http_media answers GET and HEAD /media/{media} (and its /preview) from the media reply in j->rep:
+ * the bytes, with their caching and range headers. */
 void http_media(http_job *j);
 
 /* http_serve handles one request whose head and body have arrived (on a worker). */

@@ -358,7 +358,7 @@ lg_cpu_ms_per_mib(uint64_t cpu_us, uint64_t bytes)
 	return bytes > 0 ? cpu_us / 1e3 / (bytes / 1048576.0) : 0.0;
 }
 
-/* lg_down_bytes is what the download pass moved: every image as stored, LG_MEDIA_DOWN_ROUNDS times. */
+/* lg_down_bytes is what the download pass moved: every image as stored, each round. */
 static uint64_t
 lg_down_bytes(const lg_media_result *r)
 {

@@ -61,7 +61,7 @@ typedef struct lg_media_backend {
 	    size_t *preview);
 	/* publish attaches images refs[0..n) (n <= 4) of user u to a new post (NULL: none to do). */
 	int (*publish)(lg_conn *c, uint32_t u, char (*refs)[LG_MEDIA_REF_MAX], size_t n);
-	/* get reads image ref and checks it is what was stored of the n bytes p (stored bytes; -1 if not). */
+	/* get reads image ref and checks it is what was stored of the n bytes p (-1 if not). */
 	int (*get)(lg_conn *c, const char *ref, const void *p, size_t n, size_t stored);
 } lg_media_backend;
 
