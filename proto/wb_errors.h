@@ -41,7 +41,7 @@
 	X(ECORRUPT,   "CORRUPT",         "corrupt stored data",                     500) \
 	X(EEND,       "END",             "no more data",                            404) \
 	X(EINTERNAL,  "INTERNAL",        "internal error",                          500) \
-	X(EMEDIATYPE, "BAD_MEDIA",       "not a PNG, JPEG, GIF or WebP image",      415) \
+	X(EMEDIATYPE, "BAD_MEDIA",       "not one whole PNG, JPEG, GIF or WebP image", 415) \
 	X(ENOMEDIA,   "NO_SUCH_MEDIA",   "no such media",                           404) \
 	X(EWRONGSHARD, "WRONG_SHARD",    "the request belongs to another shard",    421)
 /* clang-format on */

@@ -120,7 +120,12 @@ typedef enum wb_type {
 	X(PUBLIC,    "public",      BOOL) /* media attached to a post (anyone may read it) */ \
 	X(LAG,       "lag_ms",      U64)  /* inbox.home: every delete older than this is applied */ \
 	X(SHARD,     "shard",       U64)  /* WRONG_SHARD: the index of the shard that owns it */ \
-	X(SLOTS,     "slots",       U64S) /* a slot range [lo, hi) (rel.fans: only those fans) */
+	X(SLOTS,     "slots",       U64S) /* a slot range [lo, hi) (rel.fans: only those fans) */ \
+	X(PREVIEW,   "preview",     BOOL) /* media: the image's preview, not the original */ \
+	X(PREVIEW_WIDTH, "preview_width", U64) /* its preview's width, pixels */ \
+	X(PREVIEW_HEIGHT, "preview_height", U64) /* its preview's height, pixels */ \
+	X(PREVIEW_SIZE, "preview_size", U64) /* its preview's bytes */            \
+	X(PREVIEW_URL, "preview_url", STR) /* its preview's path on the HTTP port */
 /* clang-format on */
 
 typedef enum wb_field {
@@ -202,7 +207,9 @@ wb_mask_first(wb_mask m)
 	X(POST_DELETE,    "post.delete",      WB_M(UID) | WB_M(ID), 0)             \
 	X(POST_LOG,       "post.log",         WB_M(FROM), WB_M(LIMIT))             \
 	X(MEDIA_PUT,      "media.put",        WB_M(UID) | WB_M(DATA), 0) /* an upload */ \
-	X(MEDIA_GET,      "media.get",        WB_M(MEDIA), WB_M(UID)) /* uid: the reader */ \
+	X(MEDIA_GET,      "media.get",        WB_M(MEDIA), WB_M(UID) | WB_M(PREVIEW)) /* uid: the reader */ \
+	X(MEDIA_REENCODE, "media.reencode",   0, 0) /* every stored image again (long job) */ \
+	X(MEDIA_REENCODE_STATUS, "media.reencode_status", 0, 0)                  \
 	/* inbox service */                                                        \
 	X(INBOX_HOME,     "inbox.home",       WB_M(UID), WB_M(BEFORE) | WB_M(LIMIT)) \
 	X(INBOX_REBUILD,  "inbox.rebuild",    0, WB_M(LIMIT)) /* limit: posts per follow */ \
@@ -229,7 +236,7 @@ wb_mask_first(wb_mask m)
 	X(LOGOUT_ALL,     "logout_all",       WB_M(TOKEN), 0)                      \
 	X(CHANGE_PASSWORD, "change_password", WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0) \
 	X(UPLOAD,         "upload",           WB_M(TOKEN) | WB_M(DATA), 0)         \
-	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN))
+	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN) | WB_M(PREVIEW))
 /* clang-format on */
 
 typedef enum wb_op {

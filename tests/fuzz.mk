@@ -14,7 +14,9 @@
 # libraries (every non-test .c of proto, shared/*, and for a target in
 # services/NAME also that service's other .c files), compiled here with
 # clang and the fuzzing sanitizers.  FUZZ_LIBS_X narrows what X links,
-# so an unrelated library that does not build cannot block it.
+# so an unrelated library that does not build cannot block it;
+# FUZZ_EXT_X adds system libraries to its link, and FUZZ_FLAGS_X runs it
+# with flags of its own after FUZZ_FLAGS_RUN (libFuzzer takes the last).
 
 .DEFAULT_GOAL := all
 FUZZ_SECONDS ?= 60
@@ -46,12 +48,23 @@ $(foreach l,$(LIB_NAMES),$(eval $(call lib_file,$(l)): $(call objs,$(call lib_sr
 # What each target links (override per target: FUZZ_LIBS_<name> = proto).
 FUZZ_LIBS_wb_codec_fuzz = proto
 FUZZ_LIBS_hb_key_fuzz   = hb proto
-FUZZ_LIBS_content_image_fuzz = proto
+FUZZ_LIBS_content_image_fuzz = rt proto
+
+# The content service decodes images with libvips (its headers for the
+# folder's objects, its libraries for the target).  content_image_fuzz's
+# pixel limit is 1 MP, so one decode holds at most 16 MB
+# (content_image.h): a 32 MB malloc limit is room for that and no more,
+# so a decoder that allocated for a bomb past the limit fails the run.
+VIPS_CFLAGS := $(shell pkg-config --cflags vips 2>/dev/null)
+$(BF)/obj/services/content/%.o: FCFLAGS += $(VIPS_CFLAGS)
+FUZZ_EXT_content_image_fuzz = $(shell pkg-config --libs vips 2>/dev/null)
+FUZZ_FLAGS_content_image_fuzz = -malloc_limit_mb=32
 
 FUZZ_SRCS = $(shell find proto shared services tests -name '*_fuzz.c' 2>/dev/null)
 FUZZ_BINS = $(patsubst %.c,$(BF)/%,$(notdir $(FUZZ_SRCS)))
 FUZZ_TARGETS ?= $(notdir $(FUZZ_BINS))
 
+rparen   := )
 svc_of    = $(if $(filter services/%,$(1)),$(word 2,$(subst /, ,$(1))))
 svc_file  = $(BF)/lib/libsvc_$(1).a
 
@@ -75,7 +88,7 @@ $(eval libs := $(foreach l,$(or $(FUZZ_LIBS_$(n)),$(LIB_NAMES)),$(call lib_file,
 $(if $(s),$(call svc_file,$(s)): $(call objs,$(filter-out %/main.c,$(foreach d,services/$(s) $(patsubst %/,%,$(wildcard services/$(s)/*/)),$(call lib_srcs,$(d))))))
 $(BF)/$(n): $(call objs,$(1)) $(if $(s),$(call svc_file,$(s))) $(libs)
 	@mkdir -p $$(dir $$@)
-	$(FCC) $(SAN) -fsanitize=fuzzer -o $$@ $$^ $(EXT_LIBS)
+	$(FCC) $(SAN) -fsanitize=fuzzer -o $$@ $$^ $(EXT_LIBS) $(FUZZ_EXT_$(n))
 endef
 $(foreach f,$(FUZZ_SRCS),$(eval $(call fuzz_rules,$(f))))
 
@@ -86,7 +99,8 @@ run: $(addprefix $(BF)/,$(FUZZ_TARGETS))
 		mkdir -p $(BF)/corpus/$$t; \
 		seeds=; [ -d tests/corpus/$$t ] && seeds=tests/corpus/$$t; \
 		echo "== $$t: $(FUZZ_SECONDS) s, seeds: $${seeds:-none}"; \
-		if ! $(BF)/$$t -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS_RUN) -print_final_stats=1 \
+		extra=; case $$t in $(foreach n,$(FUZZ_TARGETS),$(n)$(rparen) extra='$(FUZZ_FLAGS_$(n))';;) esac; \
+		if ! $(BF)/$$t -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS_RUN) $$extra -print_final_stats=1 \
 		    -artifact_prefix=$(BF)/$$t-crash- $(BF)/corpus/$$t $$seeds >$(BF)/$$t.log 2>&1; then \
 			tail -n 40 $(BF)/$$t.log; echo "$$t: FAILED (log: $(BF)/$$t.log)"; exit 1; \
 		fi; \

@@ -12,12 +12,13 @@
 #include "rt_daemon.h"
 #include "rt_server.h"
 
-#define CONTENT_GET_MAX      1000                 /* ids per post.get */
-#define CONTENT_PAGE_DEFAULT 20                   /* post.timeline default limit */
-#define CONTENT_PAGE_MAX     100                  /* post.timeline largest limit */
-#define CONTENT_MEDIA_MAX    WB_MEDIA_MAX_DEFAULT /* default bytes of one image */
-#define CONTENT_MEDIA_PIXELS 25000000             /* default pixels of one image */
-#define CONTENT_MEDIA_RATE   30                   /* default uploads per user per minute */
+#define CONTENT_GET_MAX       1000                 /* ids per post.get */
+#define CONTENT_PAGE_DEFAULT  20                   /* post.timeline default limit */
+#define CONTENT_PAGE_MAX      100                  /* post.timeline largest limit */
+#define CONTENT_MEDIA_MAX     WB_MEDIA_MAX_DEFAULT /* default bytes of one image */
+#define CONTENT_MEDIA_PIXELS  25000000             /* default pixels of one image */
+#define CONTENT_MEDIA_RATE    30                   /* default uploads per user per minute */
+#define CONTENT_MEDIA_DECODES 2                    /* default images decoded at once */
 
 typedef struct content content;
 
@@ -27,10 +28,15 @@ int content_open(content **out, hb_table *t, evlog *log);
 /* content_media_limits sets the largest image in bytes and pixels and the uploads a user may make per minute (0: no limit). */
 int content_media_limits(content *c, size_t max_bytes, uint64_t max_pixels, unsigned per_minute);
 
-/* content_close frees the service (the table and log stay open). */
+/* content_media_decodes sets how many images may be decoded at once (content_decode.c: each holds
+ * up to 16 bytes a pixel of the pixel limit). */
+int content_media_decodes(content *c, unsigned n);
+
+/* content_close stops the re-encode pass and frees the service (the table and log stay open). */
 void content_close(content *c);
 
-/* content_register routes the post.* operations of s to c. */
+/* content_register routes the post.* and media.* operations of s to c (after content_media_limits),
+ * and starts the re-encode pass if the store has never had one (content_reencode.c). */
 int content_register(content *c, rt_server *s);
 
 /* content_service describes warble-content to rt_daemon_main (content_daemon.c). */
@@ -48,11 +54,22 @@ int content_get(void *arg, const wb_obj *req, wb_obj *rep);
 /* content_timeline handles post.timeline {uid, before?, limit?, since?, until?, category?} -> {posts, next?}. */
 int content_timeline(void *arg, const wb_obj *req, wb_obj *rep);
 
-/* content_media_put handles media.put {uid, data} -> {media, type, width, height, size}: an upload. */
+/* content_media_put handles media.put {uid, data} -> {media, type, width, height, size,
+ * preview_width, preview_height, preview_size}: an upload, decoded and written again
+ * (content_image.h). */
 int content_media_put(void *arg, const wb_obj *req, wb_obj *rep);
 
-/* content_media_get handles media.get {media, uid?} -> {media, type, width, height, size, public, data}. */
+/* content_media_get handles media.get {media, uid?, preview?} -> {media, type, width, height, size,
+ * public, preview?, data}. */
 int content_media_get(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_media_reencode handles media.reencode: starts the pass that writes every stored image
+ * again (content_reencode.c) unless it runs, and answers as media.reencode_status. */
+int content_media_reencode(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_media_reencode_status handles media.reencode_status -> {state, done, total, count,
+ * errors, elapsed_ms, msg?}. */
+int content_media_reencode_status(void *arg, const wb_obj *req, wb_obj *rep);
 
 /* content_log handles post.log {from, limit?} -> {events, last}. */
 int content_log(void *arg, const wb_obj *req, wb_obj *rep);

@@ -1,18 +1,21 @@
 /*
  * content_daemon.c - warble-content's options and what it opens around
- * the service: the post event log and its publisher.
+ * the service: the post event log and its publisher; the image limits and
+ * decoders (content_decode.c states the memory they bound).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "content.h"
+#include "content_image.h"
 #include "content_schema.h"
 #include "rt_log.h"
 #include "rt_pubsub.h"
 #include "wb_id.h"
 
-static const char *content_pub_url, *content_media_max, *content_media_pixels, *content_media_rate;
-static uint64_t    content_max_bytes, content_max_pixels, content_per_minute;
+static const char *content_pub_url, *content_media_max, *content_media_pixels, *content_media_rate,
+    *content_media_decodes_opt;
+static uint64_t content_max_bytes, content_max_pixels, content_per_minute, content_decodes;
 
 static rt_opt content_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_CONTENT_PUB, "events PUB URL", &content_pub_url),
@@ -22,6 +25,9 @@ static rt_opt content_daemon_opts[] = {
 	    "largest image, width x height (refuses decompression bombs)", &content_media_pixels },
 	{ "media-rate", "WARBLE_MEDIA_RATE", "30",
 	    "image uploads per user per minute (0: no limit)", &content_media_rate },
+	{ "media-decodes", "WARBLE_MEDIA_DECODES", "2",
+	    "images decoded at once, each holding up to 16 bytes a pixel of media-pixels",
+	    &content_media_decodes_opt },
 	{ NULL },
 };
 
@@ -38,6 +44,10 @@ content_daemon_config(void)
 	if (rc == WB_OK) {
 		rc = rt_config_u64(
 		    "media-rate", content_media_rate, 0, 1000000, &content_per_minute);
+	}
+	if (rc == WB_OK) {
+		rc = rt_config_u64(
+		    "media-decodes", content_media_decodes_opt, 1, 64, &content_decodes);
 	}
 	return rc;
 }
@@ -79,6 +89,7 @@ content_daemon_open(const rt_env *env, void **out)
 	    (rc = content_open(&d->svc, env->store, d->log)) != WB_OK ||
 	    (rc = content_media_limits(d->svc, content_max_bytes, content_max_pixels,
 	         (unsigned)content_per_minute)) != WB_OK ||
+	    (rc = content_media_decodes(d->svc, (unsigned)content_decodes)) != WB_OK ||
 	    (rc = content_register(d->svc, env->srv)) != WB_OK) {
 		RT_ERRORF("cannot open (events on %s): %s", content_pub_url, wb_strerror(rc));
 		content_daemon_close(d);
@@ -87,6 +98,10 @@ content_daemon_open(const rt_env *env, void **out)
 	rt_admin_logs(env->admin, evlog_backup_logs, d->log, false);
 	RT_INFOF(
 	    "events on %s, last seq %llu", content_pub_url, (unsigned long long)evlog_last(d->log));
+	RT_INFOF("images: %llu decoded at once, each up to %llu pixels: at most %llu MB of pixels",
+	    (unsigned long long)content_decodes, (unsigned long long)content_max_pixels,
+	    (unsigned long long)(content_decodes * content_max_pixels * CONTENT_IMAGE_PER_PIX /
+	                         1000000));
 	*out = d;
 	return WB_OK;
 }
@@ -101,4 +116,5 @@ const rt_service content_service = {
 	.families = content_schema_families,
 	.open = content_daemon_open,
 	.close = content_daemon_close,
+	.spares = 1, /* a worker waiting on a decoder (content_decode.c) is stood in for */
 };

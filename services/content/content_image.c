@@ -1,304 +1,368 @@
 /*
- * content_image.c - image type and size from the header, and the JPEG
- * metadata strip.  The headers read (BE/LE: big/little-endian):
+ * content_image.c - the libvips side of an upload (the pipeline is drawn
+ * in content_image.h).
  *
- *   PNG   89 'PNG' 0d 0a 1a 0a, then the IHDR chunk: length 13 (BE32)
- *         'IHDR' width height (BE32) depth colour compression filter
- *         interlace, CRC (4)
- *   GIF   'GIF87a' or 'GIF89a', width height (LE16), flags, bg, aspect
- *   WebP  'RIFF' size (LE32) 'WEBP', then one chunk: fourcc size (LE32)
- *           'VP8 '  frame tag (LE24: key frame, profile, shown, partition
- *                   size), 9d 01 2a, width height (LE16, low 14 bits)
- *           'VP8L'  2f, LE32: width-1 (14 bits) height-1 (14) alpha (1)
- *                   version (3)
- *           'VP8X'  flags (1) reserved (3) width-1 height-1 (LE24)
- *   JPEG  ff d8, segments up to the first scan, then the scan's data:
- *           ff [ff fill bytes] marker [length (BE16, counting itself) data]
- *         standalone markers (01, d0-d7) have no length; SOF (c0-cf but
- *         c4, c8, cc): precision, height width (BE16), components, 3 bytes
- *         each; SOS (da): components, 2 bytes each, 3 bytes.
+ * Why each step is what it is:
+ *
+ * - Each type goes to its own loader (pngload_buffer, jpegload_buffer,
+ *   gifload_buffer, webpload_buffer), never to vips_image_new_from_buffer,
+ *   which would sniff the bytes and could pick any of the other loaders
+ *   libvips has (SVG, PDF, TIFF, ImageMagick ...).  Every other loader is
+ *   blocked too (vips_operation_block_set), in case one is reached
+ *   another way.
+ * - fail_on VIPS_FAIL_ON_WARNING: libjpeg reports corrupt entropy data
+ *   and a premature end only as warnings, so no lower level refuses a
+ *   damaged JPEG.  The loader sees only the bytes up to the image's end
+ *   (the container walk found it), and whatever follows is refused
+ *   before: a decoder would stop at the end and say nothing.
+ * - Sequential access: the loader streams rows into the one memory copy
+ *   (vips_image_copy_memory) instead of first decoding into a buffer of
+ *   its own at the file's bit depth (16-bit PNG: 8 bytes a pixel) and
+ *   then converting.  The copy holds 8-bit sRGB or grey, with alpha if
+ *   any; rotation, the writes and the preview all read it.
+ * - Colour: an embedded ICC profile converts the pixels to sRGB (and is
+ *   dropped with the rest); without one, CMYK, 16-bit and other spaces go
+ *   to sRGB (or 8-bit grey) through vips_colourspace.  The written files
+ *   carry no profile: browsers take untagged images as sRGB.
+ * - vips_autorot turns a still image upright by its EXIF orientation
+ *   (then dropped); an animation is left as it is.
+ * - strip on every save: no EXIF, XMP, IPTC, ICC profile, PNG text
+ *   chunk, GIF comment or WebP metadata chunk is written.  Debian 12's
+ *   libvips (8.14.1) ignores strip when it writes a WebP and always adds
+ *   an EXIF chunk of its own: those chunks are cut out of what it wrote
+ *   (content_container_webp_strip).  A JPEG keeps
+ *   only the JFIF header libjpeg always writes (version and pixel
+ *   density); a GIF or WebP animation keeps its frame delays and loop
+ *   count, which are the animation itself.
+ * - GIF is written again as GIF (libvips' cgif saver, quantised with
+ *   libimagequant), every frame kept; WebP keeps its frames too, and a
+ *   lossless still WebP is written lossless.  A PNG that was indexed
+ *   colour is written indexed again, so it does not grow threefold.
  */
 #include "content_image.h"
 
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <vips/vips.h>
 
+#include "rt_log.h"
 #include "wb_errors.h"
 
-#define IMAGE_DIM_MAX 0x7fffffffu /* PNG's limit; every other format's is below */
+#define IMAGE_JPEG_Q    85 /* quality of a JPEG written again */
+#define IMAGE_WEBP_Q    85 /* quality of a lossy WebP written again */
+#define IMAGE_PREVIEW_Q 80 /* quality of a preview (lossy WebP) */
 
-/* image_seg is one segment of a JPEG head: p[start..end) from its first
- * 0xff (fill bytes included), its marker, and its data p[body..end). */
-typedef struct image_seg {
-	size_t  start, body, end;
-	uint8_t marker;
-} image_seg;
+static pthread_once_t image_once = PTHREAD_ONCE_INIT;
+static int            image_init_rc = WB_EINTERNAL;
 
-static uint32_t
-image_be16(const uint8_t *p)
+/* image_vips_log sends libvips' messages about hostile input to the debug log, not stderr. */
+static void
+image_vips_log(const char *domain, GLogLevelFlags level, const char *msg, void *arg)
 {
-	return ((uint32_t)p[0] << 8) | p[1];
+	(void)level;
+	(void)arg;
+	RT_DEBUGF("libvips: %s: %s", domain != NULL ? domain : "-", msg);
 }
 
-static uint32_t
-image_be32(const uint8_t *p)
+static void
+image_shutdown(void)
 {
-	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+	vips_shutdown();
 }
 
-static uint32_t
-image_le16(const uint8_t *p)
+static void
+image_init_once(void)
 {
-	return p[0] | ((uint32_t)p[1] << 8);
+	static const char *const loaders[] = { "VipsForeignLoadPngBuffer",
+		"VipsForeignLoadJpegBuffer", "VipsForeignLoadNsgifBuffer",
+		"VipsForeignLoadWebpBuffer" };
+
+	if (vips_init("warble") != 0) {
+		RT_ERRORF("libvips does not start: %s", vips_error_buffer());
+		return;
+	}
+	g_log_set_handler("VIPS", G_LOG_LEVEL_MASK, image_vips_log, NULL);
+	vips_cache_set_max(0);
+	vips_cache_set_max_mem(0);
+	vips_cache_set_max_files(0);
+	vips_concurrency_set(1);
+	vips_operation_block_set("VipsForeignLoad", TRUE);
+	for (size_t i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++) {
+		vips_operation_block_set(loaders[i], FALSE);
+	}
+	/* Once shut down, libvips cannot start again: a content service
+	 * closed and opened again in one process keeps it; exit ends it. */
+	atexit(image_shutdown);
+	image_init_rc = WB_OK;
 }
 
-static uint32_t
-image_le24(const uint8_t *p)
+int
+content_image_init(void)
 {
-	return image_le16(p) | ((uint32_t)p[2] << 16);
+	pthread_once(&image_once, image_init_once);
+	return image_init_rc;
 }
 
-static uint32_t
-image_le32(const uint8_t *p)
+void
+content_image_file_free(content_image_file *f)
 {
-	return image_le24(p) | ((uint32_t)p[3] << 24);
+	if (f == NULL) {
+		return;
+	}
+	g_free(f->data);
+	memset(f, 0, sizeof(*f));
 }
+
+/* image_refuse writes why and returns rc; the decoder's own words go to the debug log. */
+static int image_refuse(int rc, char *why, size_t why_len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static int
-image_done(content_image_info *out, content_image_type t, uint32_t w, uint32_t h)
+image_refuse(int rc, char *why, size_t why_len, const char *fmt, ...)
 {
-	if (w == 0 || h == 0 || w > IMAGE_DIM_MAX || h > IMAGE_DIM_MAX) {
-		return WB_EMEDIATYPE;
+	va_list ap;
+	char   *vips = vips_error_buffer_copy();
+
+	va_start(ap, fmt);
+	if (why_len > 0) {
+		vsnprintf(why, why_len, fmt, ap);
 	}
-	out->type = t;
-	out->width = w;
-	out->height = h;
-	return WB_OK;
+	va_end(ap);
+	if (vips != NULL && vips[0] != '\0') {
+		RT_DEBUGF("image refused: %s (libvips: %s)", why_len > 0 ? why : "", vips);
+	}
+	g_free(vips);
+	return rc;
 }
 
+/* image_load opens p[0..n) with the loader of type t (a GIF or WebP with every frame). */
 static int
-image_png(const uint8_t *p, size_t n, content_image_info *out)
+image_load(content_image_type t, const uint8_t *p, size_t n, VipsFailOn fail, VipsImage **out)
 {
-	static const uint8_t ihdr[8] = { 0, 0, 0, 13, 'I', 'H', 'D', 'R' };
-	/* The bit depths each colour type allows, bit d for depth d. */
-	static const uint32_t depths[7] = {
-		[0] = 0x10116, [2] = 0x10100, [3] = 0x116, [4] = 0x10100, [6] = 0x10100
-	};
-	uint8_t depth, colour;
+	void *buf = (void *)p; /* the loaders take a non-const pointer but only read it */
 
-	if (n < 8 + 8 + 13 + 4 || memcmp(p + 8, ihdr, sizeof(ihdr)) != 0) {
-		return WB_EMEDIATYPE;
+	switch (t) {
+	case CONTENT_IMAGE_PNG:
+		return vips_pngload_buffer(
+		    buf, n, out, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", fail, NULL);
+	case CONTENT_IMAGE_JPEG:
+		return vips_jpegload_buffer(
+		    buf, n, out, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", fail, NULL);
+	case CONTENT_IMAGE_GIF:
+		return vips_gifload_buffer(
+		    buf, n, out, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", fail, "n", -1, NULL);
+	case CONTENT_IMAGE_WEBP:
+		return vips_webpload_buffer(
+		    buf, n, out, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", fail, "n", -1, NULL);
 	}
-	depth = p[24];
-	colour = p[25];
-	if (colour > 6 || depth > 16 || ((depths[colour] >> depth) & 1) == 0 || p[26] != 0 ||
-	    p[27] != 0 || p[28] > 1) {
-		return WB_EMEDIATYPE;
-	}
-	return image_done(out, CONTENT_IMAGE_PNG, image_be32(p + 16), image_be32(p + 20));
+	return -1;
 }
 
+/* image_srgb gives in's pixels as 8-bit sRGB or grey (alpha kept) into *out, still lazily. */
 static int
-image_gif(const uint8_t *p, size_t n, content_image_info *out)
+image_srgb(VipsImage *in, VipsImage **out)
 {
-	if (n < 6 + 7) {
-		return WB_EMEDIATYPE;
-	}
-	return image_done(out, CONTENT_IMAGE_GIF, image_le16(p + 6), image_le16(p + 8));
-}
+	VipsInterpretation want, now = vips_image_guess_interpretation(in);
 
-static int
-image_webp(const uint8_t *p, size_t n, content_image_info *out)
-{
-	const uint8_t *c;
-	uint32_t       riff, size, bits;
-
-	if (n < 20) {
-		return WB_EMEDIATYPE;
-	}
-	c = p + 20;
-	/* The file holds the RIFF, and the RIFF 'WEBP' and the first chunk. */
-	riff = image_le32(p + 4);
-	size = image_le32(p + 16);
-	if (riff > n - 8 || riff < 12 || size > riff - 12) {
-		return WB_EMEDIATYPE;
-	}
-	if (memcmp(p + 12, "VP8 ", 4) == 0) {
-		if (size < 10) {
-			return WB_EMEDIATYPE;
+	if (vips_image_get_typeof(in, VIPS_META_ICC_NAME) != 0) {
+		if (vips_icc_transform(in, out, "srgb", "embedded", TRUE, "depth", 8, NULL) == 0) {
+			return 0;
 		}
-		/* a shown key frame of a known profile, its first partition inside */
-		bits = image_le24(c);
-		if ((bits & 1) != 0 || ((bits >> 1) & 7) > 3 || ((bits >> 4) & 1) == 0 ||
-		    (bits >> 5) >= size || memcmp(c + 3, "\x9d\x01\x2a", 3) != 0) {
-			return WB_EMEDIATYPE;
-		}
-		return image_done(out, CONTENT_IMAGE_WEBP, image_le16(c + 6) & 0x3fff,
-		    image_le16(c + 8) & 0x3fff);
+		vips_error_clear(); /* a profile lcms cannot use: convert without it */
 	}
-	if (memcmp(p + 12, "VP8L", 4) == 0) {
-		if (size < 5 || c[0] != 0x2f || (bits = image_le32(c + 1)) >> 29 != 0) {
-			return WB_EMEDIATYPE;
-		}
-		return image_done(
-		    out, CONTENT_IMAGE_WEBP, (bits & 0x3fff) + 1, ((bits >> 14) & 0x3fff) + 1);
-	}
-	if (memcmp(p + 12, "VP8X", 4) == 0 && size == 10) {
-		return image_done(
-		    out, CONTENT_IMAGE_WEBP, image_le24(c + 4) + 1, image_le24(c + 7) + 1);
-	}
-	return WB_EMEDIATYPE;
-}
-
-/* image_jpeg_next reads the segment at p[pos..n) into *s: 0, or -1 if there
- * is none there or it does not fit. */
-static int
-image_jpeg_next(const uint8_t *p, size_t n, size_t pos, image_seg *s)
-{
-	size_t i = pos, len;
-
-	if (i >= n || p[i] != 0xff) {
-		return -1;
-	}
-	while (i < n && p[i] == 0xff) {
-		i++;
-	}
-	if (i == n) {
-		return -1;
-	}
-	s->start = pos;
-	s->marker = p[i++];
-	if (s->marker == 0x01 || (s->marker >= 0xd0 && s->marker <= 0xd7)) {
-		s->body = s->end = i;
+	want = now == VIPS_INTERPRETATION_B_W || now == VIPS_INTERPRETATION_GREY16
+	           ? VIPS_INTERPRETATION_B_W
+	           : VIPS_INTERPRETATION_sRGB;
+	if (now == want && vips_image_get_format(in) == VIPS_FORMAT_UCHAR) {
+		*out = in;
+		g_object_ref(in);
 		return 0;
 	}
-	if (s->marker == 0x00 || s->marker == 0xd8 || s->marker == 0xd9 || n - i < 2) {
+	if (vips_colourspace(in, out, want, NULL) != 0) {
 		return -1;
 	}
-	len = image_be16(p + i);
-	if (len < 2 || n - i < len) {
-		return -1;
+	if (vips_image_get_format(*out) != VIPS_FORMAT_UCHAR) {
+		VipsImage *t = *out;
+		int        rc = vips_cast_uchar(t, out, NULL);
+		g_object_unref(t);
+		return rc;
 	}
-	s->body = i + 2;
-	s->end = i + len;
 	return 0;
 }
 
-/* image_jpeg walks a JPEG head from its SOI to its first SOS: one SOF
- * before it, whose size it returns, and *scan, where the SOS starts. */
+/* image_webp_save writes im as a WebP with no metadata chunk (content_container_webp_strip). */
 static int
-image_jpeg(const uint8_t *p, size_t n, content_image_info *out, size_t *scan)
+image_webp_save(VipsImage *im, int q, bool lossless, void **buf, size_t *len)
 {
-	uint32_t  w = 0, h = 0;
-	image_seg s;
-
-	for (size_t pos = 2; image_jpeg_next(p, n, pos, &s) == 0; pos = s.end) {
-		const uint8_t *b = p + s.body;
-		size_t         bn = s.end - s.body;
-		uint8_t        m = s.marker;
-
-		if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) {
-			if (w != 0 || bn < 6 || b[5] == 0 || bn != 6 + 3 * (size_t)b[5]) {
-				return WB_EMEDIATYPE;
-			}
-			h = image_be16(b + 1);
-			w = image_be16(b + 3);
-			if (w == 0 || h == 0) {
-				return WB_EMEDIATYPE; /* a height of 0 waits for a DNL: refused */
-			}
-		} else if (m == 0xda) {
-			if (w == 0 || bn < 1 || b[0] == 0 || bn != 4 + 2 * (size_t)b[0]) {
-				return WB_EMEDIATYPE;
-			}
-			*scan = s.start;
-			return image_done(out, CONTENT_IMAGE_JPEG, w, h);
-		}
+	if (vips_webpsave_buffer(im, buf, len, "strip", TRUE, "Q", q, "lossless", lossless, NULL) !=
+	    0) {
+		return -1;
 	}
-	return WB_EMEDIATYPE;
+	if (content_container_webp_strip(*buf, *len, len) != WB_OK) {
+		vips_error("content", "%s", "the WebP written is not whole");
+		return -1;
+	}
+	return 0;
 }
 
-/* image_probe is content_image_probe, which also gives a JPEG's *scan. */
+/* image_save writes im as type t, with no metadata; lossless for a WebP. */
 static int
-image_probe(const uint8_t *p, size_t n, content_image_info *out, size_t *scan)
-{
-	if (n >= 8 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0) {
-		return image_png(p, n, out);
-	}
-	if (n >= 2 && p[0] == 0xff && p[1] == 0xd8) {
-		return image_jpeg(p, n, out, scan);
-	}
-	if (n >= 6 && (memcmp(p, "GIF87a", 6) == 0 || memcmp(p, "GIF89a", 6) == 0)) {
-		return image_gif(p, n, out);
-	}
-	if (n >= 12 && memcmp(p, "RIFF", 4) == 0 && memcmp(p + 8, "WEBP", 4) == 0) {
-		return image_webp(p, n, out);
-	}
-	return WB_EMEDIATYPE;
-}
-
-int
-content_image_probe(const uint8_t *p, size_t n, content_image_info *out)
-{
-	size_t scan;
-
-	return image_probe(p, n, out, &scan);
-}
-
-const char *
-content_image_mime(content_image_type t)
+image_save(
+    VipsImage *im, content_image_type t, bool lossless, bool palette, void **buf, size_t *len)
 {
 	switch (t) {
 	case CONTENT_IMAGE_PNG:
-		return "image/png";
+		return vips_pngsave_buffer(im, buf, len, "strip", TRUE, "palette", palette, NULL);
 	case CONTENT_IMAGE_JPEG:
-		return "image/jpeg";
+		return vips_jpegsave_buffer(
+		    im, buf, len, "strip", TRUE, "Q", IMAGE_JPEG_Q, "optimize_coding", TRUE, NULL);
 	case CONTENT_IMAGE_GIF:
-		return "image/gif";
+		return vips_gifsave_buffer(im, buf, len, "strip", TRUE, NULL);
 	case CONTENT_IMAGE_WEBP:
-		return "image/webp";
+		return image_webp_save(im, IMAGE_WEBP_Q, lossless, buf, len);
 	}
-	return NULL;
+	return -1;
 }
 
-/* image_jpeg_keep says whether the strip keeps a segment of the head. */
+/* image_preview writes the first frame of im (frames of page_h rows) at most CONTENT_PREVIEW_SIDE
+ * px a side as a WebP. */
 static int
-image_jpeg_keep(const uint8_t *p, const image_seg *s)
+image_preview(VipsImage *im, int page_h, content_image_file *out)
 {
-	const uint8_t *b = p + s->body;
-	size_t         bn = s->end - s->body;
+	VipsImage *frame = NULL, *small = NULL, *bare = NULL;
+	int        rc = -1;
 
-	if (s->marker == 0xe2) {
-		return bn >= 12 && memcmp(b, "ICC_PROFILE", 12) == 0; /* with its NUL */
+	if (vips_crop(im, &frame, 0, 0, vips_image_get_width(im), page_h, NULL) == 0 &&
+	    vips_thumbnail_image(frame, &small, CONTENT_PREVIEW_SIDE, "height",
+	        CONTENT_PREVIEW_SIDE, "size", VIPS_SIZE_DOWN, NULL) == 0 &&
+	    vips_copy(small, &bare, NULL) == 0) {
+		/* one frame: nothing of the animation may make the saver cut it in pages */
+		vips_image_remove(bare, VIPS_META_PAGE_HEIGHT);
+		vips_image_remove(bare, VIPS_META_N_PAGES);
+		vips_image_remove(bare, "delay");
+		vips_image_remove(bare, "loop");
+		out->type = CONTENT_IMAGE_WEBP;
+		out->width = (uint32_t)vips_image_get_width(bare);
+		out->height = (uint32_t)vips_image_get_height(bare);
+		out->frames = 1;
+		rc = image_webp_save(bare, IMAGE_PREVIEW_Q, false, &out->data, &out->len);
 	}
-	if (s->marker == 0xee) {
-		return bn >= 5 && memcmp(b, "Adobe", 5) == 0;
+	VIPS_UNREF(bare);
+	VIPS_UNREF(small);
+	VIPS_UNREF(frame);
+	return rc;
+}
+
+/* image_pages reads a loaded image's frame count and frame height (1 and its height: a still). */
+static void
+image_pages(VipsImage *im, int *pages, int *page_h)
+{
+	*page_h = vips_image_get_page_height(im);
+	*pages = *page_h > 0 ? vips_image_get_height(im) / *page_h : 1;
+	if (*pages < 1 || *page_h <= 0) {
+		*pages = 1;
+		*page_h = vips_image_get_height(im);
 	}
-	return s->marker != 0xfe && (s->marker < 0xe1 || s->marker > 0xef);
 }
 
 int
-content_image_strip(uint8_t *p, size_t n, size_t *out_n)
+content_image_encode(content_image_file *orig, content_image_file *preview, const uint8_t *p,
+    size_t n, const content_image_opts *o, char *why, size_t why_len)
 {
-	content_image_info info;
-	size_t             scan = 0, w = 2;
-	image_seg          s;
-	int                rv;
+	content_container k;
+	VipsImage        *in = NULL, *srgb = NULL, *mem = NULL, *up = NULL;
+	VipsFailOn        fail = o->lenient ? VIPS_FAIL_ON_NONE : VIPS_FAIL_ON_WARNING;
+	uint64_t          pixels;
+	int               pages, page_h, rc;
 
-	if ((rv = image_probe(p, n, &info, &scan)) != WB_OK) {
-		return rv;
+	memset(orig, 0, sizeof(*orig));
+	memset(preview, 0, sizeof(*preview));
+	if (why_len > 0) {
+		why[0] = '\0';
 	}
-	if (info.type != CONTENT_IMAGE_JPEG) {
-		*out_n = n;
-		return WB_OK;
+	if ((rc = content_image_init()) != WB_OK) {
+		return image_refuse(rc, why, why_len, "images cannot be decoded here (libvips)");
 	}
-	/* The head was walked: every segment up to scan is there.  Kept ones
-	 * move down; a write never passes the segment being read. */
-	for (size_t pos = 2; pos < scan && image_jpeg_next(p, n, pos, &s) == 0; pos = s.end) {
-		if (image_jpeg_keep(p, &s)) {
-			memmove(p + w, p + s.start, s.end - s.start);
-			w += s.end - s.start;
+	if (content_container_scan(p, n, &k) != WB_OK) {
+		return image_refuse(WB_EMEDIATYPE, why, why_len, "%s", k.why);
+	}
+	if (k.pictures < n && !o->lenient) {
+		return image_refuse(WB_EMEDIATYPE, why, why_len,
+		    "%zu bytes follow the end of the %s image (a file joined to another is "
+		    "refused)",
+		    n - k.pictures, content_image_mime(k.type) + 6);
+	}
+	/* before a loader runs: the WebP and GIF loaders allocate their canvas at once */
+	pixels = (uint64_t)k.width * k.height * k.frames;
+	if (pixels > o->max_pixels) {
+		return image_refuse(WB_ETOOBIG, why, why_len,
+		    "an image of %ux%u pixels%s exceeds the limit of %llu pixels", k.width,
+		    k.height, k.frames > 1 ? " a frame, every frame counted," : "",
+		    (unsigned long long)o->max_pixels);
+	}
+	if (image_load(k.type, p, k.end, fail, &in) != 0) {
+		return image_refuse(WB_EMEDIATYPE, why, why_len,
+		    "the %s image's header cannot be decoded", content_image_mime(k.type) + 6);
+	}
+	pixels = (uint64_t)vips_image_get_width(in) * (uint64_t)vips_image_get_height(in);
+	if (pixels > o->max_pixels) {
+		rc = image_refuse(WB_ETOOBIG, why, why_len,
+		    "an image of %dx%d pixels (every frame counted) exceeds the limit of %llu "
+		    "pixels",
+		    vips_image_get_width(in), vips_image_get_height(in),
+		    (unsigned long long)o->max_pixels);
+		g_object_unref(in);
+		return rc;
+	}
+	image_pages(in, &pages, &page_h);
+	rc = image_srgb(in, &srgb);
+	if (rc == 0 && (mem = vips_image_copy_memory(srgb)) == NULL) {
+		rc = -1;
+	}
+	if (rc != 0) {
+		rc = image_refuse(WB_EMEDIATYPE, why, why_len,
+		    "the %s image's data is damaged or cut short", content_image_mime(k.type) + 6);
+		goto done;
+	}
+	if (pages == 1) {
+		if (vips_autorot(mem, &up, NULL) != 0) {
+			rc =
+			    image_refuse(WB_EMEDIATYPE, why, why_len, "the image cannot be turned");
+			goto done;
 		}
+		page_h = vips_image_get_height(up);
+	} else {
+		up = mem;
+		g_object_ref(up);
 	}
-	memmove(p + w, p + scan, n - scan);
-	*out_n = w + n - scan;
-	return WB_OK;
+	orig->type = k.type;
+	orig->width = (uint32_t)vips_image_get_width(up);
+	orig->height = (uint32_t)page_h;
+	orig->frames = (uint32_t)pages;
+	if (image_save(up, k.type, k.lossless, k.palette, &orig->data, &orig->len) != 0 ||
+	    image_preview(up, page_h, preview) != 0) {
+		rc = image_refuse(WB_EMEDIATYPE, why, why_len,
+		    "the %s image cannot be written again", content_image_mime(k.type) + 6);
+		goto done;
+	}
+	if (orig->len > o->max_bytes || preview->len > o->max_bytes) {
+		rc = image_refuse(WB_ETOOBIG, why, why_len,
+		    "written again without its metadata, the image takes %zu bytes, over %zu",
+		    orig->len, o->max_bytes);
+		goto done;
+	}
+	rc = WB_OK;
+done:
+	VIPS_UNREF(up);
+	VIPS_UNREF(mem);
+	VIPS_UNREF(srgb);
+	VIPS_UNREF(in);
+	if (rc != WB_OK) {
+		content_image_file_free(orig);
+		content_image_file_free(preview);
+	}
+	return rc;
 }

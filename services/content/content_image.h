@@ -1,51 +1,78 @@
 /*
- * content_image.h - what an uploaded image is, read from its first bytes:
- * the type (PNG, JPEG, GIF or WebP, by magic bytes, never by name or
- * declared type) and the width and height its header gives; and the
- * removal of a JPEG's metadata (EXIF, XMP, comments) before it is stored.
+ * content_image.h - an uploaded image decoded whole by libvips and written
+ * again with no metadata, and its preview.
  *
- * Only headers are read: nothing is decoded, so a header may still lie
- * about the pixels after it.  Sizes are returned as given; refusing an
- * image that is too large is the caller's job.  Every function reads
- * only p[0..n), whatever the bytes say.
+ * The pipeline (content_image.c has the details):
+ *
+ *   bytes -> container walk (content_container.h): the type from the
+ *            magic bytes, nothing after the image's end, and the declared
+ *            width x height x frames <= the pixel limit
+ *         -> the type's own libvips loader (no other loader can run),
+ *            failing on any decoder warning, error or truncation; its
+ *            header's size against the limit again, before a pixel is
+ *            decoded
+ *         -> colour to sRGB (through the embedded ICC profile if any),
+ *            8 bits a sample, every pixel decoded into memory
+ *         -> the EXIF orientation applied (a still image)
+ *         -> the original: the same type again, stripped of every
+ *            metadata block (EXIF, XMP, IPTC, ICC, text chunks, comments)
+ *         -> the preview: the first frame, at most 640 px on its long
+ *            side, as a WebP (also stripped)
+ *
+ * Memory: one call holds every pixel once (width x height x frames x at
+ * most 4 bytes), plus what the decoder itself keeps (a progressive JPEG:
+ * its coefficients, up to 8 bytes a pixel) and the file it writes (up to
+ * about 4 bytes a pixel): CONTENT_IMAGE_PER_PIX bytes a pixel of the
+ * limit at most (docs/benchmarks.md has a 25 MP progressive JPEG
+ * measured).  Each call runs libvips with one worker thread; the caller
+ * bounds how many run at once.
  */
 #ifndef CONTENT_IMAGE_H
 #define CONTENT_IMAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum content_image_type {
-	CONTENT_IMAGE_PNG = 1,
-	CONTENT_IMAGE_JPEG,
-	CONTENT_IMAGE_GIF,
-	CONTENT_IMAGE_WEBP,
-} content_image_type;
+#include "content_container.h"
 
-typedef struct content_image_info {
+#define CONTENT_PREVIEW_SIDE  640 /* a preview's longest side, pixels */
+#define CONTENT_IMAGE_PER_PIX 16  /* bytes a pixel one decode may hold, at most */
+
+/* What content_image_encode is allowed. */
+typedef struct content_image_opts {
+	uint64_t max_pixels; /* width x height x frames */
+	size_t   max_bytes;  /* largest original or preview written */
+	bool     lenient;    /* for images stored already: any warning and trailing data pass */
+} content_image_opts;
+
+/* One image written: its type, the size of one frame, and its bytes. */
+typedef struct content_image_file {
 	content_image_type type;
 	uint32_t           width, height;
-} content_image_info;
+	uint32_t           frames; /* 1 for a still image */
+	void              *data;   /* len bytes, freed by content_image_file_free */
+	size_t             len;
+} content_image_file;
 
-/* content_image_probe decides the type of p[0..n) from its magic bytes and
- * reads width and height from its header into *out: WB_OK, or
- * WB_EMEDIATYPE if it is none of the four types, or its header is
- * truncated, inconsistent or gives a zero dimension (*out is then left
- * alone).  A JPEG's head must reach its first scan (SOS). */
-int content_image_probe(const uint8_t *p, size_t n, content_image_info *out);
+/* content_image_init starts libvips once for the process (any later call
+ * only returns the first one's result): no operation cache, one worker
+ * thread a call, only the four loaders usable, its warnings kept out of
+ * stderr; it shuts down at exit.  WB_EINTERNAL if libvips cannot start. */
+int content_image_init(void);
 
-/* content_image_mime returns "image/png", "image/jpeg", "image/gif" or
- * "image/webp" for t, NULL for anything else. */
-const char *content_image_mime(content_image_type t);
+/*
+ * content_image_encode decodes p[0..n) whole and writes it again into
+ * *orig and *preview (free both with content_image_file_free, also after
+ * an error): WB_OK, WB_EMEDIATYPE for what is not one whole image of the
+ * four types (why says what, at most why_len bytes with its NUL),
+ * WB_ETOOBIG over o's limits, WB_ENOMEM.  Trailing data is refused, except
+ * the further pictures of a multi-picture JPEG, which are dropped.
+ */
+int content_image_encode(content_image_file *orig, content_image_file *preview, const uint8_t *p,
+    size_t n, const content_image_opts *o, char *why, size_t why_len);
 
-/* content_image_strip removes the metadata from a JPEG in place: before
- * the first scan it drops the APP1 (EXIF, XMP), APP2 to APP15 and COM
- * segments, except APP2 "ICC_PROFILE" and APP14 "Adobe" (which the colours
- * need), keeps every other segment and everything from the scan on byte
- * for byte, and sets *out_n to the new length; the result probes to the
- * same size.  Another image type is left as it is (*out_n = n).  It
- * refuses exactly what content_image_probe refuses (WB_EMEDIATYPE), and
- * then leaves p untouched. */
-int content_image_strip(uint8_t *p, size_t n, size_t *out_n);
+/* content_image_file_free frees f's bytes and zeroes it; NULL is ignored. */
+void content_image_file_free(content_image_file *f);
 
 #endif

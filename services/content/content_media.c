@@ -2,41 +2,25 @@
  * content_media.c - images: media.put (an upload), media.get, and moving
  * uploads into a post's batch (layout in content_schema.h).
  *
- *   media.put   bytes -> type and size from the header (never the
- *               client's claim) -> limits -> JPEG metadata stripped ->
- *               upload family (TTL), under a new id
- *   publish     upload cell -> media family, in the post's own batch
- *   media.get   media family (anyone), else upload family (its uploader)
+ *   media.put   bytes -> limits -> one of the decoders (content_decode.c):
+ *               decoded whole, written again with no metadata, and a
+ *               preview (content_image.h) -> upload and upload_preview
+ *               families (TTL) in one batch, under a new id
+ *   publish     upload and upload_preview cells -> media and
+ *               media_preview, in the post's own batch; the post's image
+ *               record carries both sizes
+ *   media.get   media family (anyone), else upload family (its uploader);
+ *               with preview, the preview families
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "content_image.h"
 #include "content_int.h"
 #include "content_schema.h"
 #include "rt_log.h"
 #include "wb_clock.h"
 #include "wb_slot.h"
-
-#define MEDIA_HEAD 9 /* type (1), width (4 BE), height (4 BE) */
-
-/* A stored image: its header and bytes, pointing into a cell. */
-typedef struct content_image {
-	content_image_info info;
-	const uint8_t     *data;
-	size_t             len;
-} content_image;
-
-/* content_media_head writes an image's header into h. */
-static void
-content_media_head(uint8_t h[MEDIA_HEAD], const content_image_info *info)
-{
-	h[0] = (uint8_t)info->type;
-	for (int i = 0; i < 4; i++) {
-		h[1 + i] = (uint8_t)(info->width >> (24 - 8 * i));
-		h[5 + i] = (uint8_t)(info->height >> (24 - 8 * i));
-	}
-}
 
 /* content_be32 reads 4 big-endian bytes. */
 static uint32_t
@@ -45,21 +29,39 @@ content_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* content_media_parse reads a stored value into im; WB_ECORRUPT if it is not one. */
-static int
-content_media_parse(const void *val, size_t len, content_image *im)
+uint8_t *
+content_media_value(const content_image_file *f, size_t *len)
+{
+	uint8_t *v = malloc(CONTENT_MEDIA_HEAD + f->len);
+
+	if (v == NULL) {
+		return NULL;
+	}
+	v[0] = (uint8_t)f->type;
+	for (int i = 0; i < 4; i++) {
+		v[1 + i] = (uint8_t)(f->width >> (24 - 8 * i));
+		v[5 + i] = (uint8_t)(f->height >> (24 - 8 * i));
+	}
+	memcpy(v + CONTENT_MEDIA_HEAD, f->data, f->len);
+	*len = CONTENT_MEDIA_HEAD + f->len;
+	return v;
+}
+
+bool
+content_media_header(const void *val, size_t len, content_image_file *f)
 {
 	const uint8_t *p = val;
 
-	if (len < MEDIA_HEAD || content_image_mime((content_image_type)p[0]) == NULL) {
-		return WB_ECORRUPT;
+	if (len < CONTENT_MEDIA_HEAD || content_image_mime((content_image_type)p[0]) == NULL) {
+		return false;
 	}
-	im->info.type = (content_image_type)p[0];
-	im->info.width = content_be32(p + 1);
-	im->info.height = content_be32(p + 5);
-	im->data = p + MEDIA_HEAD;
-	im->len = len - MEDIA_HEAD;
-	return WB_OK;
+	f->type = (content_image_type)p[0];
+	f->width = content_be32(p + 1);
+	f->height = content_be32(p + 5);
+	f->frames = 1;
+	f->data = (void *)(p + CONTENT_MEDIA_HEAD);
+	f->len = len - CONTENT_MEDIA_HEAD;
+	return true;
 }
 
 /* content_media_find hands image id of author in family fam to fill (content_cell); WB_ENOMEDIA if absent. */
@@ -83,22 +85,69 @@ content_media_exists(void *arg, uint64_t id, uint64_t author, const void *val, s
 	return WB_OK;
 }
 
-/* content_media_record fills o with an image record {media, type, width, height, size}. */
+/* content_media_record fills o with an image record {media, type, width, height, preview's?}. */
 static int
-content_media_record(wb_obj *o, uint64_t author, uint64_t id, const content_image *im)
+content_media_record(wb_obj *o, uint64_t author, uint64_t id, const content_image_file *im,
+    const content_image_file *pv)
 {
 	char mid[WB_MEDIA_ID_MAX];
 	int  rc = wb_set_cstr(o, WB_F_MEDIA, wb_media_id_format(mid, author, id));
 
 	if (rc == WB_OK) {
-		rc = wb_set_cstr(o, WB_F_TYPE, content_image_mime(im->info.type));
+		rc = wb_set_cstr(o, WB_F_TYPE, content_image_mime(im->type));
 	}
 	if (rc == WB_OK) {
-		rc = wb_set_u64(o, WB_F_WIDTH, im->info.width);
+		rc = wb_set_u64(o, WB_F_WIDTH, im->width);
 	}
 	if (rc == WB_OK) {
-		rc = wb_set_u64(o, WB_F_HEIGHT, im->info.height);
+		rc = wb_set_u64(o, WB_F_HEIGHT, im->height);
 	}
+	if (rc == WB_OK && pv != NULL) {
+		rc = wb_set_u64(o, WB_F_PREVIEW_WIDTH, pv->width);
+	}
+	if (rc == WB_OK && pv != NULL) {
+		rc = wb_set_u64(o, WB_F_PREVIEW_HEIGHT, pv->height);
+	}
+	return rc;
+}
+
+/* content_media_store writes an upload's image, preview and the newest id under a new id, *id. */
+static int
+content_media_store(content *c, uint64_t uid, const content_image_file *orig,
+    const content_image_file *preview, uint64_t *id)
+{
+	uint8_t  *val = NULL, *pval = NULL, urow[8], idv[8];
+	size_t    len = 0, plen = 0;
+	hb_batch *b = NULL;
+	int       rc;
+
+	if ((val = content_media_value(orig, &len)) == NULL ||
+	    (pval = content_media_value(preview, &plen)) == NULL ||
+	    (rc = hb_batch_new(&b)) != WB_OK) {
+		free(val);
+		free(pval);
+		return WB_ENOMEM;
+	}
+	hb_u64_be(urow, uid);
+	pthread_mutex_lock(&c->write_mu);
+	*id = wb_id_next(c->ids, wb_slot_group(wb_slot(uid)), wb_now_ms());
+	hb_u64_be(idv, *id);
+	rc = hb_batch_put(b, c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, *id, val, len);
+	if (rc == WB_OK) {
+		rc = hb_batch_put(
+		    b, c->t, CONTENT_FAM_UPLOAD_PREVIEW, urow, 8, NULL, 0, *id, pval, plen);
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_put(b, c->t, CONTENT_FAM_META, CONTENT_META_LAST_ID,
+		    sizeof(CONTENT_META_LAST_ID) - 1, NULL, 0, 0, idv, 8);
+	}
+	if (rc == WB_OK) {
+		rc = hb_write(c->t, b);
+	}
+	pthread_mutex_unlock(&c->write_mu);
+	hb_batch_free(b);
+	free(val);
+	free(pval);
 	return rc;
 }
 
@@ -106,12 +155,11 @@ int
 content_media_put(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content           *c = arg;
-	uint64_t           uid = wb_u64(req, WB_F_UID, 0), retry_ms = 0, id;
+	uint64_t           uid = wb_u64(req, WB_F_UID, 0), retry_ms = 0, id = 0;
 	const void        *data = NULL;
-	size_t             len = 0, kept;
-	content_image_info info;
-	uint8_t           *val = NULL, urow[8], idv[8];
-	hb_batch          *b = NULL;
+	size_t             len = 0;
+	content_image_file orig, preview;
+	char               why[256];
 	int                rc;
 
 	(void)wb_get_bin(req, WB_F_DATA, &data, &len);
@@ -132,53 +180,23 @@ content_media_put(void *arg, const wb_obj *req, wb_obj *rep)
 		wb_set_u64(rep, WB_F_RETRY, retry_ms);
 		return WB_ERATE;
 	}
-	if (content_image_probe(data, len, &info) != WB_OK) {
-		wb_reply_error(rep, WB_EMEDIATYPE,
-		    "not a PNG, JPEG, GIF or WebP image, or its header is damaged (the type is "
-		    "read from the bytes, whatever the file is called)");
-		return WB_EMEDIATYPE;
-	}
-	if ((uint64_t)info.width * info.height > c->media_pixels) {
-		wb_reply_error(rep, WB_ETOOBIG,
-		    "an image of %ux%u pixels exceeds the limit of %llu pixels", info.width,
-		    info.height, (unsigned long long)c->media_pixels);
-		return WB_ETOOBIG;
-	}
-	if ((val = malloc(MEDIA_HEAD + len)) == NULL || (rc = hb_batch_new(&b)) != WB_OK) {
-		free(val);
-		return WB_ENOMEM;
-	}
-	content_media_head(val, &info);
-	memcpy(val + MEDIA_HEAD, data, len);
-	if ((rc = content_image_strip(val + MEDIA_HEAD, len, &kept)) != WB_OK) {
-		kept = len; /* the probe read the header: keep the bytes as they came */
-	}
-	hb_u64_be(urow, uid);
-	pthread_mutex_lock(&c->write_mu);
-	id = wb_id_next(c->ids, wb_slot_group(wb_slot(uid)), wb_now_ms());
-	hb_u64_be(idv, id);
-	rc =
-	    hb_batch_put(b, c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, id, val, MEDIA_HEAD + kept);
-	if (rc == WB_OK) {
-		rc = hb_batch_put(b, c->t, CONTENT_FAM_META, CONTENT_META_LAST_ID,
-		    sizeof(CONTENT_META_LAST_ID) - 1, NULL, 0, 0, idv, 8);
-	}
-	if (rc == WB_OK) {
-		rc = hb_write(c->t, b);
-	}
-	pthread_mutex_unlock(&c->write_mu);
-	hb_batch_free(b);
-	free(val);
+	rc = content_decode(
+	    c, data, len, false, CONTENT_DECODE_WAIT_MS, &orig, &preview, why, sizeof(why));
 	if (rc != WB_OK) {
-		RT_ERRORF("media.put uid %llu: %s %s", (unsigned long long)uid, wb_strerror(rc),
-		    hb_last_error());
+		wb_reply_error(rep, rc, "%s", why);
 		return rc;
 	}
-	content_image im = { .info = info, .len = kept };
-	if ((rc = wb_reply_ok(rep)) == WB_OK &&
-	    (rc = content_media_record(rep, uid, id, &im)) == WB_OK) {
-		rc = wb_set_u64(rep, WB_F_SIZE, kept);
+	if ((rc = content_media_store(c, uid, &orig, &preview, &id)) != WB_OK) {
+		RT_ERRORF("media.put uid %llu: %s %s", (unsigned long long)uid, wb_strerror(rc),
+		    hb_last_error());
 	}
+	if (rc == WB_OK && (rc = wb_reply_ok(rep)) == WB_OK &&
+	    (rc = content_media_record(rep, uid, id, &orig, &preview)) == WB_OK &&
+	    (rc = wb_set_u64(rep, WB_F_SIZE, orig.len)) == WB_OK) {
+		rc = wb_set_u64(rep, WB_F_PREVIEW_SIZE, preview.len);
+	}
+	content_image_file_free(&orig);
+	content_image_file_free(&preview);
 	return rc;
 }
 
@@ -186,6 +204,7 @@ content_media_put(void *arg, const wb_obj *req, wb_obj *rep)
 typedef struct content_media_out {
 	wb_obj *rep;
 	bool public;
+	bool preview;
 } content_media_out;
 
 /* content_media_reply is content_media_find's fill for media.get: the image's record and bytes, copied once from the cell into the reply. */
@@ -193,13 +212,14 @@ static int
 content_media_reply(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
 {
 	content_media_out *o = arg;
-	content_image      im;
-	int                rc = content_media_parse(val, len, &im);
+	content_image_file im;
+	int                rc = content_media_header(val, len, &im) ? WB_OK : WB_ECORRUPT;
 
 	if (rc == WB_OK && (rc = wb_reply_ok(o->rep)) == WB_OK &&
-	    (rc = content_media_record(o->rep, author, id, &im)) == WB_OK &&
+	    (rc = content_media_record(o->rep, author, id, &im, NULL)) == WB_OK &&
 	    (rc = wb_set_u64(o->rep, WB_F_SIZE, im.len)) == WB_OK &&
-	    (rc = wb_set_bool(o->rep, WB_F_PUBLIC, o->public)) == WB_OK) {
+	    (rc = wb_set_bool(o->rep, WB_F_PUBLIC, o->public)) == WB_OK &&
+	    (!o->preview || (rc = wb_set_bool(o->rep, WB_F_PREVIEW, true)) == WB_OK)) {
 		rc = wb_set_bin(o->rep, WB_F_DATA, im.data, im.len);
 	}
 	return rc;
@@ -212,51 +232,81 @@ content_media_get(void *arg, const wb_obj *req, wb_obj *rep)
 	const char       *s = "";
 	size_t            n = 0;
 	uint64_t          author, id, reader = wb_u64(req, WB_F_UID, 0);
-	content_media_out out = { rep, true };
+	bool              preview = false;
+	content_media_out out = { rep, true, false };
 	int               rc;
 
 	(void)wb_get_str(req, WB_F_MEDIA, &s, &n);
+	(void)wb_get_bool(req, WB_F_PREVIEW, &preview);
 	if (!wb_media_id_parse(s, n, &author, &id)) {
 		wb_reply_error(rep, WB_EINVAL, "a media id is <author>-<id>, both decimal");
 		return WB_EINVAL;
 	}
-	rc = content_media_find(c, CONTENT_FAM_MEDIA, author, id, content_media_reply, &out);
+	out.preview = preview;
+	rc = content_media_find(c, preview ? CONTENT_FAM_MEDIA_PREVIEW : CONTENT_FAM_MEDIA, author,
+	    id, content_media_reply, &out);
 	if (rc == WB_ENOMEDIA && reader == author) {
 		out.public = false;
-		rc = content_media_find(
-		    c, CONTENT_FAM_UPLOAD, author, id, content_media_reply, &out);
+		rc =
+		    content_media_find(c, preview ? CONTENT_FAM_UPLOAD_PREVIEW : CONTENT_FAM_UPLOAD,
+		        author, id, content_media_reply, &out);
 	}
 	if (rc == WB_ENOMEDIA) {
 		wb_reply_error(rep, rc,
-		    "no media %.*s (an upload is visible to its uploader only "
+		    "no %s %.*s (an upload is visible to its uploader only "
 		    "until a post attaches it)",
-		    (int)(n < 48 ? n : 48), s);
+		    preview ? "preview of media" : "media", (int)(n < 48 ? n : 48), s);
 	}
 	return rc;
 }
 
 /* An upload being moved into a post: where its record and its cells go. */
 typedef struct content_media_move {
-	content      *c;
-	hb_batch     *b;
-	wb_obj       *image; /* the post's record of it */
-	const wb_obj *given; /* the request's {media, alt?} */
+	content           *c;
+	hb_batch          *b;
+	wb_obj            *image; /* the post's record of it */
+	const wb_obj      *given; /* the request's {media, alt?} */
+	bool               has_preview;
+	content_image_file preview; /* its size, once read */
 } content_media_move;
+
+/* content_preview_moved is content_media_find's fill for an upload's preview: its cell into
+ * media_preview, out of upload_preview. */
+static int
+content_preview_moved(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
+{
+	content_media_move *m = arg;
+	uint8_t             urow[8];
+	int                 rc = content_media_header(val, len, &m->preview) ? WB_OK : WB_ECORRUPT;
+
+	hb_u64_be(urow, author);
+	if (rc == WB_OK) {
+		rc = hb_batch_put(
+		    m->b, m->c->t, CONTENT_FAM_MEDIA_PREVIEW, urow, 8, NULL, 0, id, val, len);
+	}
+	if (rc == WB_OK) {
+		rc = hb_batch_delete_version(
+		    m->b, m->c->t, CONTENT_FAM_UPLOAD_PREVIEW, urow, 8, NULL, 0, id);
+	}
+	m->has_preview = rc == WB_OK;
+	return rc;
+}
 
 /* content_media_moved is content_media_find's fill for an upload: its record into the post, its cell into media (copied by the batch), out of upload. */
 static int
 content_media_moved(void *arg, uint64_t id, uint64_t author, const void *val, size_t len)
 {
 	content_media_move *m = arg;
-	content_image       im;
+	content_image_file  im;
 	const char         *alt;
 	size_t              altn;
 	uint8_t             urow[8];
-	int                 rc = content_media_parse(val, len, &im);
+	int                 rc = content_media_header(val, len, &im) ? WB_OK : WB_ECORRUPT;
 
 	hb_u64_be(urow, author);
 	if (rc == WB_OK) {
-		rc = content_media_record(m->image, author, id, &im);
+		rc = content_media_record(
+		    m->image, author, id, &im, m->has_preview ? &m->preview : NULL);
 	}
 	if (rc == WB_OK && wb_get_str(m->given, WB_F_ALT, &alt, &altn) && altn > 0) {
 		rc = wb_set_str(m->image, WB_F_ALT, alt, altn);
@@ -281,8 +331,14 @@ content_media_attach(
 	for (size_t i = 0; rc == WB_OK && i < d->nimages; i++) {
 		content_media_move m = { c, b, &images[i], &d->images[i] };
 
+		/* the preview first, for its size in the record; an upload stored
+		 * before previews has none until the re-encode pass gives it one */
 		rc = content_media_find(
-		    c, CONTENT_FAM_UPLOAD, uid, d->media[i], content_media_moved, &m);
+		    c, CONTENT_FAM_UPLOAD_PREVIEW, uid, d->media[i], content_preview_moved, &m);
+		if (rc == WB_OK || rc == WB_ENOMEDIA) {
+			rc = content_media_find(
+			    c, CONTENT_FAM_UPLOAD, uid, d->media[i], content_media_moved, &m);
+		}
 		if (rc != WB_ENOMEDIA) {
 			continue;
 		}

@@ -131,8 +131,6 @@ int
 content_post_encode(const content_draft *d, const wb_obj *images, uint8_t **val, size_t *len)
 {
 	wb_obj *v;
-	char   *buf = NULL;
-	size_t  n = 0;
 	int     rc = WB_OK;
 
 	if (d->title == NULL && d->category == NULL && d->nimages == 0) {
@@ -163,9 +161,19 @@ content_post_encode(const content_draft *d, const wb_obj *images, uint8_t **val,
 		}
 	}
 	if (rc == WB_OK) {
-		rc = wb_encode_buf(v, &buf, &n);
+		rc = content_post_encode_rich(v, val, len);
 	}
 	wb_msg_free(v);
+	return rc;
+}
+
+int
+content_post_encode_rich(const wb_obj *v, uint8_t **val, size_t *len)
+{
+	char  *buf = NULL;
+	size_t n = 0;
+	int    rc = wb_encode_buf(v, &buf, &n);
+
 	if (rc == WB_OK && (*val = malloc(n + 1)) == NULL) {
 		rc = WB_ENOMEM;
 	}

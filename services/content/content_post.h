@@ -33,8 +33,13 @@ int content_draft_check(const wb_obj *req, uint64_t uid, content_draft *d, wb_ob
 /* content_category_ok tells whether s (n bytes) is a category: 1-32 of a-z 0-9 _. */
 bool content_category_ok(const char *s, size_t n);
 
-/* content_post_encode makes the stored value of a post (images: records {media, type, width, height, alt?}) into a malloc'd buffer. */
+/* content_post_encode makes the stored value of a post (images: records {media, type, width,
+ * height, preview_width?, preview_height?, alt?}) into a malloc'd buffer. */
 int content_post_encode(const content_draft *d, const wb_obj *images, uint8_t **val, size_t *len);
+
+/* content_post_encode_rich makes the stored value of the rich post v ({text?, title?, category?,
+ * images?}) into a malloc'd buffer. */
+int content_post_encode_rich(const wb_obj *v, uint8_t **val, size_t *len);
 
 /* content_post_fill writes the record {id, author, text, time, title?, category?, images?} of a stored post into o. */
 int content_post_fill(wb_obj *o, uint64_t id, uint64_t author, const void *val, size_t len);

@@ -50,4 +50,8 @@ content_schema_families(hb_family_opts *fams)
 		.bloom_bits = 10,
 		.blob_min_bytes = CONTENT_BLOB_MIN,
 	};
+	fams[CONTENT_FAM_UPLOAD_PREVIEW] = fams[CONTENT_FAM_UPLOAD];
+	fams[CONTENT_FAM_UPLOAD_PREVIEW].name = "upload_preview";
+	fams[CONTENT_FAM_MEDIA_PREVIEW] = fams[CONTENT_FAM_MEDIA];
+	fams[CONTENT_FAM_MEDIA_PREVIEW].name = "media_preview";
 }

@@ -37,20 +37,30 @@
  *
  * upload: images uploaded and not yet attached; a TTL family (the
  *   upload's age is its id's ms), so an unused upload goes by itself.
- * media: images attached to posts, no TTL.  Both in blob files (RocksDB's
- *   BlobDB, HBase's MOB): the LSM tree holds only a pointer per image.
+ * media: images attached to posts, no TTL.
+ * upload_preview, media_preview: each image's preview (content_image.h:
+ *   a WebP, at most 640 px a side), beside it under the same key, in a
+ *   family of its own so that a timeline's previews are read without the
+ *   originals' bytes.  All four in blob files (RocksDB's BlobDB, HBase's
+ *   MOB): the LSM tree holds only a pointer per image.
  *
  *   key:   +-------------------+--------------------------------+
  *          | author uid (8 BE) | ~media id (8 BE) (the version)  |   no qualifier
  *          +-------------------+--------------------------------+
  *   value: | type (1) | width (4 BE) | height (4 BE) | the file's bytes |
  *
- *   Attaching moves the cell from upload to media in the post's batch
- *   (a TTL is per family); deleting the post deletes it.
+ *   The bytes are what libvips wrote from the decoded upload, never the
+ *   upload's own (width and height: of one frame).  An upload writes its
+ *   image and its preview in one batch; attaching moves both from upload
+ *   to media in the post's batch (a TTL is per family); deleting the post
+ *   deletes both.
  *
  * meta: row "last_id" -> the newest id ever issued, post or media (8 BE),
  *   written with every post and upload, so a restarted service (even with
  *   its clock moved back) never issues an id twice, deleted posts' included.
+ *   Row "reencoded" -> 1 (1 byte) once every image stored before images
+ *   were decoded (their bytes as uploaded) has been written again and has
+ *   a preview (content_reencode.c); a store without it runs that pass.
  *
  * log: the event log (evlog_family): post and delete events.
  */
@@ -67,13 +77,16 @@ enum {
 	CONTENT_FAM_PCAT,
 	CONTENT_FAM_UPLOAD,
 	CONTENT_FAM_MEDIA,
+	CONTENT_FAM_UPLOAD_PREVIEW,
+	CONTENT_FAM_MEDIA_PREVIEW,
 	CONTENT_FAM_COUNT,
 };
 
 #define CONTENT_UPLOAD_TTL_MS (24 * 3600 * 1000ULL) /* an unattached upload's life */
 #define CONTENT_BLOB_MIN      4096                  /* values this large go to blob files */
 
-#define CONTENT_META_LAST_ID "last_id"
+#define CONTENT_META_LAST_ID   "last_id"
+#define CONTENT_META_REENCODED "reencoded"
 
 /* content_schema_families fills fams (CONTENT_FAM_COUNT entries) with the table's families. */
 void content_schema_families(hb_family_opts *fams);

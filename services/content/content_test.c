@@ -2,7 +2,9 @@
  * content_test.c - the UTF-8 validator (unit) and warble-content as a real
  * daemon: publish, get, timeline paging and time ranges, delete and its
  * permissions, text limits, id order, the event log, rich posts and
- * their images, and uploads through a kill -9.
+ * their images and previews, uploads decoded whole (metadata gone, files
+ * joined or cut short refused), uploads through a kill -9, and the
+ * re-encode pass over a store of images kept as they were uploaded.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -12,12 +14,18 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <vips/vips.h>
 
-#include "rt_client.h"
+#include "content_post.h"
+#include "content_schema.h"
 #include "content_text.h"
+#include "rt_client.h"
+#include "wb_clock.h"
 #include "wb_id.h"
 #include "wb_slot.h"
 #include "wbt.h"
+#include "wbt_img.h"
+#include "wbt_png.h"
 
 /* ---- the validator ---- */
 
@@ -470,22 +478,19 @@ Test(content, ids_survive_restart, .init = start, .fini = stop, .timeout = 60)
 
 /* ---- images ---- */
 
-/* png_make writes a 64x48 PNG head and a payload unique to seq into buf (n bytes); the service reads the header only. */
-static size_t
-png_make(uint8_t *buf, size_t n, unsigned seq)
+/* png_make returns a real 64x48 PNG (malloc'd, *len bytes) whose pixels depend on seq. */
+static uint8_t *
+png_make(unsigned seq, size_t *len)
 {
-	static const uint8_t head[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
-		'I', 'H', 'D', 'R', 0, 0, 0, 64, 0, 0, 0, 48, 8, 2, 0, 0, 0, 0x5a, 0x2b, 0x3c,
-		0x4d };
-	memcpy(buf, head, sizeof(head));
-	for (size_t i = sizeof(head); i < n; i++) {
-		buf[i] = (uint8_t)(seq * 131 + i * 7);
-	}
-	return n;
+	uint8_t *p = wbt_png(64, 48, seq, len);
+
+	cr_assert_not_null(p);
+	return p;
 }
 
+/* media_put uploads data as uid; on WB_OK media gets its id and *stored the size it was kept at. */
 static int
-media_put(uint64_t uid, const uint8_t *data, size_t len, char *media, size_t mlen)
+media_put(uint64_t uid, const uint8_t *data, size_t len, char *media, size_t mlen, size_t *stored)
 {
 	wb_obj *req = wb_request(WB_OP_MEDIA_PUT), *rep = NULL;
 	wb_set_u64(req, WB_F_UID, uid);
@@ -495,15 +500,31 @@ media_put(uint64_t uid, const uint8_t *data, size_t len, char *media, size_t mle
 		cr_assert_str_eq(wb_str(rep, WB_F_TYPE, ""), "image/png");
 		cr_assert_eq(wb_u64(rep, WB_F_WIDTH, 0), 64);
 		cr_assert_eq(wb_u64(rep, WB_F_HEIGHT, 0), 48);
+		cr_assert_eq(
+		    wb_u64(rep, WB_F_PREVIEW_WIDTH, 0), 64, "no preview larger than its image");
+		cr_assert_eq(wb_u64(rep, WB_F_PREVIEW_HEIGHT, 0), 48);
+		cr_assert_gt(wb_u64(rep, WB_F_PREVIEW_SIZE, 0), 0);
+		cr_assert_gt(wb_u64(rep, WB_F_SIZE, 0), 0);
 		snprintf(media, mlen, "%s", wb_str(rep, WB_F_MEDIA, ""));
+		if (stored != NULL) {
+			*stored = wb_u64(rep, WB_F_SIZE, 0);
+		}
 	}
 	wb_msg_free(rep);
 	return rc;
 }
 
-/* media_get reads media as reader (0: anyone) and compares its bytes with want. */
+/* An image as media.get answers it: its bytes (malloc'd) and record. */
+typedef struct got {
+	uint8_t *p;
+	size_t   n;
+	char     type[16];
+	uint64_t width, height;
+} got;
+
+/* media_fetch reads media (its preview if preview) as reader (0: anyone) into *g (when WB_OK). */
 static int
-media_get(const char *media, uint64_t reader, const uint8_t *want, size_t len)
+media_fetch(const char *media, uint64_t reader, bool preview, got *g)
 {
 	wb_obj     *req = wb_request(WB_OP_MEDIA_GET), *rep = NULL;
 	const void *data;
@@ -512,28 +533,61 @@ media_get(const char *media, uint64_t reader, const uint8_t *want, size_t len)
 	if (reader != 0) {
 		wb_set_u64(req, WB_F_UID, reader);
 	}
+	if (preview) {
+		wb_set_bool(req, WB_F_PREVIEW, true);
+	}
 	int rc = call(req, &rep);
-	if (rc == WB_OK) {
+	if (rc == WB_OK && g != NULL) {
 		cr_assert(wb_get_bin(rep, WB_F_DATA, &data, &n));
-		cr_assert_eq(n, len, "%s: %zu bytes, want %zu", media, n, len);
-		cr_assert_eq(memcmp(data, want, len), 0, "%s: other bytes", media);
+		cr_assert_eq(wb_u64(rep, WB_F_SIZE, 0), n);
+		cr_assert_not_null(g->p = malloc(n + 1));
+		memcpy(g->p, data, n);
+		g->n = n;
+		snprintf(g->type, sizeof(g->type), "%s", wb_str(rep, WB_F_TYPE, ""));
+		g->width = wb_u64(rep, WB_F_WIDTH, 0);
+		g->height = wb_u64(rep, WB_F_HEIGHT, 0);
+		bool pv = false;
+		cr_assert_eq(wb_get_bool(rep, WB_F_PREVIEW, &pv) && pv, preview);
 	}
 	wb_msg_free(rep);
 	return rc;
 }
 
+/* media_get reads media (or its preview) as reader and checks its bytes are want's (if want). */
+static int
+media_get(const char *media, uint64_t reader, bool preview, const got *want)
+{
+	got g = { 0 };
+	int rc = media_fetch(media, reader, preview, &g);
+
+	if (rc == WB_OK && want != NULL) {
+		cr_assert_eq(g.n, want->n, "%s: %zu bytes, want %zu", media, g.n, want->n);
+		cr_assert_eq(memcmp(g.p, want->p, g.n), 0, "%s: other bytes", media);
+	}
+	free(g.p);
+	return rc;
+}
+
 Test(content, rich_post_columns_and_category, .init = start, .fini = stop, .timeout = 60)
 {
-	uint8_t  img[3000];
-	char     media[64];
+	size_t   len, stored = 0;
+	uint8_t *img = png_make(1, &len);
+	char     media[64], why[128];
 	uint64_t plain, rich, other;
 	wb_obj  *req, *rep;
+	got      orig = { 0 }, pv = { 0 };
 
-	png_make(img, sizeof(img), 1);
-	cr_assert_eq(media_put(9, img, sizeof(img), media, sizeof(media)), WB_OK);
-	cr_assert_eq(media_get(media, 9, img, sizeof(img)), WB_OK);
-	cr_assert_eq(media_get(media, 0, img, sizeof(img)), WB_ENOMEDIA, "not public yet");
-	cr_assert_eq(media_get(media, 10, img, sizeof(img)), WB_ENOMEDIA);
+	cr_assert_eq(media_put(9, img, len, media, sizeof(media), &stored), WB_OK);
+	cr_assert_eq(media_fetch(media, 9, false, &orig), WB_OK);
+	cr_assert_eq(orig.n, stored);
+	cr_assert_str_eq(orig.type, "image/png");
+	cr_assert(wbt_img_clean(orig.p, orig.n, why, sizeof(why)), "%s", why);
+	cr_assert_eq(media_fetch(media, 9, true, &pv), WB_OK);
+	cr_assert_str_eq(pv.type, "image/webp", "a preview is a WebP");
+	cr_assert_eq(pv.width, 64);
+	cr_assert_eq(media_get(media, 0, false, NULL), WB_ENOMEDIA, "not public yet");
+	cr_assert_eq(media_get(media, 0, true, NULL), WB_ENOMEDIA, "its preview neither");
+	cr_assert_eq(media_get(media, 10, false, NULL), WB_ENOMEDIA);
 	cr_assert_eq(publish(9, "plain", 5, &plain), WB_OK);
 	req = wb_request(WB_OP_POST_PUBLISH);
 	wb_set_u64(req, WB_F_UID, 9);
@@ -546,7 +600,8 @@ Test(content, rich_post_columns_and_category, .init = start, .fini = stop, .time
 	cr_assert_eq(call(req, &rep), WB_OK, "%s", wb_str(rep, WB_F_MSG, ""));
 	rich = wb_u64(rep, WB_F_ID, 0);
 	wb_msg_free(rep);
-	cr_assert_eq(media_get(media, 0, img, sizeof(img)), WB_OK, "public once attached");
+	cr_assert_eq(media_get(media, 0, false, &orig), WB_OK, "public once attached");
+	cr_assert_eq(media_get(media, 0, true, &pv), WB_OK, "its preview too");
 	cr_assert_eq(publish(9, "other", 5, &other), WB_OK);
 
 	/* the timeline: newest first, each post with only its own columns */
@@ -566,6 +621,8 @@ Test(content, rich_post_columns_and_category, .init = start, .fini = stop, .time
 	cr_assert_str_eq(wb_str(&imgs[0], WB_F_MEDIA, ""), media);
 	cr_assert_str_eq(wb_str(&imgs[0], WB_F_TYPE, ""), "image/png");
 	cr_assert_eq(wb_u64(&imgs[0], WB_F_WIDTH, 0), 64);
+	cr_assert_eq(wb_u64(&imgs[0], WB_F_PREVIEW_WIDTH, 0), 64, "the record has its preview");
+	cr_assert_eq(wb_u64(&imgs[0], WB_F_PREVIEW_HEIGHT, 0), 48);
 	cr_assert_str_eq(wb_str(&imgs[0], WB_F_ALT, ""), "grey");
 	cr_assert_not(wb_has(&posts[0], WB_F_TITLE));
 	cr_assert_not(wb_has(&posts[2], WB_F_IMAGES));
@@ -581,12 +638,13 @@ Test(content, rich_post_columns_and_category, .init = start, .fini = stop, .time
 	cr_assert_eq(wb_u64(&posts[0], WB_F_ID, 0), rich);
 	wb_msg_free(rep);
 
-	/* the delete takes the image and the index row */
+	/* the delete takes the image, its preview and the index row */
 	req = wb_request(WB_OP_POST_DELETE);
 	wb_set_u64(req, WB_F_UID, 9);
 	wb_set_u64(req, WB_F_ID, rich);
 	cr_assert_eq(call(req, NULL), WB_OK);
-	cr_assert_eq(media_get(media, 9, img, sizeof(img)), WB_ENOMEDIA);
+	cr_assert_eq(media_get(media, 9, false, NULL), WB_ENOMEDIA);
+	cr_assert_eq(media_get(media, 9, true, NULL), WB_ENOMEDIA);
 	req = wb_request(WB_OP_POST_TIMELINE);
 	wb_set_u64(req, WB_F_UID, 9);
 	wb_set_cstr(req, WB_F_CATEGORY, "cats");
@@ -594,6 +652,59 @@ Test(content, rich_post_columns_and_category, .init = start, .fini = stop, .time
 	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
 	cr_assert_eq(n, 0);
 	wb_msg_free(rep);
+	free(orig.p);
+	free(pv.p);
+	free(img);
+}
+
+/* What media.put refuses: no whole image, a polyglot, too many pixels; nothing is stored. */
+Test(content, uploads_are_decoded_whole, .init = start, .fini = stop, .timeout = 60)
+{
+	size_t   len, n;
+	uint8_t *png = png_make(2, &len), *meta, *x;
+	char     media[64], why[128];
+	got      g = { 0 };
+	wb_obj  *req, *rep = NULL;
+
+	/* metadata in, none out */
+	cr_assert_not_null(meta = wbt_img_png_meta(png, len, &n));
+	cr_assert_eq(media_put(9, meta, n, media, sizeof(media), NULL), WB_OK);
+	cr_assert_eq(media_fetch(media, 9, false, &g), WB_OK);
+	cr_assert(wbt_img_clean(g.p, g.n, why, sizeof(why)), "%s", why);
+	free(g.p);
+	free(meta);
+	/* a PNG and an HTML page in one file; a PNG cut short */
+	x = wbt_img_join(png, len, "<html><script>alert(1)</script></html>", 38, &n);
+	req = wb_request(WB_OP_MEDIA_PUT);
+	wb_set_u64(req, WB_F_UID, 9);
+	wb_set_bin(req, WB_F_DATA, x, n);
+	cr_assert_eq(call(req, &rep), WB_EMEDIATYPE);
+	cr_assert(strstr(wb_str(rep, WB_F_MSG, ""), "follow the end") != NULL, "%s",
+	    wb_str(rep, WB_F_MSG, ""));
+	wb_msg_free(rep);
+	free(x);
+	req = wb_request(WB_OP_MEDIA_PUT);
+	wb_set_u64(req, WB_F_UID, 9);
+	wb_set_bin(req, WB_F_DATA, png, len - 20);
+	cr_assert_eq(call(req, NULL), WB_EMEDIATYPE);
+	free(png);
+	/* media-pixels (25 MP by default): 5000 x 5001 black pixels, a few KB, are over */
+	VipsImage *black = NULL;
+	void      *big = NULL;
+	cr_assert_eq(VIPS_INIT("content_test"), 0);
+	cr_assert_eq(vips_black(&black, 5000, 5001, NULL), 0);
+	cr_assert_eq(vips_pngsave_buffer(black, &big, &n, "compression", 9, NULL), 0);
+	cr_assert_lt(n, 100000);
+	req = wb_request(WB_OP_MEDIA_PUT);
+	wb_set_u64(req, WB_F_UID, 9);
+	wb_set_bin(req, WB_F_DATA, big, n);
+	rep = NULL;
+	int rc = call(req, &rep);
+	cr_assert(rc == WB_ETOOBIG, "%s: %s", wb_err_name(rc), wb_str(rep, WB_F_MSG, ""));
+	cr_assert(strstr(wb_str(rep, WB_F_MSG, ""), "5000x5001") != NULL);
+	wb_msg_free(rep);
+	g_free(big);
+	g_object_unref(black);
 }
 
 /* One uploader thread, acknowledged ids recorded as they come. */
@@ -608,7 +719,6 @@ static void *
 uploader_run(void *arg)
 {
 	uploader      *u = arg;
-	uint8_t        img[20000];
 	rt_client     *c;
 	rt_client_opts o = { .timeout_ms = 3000 };
 
@@ -616,11 +726,14 @@ uploader_run(void *arg)
 		return NULL;
 	}
 	for (unsigned i = 0; i < 400 && !atomic_load(&u->stop); i++) {
-		wb_obj *req = wb_request(WB_OP_MEDIA_PUT), *rep = NULL;
+		wb_obj  *req = wb_request(WB_OP_MEDIA_PUT), *rep = NULL;
+		size_t   len = 0;
+		uint8_t *img = wbt_png(64, 48, i, &len);
 		wb_set_u64(req, WB_F_UID, 11);
-		wb_set_bin(req, WB_F_DATA, img, png_make(img, sizeof(img), i));
+		wb_set_bin(req, WB_F_DATA, img, len);
 		int rc = rt_call(c, req, &rep);
 		wb_msg_free(req);
+		free(img);
 		if (rc == WB_OK) {
 			snprintf(
 			    u->ids[u->acked], sizeof(u->ids[0]), "%s", wb_str(rep, WB_F_MEDIA, ""));
@@ -639,7 +752,6 @@ uploader_run(void *arg)
 Test(content, uploads_survive_kill9, .init = start, .fini = stop, .timeout = 120)
 {
 	uploader *u = calloc(1, sizeof(*u));
-	uint8_t   img[20000];
 
 	/* this test's daemon takes uploads without the per-user limit */
 	rt_client_close(cli);
@@ -662,10 +774,189 @@ Test(content, uploads_survive_kill9, .init = start, .fini = stop, .timeout = 120
 	cli = NULL;
 	start();
 	for (unsigned i = 0; i < u->acked; i++) {
-		png_make(img, sizeof(img), i);
-		cr_assert_eq(media_get(u->ids[i], 11, img, sizeof(img)), WB_OK,
-		    "upload %u of %u lost", i, u->acked);
+		cr_assert_eq(media_get(u->ids[i], 11, false, NULL), WB_OK, "upload %u of %u lost",
+		    i, u->acked);
+		cr_assert_eq(media_get(u->ids[i], 11, true, NULL), WB_OK,
+		    "upload %u of %u: its preview lost", i, u->acked);
 	}
 	cr_log_info("%u acknowledged uploads, all there after kill -9", u->acked);
 	free(u);
+}
+
+/* ---- the re-encode pass ---- */
+
+/* old_value makes a media cell's value as stored before uploads were decoded: the header read from
+ * the bytes, then the bytes as they came. */
+static uint8_t *
+old_value(uint8_t type, uint32_t w, uint32_t h, const void *p, size_t n, size_t *len)
+{
+	uint8_t *v = malloc(9 + n);
+
+	cr_assert_not_null(v);
+	v[0] = type;
+	for (int i = 0; i < 4; i++) {
+		v[1 + i] = (uint8_t)(w >> (24 - 8 * i));
+		v[5 + i] = (uint8_t)(h >> (24 - 8 * i));
+	}
+	memcpy(v + 9, p, n);
+	*len = 9 + n;
+	return v;
+}
+
+/* reencode_wait asks the pass's state (starting it if start) until it is over: the last reply. */
+static wb_obj *
+reencode_wait(bool start)
+{
+	long long end = wbt_now_ms() + wbt_ms(60000);
+	wb_obj   *rep = NULL;
+
+	for (;;) {
+		wb_obj *req =
+		    wb_request(start ? WB_OP_MEDIA_REENCODE : WB_OP_MEDIA_REENCODE_STATUS);
+		start = false;
+		cr_assert_eq(call(req, &rep), WB_OK);
+		const char *st = wb_str(rep, WB_F_STATE, "?");
+		if (strcmp(st, "done") == 0 || strcmp(st, "failed") == 0) {
+			return rep;
+		}
+		cr_assert(strcmp(st, "running") == 0, "state %s", st);
+		cr_assert_lt(wbt_now_ms(), end, "the pass takes too long");
+		wb_msg_free(rep);
+		wbt_sleep_ms(20);
+	}
+}
+
+/*
+ * A store from before uploads were decoded: a post with a JPEG kept as
+ * uploaded (EXIF with a GPS position and orientation 6, XMP, IPTC, a
+ * comment) and a "PNG" that is only a header (the old check took it), and
+ * an upload not yet attached with PNG text chunks.  The pass runs at the
+ * first start: the JPEG is turned and clean with a preview, its record
+ * follows (sizes swapped, preview's size), the non-image goes with its
+ * record, the upload is clean with a preview; a second pass finds nothing.
+ */
+Test(content, reencode_pass_mends_old_images, .init = start, .fini = stop, .timeout = 120)
+{
+	char           data[256], dir[300], m1[64], m2[64], m3[64], why[128];
+	hb_family_opts fams[CONTENT_FAM_COUNT];
+	hb_table      *t = NULL;
+	wb_idgen      *gen = wb_idgen_new();
+	uint64_t       author = 7, id1, id2, id3, pid;
+	uint8_t        row[8], *v, *raw;
+	size_t         vn, rn, pn;
+	hb_table_opts  topts = { 0 };
+	VipsImage     *im = NULL;
+	void          *jpg = NULL;
+	size_t         jn = 0;
+
+	/* the old store, written with the daemon stopped */
+	rt_client_close(cli);
+	cli = NULL;
+	cr_assert_eq(wbt_stop(daemon_, SIGTERM, 10000), 0);
+	cr_assert_eq(VIPS_INIT("content_test"), 0);
+	cr_assert_eq(vips_black(&im, 40, 30, "bands", 3, NULL), 0);
+	cr_assert_eq(vips_jpegsave_buffer(im, &jpg, &jn, "strip", TRUE, NULL), 0);
+	g_object_unref(im);
+	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
+	snprintf(dir, sizeof(dir), "%s/content", data);
+	content_schema_families(fams);
+	cr_assert_eq(hb_open(&t, dir, fams, CONTENT_FAM_COUNT, &topts), WB_OK);
+	hb_u64_be(row, author);
+	id1 = wb_id_next(gen, 5, wb_now_ms());
+	id2 = wb_id_next(gen, 5, wb_now_ms());
+	id3 = wb_id_next(gen, 5, wb_now_ms());
+	pid = wb_id_next(gen, 5, wb_now_ms());
+	wb_media_id_format(m1, author, id1);
+	wb_media_id_format(m2, author, id2);
+	wb_media_id_format(m3, author, id3);
+	cr_assert_not_null(raw = wbt_img_jpeg_meta(jpg, jn, 6, &rn));
+	v = old_value(2, 40, 30, raw, rn, &vn);
+	cr_assert_eq(hb_put(t, CONTENT_FAM_MEDIA, row, 8, NULL, 0, id1, v, vn), WB_OK);
+	free(v);
+	free(raw);
+	static const uint8_t head[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
+		'I', 'H', 'D', 'R', 0, 0, 0, 64, 0, 0, 0, 48, 8, 2, 0, 0, 0, 0x5a, 0x2b, 0x3c, 0x4d,
+		1, 2 };
+	v = old_value(1, 64, 48, head, sizeof(head), &vn);
+	cr_assert_eq(hb_put(t, CONTENT_FAM_MEDIA, row, 8, NULL, 0, id2, v, vn), WB_OK);
+	free(v);
+	uint8_t *png = wbt_png(20, 10, 1, &pn);
+	cr_assert_not_null(raw = wbt_img_png_meta(png, pn, &rn));
+	v = old_value(1, 20, 10, raw, rn, &vn);
+	cr_assert_eq(hb_put(t, CONTENT_FAM_UPLOAD, row, 8, NULL, 0, id3, v, vn), WB_OK);
+	free(v);
+	free(raw);
+	free(png);
+	wb_obj *post = wb_msg_new(), *ims = wb_add_objs(post, WB_F_IMAGES, 2);
+	wb_set_cstr(post, WB_F_TEXT, "from before");
+	wb_set_cstr(&ims[0], WB_F_MEDIA, m1);
+	wb_set_cstr(&ims[0], WB_F_TYPE, "image/jpeg");
+	wb_set_u64(&ims[0], WB_F_WIDTH, 40);
+	wb_set_u64(&ims[0], WB_F_HEIGHT, 30);
+	wb_set_cstr(&ims[0], WB_F_ALT, "a black square");
+	wb_set_cstr(&ims[1], WB_F_MEDIA, m2);
+	wb_set_cstr(&ims[1], WB_F_TYPE, "image/png");
+	wb_set_u64(&ims[1], WB_F_WIDTH, 64);
+	wb_set_u64(&ims[1], WB_F_HEIGHT, 48);
+	cr_assert_eq(content_post_encode_rich(post, &v, &vn), WB_OK);
+	cr_assert_eq(hb_put(t, CONTENT_FAM_POST, row, 8, NULL, 0, pid, v, vn), WB_OK);
+	free(v);
+	wb_msg_free(post);
+	/* a store from before has no mark: the pass is due */
+	hb_batch *b = NULL;
+	cr_assert_eq(hb_batch_new(&b), WB_OK);
+	cr_assert_eq(hb_batch_delete_column(b, t, CONTENT_FAM_META, CONTENT_META_REENCODED,
+	                 sizeof(CONTENT_META_REENCODED) - 1, NULL, 0, HB_LATEST),
+	    WB_OK);
+	cr_assert_eq(hb_write(t, b), WB_OK);
+	hb_batch_free(b);
+	hb_close(t);
+	g_free(jpg);
+	wb_idgen_free(gen);
+
+	/* the first start runs the pass */
+	start();
+	wb_obj *st = reencode_wait(false);
+	cr_assert_str_eq(wb_str(st, WB_F_STATE, ""), "done", "%s", wb_str(st, WB_F_MSG, ""));
+	cr_assert_eq(wb_u64(st, WB_F_DONE, 0), 2, "the JPEG and the upload");
+	cr_assert_eq(wb_u64(st, WB_F_ERRORS, 0), 1, "the header without an image");
+	cr_assert_eq(wb_u64(st, WB_F_COUNT, 0), 1, "one post");
+	wb_msg_free(st);
+
+	wb_obj       *tl = timeline(author, 0, 0, 0, 0);
+	const wb_obj *posts, *imgs;
+	size_t        n, ni;
+	cr_assert(wb_get_objs(tl, WB_F_POSTS, &posts, &n));
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_TEXT, ""), "from before");
+	cr_assert(wb_get_objs(&posts[0], WB_F_IMAGES, &imgs, &ni));
+	cr_assert_eq(ni, 1, "the non-image's record is gone");
+	cr_assert_str_eq(wb_str(&imgs[0], WB_F_MEDIA, ""), m1);
+	cr_assert_eq(wb_u64(&imgs[0], WB_F_WIDTH, 0), 30, "turned upright");
+	cr_assert_eq(wb_u64(&imgs[0], WB_F_HEIGHT, 0), 40);
+	cr_assert_eq(wb_u64(&imgs[0], WB_F_PREVIEW_WIDTH, 0), 30);
+	cr_assert_eq(wb_u64(&imgs[0], WB_F_PREVIEW_HEIGHT, 0), 40);
+	cr_assert_str_eq(wb_str(&imgs[0], WB_F_ALT, ""), "a black square");
+	wb_msg_free(tl);
+
+	got g = { 0 };
+	cr_assert_eq(media_fetch(m1, 0, false, &g), WB_OK);
+	cr_assert(wbt_img_clean(g.p, g.n, why, sizeof(why)), "the JPEG: %s", why);
+	cr_assert_eq(g.width, 30);
+	free(g.p);
+	cr_assert_eq(media_fetch(m1, 0, true, &g), WB_OK);
+	cr_assert(wbt_img_clean(g.p, g.n, why, sizeof(why)), "its preview: %s", why);
+	free(g.p);
+	cr_assert_eq(media_get(m2, author, false, NULL), WB_ENOMEDIA, "the non-image is gone");
+	cr_assert_eq(media_fetch(m3, author, false, &g), WB_OK);
+	cr_assert(wbt_img_clean(g.p, g.n, why, sizeof(why)), "the upload: %s", why);
+	free(g.p);
+	cr_assert_eq(media_get(m3, author, true, NULL), WB_OK, "the upload's preview");
+
+	/* asked again: nothing left to do */
+	st = reencode_wait(true);
+	cr_assert_str_eq(wb_str(st, WB_F_STATE, ""), "done");
+	cr_assert_eq(wb_u64(st, WB_F_DONE, 0), 0);
+	cr_assert_eq(wb_u64(st, WB_F_ERRORS, 0), 0);
+	wb_msg_free(st);
 }

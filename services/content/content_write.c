@@ -1,13 +1,15 @@
 /*
- * content_write.c - post.publish and post.delete: the post, its index
- * entries, its images' move out of (or deletion from) the media families
- * and its event commit in one batch through the event log.
+ * content_write.c - the service's open, close and routes, and
+ * post.publish and post.delete: the post, its index entries, its images'
+ * move out of (or deletion from) the media families and its event commit
+ * in one batch through the event log.
  *
  * Both run under write_mu, so ids are issued in seq order, the newest id
  * in meta never goes backwards, and a post is deleted (and its delete
  * event logged) at most once.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "content_int.h"
 #include "rt_log.h"
@@ -46,12 +48,36 @@ content_open(content **out, hb_table *t, evlog *log)
 		return rc;
 	}
 	pthread_mutex_init(&c->write_mu, NULL);
+	pthread_mutex_init(&c->decode_mu, NULL);
+	pthread_mutex_init(&c->rc_mu, NULL);
+	pthread_cond_init(&c->rc_cv, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* content_decode's timed wait */
+	pthread_cond_init(&c->decode_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	c->decodes_max = CONTENT_MEDIA_DECODES;
+	atomic_init(&c->decode_busy, 0);
 	if ((rc = content_media_limits(
-	         c, CONTENT_MEDIA_MAX, CONTENT_MEDIA_PIXELS, CONTENT_MEDIA_RATE)) != WB_OK) {
+	         c, CONTENT_MEDIA_MAX, CONTENT_MEDIA_PIXELS, CONTENT_MEDIA_RATE)) != WB_OK ||
+	    (rc = content_image_init()) != WB_OK) {
 		content_close(c);
 		return rc;
 	}
 	*out = c;
+	return WB_OK;
+}
+
+int
+content_media_decodes(content *c, unsigned n)
+{
+	if (n == 0) {
+		return WB_EINVAL;
+	}
+	pthread_mutex_lock(&c->decode_mu);
+	c->decodes_max = n;
+	pthread_cond_broadcast(&c->decode_cv);
+	pthread_mutex_unlock(&c->decode_mu);
 	return WB_OK;
 }
 
@@ -78,7 +104,12 @@ content_close(content *c)
 	if (c == NULL) {
 		return;
 	}
+	content_reencode_stop(c);
 	pthread_mutex_destroy(&c->write_mu);
+	pthread_mutex_destroy(&c->decode_mu);
+	pthread_cond_destroy(&c->decode_cv);
+	pthread_mutex_destroy(&c->rc_mu);
+	pthread_cond_destroy(&c->rc_cv);
 	rt_rate_close(c->uploads);
 	wb_idgen_free(c->ids);
 	free(c);
@@ -90,6 +121,38 @@ content_gauge_last_seq(void *arg)
 {
 	content *c = arg;
 	return evlog_last(c->log);
+}
+
+/* content_gauge_decodes is the number of images being decoded now. */
+static uint64_t
+content_gauge_decodes(void *arg)
+{
+	content *c = arg;
+
+	pthread_mutex_lock(&c->decode_mu);
+	uint64_t n = c->decodes;
+	pthread_mutex_unlock(&c->decode_mu);
+	return n;
+}
+
+/* content_gauge_busy counts the uploads refused because every decoder was busy. */
+static uint64_t
+content_gauge_busy(void *arg)
+{
+	content *c = arg;
+	return atomic_load(&c->decode_busy);
+}
+
+/* content_gauge_reencode is the re-encode pass's state: 0 idle, 1 running, 2 done, 3 failed. */
+static uint64_t
+content_gauge_reencode(void *arg)
+{
+	content *c = arg;
+
+	pthread_mutex_lock(&c->rc_mu);
+	uint64_t st = (uint64_t)c->rc_state;
+	pthread_mutex_unlock(&c->rc_mu);
+	return st;
 }
 
 int
@@ -116,6 +179,30 @@ content_register(content *c, rt_server *s)
 	}
 	if (rc == WB_OK) {
 		rc = rt_server_handle(s, WB_OP_MEDIA_GET, content_media_get, c);
+	}
+	if (rc == WB_OK) {
+		rc = rt_server_handle(s, WB_OP_MEDIA_REENCODE, content_media_reencode, c);
+	}
+	if (rc == WB_OK) {
+		rc = rt_server_handle(
+		    s, WB_OP_MEDIA_REENCODE_STATUS, content_media_reencode_status, c);
+	}
+	if (rc == WB_OK) {
+		rc = rt_server_gauge(s, "media_decodes", content_gauge_decodes, c);
+	}
+	if (rc == WB_OK) {
+		rc = rt_server_gauge(s, "media_decodes_busy", content_gauge_busy, c);
+	}
+	if (rc == WB_OK) {
+		rc = rt_server_gauge(s, "media_reencode_state", content_gauge_reencode, c);
+	}
+	/* a store with images from before they were decoded: write them again */
+	hb_cell *cell = NULL;
+	if (rc == WB_OK && (rc = hb_get(c->t, CONTENT_FAM_META, CONTENT_META_REENCODED,
+	                        sizeof(CONTENT_META_REENCODED) - 1, NULL, 0, &cell)) == WB_OK) {
+		hb_cell_free(cell);
+	} else if (rc == WB_ENOTFOUND) {
+		rc = content_reencode_start(c) ? WB_OK : WB_ENOMEM;
 	}
 	return rc;
 }
@@ -265,6 +352,10 @@ content_delete_rich(content *c, hb_batch *b, uint64_t author, uint64_t id, const
 		    wb_media_id_parse(s, n, &a, &mid) && a == author) {
 			rc = hb_batch_delete_version(
 			    b, c->t, CONTENT_FAM_MEDIA, urow, 8, NULL, 0, mid);
+			if (rc == WB_OK) {
+				rc = hb_batch_delete_version(
+				    b, c->t, CONTENT_FAM_MEDIA_PREVIEW, urow, 8, NULL, 0, mid);
+			}
 		}
 	}
 	return rc;

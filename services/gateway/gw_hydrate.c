@@ -8,11 +8,13 @@
  * Results keep the order of the ids asked for.  A post or user reported
  * missing (deleted since the id was stored) is skipped, not an error.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "gw_int.h"
 #include "gw_names.h"
 #include "gw_postcache.h"
+#include "wb_id.h"
 
 int
 gw_copy_user(const wb_obj *src, wb_obj *dst)
@@ -34,7 +36,24 @@ gw_copy_user(const wb_obj *src, wb_obj *dst)
 	return rc;
 }
 
-/* gw_hydrate_post copies one post record, adding its author's name. */
+/* gw_hydrate_preview adds to an image record with a preview the preview's path on the HTTP port
+ * (http_api.c's route). */
+static int
+gw_hydrate_preview(wb_obj *im)
+{
+	const char *media;
+	size_t      n;
+	char        url[WB_MEDIA_ID_MAX + 32];
+
+	if (!wb_has(im, WB_F_PREVIEW_WIDTH) || !wb_get_str(im, WB_F_MEDIA, &media, &n) ||
+	    n >= WB_MEDIA_ID_MAX) {
+		return WB_OK; /* stored before previews: the re-encode pass gives it one */
+	}
+	snprintf(url, sizeof(url), "/media/%.*s/preview", (int)n, media);
+	return wb_set_cstr(im, WB_F_PREVIEW_URL, url);
+}
+
+/* gw_hydrate_post copies one post record, adding its author's name and its previews' paths. */
 static int
 gw_hydrate_post(const wb_obj *src, const char *name, wb_obj *dst)
 {
@@ -64,7 +83,8 @@ gw_hydrate_post(const wb_obj *src, const char *name, wb_obj *dst)
 	if (wb_get_objs(src, WB_F_IMAGES, &images, &nimages)) {
 		wb_obj *out = wb_add_objs(dst, WB_F_IMAGES, nimages);
 		for (size_t i = 0; i < nimages; i++) {
-			if (out == NULL || (rc = wb_copy(&out[i], &images[i])) != WB_OK) {
+			if (out == NULL || (rc = wb_copy(&out[i], &images[i])) != WB_OK ||
+			    (rc = gw_hydrate_preview(&out[i])) != WB_OK) {
 				return out == NULL ? WB_ENOMEM : rc;
 			}
 		}

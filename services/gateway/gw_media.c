@@ -4,7 +4,7 @@
  * and decides their type and size.
  *
  *   upload  token -> uid -> media.put {uid, data} (the bytes not copied)
- *   media   token? -> uid (0: anyone) -> media.get {media, uid}
+ *   media   token? -> uid (0: anyone) -> media.get {media, uid, preview?}
  */
 #include "gw_int.h"
 #include "wb_id.h"
@@ -55,6 +55,7 @@ gw_op_media(gw *g, const wb_obj *req, wb_obj *rep)
 	const char *media = "";
 	size_t      len = 0;
 	uint64_t    uid, author = 0, id;
+	bool        preview = false;
 	wb_obj     *q;
 	int         rc;
 
@@ -62,13 +63,15 @@ gw_op_media(gw *g, const wb_obj *req, wb_obj *rep)
 		return rc;
 	}
 	(void)wb_get_str(req, WB_F_MEDIA, &media, &len);
+	(void)wb_get_bool(req, WB_F_PREVIEW, &preview);
 	if (!wb_media_id_parse(media, len, &author, &id)) {
 		wb_reply_error(rep, WB_ENOMEDIA, "no such media: not a media id");
 		return WB_ENOMEDIA;
 	}
 	if ((q = wb_request(WB_OP_MEDIA_GET)) != NULL &&
 	    (wb_set_str(q, WB_F_MEDIA, media, len) != WB_OK ||
-	        (uid != 0 && wb_set_u64(q, WB_F_UID, uid) != WB_OK))) {
+	        (uid != 0 && wb_set_u64(q, WB_F_UID, uid) != WB_OK) ||
+	        (preview && wb_set_bool(q, WB_F_PREVIEW, true) != WB_OK))) {
 		wb_msg_free(q);
 		q = NULL;
 	}

@@ -7,6 +7,7 @@
  *   warblectl --json profile bob      (one JSON object per command)
  *   warblectl post --title "Tea" --category drinks --image cup.png --alt "a cup" "brewed"
  *   warblectl upload cup.png          warblectl media 7-7321123456789012 -o cup.png
+ *   warblectl media 7-7321123456789012 --preview -o small.webp
  *
  * The session token lives in $XDG_CONFIG_HOME/warble/token (or
  * ~/.config/warble/token), mode 0600; $WARBLE_TOKEN overrides it.
@@ -20,6 +21,8 @@
  *   warblectl admin restore DIR DATA    a backup's stores into a fresh data folder
  *   warblectl admin rebuild-inbox       every inbox again from relation and content
  *   warblectl admin rotate-session-key  a new key signs sessions (--revoke: end the old ones)
+ *   warblectl admin reencode-media      every stored image decoded and written again,
+ *                                       with a preview (content_reencode.c)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -67,6 +70,7 @@ enum {
 	CTL_O_IMAGE = 1 << 13, /* --image, and --alt after it */
 	CTL_O_OUTPUT = 1 << 14,
 	CTL_O_REVOKE = 1 << 15,
+	CTL_O_PREVIEW = 1 << 16, /* media: the preview */
 };
 
 #define CTL_IMAGES_MAX 4 /* images on a post: publish takes 1-4 */
@@ -659,12 +663,17 @@ ctl_cmd_update_profile(ctl *x)
 	return ctl_profile_out(x, u);
 }
 
-/* ctl_media_line prints an image's id, type, dimensions and size on one line. */
+/* ctl_media_line prints an image's id, type, dimensions and size (and its preview's) on a line. */
 static void
 ctl_media_line(const char *what, const warble_media_t *m)
 {
-	printf("%s %s %s %" PRIu32 "x%" PRIu32 " (%" PRIu64 " bytes)\n", what, m->media, m->type,
+	printf("%s %s %s %" PRIu32 "x%" PRIu32 " (%" PRIu64 " bytes)", what, m->media, m->type,
 	    m->width, m->height, m->size);
+	if (m->preview_size > 0) {
+		printf(", preview %" PRIu32 "x%" PRIu32 " (%" PRIu64 " bytes)", m->preview_width,
+		    m->preview_height, m->preview_size);
+	}
+	printf("\n");
 }
 
 /* ctl_media_json is an image's record as JSON (file: where its bytes went, or NULL). */
@@ -677,6 +686,12 @@ ctl_media_json(const warble_media_t *m, bool with_public, const char *file)
 
 	if (o != NULL && with_public) {
 		json_object_set_new(o, "public", json_boolean(m->public_));
+	}
+	if (o != NULL && m->preview_size > 0) {
+		json_object_set_new(o, "preview_width", json_integer((json_int_t)m->preview_width));
+		json_object_set_new(
+		    o, "preview_height", json_integer((json_int_t)m->preview_height));
+		json_object_set_new(o, "preview_size", json_integer((json_int_t)m->preview_size));
 	}
 	if (o != NULL && file != NULL) {
 		json_object_set_new(o, "file", json_string(file));
@@ -773,14 +788,17 @@ ctl_write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
-/* ctl_cmd_media fetches an image and writes its bytes to -o FILE or to stdout; the file is only made once the bytes are here. */
+/* ctl_cmd_media fetches an image (or its --preview) and writes its bytes to -o FILE or to stdout;
+ * the file is only made once the bytes are here. */
 static int
 ctl_cmd_media(ctl *x)
 {
 	warble_media_t *m;
 	char            msg[4200];
-	int             rc = warble_media(x->c, x->args[0], &m), fd = STDOUT_FILENO;
-	bool            ok;
+	int rc = (x->given & CTL_O_PREVIEW) != 0 ? warble_media_preview(x->c, x->args[0], &m)
+	                                         : warble_media(x->c, x->args[0], &m),
+	    fd = STDOUT_FILENO;
+	bool ok;
 
 	if (rc != WARBLE_OK) {
 		return ctl_fail(x, rc);
@@ -1447,6 +1465,76 @@ ctl_cmd_admin_rotate_key(ctl *x)
 	return 0;
 }
 
+/* ctl_reencode_line prints the re-encode pass's progress on stderr (a line a call off a tty). */
+static void
+ctl_reencode_line(const wb_obj *st, bool tty, bool last)
+{
+	fprintf(stderr,
+	    "%sreencode-media %s: %" PRIu64 " images written again (of about %" PRIu64 "), %" PRIu64
+	    " posts updated, %" PRIu64 " deleted (no image)  %.1f s%s",
+	    tty ? "\r" : "", wb_str(st, WB_F_STATE, "?"), wb_u64(st, WB_F_DONE, 0),
+	    wb_u64(st, WB_F_TOTAL, 0), wb_u64(st, WB_F_COUNT, 0), wb_u64(st, WB_F_ERRORS, 0),
+	    (double)wb_u64(st, WB_F_ELAPSED, 0) / 1000.0, tty && !last ? "" : "\n");
+	fflush(stderr);
+}
+
+/*
+ * ctl_cmd_admin_reencode_media starts the content service's re-encode
+ * pass (media.reencode: every stored image decoded and written again with
+ * no metadata, and a preview) and follows it to its end, unless --no-wait.
+ * A pass running already (the one a store starts after an upgrade) is
+ * followed, not started twice.
+ */
+static int
+ctl_cmd_admin_reencode_media(ctl *x)
+{
+	wb_obj  *rep = NULL;
+	char     msg[512];
+	bool     tty = isatty(STDERR_FILENO) && !x->json;
+	uint64_t next_line = 0;
+	int      rc;
+
+	if ((rc = ctl_admin_call(x, WB_EP_CONTENT, wb_request(WB_OP_MEDIA_REENCODE), &rep, msg,
+	         sizeof(msg))) != WB_OK) {
+		return ctl_admin_fail(x, rc, msg);
+	}
+	for (;;) {
+		const char *state = wb_str(rep, WB_F_STATE, "?");
+		bool        over = strcmp(state, "running") != 0 || (x->given & CTL_O_NO_WAIT) != 0;
+		if (!x->json && (tty || over || wb_mono_us() / 1000 >= next_line)) {
+			ctl_reencode_line(rep, tty, over);
+			next_line = wb_mono_us() / 1000 + 5000;
+		}
+		if (over) {
+			break;
+		}
+		wb_msg_free(rep);
+		usleep(200000);
+		if ((rc = ctl_admin_call(x, WB_EP_CONTENT, wb_request(WB_OP_MEDIA_REENCODE_STATUS),
+		         &rep, msg, sizeof(msg))) != WB_OK) {
+			return ctl_admin_fail(x, rc, msg);
+		}
+	}
+	const char *state = wb_str(rep, WB_F_STATE, "?");
+	if (strcmp(state, "failed") == 0) {
+		snprintf(msg, sizeof(msg), "the re-encode pass failed: %s (run it again)",
+		    wb_str(rep, WB_F_MSG, "?"));
+		wb_msg_free(rep);
+		return ctl_admin_fail(x, WB_EUNAVAIL, msg);
+	}
+	rc = 0;
+	if (x->json) {
+		rc = ctl_emit(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "state", state, "images",
+		    (json_int_t)wb_u64(rep, WB_F_DONE, 0), "total",
+		    (json_int_t)wb_u64(rep, WB_F_TOTAL, 0), "posts",
+		    (json_int_t)wb_u64(rep, WB_F_COUNT, 0), "deleted",
+		    (json_int_t)wb_u64(rep, WB_F_ERRORS, 0), "elapsed_ms",
+		    (json_int_t)wb_u64(rep, WB_F_ELAPSED, 0)));
+	}
+	wb_msg_free(rep);
+	return rc;
+}
+
 /* --- files for post --image, upload and media -o ----------------------- */
 
 /* ctl_read_image reads an image file whole (at most what one request carries); exit status 1 with a message if it cannot. */
@@ -1534,7 +1622,8 @@ static const ctl_cmd ctl_cmds[] = {
 	{ "post", 1, CTL_O_TITLE | CTL_O_CATEGORY | CTL_O_IMAGE, ctl_cmd_post, 2,
 	    "post [--title T] [--category C] [--image FILE [--alt TEXT]]... TEXT" },
 	{ "upload", 1, 0, ctl_cmd_upload, 2, "upload FILE" },
-	{ "media", 1, CTL_O_OUTPUT, ctl_cmd_media, 1, "media ID [-o FILE]" },
+	{ "media", 1, CTL_O_OUTPUT | CTL_O_PREVIEW, ctl_cmd_media, 1,
+	    "media ID [--preview] [-o FILE]" },
 	{ "delete", 1, 0, ctl_cmd_delete, 2, "delete ID" },
 	{ "home", 0, CTL_O_BEFORE | CTL_O_LIMIT, ctl_cmd_home, 2,
 	    "home [--before ID] [--limit N]" },
@@ -1561,6 +1650,8 @@ static const ctl_cmd ctl_admin_cmds[] = {
 	    0, "admin rebuild-inbox [--depth N] [--no-wait]" },
 	{ "rotate-session-key", 0, CTL_O_URLS | CTL_O_REVOKE, ctl_cmd_admin_rotate_key, 0,
 	    "admin rotate-session-key [--revoke]" },
+	{ "reencode-media", 0, CTL_O_URLS | CTL_O_NO_WAIT, ctl_cmd_admin_reencode_media, 0,
+	    "admin reencode-media [--no-wait]" },
 };
 
 #define CTL_NADMIN (sizeof(ctl_admin_cmds) / sizeof(ctl_admin_cmds[0]))
@@ -1600,12 +1691,13 @@ ctl_usage_print(FILE *f)
 	           "                   up to 4; TEXT may then be left out or \"\"\n"
 	           "  --alt TEXT       post: the description of the --image before it\n"
 	           "  -o, --output FILE  media: write the bytes to FILE (default stdout)\n"
+	           "  --preview        media: the image's preview (a WebP, at most 640 px a side)\n"
 	           "  --user-url URL, --relation-url URL, --content-url URL, --inbox-url URL\n"
 	           "                   admin: each service's own port (WARBLE_USER_URL, ...;\n"
 	           "                   the defaults of warble-NAME --print-defaults)\n"
 	           "  --depth N        rebuild-inbox: posts per follow (default the inbox's\n"
 	           "                   WARBLE_BACKFILL), 1-100000\n"
-	           "  --no-wait        rebuild-inbox: start it and return\n"
+	           "  --no-wait        rebuild-inbox, reencode-media: start it and return\n"
 	           "  --revoke         rotate-session-key: end every session of the earlier\n"
 	           "                   keys now (default: they last until they expire)\n"
 	           "  --inbox-last     backup: take the inbox last (unsafe; the manifest check\n"
@@ -1648,6 +1740,7 @@ main(int argc, char **argv)
 		{ "image", required_argument, NULL, 'i' },
 		{ "alt", required_argument, NULL, 'A' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "preview", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1761,6 +1854,9 @@ main(int argc, char **argv)
 			x.output = optarg;
 			x.given |= CTL_O_OUTPUT;
 			break;
+		case 'P':
+			x.given |= CTL_O_PREVIEW;
+			break;
 		case 'h':
 			ctl_usage_print(stdout);
 			return 0;
@@ -1775,8 +1871,8 @@ main(int argc, char **argv)
 	}
 	bool admin = strcmp(argv[optind], "admin") == 0;
 	if (admin && optind + 1 >= argc) {
-		return ctl_usage_error(
-		    "%s", "admin needs a command: backup, restore or rebuild-inbox");
+		return ctl_usage_error("%s",
+		    "admin needs a command: backup, restore, rebuild-inbox or reencode-media");
 	}
 	for (size_t i = 0; !admin && i < CTL_NCMDS; i++) {
 		if (strcmp(argv[optind], ctl_cmds[i].name) == 0) {

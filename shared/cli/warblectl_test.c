@@ -353,6 +353,19 @@ ct_file_is(const char *path, const void *data, size_t len)
 	return same;
 }
 
+/* ct_file_read returns path's bytes (malloc'd, *len of them). */
+static unsigned char *
+ct_file_read(const char *path, size_t *len)
+{
+	FILE          *f = fopen(path, "rb");
+	unsigned char *buf = malloc(1 << 22);
+
+	cr_assert(f != NULL && buf != NULL, "%s", path);
+	*len = fread(buf, 1, 1 << 22, f);
+	fclose(f);
+	return buf;
+}
+
 /* ct_png writes a w x h PNG to <dir>/name and returns its bytes (*len of them). */
 static unsigned char *
 ct_png(char *path, size_t n, const char *name, uint32_t w, uint32_t h, uint32_t seed, size_t *len)
@@ -393,25 +406,34 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	ct_expect(o, bob, CT_ARGS("login", "bob"), 0, NULL);
 	ct_expect(o, bob, CT_ARGS("follow", "alice"), 0, NULL);
 
-	/* upload: the id, type and dimensions */
+	/* upload: the id, type and dimensions, and the preview's */
 	ct_expect(o, alice, CT_ARGS("upload", f1), 0, NULL);
 	cr_assert(strstr(o->out, "media ") == o->out, "%s", o->out);
-	snprintf(want, sizeof(want), " image/png 40x30 (%zu bytes)\n", l1);
-	cr_assert(strstr(o->out, want) != NULL, "%s", o->out);
+	cr_assert(strstr(o->out, " image/png 40x30 (") != NULL, "%s", o->out);
+	cr_assert(strstr(o->out, " bytes), preview 40x30 (") != NULL, "%s", o->out);
 	ct_expect(o, alice, CT_ARGS("--json", "upload", f3), 0, NULL);
 	j = ct_json(o);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "type")), "image/png");
 	cr_assert_eq(json_integer_value(json_object_get(j, "width")), 8);
 	cr_assert_eq(json_integer_value(json_object_get(j, "height")), 8);
-	cr_assert_eq(json_integer_value(json_object_get(j, "size")), (json_int_t)l3);
-	char up3[64];
+	cr_assert_eq(json_integer_value(json_object_get(j, "preview_width")), 8);
+	cr_assert_gt(json_integer_value(json_object_get(j, "preview_size")), 0);
+	json_int_t size3 = json_integer_value(json_object_get(j, "size"));
+	char       up3[64];
 	snprintf(up3, sizeof(up3), "%s", json_string_value(json_object_get(j, "media")));
 	json_decref(j);
-	/* an upload is its uploader's alone until it is on a post */
+	/* an upload is its uploader's alone until it is on a post; what is stored is
+	 * the image written again, of the size the upload said */
 	ct_expect(o, alice, CT_ARGS("media", up3, "-o", out), 0, NULL);
 	cr_assert(strstr(o->out, "not yet on a post") != NULL, "%s", o->out);
-	cr_assert(ct_file_is(out, p3, l3), "media -o wrote other bytes");
+	size_t         s3;
+	unsigned char *stored3 = ct_file_read(out, &s3);
+	cr_assert_eq((json_int_t)s3, size3);
+	cr_assert_eq(memcmp(stored3, "\x89PNG", 4), 0);
+	free(stored3);
 	ct_expect(o, bob, CT_ARGS("media", up3, "-o", out), 1, "warblectl: NO_SUCH_MEDIA");
+	ct_expect(o, alice, CT_ARGS("media", up3, "--preview", "-o", out), 0, NULL);
+	cr_assert(strstr(o->out, "(image/webp 8x8, not yet on a post)") != NULL, "%s", o->out);
 
 	/* post --image: uploads, then publishes; --alt goes with the --image before it */
 	ct_expect(o, alice,
@@ -472,21 +494,30 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert(strstr(o->out, want) != NULL, "%s", o->out);
 	cr_assert(strstr(o->out, "\n  [dogs]\n  image ") != NULL, "no text line: %s", o->out);
 
-	/* media: the exact bytes, to a file or to stdout, for anyone once posted */
+	/* media: the stored bytes, the same to a file or to stdout, for anyone once posted */
+	size_t         s1, s2;
+	unsigned char *stored1, *stored2;
 	ct_expect(o, nobody, CT_ARGS("media", m1, "-o", out), 0, NULL);
-	snprintf(want, sizeof(want), "wrote %zu bytes to ", l1);
+	stored1 = ct_file_read(out, &s1);
+	snprintf(want, sizeof(want), "wrote %zu bytes to ", s1);
 	cr_assert(strstr(o->out, want) == o->out, "%s", o->out);
-	cr_assert(ct_file_is(out, p1, l1), "media -o wrote other bytes");
-	ct_expect(o, bob, CT_ARGS("media", m2), 0, NULL);
-	cr_assert_eq(o->nout, l2);
-	cr_assert_eq(memcmp(o->out, p2, l2), 0, "media to stdout: other bytes");
+	ct_expect(o, bob, CT_ARGS("media", m1), 0, NULL);
+	cr_assert_eq(o->nout, s1);
+	cr_assert_eq(memcmp(o->out, stored1, s1), 0, "media to stdout: other bytes");
+	ct_expect(o, bob, CT_ARGS("media", m2, "-o", out), 0, NULL);
+	stored2 = ct_file_read(out, &s2);
 	ct_expect(o, bob, CT_ARGS("--json", "media", m2, "--output", out), 0, NULL);
 	j = ct_json(o);
 	cr_assert(json_is_true(json_object_get(j, "public")));
-	cr_assert_eq(json_integer_value(json_object_get(j, "size")), (json_int_t)l2);
+	cr_assert_eq(json_integer_value(json_object_get(j, "size")), (json_int_t)s2);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "file")), out);
 	json_decref(j);
-	cr_assert(ct_file_is(out, p2, l2));
+	cr_assert(ct_file_is(out, stored2, s2));
+	ct_expect(o, nobody, CT_ARGS("--json", "media", m2, "--preview", "-o", out), 0, NULL);
+	j = ct_json(o);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "type")), "image/webp");
+	cr_assert_eq(json_integer_value(json_object_get(j, "height")), 64);
+	json_decref(j);
 
 	/* timeline --category */
 	ct_expect(o, bob, CT_ARGS("--json", "timeline", "alice", "--category", "cats"), 0, NULL);
@@ -500,8 +531,9 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert(strstr(o->out, "(no posts)") != NULL, "%s", o->out);
 
 	/* errors */
+	ct_expect(o, nobody, CT_ARGS("media", m2, "-o", out), 0, NULL);
 	ct_expect(o, alice, CT_ARGS("media", "1-1", "-o", out), 1, "warblectl: NO_SUCH_MEDIA");
-	cr_assert(ct_file_is(out, p2, l2), "a failed fetch leaves the file alone");
+	cr_assert(ct_file_is(out, stored2, s2), "a failed fetch leaves the file alone");
 	ct_expect(o, alice, CT_ARGS("upload", ftxt), 1, "warblectl: BAD_MEDIA");
 	cr_assert(strstr(o->err, "notes.txt") != NULL, "the file is named: %s", o->err);
 	ct_expect(o, alice, CT_ARGS("post", "--image", ftxt, "caption"), 1, "warblectl: BAD_MEDIA");
@@ -517,5 +549,7 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	free(p1);
 	free(p2);
 	free(p3);
+	free(stored1);
+	free(stored2);
 	free(o);
 }

@@ -59,14 +59,20 @@ typedef struct warble_client warble_client;
 /*
  * An image of a post.  media is its id, "<author uid>-<id>"
  * ("7-7321123456789012"): warble_media fetches its bytes, and over HTTP it
- * is served at /media/<media>.
+ * is served at /media/<media>.  Its preview (a WebP of at most 640 px a
+ * side, what a timeline shows) comes from warble_media_preview, and over
+ * HTTP from /media/<media>/preview; preview_width and preview_height came
+ * in 0.3 (one reserved slot on 64-bit, two on 32-bit): 0 when the image
+ * has no preview yet (stored before previews, until the re-encode pass)
+ * or the library predates them.
  */
 typedef struct warble_image_t {
 	char     *media;
 	char     *type;          /* MIME type: image/png, image/jpeg, image/gif, image/webp */
-	uint32_t  width, height; /* pixels */
+	uint32_t  width, height; /* pixels (a frame's, for an animation) */
 	char     *alt;           /* description ("" if none) */
-	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
+	uint32_t  preview_width, preview_height; /* its preview's pixels (0: none yet) */
+	uintptr_t reserved_[WARBLE_RESERVED - 8 / sizeof(uintptr_t)]; /* room to grow: zero */
 } warble_image_t;
 
 /*
@@ -126,10 +132,14 @@ typedef struct warble_attach_t {
 } warble_attach_t;
 
 /*
- * An uploaded image (warble_upload, warble_media).  data holds size bytes
- * (a NUL follows them, not counted) and is NULL from warble_upload.
- * public_ is true once the image is on a post (anyone may read it); an
- * upload not yet on a post is served to its uploader only, and expires.
+ * An uploaded image (warble_upload, warble_media, warble_media_preview).
+ * data holds size bytes (a NUL follows them, not counted) and is NULL from
+ * warble_upload.  public_ is true once the image is on a post (anyone may
+ * read it); an upload not yet on a post is served to its uploader only,
+ * and expires.  The bytes are what the server wrote from the decoded
+ * upload (no metadata, turned upright), never the upload's own.  From
+ * warble_upload, preview_* give its preview's size (since 0.3, in reserved
+ * slots: two on 64-bit, four on 32-bit); they are 0 from the others.
  */
 typedef struct warble_media_t {
 	char     *media;         /* its id, "<author uid>-<id>" */
@@ -138,7 +148,9 @@ typedef struct warble_media_t {
 	uint64_t  size;          /* bytes */
 	void     *data;          /* the bytes (NULL from warble_upload) */
 	bool      public_;       /* on a post: anyone may read it */
-	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
+	uint64_t  preview_size;  /* warble_upload: its preview's bytes */
+	uint32_t  preview_width, preview_height; /* warble_upload: its preview's pixels */
+	uintptr_t reserved_[WARBLE_RESERVED - 16 / sizeof(uintptr_t)]; /* room to grow: zero */
 } warble_media_t;
 
 /* warble_open creates a client of the gateway at gateway_url (tcp:// or ipc://), each call bounded by timeout_ms (<= 0: 5000). */
@@ -200,10 +212,14 @@ int warble_post_rich(warble_client *c, const char *text, const char *title, cons
 
 /*
  * warble_upload stores len bytes of a PNG, JPEG, GIF or WebP image for
- * the logged-in user, to attach to a post (warble_post_rich); *out gets
- * its id, type, dimensions and size (data NULL), freed with
- * warble_media_free.  WARBLE_EMEDIATYPE if the bytes are no such image,
- * WARBLE_ETOOBIG over the gateway's limit.  Since 0.2.
+ * the logged-in user, to attach to a post (warble_post_rich): the server
+ * decodes it whole and writes it again with no metadata, and makes its
+ * preview.  *out gets its id, type, dimensions and size, and its
+ * preview's (data NULL), freed with warble_media_free.
+ * WARBLE_EMEDIATYPE if the bytes are not one whole image of those types
+ * (cut short, damaged, or followed by other data), WARBLE_ETOOBIG over
+ * the byte or pixel limit, WARBLE_EUNAVAIL when the server's decoders
+ * are all busy (try again).  Since 0.2.
  */
 int warble_upload(warble_client *c, const void *data, size_t len, warble_media_t **out);
 
@@ -214,7 +230,18 @@ int warble_upload(warble_client *c, const void *data, size_t len, warble_media_t
  */
 int warble_media(warble_client *c, const char *media, warble_media_t **out);
 
-/* warble_media_free frees a result of warble_upload or warble_media; NULL is ignored.  Since 0.2. */
+/*
+ * warble_media_preview fetches an image's preview and its bytes: a WebP
+ * of at most 640 px a side (the first frame of an animation), what a
+ * timeline shows; visible as warble_media is.  WARBLE_ENOMEDIA if there
+ * is none (no such image, or one stored before previews that the
+ * re-encode pass has not reached).  Free *out with warble_media_free.
+ * Since 0.3.
+ */
+int warble_media_preview(warble_client *c, const char *media, warble_media_t **out);
+
+/* warble_media_free frees a result of warble_upload, warble_media or warble_media_preview; NULL is
+ * ignored.  Since 0.2. */
 void warble_media_free(warble_media_t *m);
 
 /* warble_delete deletes one of the logged-in user's posts. */

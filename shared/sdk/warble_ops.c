@@ -312,10 +312,11 @@ warble_upload(warble_client *c, const void *data, size_t len, warble_media_t **o
 	                              : warble_fail(c, rc, NULL);
 }
 
-int
-warble_media(warble_client *c, const char *media, warble_media_t **out)
+/* warble_ops_media fetches an image (its preview if preview) into *out. */
+static int
+warble_ops_media(warble_client *c, const char *media, bool preview, warble_media_t **out)
 {
-	wb_obj *r;
+	wb_obj *q, *r;
 	int     rc;
 
 	if (c == NULL || out == NULL) {
@@ -325,8 +326,12 @@ warble_media(warble_client *c, const char *media, warble_media_t **out)
 	if (media == NULL) {
 		return warble_ops_bad(c, "a media id is required");
 	}
-	rc = warble_call(
-	    c, warble_ops_req(WB_OP_MEDIA, WB_F_MEDIA, media), WARBLE_AUTH_OPTIONAL, &r);
+	q = warble_ops_req(WB_OP_MEDIA, WB_F_MEDIA, media);
+	if (q != NULL && preview && wb_set_bool(q, WB_F_PREVIEW, true) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	rc = warble_call(c, q, WARBLE_AUTH_OPTIONAL, &r);
 	if (rc != WARBLE_OK) {
 		return rc;
 	}
@@ -336,6 +341,18 @@ warble_media(warble_client *c, const char *media, warble_media_t **out)
 	       : rc == WARBLE_EBADMSG
 	           ? warble_fail(c, rc, "media reply lacks its id or bytes, or its size is wrong")
 	           : warble_fail(c, rc, NULL);
+}
+
+int
+warble_media(warble_client *c, const char *media, warble_media_t **out)
+{
+	return warble_ops_media(c, media, false, out);
+}
+
+int
+warble_media_preview(warble_client *c, const char *media, warble_media_t **out)
+{
+	return warble_ops_media(c, media, true, out);
 }
 
 int

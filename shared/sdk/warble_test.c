@@ -3,8 +3,8 @@
  * function with typed results, the error codes and messages an
  * application sees, the token kept by the client, concurrent use of one
  * client, a gateway that is not there; rich posts, uploads and media
- * (0.2); and a program built against the 0.1 header reading posts
- * through the newest shared library.
+ * (0.2) and previews (0.3); and a program built against the 0.1 header
+ * reading posts through the newest shared library.
  */
 #include <criterion/criterion.h>
 #include <libgen.h>
@@ -20,6 +20,7 @@
 #include "warble.h"
 #include "wbt.h"
 #include "wbt_cluster.h"
+#include "wbt_img.h"
 #include "wbt_png.h"
 
 static wbt_cluster    cl;
@@ -335,11 +336,12 @@ Test(sdk, one_client_many_threads, .fini = st_fini, .timeout = 90)
 
 /* --- rich posts, uploads and media (0.2) -------------------------------- */
 
-/* An upload and the bytes it was made of. */
+/* An upload, the bytes it was made of and the bytes stored (written again by the server). */
 typedef struct st_img {
 	warble_media_t *m;
 	unsigned char  *png;
 	size_t          len;
+	warble_media_t *stored;
 } st_img;
 
 /* st_upload uploads a w x h PNG (pixels from seed) as c and checks the reply. */
@@ -363,9 +365,16 @@ st_upload(warble_client *c, uint64_t uid, uint32_t w, uint32_t h, uint32_t seed)
 	cr_assert_str_eq(im.m->type, "image/png");
 	cr_assert_eq(im.m->width, w);
 	cr_assert_eq(im.m->height, h);
-	cr_assert_eq(im.m->size, im.len);
+	cr_assert_gt(im.m->size, 0);
 	cr_assert_null(im.m->data, "an upload's reply carries no bytes");
 	cr_assert_not(im.m->public_);
+	cr_assert_eq(im.m->preview_width, w <= 640 && h <= 640 ? w : im.m->preview_width);
+	cr_assert_eq(im.m->preview_height, w <= 640 && h <= 640 ? h : im.m->preview_height);
+	cr_assert_gt(im.m->preview_size, 0);
+	/* what is stored: a PNG written again, of the size the reply gave */
+	cr_assert_eq(warble_media(c, im.m->media, &im.stored), WARBLE_OK, "%s", warble_errmsg(c));
+	cr_assert_eq(im.stored->size, im.m->size);
+	cr_assert_eq(memcmp(im.stored->data, "\x89PNG", 4), 0);
 	return im;
 }
 
@@ -373,15 +382,28 @@ static void
 st_img_free(st_img *im)
 {
 	warble_media_free(im->m);
+	warble_media_free(im->stored);
 	free(im->png);
 	memset(im, 0, sizeof(*im));
 }
 
-/* st_media_same fetches media as c and checks its bytes are im's, and whether it is public. */
+/* st_media_same fetches media and its preview as c and checks the bytes are the ones stored, and
+ * whether it is public. */
 static void
 st_media_same(warble_client *c, const st_img *im, bool public_)
 {
 	warble_media_t *m = NULL;
+
+	cr_assert_eq(warble_media_preview(c, im->m->media, &m), WARBLE_OK, "preview %s: %s",
+	    im->m->media, warble_errmsg(c));
+	cr_assert_str_eq(m->type, "image/webp");
+	cr_assert_eq(m->width, im->m->preview_width);
+	cr_assert_eq(m->height, im->m->preview_height);
+	cr_assert_eq(m->size, im->m->preview_size);
+	cr_assert_eq(memcmp(m->data, "RIFF", 4), 0);
+	cr_assert_eq(m->public_, public_);
+	warble_media_free(m);
+	m = NULL;
 
 	cr_assert_eq(warble_media(c, im->m->media, &m), WARBLE_OK, "media %s: %s", im->m->media,
 	    warble_errmsg(c));
@@ -389,9 +411,9 @@ st_media_same(warble_client *c, const st_img *im, bool public_)
 	cr_assert_str_eq(m->type, "image/png");
 	cr_assert_eq(m->width, im->m->width);
 	cr_assert_eq(m->height, im->m->height);
-	cr_assert_eq(m->size, im->len);
+	cr_assert_eq(m->size, im->stored->size);
 	cr_assert_not_null(m->data);
-	cr_assert_eq(memcmp(m->data, im->png, im->len), 0, "the bytes differ");
+	cr_assert_eq(memcmp(m->data, im->stored->data, m->size), 0, "the bytes differ");
 	cr_assert_eq(((const char *)m->data)[m->size], '\0', "a NUL follows the bytes");
 	cr_assert_eq(m->public_, public_, "%s: public %d, want %d", m->media, m->public_, public_);
 	warble_media_free(m);
@@ -405,6 +427,8 @@ st_image_is(const warble_image_t *im, const st_img *up, const char *alt)
 	cr_assert_str_eq(im->type, "image/png");
 	cr_assert_eq(im->width, up->m->width);
 	cr_assert_eq(im->height, up->m->height);
+	cr_assert_eq(im->preview_width, up->m->preview_width);
+	cr_assert_eq(im->preview_height, up->m->preview_height);
 	cr_assert_str_eq(im->alt, alt);
 }
 
@@ -607,6 +631,8 @@ Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 	cr_assert_null(m);
 	cr_assert_eq(warble_upload(wc, "x", 1, NULL), WARBLE_EINVAL);
 	st_err(warble_media(wc, NULL, &m), WARBLE_EINVAL);
+	st_err(warble_media_preview(wc, NULL, &m), WARBLE_EINVAL);
+	cr_assert_eq(warble_media_preview(wc, "1-1", NULL), WARBLE_EINVAL);
 	st_err(warble_post_rich(wc, NULL, NULL, NULL, NULL, 0, &id), WARBLE_EINVAL);
 	st_err(warble_post_rich(wc, "hi", NULL, NULL, NULL, 1, &id), WARBLE_EINVAL);
 	warble_attach_t nomedia = { NULL, "alt" };
@@ -621,6 +647,11 @@ Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 	im[0] = st_upload(wc, cuid, 20, 10, 1);
 	st_err(warble_upload(wc, im[0].png, 20, &m), WARBLE_EMEDIATYPE);
 	st_err(warble_upload(wc, im[0].png, 0, &m), WARBLE_EMEDIATYPE); /* nothing at all */
+	/* A whole PNG with more after it (a file joined to another). */
+	size_t         jn;
+	unsigned char *joined = wbt_img_join(im[0].png, im[0].len, "<html>", 6, &jn);
+	st_err(warble_upload(wc, joined, jn, &m), WARBLE_EMEDIATYPE);
+	free(joined);
 
 	/* Unknown media, or not a media id at all. */
 	st_err(warble_media(wc, "1-1", &m), WARBLE_ENOMEDIA);
@@ -630,6 +661,7 @@ Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 	/* Someone else's upload, not yet on a post: invisible. */
 	st_img theirs = st_upload(dave, duid, 12, 12, 9);
 	st_err(warble_media(wc, theirs.m->media, &m), WARBLE_ENOMEDIA);
+	st_err(warble_media_preview(wc, theirs.m->media, &m), WARBLE_ENOMEDIA);
 
 	/* Not your image (FORBIDDEN, as HTTP's 403 in tests/http/media_test.c). */
 	warble_attach_t att[5] = { { theirs.m->media, NULL } };
@@ -748,7 +780,7 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 	}
 	cr_assert_eq(access(src, R_OK), 0, "run from the checkout (tests/run.sh does)");
 	st_shared_lib(lib, sizeof(lib));
-	/* 0.1's functions stay in WARBLE_0, 0.2's are in WARBLE_0.2 */
+	/* 0.1's functions stay in WARBLE_0, 0.2's are in WARBLE_0.2, 0.3's in WARBLE_0.3 */
 	cr_assert_eq(st_sh("nm -D --defined-only %s | grep -q ' warble_timeline@@WARBLE_0$'", lib),
 	    0, "warble_timeline is in WARBLE_0");
 	static const char *const new_fns[] = { "warble_post_rich", "warble_upload", "warble_media",
@@ -758,6 +790,9 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 		    st_sh("nm -D --defined-only %s | grep -q ' %s@@WARBLE_0.2$'", lib, new_fns[i]),
 		    0, "%s is in WARBLE_0.2", new_fns[i]);
 	}
+	cr_assert_eq(
+	    st_sh("nm -D --defined-only %s | grep -q ' warble_media_preview@@WARBLE_0.3$'", lib), 0,
+	    "warble_media_preview is in WARBLE_0.3");
 
 	st_start(NULL);
 	cr_assert_eq(warble_register(wc, "erin", "password1", &uid), WARBLE_OK);

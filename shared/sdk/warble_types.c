@@ -1,7 +1,8 @@
 /*
  * warble_types.c - converting reply records into the SDK's structs, and
  * freeing them.  Every string is copied, so results outlive the reply.
- * Also the compile-time check that warble_post_t keeps its 0.1 layout.
+ * Also the compile-time checks that warble_post_t keeps its 0.1 layout
+ * and warble_image_t and warble_media_t their 0.2 layouts.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -37,6 +38,38 @@ _Static_assert(offsetof(warble_post_t, title) == offsetof(warble_post_0_1, reser
                    offsetof(warble_post_t, reserved_) ==
                        offsetof(warble_post_0_1, reserved_) + 4 * sizeof(uintptr_t),
     "0.2's four fields fill four reserved slots exactly");
+
+/*
+ * warble_image_t and warble_media_t as libwarble 0.2 laid them out: 0.3's
+ * preview sizes took reserved slots, so their sizes (an array's stride)
+ * and the 0.2 fields' places stay.
+ */
+typedef struct warble_image_0_2 {
+	char     *media;
+	char     *type;
+	uint32_t  width, height;
+	char     *alt;
+	uintptr_t reserved_[WARBLE_RESERVED];
+} warble_image_0_2;
+
+typedef struct warble_media_0_2 {
+	char     *media;
+	char     *type;
+	uint32_t  width, height;
+	uint64_t  size;
+	void     *data;
+	bool      public_;
+	uintptr_t reserved_[WARBLE_RESERVED];
+} warble_media_0_2;
+
+_Static_assert(sizeof(warble_image_t) == sizeof(warble_image_0_2) &&
+                   offsetof(warble_image_t, alt) == offsetof(warble_image_0_2, alt) &&
+                   offsetof(warble_image_t, preview_width) == offsetof(warble_image_0_2, reserved_),
+    "warble_image_t keeps its size and its 0.2 fields' places");
+_Static_assert(sizeof(warble_media_t) == sizeof(warble_media_0_2) &&
+                   offsetof(warble_media_t, public_) == offsetof(warble_media_0_2, public_) &&
+                   offsetof(warble_media_t, preview_size) == offsetof(warble_media_0_2, reserved_),
+    "warble_media_t keeps its size and its 0.2 fields' places");
 
 /* warble_types_str copies field f of o ("" if absent); NULL if out of memory. */
 static char *
@@ -121,6 +154,8 @@ warble_types_post(warble_post_t *d, const wb_obj *o)
 
 		im->width = warble_types_dim(&ims[i], WB_F_WIDTH);
 		im->height = warble_types_dim(&ims[i], WB_F_HEIGHT);
+		im->preview_width = warble_types_dim(&ims[i], WB_F_PREVIEW_WIDTH);
+		im->preview_height = warble_types_dim(&ims[i], WB_F_PREVIEW_HEIGHT);
 		im->media = warble_types_str(&ims[i], WB_F_MEDIA);
 		im->type = warble_types_str(&ims[i], WB_F_TYPE);
 		im->alt = warble_types_str(&ims[i], WB_F_ALT);
@@ -178,6 +213,9 @@ warble_media_from(warble_media_t **out, const wb_obj *rep, bool with_data)
 	m->width = warble_types_dim(rep, WB_F_WIDTH);
 	m->height = warble_types_dim(rep, WB_F_HEIGHT);
 	m->size = with_data ? len : wb_u64(rep, WB_F_SIZE, 0);
+	m->preview_width = warble_types_dim(rep, WB_F_PREVIEW_WIDTH);
+	m->preview_height = warble_types_dim(rep, WB_F_PREVIEW_HEIGHT);
+	m->preview_size = wb_u64(rep, WB_F_PREVIEW_SIZE, 0);
 	wb_get_bool(rep, WB_F_PUBLIC, &m->public_);
 	m->media = warble_types_str(rep, WB_F_MEDIA);
 	m->type = warble_types_str(rep, WB_F_TYPE);

@@ -5,8 +5,9 @@
 // unfollows, and the post is gone.  Then a rich post: bob follows alice,
 // alice logs in again and posts a title, a category and an image (a PNG
 // made here), seeing its preview first and an upload refused with the
-// server's error; bob sees the title, the category chip and the image
-// loaded on his home timeline (screenshot rich.png, by default
+// server's error; bob sees the title, the category chip and the image's
+// preview loaded on his home timeline, linking to the original (which is
+// served too) (screenshot rich.png, by default
 // browser-rich-post.png beside screenshot.png), and the chip shows alice's
 // posts of that category only.  Exits 0 on success, 1 on failure.
 // playwright-core's launch() gives Chromium a fresh temporary profile
@@ -200,12 +201,19 @@ async function richPost(a, b) {
   await b.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
   const got = await img.evaluate((el) => ({
     w: el.naturalWidth, h: el.naturalHeight, aw: el.getAttribute('width'), ah: el.getAttribute('height'),
-    alt: el.alt, loading: el.loading, src: new URL(el.src).pathname,
+    alt: el.alt, loading: el.loading, src: new URL(el.src).pathname, href: new URL(el.parentElement.href).pathname,
   }));
+  // the timeline shows the preview; the original is one click away
   if (got.w !== 64 || got.h !== 48 || got.aw !== '64' || got.ah !== '48' || got.alt !== alt ||
-      got.loading !== 'lazy' || !/^\/media\/[0-9]+-[0-9]+$/.test(got.src)) {
+      got.loading !== 'lazy' || !/^\/media\/[0-9]+-[0-9]+\/preview$/.test(got.src) ||
+      got.href !== got.src.replace(/\/preview$/, '')) {
     throw new Error('image is ' + JSON.stringify(got));
   }
+  const orig = await b.evaluate(async (u) => {
+    const r = await fetch(u);
+    return { status: r.status, type: r.headers.get('Content-Type') };
+  }, got.href);
+  if (orig.status !== 200 || orig.type !== 'image/png') throw new Error('the original is ' + JSON.stringify(orig));
   await b.screenshot({ path: richShot, fullPage: true });
   step('screenshot ' + richShot);
 

@@ -1,13 +1,16 @@
 /*
  * media_test.c - rich posts and images over HTTP against a real cluster:
- * uploads of the four types (type and size read from the bytes, JPEG
- * metadata gone), posts with a title, a category and up to four images
- * in a follower's home, GET /media with its caching, ETag, range and
- * HEAD answers, visibility before and after a post attaches an upload,
- * deletes, and every refusal: wrong type, a file that lies, too large,
- * too many pixels, too many images, someone else's image, bounds of the
- * title, category and alt text, the upload rate and the uploads in
- * flight.
+ * uploads of the four types carrying every kind of metadata (decoded and
+ * written again with none of it, a JPEG turned upright, a preview each),
+ * whole images only (a polyglot, data after a JPEG's end, files cut short
+ * refused; a multi-picture JPEG keeps its first picture), posts with a
+ * title, a category and up to four images in a follower's home with
+ * their previews, GET /media and /media/{media}/preview with their
+ * caching, ETag, range and HEAD answers, visibility before and after a
+ * post attaches an upload, deletes, and every refusal: wrong type, a file
+ * that lies, too large, too many pixels, too many images, someone else's
+ * image, bounds of the title, category and alt text, the upload rate and
+ * the uploads in flight.
  */
 #include <poll.h>
 
@@ -15,6 +18,7 @@
 #include <jansson.h>
 
 #include "ht_api.h"
+#include "wbt_img.h"
 
 /* A fixture of tests/data/media. */
 typedef struct fixture {
@@ -117,60 +121,154 @@ has_bytes(const char *hay, size_t n, const char *needle)
 	return memmem(hay, n, needle, strlen(needle)) != NULL;
 }
 
-Test(media, four_types_read_from_the_bytes, .fini = wbt_cleanup, .timeout = 120)
+/* with_meta returns fixture f with every kind of metadata of its type in it (wbt_img.h); a JPEG
+ * gets orientation 6. */
+static fixture
+with_meta(const char *name, const fixture *f)
+{
+	fixture m = { 0 };
+	char   *p;
+
+	if (strstr(name, ".png") != NULL) {
+		p = (char *)wbt_img_png_meta(f->p, f->len, &m.len);
+	} else if (strstr(name, ".jpg") != NULL) {
+		p = (char *)wbt_img_jpeg_meta(f->p, f->len, 6, &m.len);
+	} else if (strstr(name, ".gif") != NULL) {
+		p = (char *)wbt_img_gif_meta(f->p, f->len, &m.len);
+	} else {
+		p = (char *)wbt_img_webp_meta(f->p, f->len, 64, 48, &m.len);
+	}
+	cr_assert_not_null(p, "%s", name);
+	m.p = p;
+	return m;
+}
+
+/* get_preview fetches /media/id/preview (token may be NULL) and checks the status. */
+static void
+get_preview(const char *id, const char *token, const char *headers, int want, ht_res *r)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/media/%s/preview", id);
+	send_bytes("GET", path, token, headers, NULL, 0, r);
+	cr_assert_eq(r->status, want, "GET %s: %d, want %d: %s", path, r->status, want, r->body);
+}
+
+/* Each type, carrying GPS in EXIF, XMP, text chunks, comments: decoded, written again in its type
+ * with none of it, a JPEG turned upright, and a preview. */
+Test(media, four_types_decoded_and_written_again_clean, .fini = wbt_cleanup, .timeout = 120)
 {
 	static const struct {
 		const char *file, *type;
 		int         w, h;
 	} want[] = {
-		{ "photo.png", "image/png", 64, 48 },
-		{ "photo.webp", "image/webp", 64, 48 },
+		{ "photo.png", "image/png", 64, 48 }, { "photo.webp", "image/webp", 64, 48 },
 		{ "flat.gif", "image/gif", 32, 24 },
-		{ "exif.jpg", "image/jpeg", 40, 30 },
+		{ "exif.jpg", "image/jpeg", 30, 40 }, /* 40 x 30, EXIF orientation 6 */
 	};
 	const char *a, *b;
+	char        why[128], ct[64], cc[96];
 	ht_res      r;
 
 	start(NULL);
 	a = user("alice", 0);
 	b = user("bob", 1);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		fixture f = load(want[i].file);
-		json_t *j = upload(a, &f, 201, NULL);
+		fixture f = load(want[i].file), m = with_meta(want[i].file, &f);
+		json_t *j;
 		char    id[64];
 
+		cr_assert(has_bytes(m.p, m.len, WBT_IMG_SECRET));
+		j = upload(a, &m, 201, NULL);
 		cr_assert_str_eq(str(j, "type"), want[i].type, "%s", want[i].file);
-		cr_assert_eq(json_integer_value(json_object_get(j, "width")), want[i].w);
+		cr_assert_eq(
+		    json_integer_value(json_object_get(j, "width")), want[i].w, "%s", want[i].file);
 		cr_assert_eq(json_integer_value(json_object_get(j, "height")), want[i].h);
+		cr_assert_eq(json_integer_value(json_object_get(j, "preview_width")), want[i].w);
+		cr_assert_eq(json_integer_value(json_object_get(j, "preview_height")), want[i].h);
 		snprintf(id, sizeof(id), "%s", str(j, "media"));
 		cr_assert(strncmp(id, "1-", 2) == 0, "a media id names its owner: %s", id);
 		/* an upload no post holds yet: its uploader's only */
 		get_media("GET", id, a, NULL, 200, &r);
-		char ct[64], cc[96];
 		cr_assert_str_eq(ht_header(&r, "Content-Type", ct, sizeof(ct)), want[i].type);
 		cr_assert(
 		    strncmp(ht_header(&r, "Cache-Control", cc, sizeof(cc)), "private", 7) == 0);
 		cr_assert_eq((size_t)json_integer_value(json_object_get(j, "size")), r.len);
-		if (strcmp(want[i].type, "image/jpeg") == 0) {
-			/* EXIF, XMP and the comment are gone; the picture is not */
-			cr_assert(has_bytes(f.p, f.len, "GPS-LOCATION-SECRET"));
-			cr_assert_not(has_bytes(r.body, r.len, "GPS-LOCATION-SECRET"));
-			cr_assert_lt(r.len, f.len);
-			cr_assert_eq(memcmp(r.body + r.len - 200, f.p + f.len - 200, 200), 0,
-			    "the scan data is kept byte for byte");
-		} else {
-			cr_assert_eq(r.len, f.len);
-			cr_assert_eq(
-			    memcmp(r.body, f.p, f.len), 0, "%s: other bytes", want[i].file);
-		}
+		cr_assert(
+		    wbt_img_clean(r.body, r.len, why, sizeof(why)), "%s: %s", want[i].file, why);
+		ht_res_free(&r);
+		get_preview(id, a, NULL, 200, &r);
+		cr_assert_str_eq(ht_header(&r, "Content-Type", ct, sizeof(ct)), "image/webp");
+		cr_assert_eq((size_t)json_integer_value(json_object_get(j, "preview_size")), r.len);
+		cr_assert(wbt_img_clean(r.body, r.len, why, sizeof(why)), "%s preview: %s",
+		    want[i].file, why);
 		ht_res_free(&r);
 		get_media("GET", id, NULL, NULL, 404, &r);
+		ht_res_free(&r);
+		get_preview(id, NULL, NULL, 404, &r);
 		ht_res_free(&r);
 		get_media("GET", id, b, NULL, 404, &r);
 		ht_res_free(&r);
 		json_decref(j);
 		free(f.p);
+		free(m.p);
 	}
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
+
+/* A file joined to another, data after an image's end and files cut short are refused; a
+ * multi-picture JPEG keeps its first picture. */
+Test(media, whole_images_only, .fini = wbt_cleanup, .timeout = 120)
+{
+	static const char html[] =
+	    "<html><body><script>alert(document.cookie)</script></body></html>";
+	fixture        png = load("photo.png"), jpg = load("exif.jpg"), x;
+	size_t         tn, sn;
+	unsigned char *tiff = wbt_img_exif(1, &tn), seg[600], *second;
+	const char    *a;
+	char           why[128];
+	ht_res         r;
+
+	start(NULL);
+	a = user("alice", 0);
+	/* a polyglot: a PNG, then an HTML page */
+	x.p = (char *)wbt_img_join(png.p, png.len, html, sizeof(html) - 1, &x.len);
+	upload(a, &x, 415, "BAD_MEDIA");
+	free(x.p);
+	/* an EXIF block with a GPS position after the JPEG's end marker */
+	cr_assert_lt(tn + 10, sizeof(seg));
+	memcpy(seg, "\xff\xe1", 2);
+	seg[2] = (unsigned char)((tn + 8) >> 8);
+	seg[3] = (unsigned char)(tn + 8);
+	memcpy(seg + 4, "Exif\0\0", 6);
+	memcpy(seg + 10, tiff, tn);
+	x.p = (char *)wbt_img_join(jpg.p, jpg.len, seg, tn + 10, &x.len);
+	upload(a, &x, 415, "BAD_MEDIA");
+	free(x.p);
+	/* a PNG with no image data, a PNG cut in its IDAT */
+	x.p = malloc(png.len);
+	memcpy(x.p, png.p, 33);
+	memcpy(x.p + 33, png.p + png.len - 12, 12);
+	x.len = 45;
+	upload(a, &x, 415, "BAD_MEDIA");
+	memcpy(x.p, png.p, png.len - 40);
+	x.len = png.len - 40;
+	upload(a, &x, 415, "BAD_MEDIA");
+	free(x.p);
+	/* a multi-picture JPEG: its second picture, with its own GPS, is dropped */
+	cr_assert_not_null(second = wbt_img_jpeg_meta(jpg.p, jpg.len, 1, &sn));
+	x.p = (char *)wbt_img_join(jpg.p, jpg.len, second, sn, &x.len);
+	json_t *j = upload(a, &x, 201, NULL);
+	get_media("GET", str(j, "media"), a, NULL, 200, &r);
+	cr_assert(wbt_img_clean(r.body, r.len, why, sizeof(why)), "%s", why);
+	cr_assert_eq(json_integer_value(json_object_get(j, "width")), 40);
+	ht_res_free(&r);
+	json_decref(j);
+	free(x.p);
+	free(second);
+	free(tiff);
+	free(png.p);
+	free(jpg.p);
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }
 
@@ -206,6 +304,13 @@ Test(media, rich_post_in_a_followers_home, .fini = wbt_cleanup, .timeout = 120)
 	/* bob's home: the rich post with every image's dimensions, never its bytes */
 	j = home_wait(b, 2);
 	p = json_array_get(json_object_get(j, "posts"), 1);
+	/* the bytes served are the stored ones, written again from the upload */
+	fixture stored;
+	get_media("GET", ids[0], a, NULL, 200, &r);
+	stored.len = r.len;
+	cr_assert_not_null(stored.p = malloc(r.len));
+	memcpy(stored.p, r.body, r.len);
+	ht_res_free(&r);
 	cr_assert_str_eq(str(p, "title"), "Caf\xc3\xa9 trip");
 	cr_assert_str_eq(str(p, "category"), "travel_2026");
 	cr_assert_str_eq(str(p, "text"), "four pictures");
@@ -217,6 +322,11 @@ Test(media, rich_post_in_a_followers_home, .fini = wbt_cleanup, .timeout = 120)
 		cr_assert_eq(json_integer_value(json_object_get(im, "width")), dims[i][0]);
 		cr_assert_eq(json_integer_value(json_object_get(im, "height")), dims[i][1]);
 		cr_assert_null(json_object_get(im, "data"));
+		/* and its preview: no larger than 640 px, where the record says */
+		cr_assert_eq(json_integer_value(json_object_get(im, "preview_width")), dims[i][0]);
+		cr_assert_eq(json_integer_value(json_object_get(im, "preview_height")), dims[i][1]);
+		snprintf(path, sizeof(path), "/media/%s/preview", ids[i]);
+		cr_assert_str_eq(str(im, "preview_url"), path);
 	}
 	cr_assert_str_eq(str(json_array_get(json_object_get(p, "images"), 0), "alt"), "a gradient");
 	cr_assert_null(json_object_get(json_array_get(json_object_get(p, "images"), 1), "alt"));
@@ -228,10 +338,10 @@ Test(media, rich_post_in_a_followers_home, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_null(json_object_get(p, "images"));
 	json_decref(j);
 
-	/* attached: anyone may read it, cached for good, exactly the bytes uploaded */
+	/* attached: anyone may read it, cached for good, the bytes stored */
 	get_media("GET", ids[0], NULL, NULL, 200, &r);
-	cr_assert_eq(r.len, png.len);
-	cr_assert_eq(memcmp(r.body, png.p, png.len), 0);
+	cr_assert_eq(r.len, stored.len);
+	cr_assert_eq(memcmp(r.body, stored.p, stored.len), 0);
 	cr_assert_str_eq(
 	    ht_header(&r, "Cache-Control", v, sizeof(v)), "public, max-age=31536000, immutable");
 	cr_assert_str_eq(ht_header(&r, "X-Content-Type-Options", v, sizeof(v)), "nosniff");
@@ -250,16 +360,16 @@ Test(media, rich_post_in_a_followers_home, .fini = wbt_cleanup, .timeout = 120)
 	ht_res_free(&r);
 	get_media("GET", ids[0], NULL, "Range: bytes=10-19\r\n", 206, &r);
 	cr_assert_eq(r.len, 10);
-	cr_assert_eq(memcmp(r.body, png.p + 10, 10), 0);
-	snprintf(hdr, sizeof(hdr), "bytes 10-19/%zu", png.len);
+	cr_assert_eq(memcmp(r.body, stored.p + 10, 10), 0);
+	snprintf(hdr, sizeof(hdr), "bytes 10-19/%zu", stored.len);
 	cr_assert_str_eq(ht_header(&r, "Content-Range", v, sizeof(v)), hdr);
 	ht_res_free(&r);
 	get_media("GET", ids[0], NULL, "Range: bytes=-16\r\n", 206, &r);
 	cr_assert_eq(r.len, 16);
-	cr_assert_eq(memcmp(r.body, png.p + png.len - 16, 16), 0);
+	cr_assert_eq(memcmp(r.body, stored.p + stored.len - 16, 16), 0);
 	ht_res_free(&r);
 	get_media("GET", ids[0], NULL, "Range: bytes=100000-\r\n", 416, &r);
-	snprintf(hdr, sizeof(hdr), "bytes */%zu", png.len);
+	snprintf(hdr, sizeof(hdr), "bytes */%zu", stored.len);
 	cr_assert_str_eq(ht_header(&r, "Content-Range", v, sizeof(v)), hdr);
 	/* an error like any other: JSON, not the image's type, and not cached */
 	cr_assert_str_eq(ht_header(&r, "Content-Type", v, sizeof(v)), "application/json");
@@ -308,12 +418,27 @@ Test(media, rich_post_in_a_followers_home, .fini = wbt_cleanup, .timeout = 120)
 		ht_res_free(&r);
 	}
 	get_media("GET", ids[0], NULL, "Range: bytes=0-1,4-5\r\n", 200, &r); /* several: all */
-	cr_assert_eq(r.len, png.len);
+	cr_assert_eq(r.len, stored.len);
 	ht_res_free(&r);
 	get_media("HEAD", ids[0], NULL, NULL, 200, &r);
-	snprintf(hdr, sizeof(hdr), "%zu", png.len);
+	snprintf(hdr, sizeof(hdr), "%zu", stored.len);
 	cr_assert_str_eq(ht_header(&r, "Content-Length", v, sizeof(v)), hdr);
 	cr_assert_eq(r.len, 0);
+	ht_res_free(&r);
+	/* the preview: its own ETag, cached for good too */
+	char pv_etag[96];
+	get_preview(ids[0], NULL, NULL, 200, &r);
+	cr_assert_str_eq(ht_header(&r, "Content-Type", v, sizeof(v)), "image/webp");
+	cr_assert_str_eq(
+	    ht_header(&r, "Cache-Control", v, sizeof(v)), "public, max-age=31536000, immutable");
+	cr_assert_not_null(ht_header(&r, "ETag", pv_etag, sizeof(pv_etag)));
+	cr_assert_str_neq(pv_etag, etag, "a preview's ETag is not its original's");
+	ht_res_free(&r);
+	snprintf(hdr, sizeof(hdr), "If-None-Match: %s\r\n", pv_etag);
+	get_preview(ids[0], NULL, hdr, 304, &r);
+	ht_res_free(&r);
+	snprintf(hdr, sizeof(hdr), "If-None-Match: %s\r\n", etag);
+	get_preview(ids[0], NULL, hdr, 200, &r);
 	ht_res_free(&r);
 
 	/* by category: the index row written with the post */
@@ -332,7 +457,10 @@ Test(media, rich_post_in_a_followers_home, .fini = wbt_cleanup, .timeout = 120)
 	for (size_t i = 0; i < 4; i++) {
 		get_media("GET", ids[i], a, NULL, 404, &r);
 		ht_res_free(&r);
+		get_preview(ids[i], a, NULL, 404, &r);
+		ht_res_free(&r);
 	}
+	free(stored.p);
 	j = call(200, "GET", "/api/v1/users/alice/posts?category=travel_2026", NULL, NULL);
 	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 0);
 	json_decref(j);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "it.h"
+#include "wbt_png.h"
 
 #define BK_USERS   16
 #define BK_THREADS 4
@@ -408,42 +409,60 @@ bk_copy_store(const char *src, const char *dst)
 	closedir(d);
 }
 
-/* bk_image writes a 64x48 PNG head and 12 KB of bytes unique to seq (past the blob file threshold) into img. */
-static void
-bk_image(uint8_t img[12288], unsigned seq)
-{
-	static const uint8_t head[] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
-		'I', 'H', 'D', 'R', 0, 0, 0, 64, 0, 0, 0, 48, 8, 2, 0, 0, 0, 1, 2, 3, 4 };
-	memcpy(img, head, sizeof(head));
-	for (size_t i = sizeof(head); i < 12288; i++) {
-		img[i] = (uint8_t)(seq * 31 + i * 13);
-	}
-}
+/* What the content service stored for each upload of bk_media (written again from the upload): the
+ * image and its preview. */
+static uint8_t *bk_stored[2][2];
+static size_t   bk_stored_n[2][2];
 
-/* bk_media uploads (data != NULL: the id goes into media) or reads back and compares image seq of user 0 through the content service. */
+/* bk_media uploads a 400x300 PNG unique to seq as user 0 (put: the id goes into media), or reads it
+ * and its preview back and compares them with what was stored, through the content service; the
+ * preview is past the blob file threshold. */
 static void
 bk_media(char media[64], unsigned seq, bool put)
 {
-	static uint8_t img[12288];
-	wb_obj        *req = wb_request(put ? WB_OP_MEDIA_PUT : WB_OP_MEDIA_GET), *rep = NULL;
-	const void    *data;
-	size_t         n;
+	wb_obj     *req, *rep = NULL;
+	const void *data;
+	size_t      n, len;
+	uint8_t    *img;
 
-	bk_image(img, seq);
-	wb_set_u64(req, WB_F_UID, bk_uid[0]);
 	if (put) {
-		wb_set_bin(req, WB_F_DATA, img, sizeof(img));
-	} else {
-		wb_set_cstr(req, WB_F_MEDIA, media);
-	}
-	cr_assert_eq(it_call(it_cl.content_url, req, &rep), WB_OK, "%s", wb_str(rep, WB_F_MSG, ""));
-	if (put) {
+		cr_assert_not_null(img = wbt_png(400, 300, seq + 1, &len));
+		req = wb_request(WB_OP_MEDIA_PUT);
+		wb_set_u64(req, WB_F_UID, bk_uid[0]);
+		wb_set_bin(req, WB_F_DATA, img, len);
+		cr_assert_eq(
+		    it_call(it_cl.content_url, req, &rep), WB_OK, "%s", wb_str(rep, WB_F_MSG, ""));
 		snprintf(media, 64, "%s", wb_str(rep, WB_F_MEDIA, ""));
-	} else {
-		cr_assert(wb_get_bin(rep, WB_F_DATA, &data, &n));
-		cr_assert(n == sizeof(img) && memcmp(data, img, n) == 0, "image %s differs", media);
+		wb_msg_free(rep);
+		free(img);
 	}
-	wb_msg_free(rep);
+	for (int preview = 0; preview < 2; preview++) {
+		req = wb_request(WB_OP_MEDIA_GET);
+		wb_set_u64(req, WB_F_UID, bk_uid[0]);
+		wb_set_cstr(req, WB_F_MEDIA, media);
+		if (preview) {
+			wb_set_bool(req, WB_F_PREVIEW, true);
+		}
+		cr_assert_eq(
+		    it_call(it_cl.content_url, req, &rep), WB_OK, "%s", wb_str(rep, WB_F_MSG, ""));
+		cr_assert(wb_get_bin(rep, WB_F_DATA, &data, &n));
+		if (preview) {
+			cr_assert_gt(
+			    n, 4096, "in a blob file (content_schema.h: CONTENT_BLOB_MIN)");
+		}
+		if (put) {
+			cr_assert_not_null(bk_stored[seq][preview] = malloc(n));
+			memcpy(bk_stored[seq][preview], data, n);
+			bk_stored_n[seq][preview] = n;
+		} else {
+			cr_assert(n == bk_stored_n[seq][preview] &&
+			              memcmp(data, bk_stored[seq][preview], n) == 0,
+			    "image %s%s differs", media, preview ? "'s preview" : "");
+			free(bk_stored[seq][preview]);
+			bk_stored[seq][preview] = NULL;
+		}
+		wb_msg_free(rep);
+	}
 }
 
 Test(backup, under_load, .fini = it_fini, .timeout = 600)
@@ -758,6 +777,14 @@ Test(backup, usage, .fini = it_fini, .timeout = 300)
 	wb_set_u64(req, WB_F_LIMIT, 0);
 	cr_assert_eq(it_call(it_cl.inbox_url, req, &rep), WB_EINVAL, "limit 0");
 	wb_msg_free(rep);
+
+	/* the content service's re-encode pass: admin only, nothing to do on a new store */
+	req = wb_request(WB_OP_MEDIA_REENCODE);
+	cr_assert_neq(it_call(it_cl.gateway_url, req, &rep), WB_OK,
+	    "the gateway does not serve media.reencode");
+	wb_msg_free(rep);
+	cr_assert_eq(bk_admin(out, "reencode-media", NULL, NULL, NULL), 0, "%s", out);
+	cr_assert_not_null(strstr(out, "reencode-media done: 0 images"), "%s", out);
 
 	/* a backup folder is never overwritten */
 	cr_assert_eq(wbt_path(dir, sizeof(dir), "twice"), 0);

@@ -1134,7 +1134,8 @@ static void
 print_media(const lg_media_result *wr, const lg_media_result *pr)
 {
 	printf("media      n   up MiB/s  down MiB/s  up p50/p99 ms     down p50/p99 ms   "
-	       "disk B/image raw B/image disk/raw  server CPU ms/MiB up/down\n");
+	       "disk B/image raw B/image stored B/i preview B/i disk/raw  server CPU ms/MiB "
+	       "up/down\n");
 	lg_media_print("warble", wr);
 	if (P != NULL) {
 		lg_media_print("postgres", pr);
@@ -1152,6 +1153,10 @@ print_media(const lg_media_result *wr, const lg_media_result *pr)
 		    pr->up_s > 0 && wr->up_s > 0 ? pr->up_s / wr->up_s : 0.0,
 		    pr->down_s > 0 && wr->down_s > 0 ? pr->down_s / wr->down_s : 0.0);
 	}
+	printf("stored B/i: what the system keeps of each image (warble: the image decoded and "
+	       "written again, metadata stripped); preview B/i: its preview (warble: a WebP of at "
+	       "most 640 px a side); server CPU per MiB of images uploaded (raw) and downloaded "
+	       "(stored), over every server process\n");
 	printf("media phase: %.1f s in all (images made, both systems, the disk measured)\n",
 	    media_secs);
 	fflush(stdout);

@@ -38,6 +38,7 @@ struct http_route {
 	wb_mask     query;  /* fields taken from the query string */
 	wb_mask     body;   /* fields taken from the JSON body */
 	int         status; /* on success */
+	wb_mask     set;    /* boolean fields the route itself sets true */
 };
 
 /* The API.  docs/http-api.md documents each line; keep them together. */
@@ -64,6 +65,7 @@ static const http_route http_routes[] = {
 	    M(TEXT) | M(TITLE) | M(CATEGORY) | M(IMAGES), 201 },
 	{ "POST", "/api/v1/media", HTTP_UPLOAD, WB_OP_UPLOAD, 0, 0, 201 },
 	{ "GET", "/media/{media}", HTTP_MEDIA, WB_OP_MEDIA, 0, 0, 200 },
+	{ "GET", "/media/{media}/preview", HTTP_MEDIA, WB_OP_MEDIA, 0, 0, 200, M(PREVIEW) },
 	{ "DELETE", "/api/v1/posts/{id}", HTTP_API, WB_OP_DELETE, 0, 0, 200 },
 	{ "GET", "/healthz", HTTP_HEALTHZ, WB_OP_NONE, 0, 0, 200 },
 	{ "GET", "/readyz", HTTP_READYZ, WB_OP_NONE, 0, 0, 200 },
@@ -501,6 +503,12 @@ http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 		        wb_set_str(q, WB_F_MEDIA, p.seg[media], p.len[media]) != WB_OK)) {
 			http_parse_fail(out, 503, "NO_MEMORY", "out of memory");
 			return out->status;
+		}
+		for (wb_mask set = r->set; set != 0; set &= set - 1) {
+			if (wb_set_bool(q, (wb_field)wb_mask_first(set), true) != WB_OK) {
+				http_parse_fail(out, 503, "NO_MEMORY", "out of memory");
+				return out->status;
+			}
 		}
 		if (id >= 0 && http_json_set_text(
 		                   q, WB_F_ID, p.seg[id], p.len[id], err, sizeof(err)) != WB_OK) {

@@ -1,6 +1,7 @@
 /*
  * http_api_test.c - the HTTP router on its own (http_parse): routes
- * and their {name}/{id} segments, percent-decoding, 404 and 405 with the
+ * and their {name}/{id}/{media} segments, an image's preview route,
+ * percent-decoding, 404 and 405 with the
  * allowed methods, and paths that fill the decoded-segment buffer (an
  * empty segment after a full buffer once wrote one byte past it; the
  * sanitizer build catches any return of that).
@@ -66,6 +67,27 @@ Test(http_api, routes_carry_op_version_and_name)
 
 	cr_assert_eq(parse("GET", "/healthz", &out), 0);
 	cr_assert_not(wb_has(q, WB_F_OP), "an operational route builds no request");
+}
+
+/* An image and its preview: one op, the preview route sets its flag, a query cannot. */
+Test(http_api, media_and_its_preview)
+{
+	http_parsed out;
+	const char *s;
+	size_t      n;
+	bool        pv;
+
+	cr_assert_eq(parse("GET", "/media/7-123", &out), 0, "%s", out.msg);
+	cr_assert_eq(wb_op_of(q), WB_OP_MEDIA);
+	cr_assert(wb_get_str(q, WB_F_MEDIA, &s, &n) && n == 5 && memcmp(s, "7-123", 5) == 0);
+	cr_assert_not(wb_has(q, WB_F_PREVIEW));
+	cr_assert_eq(parse("HEAD", "/media/7-123/preview", &out), 0, "%s", out.msg);
+	cr_assert_eq(wb_op_of(q), WB_OP_MEDIA);
+	cr_assert(wb_get_str(q, WB_F_MEDIA, &s, &n) && n == 5 && memcmp(s, "7-123", 5) == 0);
+	cr_assert(wb_get_bool(q, WB_F_PREVIEW, &pv) && pv);
+	cr_assert_eq(parse("GET", "/media/7-123?preview=true", &out), 400, "not a query field");
+	cr_assert_eq(parse("GET", "/media/7-123/full", &out), 404);
+	cr_assert_eq(parse("POST", "/media/7-123/preview", &out), 405);
 }
 
 Test(http_api, segments_are_percent_decoded)

@@ -114,7 +114,8 @@ int http_head_parse(char *buf, size_t n, http_head *h, const char **why);
 /* http_is_upload tells whether method and uri (path and query) name the image upload route, whose body may exceed the usual limit. */
 bool http_is_upload(const char *method, const char *uri);
 
-/* http_media answers GET and HEAD /media/{media} from the media reply in j->rep: the bytes, with their caching and range headers. */
+/* http_media answers GET and HEAD /media/{media} (and its /preview) from the media reply in j->rep:
+ * the bytes, with their caching and range headers. */
 void http_media(http_job *j);
 
 /* http_token sets the Bearer token on j->q if op takes one; false after answering 401. */

@@ -1,10 +1,11 @@
 /*
  * http_media.c - an image as HTTP serves it: GET and HEAD /media/{media}
- * with a strong ETag (304 on If-None-Match), one byte range (206, 416;
- * If-Range), long immutable caching and headers that keep a browser from
- * treating the bytes as anything but the image type the content service
- * read from them.  A media id never names other bytes, so the id is the
- * ETag.
+ * and /media/{media}/preview with a strong ETag (304 on If-None-Match),
+ * one byte range (206, 416; If-Range), long immutable caching and
+ * headers that keep a browser from treating the bytes as anything but the
+ * image type the content service decoded them as.  A media id never names
+ * other bytes (its original and its preview are written once, at the
+ * upload), so the id is the ETag, "-preview" added for the preview.
  */
 #include <stdio.h>
 #include <string.h>
@@ -134,13 +135,15 @@ http_media(http_job *j)
 	const char *type = wb_str(j->rep, WB_F_TYPE, "application/octet-stream");
 	size_t      len = 0;
 	bool public = false;
+	bool     preview = false;
 	uint64_t first = 0, last = 0;
-	char     etag[WB_MEDIA_ID_MAX + 2];
+	char     etag[WB_MEDIA_ID_MAX + 16];
 	int      k, range;
 
 	(void)wb_get_bin(j->rep, WB_F_DATA, &data, &len);
 	(void)wb_get_bool(j->rep, WB_F_PUBLIC, &public);
-	snprintf(etag, sizeof(etag), "\"%s\"", media);
+	(void)wb_get_bool(j->rep, WB_F_PREVIEW, &preview);
+	snprintf(etag, sizeof(etag), "\"%s%s\"", media, preview ? "-preview" : "");
 	k = snprintf(j->headers, sizeof(j->headers),
 	    "ETag: %s\r\nCache-Control: %s, max-age=31536000, immutable\r\n" HTTP_MEDIA_HEADERS,
 	    etag, public ? "public" : "private");

@@ -74,22 +74,27 @@ function el(tag, cls, text) {
 const userHref = (name) => '#/u/' + encodeURIComponent(name || '');
 const categoryHref = (name, category) => userHref(name) + '/category/' + encodeURIComponent(category);
 
-// imageGrid shows a post's images, each sized from the width and height of
-// its record before it loads, so the timeline does not jump; lazily loaded.
+// imageGrid shows a post's images: each its preview (at most 640 px a side,
+// preview_url in its record) linking to the original, one click away; an
+// image stored before previews shows its original until the server gives
+// it one.  Each is sized from its record before it loads, so the timeline
+// does not jump; lazily loaded.
 function imageGrid(images) {
   const grid = el('div', 'images n' + Math.min(images.length, MAX_IMAGES));
   for (const im of images) {
     const url = '/media/' + encodeURIComponent(im.media);
     const a = el('a');
     a.href = url; a.target = '_blank'; a.rel = 'noopener';
+    a.title = 'the full image' + (im.width > 0 ? ' (' + im.width + ' \u00d7 ' + im.height + ')' : '');
     const img = el('img');
     img.loading = 'lazy'; // before src, or the browser may already have started
     img.alt = im.alt || '';
-    if (im.width > 0 && im.height > 0) {
-      img.width = im.width; img.height = im.height;
-      img.style.aspectRatio = im.width + ' / ' + im.height;
+    const w = im.preview_url ? im.preview_width : im.width, h = im.preview_url ? im.preview_height : im.height;
+    if (w > 0 && h > 0) {
+      img.width = w; img.height = h;
+      img.style.aspectRatio = w + ' / ' + h;
     }
-    img.src = url;
+    img.src = im.preview_url && /^\/media\/[^/?#]+\/preview$/.test(im.preview_url) ? im.preview_url : url;
     a.append(img);
     grid.append(a);
   }
@@ -371,7 +376,11 @@ $('post-form').onsubmit = async (ev) => {
     if (category) body.category = category;
     const images = picked.map((it) => {
       const alt = it.alt.value.trim();
-      return { media: it.media, type: it.info.type, width: it.info.width, height: it.info.height, alt: alt || undefined };
+      return {
+        media: it.media, type: it.info.type, width: it.info.width, height: it.info.height, alt: alt || undefined,
+        preview_url: '/media/' + encodeURIComponent(it.media) + '/preview',
+        preview_width: it.info.preview_width, preview_height: it.info.preview_height,
+      };
     });
     if (images.length) body.images = images.map((im) => ({ media: im.media, alt: im.alt }));
     const r = await api('POST', '/posts', body);

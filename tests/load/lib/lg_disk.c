@@ -83,7 +83,7 @@ lg_disk_images(hb_table *t, const char *path)
 {
 	uint64_t sum = lg_disk_files(path, ".blob"), sst;
 
-	for (int fam = CONTENT_FAM_UPLOAD; fam <= CONTENT_FAM_MEDIA; fam++) {
+	for (int fam = CONTENT_FAM_UPLOAD; fam <= CONTENT_FAM_MEDIA_PREVIEW; fam++) {
 		if (hb_family_stats(t, fam, &sst, NULL) == WB_OK) {
 			sum += sst;
 		}
@@ -105,11 +105,11 @@ lg_disk_media(const char *path, uint64_t *flushed, uint64_t *compacted)
 		    hb_last_error());
 		return -1;
 	}
-	for (int fam = CONTENT_FAM_UPLOAD; rc == WB_OK && fam <= CONTENT_FAM_MEDIA; fam++) {
+	for (int fam = CONTENT_FAM_UPLOAD; rc == WB_OK && fam <= CONTENT_FAM_MEDIA_PREVIEW; fam++) {
 		rc = hb_flush(t, fam);
 	}
 	*flushed = lg_disk_images(t, path);
-	for (int fam = CONTENT_FAM_UPLOAD; rc == WB_OK && fam <= CONTENT_FAM_MEDIA; fam++) {
+	for (int fam = CONTENT_FAM_UPLOAD; rc == WB_OK && fam <= CONTENT_FAM_MEDIA_PREVIEW; fam++) {
 		rc = hb_compact(t, fam);
 	}
 	*compacted = lg_disk_images(t, path);

@@ -183,6 +183,7 @@ typedef struct lg_media_job {
 	const lg_media_backend *b;
 	const lg_media_set     *s;
 	char (*refs)[LG_MEDIA_REF_MAX];
+	size_t  *stored, *preview; /* per image, from its upload */
 	uint32_t tid, threads;
 	int      pass;
 	lg_hist  h;
@@ -214,7 +215,8 @@ lg_media_main(void *arg)
 			for (size_t k = (size_t)u * s->per_user; k < (size_t)(u + 1) * s->per_user;
 			     k++) {
 				uint64_t t0 = lg_now_us();
-				if (j->b->put(c, u, s->data[k], s->len[k], j->refs[k]) != 0) {
+				if (j->b->put(c, u, s->data[k], s->len[k], j->refs[k],
+				        &j->stored[k], &j->preview[k]) != 0) {
 					lg_media_fail(j, "upload", k);
 				}
 				lg_hist_add(&j->h, lg_now_us() - t0);
@@ -235,7 +237,8 @@ lg_media_main(void *arg)
 		for (uint32_t r = 0; r < LG_MEDIA_DOWN_ROUNDS; r++) {
 			for (size_t k = (j->tid + r) % j->threads; k < s->n; k += j->threads) {
 				uint64_t t0 = lg_now_us();
-				if (j->b->get(c, j->refs[k], s->data[k], s->len[k]) != 0) {
+				if (j->b->get(c, j->refs[k], s->data[k], s->len[k], j->stored[k]) !=
+				    0) {
 					lg_media_fail(j, "download", k);
 				}
 				lg_hist_add(&j->h, lg_now_us() - t0);
@@ -261,7 +264,8 @@ lg_media_srv_cpu(const lg_servers *srv)
 /* lg_media_pass runs one pass on threads threads; *secs gets its wall time, h (if not NULL) the latencies, *cpu_us the servers' CPU. */
 static uint64_t
 lg_media_pass(const lg_media_backend *b, const lg_media_set *s, char (*refs)[LG_MEDIA_REF_MAX],
-    uint32_t threads, int pass, const lg_servers *srv, double *secs, lg_hist *h, uint64_t *cpu_us)
+    size_t *stored, size_t *preview, uint32_t threads, int pass, const lg_servers *srv,
+    double *secs, lg_hist *h, uint64_t *cpu_us)
 {
 	pthread_t     th[LG_MEDIA_MAX_THREADS];
 	lg_media_job *jobs = calloc(threads, sizeof(*jobs));
@@ -272,9 +276,14 @@ lg_media_pass(const lg_media_backend *b, const lg_media_set *s, char (*refs)[LG_
 		return 1;
 	}
 	for (uint32_t i = 0; i < threads; i++) {
-		jobs[i] = (lg_media_job) {
-			.b = b, .s = s, .refs = refs, .tid = i, .threads = threads, .pass = pass
-		};
+		jobs[i] = (lg_media_job) { .b = b,
+			.s = s,
+			.refs = refs,
+			.stored = stored,
+			.preview = preview,
+			.tid = i,
+			.threads = threads,
+			.pass = pass };
 		if (pthread_create(&th[i], NULL, lg_media_main, &jobs[i]) != 0) {
 			errors++;
 			break;
@@ -302,25 +311,35 @@ lg_media_run(const lg_media_backend *b, const lg_media_set *s, uint32_t threads,
     const lg_servers *srv, lg_media_result *r)
 {
 	char(*refs)[LG_MEDIA_REF_MAX] = calloc(s->n, sizeof(*refs));
+	size_t *stored = calloc(s->n, sizeof(*stored)), *preview = calloc(s->n, sizeof(*preview));
 
 	memset(r, 0, sizeof(*r));
-	if (refs == NULL) {
+	if (refs == NULL || stored == NULL || preview == NULL) {
+		free(refs);
+		free(stored);
+		free(preview);
 		return -1;
 	}
 	threads = threads < 1 ? 1 : threads > LG_MEDIA_MAX_THREADS ? LG_MEDIA_MAX_THREADS : threads;
 	r->images = s->n;
 	r->bytes = s->bytes;
-	r->errors = lg_media_pass(
-	    b, s, refs, threads, LG_PASS_UP, srv, &r->up_s, &r->up, &r->srv_up_cpu_us);
+	r->errors = lg_media_pass(b, s, refs, stored, preview, threads, LG_PASS_UP, srv, &r->up_s,
+	    &r->up, &r->srv_up_cpu_us);
+	for (size_t k = 0; k < s->n; k++) {
+		r->stored_bytes += stored[k];
+		r->preview_bytes += preview[k];
+	}
 	if (r->errors == 0 && b->publish != NULL) {
-		r->errors += lg_media_pass(
-		    b, s, refs, threads, LG_PASS_PUBLISH, NULL, &r->publish_s, NULL, NULL);
+		r->errors += lg_media_pass(b, s, refs, stored, preview, threads, LG_PASS_PUBLISH,
+		    NULL, &r->publish_s, NULL, NULL);
 	}
 	if (r->errors == 0) {
-		r->errors += lg_media_pass(b, s, refs, threads, LG_PASS_DOWN, srv, &r->down_s,
-		    &r->down, &r->srv_down_cpu_us);
+		r->errors += lg_media_pass(b, s, refs, stored, preview, threads, LG_PASS_DOWN, srv,
+		    &r->down_s, &r->down, &r->srv_down_cpu_us);
 	}
 	free(refs);
+	free(stored);
+	free(preview);
 	return r->errors == 0 ? 0 : -1;
 }
 
@@ -339,23 +358,25 @@ lg_cpu_ms_per_mib(uint64_t cpu_us, uint64_t bytes)
 	return bytes > 0 ? cpu_us / 1e3 / (bytes / 1048576.0) : 0.0;
 }
 
-/* lg_down_bytes is what the download pass moved: every image, LG_MEDIA_DOWN_ROUNDS times. */
+/* lg_down_bytes is what the download pass moved: every image as stored, each round. */
 static uint64_t
 lg_down_bytes(const lg_media_result *r)
 {
-	return r->bytes * LG_MEDIA_DOWN_ROUNDS;
+	return (r->stored_bytes > 0 ? r->stored_bytes : r->bytes) * LG_MEDIA_DOWN_ROUNDS;
 }
 
 void
 lg_media_print(const char *name, const lg_media_result *r)
 {
-	printf("%-9s %5llu %9.1f %9.1f %8.2f / %-7.2f %8.2f / %-7.2f %11.0f %9.0f %6.3f  %5.1f / "
-	       "%.1f\n",
+	double n = r->images ? (double)r->images : 1.0;
+
+	printf("%-9s %5llu %9.1f %9.1f %8.2f / %-7.2f %8.2f / %-7.2f %11.0f %9.0f %9.0f %9.0f "
+	       "%6.3f  %5.1f / %.1f\n",
 	    name, (unsigned long long)r->images, lg_mib_s(r->bytes, r->up_s),
 	    lg_mib_s(lg_down_bytes(r), r->down_s), lg_hist_q(&r->up, 0.5) / 1e3,
 	    lg_hist_q(&r->up, 0.99) / 1e3, lg_hist_q(&r->down, 0.5) / 1e3,
-	    lg_hist_q(&r->down, 0.99) / 1e3, r->images ? (double)r->disk_bytes / r->images : 0.0,
-	    r->images ? (double)r->bytes / r->images : 0.0,
+	    lg_hist_q(&r->down, 0.99) / 1e3, (double)r->disk_bytes / n, (double)r->bytes / n,
+	    (double)r->stored_bytes / n, (double)r->preview_bytes / n,
 	    r->bytes ? (double)r->disk_bytes / r->bytes : 0.0,
 	    lg_cpu_ms_per_mib(r->srv_up_cpu_us, r->bytes),
 	    lg_cpu_ms_per_mib(r->srv_down_cpu_us, lg_down_bytes(r)));
@@ -381,6 +402,10 @@ lg_media_json(const lg_media_result *r)
 
 	if (o != NULL) {
 		json_object_set_new(o, "download_rounds", json_integer(LG_MEDIA_DOWN_ROUNDS));
+		json_object_set_new(
+		    o, "stored_bytes_per_image", json_real((double)r->stored_bytes / n));
+		json_object_set_new(
+		    o, "preview_bytes_per_image", json_real((double)r->preview_bytes / n));
 	}
 	if (o != NULL && r->publish_s > 0) {
 		json_object_set_new(o, "publish_s", json_real(r->publish_s));

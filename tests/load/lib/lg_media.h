@@ -11,8 +11,11 @@
  *   publish  (Warble) each user's images go into posts, four to a post,
  *            so that they are public
  *   download each thread reads back a share of every user's images (most
- *            of them uploaded by other threads) and checks each byte;
- *            every image LG_MEDIA_DOWN_ROUNDS times, a pass being short
+ *            of them uploaded by other threads) and checks them (each
+ *            byte where a system stores the bytes sent; Warble stores the
+ *            image written again: the size its upload reply gave, and
+ *            the type); every image LG_MEDIA_DOWN_ROUNDS times, a pass
+ *            being short
  */
 #ifndef LG_MEDIA_H
 #define LG_MEDIA_H
@@ -52,17 +55,20 @@ typedef struct lg_media_backend {
 	void       *ctx;
 	lg_conn *(*conn_open)(void *ctx);
 	void (*conn_close)(lg_conn *c);
-	/* put stores n bytes as user u; ref (LG_MEDIA_REF_MAX) gets the image's name. */
-	int (*put)(lg_conn *c, uint32_t u, const void *p, size_t n, char *ref);
+	/* put stores n bytes as user u; ref (LG_MEDIA_REF_MAX) gets the image's name, *stored
+	 * the bytes stored and *preview its preview's (0: none). */
+	int (*put)(lg_conn *c, uint32_t u, const void *p, size_t n, char *ref, size_t *stored,
+	    size_t *preview);
 	/* publish attaches images refs[0..n) (n <= 4) of user u to a new post (NULL: none to do). */
 	int (*publish)(lg_conn *c, uint32_t u, char (*refs)[LG_MEDIA_REF_MAX], size_t n);
-	/* get reads image ref and checks it is the n bytes p (-1 if not). */
-	int (*get)(lg_conn *c, const char *ref, const void *p, size_t n);
+	/* get reads image ref and checks it is what was stored of the n bytes p (-1 if not). */
+	int (*get)(lg_conn *c, const char *ref, const void *p, size_t n, size_t stored);
 } lg_media_backend;
 
 /* Results of one system's media phase. */
 typedef struct lg_media_result {
 	uint64_t images, bytes;                  /* stored, and their raw size */
+	uint64_t stored_bytes, preview_bytes;    /* what the system kept of them, and previews */
 	double   up_s, publish_s, down_s;        /* wall time of each pass */
 	lg_hist  up, down;                       /* per-image latency */
 	uint64_t errors;                         /* failed or wrong calls */

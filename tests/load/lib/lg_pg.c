@@ -366,7 +366,8 @@ lg_pg_backend(lg_pg *p, const uint64_t *uids, lg_backend *b)
 /* ---- media: images as bytea (TOAST), sent and read in binary ---- */
 
 static int
-lg_pg_media_put(lg_conn *c, uint32_t u, const void *p, size_t n, char *ref)
+lg_pg_media_put(
+    lg_conn *c, uint32_t u, const void *p, size_t n, char *ref, size_t *stored, size_t *preview)
 {
 	char        o[24];
 	const char *v[2] = { o, p };
@@ -378,6 +379,8 @@ lg_pg_media_put(lg_conn *c, uint32_t u, const void *p, size_t n, char *ref)
 	         (size_t)PQgetlength(r, 0, 0) < LG_MEDIA_REF_MAX;
 	if (ok) {
 		memcpy(ref, PQgetvalue(r, 0, 0), (size_t)PQgetlength(r, 0, 0) + 1);
+		*stored = n; /* the bytes as sent, no preview */
+		*preview = 0;
 	} else {
 		fprintf(stderr, "warble-load: postgres media insert: %s", PQerrorMessage(c->c));
 	}
@@ -386,7 +389,7 @@ lg_pg_media_put(lg_conn *c, uint32_t u, const void *p, size_t n, char *ref)
 }
 
 static int
-lg_pg_media_get(lg_conn *c, const char *ref, const void *p, size_t n)
+lg_pg_media_get(lg_conn *c, const char *ref, const void *p, size_t n, size_t stored)
 {
 	const char *v[1] = { ref };
 	PGresult   *r = PQexecPrepared(c->c, "mget", 1, v, NULL, NULL, 1); /* binary result */
@@ -397,6 +400,7 @@ lg_pg_media_get(lg_conn *c, const char *ref, const void *p, size_t n)
 		fprintf(stderr, "warble-load: postgres media read: %s", PQerrorMessage(c->c));
 	}
 	PQclear(r);
+	(void)stored; /* == n */
 	return ok ? 0 : -1;
 }
 

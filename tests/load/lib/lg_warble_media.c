@@ -63,7 +63,8 @@ lg_wm_close(lg_conn *c)
 }
 
 static int
-lg_wm_put(lg_conn *c, uint32_t u, const void *p, size_t n, char *ref)
+lg_wm_put(
+    lg_conn *c, uint32_t u, const void *p, size_t n, char *ref, size_t *stored, size_t *preview)
 {
 	wb_obj     *req = wb_request(WB_OP_UPLOAD), *rep = NULL;
 	const char *m;
@@ -77,10 +78,13 @@ lg_wm_put(lg_conn *c, uint32_t u, const void *p, size_t n, char *ref)
 	if (lg_wm_call(c, req, &rep) != WB_OK) {
 		return -1;
 	}
+	/* the content service stores the image written again: its own size */
 	int ok = wb_get_str(rep, WB_F_MEDIA, &m, &mn) && mn < LG_MEDIA_REF_MAX &&
-	         wb_u64(rep, WB_F_SIZE, 0) == n;
+	         wb_u64(rep, WB_F_SIZE, 0) > 0 && wb_u64(rep, WB_F_PREVIEW_SIZE, 0) > 0;
 	if (ok) {
 		memcpy(ref, m, mn + 1);
+		*stored = (size_t)wb_u64(rep, WB_F_SIZE, 0);
+		*preview = (size_t)wb_u64(rep, WB_F_PREVIEW_SIZE, 0);
 	}
 	wb_msg_free(rep);
 	return ok ? 0 : -1;
@@ -108,8 +112,9 @@ lg_wm_publish(lg_conn *c, uint32_t u, char (*refs)[LG_MEDIA_REF_MAX], size_t n)
 	return lg_wm_call(c, req, NULL) == WB_OK ? 0 : -1;
 }
 
+/* lg_wm_get reads an image: the size its upload gave, a PNG as the upload was. */
 static int
-lg_wm_get(lg_conn *c, const char *ref, const void *p, size_t n)
+lg_wm_get(lg_conn *c, const char *ref, const void *p, size_t n, size_t stored)
 {
 	wb_obj     *req = wb_request(WB_OP_MEDIA), *rep = NULL;
 	const void *d = NULL;
@@ -122,7 +127,8 @@ lg_wm_get(lg_conn *c, const char *ref, const void *p, size_t n)
 	if (lg_wm_call(c, req, &rep) != WB_OK) {
 		return -1;
 	}
-	int ok = wb_get_bin(rep, WB_F_DATA, &d, &dn) && dn == n && memcmp(d, p, n) == 0;
+	int ok = wb_get_bin(rep, WB_F_DATA, &d, &dn) && dn == stored && dn >= 8 && n >= 8 &&
+	         memcmp(d, p, 8) == 0;
 	wb_msg_free(rep);
 	return ok ? 0 : -1;
 }
