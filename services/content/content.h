@@ -35,9 +35,14 @@ int content_media_decodes(content *c, unsigned n);
 /* content_close stops the re-encode pass and frees the service (the table and log stay open). */
 void content_close(content *c);
 
-/* content_register routes the post.* and media.* operations of s to c (after content_media_limits),
- * and starts the re-encode pass if the store has never had one (content_reencode.c). */
-int content_register(content *c, rt_server *s);
+/* content_routes is the service's route table (handlers take the content). */
+extern const rt_route content_routes[];
+
+/* content_gauges adds the service's figures to a server's stats. */
+int content_gauges(content *c, rt_server *s);
+
+/* content_start begins the re-encode pass if the store has never had one (content_reencode.c). */
+int content_start(content *c);
 
 /* content_service describes warble-content to rt_daemon_main (content_daemon.c). */
 extern const rt_service content_service;

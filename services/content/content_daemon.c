@@ -90,7 +90,7 @@ content_daemon_open(const rt_env *env, void **out)
 	    (rc = content_media_limits(d->svc, content_max_bytes, content_max_pixels,
 	         (unsigned)content_per_minute)) != WB_OK ||
 	    (rc = content_media_decodes(d->svc, (unsigned)content_decodes)) != WB_OK ||
-	    (rc = content_register(d->svc, env->srv)) != WB_OK) {
+	    (rc = content_gauges(d->svc, env->srv)) != WB_OK) {
 		RT_ERRORF("cannot open (events on %s): %s", content_pub_url, wb_strerror(rc));
 		content_daemon_close(d);
 		return rc;
@@ -106,6 +106,24 @@ content_daemon_open(const rt_env *env, void **out)
 	return WB_OK;
 }
 
+/* content_daemon_svc gives the handlers' argument: the service inside d. */
+static void *
+content_daemon_svc(void *arg)
+{
+	content_daemon *d = arg;
+
+	return d->svc;
+}
+
+/* content_daemon_start begins what runs once the server listens. */
+static int
+content_daemon_start(void *arg)
+{
+	content_daemon *d = arg;
+
+	return content_start(d->svc);
+}
+
 const rt_service content_service = {
 	.name = "content",
 	.summary = "the Warble content service",
@@ -115,6 +133,10 @@ const rt_service content_service = {
 	.nfams = CONTENT_FAM_COUNT,
 	.families = content_schema_families,
 	.open = content_daemon_open,
+	.routes = content_routes,
+	.route_arg = content_daemon_svc,
+	.sharded = true,
+	.start = content_daemon_start,
 	.close = content_daemon_close,
 	.spares = 1, /* a worker waiting on a decoder (content_decode.c) is stood in for */
 };
