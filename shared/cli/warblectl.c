@@ -42,6 +42,7 @@
 #include <nng/nng.h>
 
 #include "rt_client.h"
+#include "rt_shards.h"
 #include "warble.h"
 #include "wb_clock.h"
 #include "wb_id.h"
@@ -71,6 +72,7 @@ enum {
 	CTL_O_OUTPUT = 1 << 14,
 	CTL_O_REVOKE = 1 << 15,
 	CTL_O_PREVIEW = 1 << 16, /* media: the preview */
+	CTL_O_SHARD = 1 << 17,   /* admin: one shard of each sharded service */
 };
 
 #define CTL_IMAGES_MAX 4 /* images on a post: publish takes 1-4 */
@@ -102,9 +104,11 @@ typedef struct ctl {
 	int            nimages;
 	const char    *output; /* media -o FILE */
 	/* admin */
-	const char *url[WB_EP_COUNT]; /* each service's own port */
-	rt_client  *cli[WB_EP_COUNT]; /* its client, opened on first use */
-	uint64_t    depth;            /* rebuild-inbox: posts per follow (0: the inbox's) */
+	const char *url[WB_SVC_COUNT];  /* each service's own port (one shard) */
+	const char *urls[WB_SVC_COUNT]; /* ... or its shards' ports, in order */
+	rt_shards  *svc[WB_SVC_COUNT];  /* their clients, opened on first use */
+	int         shard;              /* --shard i: only shard i of a sharded service (-1: all) */
+	uint64_t    depth;              /* rebuild-inbox: posts per follow (0: the inbox's) */
 	int         timeout_ms;
 } ctl;
 
@@ -922,44 +926,56 @@ ctl_cmd_fans(ctl *x)
 	return rc != WARBLE_OK ? ctl_fail(x, rc) : ctl_users_out(x, u);
 }
 
-/* --- admin: backup, restore, rebuild-inbox (each service's own port) ---- */
+/* --- admin: backup, restore, rebuild-inbox (each shard's own port) ------ */
 
 #define CTL_ADMIN_TIMEOUT_MS 600000 /* a checkpoint flushes the memtables first */
 #define CTL_MANIFEST         "manifest.json"
 
-/* The stateful services in the order a backup takes them: the inbox before its sources. */
-static const struct {
-	const char *name;
-	wb_endpoint ep;
-} ctl_backup_order[] = {
-	{ "inbox", WB_EP_INBOX },
-	{ "content", WB_EP_CONTENT },
-	{ "relation", WB_EP_RELATION },
-	{ "user", WB_EP_USER },
-};
+/* The stateful services in the order a backup takes them: the inboxes before their sources. */
+static const wb_service ctl_backup_order[] = { WB_SVC_INBOX, WB_SVC_CONTENT, WB_SVC_RELATION,
+	WB_SVC_USER };
 
 #define CTL_NSTORES (sizeof(ctl_backup_order) / sizeof(ctl_backup_order[0]))
 
-/* ctl_admin_call sends req (freed here) to the service of endpoint ep; *rep is the reply on WB_OK, and on error msg says why. */
-static int
-ctl_admin_call(ctl *x, wb_endpoint ep, wb_obj *req, wb_obj **rep, char *msg, size_t len)
+/* ctl_admin_shards gives svc's shards (opened on first use): their count, 0 with msg if it cannot. */
+static unsigned
+ctl_admin_shards(ctl *x, wb_service svc, char *msg, size_t len)
 {
 	rt_client_opts o = { .timeout_ms = x->timeout_ms };
-	const char    *url = x->url[ep], *why = NULL;
-	int            rc = req == NULL ? WB_ENOMEM : WB_OK;
+
+	if (x->svc[svc] == NULL &&
+	    rt_shards_open(&x->svc[svc], x->urls[svc], x->url[svc], &o) != WB_OK) {
+		snprintf(msg, len, "bad %s addresses: %s", wb_services[svc].name,
+		    x->urls[svc] != NULL && x->urls[svc][0] != '\0' ? x->urls[svc] : x->url[svc]);
+		return 0;
+	}
+	return rt_shards_count(x->svc[svc]);
+}
+
+/* ctl_admin_picked tells whether shard s of n is one the command acts on (--shard: that one). */
+static bool
+ctl_admin_picked(const ctl *x, unsigned s, unsigned n)
+{
+	return x->shard < 0 || n == 1 || (unsigned)x->shard == s;
+}
+
+/* ctl_admin_call sends req (freed here) to shard s of svc; *rep is the reply on WB_OK, and on error msg says why. */
+static int
+ctl_admin_call(ctl *x, wb_service svc, unsigned s, wb_obj *req, wb_obj **rep, char *msg, size_t len)
+{
+	const char *why = NULL;
+	int         rc = req == NULL ? WB_ENOMEM : WB_OK;
 
 	*rep = NULL;
-	if (rc == WB_OK && x->cli[ep] == NULL) { /* one client per service for the command */
-		rc = rt_client_open(&x->cli[ep], url, &o);
-	}
 	if (rc == WB_OK) {
-		rc = rt_call(x->cli[ep], req, rep);
+		rc = rt_call(rt_shards_at(x->svc[svc], s), req, rep);
 	}
 	if (rc != WB_OK) {
 		if (*rep != NULL) {
 			(void)wb_reply_code(*rep, &why);
 		}
-		snprintf(msg, len, "%s: %s", url, why != NULL ? why : wb_strerror(rc));
+		snprintf(msg, len, "%s: %s", rt_shards_url(x->svc[svc], s),
+		    why != NULL ? why : wb_strerror(rc));
 		wb_msg_free(*rep);
 		*rep = NULL;
 	}
@@ -1016,62 +1032,78 @@ ctl_json_u64(const json_t *o, const char *key, uint64_t *v)
 	return true;
 }
 
-/* ctl_service_json finds the entry of service name in a manifest's "services". */
-static json_t *
-ctl_service_json(json_t *m, const char *name)
+/* ctl_manifest_last finds the last seq of log source (as "content/1") among the manifest's copies. */
+static bool
+ctl_manifest_last(json_t *m, const char *source, uint64_t *last)
 {
-	json_t *svcs = json_object_get(m, "services"), *e;
+	json_t *e;
 	size_t  i;
 
-	json_array_foreach(svcs, i, e)
+	json_array_foreach(json_object_get(m, "services"), i, e)
 	{
-		if (json_is_string(json_object_get(e, "service")) &&
-		    strcmp(json_string_value(json_object_get(e, "service")), name) == 0) {
-			return e;
+		if (ctl_json_u64(json_object_get(e, "log_last"), source, last)) {
+			return true;
 		}
 	}
-	return NULL;
+	return false;
 }
 
 /*
  * ctl_manifest_check tells whether the copies of a manifest are safe to
- * restore together: for each source, the inbox's applied seq (an upper
- * bound of its copy's) must not pass the source log's last seq (a lower
- * bound of its copy's).  Else, after a restore, the inbox would skip the
- * events that take those seqs again.  why says what was found.
+ * restore together: each of the four services is there, and for each
+ * inbox shard and each log it applies, its applied seq (an upper bound of
+ * its copy's) does not pass that log's last seq (a lower bound of the
+ * log's copy).  Else, after a restore, the inbox would skip the events
+ * that take those seqs again.  why says what was found.
  */
 static bool
 ctl_manifest_check(json_t *m, char *why, size_t len)
 {
-	static const char *const sources[] = { "content", "relation" };
-	static const char *const logs[] = { "content/0", "relation/0" };
-	json_t                  *in = ctl_service_json(m, "inbox");
-	size_t                   off = 0;
-	bool                     ok = true;
+	json_t *e;
+	size_t  i, off = 0, checked = 0;
+	bool    ok = true, seen[WB_SVC_COUNT] = { false };
 
 	why[0] = '\0';
-	for (size_t i = 0; i < CTL_NSTORES; i++) {
-		if (ctl_service_json(m, ctl_backup_order[i].name) == NULL) {
-			snprintf(why, len, "no %s copy in the manifest", ctl_backup_order[i].name);
+	json_array_foreach(json_object_get(m, "services"), i, e)
+	{
+		const char *name = json_string_value(json_object_get(e, "service"));
+		for (int k = 0; name != NULL && k < WB_SVC_COUNT; k++) {
+			seen[k] |= strcmp(name, wb_services[k].name) == 0;
+		}
+	}
+	for (int k = 0; k < WB_SVC_COUNT; k++) {
+		if (!seen[k]) {
+			snprintf(why, len, "no %s copy in the manifest", wb_services[k].name);
 			return false;
 		}
 	}
-	for (size_t i = 0; i < 2; i++) {
-		json_t  *src = ctl_service_json(m, sources[i]);
-		uint64_t applied, last;
-		if (!ctl_json_u64(json_object_get(in, "applied"), logs[i], &applied) ||
-		    !ctl_json_u64(json_object_get(src, "log_last"), logs[i], &last)) {
-			snprintf(why, len, "the manifest lacks the %s log positions", sources[i]);
-			return false;
+	json_array_foreach(json_object_get(m, "services"), i, e)
+	{
+		json_t     *applied = json_object_get(e, "applied"), *v;
+		const char *src;
+
+		json_object_foreach(applied, src, v)
+		{
+			uint64_t a = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0, last;
+			if (!ctl_manifest_last(m, src, &last)) {
+				snprintf(why, len, "no copy of the %s log the inbox applies", src);
+				return false;
+			}
+			bool fine = a <= last;
+			int  n = snprintf(why + off, len - off,
+			     "%sinbox/%d applied %s %" PRIu64 " %s %" PRIu64, off > 0 ? "; " : "",
+			     (int)json_integer_value(json_object_get(e, "shard")), src, a,
+                            fine ? "<=" : ">", last);
+			if (n > 0 && (size_t)n < len - off) {
+				off += (size_t)n;
+			}
+			ok = ok && fine;
+			checked++;
 		}
-		bool fine = applied <= last;
-		int  n = snprintf(why + off, len - off,
-		     "%sinbox applied %s %" PRIu64 " %s %s log %" PRIu64, off > 0 ? "; " : "",
-		     sources[i], applied, fine ? "<=" : ">", sources[i], last);
-		if (n > 0 && (size_t)n < len - off) {
-			off += (size_t)n;
-		}
-		ok = ok && fine;
+	}
+	if (checked == 0) {
+		snprintf(why, len, "the manifest lacks the inbox's log positions");
+		return false;
 	}
 	return ok;
 }
@@ -1114,11 +1146,19 @@ ctl_manifest_write(const char *dir, json_t *m)
 	return 0;
 }
 
+/*
+ * ctl_cmd_admin_backup copies every shard of every service into DIR, the
+ * inboxes first and their sources after (a source copied later holds at
+ * least every event its inboxes' copies applied), each into DIR/<service>
+ * (one shard) or DIR/<service>.<i>, and writes the manifest, which says
+ * which is which.  A backup takes every shard: an inbox shard applies the
+ * logs of many shards, so a copy of one alone could not be checked.
+ */
 static int
 ctl_cmd_admin_backup(ctl *x)
 {
 	const char *dir = x->args[0];
-	char        msg[512], sub[4200], why[512];
+	char        msg[512], sub[4200], why[4096];
 	uint64_t    t0 = wb_now_ms();
 	json_t     *m, *svcs, *order;
 	int         rc = WB_OK;
@@ -1148,34 +1188,42 @@ ctl_cmd_admin_backup(ctl *x)
 		idx[CTL_NSTORES - 1] = 0;
 	}
 	for (size_t k = 0; rc == WB_OK && k < CTL_NSTORES; k++) {
-		const char *name = ctl_backup_order[idx[k]].name;
-		wb_endpoint ep = ctl_backup_order[idx[k]].ep;
-		wb_obj     *req = wb_request(WB_OP_ADMIN_BACKUP), *rep = NULL;
+		wb_service  svc = ctl_backup_order[idx[k]];
+		const char *name = wb_services[svc].name;
+		unsigned    n = ctl_admin_shards(x, svc, msg, sizeof(msg));
 
-		snprintf(sub, sizeof(sub), "%s/%s", dir, name);
-		if (req != NULL) {
-			wb_set_cstr(req, WB_F_DIR, sub);
+		rc = n > 0 ? WB_OK : WB_EINVAL;
+		for (unsigned s = 0; rc == WB_OK && s < n; s++) {
+			wb_obj *req = wb_request(WB_OP_ADMIN_BACKUP), *rep = NULL;
+			char    store[48];
+
+			snprintf(store, sizeof(store), n == 1 ? "%s" : "%s.%u", name, s);
+			snprintf(sub, sizeof(sub), "%s/%s", dir, store);
+			if (req != NULL) {
+				wb_set_cstr(req, WB_F_DIR, sub);
+			}
+			if ((rc = ctl_admin_call(x, svc, s, req, &rep, msg, sizeof(msg))) !=
+			    WB_OK) {
+				break;
+			}
+			json_t *e = json_pack("{s:s, s:i, s:i, s:s, s:s, s:I, s:I, s:s}", "service",
+			    name, "shard", (int)s, "shards", (int)n, "store", store, "dir", sub,
+			    "time", (json_int_t)wb_u64(rep, WB_F_TIME, 0), "elapsed_ms",
+			    (json_int_t)wb_u64(rep, WB_F_ELAPSED, 0), "release",
+			    wb_str(rep, WB_F_RELEASE, "?"));
+			if (e != NULL && svc == WB_SVC_INBOX) {
+				json_object_set_new(e, "applied", ctl_logs_json(rep, WB_F_SEQ));
+			} else if (e != NULL && svc != WB_SVC_USER) {
+				json_object_set_new(e, "log_last", ctl_logs_json(rep, WB_F_LAST));
+			}
+			json_array_append_new(svcs, e);
+			json_array_append_new(order, json_string(store));
+			if (!x->json) {
+				fprintf(stderr, "%s: %s copied into %s in %" PRIu64 " ms\n",
+				    ctl_prog, store, sub, wb_u64(rep, WB_F_ELAPSED, 0));
+			}
+			wb_msg_free(rep);
 		}
-		if ((rc = ctl_admin_call(x, ep, req, &rep, msg, sizeof(msg))) != WB_OK) {
-			break;
-		}
-		json_t *e =
-		    json_pack("{s:s, s:i, s:i, s:s, s:I, s:I, s:s}", "service", name, "shard", 0,
-		        "shards", 1, "dir", sub, "time", (json_int_t)wb_u64(rep, WB_F_TIME, 0),
-		        "elapsed_ms", (json_int_t)wb_u64(rep, WB_F_ELAPSED, 0), "release",
-		        wb_str(rep, WB_F_RELEASE, "?"));
-		if (e != NULL && strcmp(name, "inbox") == 0) {
-			json_object_set_new(e, "applied", ctl_logs_json(rep, WB_F_SEQ));
-		} else if (e != NULL && strcmp(name, "user") != 0) {
-			json_object_set_new(e, "log_last", ctl_logs_json(rep, WB_F_LAST));
-		}
-		json_array_append_new(svcs, e);
-		json_array_append_new(order, json_string(name));
-		if (!x->json) {
-			fprintf(stderr, "%s: %s copied into %s in %" PRIu64 " ms\n", ctl_prog, name,
-			    sub, wb_u64(rep, WB_F_ELAPSED, 0));
-		}
-		wb_msg_free(rep);
 	}
 	json_object_set_new(m, "warble_backup", json_integer(1));
 	json_object_set_new(m, "release", json_string(WB_RELEASE));
@@ -1197,9 +1245,9 @@ ctl_cmd_admin_backup(ctl *x)
 		return ctl_admin_fail(x, WB_EIO, msg);
 	}
 	if (!safe) {
-		char refuse[1024];
+		char refuse[4400];
 		snprintf(refuse, sizeof(refuse),
-		    "refused: the inbox copy is ahead of a source (%s); it would skip events after "
+		    "refused: an inbox copy is ahead of a source (%s); it would skip events after "
 		    "a "
 		    "restore: back up again, the inbox first",
 		    why);
@@ -1296,13 +1344,21 @@ ctl_copy_store(const char *src, const char *dst, char *msg, size_t len)
 	return rc;
 }
 
+/*
+ * ctl_cmd_admin_restore copies a backup's stores into a fresh data folder:
+ * every store of a backup of one shard each, or with --shard i the stores
+ * a host of shard i runs (shard i of each sharded service, and every
+ * service of one shard), each into DATA/<service>, where the daemons
+ * look for it.
+ */
 static int
 ctl_cmd_admin_restore(ctl *x)
 {
 	const char  *from = x->args[0], *data = x->args[1];
-	char         path[4200], src[4200], dst[4200], msg[8600], why[512];
+	char         path[4200], src[4200], dst[4200], msg[8600], why[4096];
 	json_error_t jerr;
-	json_t      *m;
+	json_t      *m, *e;
+	size_t       i;
 
 	snprintf(path, sizeof(path), "%s/%s", from, CTL_MANIFEST);
 	if ((m = json_load_file(path, 0, &jerr)) == NULL) {
@@ -1323,26 +1379,47 @@ ctl_cmd_admin_restore(ctl *x)
 		    from, why);
 		return ctl_admin_fail(x, WB_ECORRUPT, msg);
 	}
+	/* what goes: one shard each, or the stores of --shard i */
+	bool picked[256] = { false };
+	json_array_foreach(json_object_get(m, "services"), i, e)
+	{
+		uint64_t shard = 0, shards = 1;
+		(void)ctl_json_u64(e, "shard", &shard);
+		(void)ctl_json_u64(e, "shards", &shards);
+		if (shards > 1 && x->shard < 0) {
+			json_decref(m);
+			snprintf(msg, sizeof(msg),
+			    "%s holds %" PRIu64 " %s shards: restore each host's with --shard i",
+			    from, shards, json_string_value(json_object_get(e, "service")));
+			return ctl_admin_fail(x, WB_EINVAL, msg);
+		}
+		picked[i % 256] = i < 256 && (shards == 1 || shard == (uint64_t)x->shard);
+	}
 	if (ctl_mkdir_p(data) != 0) {
 		json_decref(m);
 		snprintf(msg, sizeof(msg), "cannot create %s: %s", data, strerror(errno));
 		return ctl_admin_fail(x, WB_EIO, msg);
 	}
-	for (size_t i = 0; i < CTL_NSTORES; i++) {
-		snprintf(dst, sizeof(dst), "%s/%s", data, ctl_backup_order[i].name);
-		if (access(dst, F_OK) == 0) {
-			json_decref(m);
-			snprintf(msg, sizeof(msg),
-			    "%s exists: a restore goes into a fresh data folder", dst);
-			return ctl_admin_fail(x, WB_EINVAL, msg);
-		}
-	}
-	for (size_t i = 0; i < CTL_NSTORES; i++) {
-		snprintf(src, sizeof(src), "%s/%s", from, ctl_backup_order[i].name);
-		snprintf(dst, sizeof(dst), "%s/%s", data, ctl_backup_order[i].name);
-		if (ctl_copy_store(src, dst, msg, sizeof(msg)) != 0) {
-			json_decref(m);
-			return ctl_admin_fail(x, WB_EIO, msg);
+	for (int pass = 0; pass < 2; pass++) { /* first check that nothing is overwritten */
+		json_array_foreach(json_object_get(m, "services"), i, e)
+		{
+			const char *svc = json_string_value(json_object_get(e, "service"));
+			const char *store = json_string_value(json_object_get(e, "store"));
+			if (!picked[i % 256] || svc == NULL) {
+				continue;
+			}
+			snprintf(src, sizeof(src), "%s/%s", from, store != NULL ? store : svc);
+			snprintf(dst, sizeof(dst), "%s/%s", data, svc);
+			if (pass == 0 && access(dst, F_OK) == 0) {
+				json_decref(m);
+				snprintf(msg, sizeof(msg),
+				    "%s exists: a restore goes into a fresh data folder", dst);
+				return ctl_admin_fail(x, WB_EINVAL, msg);
+			}
+			if (pass == 1 && ctl_copy_store(src, dst, msg, sizeof(msg)) != 0) {
+				json_decref(m);
+				return ctl_admin_fail(x, WB_EIO, msg);
+			}
 		}
 	}
 	json_decref(m);
@@ -1353,6 +1430,115 @@ ctl_cmd_admin_restore(ctl *x)
 	printf("restored %s into %s (%s)\nstart the daemons with WARBLE_DATA=%s\n", from, data, why,
 	    data);
 	return 0;
+}
+
+/*
+ * A long job a service runs on each shard (an inbox rebuild, the images'
+ * re-encode pass): started on every shard the command acts on, then
+ * followed until each is over, its figures summed.
+ */
+typedef struct ctl_job {
+	const char *name; /* "rebuild-inbox" */
+	wb_service  svc;
+	wb_op       start, status;
+	const char *running; /* the state names of a job not over, | separated */
+	void (*line)(const wb_obj *sum, bool tty, bool last);
+} ctl_job;
+
+/* ctl_job_add adds the figures of one shard's status st into sum (state: the least advanced). */
+static void
+ctl_job_add(const ctl_job *j, wb_obj *sum, const wb_obj *st, bool first)
+{
+	static const wb_field add[] = { WB_F_DONE, WB_F_TOTAL, WB_F_COUNT, WB_F_ERRORS };
+	const char           *state = wb_str(st, WB_F_STATE, "?");
+	const char           *have = wb_str(sum, WB_F_STATE, "");
+
+	for (size_t k = 0; k < sizeof(add) / sizeof(add[0]); k++) {
+		wb_set_u64(sum, add[k], wb_u64(sum, add[k], 0) + wb_u64(st, add[k], 0));
+	}
+	if (wb_u64(st, WB_F_ELAPSED, 0) > wb_u64(sum, WB_F_ELAPSED, 0)) {
+		wb_set_u64(sum, WB_F_ELAPSED, wb_u64(st, WB_F_ELAPSED, 0));
+	}
+	if (first) {
+		wb_set_u64(sum, WB_F_LIMIT, wb_u64(st, WB_F_LIMIT, 0));
+	}
+	/* a shard still running, then one failed, decide the whole */
+	if (first || strstr(j->running, state) != NULL ||
+	    (strcmp(state, "failed") == 0 && strstr(j->running, have) == NULL)) {
+		wb_set_cstr(sum, WB_F_STATE, state);
+		if (wb_has(st, WB_F_MSG)) {
+			wb_set_cstr(sum, WB_F_MSG, wb_str(st, WB_F_MSG, ""));
+		}
+	}
+}
+
+/* ctl_job_run starts job j (start: the request for each shard, NULL for a bare one) and follows it. */
+static int
+ctl_job_run(ctl *x, const ctl_job *j, wb_obj *(*start)(ctl *x))
+{
+	char     msg[512];
+	bool     tty = isatty(STDERR_FILENO) && !x->json;
+	uint64_t next_line = 0;
+	unsigned n = ctl_admin_shards(x, j->svc, msg, sizeof(msg));
+	wb_obj  *sum = NULL, *rep = NULL;
+	int      rc = n > 0 ? WB_OK : WB_EINVAL;
+
+	for (wb_op op = j->start; rc == WB_OK;) {
+		wb_msg_free(sum);
+		if ((sum = wb_msg_new()) == NULL) {
+			rc = WB_ENOMEM;
+			break;
+		}
+		bool first = true;
+		for (unsigned s = 0; rc == WB_OK && s < n; s++) {
+			if (!ctl_admin_picked(x, s, n)) {
+				continue;
+			}
+			wb_obj *req = op == j->start && start != NULL ? start(x) : wb_request(op);
+			if ((rc = ctl_admin_call(x, j->svc, s, req, &rep, msg, sizeof(msg))) ==
+			    WB_OK) {
+				ctl_job_add(j, sum, rep, first);
+				first = false;
+			}
+			wb_msg_free(rep);
+		}
+		if (rc != WB_OK) {
+			break;
+		}
+		bool over = strstr(j->running, wb_str(sum, WB_F_STATE, "?")) == NULL ||
+		            (x->given & CTL_O_NO_WAIT) != 0;
+		if (!x->json && (tty || over || wb_mono_us() / 1000 >= next_line)) {
+			j->line(sum, tty, over);
+			next_line = wb_mono_us() / 1000 + 5000;
+		}
+		if (over) {
+			break;
+		}
+		usleep(200000);
+		op = j->status;
+	}
+	if (rc != WB_OK) {
+		wb_msg_free(sum);
+		return ctl_admin_fail(x, rc, msg);
+	}
+	if (strcmp(wb_str(sum, WB_F_STATE, "?"), "failed") == 0) {
+		snprintf(msg, sizeof(msg), "%s failed: %s (the service tries again)", j->name,
+		    wb_str(sum, WB_F_MSG, "?"));
+		wb_msg_free(sum);
+		return ctl_admin_fail(x, WB_EUNAVAIL, msg);
+	}
+	rc = 0;
+	if (x->json) {
+		rc = ctl_emit(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "state",
+		    wb_str(sum, WB_F_STATE, "?"), "done", (json_int_t)wb_u64(sum, WB_F_DONE, 0),
+		    "total", (json_int_t)wb_u64(sum, WB_F_TOTAL, 0), "count",
+		    (json_int_t)wb_u64(sum, WB_F_COUNT, 0), "errors",
+		    (json_int_t)wb_u64(sum, WB_F_ERRORS, 0), "limit",
+		    (json_int_t)wb_u64(sum, WB_F_LIMIT, 0), "elapsed_ms",
+		    (json_int_t)wb_u64(sum, WB_F_ELAPSED, 0)));
+	}
+	wb_msg_free(sum);
+	return rc;
 }
 
 /* ctl_progress draws the rebuild's progress bar on stderr (one line per call without a terminal). */
@@ -1380,59 +1566,27 @@ ctl_progress(const wb_obj *st, bool tty, bool last)
 	fflush(stderr);
 }
 
+/* ctl_rebuild_req is inbox.rebuild with --depth. */
+static wb_obj *
+ctl_rebuild_req(ctl *x)
+{
+	wb_obj *req = wb_request(WB_OP_INBOX_REBUILD);
+
+	if (req != NULL && x->depth > 0 && wb_set_u64(req, WB_F_LIMIT, x->depth) != WB_OK) {
+		wb_msg_free(req);
+		req = NULL;
+	}
+	return req;
+}
+
+/* ctl_cmd_admin_rebuild_inbox rebuilds every inbox shard (or --shard i's) from relation and content. */
 static int
 ctl_cmd_admin_rebuild_inbox(ctl *x)
 {
-	wb_obj  *req = wb_request(WB_OP_INBOX_REBUILD), *rep = NULL;
-	char     msg[512];
-	bool     tty = isatty(STDERR_FILENO) && !x->json;
-	uint64_t next_line = 0;
-	int      rc;
+	static const ctl_job j = { "rebuild-inbox", WB_SVC_INBOX, WB_OP_INBOX_REBUILD,
+		WB_OP_INBOX_REBUILD_STATUS, "queued|running", ctl_progress };
 
-	if (req != NULL && x->depth > 0) {
-		wb_set_u64(req, WB_F_LIMIT, x->depth);
-	}
-	if ((rc = ctl_admin_call(x, WB_EP_INBOX, req, &rep, msg, sizeof(msg))) != WB_OK) {
-		return ctl_admin_fail(x, rc, msg);
-	}
-	for (;;) {
-		const char *state = wb_str(rep, WB_F_STATE, "?");
-		bool        over = strcmp(state, "done") == 0 || strcmp(state, "failed") == 0;
-		if ((x->given & CTL_O_NO_WAIT) != 0) {
-			over = true;
-		}
-		if (!x->json && (tty || over || wb_mono_us() / 1000 >= next_line)) {
-			ctl_progress(rep, tty, over);
-			next_line = wb_mono_us() / 1000 + 5000;
-		}
-		if (over) {
-			break;
-		}
-		wb_msg_free(rep);
-		usleep(200000);
-		if ((rc = ctl_admin_call(x, WB_EP_INBOX, wb_request(WB_OP_INBOX_REBUILD_STATUS),
-		         &rep, msg, sizeof(msg))) != WB_OK) {
-			return ctl_admin_fail(x, rc, msg);
-		}
-	}
-	const char *state = wb_str(rep, WB_F_STATE, "?");
-	rc = strcmp(state, "failed") == 0 ? CTL_EXIT_FAIL : 0;
-	if (rc != 0) {
-		snprintf(msg, sizeof(msg), "the rebuild failed: %s (the inbox tries again)",
-		    wb_str(rep, WB_F_MSG, "?"));
-		wb_msg_free(rep);
-		return ctl_admin_fail(x, WB_EUNAVAIL, msg);
-	}
-	if (x->json) {
-		rc = ctl_emit(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "state", state, "follows",
-		    (json_int_t)wb_u64(rep, WB_F_DONE, 0), "total",
-		    (json_int_t)wb_u64(rep, WB_F_TOTAL, 0), "users",
-		    (json_int_t)wb_u64(rep, WB_F_COUNT, 0), "depth",
-		    (json_int_t)wb_u64(rep, WB_F_LIMIT, 0), "elapsed_ms",
-		    (json_int_t)wb_u64(rep, WB_F_ELAPSED, 0)));
-	}
-	wb_msg_free(rep);
-	return rc;
+	return ctl_job_run(x, &j, ctl_rebuild_req);
 }
 
 /*
@@ -1452,7 +1606,11 @@ ctl_cmd_admin_rotate_key(ctl *x)
 		wb_msg_free(req);
 		req = NULL;
 	}
-	if ((rc = ctl_admin_call(x, WB_EP_USER, req, &rep, msg, sizeof(msg))) != WB_OK) {
+	if (ctl_admin_shards(x, WB_SVC_USER, msg, sizeof(msg)) == 0) {
+		wb_msg_free(req);
+		return ctl_admin_fail(x, WB_EINVAL, msg);
+	}
+	if ((rc = ctl_admin_call(x, WB_SVC_USER, 0, req, &rep, msg, sizeof(msg))) != WB_OK) {
 		return ctl_admin_fail(x, rc, msg);
 	}
 	uint64_t kid = wb_u64(rep, WB_F_KID, 0);
@@ -1479,60 +1637,19 @@ ctl_reencode_line(const wb_obj *st, bool tty, bool last)
 }
 
 /*
- * ctl_cmd_admin_reencode_media starts the content service's re-encode
- * pass (media.reencode: every stored image decoded and written again with
- * no metadata, and a preview) and follows it to its end, unless --no-wait.
- * A pass running already (the one a store starts after an upgrade) is
- * followed, not started twice.
+ * ctl_cmd_admin_reencode_media starts the re-encode pass of every content
+ * shard (or --shard i's: media.reencode, every stored image decoded and
+ * written again with no metadata, and a preview) and follows it to its
+ * end, unless --no-wait.  A pass running already (the one a store starts
+ * after an upgrade) is followed, not started twice.
  */
 static int
 ctl_cmd_admin_reencode_media(ctl *x)
 {
-	wb_obj  *rep = NULL;
-	char     msg[512];
-	bool     tty = isatty(STDERR_FILENO) && !x->json;
-	uint64_t next_line = 0;
-	int      rc;
+	static const ctl_job j = { "reencode-media", WB_SVC_CONTENT, WB_OP_MEDIA_REENCODE,
+		WB_OP_MEDIA_REENCODE_STATUS, "running", ctl_reencode_line };
 
-	if ((rc = ctl_admin_call(x, WB_EP_CONTENT, wb_request(WB_OP_MEDIA_REENCODE), &rep, msg,
-	         sizeof(msg))) != WB_OK) {
-		return ctl_admin_fail(x, rc, msg);
-	}
-	for (;;) {
-		const char *state = wb_str(rep, WB_F_STATE, "?");
-		bool        over = strcmp(state, "running") != 0 || (x->given & CTL_O_NO_WAIT) != 0;
-		if (!x->json && (tty || over || wb_mono_us() / 1000 >= next_line)) {
-			ctl_reencode_line(rep, tty, over);
-			next_line = wb_mono_us() / 1000 + 5000;
-		}
-		if (over) {
-			break;
-		}
-		wb_msg_free(rep);
-		usleep(200000);
-		if ((rc = ctl_admin_call(x, WB_EP_CONTENT, wb_request(WB_OP_MEDIA_REENCODE_STATUS),
-		         &rep, msg, sizeof(msg))) != WB_OK) {
-			return ctl_admin_fail(x, rc, msg);
-		}
-	}
-	const char *state = wb_str(rep, WB_F_STATE, "?");
-	if (strcmp(state, "failed") == 0) {
-		snprintf(msg, sizeof(msg), "the re-encode pass failed: %s (run it again)",
-		    wb_str(rep, WB_F_MSG, "?"));
-		wb_msg_free(rep);
-		return ctl_admin_fail(x, WB_EUNAVAIL, msg);
-	}
-	rc = 0;
-	if (x->json) {
-		rc = ctl_emit(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "state", state, "images",
-		    (json_int_t)wb_u64(rep, WB_F_DONE, 0), "total",
-		    (json_int_t)wb_u64(rep, WB_F_TOTAL, 0), "posts",
-		    (json_int_t)wb_u64(rep, WB_F_COUNT, 0), "deleted",
-		    (json_int_t)wb_u64(rep, WB_F_ERRORS, 0), "elapsed_ms",
-		    (json_int_t)wb_u64(rep, WB_F_ELAPSED, 0)));
-	}
-	wb_msg_free(rep);
-	return rc;
+	return ctl_job_run(x, &j, NULL);
 }
 
 /* --- files for post --image, upload and media -o ----------------------- */
@@ -1645,13 +1762,15 @@ static const ctl_cmd ctl_cmds[] = {
 static const ctl_cmd ctl_admin_cmds[] = {
 	{ "backup", 1, CTL_O_URLS | CTL_O_INBOX_LAST, ctl_cmd_admin_backup, 0,
 	    "admin backup DIR [--inbox-last]" },
-	{ "restore", 2, 0, ctl_cmd_admin_restore, 0, "admin restore BACKUP DATA" },
-	{ "rebuild-inbox", 0, CTL_O_URLS | CTL_O_DEPTH | CTL_O_NO_WAIT, ctl_cmd_admin_rebuild_inbox,
-	    0, "admin rebuild-inbox [--depth N] [--no-wait]" },
+	{ "restore", 2, CTL_O_SHARD, ctl_cmd_admin_restore, 0,
+	    "admin restore BACKUP DATA [--shard I]" },
+	{ "rebuild-inbox", 0, CTL_O_URLS | CTL_O_SHARD | CTL_O_DEPTH | CTL_O_NO_WAIT,
+	    ctl_cmd_admin_rebuild_inbox, 0,
+	    "admin rebuild-inbox [--shard I] [--depth N] [--no-wait]" },
 	{ "rotate-session-key", 0, CTL_O_URLS | CTL_O_REVOKE, ctl_cmd_admin_rotate_key, 0,
 	    "admin rotate-session-key [--revoke]" },
-	{ "reencode-media", 0, CTL_O_URLS | CTL_O_NO_WAIT, ctl_cmd_admin_reencode_media, 0,
-	    "admin reencode-media [--no-wait]" },
+	{ "reencode-media", 0, CTL_O_URLS | CTL_O_SHARD | CTL_O_NO_WAIT,
+	    ctl_cmd_admin_reencode_media, 0, "admin reencode-media [--shard I] [--no-wait]" },
 };
 
 #define CTL_NADMIN (sizeof(ctl_admin_cmds) / sizeof(ctl_admin_cmds[0]))
@@ -1695,6 +1814,12 @@ ctl_usage_print(FILE *f)
 	           "  --user-url URL, --relation-url URL, --content-url URL, --inbox-url URL\n"
 	           "                   admin: each service's own port (WARBLE_USER_URL, ...;\n"
 	           "                   the defaults of warble-NAME --print-defaults)\n"
+	           "  --relation-urls URLS, --content-urls URLS, --inbox-urls URLS\n"
+	           "                   admin: a sharded service's ports, shard 0 first,\n"
+	           "                   comma-separated (WARBLE_RELATION_URLS, ...)\n"
+	           "  --shard I        rebuild-inbox, reencode-media: that shard only;\n"
+	           "                   restore: the stores a host of shard I runs (shard I\n"
+	           "                   of each sharded service, and the unsharded ones)\n"
 	           "  --depth N        rebuild-inbox: posts per follow (default the inbox's\n"
 	           "                   WARBLE_BACKFILL), 1-100000\n"
 	           "  --no-wait        rebuild-inbox, reencode-media: start it and return\n"
@@ -1709,7 +1834,7 @@ ctl_usage_print(FILE *f)
 	           "Exit status: 0 success, 1 the request failed, 2 usage error.\n"
 	           "\n"
 	           "The admin commands go to each service's own port, never the gateway.\n"
-	           "A backup takes the inbox first and its sources after, writes\n"
+	           "A backup takes every inbox shard first and their sources after, writes\n"
 	           "DIR/manifest.json and refuses a copy whose inbox is ahead of a source.\n"
 	           "DIR is a path on the services' machines (backup --timeout default 600000).\n");
 }
@@ -1731,6 +1856,10 @@ main(int argc, char **argv)
 		{ "relation-url", required_argument, NULL, 'R' },
 		{ "content-url", required_argument, NULL, 'C' },
 		{ "inbox-url", required_argument, NULL, 'I' },
+		{ "relation-urls", required_argument, NULL, '1' },
+		{ "content-urls", required_argument, NULL, '2' },
+		{ "inbox-urls", required_argument, NULL, '3' },
+		{ "shard", required_argument, NULL, 'S' },
 		{ "depth", required_argument, NULL, 'D' },
 		{ "no-wait", no_argument, NULL, 'W' },
 		{ "revoke", no_argument, NULL, 'r' },
@@ -1744,7 +1873,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	ctl            x = { 0 };
+	ctl            x = { .shard = -1 };
 	const char    *gateway = getenv("WARBLE_GATEWAY_URL");
 	const ctl_cmd *cmd = NULL;
 	uint64_t       v, timeout = 5000;
@@ -1772,11 +1901,27 @@ main(int argc, char **argv)
 		case 'R':
 		case 'C':
 		case 'I':
-			x.url[opt == 'U'   ? WB_EP_USER
-			      : opt == 'R' ? WB_EP_RELATION
-			      : opt == 'C' ? WB_EP_CONTENT
-			                   : WB_EP_INBOX] = optarg;
+			x.url[opt == 'U'   ? WB_SVC_USER
+			      : opt == 'R' ? WB_SVC_RELATION
+			      : opt == 'C' ? WB_SVC_CONTENT
+			                   : WB_SVC_INBOX] = optarg;
 			x.given |= CTL_O_URLS;
+			break;
+		case '1':
+		case '2':
+		case '3':
+			x.urls[opt == '1'   ? WB_SVC_RELATION
+			       : opt == '2' ? WB_SVC_CONTENT
+			                    : WB_SVC_INBOX] = optarg;
+			x.given |= CTL_O_URLS;
+			break;
+		case 'S':
+			if (ctl_parse_u64(optarg, 0, WB_SHARDS_MAX - 1, &v) != 0) {
+				return ctl_usage_error(
+				    "bad --shard: '%s' (a shard index, 0-63)", optarg);
+			}
+			x.shard = (int)v;
+			x.given |= CTL_O_SHARD;
 			break;
 		case 'D':
 			if (ctl_parse_u64(optarg, 1, 100000, &x.depth) != 0) {
@@ -1908,13 +2053,14 @@ main(int argc, char **argv)
 		return CTL_EXIT_USAGE;
 	}
 	if (admin) {
-		static const wb_endpoint eps[] = { WB_EP_USER, WB_EP_RELATION, WB_EP_CONTENT,
-			WB_EP_INBOX };
-		for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
-			const char *env = getenv(wb_endpoints[eps[i]].env);
-			if (x.url[eps[i]] == NULL) {
-				x.url[eps[i]] =
-				    env != NULL && env[0] != '\0' ? env : wb_endpoints[eps[i]].url;
+		for (int i = 0; i < WB_SVC_COUNT; i++) {
+			const wb_endpoint_info *one = &wb_endpoints[wb_services[i].ep];
+			const char             *env = getenv(one->env);
+			if (x.url[i] == NULL) {
+				x.url[i] = env != NULL && env[0] != '\0' ? env : one->url;
+			}
+			if (x.urls[i] == NULL && wb_services[i].list != wb_services[i].ep) {
+				x.urls[i] = getenv(wb_endpoints[wb_services[i].list].env);
 			}
 		}
 		x.timeout_ms = timeout_given                     ? (int)timeout
@@ -1922,8 +2068,8 @@ main(int argc, char **argv)
 		                                                 : 10000;
 		rc = cmd->fn(&x);
 		fflush(stdout);
-		for (size_t i = 0; i < WB_EP_COUNT; i++) {
-			rt_client_close(x.cli[i]);
+		for (int i = 0; i < WB_SVC_COUNT; i++) {
+			rt_shards_close(x.svc[i]);
 		}
 		nng_fini(); /* every client is closed: else ASan's leak check sees nng's late frees */
 		return rc;

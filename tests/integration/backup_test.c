@@ -486,7 +486,7 @@ Test(backup, under_load, .fini = it_fini, .timeout = 600)
 	size_t    before = bk_nops_now();
 	int       st = bk_admin(out, "backup", dir, NULL, NULL);
 	cr_assert_eq(st, 0, "backup under load: %s", out);
-	cr_assert_not_null(strstr(out, "inbox applied content"), "%s", out);
+	cr_assert_not_null(strstr(out, "inbox/0 applied content/0"), "%s", out);
 	while (bk_nops_now() < before + 100 && it_failures() == 0) {
 		wbt_sleep_ms(10); /* the load goes on after the backup too */
 	}
