@@ -4,6 +4,7 @@
 #   make deps       install what a fresh Debian 12 machine lacks (as root)
 #   make test       every test; ends with "tests: N passed, M failed"
 #   make test-unit  the unit tier (no daemons, seconds); make test-system the rest
+#   make test-cluster  the multi-host suite: daemons in network namespaces (root)
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
 #   make test-one   every test again, each cluster one warble process (WARBLE_TEST_MODE=one)
@@ -87,7 +88,8 @@ HB_SRCS    = $(call lib_srcs,shared/hb)
 RT_SRCS    = $(call lib_srcs,shared/rt)
 EVLOG_SRCS = $(call lib_srcs,shared/evlog)
 SDK_SRCS   = $(call lib_srcs,shared/sdk)
-TEST_SUPPORT_SRCS = $(call lib_srcs,tests/support)
+# The test harness: wbt (tests/support) and the multi-host wbc (tests/cluster).
+TEST_SUPPORT_SRCS = $(call lib_srcs,tests/support) $(call lib_srcs,tests/cluster)
 
 LIB_PROTO = $(BUILD)/lib/libwbproto.a
 LIB_HB    = $(BUILD)/lib/libhb.a
@@ -118,15 +120,16 @@ TOOL_BINS = $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(TOOL_SRCS)))
 TEST_SRCS  = $(shell find proto shared services tests -name '*_test.c' 2>/dev/null)
 TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
 # Two tiers.  A system test starts real daemons (wbt_spawn, wbt_cluster,
-# directly or through it.h, fault.h, ht.h or hs.h) or runs their binaries
-# (wbt_bin_path); a unit test does neither, so it needs no daemon built.
-SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs)\.h"' $(TEST_SRCS))
+# directly or through it.h, fault.h, ht.h, hs.h or the multi-host wbc.h and
+# wbc_cluster.h) or runs their binaries (wbt_bin_path); a unit test does
+# neither, so it needs no daemon built.
+SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster)\.h"' $(TEST_SRCS))
 UNIT_TEST_SRCS   = $(filter-out $(SYSTEM_TEST_SRCS),$(TEST_SRCS))
 test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
+.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
@@ -235,6 +238,15 @@ test-unit-run: $(call test_bins,$(UNIT_TEST_SRCS))
 
 test-system-run: $(call test_bins,$(SYSTEM_TEST_SRCS)) $(SVC_BINS) $(TOOL_BINS)
 	@BUILD=$(BUILD) TESTS="$(notdir $(filter $(BUILD)/test/%,$^))" tests/run.sh
+
+# The multi-host suite alone (tests/cluster): every daemon in a network
+# namespace of its own, on one bridge; needs root (it skips otherwise).
+test-cluster:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory -j2 test-cluster-run
+
+test-cluster-run: $(BUILD)/test/cluster_test $(SVC_BINS)
+	@BUILD=$(BUILD) TESTS=cluster_test tests/run.sh
 
 bench:
 	@tests/deps.sh bench

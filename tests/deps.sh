@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Warble needs on Debian 12.  Quick when nothing is missing.
 #   tests/deps.sh          build and test dependencies (Prometheus's promtool
-#                          and server too: the monitoring tests run them)
+#                          and server too: the monitoring tests run them;
+#                          iproute2's ip: the cluster suite's hosts)
 #   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot and wrk
 #   tests/deps.sh compose  plus podman and debootstrap for make test-compose
 #
@@ -10,7 +11,7 @@
 set -eu
 pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev libvips-dev
-      docker-compose curl chromium nodejs prometheus"
+      docker-compose curl chromium nodejs prometheus iproute2"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk"
 fi

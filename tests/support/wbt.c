@@ -7,6 +7,7 @@
 #include <libgen.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -277,13 +278,21 @@ wbt_env_build(const char *const *extra)
 wbt_daemon *
 wbt_spawn(const char *name, const char *const *args, const char *const *env)
 {
-	char        bin[512];
+	return wbt_spawn_netns(NULL, name, args, env);
+}
+
+/* wbt_spawn_netns is wbt_spawn in the network namespace netns (NULL: the test's own); see wbt.h. */
+wbt_daemon *
+wbt_spawn_netns(
+    const char *netns, const char *name, const char *const *args, const char *const *env)
+{
+	char        bin[512], nspath[256];
 	char      **argv = NULL, **envp = NULL;
 	const char *base = strrchr(name, '/');
 	size_t      na = 0;
 	wbt_daemon *d = NULL;
 	pid_t       parent, pid;
-	int         fd = -1;
+	int         fd = -1, nsfd = -1;
 
 	if (wbt_dir() == NULL) {
 		return NULL;
@@ -324,12 +333,21 @@ wbt_spawn(const char *name, const char *const *args, const char *const *env)
 	d = &wbt_daemons[wbt_ndaemons];
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", base);
-	snprintf(d->log, sizeof(d->log), "%s/%s.%d.log", wbt_tmp, base, wbt_ndaemons);
+	snprintf(d->log, sizeof(d->log), "%s/%s%s%s.%d.log", wbt_tmp, base, netns ? "." : "",
+	    netns ? netns : "", wbt_ndaemons); /* warble-inbox.<netns>.7.log */
 	d->status = -1;
 	pthread_mutex_unlock(&wbt_mtx);
 
 	if ((fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
 		fprintf(stderr, "wbt: %s: %s\n", d->log, strerror(errno));
+		d = NULL;
+		goto out;
+	}
+	/* what `ip netns exec` joins: the namespace that `ip netns add` bound there */
+	if (netns != NULL &&
+	    ((size_t)snprintf(nspath, sizeof(nspath), "/run/netns/%s", netns) >= sizeof(nspath) ||
+	        (nsfd = open(nspath, O_RDONLY | O_CLOEXEC)) < 0)) {
+		fprintf(stderr, "wbt: no network namespace %s: %s\n", netns, strerror(errno));
 		d = NULL;
 		goto out;
 	}
@@ -356,6 +374,9 @@ wbt_spawn(const char *name, const char *const *args, const char *const *env)
 		sigaction(SIGPIPE, &sa, NULL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) != 0) {
+			_exit(126);
+		}
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		execve(bin, argv, envp);
@@ -368,6 +389,9 @@ wbt_spawn(const char *name, const char *const *args, const char *const *env)
 out:
 	if (fd >= 0) {
 		close(fd);
+	}
+	if (nsfd >= 0) {
+		close(nsfd);
 	}
 	free(argv);
 	free(envp);

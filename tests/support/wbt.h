@@ -83,6 +83,15 @@ int wbt_bin_path(char *buf, size_t n, const char *name);
  */
 wbt_daemon *wbt_spawn(const char *name, const char *const *args, const char *const *env);
 
+/*
+ * wbt_spawn_netns is wbt_spawn in the network namespace netns, as `ip
+ * netns exec netns` would run it (the namespace /run/netns/<netns>; NULL:
+ * the test's own).  The daemon's pid is the program's: it is signalled,
+ * reaped and killed at the end like any other.  Needs root.
+ */
+wbt_daemon *wbt_spawn_netns(
+    const char *netns, const char *name, const char *const *args, const char *const *env);
+
 /* wbt_ping sends one ping to url with a deadline; returns a wb_err code (0 = answered ok). */
 int wbt_ping(const char *url, int timeout_ms);
 

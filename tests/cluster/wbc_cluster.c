@@ -1,0 +1,235 @@
+/* wbc_cluster.c - a Warble of sharded daemons on wbc hosts (see wbc_cluster.h). */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wbc_cluster.h"
+
+#define WBC_ENV_MAX  64
+#define WBC_READY_MS 20000
+#define WBC_LIST_MAX (WBC_SHARDS_MAX * WBC_URL_MAX)
+
+/* A daemon's environment being built: "KEY=VALUE" strings, the later of two for one key wins. */
+typedef struct wbc_env {
+	char *v[WBC_ENV_MAX + 1];
+	int   n;
+	bool  full;
+} wbc_env;
+
+/* wbc_env_add appends one "KEY=VALUE" made from fmt. */
+static void __attribute__((format(printf, 2, 3))) wbc_env_add(wbc_env *e, const char *fmt, ...)
+{
+	va_list ap;
+	char   *s = NULL;
+	int     rv;
+
+	va_start(ap, fmt);
+	rv = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (rv < 0 || e->n == WBC_ENV_MAX) {
+		free(rv < 0 ? NULL : s);
+		e->full = true;
+		return;
+	}
+	e->v[e->n++] = s;
+	e->v[e->n] = NULL;
+}
+
+/* wbc_env_free frees what wbc_env_add made. */
+static void
+wbc_env_free(wbc_env *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		free(e->v[i]);
+	}
+	e->n = 0;
+}
+
+/* wbc_list joins n URLs with commas into out (WBC_LIST_MAX). */
+static void
+wbc_list(char *out, const char (*urls)[WBC_URL_MAX], unsigned n)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < n; i++) {
+		len +=
+		    (size_t)snprintf(out + len, WBC_LIST_MAX - len, "%s%s", i ? "," : "", urls[i]);
+	}
+}
+
+/*
+ * wbc_cluster_env writes the environment of the daemon on host (shard index of count; count 0: not
+ * sharded).
+ */
+static void
+wbc_cluster_env(const wbc_cluster *c, wbc_env *e, const wbc_host *host, unsigned index,
+    unsigned count, const char *const *extra_env)
+{
+	char list[WBC_LIST_MAX];
+
+	wbc_env_add(e, "WARBLE_DATA=%s/%s", wbt_dir(), wbc_host_name(host));
+	wbc_env_add(e, "WARBLE_PWHASH_OPS=1");
+	wbc_env_add(e, "WARBLE_PWHASH_MEM=8192");
+	wbc_env_add(e, "WARBLE_LOG_LEVEL=warn");
+	wbc_env_add(e, "WARBLE_GATEWAY_TIMEOUT_MS=15000"); /* loaded CI machines */
+	wbc_env_add(e, "WARBLE_REGISTER_RATE=0");          /* the test registers from one address */
+	wbc_env_add(e, "WARBLE_USER_URL=%s", c->user_url);
+	wbc_env_add(e, "WARBLE_GATEWAY_URL=%s", c->gateway_url);
+	wbc_env_add(e, "WARBLE_HTTP_URL=%s", c->http_url);
+	/* another service's singular address is its shard 0; a shard's own comes after, and wins */
+	wbc_env_add(e, "WARBLE_CONTENT_URL=%s", c->content_url[0]);
+	wbc_env_add(e, "WARBLE_CONTENT_PUB_URL=%s", c->content_pub_url[0]);
+	wbc_env_add(e, "WARBLE_RELATION_URL=%s", c->relation_url[0]);
+	wbc_env_add(e, "WARBLE_RELATION_PUB_URL=%s", c->relation_pub_url[0]);
+	wbc_env_add(e, "WARBLE_INBOX_URL=%s", c->inbox_url[0]);
+	wbc_list(list, c->content_url, c->ncontent);
+	wbc_env_add(e, "WARBLE_CONTENT_URLS=%s", list);
+	wbc_list(list, c->content_pub_url, c->ncontent);
+	wbc_env_add(e, "WARBLE_CONTENT_PUB_URLS=%s", list);
+	wbc_list(list, c->relation_url, c->nrelation);
+	wbc_env_add(e, "WARBLE_RELATION_URLS=%s", list);
+	wbc_list(list, c->relation_pub_url, c->nrelation);
+	wbc_env_add(e, "WARBLE_RELATION_PUB_URLS=%s", list);
+	wbc_list(list, c->inbox_url, c->ninbox);
+	wbc_env_add(e, "WARBLE_INBOX_URLS=%s", list);
+	for (unsigned i = 0; i < c->ncontent; i++) {
+		if (host == c->content[i]) {
+			wbc_env_add(e, "WARBLE_CONTENT_URL=%s", c->content_url[i]);
+			wbc_env_add(e, "WARBLE_CONTENT_PUB_URL=%s", c->content_pub_url[i]);
+		}
+	}
+	for (unsigned i = 0; i < c->nrelation; i++) {
+		if (host == c->relation[i]) {
+			wbc_env_add(e, "WARBLE_RELATION_URL=%s", c->relation_url[i]);
+			wbc_env_add(e, "WARBLE_RELATION_PUB_URL=%s", c->relation_pub_url[i]);
+		}
+	}
+	for (unsigned i = 0; i < c->ninbox; i++) {
+		if (host == c->inbox[i]) {
+			wbc_env_add(e, "WARBLE_INBOX_URL=%s", c->inbox_url[i]);
+		}
+	}
+	if (count > 0) {
+		wbc_env_add(e, "WARBLE_SHARD=%u/%u", index, count);
+	}
+	for (int i = 0; extra_env != NULL && extra_env[i] != NULL; i++) {
+		wbc_env_add(e, "%s", extra_env[i]);
+	}
+}
+
+/* wbc_cluster_host adds host name<index> (no index if index < 0) and its REP and PUB URLs. */
+static int
+wbc_cluster_host(wbc_cluster *c, const char *name, int index, wbc_host **h, char *url, char *pub)
+{
+	char hn[24];
+
+	snprintf(hn, sizeof(hn), index < 0 ? "%s" : "%s%d", name, index);
+	if (wbc_host_add(c->net, hn, h) != 0 ||
+	    wbc_url(url, WBC_URL_MAX, *h, "tcp", WBC_REP_PORT)) {
+		return -1;
+	}
+	return pub == NULL ? 0 : wbc_url(pub, WBC_URL_MAX, *h, "tcp", WBC_PUB_PORT);
+}
+
+/* wbc_cluster_run starts prog on host as shard index of count (count 0: not sharded). */
+static int
+wbc_cluster_run(wbc_cluster *c, wbc_host *host, const char *prog, const char *url, unsigned index,
+    unsigned count, const char *const *extra_env)
+{
+	wbc_env e = { .n = 0 };
+	int     rc;
+
+	wbc_cluster_env(c, &e, host, index, count, extra_env);
+	if (e.full) {
+		fprintf(stderr, "wbc_cluster: %s's environment is too large\n", prog);
+		wbc_env_free(&e);
+		return -1;
+	}
+	rc = wbc_start(host, prog, NULL, (const char *const *)e.v, url, wbt_ms(WBC_READY_MS));
+	wbc_env_free(&e);
+	return rc;
+}
+
+int
+wbc_cluster_start(wbc_cluster *c, wbc_net *n, const wbc_shape *shape, const char *const *extra_env)
+{
+	int rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->net = n;
+	c->ncontent = shape->content > 0 ? shape->content : 1;
+	c->nrelation = shape->relation > 0 ? shape->relation : 1;
+	c->ninbox = shape->inbox > 0 ? shape->inbox : 1;
+	if (c->ncontent > WBC_SHARDS_MAX || c->nrelation > WBC_SHARDS_MAX ||
+	    c->ninbox > WBC_SHARDS_MAX || wbt_dir() == NULL) {
+		fprintf(stderr, "wbc_cluster: at most %d shards of a service\n", WBC_SHARDS_MAX);
+		return -1;
+	}
+	/* every host and address first: each daemon is told all of them */
+	rc |= wbc_cluster_host(c, "user", -1, &c->user, c->user_url, NULL);
+	for (unsigned i = 0; i < c->nrelation; i++) {
+		rc |= wbc_cluster_host(c, "relation", (int)i, &c->relation[i], c->relation_url[i],
+		    c->relation_pub_url[i]);
+	}
+	for (unsigned i = 0; i < c->ncontent; i++) {
+		rc |= wbc_cluster_host(
+		    c, "content", (int)i, &c->content[i], c->content_url[i], c->content_pub_url[i]);
+	}
+	for (unsigned i = 0; i < c->ninbox; i++) {
+		rc |= wbc_cluster_host(c, "inbox", (int)i, &c->inbox[i], c->inbox_url[i], NULL);
+	}
+	rc |= wbc_cluster_host(c, "gateway", -1, &c->gateway, c->gateway_url, NULL);
+	if (rc != 0 || wbc_url(c->http_url, WBC_URL_MAX, c->gateway, "http", WBC_HTTP_PORT) != 0) {
+		return -1;
+	}
+	/* then the daemons, each after those it calls */
+	rc = wbc_cluster_run(c, c->user, "warble-user", c->user_url, 0, 0, extra_env);
+	for (unsigned i = 0; rc == 0 && i < c->nrelation; i++) {
+		rc = wbc_cluster_run(c, c->relation[i], "warble-relation", c->relation_url[i], i,
+		    c->nrelation, extra_env);
+	}
+	for (unsigned i = 0; rc == 0 && i < c->ncontent; i++) {
+		rc = wbc_cluster_run(c, c->content[i], "warble-content", c->content_url[i], i,
+		    c->ncontent, extra_env);
+	}
+	for (unsigned i = 0; rc == 0 && i < c->ninbox; i++) {
+		rc = wbc_cluster_run(
+		    c, c->inbox[i], "warble-inbox", c->inbox_url[i], i, c->ninbox, extra_env);
+	}
+	if (rc == 0) {
+		rc = wbc_cluster_run(
+		    c, c->gateway, "warble-gateway", c->gateway_url, 0, 0, extra_env);
+	}
+	return rc;
+}
+
+int
+wbc_cluster_stop(wbc_cluster *c, int timeout_ms)
+{
+	wbc_host *order[2 + 3 * WBC_SHARDS_MAX];
+	size_t    n = 0;
+	int       rc = 0;
+
+	order[n++] = c->gateway;
+	for (unsigned i = 0; i < c->ninbox; i++) {
+		order[n++] = c->inbox[i];
+	}
+	for (unsigned i = 0; i < c->ncontent; i++) {
+		order[n++] = c->content[i];
+	}
+	for (unsigned i = 0; i < c->nrelation; i++) {
+		order[n++] = c->relation[i];
+	}
+	order[n++] = c->user;
+	for (size_t i = 0; i < n; i++) {
+		wbt_daemon *d = order[i] != NULL ? wbc_daemon(order[i]) : NULL;
+
+		if (d != NULL && d->pid != 0 && wbt_stop(d, SIGTERM, timeout_ms) != 0) {
+			rc = -1;
+		}
+	}
+	return rc;
+}
