@@ -60,7 +60,7 @@ export WARBLE_TEST_SLOW
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS     = msgpack rocksdb libsodium jansson
+PKGS     = msgpack rocksdb libsodium jansson openssl
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WFLAGS   = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers

@@ -10,7 +10,7 @@
 # so this also makes sure apt knows bookworm's deb-src entries.
 set -eu
 pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
-      libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev libvips-dev
+      libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev libvips-dev libssl-dev openssl
       docker-compose curl chromium nodejs prometheus iproute2"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk"

@@ -202,6 +202,7 @@ gw_daemon_close(void *arg)
 const rt_service gw_service = {
 	.name = "gateway",
 	.summary = "Warble's public API gateway (msgpack over nng REQ/REP)",
+	.public = true,
 	.listen = RT_OPT_URL(WB_EP_GATEWAY, "listen URL (msgpack API)", NULL),
 	.opts = gw_daemon_opts,
 	.workers = "auto",

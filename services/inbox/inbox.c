@@ -225,9 +225,9 @@ inbox_close(inbox *in)
 
 /* inbox_routes: inbox.home goes to the reader's shard; a rebuild to each shard. */
 const rt_route inbox_routes[] = {
-	{ WB_OP_INBOX_HOME, inbox_home, WB_F_UID, 0 },
-	{ WB_OP_INBOX_REBUILD, inbox_rebuild, 0, 0 },
-	{ WB_OP_INBOX_REBUILD_STATUS, inbox_rebuild_status, 0, 0 },
+	{ WB_OP_INBOX_HOME, inbox_home, WB_F_UID, 0, RT_PEER_GATEWAY },
+	{ WB_OP_INBOX_REBUILD, inbox_rebuild, 0, 0, 0 },
+	{ WB_OP_INBOX_REBUILD_STATUS, inbox_rebuild_status, 0, 0, 0 },
 	{ WB_OP_NONE },
 };
 

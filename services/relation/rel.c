@@ -56,15 +56,15 @@ rel_gauge_user_calls(void *arg)
  * shard with what it holds (the caller asks every shard it needs).
  */
 const rt_route rel_routes[] = {
-	{ WB_OP_REL_FOLLOW, rel_handle_follow, WB_F_UID, 0 },
-	{ WB_OP_REL_UNFOLLOW, rel_handle_unfollow, WB_F_UID, 0 },
-	{ WB_OP_REL_FOLLOWING, rel_handle_following, WB_F_UID, 0 },
-	{ WB_OP_REL_FANS, rel_handle_fans, 0, 0 },
-	{ WB_OP_REL_IS_FOLLOWING, rel_handle_is_following, WB_F_UID, 0 },
-	{ WB_OP_REL_COUNTS, rel_handle_counts, 0, 0 },
-	{ WB_OP_REL_LOG, rel_handle_log, 0, 0 },
-	{ WB_OP_REL_FOLLOW_MANY, rel_handle_follow_many, WB_F_UIDS, 0 },
-	{ WB_OP_REL_FOLLOWED, rel_handle_followed, 0, 0 },
+	{ WB_OP_REL_FOLLOW, rel_handle_follow, WB_F_UID, 0, RT_PEER_GATEWAY },
+	{ WB_OP_REL_UNFOLLOW, rel_handle_unfollow, WB_F_UID, 0, RT_PEER_GATEWAY },
+	{ WB_OP_REL_FOLLOWING, rel_handle_following, WB_F_UID, 0, RT_PEER_GATEWAY },
+	{ WB_OP_REL_FANS, rel_handle_fans, 0, 0, RT_PEER_GATEWAY | RT_PEER_INBOX },
+	{ WB_OP_REL_IS_FOLLOWING, rel_handle_is_following, WB_F_UID, 0, RT_PEER_GATEWAY },
+	{ WB_OP_REL_COUNTS, rel_handle_counts, 0, 0, RT_PEER_GATEWAY | RT_PEER_INBOX },
+	{ WB_OP_REL_LOG, rel_handle_log, 0, 0, RT_PEER_INBOX },
+	{ WB_OP_REL_FOLLOW_MANY, rel_handle_follow_many, WB_F_UIDS, 0, 0 },
+	{ WB_OP_REL_FOLLOWED, rel_handle_followed, 0, 0, RT_PEER_INBOX },
 	{ WB_OP_NONE },
 };
 

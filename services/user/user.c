@@ -97,19 +97,19 @@ user_gauge_users(void *arg)
 
 /* user_routes: the service's operations (the user service is one shard: no owners). */
 const rt_route user_routes[] = {
-	{ WB_OP_USER_REGISTER, user_handle_register, 0, RT_ROUTE_SLOW },
-	{ WB_OP_USER_LOGIN, user_handle_login, 0, RT_ROUTE_SLOW },
-	{ WB_OP_USER_LOGOUT, user_handle_logout, 0, 0 },
-	{ WB_OP_USER_AUTH, user_handle_auth, 0, 0 },
-	{ WB_OP_USER_GET, user_handle_get, 0, 0 },
-	{ WB_OP_USER_LOOKUP, user_handle_lookup, 0, 0 },
-	{ WB_OP_USER_UPDATE, user_handle_update, 0, 0 },
-	{ WB_OP_USER_REGISTER_MANY, user_handle_register_many, 0, RT_ROUTE_SLOW },
-	{ WB_OP_USER_LOGOUT_ALL, user_handle_logout_all, 0, 0 },
-	{ WB_OP_USER_PASSWORD, user_handle_password, 0, RT_ROUTE_SLOW },
-	{ WB_OP_USER_SESSION_KEYS, user_handle_session_keys, 0, 0 },
-	{ WB_OP_USER_ROTATE_KEY, user_handle_rotate_key, 0, 0 },
-	{ WB_OP_USER_REVOCATIONS, user_handle_revocations, 0, 0 },
+	{ WB_OP_USER_REGISTER, user_handle_register, 0, RT_ROUTE_SLOW, RT_PEER_GATEWAY },
+	{ WB_OP_USER_LOGIN, user_handle_login, 0, RT_ROUTE_SLOW, RT_PEER_GATEWAY },
+	{ WB_OP_USER_LOGOUT, user_handle_logout, 0, 0, RT_PEER_GATEWAY },
+	{ WB_OP_USER_AUTH, user_handle_auth, 0, 0, RT_PEER_GATEWAY },
+	{ WB_OP_USER_GET, user_handle_get, 0, 0, RT_PEER_GATEWAY | RT_PEER_RELATION },
+	{ WB_OP_USER_LOOKUP, user_handle_lookup, 0, 0, RT_PEER_GATEWAY },
+	{ WB_OP_USER_UPDATE, user_handle_update, 0, 0, RT_PEER_GATEWAY },
+	{ WB_OP_USER_REGISTER_MANY, user_handle_register_many, 0, RT_ROUTE_SLOW, 0 },
+	{ WB_OP_USER_LOGOUT_ALL, user_handle_logout_all, 0, 0, RT_PEER_GATEWAY },
+	{ WB_OP_USER_PASSWORD, user_handle_password, 0, RT_ROUTE_SLOW, RT_PEER_GATEWAY },
+	{ WB_OP_USER_SESSION_KEYS, user_handle_session_keys, 0, 0, RT_PEER_GATEWAY },
+	{ WB_OP_USER_ROTATE_KEY, user_handle_rotate_key, 0, 0, 0 },
+	{ WB_OP_USER_REVOCATIONS, user_handle_revocations, 0, 0, RT_PEER_GATEWAY },
 	{ WB_OP_NONE },
 };
 

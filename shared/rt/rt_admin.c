@@ -118,7 +118,8 @@ rt_admin_open(rt_admin **out, rt_server *srv, const char *name, hb_table *t)
 	}
 	a->t = t;
 	pthread_mutex_init(&a->mu, NULL);
-	if ((rc = rt_server_handle(srv, WB_OP_ADMIN_BACKUP, rt_admin_backup, a)) != WB_OK) {
+	const rt_route r = { WB_OP_ADMIN_BACKUP, rt_admin_backup, 0, 0, 0 }; /* admin only */
+	if ((rc = rt_server_routes(srv, &r, 1, a)) != WB_OK) {
 		rt_admin_close(a);
 		return rc;
 	}

@@ -53,6 +53,7 @@
 #include "rt_client.h"
 #include "rt_local.h"
 #include "rt_sp.h"
+#include "rt_tls.h"
 #include "wb_clock.h"
 
 #define RT_CLIENT_TIMEOUT_MS 5000
@@ -79,6 +80,7 @@ struct rt_client {
 	int         retries;
 	size_t      max_msg;
 	rt_sp      *sp;    /* the calls, unless the server is in this process */
+	rt_sp_layer layer; /* TLS under sp's connections (rt_client_opts.tls) */
 	int         local; /* the in-process server's slot (rt_local_find), or 0 */
 
 	int             coalesce; /* messages in flight before calls are batched (0: never) */
@@ -113,9 +115,13 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	atomic_init(&c->down, false);
 	c->local = rt_local_find(url);
 	if (c->local == 0) {
-		rt_sp_opts so = {
-			.timeout_ms = c->timeout_ms, .max_msg = c->max_msg, .wait_for_server = true
-		};
+		rt_sp_opts so = { .timeout_ms = c->timeout_ms,
+			.max_msg = c->max_msg,
+			.wait_for_server = true };
+		if (opts != NULL && opts->tls != NULL) {
+			rt_tls_sp_layer(opts->tls, &c->layer);
+			so.layer = &c->layer;
+		}
 		if ((rv = rt_sp_open(&c->sp, url, &so)) != WB_OK) {
 			free(c);
 			return rv; /* WB_EINVAL: not a tcp:// or ipc:// URL */

@@ -13,6 +13,7 @@
 #include "wb_proto.h"
 
 typedef struct rt_client rt_client;
+typedef struct rt_tls    rt_tls;
 
 typedef struct rt_client_opts {
 	int    timeout_ms; /* whole-call deadline (default 5000) */
@@ -21,7 +22,9 @@ typedef struct rt_client_opts {
 	/* coalesce: rt_call messages in flight before further calls queue and go
 	 * together as one batch (rt_server.h) when one comes back; 0 (the
 	 * default): every call goes alone.  A lone call never waits. */
-	int coalesce;
+	int     coalesce;
+	rt_tls *tls; /* mutual TLS as this identity to a server in another process (rt_tls.h;
+	              * NULL: plain) */
 } rt_client_opts;
 
 /* rt_client_open makes a client of url without waiting for its server (connections are made at the first call). */

@@ -44,6 +44,7 @@
 #include "rt_admin.h"
 #include "rt_config.h"
 #include "rt_server.h"
+#include "rt_tls.h"
 #include "wb_slot.h"
 
 #define RT_DAEMON_GRACE_MS \
@@ -60,6 +61,8 @@ typedef struct rt_env {
 	int         nspares;  /* the server's spare threads (spares per worker x nworkers) */
 	rt_admin   *admin;    /* admin.backup of the store (NULL without one): rt_admin_logs */
 	wb_shard    shard;    /* the slots it owns (--shard; 0 of 1 for a service not sharded) */
+	rt_tls     *tls;      /* its TLS identity for the calls it makes and the events it sends
+	                       * or reads (--tls-dir; NULL: plain) */
 	bool        upgrade;  /* the store was made by a release that recorded no layout: the
 	                       * service's open rewrites what changed since (once: the layout is
 	                       * recorded after open succeeds) */
@@ -83,6 +86,8 @@ typedef struct rt_service {
 	                         * routed once open succeeds (NULL: none) */
 	void *(*route_arg)(void *svc); /* the handlers' argument, from open's svc (NULL: svc) */
 	bool sharded; /* takes --shard i/N (WARBLE_SHARD): owns a slot range of its kind */
+	bool public;  /* its port faces clients: no TLS there, whatever --tls-dir says (its own
+	               * calls to other services still use it) */
 	int (*start)(void *svc);  /* once the server listens (NULL: nothing to do) */
 	void (*close)(void *svc); /* after the server has closed, if open gave a service */
 } rt_service;

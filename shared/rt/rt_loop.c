@@ -42,25 +42,29 @@
 #include "rt_listen.h"
 #include "rt_log.h"
 #include "rt_loop.h"
+#include "rt_tls.h"
 #include "wb_clock.h"
 #include "wb_errors.h"
 
-#define RT_LOOP_WORKERS     8
-#define RT_LOOP_MAX_WORKERS 4096
-#define RT_LOOP_MAX_BUF     ((4u << 20) + 1024)
-#define RT_LOOP_SEND_MS     10000       /* a reply the peer will not take in 10 s is dropped */
-#define RT_LOOP_DRAIN_MS    5000        /* close waits this long for requests in flight */
-#define RT_LOOP_READ        4096        /* bytes a read asks for at least */
-#define RT_LOOP_KEEP_BUF    (64u << 10) /* an idle connection keeps a buffer this large at most */
-#define RT_LOOP_TICK_MS     250         /* the guard's round */
-#define RT_LOOP_FAST_MS     50          /* ... once over max_conns */
-#define RT_LOOP_RESERVE     128         /* descriptors kept for everything else */
+#define RT_LOOP_WORKERS      8
+#define RT_LOOP_MAX_WORKERS  4096
+#define RT_LOOP_MAX_BUF      ((4u << 20) + 1024)
+#define RT_LOOP_SEND_MS      10000       /* a reply the peer will not take in 10 s is dropped */
+#define RT_LOOP_DRAIN_MS     5000        /* close waits this long for requests in flight */
+#define RT_LOOP_READ         4096        /* bytes a read asks for at least */
+#define RT_LOOP_KEEP_BUF     (64u << 10) /* an idle connection keeps a buffer this large at most */
+#define RT_LOOP_TICK_MS      250         /* the guard's round */
+#define RT_LOOP_FAST_MS      50          /* ... once over max_conns */
+#define RT_LOOP_RESERVE      128         /* descriptors kept for everything else */
+#define RT_LOOP_HANDSHAKE_MS 10000 /* a TLS handshake must be done within this of the accept */
 
 struct rt_loop_conn {
 	pthread_mutex_t         mu;
 	int                     fd;
 	bool                    ipc;
-	uintptr_t               state; /* the protocol's */
+	uintptr_t               state;   /* the protocol's */
+	rt_tls_conn            *tls;     /* with opts.tls: its TLS end */
+	bool                    greeted; /* the protocol's accept has run (after the handshake) */
 	uint8_t                *buf;
 	size_t                  len, cap;
 	struct sockaddr_storage peer;        /* family 0 for ipc */
@@ -110,8 +114,10 @@ rt_loop_send(rt_loop_conn *c, const void *buf, size_t len)
 	uint64_t       end = wb_mono_us() + (uint64_t)RT_LOOP_SEND_MS * 1000;
 
 	while (len > 0) {
-		ssize_t       n = send(c->fd, p, len, MSG_NOSIGNAL);
-		struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
+		ssize_t       n = c->tls != NULL ? rt_tls_conn_write(c->tls, p, len)
+		                                 : send(c->fd, p, len, MSG_NOSIGNAL);
+		struct pollfd pfd = { .fd = c->fd,
+			.events = c->tls != NULL ? rt_tls_conn_wants(c->tls) : POLLOUT };
 		uint64_t      now;
 
 		if (n > 0) {
@@ -161,9 +167,16 @@ rt_loop_conn_keep(rt_loop_conn *c)
 	c->waited = true;
 }
 
+unsigned
+rt_loop_conn_peer_id(const rt_loop_conn *c)
+{
+	return c->tls != NULL ? rt_tls_conn_peer(c->tls) : RT_PEER_ALL;
+}
+
 void
 rt_loop_conn_finish(rt_loop_conn *c)
 {
+	rt_tls_conn_close(c->tls);
 	shutdown(c->fd, SHUT_WR);
 }
 
@@ -184,39 +197,101 @@ rt_loop_waiting(rt_loop *l, rt_loop_conn *c)
 	}
 }
 
-/* rt_loop_read reads what has arrived on c and lets the protocol serve it; false once c must close. */
+/*
+ * rt_loop_handshake takes c's TLS handshake on as far as the socket
+ * allows, then lets the protocol greet c: 1 once done, 0 while it waits
+ * for the peer, -1 once c must close (a refused peer is logged with its
+ * address).  A handshake wanting to write waits for the socket here,
+ * bounded: its flights are a few kilobytes.
+ */
+static int
+rt_loop_handshake(rt_loop *l, rt_loop_conn *c)
+{
+	uint64_t end = wb_mono_us() + (uint64_t)RT_LOOP_SEND_MS * 1000;
+	int      rv;
+
+	while ((rv = rt_tls_conn_handshake(c->tls)) < 0) {
+		struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
+		uint64_t      now = wb_mono_us();
+
+		if (errno != EAGAIN) {
+			return -1;
+		}
+		if (rt_tls_conn_wants(c->tls) == POLLIN) {
+			return 0; /* the rest when the peer sends it */
+		}
+		if (now >= end ||
+		    (poll(&pfd, 1, (int)((end - now) / 1000) + 1) < 0 && errno != EINTR)) {
+			return -1;
+		}
+	}
+	if (rv != WB_OK) {
+		rt_tls_refused(l->name, c->ipc ? NULL : &c->peer, rt_tls_conn_error(c->tls));
+		return -1;
+	}
+	c->greeted = true;
+	c->waited = false;
+	rt_loop_waiting(l, c); /* the handshake's deadline is over */
+	return l->ops.accept == NULL || l->ops.accept(l->arg, c) ? 1 : -1;
+}
+
+/* rt_loop_recv reads into c's buffer as recv(2) does, through TLS on a TLS connection. */
+static ssize_t
+rt_loop_recv(rt_loop_conn *c)
+{
+	if (c->tls == NULL) {
+		return recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+	}
+	ssize_t n = rt_tls_conn_read(c->tls, c->buf + c->len, c->cap - c->len);
+	if (n < 0 && errno == EAGAIN && rt_tls_conn_wants(c->tls) == POLLOUT) {
+		errno = EPROTO; /* a renegotiation TLS 1.3 does not have */
+	}
+	return n;
+}
+
+/*
+ * rt_loop_read reads what has arrived on c and lets the protocol serve it;
+ * false once c must close.  Bytes TLS has decrypted but not handed over
+ * do not wake epoll again, so they are read here before c is re-armed.
+ */
 static bool
 rt_loop_read(rt_loop *l, rt_loop_work *w, rt_loop_conn *c)
 {
 	size_t  at = 0, want = 0;
 	ssize_t n;
 
-	if (c->cap - c->len < RT_LOOP_READ &&
-	    !rt_buf_grow(&c->buf, &c->cap, c->len + RT_LOOP_READ)) {
-		return false;
+	if (c->tls != NULL && !c->greeted && (n = rt_loop_handshake(l, c)) <= 0) {
+		return n == 0;
 	}
-	if ((n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0)) <= 0) {
-		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
-	}
-	c->len += (size_t)n;
-	c->waited = false;
-	if ((n = l->ops.serve(l->arg, w->scratch, c, c->buf, c->len, &want)) < 0 ||
-	    (size_t)n > c->len) {
-		return false;
-	}
-	at = (size_t)n;
-	memmove(c->buf, c->buf + at, c->len - at);
-	c->len -= at;
-	if (at > 0) {
-		rt_loop_waiting(l, c);
-	}
-	if (want > l->opts.max_buf || c->len >= l->opts.max_buf) {
-		RT_DEBUGF("%s: a request over %zu bytes: closing", l->name, l->opts.max_buf);
-		return false;
-	}
-	if (want > c->len) {
-		return rt_buf_grow(&c->buf, &c->cap, want); /* so that the next reads fill it */
-	}
+	do {
+		if (c->cap - c->len < RT_LOOP_READ &&
+		    !rt_buf_grow(&c->buf, &c->cap, c->len + RT_LOOP_READ)) {
+			return false;
+		}
+		if ((n = rt_loop_recv(c)) <= 0) {
+			return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+		}
+		c->len += (size_t)n;
+		c->waited = false;
+		if ((n = l->ops.serve(l->arg, w->scratch, c, c->buf, c->len, &want)) < 0 ||
+		    (size_t)n > c->len) {
+			return false;
+		}
+		at = (size_t)n;
+		memmove(c->buf, c->buf + at, c->len - at);
+		c->len -= at;
+		if (at > 0) {
+			rt_loop_waiting(l, c);
+		}
+		if (want > l->opts.max_buf || c->len >= l->opts.max_buf) {
+			RT_DEBUGF(
+			    "%s: a request over %zu bytes: closing", l->name, l->opts.max_buf);
+			return false;
+		}
+		if (want > c->len && !rt_buf_grow(&c->buf, &c->cap, want)) {
+			return false; /* the next reads fill it */
+		}
+	} while (c->tls != NULL && rt_tls_conn_pending(c->tls) > 0);
 	if (c->len == 0 && c->cap > RT_LOOP_KEEP_BUF) {
 		free(c->buf);
 		c->buf = NULL;
@@ -243,6 +318,7 @@ rt_loop_drop(rt_loop *l, rt_loop_conn *c)
 	if (l->ops.closed != NULL) {
 		l->ops.closed(l->arg, c->state);
 	}
+	rt_tls_conn_free(c->tls);
 	close(c->fd); /* leaves the epoll set with it */
 	pthread_mutex_destroy(&c->mu);
 	free(c->buf);
@@ -292,12 +368,17 @@ rt_loop_accept(rt_loop *l)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			c->peer = ss;
 		}
-		if (l->ops.accept != NULL && !l->ops.accept(l->arg, c)) {
-			close(fd); /* a probe that went at once */
+		if (l->opts.tls != NULL ? rt_tls_conn_new(&c->tls, l->opts.tls, fd, true) != WB_OK
+		                        : l->ops.accept != NULL && !l->ops.accept(l->arg, c)) {
+			close(
+			    fd); /* a probe that went at once (greeted after the handshake with TLS) */
 			free(c);
 			continue;
 		}
 		pthread_mutex_init(&c->mu, NULL);
+		if (c->tls != NULL) {
+			rt_loop_conn_wait(c, RT_LOOP_HANDSHAKE_MS);
+		}
 		rt_loop_waiting(l, c);
 		pthread_mutex_lock(&l->mtx);
 		c->next = l->conns;
@@ -566,7 +647,7 @@ rt_loop_open(rt_loop **out, const rt_loop_opts *opts, const rt_loop_ops *ops, vo
 	if (l->opts.max_buf == 0) {
 		l->opts.max_buf = RT_LOOP_MAX_BUF;
 	}
-	l->opts.guard |= l->opts.idle_ms > 0;
+	l->opts.guard |= l->opts.idle_ms > 0 || l->opts.tls != NULL; /* TLS: handshake deadlines */
 	atomic_init(&l->closing, false);
 	pthread_mutex_init(&l->mtx, NULL);
 	pthread_cond_init(&l->cv, NULL);

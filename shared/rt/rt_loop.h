@@ -27,6 +27,8 @@
 
 #define RT_LOOP_BUSY_MS 250 /* an idle connection's deadline once over max_conns */
 
+typedef struct rt_tls rt_tls;
+
 typedef struct rt_loop      rt_loop;
 typedef struct rt_loop_conn rt_loop_conn;
 
@@ -35,7 +37,7 @@ typedef struct rt_loop_ops {
 	void *(*worker_open)(void *arg);
 	/* worker_close frees what worker_open made. */
 	void (*worker_close)(void *arg, void *scratch);
-	/* accept greets a new connection (may send); false drops it. */
+	/* accept greets a new connection (may send; with TLS, once the handshake is done); false drops it. */
 	bool (*accept)(void *arg, rt_loop_conn *c);
 	/*
 	 * serve answers the whole requests at the front of in (n bytes, never
@@ -57,9 +59,11 @@ typedef struct rt_loop_opts {
 	int         idle_ms; /* deadline of a connection waiting for a request (0: none) */
 	size_t
 	    max_conns; /* connections before idle ones get RT_LOOP_BUSY_MS (0: the open-files limit less 128) */
-	size_t max_buf; /* bytes a connection may hold unserved (default 4 MiB + 1 KiB) */
-	bool   guard;   /* watch deadlines even with idle_ms 0: those of rt_loop_conn_wait and of
+	size_t  max_buf; /* bytes a connection may hold unserved (default 4 MiB + 1 KiB) */
+	bool    guard;   /* watch deadlines even with idle_ms 0: those of rt_loop_conn_wait and of
 	                   max_conns (with idle_ms set, always) */
+	rt_tls *tls;     /* mutual TLS on every connection, peers refused before a byte is served
+	                   (NULL: plain) */
 } rt_loop_opts;
 
 /* rt_loop_open listens on opts->url and starts the workers. */
@@ -82,6 +86,9 @@ bool rt_loop_send(rt_loop_conn *c, const void *buf, size_t len);
 
 /* rt_loop_conn_peer returns the address of c's client (family 0 for ipc). */
 const struct sockaddr_storage *rt_loop_conn_peer(const rt_loop_conn *c);
+
+/* rt_loop_conn_peer_id returns the identities c's TLS certificate names (rt_tls.h), or RT_PEER_ALL on a port without TLS. */
+unsigned rt_loop_conn_peer_id(const rt_loop_conn *c);
 
 /* rt_loop_conn_ipc tells whether c came through an ipc:// listener. */
 bool rt_loop_conn_ipc(const rt_loop_conn *c);

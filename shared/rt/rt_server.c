@@ -72,8 +72,9 @@ static _Thread_local const rt_loop_conn *rt_server_conn;
 typedef struct rt_server_route {
 	rt_handler_fn fn;
 	void         *arg;
-	wb_field      owner; /* 0: any shard serves it */
-	unsigned      flags; /* RT_ROUTE_* */
+	wb_field      owner;   /* 0: any shard serves it */
+	unsigned      flags;   /* RT_ROUTE_* */
+	unsigned      callers; /* rt_peer bits that may call it over TLS (admin always may) */
 } rt_server_route;
 
 typedef struct rt_gauge {
@@ -94,6 +95,7 @@ struct rt_server {
 	int              ngauges;
 	uint64_t         start_us;
 	rt_loop         *loop;
+	rt_tls          *tls;
 	bool             started;
 	int              local; /* its rt_local slot (rt_server_opts.local), else 0 */
 	rt_server_limits lim;
@@ -214,9 +216,11 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 		return WB_ENOMEM;
 	}
 	s->shard = opts->shard;
-	s->routes[WB_OP_PING] = (rt_server_route) { rt_server_ping, s };
-	s->routes[WB_OP_STATS] = (rt_server_route) { rt_server_stats, s };
-	s->routes[WB_OP_BATCH] = (rt_server_route) { rt_server_batch, s };
+	s->tls = opts->tls;
+	s->routes[WB_OP_PING] = (rt_server_route) { rt_server_ping, s, .callers = RT_PEER_ALL };
+	s->routes[WB_OP_STATS] = (rt_server_route) { rt_server_stats, s, .callers = RT_PEER_GATEWAY };
+	/* each request of a batch is checked as if it came alone */
+	s->routes[WB_OP_BATCH] = (rt_server_route) { rt_server_batch, s, .callers = RT_PEER_ALL };
 	if (rt_server_gauge(s, "process_cpu_us", rt_proc_cpu_us, NULL) != WB_OK ||
 	    rt_server_gauge(s, "process_rss_bytes", rt_proc_rss_bytes, NULL) != WB_OK ||
 	    rt_server_gauge(s, "process_start_ms", rt_proc_start_ms, NULL) != WB_OK ||
@@ -237,7 +241,7 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 int
 rt_server_handle(rt_server *s, wb_op op, rt_handler_fn fn, void *arg)
 {
-	rt_route r = { op, fn, 0, 0 };
+	rt_route r = { op, fn, 0, 0, RT_PEER_ALL };
 
 	return rt_server_routes(s, &r, 1, arg);
 }
@@ -255,7 +259,7 @@ rt_server_routes(rt_server *s, const rt_route *routes, size_t n, void *arg)
 		if (r->owner != 0 && ((req | opt) & wb_mask_bit(r->owner)) == 0) {
 			return WB_EINVAL; /* the owner must be a field of the op */
 		}
-		s->routes[r->op] = (rt_server_route) { r->fn, arg, r->owner, r->flags };
+		s->routes[r->op] = (rt_server_route) { r->fn, arg, r->owner, r->flags, r->callers };
 	}
 	return WB_OK;
 }
@@ -377,8 +381,14 @@ rt_server_run(rt_server *s, const wb_obj *req, wb_obj *rep)
 	}
 	prev_svc = rt_log_swap_service(s->name);
 	const rt_server_route *route = &s->routes[op];
-	if (s->shard.count > 1 && route->owner != 0 &&
-	    rt_server_misrouted(s, route->owner, req, rep)) {
+	unsigned               peer = rt_server_conn != NULL ? rt_loop_conn_peer_id(rt_server_conn)
+	                                                     : RT_PEER_ALL;
+	if (((route->callers | RT_PEER_ADMIN) & peer) == 0) {
+		rv = WB_EPERM;
+		wb_reply_error(rep, rv, "%s does not serve %s to %s", s->name, wb_op_name(op),
+		    rt_tls_peer_name((rt_peer)(peer & -peer)));
+	} else if (s->shard.count > 1 && route->owner != 0 &&
+	           rt_server_misrouted(s, route->owner, req, rep)) {
 		rv = WB_EWRONGSHARD;
 	} else {
 		if (route->flags & RT_ROUTE_SLOW) {
@@ -789,6 +799,7 @@ rt_server_start(rt_server *s)
 		.spares = s->nspares,
 		.max_buf = s->max_msg + 9 + 4 * RT_WIRE_MAX_HOPS + RT_WIRE_HELLO,
 		.guard = s->lim.request_ms > 0,
+		.tls = s->tls,
 	};
 	int rv;
 
@@ -802,8 +813,8 @@ rt_server_start(rt_server *s)
 	if (s->local > 0) {
 		rt_local_serving(s->local, true);
 	}
-	RT_INFOF(
-	    "%s listening on %s (%d workers, %d spares)", s->name, s->url, s->nworkers, s->nspares);
+	RT_INFOF("%s listening on %s%s (%d workers, %d spares)", s->name, s->url,
+	    s->tls != NULL ? " with mutual TLS" : "", s->nworkers, s->nspares);
 	return WB_OK;
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "rt_tls.h"
 #include "wb_proto.h"
 #include "wb_slot.h"
 
@@ -41,12 +42,18 @@ enum {
  * its node bits name, a media id by its author; a request for a slot the
  * shard does not own is answered WRONG_SHARD, with the owning shard's
  * index in `shard`, and never reaches the handler.
+ *
+ * On a port with TLS (rt_server_opts.tls) a request is served only if
+ * its connection's certificate names one of the callers (rt_tls.h), or
+ * the admin identity, which may call every op; any other is answered
+ * FORBIDDEN.  Calls in process and on ports without TLS are not checked.
  */
 typedef struct rt_route {
 	wb_op         op;
 	rt_handler_fn fn;
 	wb_field      owner;
 	unsigned      flags;
+	unsigned      callers; /* rt_peer bits of the TLS identities that may call it */
 } rt_route;
 
 /* A gauge reads one named figure for stats. */
@@ -60,6 +67,7 @@ typedef struct rt_server_opts {
 	size_t      max_msg; /* largest request in bytes (default 4 MiB) */
 	bool     local; /* also served in-process to this process's clients of url (rt_local.h) */
 	wb_shard shard; /* the slots it owns (count 0 or 1: all; no request is checked) */
+	rt_tls  *tls;   /* mutual TLS on every connection, each op open to its callers (NULL: none) */
 } rt_server_opts;
 
 /*
@@ -88,7 +96,7 @@ typedef struct rt_server_limits {
 /* rt_server_open creates a server (not yet listening). */
 int rt_server_open(rt_server **out, const rt_server_opts *opts);
 
-/* rt_server_handle routes op to fn, with no owner and no flags; call before rt_server_start. */
+/* rt_server_handle routes op to fn, with no owner and no flags, open to every caller; call before rt_server_start. */
 int rt_server_handle(rt_server *s, wb_op op, rt_handler_fn fn, void *arg);
 
 /* rt_server_routes routes each of the n rows, with arg for every handler; call before rt_server_start. */

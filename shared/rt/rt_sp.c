@@ -15,24 +15,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rt_buf.h"
-#include "rt_dns.h"
+#include "rt_dial.h"
 #include "rt_sp.h"
 #include "rt_wire.h"
 #include "wb_clock.h"
@@ -48,6 +42,7 @@
 /* One connection and its message buffer (header room first). */
 typedef struct rt_sp_conn {
 	int                fd;
+	void              *layer;  /* the layer's end of it (rt_sp_opts.layer) */
 	int                tmo_ms; /* SO_RCVTIMEO and SO_SNDTIMEO as set (0: not yet) */
 	uint32_t           id;     /* the request id of the call on it */
 	char              *buf;
@@ -57,12 +52,11 @@ typedef struct rt_sp_conn {
 
 struct rt_sp {
 	bool               ipc;
-	char               host[256], port[16]; /* tcp */
-	rt_dns            *dns;                 /* tcp: host's addresses */
-	struct sockaddr_un un;                  /* ipc */
+	rt_dial           *dial; /* the server's address */
 	int                timeout_ms;
 	size_t             max_msg;
 	bool               wait_for_server;
+	const rt_sp_layer *layer;
 	atomic_bool        down; /* rt_sp_shutdown has run */
 	pthread_mutex_t    mu;
 	rt_sp_conn         idle[RT_SP_IDLE];
@@ -74,40 +68,7 @@ struct rt_sp {
 bool
 rt_sp_supports(const char *url)
 {
-	return url != NULL && (strncmp(url, "tcp://", 6) == 0 || strncmp(url, "ipc://", 6) == 0);
-}
-
-/* rt_sp_parse fills c's address from url; WB_EINVAL if it is not one rt_sp speaks. */
-static int
-rt_sp_parse(rt_sp *c, const char *url)
-{
-	const char *hp, *colon;
-
-	if (!rt_sp_supports(url)) {
-		return WB_EINVAL;
-	}
-	if (strncmp(url, "ipc://", 6) == 0) {
-		c->ipc = true;
-		c->un.sun_family = AF_UNIX;
-		if (strlen(url + 6) == 0 || strlen(url + 6) >= sizeof(c->un.sun_path)) {
-			return WB_EINVAL;
-		}
-		memcpy(c->un.sun_path, url + 6, strlen(url + 6) + 1);
-		return WB_OK;
-	}
-	hp = url + 6;
-	if ((colon = strrchr(hp, ':')) == NULL || colon[1] == '\0' ||
-	    (size_t)(colon - hp) >= sizeof(c->host) || strlen(colon + 1) >= sizeof(c->port)) {
-		return WB_EINVAL;
-	}
-	/* [v6 address]:port, host:port; an empty host is the loopback */
-	if (hp[0] == '[' && colon > hp && colon[-1] == ']') {
-		snprintf(c->host, sizeof(c->host), "%.*s", (int)(colon - hp - 2), hp + 1);
-	} else {
-		snprintf(c->host, sizeof(c->host), "%.*s", (int)(colon - hp), hp);
-	}
-	snprintf(c->port, sizeof(c->port), "%s", colon + 1);
-	return WB_OK;
+	return rt_dial_supports(url);
 }
 
 int
@@ -120,17 +81,15 @@ rt_sp_open(rt_sp **out, const char *url, const rt_sp_opts *opts)
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		return WB_ENOMEM;
 	}
-	if ((rc = rt_sp_parse(c, url)) != WB_OK) {
+	if ((rc = rt_dial_open(&c->dial, url)) != WB_OK) {
 		free(c);
 		return rc;
 	}
-	if (!c->ipc && (rc = rt_dns_open(&c->dns, c->host, c->port)) != WB_OK) {
-		free(c);
-		return rc;
-	}
+	c->ipc = rt_dial_ipc(c->dial);
 	c->timeout_ms = opts != NULL && opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
 	c->max_msg = opts != NULL && opts->max_msg > 0 ? opts->max_msg : RT_SP_MAX_MSG;
 	c->wait_for_server = opts != NULL && opts->wait_for_server;
+	c->layer = opts != NULL ? opts->layer : NULL;
 	atomic_init(&c->down, false);
 	pthread_mutex_init(&c->mu, NULL);
 	/* ids start at a random point, as nng's do, and keep the top bit set */
@@ -139,14 +98,18 @@ rt_sp_open(rt_sp **out, const char *url, const rt_sp_opts *opts)
 	return WB_OK;
 }
 
-/* rt_sp_conn_drop closes a connection and frees its buffer. */
+/* rt_sp_conn_drop closes a connection (and its layer's end) and frees its buffer. */
 static void
-rt_sp_conn_drop(rt_sp_conn *k)
+rt_sp_conn_drop(const rt_sp *c, rt_sp_conn *k)
 {
+	if (k->layer != NULL) {
+		c->layer->close(k->layer);
+	}
 	if (k->fd >= 0) {
 		close(k->fd);
 	}
 	free(k->buf);
+	k->layer = NULL;
 	k->fd = -1;
 	k->tmo_ms = 0;
 	k->buf = NULL;
@@ -173,9 +136,9 @@ rt_sp_close(rt_sp *c)
 		return;
 	}
 	for (int i = 0; i < c->nidle; i++) {
-		rt_sp_conn_drop(&c->idle[i]);
+		rt_sp_conn_drop(c, &c->idle[i]);
 	}
-	rt_dns_close(c->dns);
+	rt_dial_close(c->dial);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -189,87 +152,19 @@ rt_sp_left(uint64_t deadline_us)
 	return now < deadline_us ? (int)((deadline_us - now + 999) / 1000) : 0;
 }
 
-/* rt_sp_connect_fd makes a connected socket to addr within the deadline; -1 with errno set. */
+/* rt_sp_io writes (out) or reads at least need and at most cap bytes of buf on k, within the deadline, counting them in *done (if not NULL); 0, or an errno value. */
 static int
-rt_sp_connect_fd(const struct sockaddr *addr, socklen_t len, uint64_t deadline_us)
-{
-	struct pollfd pfd;
-	int           fd, err = 0, rv;
-	socklen_t     elen = sizeof(err);
-
-	if ((fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
-		return -1;
-	}
-	if (connect(fd, addr, len) != 0) {
-		if (errno != EINPROGRESS) {
-			goto fail; /* EAGAIN: an ipc listener's backlog is full, nothing in progress */
-		}
-		pfd = (struct pollfd) { .fd = fd, .events = POLLOUT };
-		while ((rv = poll(&pfd, 1, rt_sp_left(deadline_us))) < 0 && errno == EINTR) {
-		}
-		if (rv == 0) {
-			errno = ETIMEDOUT;
-			goto fail;
-		}
-		if (rv < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0) {
-			goto fail;
-		}
-		if (err != 0) {
-			errno = err;
-			goto fail;
-		}
-	}
-	return fd;
-fail:
-	err = errno;
-	close(fd);
-	errno = err;
-	return -1;
-}
-
-/*
- * rt_sp_dial connects to c's address within the deadline; -1 with errno
- * set.  A tcp host's addresses come from its rt_dns (resolved in the
- * background); when none of them takes the connection, a new lookup
- * starts for the next dial (the service may have moved).
- */
-static int
-rt_sp_dial(rt_sp *c, uint64_t deadline_us)
-{
-	struct sockaddr_storage addrs[RT_DNS_ADDRS];
-	socklen_t               lens[RT_DNS_ADDRS];
-	int                     fd = -1, one = 1, n;
-
-	if (c->ipc) {
-		return rt_sp_connect_fd(
-		    (const struct sockaddr *)&c->un, sizeof(c->un), deadline_us);
-	}
-	if ((n = rt_dns_get(c->dns, addrs, lens, deadline_us)) == 0) {
-		return -1;
-	}
-	for (int i = 0; i < n && fd < 0; i++) {
-		fd = rt_sp_connect_fd((const struct sockaddr *)&addrs[i], lens[i], deadline_us);
-	}
-	if (fd < 0) {
-		int err = errno;
-		rt_dns_refresh(c->dns);
-		errno = err;
-		return -1;
-	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
-/* rt_sp_io writes (out) or reads at least need and at most cap bytes of buf, within the deadline, counting them in *done (if not NULL); 0, or an errno value. */
-static int
-rt_sp_io(int fd, bool out, void *buf, size_t need, size_t cap, size_t *done, uint64_t deadline_us)
+rt_sp_io(const rt_sp *c, rt_sp_conn *k, bool out, void *buf, size_t need, size_t cap,
+    size_t *done, uint64_t deadline_us)
 {
 	char  *p = buf;
 	size_t did = 0;
 
 	while (did < need) {
-		ssize_t n = out ? send(fd, p + did, cap - did, MSG_NOSIGNAL)
-		                : recv(fd, p + did, cap - did, 0);
+		ssize_t n = k->layer != NULL ? (out ? c->layer->write(k->layer, p + did, cap - did)
+		                                    : c->layer->read(k->layer, p + did, cap - did))
+		            : out ? send(k->fd, p + did, cap - did, MSG_NOSIGNAL)
+		                  : recv(k->fd, p + did, cap - did, 0);
 
 		if (n > 0) {
 			did += (size_t)n;
@@ -345,7 +240,7 @@ rt_sp_busy_add(rt_sp *c, rt_sp_conn *k)
 	pthread_mutex_lock(&c->mu);
 	if (atomic_load(&c->down)) {
 		pthread_mutex_unlock(&c->mu);
-		rt_sp_conn_drop(k);
+		rt_sp_conn_drop(c, k);
 		return ESHUTDOWN;
 	}
 	k->prev = NULL;
@@ -382,7 +277,7 @@ rt_sp_conn_put(rt_sp *c, rt_sp_conn *k, bool ok)
 		return;
 	}
 	pthread_mutex_unlock(&c->mu);
-	rt_sp_conn_drop(k);
+	rt_sp_conn_drop(c, k);
 }
 
 /*
@@ -399,9 +294,10 @@ rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 
 	rt_wire_hello(hello, RT_WIRE_REQ);
 	k->buf = NULL;
+	k->layer = NULL;
 	k->cap = k->len = 0;
 	k->tmo_ms = 0;
-	while ((k->fd = rt_sp_dial(c, deadline_us)) < 0) {
+	while ((k->fd = rt_dial_connect(c->dial, deadline_us)) < 0) {
 		rv = errno;
 		if (!rt_sp_redial(c, rv, &wait_ms, deadline_us)) {
 			return atomic_load(&c->down) ? ESHUTDOWN : rv;
@@ -410,14 +306,19 @@ rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 	if ((rv = rt_sp_busy_add(c, k)) != 0) {
 		return rv;
 	}
-	if ((flags = fcntl(k->fd, F_GETFL)) < 0 || fcntl(k->fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+	if (c->layer != NULL &&
+	    (rv = c->layer->open(c->layer->arg, k->fd, rt_sp_left(deadline_us), &k->layer)) !=
+	        WB_OK) {
+		rv = rv == WB_ETIMEDOUT ? ETIMEDOUT : ECONNREFUSED; /* refused by the server */
+	} else if ((flags = fcntl(k->fd, F_GETFL)) < 0 ||
+	           fcntl(k->fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
 		rv = errno;
 	} else if ((rv = rt_sp_timeouts(
 	                k, rt_sp_left(deadline_us) > 0 ? rt_sp_left(deadline_us) : 1)) == 0 &&
-	           (rv = rt_sp_io(k->fd, true, (void *)hello, sizeof(hello), sizeof(hello), NULL,
+	           (rv = rt_sp_io(c, k, true, (void *)hello, sizeof(hello), sizeof(hello), NULL,
 	                deadline_us)) == 0 &&
-	           (rv = rt_sp_io(
-	                k->fd, false, peer, sizeof(peer), sizeof(peer), NULL, deadline_us)) == 0 &&
+	           (rv = rt_sp_io(c, k, false, peer, sizeof(peer), sizeof(peer), NULL, deadline_us)) ==
+	               0 &&
 	           !rt_wire_hello_ok(peer, RT_WIRE_REP)) {
 		rv = EPROTO; /* not an SP REP server */
 	}
@@ -443,7 +344,7 @@ rt_sp_conn_get(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 		if (rt_sp_conn_alive(k)) {
 			return rt_sp_busy_add(c, k);
 		}
-		rt_sp_conn_drop(k);
+		rt_sp_conn_drop(c, k);
 	}
 }
 
@@ -510,7 +411,7 @@ rt_sp_send(rt_sp *c, rt_sp_conn *k, const wb_obj *req, int ms, uint64_t deadline
 	if (c->ipc) {
 		k->buf[off - 13] = 1;
 	}
-	rv = rt_sp_io(k->fd, true, k->buf + off - 4 - hlen, k->len - off + 4 + hlen,
+	rv = rt_sp_io(c, k, true, k->buf + off - 4 - hlen, k->len - off + 4 + hlen,
 	    k->len - off + 4 + hlen, NULL, deadline_us);
 	return rv != 0 ? rt_sp_errno(rv) : WB_OK;
 }
@@ -536,8 +437,8 @@ rt_sp_recv(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us, wb_obj **rep)
 		return WB_ENOMEM;
 	}
 	while (have < want) {
-		if ((rv = rt_sp_io(
-		         k->fd, false, k->buf + have, 1, k->cap - have, &got, deadline_us)) != 0) {
+		if ((rv = rt_sp_io(c, k, false, k->buf + have, 1, k->cap - have, &got, deadline_us)) !=
+		    0) {
 			return rt_sp_errno(rv);
 		}
 		have += got;

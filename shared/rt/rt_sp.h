@@ -21,10 +21,27 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "wb_proto.h"
 
 typedef struct rt_sp rt_sp;
+
+/*
+ * A layer over each connection's socket (TLS: rt_tls_sp_layer), called
+ * instead of send(2) and recv(2), so that the SDK, which has no use for
+ * it, links without it.
+ */
+typedef struct rt_sp_layer {
+	/* open wraps the connected socket fd (non-blocking) within ms: WB_OK with *conn, or an error. */
+	int (*open)(void *arg, int fd, int ms, void **conn);
+	/* read and write are recv(2) and send(2) over conn. */
+	ssize_t (*read)(void *conn, void *buf, size_t n);
+	ssize_t (*write)(void *conn, const void *buf, size_t n);
+	/* close frees conn (not its socket). */
+	void (*close)(void *conn);
+	void *arg;
+} rt_sp_layer;
 
 typedef struct rt_sp_opts {
 	int    timeout_ms; /* whole-call deadline (default 5000) */
@@ -32,6 +49,7 @@ typedef struct rt_sp_opts {
 	/* wait_for_server redials a refused connection until the deadline
 	 * (as nng's dialer does) instead of failing at once */
 	bool wait_for_server;
+	const rt_sp_layer *layer; /* over every connection (kept by the caller; NULL: none) */
 } rt_sp_opts;
 
 /* rt_sp_supports tells whether url is one rt_sp speaks (tcp:// or ipc://). */

@@ -21,7 +21,7 @@ SDK_DIST   = $(BUILD)/dist
 SDK_MAJOR  = 0
 SDK_VER    = 0.3.0
 SDK_SONAME = libwarble.so.$(SDK_MAJOR)
-SDK_BUNDLE = $(call objs,$(SDK_SRCS) shared/rt/rt_sp.c shared/rt/rt_dns.c $(filter-out proto/wb_session.c,$(PROTO_SRCS)))
+SDK_BUNDLE = $(call objs,$(SDK_SRCS) shared/rt/rt_sp.c shared/rt/rt_dial.c shared/rt/rt_dns.c $(filter-out proto/wb_session.c,$(PROTO_SRCS)))
 SDK_PRIV   = $(shell pkg-config --libs msgpack 2>/dev/null) -lpthread
 
 $(SDK_DIST)/libwarble.a: $(SDK_BUNDLE)
