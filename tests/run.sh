@@ -5,6 +5,9 @@
 # the cluster suite when not root).  A binary that crashes or times out
 # counts as one failed test more.
 #   TESTS="hb_test codec_test" tests/run.sh    runs only those binaries
+# A whole run then runs the suites of $TLS_RUNS again with TLS on every
+# internal port (WBT_TLS=1: tests/support/wbt_tls.h), each "binary" or
+# "binary:filter", shown as "name (tls)"; TLS_RUNS= skips them.
 set -u
 BUILD=${BUILD:-build}
 LIMIT=${TEST_TIMEOUT:-900}
@@ -19,12 +22,14 @@ fi
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 passed=0 failed=0 skipped=0
-for bin in "${bins[@]}"; do
-	name=$(basename "$bin")
+# run_one BIN NAME [criterion args...]: runs one binary and counts its tests.
+run_one() {
+	local bin=$1 name=$2 start rc s p f
+	shift 2
 	start=$(date +%s)
 	# TAP to a file: with --tap=- Criterion swallows the tests' own stderr
 	# (the harness's diagnostics: a daemon's exit status, its log tail)
-	timeout --kill-after=10 "$LIMIT" "$bin" --tap="$log/$name.tap" -j"$JOBS" >/dev/null 2>"$log/$name.err"
+	timeout --kill-after=10 "$LIMIT" "$bin" --tap="$log/$name.tap" -j"$JOBS" "$@" >/dev/null 2>"$log/$name.err"
 	rc=$?
 	touch "$log/$name.tap" # a binary that died early wrote none
 	s=$(grep -c '^ok .*# SKIP' "$log/$name.tap")
@@ -44,6 +49,20 @@ for bin in "${bins[@]}"; do
 		grep -A12 '^not ok' "$log/$name.tap" | sed 's/^/    /'
 		tail -n 30 "$log/$name.err" | sed 's/^/    stderr: /'
 	fi
+}
+for bin in "${bins[@]}"; do
+	run_one "$bin" "$(basename "$bin")"
 done
+if [ -z "${TESTS:-}" ]; then
+	for t in ${TLS_RUNS-seed_test fault_test:fault/workload cluster_test}; do
+		bin=$BUILD/test/${t%%:*}
+		[ -x "$bin" ] || continue
+		if [ "$t" = "${t#*:}" ]; then
+			WBT_TLS=1 run_one "$bin" "${t%%:*} (tls)"
+		else
+			WBT_TLS=1 run_one "$bin" "${t%%:*} (tls)" --filter "${t#*:}"
+		fi
+	done
+fi
 echo "tests: $passed passed, $failed failed$([ "$skipped" -gt 0 ] && echo ", $skipped skipped")"
 [ "$failed" -eq 0 ] && [ $((passed + skipped)) -gt 0 ]

@@ -157,7 +157,8 @@ const rt_route content_routes[] = {
 	{ WB_OP_POST_GET, content_get, WB_F_IDS, 0, RT_PEER_GATEWAY },
 	{ WB_OP_POST_TIMELINE, content_timeline, WB_F_UID, 0, RT_PEER_GATEWAY | RT_PEER_INBOX },
 	{ WB_OP_POST_LOG, content_log, 0, 0, RT_PEER_INBOX },
-	{ WB_OP_MEDIA_PUT, content_media_put, WB_F_UID, 0, RT_PEER_GATEWAY }, /* waits for a decoder aside */
+	{ WB_OP_MEDIA_PUT, content_media_put, WB_F_UID, 0,
+	    RT_PEER_GATEWAY }, /* waits for a decoder aside */
 	{ WB_OP_MEDIA_GET, content_media_get, WB_F_MEDIA, 0, RT_PEER_GATEWAY },
 	{ WB_OP_MEDIA_REENCODE, content_media_reencode, 0, 0, 0 },
 	{ WB_OP_MEDIA_REENCODE_STATUS, content_media_reencode_status, 0, 0, 0 },

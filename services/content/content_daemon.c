@@ -84,7 +84,7 @@ content_daemon_open(const rt_env *env, void **out)
 		return WB_ENOMEM;
 	}
 	snprintf(source, sizeof(source), "content/%u", env->shard.index);
-	if ((rc = rt_pub_open(&d->pub, content_pub_url)) != WB_OK ||
+	if ((rc = rt_pub_open(&d->pub, content_pub_url, env->tls, RT_PEER_INBOX)) != WB_OK ||
 	    (rc = evlog_open(&d->log, env->store, CONTENT_FAM_LOG, source, d->pub)) != WB_OK ||
 	    (rc = content_open(&d->svc, env->store, d->log)) != WB_OK ||
 	    (rc = content_media_limits(d->svc, content_max_bytes, content_max_pixels,

@@ -22,6 +22,7 @@ gw_open(gw **out, const gw_opts *opts)
 		return WB_ENOMEM;
 	}
 	co.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 5000;
+	co.tls = opts->tls;
 	randombytes_buf(&g->rid_nonce, sizeof(g->rid_nonce));
 	for (int i = 0; i < WB_SVC_COUNT; i++) {
 		if (opts->urls[i] == NULL &&

@@ -43,6 +43,7 @@ typedef struct gw_opts {
 	uint64_t    post_cache_ms;   /* how long one is trusted (0: none cached) */
 	int coalesce; /* calls in flight to the content and inbox services before further ones go
 	                 together as one batch message (0: each alone; rt_client_opts.coalesce) */
+	rt_tls *tls;  /* the gateway's TLS identity for its calls (NULL: plain) */
 } gw_opts;
 
 /* Where a request came from: the connection's peer (NULL if unknown), and the X-Forwarded-For

@@ -128,6 +128,7 @@ gw_daemon_open(const rt_env *env, void **out)
 	d->url = env->url;
 	d->nworkers = env->nworkers;
 	d->nspares = env->nspares;
+	gw_o.tls = env->tls;
 	if ((rc = gw_open(&d->g, &gw_o)) != WB_OK) {
 		RT_ERRORF("cannot dial the services: %s", wb_strerror(rc));
 		free(d);
@@ -157,7 +158,7 @@ static int
 gw_daemon_start(void *arg)
 {
 	gw_daemon      *d = arg;
-	gw_metrics_opts mo = { .gateway_url = d->url };
+	gw_metrics_opts mo = { .gateway_url = d->url, .tls = gw_o.tls };
 	http_opts       ho = { .url = http_url, .workers = d->nworkers, .spares = d->nspares };
 	char            webbuf[1024];
 	int             rc;

@@ -87,6 +87,7 @@ gw_metrics_open(gw_metrics **out, const gw_metrics_opts *opts)
 		if (one == NULL && (list == NULL || list[0] == '\0')) {
 			continue;
 		}
+		co.tls = i < WB_SVC_COUNT ? opts->tls : NULL; /* the gateway's own port is plain */
 		if ((rc = rt_shards_open(&sh, list, one, &co)) != WB_OK) {
 			gw_metrics_close(m);
 			return rc;

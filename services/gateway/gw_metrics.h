@@ -29,6 +29,7 @@ typedef struct gw_metrics_opts {
 	const char *lists[WB_SVC_COUNT]; /* ... or their shards' addresses (NULL or "": urls) */
 	const char *gateway_url;         /* the gateway's own msgpack API, or NULL */
 	int         timeout_ms;          /* deadline of each probe (default 1000) */
+	rt_tls     *tls;                 /* the gateway's TLS identity for the services' ports */
 } gw_metrics_opts;
 
 /* gw_metrics_open dials the probe clients (in the background). */

@@ -24,7 +24,7 @@ static rt_client  *gwc;
 static void
 gt_start_as(const char *const *env, wbt_shape shape)
 {
-	rt_client_opts o = { .timeout_ms = 10000 };
+	rt_client_opts o = { .timeout_ms = 10000, .plain = true };
 
 	cr_assert_eq(wbt_cluster_start_as(&cl, env, shape), 0, "cluster did not start");
 	cr_assert_eq(rt_client_open(&gwc, cl.gateway_url, &o), WB_OK);

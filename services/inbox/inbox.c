@@ -148,7 +148,7 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 int
 inbox_start(inbox *in)
 {
-	rt_client_opts co = { .timeout_ms = 5000 };
+	rt_client_opts co = { .timeout_ms = 5000, .tls = in->opts.tls };
 	int rc = rt_shards_open(&in->content, in->opts.content_urls, in->opts.content_url, &co);
 	if (rc == WB_OK) {
 		rc = rt_shards_open(
@@ -159,7 +159,8 @@ inbox_start(inbox *in)
 		rc = WB_EINVAL;
 	}
 	for (int i = 0; rc == WB_OK && i < in->nsrc; i++) {
-		rc = rt_sub_open(&in->src[i].sub, in->src[i].pub_url, inbox_sub_cb, &in->src[i]);
+		rc = rt_sub_open(
+		    &in->src[i].sub, in->src[i].pub_url, in->opts.tls, inbox_sub_cb, &in->src[i]);
 	}
 	if (rc == WB_OK && pthread_create(&in->applier, NULL, inbox_applier_main, in) != 0) {
 		rc = WB_ENOMEM;

@@ -31,8 +31,9 @@ typedef struct inbox_opts {
 	const char *content_pub_urls, *content_pub_url; /* content events */
 	const char *relation_pub_urls, *relation_pub_url; /* relation events */
 	wb_shard    shard;                                /* the readers it keeps (0 of 1: all) */
-	uint32_t    backfill;                             /* posts copied into an inbox on follow */
-	uint32_t    poll_ms;                              /* pull a quiet source's log this often */
+	rt_tls     *tls;       /* its TLS identity for the calls and event links (NULL: plain) */
+	uint32_t    backfill;  /* posts copied into an inbox on follow */
+	uint32_t    poll_ms;   /* pull a quiet source's log this often */
 	uint32_t    fans_page; /* fans per rel.fans page (default INBOX_FANS_PAGE) */
 	uint32_t
 	    max_versions; /* posts kept per inbox (the tl family's cap; 0: INBOX_MAX_DEFAULT) */

@@ -64,7 +64,8 @@ rel_daemon_open(const rt_env *env, void **out)
 		free(d);
 		return rc;
 	}
-	if ((rc = rt_pub_open(&d->pub, rel_pub_url)) != WB_OK ||
+	uopts.tls = bopts.tls = env->tls;
+	if ((rc = rt_pub_open(&d->pub, rel_pub_url, env->tls, RT_PEER_INBOX)) != WB_OK ||
 	    (rc = evlog_open(&d->log, env->store, REL_FAM_LOG, source, d->pub)) != WB_OK ||
 	    (rc = rt_client_open(&d->users, rel_user_url, &uopts)) != WB_OK ||
 	    (rc = rt_client_open(&d->bulk_users, rel_user_url, &bopts)) != WB_OK ||

@@ -597,7 +597,7 @@ Test(relation, events_are_published)
 	int             heard = 0;
 
 	rt_users("eve", 2, u);
-	cr_assert_eq(rt_sub_open(&sub, pub_url, rt_sub_cb, &h), WB_OK);
+	cr_assert_eq(rt_sub_open(&sub, pub_url, NULL, rt_sub_cb, &h), WB_OK);
 	/* the subscriber connects in the background: toggle until one arrives */
 	long long t0 = wbt_now_ms();
 	while (heard == 0 && wbt_now_ms() - t0 < 10000) {

@@ -43,6 +43,7 @@
 
 #include "rt_client.h"
 #include "rt_shards.h"
+#include "rt_tls.h"
 #include "warble.h"
 #include "wb_clock.h"
 #include "wb_id.h"
@@ -2066,11 +2067,19 @@ main(int argc, char **argv)
 		x.timeout_ms = timeout_given                     ? (int)timeout
 		               : cmd->fn == ctl_cmd_admin_backup ? CTL_ADMIN_TIMEOUT_MS
 		                                                 : 10000;
+		rt_tls *tls = NULL; /* with WARBLE_TLS_DIR: the admin identity on every port */
+		if (rt_tls_from_env(&tls, "admin") != WB_OK) {
+			return ctl_usage_error(
+			    "%s", "no usable admin certificate in WARBLE_TLS_DIR");
+		}
+		rt_tls_default_set(tls);
 		rc = cmd->fn(&x);
 		fflush(stdout);
 		for (int i = 0; i < WB_SVC_COUNT; i++) {
 			rt_shards_close(x.svc[i]);
 		}
+		rt_tls_default_set(NULL);
+		rt_tls_close(tls);
 		nng_fini(); /* every client is closed: else ASan's leak check sees nng's late frees */
 		return rc;
 	}

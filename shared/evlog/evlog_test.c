@@ -234,8 +234,8 @@ Test(evlog, events_are_published_in_batches, .fini = wbt_cleanup, .timeout = 120
 	s.got = calloc(s.cap, 1);
 	cr_assert(s.got != NULL);
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "pub"), 0);
-	cr_assert_eq(rt_pub_open(&pub, url), WB_OK);
-	cr_assert_eq(rt_sub_open(&sub, url, seen_cb, &s), WB_OK);
+	cr_assert_eq(rt_pub_open(&pub, url, NULL, 0), WB_OK);
+	cr_assert_eq(rt_sub_open(&sub, url, NULL, seen_cb, &s), WB_OK);
 	cr_assert_eq(evlog_open(&l, t, FAM_LOG, "test", pub), WB_OK);
 
 	/* commit probes until the subscriber is connected and hears one */

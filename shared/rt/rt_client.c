@@ -115,11 +115,15 @@ rt_client_open(rt_client **out, const char *url, const rt_client_opts *opts)
 	atomic_init(&c->down, false);
 	c->local = rt_local_find(url);
 	if (c->local == 0) {
-		rt_sp_opts so = { .timeout_ms = c->timeout_ms,
-			.max_msg = c->max_msg,
-			.wait_for_server = true };
-		if (opts != NULL && opts->tls != NULL) {
-			rt_tls_sp_layer(opts->tls, &c->layer);
+		rt_sp_opts so = {
+			.timeout_ms = c->timeout_ms, .max_msg = c->max_msg, .wait_for_server = true
+		};
+		rt_tls *tls = opts == NULL        ? rt_tls_default()
+		              : opts->plain       ? NULL
+		              : opts->tls != NULL ? opts->tls
+		                                  : rt_tls_default();
+		if (tls != NULL) {
+			rt_tls_sp_layer(tls, &c->layer);
 			so.layer = &c->layer;
 		}
 		if ((rv = rt_sp_open(&c->sp, url, &so)) != WB_OK) {

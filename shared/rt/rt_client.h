@@ -23,8 +23,9 @@ typedef struct rt_client_opts {
 	 * together as one batch (rt_server.h) when one comes back; 0 (the
 	 * default): every call goes alone.  A lone call never waits. */
 	int     coalesce;
-	rt_tls *tls; /* mutual TLS as this identity to a server in another process (rt_tls.h;
-	              * NULL: plain) */
+	rt_tls *tls;   /* mutual TLS as this identity to a server in another process (rt_tls.h;
+	                * NULL: the process's default, rt_tls_default_set, or none) */
+	bool    plain; /* never TLS, whatever the default says (the gateway's public port) */
 } rt_client_opts;
 
 /* rt_client_open makes a client of url without waiting for its server (connections are made at the first call). */

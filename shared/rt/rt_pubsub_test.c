@@ -59,8 +59,8 @@ Test(rt_pubsub, burst_arrives_whole, .fini = wbt_cleanup, .timeout = 60)
 
 	memset(&k, 0, sizeof(k));
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "events"), 0);
-	cr_assert_eq(rt_pub_open(&p, url), WB_OK);
-	cr_assert_eq(rt_sub_open(&s, url, sink_fn, &k), WB_OK);
+	cr_assert_eq(rt_pub_open(&p, url, NULL, 0), WB_OK);
+	cr_assert_eq(rt_sub_open(&s, url, NULL, sink_fn, &k), WB_OK);
 	/* a subscriber misses what is sent before it is connected: probe until one lands */
 	end = wbt_now_ms() + 10000;
 	while (atomic_load(&k.probes) == 0 && wbt_now_ms() < end) {
@@ -102,7 +102,7 @@ Test(rt_pubsub, close_unconnected_subscriber_is_prompt, .fini = wbt_cleanup, .ti
 
 	memset(&k, 0, sizeof(k));
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "nobody"), 0);
-	cr_assert_eq(rt_sub_open(&s, url, sink_fn, &k), WB_OK);
+	cr_assert_eq(rt_sub_open(&s, url, NULL, sink_fn, &k), WB_OK);
 	wbt_sleep_ms(50); /* let it try (and fail) to dial a few times */
 	t0 = wbt_now_ms();
 	rt_sub_close(s);

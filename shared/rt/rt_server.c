@@ -218,7 +218,8 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	s->shard = opts->shard;
 	s->tls = opts->tls;
 	s->routes[WB_OP_PING] = (rt_server_route) { rt_server_ping, s, .callers = RT_PEER_ALL };
-	s->routes[WB_OP_STATS] = (rt_server_route) { rt_server_stats, s, .callers = RT_PEER_GATEWAY };
+	s->routes[WB_OP_STATS] =
+	    (rt_server_route) { rt_server_stats, s, .callers = RT_PEER_GATEWAY };
 	/* each request of a batch is checked as if it came alone */
 	s->routes[WB_OP_BATCH] = (rt_server_route) { rt_server_batch, s, .callers = RT_PEER_ALL };
 	if (rt_server_gauge(s, "process_cpu_us", rt_proc_cpu_us, NULL) != WB_OK ||
@@ -381,8 +382,7 @@ rt_server_run(rt_server *s, const wb_obj *req, wb_obj *rep)
 	}
 	prev_svc = rt_log_swap_service(s->name);
 	const rt_server_route *route = &s->routes[op];
-	unsigned               peer = rt_server_conn != NULL ? rt_loop_conn_peer_id(rt_server_conn)
-	                                                     : RT_PEER_ALL;
+	unsigned peer = rt_server_conn != NULL ? rt_loop_conn_peer_id(rt_server_conn) : RT_PEER_ALL;
 	if (((route->callers | RT_PEER_ADMIN) & peer) == 0) {
 		rv = WB_EPERM;
 		wb_reply_error(rep, rv, "%s does not serve %s to %s", s->name, wb_op_name(op),

@@ -67,7 +67,7 @@ typedef struct rt_server_opts {
 	size_t      max_msg; /* largest request in bytes (default 4 MiB) */
 	bool     local; /* also served in-process to this process's clients of url (rt_local.h) */
 	wb_shard shard; /* the slots it owns (count 0 or 1: all; no request is checked) */
-	rt_tls  *tls;   /* mutual TLS on every connection, each op open to its callers (NULL: none) */
+	rt_tls  *tls; /* mutual TLS on every connection, each op open to its callers (NULL: none) */
 } rt_server_opts;
 
 /*

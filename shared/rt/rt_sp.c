@@ -154,8 +154,8 @@ rt_sp_left(uint64_t deadline_us)
 
 /* rt_sp_io writes (out) or reads at least need and at most cap bytes of buf on k, within the deadline, counting them in *done (if not NULL); 0, or an errno value. */
 static int
-rt_sp_io(const rt_sp *c, rt_sp_conn *k, bool out, void *buf, size_t need, size_t cap,
-    size_t *done, uint64_t deadline_us)
+rt_sp_io(const rt_sp *c, rt_sp_conn *k, bool out, void *buf, size_t need, size_t cap, size_t *done,
+    uint64_t deadline_us)
 {
 	char  *p = buf;
 	size_t did = 0;
@@ -163,8 +163,8 @@ rt_sp_io(const rt_sp *c, rt_sp_conn *k, bool out, void *buf, size_t need, size_t
 	while (did < need) {
 		ssize_t n = k->layer != NULL ? (out ? c->layer->write(k->layer, p + did, cap - did)
 		                                    : c->layer->read(k->layer, p + did, cap - did))
-		            : out ? send(k->fd, p + did, cap - did, MSG_NOSIGNAL)
-		                  : recv(k->fd, p + did, cap - did, 0);
+		            : out            ? send(k->fd, p + did, cap - did, MSG_NOSIGNAL)
+		                             : recv(k->fd, p + did, cap - did, 0);
 
 		if (n > 0) {
 			did += (size_t)n;
@@ -306,9 +306,8 @@ rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 	if ((rv = rt_sp_busy_add(c, k)) != 0) {
 		return rv;
 	}
-	if (c->layer != NULL &&
-	    (rv = c->layer->open(c->layer->arg, k->fd, rt_sp_left(deadline_us), &k->layer)) !=
-	        WB_OK) {
+	if (c->layer != NULL && (rv = c->layer->open(c->layer->arg, k->fd, rt_sp_left(deadline_us),
+	                             &k->layer)) != WB_OK) {
 		rv = rv == WB_ETIMEDOUT ? ETIMEDOUT : ECONNREFUSED; /* refused by the server */
 	} else if ((flags = fcntl(k->fd, F_GETFL)) < 0 ||
 	           fcntl(k->fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
@@ -317,8 +316,8 @@ rt_sp_conn_new(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us)
 	                k, rt_sp_left(deadline_us) > 0 ? rt_sp_left(deadline_us) : 1)) == 0 &&
 	           (rv = rt_sp_io(c, k, true, (void *)hello, sizeof(hello), sizeof(hello), NULL,
 	                deadline_us)) == 0 &&
-	           (rv = rt_sp_io(c, k, false, peer, sizeof(peer), sizeof(peer), NULL, deadline_us)) ==
-	               0 &&
+	           (rv = rt_sp_io(
+	                c, k, false, peer, sizeof(peer), sizeof(peer), NULL, deadline_us)) == 0 &&
 	           !rt_wire_hello_ok(peer, RT_WIRE_REP)) {
 		rv = EPROTO; /* not an SP REP server */
 	}
@@ -437,8 +436,8 @@ rt_sp_recv(rt_sp *c, rt_sp_conn *k, uint64_t deadline_us, wb_obj **rep)
 		return WB_ENOMEM;
 	}
 	while (have < want) {
-		if ((rv = rt_sp_io(c, k, false, k->buf + have, 1, k->cap - have, &got, deadline_us)) !=
-		    0) {
+		if ((rv = rt_sp_io(
+		         c, k, false, k->buf + have, 1, k->cap - have, &got, deadline_us)) != 0) {
 			return rt_sp_errno(rv);
 		}
 		have += got;

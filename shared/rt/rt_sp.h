@@ -48,7 +48,7 @@ typedef struct rt_sp_opts {
 	size_t max_msg;    /* largest reply in bytes (default 16 MiB) */
 	/* wait_for_server redials a refused connection until the deadline
 	 * (as nng's dialer does) instead of failing at once */
-	bool wait_for_server;
+	bool               wait_for_server;
 	const rt_sp_layer *layer; /* over every connection (kept by the caller; NULL: none) */
 } rt_sp_opts;
 

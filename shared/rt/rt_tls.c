@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,19 @@ struct rt_tls_conn {
 
 static pthread_mutex_t rt_tls_all_mu = PTHREAD_MUTEX_INITIALIZER;
 static rt_tls         *rt_tls_all;
+static rt_tls *_Atomic rt_tls_dflt;
+
+void
+rt_tls_default_set(rt_tls *t)
+{
+	atomic_store(&rt_tls_dflt, t);
+}
+
+rt_tls *
+rt_tls_default(void)
+{
+	return atomic_load(&rt_tls_dflt);
+}
 
 const char *
 rt_tls_peer_name(rt_peer p)

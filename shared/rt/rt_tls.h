@@ -62,6 +62,17 @@ int rt_tls_reload(rt_tls *t);
 /* rt_tls_reload_all reloads every open identity (the daemons call it on SIGHUP). */
 void rt_tls_reload_all(void);
 
+/*
+ * rt_tls_default_set makes t the identity of this process's clients and
+ * subscribers opened without one (a tool's: warblectl, warble-probe and
+ * the tests present the admin identity); NULL: none.  Daemons never set
+ * it: each of their services passes its own.
+ */
+void rt_tls_default_set(rt_tls *t);
+
+/* rt_tls_default returns the identity rt_tls_default_set gave (NULL if none). */
+rt_tls *rt_tls_default(void);
+
 /* rt_tls_peer_name returns the name of one identity bit ("inbox"), or "?". */
 const char *rt_tls_peer_name(rt_peer p);
 

@@ -21,6 +21,8 @@
 
 #define RT_WIRE_REQ      0x30 /* nng's REQ version 0 */
 #define RT_WIRE_REP      0x31 /* nng's REP version 0 */
+#define RT_WIRE_PUB      0x20 /* nng's PUB version 0 (its messages: the payload alone) */
+#define RT_WIRE_SUB      0x21 /* nng's SUB version 0 */
 #define RT_WIRE_HELLO    8    /* bytes of a handshake */
 #define RT_WIRE_MAX_HOPS 8    /* words of a request's header at most (nng's default TTL) */
 

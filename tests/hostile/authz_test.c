@@ -25,7 +25,7 @@ static hs_cluster hc;
 static int
 az_gw(wb_obj *req)
 {
-	rt_client_opts o = { .timeout_ms = 15000 };
+	rt_client_opts o = { .timeout_ms = 15000, .plain = true };
 	rt_client     *c;
 	wb_obj        *rep = NULL;
 	int            rc;
@@ -467,7 +467,7 @@ Test(authz, limits, .fini = wbt_cleanup, .timeout = 180)
 	free(body);
 	/* a msgpack request over 4 MiB: refused or dropped, and the gateway lives on */
 	{
-		rt_client_opts o = { .timeout_ms = 3000 };
+		rt_client_opts o = { .timeout_ms = 3000, .plain = true };
 		rt_client     *c;
 		wb_obj        *q = az_req(WB_OP_PUBLISH, tok, 0), *rep = NULL;
 		char          *t = az_big(5 << 20, 'y');

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rt_client.h"
+#include "rt_tls.h"
 #include "wbt.h"
 #include "wb_clock.h"
 
@@ -398,11 +399,11 @@ out:
 	return d;
 }
 
-/* wbt_ping sends one ping to url with a deadline; returns a wb_err code (0 = answered ok). */
-int
-wbt_ping(const char *url, int timeout_ms)
+/* wbt_ping_once sends one ping to url, without TLS if plain; a wb_err code. */
+static int
+wbt_ping_once(const char *url, int timeout_ms, bool plain)
 {
-	rt_client_opts o = { .timeout_ms = timeout_ms };
+	rt_client_opts o = { .timeout_ms = timeout_ms, .plain = plain };
 	rt_client     *c;
 	wb_obj        *req, *rep = NULL;
 	int            rv;
@@ -419,6 +420,20 @@ wbt_ping(const char *url, int timeout_ms)
 	wb_msg_free(req);
 	rt_client_close(c);
 	return rv;
+}
+
+/*
+ * wbt_ping sends one ping to url with a deadline; returns a wb_err code
+ * (0 = answered ok).  A port that refuses the test's TLS identity
+ * (WBT_TLS=1) is asked again without: the gateway's public port.
+ */
+int
+wbt_ping(const char *url, int timeout_ms)
+{
+	int rv = wbt_ping_once(url, timeout_ms, false);
+
+	return rv == WB_EUNAVAIL && rt_tls_default() != NULL ? wbt_ping_once(url, timeout_ms, true)
+	                                                     : rv;
 }
 
 uint64_t

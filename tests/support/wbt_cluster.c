@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "wbt_cluster.h"
+#include "wbt_tls.h"
 
 #define WBT_CLUSTER_READY_MS 20000
 #define WBT_CLUSTER_ENV_MAX  48
@@ -91,6 +92,9 @@ wbt_cluster_env_all(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const c
 	    "WARBLE_HTTP_URL=http://127.0.0.1:0";     /* any free port: clusters run side by side */
 	env[k++] = "WARBLE_GATEWAY_TIMEOUT_MS=15000"; /* loaded CI machines */
 	env[k++] = "WARBLE_REGISTER_RATE=0";          /* every test registers from 127.0.0.1 */
+	if (wbt_tls_env() != NULL) {
+		env[k++] = wbt_tls_env(); /* WBT_TLS=1: the suite with TLS on every internal port */
+	}
 	for (int i = 0; extra_env != NULL && extra_env[i] != NULL && k + 1 < WBT_CLUSTER_ENV_MAX;
 	     i++) {
 		env[k++] = extra_env[i];

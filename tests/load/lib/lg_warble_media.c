@@ -39,7 +39,7 @@ lg_wm_call(lg_conn *c, wb_obj *req, wb_obj **rep)
 static lg_conn *
 lg_wm_open(void *ctx)
 {
-	rt_client_opts o = { .timeout_ms = 60000 };
+	rt_client_opts o = { .timeout_ms = 60000, .plain = true };
 	lg_conn       *c = calloc(1, sizeof(*c));
 
 	if (c == NULL) {
