@@ -46,6 +46,9 @@ typedef struct inbox_opts {
 /* inbox_open prepares the service over an open table (nothing runs yet). */
 int inbox_open(inbox **out, hb_table *t, const inbox_opts *opts);
 
+/* inbox_upgrade renames the applied positions of a store of a release before shards (inbox_upgrade.c). */
+int inbox_upgrade(hb_table *t);
+
 /* inbox_routes is the service's route table (handlers take the inbox). */
 extern const rt_route inbox_routes[];
 

@@ -357,22 +357,13 @@ inbox_queue_pop(inbox *in, uint64_t wait_ms)
 	return m;
 }
 
-/*
- * inbox_meta_load reads the applied seq of s from meta.  An inbox of a
- * release before shards kept it under "content" or "relation": that is
- * the position in the log of shard 0 of one (the only layout such a
- * store can have been made with), taken over as content/0 or relation/0
- * and kept under its new name with the next event applied.
- */
+/* inbox_meta_load reads the applied seq of s from meta (none: 0, from the log's start). */
 int
 inbox_meta_load(inbox_source *s)
 {
-	hb_cell    *c = NULL;
-	const char *old = s->relation ? "relation" : "content";
-	int         rc = hb_get(s->in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, &c);
-	if (rc == WB_ENOTFOUND && s->shard == 0) {
-		rc = hb_get(s->in->t, INBOX_FAM_META, old, strlen(old), NULL, 0, &c);
-	}
+	hb_cell *c = NULL;
+	int      rc = hb_get(s->in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, &c);
+
 	if (rc == WB_ENOTFOUND) {
 		return WB_OK;
 	}

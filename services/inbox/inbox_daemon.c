@@ -80,6 +80,9 @@ inbox_daemon_open(const rt_env *env, void **out)
 
 	inbox_o.shard = env->shard;
 	inbox_o.tls = env->tls;
+	if (env->upgrade && (rc = inbox_upgrade(env->store)) != WB_OK) {
+		return rc;
+	}
 	if ((rc = inbox_open(&in, env->store, &inbox_o)) != WB_OK ||
 	    (rc = inbox_gauges(in, env->srv)) != WB_OK) {
 		inbox_close(in);

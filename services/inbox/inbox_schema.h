@@ -15,11 +15,13 @@
  *   home page is one row scan; max versions (WARBLE_INBOX_MAX) and TTL
  *   (WARBLE_INBOX_TTL, counted from the id's time) bound each inbox.
  *
- * meta: row = source name ("content", "relation") -> the last applied
- *   seq of that source (8 BE) and that event's mark (8 BE,
- *   inbox_event_mark; absent in stores of older builds), written in the
- *   same batch as the last inbox cells of the event.  Row "rebuild" ->
- *   the depth (4 BE) while a rebuild is unfinished.
+ * meta: row = source name ("content/0", "relation/1": the service and
+ *   its shard) -> the last applied seq of that source (8 BE) and that
+ *   event's mark (8 BE, inbox_event_mark; absent in stores of older
+ *   builds), written in the same batch as the last inbox cells of the
+ *   event.  A store of a release before shards named them "content" and
+ *   "relation"; they are renamed on its first open (inbox_upgrade.c).
+ *   Row "rebuild" -> the depth (4 BE) while a rebuild is unfinished.
  */
 #ifndef INBOX_SCHEMA_H
 #define INBOX_SCHEMA_H
