@@ -37,10 +37,13 @@ SANITIZE ?=
 # decodes every upload with libvips, whose GLib thread pool hands work
 # over through futexes TSan cannot see, so tests/tsan.supp ignores the
 # calls libvips and its codecs make, by library name.
+# Under either sanitizer the seed flow alone runs again with TLS on (the
+# TLS code's own tests run in every stage); tests/run.sh's TLS_RUNS.
 ifeq ($(SANITIZE),1)
 BUILD   ?= build-san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 WARBLE_TEST_SLOW ?= 4
+export TLS_RUNS ?= seed_test
 else ifeq ($(SANITIZE),thread)
 BUILD   ?= build-tsan
 SANFLAGS = -fsanitize=thread -fno-omit-frame-pointer
@@ -51,6 +54,7 @@ WARBLE_TEST_SLOW ?= 8
 # report) once a thread holds 64 mutexes, and rel.follow_many holds every
 # stripe lock of a batch at once, in one fixed order.
 export TSAN_OPTIONS ?= suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 detect_deadlocks=0
+export TLS_RUNS ?= seed_test
 else
 BUILD   ?= build
 SANFLAGS =
@@ -205,7 +209,7 @@ test check:
 # the tests that kill, stop or pause one daemon keep the five (wbt_cluster.h).
 test-one:
 	@tests/deps.sh
-	@WARBLE_TEST_MODE=one $(MAKE) --no-print-directory -j2 test-run
+	@WARBLE_TEST_MODE=one TLS_RUNS= $(MAKE) --no-print-directory -j2 test-run
 
 # deploy/docker-compose.yml run for real (podman or docker), under its own
 # project name and ports; ends with "compose: N passed, M failed".
