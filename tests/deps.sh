@@ -2,7 +2,7 @@
 # Installs what Warble needs on Debian 12.  Quick when nothing is missing.
 #   tests/deps.sh          build and test dependencies (Prometheus's promtool
 #                          and server too: the monitoring tests run them)
-#   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot and wrk
+#   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot, wrk and jq
 #   tests/deps.sh compose  plus podman and debootstrap for make test-compose
 #
 # nng is built from Debian's own nng source package (deploy/nng/build.sh),
@@ -12,7 +12,7 @@ pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev libvips-dev
       docker-compose curl chromium nodejs prometheus"
 if [ "${1:-}" = bench ]; then
-	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk"
+	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk jq"
 fi
 if [ "${1:-}" = compose ]; then
 	pkgs="$pkgs podman podman-compose runc debootstrap slirp4netns netavark aardvark-dns uidmap iptables"
