@@ -683,7 +683,7 @@ fanout_one(int c, lg_fan *fr)
 	fr->reps = (int)opt.reps;
 	snprintf(name, sizeof(name), "cel%d", c);
 	for (int rep = 0; rep < fr->reps; rep++) {
-		uint64_t id = 0, ack = 0, target, done = 0;
+		uint64_t id = 0, ack = 0, target, done = 0, polls = 0;
 		uint64_t c0 = lg_warble_gauge_sum(W.inbox, "cells_written");
 		uint64_t cpu0 = lg_warble_gauge_sum(W.inbox, "process_cpu_us");
 		uint64_t t0 = lg_now_us();
@@ -696,7 +696,8 @@ fanout_one(int c, lg_fan *fr)
 		lg_hist_add(&pub_ack, ack);
 		/* in every inbox once each shard's content_applied passes every content log's end */
 		target = lg_warble_content_last(&W);
-		if (target == UINT64_MAX || !lg_warble_wait_applied(&W, target, 1000, 600, &done)) {
+		if (target == UINT64_MAX ||
+		    !lg_warble_wait_applied(&W, target, 1000, 600, &done, &polls)) {
 			fprintf(stderr, "warble-load: fan-out of %llu not done in 600 s\n",
 			    (unsigned long long)F);
 			return -1;
@@ -713,6 +714,7 @@ fanout_one(int c, lg_fan *fr)
 		fr->w_cells = lg_warble_gauge_sum(W.inbox, "cells_written") - c0;
 		fr->w_cells_all += fr->w_cells;
 		fr->w_cpu_us += lg_warble_gauge_sum(W.inbox, "process_cpu_us") - cpu0;
+		fr->w_polls += polls;
 		fr->w_rss_kb = W.running ? lg_warble_gauge_sum(W.inbox, "process_rss_bytes") / 1024
 		                         : (uint64_t)lg_rss_kb(W.cl.inbox->pid, "VmHWM:");
 		if (rep == fr->reps - 1) { /* verify the last post on a sample */
@@ -756,12 +758,13 @@ fanout_one(int c, lg_fan *fr)
 	double ws = lg_median(fr->w_s, fr->reps);
 	printf("fan-out %8llu followers: warble %.3f s (%.0f cells/s; inbox's own %.0f ms), "
 	       "%llu/%u sampled inboxes missing it; inbox %s %llu MiB; inbox CPU %.3f us a "
-	       "cell\n",
+	       "cell (%llu stats polls in it)\n",
 	    (unsigned long long)F, ws, F / ws, lg_median(fr->w_inbox_ms, fr->reps),
 	    (unsigned long long)fr->w_missing, opt.sample < F ? opt.sample : (unsigned)F,
 	    W.running ? "processes' RSS now (every shard's)" : "peak RSS",
 	    (unsigned long long)fr->w_rss_kb / 1024,
-	    fr->w_cells_all ? (double)fr->w_cpu_us / (double)fr->w_cells_all : 0.0);
+	    fr->w_cells_all ? (double)fr->w_cpu_us / (double)fr->w_cells_all : 0.0,
+	    (unsigned long long)fr->w_polls);
 	if (R != NULL) {
 		double rs = lg_median(fr->r_s, fr->reps);
 		printf("                          redis  %.3f s (%.0f cells/s), %llu missing, "
@@ -1502,6 +1505,8 @@ main(int argc, char **argv)
 		    "warble_inbox_cpu_us_per_cell",
 		    json_real(fr[c].w_cells_all ? (double)fr[c].w_cpu_us / (double)fr[c].w_cells_all
 		                                : 0.0));
+		json_object_set_new(json_array_get(fans, json_array_size(fans) - 1),
+		    "warble_inbox_stats_polls", json_integer((json_int_t)fr[c].w_polls));
 	}
 	json_t *rep = json_pack("{s:s, s:{s:i, s:I, s:s, s:s}, s:{s:s, s:I, s:I}, s:{s:I, s:i, "
 	                        "s:i, s:i, s:i, s:I, s:i, s:i, s:i, s:b, s:b, s:s}}",

@@ -54,6 +54,7 @@ typedef struct lg_fan {
 	double   w_s[8], w_ack_ms[8], w_inbox_ms[8];
 	uint64_t w_cells, w_missing, w_rss_kb;
 	uint64_t w_cpu_us, w_cells_all; /* the inbox processes' CPU and cells over every rep */
+	uint64_t w_polls; /* the inbox stats calls that waited for them, in that CPU */
 	double   r_s[8];
 	uint64_t r_cells, r_missing, r_mem_bytes;
 	double   p_ack_ms;

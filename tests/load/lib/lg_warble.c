@@ -509,30 +509,22 @@ lg_warble_wait_inbox(lg_warble *w, uint64_t content_last, int timeout_s)
 }
 
 bool
-lg_warble_wait_applied(
-    lg_warble *w, uint64_t target, uint64_t poll_us, int timeout_s, uint64_t *done_us)
+lg_warble_wait_applied(lg_warble *w, uint64_t target, uint64_t poll_us, int timeout_s,
+    uint64_t *done_us, uint64_t *polls)
 {
-	unsigned ni = rt_shards_count(w->inbox), left = ni;
-	bool     done[WB_SHARDS_MAX] = { false };
-	uint64_t dl = lg_now_us() + (uint64_t)timeout_s * 1000000;
+	unsigned ni = rt_shards_count(w->inbox), i = 0;
+	uint64_t t0 = lg_now_us(), dl = t0 + (uint64_t)timeout_s * 1000000, now;
 
-	while (lg_now_us() < dl) {
-		for (unsigned i = 0; i < ni; i++) {
-			uint64_t a;
-			if (done[i]) {
-				continue; /* polled no more: each poll costs its inbox a stats reply */
-			}
-			a = lg_warble_gauge(rt_shards_at(w->inbox, i), "content_applied");
-			if (a != UINT64_MAX && a >= target) {
-				done[i] = true;
-				left--;
-			}
-		}
-		if (left == 0) {
+	*polls = 0;
+	while ((now = lg_now_us()) < dl) {
+		uint64_t a = lg_warble_gauge(rt_shards_at(w->inbox, i), "content_applied");
+		++*polls;
+		if (a == UINT64_MAX || a < target) { /* 2% of the wait so far, at least poll_us */
+			lg_sleep_us((now - t0) / 50 > poll_us ? (now - t0) / 50 : poll_us);
+		} else if (++i == ni) {
 			*done_us = lg_now_us();
 			return true;
 		}
-		lg_sleep_us(poll_us);
 	}
 	return false;
 }

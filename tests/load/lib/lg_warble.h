@@ -118,12 +118,17 @@ bool lg_warble_wait_inbox(lg_warble *w, uint64_t content_last, int timeout_s);
 /*
  * lg_warble_wait_applied waits until every inbox shard's content_applied
  * reaches target (a post is in every inbox once it passes the sum of the
- * content shards' log_last_seq read after its publish), polling each shard
- * not yet there every poll_us; *done_us gets the time (lg_now_us) the
- * last one got there; false after timeout_s.
+ * content shards' log_last_seq read after its publish).  Each poll is a
+ * stats reply, which costs its inbox CPU, so it polls one shard at a time,
+ * shard 0 until it is there, then the next (the shards work at once: the
+ * later ones are there or nearly), waiting 2% of the time waited so far
+ * between polls, at least poll_us: the polls cost the inboxes a small
+ * share of a long fan-out's CPU, and about the same whatever their count.
+ * *done_us gets the time (lg_now_us) the last one got there, *polls the
+ * stats calls made; false after timeout_s.
  */
-bool lg_warble_wait_applied(
-    lg_warble *w, uint64_t target, uint64_t poll_us, int timeout_s, uint64_t *done_us);
+bool lg_warble_wait_applied(lg_warble *w, uint64_t target, uint64_t poll_us, int timeout_s,
+    uint64_t *done_us, uint64_t *polls);
 
 /* lg_warble_role_cpu is the CPU (us) of a running deployment's processes of role (an
  * lg_servers cpu_us; 0 if a stats read failed). */
