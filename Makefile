@@ -12,6 +12,7 @@
 #   make run        install deps, build, start all five daemons locally
 #   make run-one    the same services as one warble process
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
+#   make bench-cluster  shards on this machine: CPU per request and per fan-out cell
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
 #   make soak       random kills and stops under load, WARBLE_SOAK_SECONDS (600),
 #                   then 500k keep-alive HTTP requests that must all be answered
@@ -133,7 +134,7 @@ test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
+.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run bench-cluster bench-cluster-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
@@ -267,6 +268,15 @@ bench-quick:
 
 bench-quick-run: $(SVC_BINS) $(BUILD)/bin/warble-load
 	@BUILD=$(BUILD) tests/bench/bench.sh quick
+
+# Shards on this machine: layouts 1,1,1 1,1,2 2,2,4 of separate daemons, warble-load
+# against each as a running deployment, each run twice (tests/bench/cluster.sh).
+bench-cluster:
+	@tests/deps.sh bench
+	@$(MAKE) --no-print-directory -j2 bench-cluster-run
+
+bench-cluster-run: $(SVC_BINS) $(BUILD)/bin/warble-load $(BUILD)/bin/warble-probe
+	@BUILD=$(BUILD) tests/bench/cluster.sh
 
 # warble-load: its modules (tests/load/lib), the test harness, the inbox's
 # and the content service's schemas, and the peers' clients (hiredis,

@@ -3,7 +3,7 @@
 #   tests/deps.sh          build and test dependencies (Prometheus's promtool
 #                          and server too: the monitoring tests run them;
 #                          iproute2's ip: the cluster suite's hosts)
-#   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot and wrk
+#   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot, wrk and jq
 #   tests/deps.sh compose  plus podman and debootstrap for make test-compose
 #
 # nng is built from Debian's own nng source package (deploy/nng/build.sh),
@@ -13,7 +13,7 @@ pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev libvips-dev libssl-dev openssl
       docker-compose curl chromium nodejs prometheus iproute2"
 if [ "${1:-}" = bench ]; then
-	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk"
+	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk jq"
 fi
 if [ "${1:-}" = compose ]; then
 	pkgs="$pkgs podman podman-compose runc debootstrap slirp4netns netavark aardvark-dns uidmap iptables"
