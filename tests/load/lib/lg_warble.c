@@ -9,6 +9,7 @@
 #include "lg_warble.h"
 #include "rt_client.h"
 #include "rt_shards.h"
+#include "rt_tls.h"
 #include "wb_services.h"
 #include "warble.h"
 
@@ -162,11 +163,17 @@ lg_warble_procs(lg_warble *w)
 int
 lg_warble_attach(lg_warble *w, const char *gateways, const char *http_url)
 {
-	rt_client_opts o = { .timeout_ms = 60000 };
+	rt_client_opts o = { .timeout_ms = 60000, .plain = true }; /* the gateways' public ports */
 	const char    *p = gateways;
 
 	memset(w, 0, sizeof(*w));
 	w->running = true;
+	/* with WARBLE_TLS_DIR the set-up calls the internal ports as the admin identity */
+	if (rt_tls_from_env(&w->tls, "admin") != WB_OK) {
+		fprintf(stderr, "warble-load: no usable admin certificate in WARBLE_TLS_DIR\n");
+		return -1;
+	}
+	rt_tls_default_set(w->tls);
 	while (*p != '\0') {
 		size_t k = strcspn(p, ",");
 		if (k == 0 || k >= LG_URL_MAX || w->ngateways == LG_MAX_GATEWAYS) {
@@ -190,6 +197,7 @@ lg_warble_attach(lg_warble *w, const char *gateways, const char *http_url)
 	if (lg_warble_http_parse(w, http_url != NULL ? http_url : lg_warble_env(WB_EP_HTTP)) != 0) {
 		return -1;
 	}
+	o.plain = false;
 	if (rt_client_open(&w->user, lg_warble_env(WB_EP_USER), &o) != 0 ||
 	    rt_shards_open(
 	        &w->rel, getenv("WARBLE_RELATION_URLS"), lg_warble_env(WB_EP_RELATION), &o) != 0 ||
@@ -248,6 +256,9 @@ lg_warble_stop(lg_warble *w)
 	if (!w->running) {
 		wbt_cluster_stop(&w->cl, 30000);
 	}
+	rt_tls_default_set(NULL);
+	rt_tls_close(w->tls);
+	w->tls = NULL;
 	w->cl.user = w->cl.relation = w->cl.content = w->cl.inbox = w->cl.gateway = NULL;
 	free(w->guid);
 	free(w->token);

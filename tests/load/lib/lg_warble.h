@@ -48,6 +48,7 @@ typedef struct lg_warble {
 	char              gateway[LG_MAX_GATEWAYS][LG_URL_MAX]; /* the clients' gateways */
 	unsigned          ngateways, next_gateway;
 	struct rt_client *gw[LG_MAX_GATEWAYS]; /* each gateway's stats (running) */
+	struct rt_tls    *tls; /* the admin identity, with WARBLE_TLS_DIR (running) */
 	lg_proc           procs[LG_MAX_PROCS]; /* every server process (running) */
 	int               nprocs;
 	uint32_t          n;    /* graph users */
