@@ -251,6 +251,8 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 			setenv(vars[i][0], urls[i], 1);
 		}
 		setenv("WARBLE_HTTP_URL", http, 1);
+		/* each daemon's admin port on any free port (not 9100-9104: tests run side by side) */
+		setenv("WARBLE_METRICS_URL", "http://127.0.0.1:0", 1);
 		setenv("WARBLE_DATA", data, 1);
 		setenv("WARBLE_BIN", bindir, 1);
 		setenv("WARBLE_PWHASH_OPS", "1", 1);
@@ -275,6 +277,26 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 		code = lt_http_get(http_port, "/healthz");
 	}
 	cr_expect_eq(code, 200, "GET %s/healthz: %d", http, code);
+	/* and each daemon its own admin port, the variable passed on */
+	for (int i = 0; i < 5; i++) {
+		int admin = wbt_metrics_port(urls[i]);
+		cr_expect_gt(admin, 0, "%s=%s: no metrics_port in its stats", vars[i][0], urls[i]);
+		cr_expect_eq(lt_http_get(admin, "/metrics"), 200, "%s=%s: GET /metrics on port %d",
+		    vars[i][0], urls[i], admin);
+	}
+	/* which the launcher names */
+	char *said = NULL;
+	for (long long end = wbt_now_ms() + 10000; wbt_now_ms() < end; wbt_sleep_ms(50)) {
+		free(said);
+		said = wbt_read_file(out);
+		if (said != NULL && strstr(said, "press Ctrl-C") != NULL) {
+			break;
+		}
+	}
+	cr_expect(said != NULL && strstr(said, "metrics for Prometheus") != NULL &&
+	              strstr(said, "  inbox: http://127.0.0.1:0 (any free port") != NULL,
+	    "the launcher does not name the admin ports: %s", said != NULL ? said : "");
+	free(said);
 	/* with their stores and logs under WARBLE_DATA */
 	const char *stores[] = { "user", "relation", "content", "inbox" };
 	for (int i = 0; i < 4; i++) {
