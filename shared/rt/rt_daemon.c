@@ -186,6 +186,12 @@ rt_daemon_config(const rt_service *s, rt_common *c, int argc, char **argv)
 		    c->shard_s, WB_SHARDS_MAX);
 		return 2;
 	}
+	if (c->metrics != NULL &&
+	    (strncmp(c->metrics, "http://", 7) != 0 || c->metrics[7] == '\0')) {
+		fprintf(stderr, "%s: bad --metrics-url '%s': http://host:port (port 0: any)\n",
+		    prog, c->metrics);
+		return 2;
+	}
 	if (s->config != NULL && s->config() != 0) {
 		return 2;
 	}
