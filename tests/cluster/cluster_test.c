@@ -9,11 +9,13 @@
  * hold.  The tests: follows spread over the shards and a misrouted one;
  * an account whose few thousand fans live on every inbox shard; an inbox
  * shard killed (-9) under publish load and restarted; one cut off the
- * network for 5 s under load.  Then the harness itself: a host cut and
+ * network for 5 s under load; every shard's /metrics on its own host.  Then the harness itself: a host cut and
  * killed, and nothing left behind after a close, a crash or an earlier
  * run.  Needs root (each test skips otherwise).
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -667,6 +671,103 @@ ct_reader_on(unsigned k)
  * through the gateway; every home on its inbox shard then holds exactly
  * the posts of whom the user follows.
  */
+/*
+ * ct_http_get GETs path from host's port (5 s deadline) and returns the
+ * body of a 200 (caller frees).
+ */
+static char *
+ct_http_get(const wbc_host *h, int port, const char *path)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval     tv = { .tv_sec = 5 };
+	size_t             cap = 1 << 20, len = 0;
+	char               req[256], *buf = malloc(cap), *body;
+	int                fd = socket(AF_INET, SOCK_STREAM, 0), n, code = 0;
+	ssize_t            k;
+
+	cr_assert(buf != NULL && fd >= 0);
+	cr_assert_eq(inet_pton(AF_INET, wbc_host_addr(h), &sa.sin_addr), 1);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s: connect to %s:%d",
+	    wbc_host_name(h), wbc_host_addr(h), port);
+	n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nConnection: close\r\n\r\n", path);
+	cr_assert_eq(write(fd, req, (size_t)n), n);
+	while (len + 1 < cap && (k = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)k;
+	}
+	close(fd);
+	buf[len] = '\0';
+	cr_assert_eq(
+	    sscanf(buf, "HTTP/1.1 %d", &code), 1, "%s%s: no answer", wbc_host_name(h), path);
+	cr_assert_eq(code, 200, "%s%s: %d", wbc_host_name(h), path, code);
+	cr_assert_not_null(body = strstr(buf, "\r\n\r\n"));
+	body = strdup(body + 4);
+	free(buf);
+	return body;
+}
+
+/* ct_has asserts that text holds line (a sample's name and labels, then a space). */
+static void
+ct_has(const char *text, const char *from, const char *fmt, ...)
+{
+	char    want[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	cr_assert_not_null(strstr(text, want), "%s: no %s", from, want + (want[0] == '\n'));
+}
+
+/*
+ * ct_check_metrics reads every host's admin port: each shard reports
+ * itself under {service, shard}, and the gateway's /metrics/cluster
+ * finds every shard up.
+ */
+static void
+ct_check_metrics(void)
+{
+	struct {
+		const wbc_host *h;
+		const char     *service;
+		unsigned        shard;
+	} p[2 + CT_RELATION + CT_INBOX + 1];
+	size_t n = 0;
+	char  *m;
+
+	p[n++] = (typeof(p[0])) { ct_cl.user, "user", 0 };
+	p[n++] = (typeof(p[0])) { ct_cl.content[0], "content", 0 };
+	for (unsigned j = 0; j < CT_RELATION; j++) {
+		p[n++] = (typeof(p[0])) { ct_cl.relation[j], "relation", j };
+	}
+	for (unsigned k = 0; k < CT_INBOX; k++) {
+		p[n++] = (typeof(p[0])) { ct_cl.inbox[k], "inbox", k };
+	}
+	p[n++] = (typeof(p[0])) { ct_cl.gateway, "gateway", 0 };
+	for (size_t i = 0; i < n; i++) {
+		m = ct_http_get(p[i].h, WBC_ADMIN_PORT, "/metrics");
+		ct_has(m, wbc_host_name(p[i].h),
+		    "\nprocess_cpu_seconds_total{service=\"%s\",shard=\"%u\"} ", p[i].service,
+		    p[i].shard);
+		ct_has(m, wbc_host_name(p[i].h),
+		    "\nwarble_uptime_seconds{service=\"%s\",shard=\"%u\"} ", p[i].service,
+		    p[i].shard);
+		if (strcmp(p[i].service, "inbox") == 0) {
+			ct_has(m, wbc_host_name(p[i].h),
+			    "\nwarble_inbox_cells_written{service=\"inbox\",shard=\"%u\"} ",
+			    p[i].shard);
+		}
+		free(m);
+	}
+	m = ct_http_get(ct_cl.gateway, WBC_ADMIN_PORT, "/metrics/cluster");
+	for (size_t i = 0; i < n; i++) {
+		ct_has(m, "/metrics/cluster", "\nwarble_up{service=\"%s\",shard=\"%u\"} 1\n",
+		    p[i].service, p[i].shard);
+	}
+	free(m);
+}
+
 Test(cluster, follows_and_homes, .fini = ct_fini, .timeout = 240)
 {
 	ct_start();
@@ -777,6 +878,7 @@ Test(cluster, follows_and_homes, .fini = ct_fini, .timeout = 240)
 	    "cluster: %u users, %zu posts, %u follows and %u unfollows later; inboxes "
 	    "caught up in %lld ms\n",
 	    CT_USERS, ct_w.nposts, nfollow, nunfollow, ms);
+	ct_check_metrics();
 	ct_stop();
 }
 

@@ -115,6 +115,10 @@ wbc_cluster_env(const wbc_cluster *c, wbc_env *e, const wbc_host *host, unsigned
 	if (count > 0) {
 		wbc_env_add(e, "WARBLE_SHARD=%u/%u", index, count);
 	}
+	if (wbc_url(list, sizeof(list), host, "http", WBC_ADMIN_PORT) == 0) {
+		wbc_env_add(
+		    e, "WARBLE_METRICS_URL=%s", list); /* its own host: reached by the test */
+	}
 	for (int i = 0; extra_env != NULL && extra_env[i] != NULL; i++) {
 		wbc_env_add(e, "%s", extra_env[i]);
 	}

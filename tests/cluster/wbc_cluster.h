@@ -11,7 +11,8 @@
  *   wbc_restart(c.inbox[1], SIGKILL, ..)       kill -9 and restart in place
  *
  * Every daemon listens on port WBC_REP_PORT of its host's address (its
- * event PUB on WBC_PUB_PORT, the gateway's HTTP on WBC_HTTP_PORT), keeps
+ * event PUB on WBC_PUB_PORT, the gateway's HTTP on WBC_HTTP_PORT, its
+ * admin port, /metrics, on WBC_ADMIN_PORT), keeps
  * its data in <wbt_dir>/<host>, runs as shard i/N of its service
  * (WARBLE_SHARD) and is given every other service's addresses: the lists
  * in shard order (WARBLE_RELATION_URLS, ...), and as the singular
@@ -28,6 +29,7 @@
 #define WBC_REP_PORT   7100
 #define WBC_PUB_PORT   7101
 #define WBC_HTTP_PORT  8080
+#define WBC_ADMIN_PORT 9100 /* every daemon's admin port (WARBLE_METRICS_URL), on its host */
 
 /* How many shards of each sharded service (0 counts as 1). */
 typedef struct wbc_shape {

@@ -23,6 +23,10 @@
  * publishes ports; each store has its own named volume on $WARBLE_DATA
  * and mounts the shared volume "backup" on /backup;
  * and no file sets a WARBLE_* variable that no daemon reads.
+ * WARBLE_METRICS_URL, the admin port, is each daemon's own: a default of
+ * its own on loopback, set by neither the launcher nor compose's
+ * environment, and overridden in each compose command on 0.0.0.0 and the
+ * same port, never published.
  *
  * deploy/Dockerfile is checked too: it builds every daemon, warblectl and
  * warble-probe; its build stage uses the project's -dev packages; its
@@ -55,7 +59,8 @@
 #define CT_DATA       "/var/lib/warble"
 #define CT_BACKUP     "/backup" /* where every store mounts the volume backups go to */
 #define CT_BACKUP_VOL "backup"
-#define CT_HTTP_PORT  8080 /* the gateway's HTTP API (WARBLE_HTTP_URL) */
+#define CT_HTTP_PORT  8080                 /* the gateway's HTTP API (WARBLE_HTTP_URL) */
+#define CT_ADMIN_VAR  "WARBLE_METRICS_URL" /* each daemon's own admin port */
 #define CT_S(s)       ((s) != NULL ? (s) : "(none)")
 
 /* ---- small utilities ---------------------------------------------------- */
@@ -236,6 +241,16 @@ ct_is_url_var(const char *var)
 {
 	size_t n = strlen(var);
 	return n > 4 && strcmp(var + n - 4, "_URL") == 0;
+}
+
+/*
+ * ct_is_admin_var tells whether a variable is the admin port's, which
+ * every daemon has its own of.
+ */
+static bool
+ct_is_admin_var(const char *var)
+{
+	return strcmp(var, CT_ADMIN_VAR) == 0;
 }
 
 /* ---- the normalized YAML of `docker-compose config` ---------------------- */
@@ -769,8 +784,8 @@ Test(compose, every_daemon_address_is_configured)
 	for (int i = 0; i < w.ndaemons; i++) {
 		for (int j = 0; j < w.daemons[i].nopts; j++) {
 			const char *var = w.daemons[i].opts[j].name;
-			if (!ct_is_url_var(var)) {
-				continue;
+			if (!ct_is_url_var(var) || ct_is_admin_var(var)) {
+				continue; /* the admin port: admin_ports_are_each_daemons_own */
 			}
 			cr_expect_not_null(ct_export(var), "warble-%s reads %s; %s does not set it",
 			    w.daemons[i].name, var, CT_LAUNCHER);
@@ -812,6 +827,16 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 			}
 			cr_assert_not_null(
 			    opt, "compose %s: warble-%s has no flag %s", s->key, s->key, flag);
+			if (ct_is_admin_var(opt->name)) {
+				/* its own admin port: its own default's port, on every address */
+				cr_expect_eq(ct_url_port(val, host, sizeof(host)),
+				    ct_url_port(opt->dflt, NULL, 0),
+				    "compose %s: %s %s: warble-%s's default is %s", s->key, flag,
+				    val, s->key, opt->dflt);
+				cr_expect_str_eq(
+				    host, "0.0.0.0", "compose %s: %s %s", s->key, flag, val);
+				continue;
+			}
 			ct_owner(opt->name, owner, sizeof(owner));
 			if (!ct_is_url_var(opt->name) || strcmp(owner, s->key) != 0) {
 				cr_expect_fail("compose %s: %s (%s) is not a listen URL of its own"
@@ -825,10 +850,11 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 			cr_expect_str_eq(host, "0.0.0.0", "compose %s: %s %s", s->key, flag, val);
 			overridden++;
 		}
-		/* and every listen URL it owns is overridden */
+		/* and every listen URL it owns is overridden, its admin port's too */
 		for (int j = 0; j < d->nopts; j++) {
 			ct_owner(d->opts[j].name, owner, sizeof(owner));
-			if (!ct_is_url_var(d->opts[j].name) || strcmp(owner, s->key) != 0) {
+			if (!ct_is_admin_var(d->opts[j].name) &&
+			    (!ct_is_url_var(d->opts[j].name) || strcmp(owner, s->key) != 0)) {
 				continue;
 			}
 			bool found = false;
@@ -841,6 +867,37 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 			    s->key, d->opts[j].name, d->opts[j].flag);
 		}
 		cr_expect_gt(overridden, 0, "compose %s listens on nothing", s->key);
+	}
+}
+
+Test(compose, admin_ports_are_each_daemons_own)
+{
+	int ports[CT_MAX_ITEMS];
+
+	ct_compose_load();
+	/* every daemon has one, a port of its own on loopback by default */
+	for (int i = 0; i < w.ndaemons; i++) {
+		const ct_var *opt = ct_daemon_opt(&w.daemons[i], CT_ADMIN_VAR);
+		char          host[64];
+
+		cr_assert_not_null(opt, "warble-%s has no %s", w.daemons[i].name, CT_ADMIN_VAR);
+		ports[i] = ct_url_port(opt->dflt, host, sizeof(host));
+		cr_expect(strncmp(opt->dflt, "http://", 7) == 0 && ports[i] > 0, "warble-%s: %s=%s",
+		    w.daemons[i].name, CT_ADMIN_VAR, opt->dflt);
+		cr_expect_str_eq(host, "127.0.0.1", "warble-%s: %s=%s is not on loopback",
+		    w.daemons[i].name, CT_ADMIN_VAR, opt->dflt);
+		for (int k = 0; k < i; k++) {
+			cr_expect_neq(ports[k], ports[i],
+			    "warble-%s and warble-%s: both admin port %d", w.daemons[k].name,
+			    w.daemons[i].name, ports[i]);
+		}
+	}
+	/* one value for every daemon would put five on one port: neither file sets it */
+	cr_expect_null(ct_export(CT_ADMIN_VAR), "%s exports %s", CT_LAUNCHER, CT_ADMIN_VAR);
+	for (int i = 0; i < w.services->nkids; i++) {
+		cr_expect_null(ct_val(ct_get(w.services->kids[i], "environment"), CT_ADMIN_VAR),
+		    "compose %s sets %s in its environment", w.services->kids[i]->key,
+		    CT_ADMIN_VAR);
 	}
 }
 

@@ -231,12 +231,25 @@ wbt_key_is(const char *a, const char *b)
 	return strncmp(a, b, keylen) == 0 && b[keylen] == '=';
 }
 
-/* wbt_env_build copies environ with each "KEY=VALUE" of extra overriding or added (of two for one KEY in extra, the later). */
+/*
+ * Every daemon's admin port on any free port of loopback, whatever the
+ * test's own environment says, unless extra names one: tests run side by
+ * side, and beside a `make run` on the default ports (wbt_metrics_port
+ * finds it).
+ */
+static const char wbt_metrics_any[] = "WARBLE_METRICS_URL=http://127.0.0.1:0";
+
+/*
+ * wbt_env_build copies environ with each "KEY=VALUE" of extra overriding
+ * or added (of two for one KEY in extra, the later), and wbt_metrics_any
+ * unless extra sets it.
+ */
 static char **
 wbt_env_build(const char *const *extra)
 {
 	size_t ne = 0, nx = 0, k = 0;
 	char **envp;
+	bool   metrics = false;
 
 	while (environ[ne] != NULL) {
 		ne++;
@@ -244,13 +257,19 @@ wbt_env_build(const char *const *extra)
 	while (extra != NULL && extra[nx] != NULL) {
 		nx++;
 	}
-	if ((envp = calloc(ne + nx + 1, sizeof(char *))) == NULL) {
+	if ((envp = calloc(ne + nx + 2, sizeof(char *))) == NULL) {
 		return NULL;
+	}
+	for (size_t j = 0; j < nx; j++) {
+		metrics |= wbt_key_is(extra[j], wbt_metrics_any);
+	}
+	if (!metrics) {
+		envp[k++] = (char *)wbt_metrics_any;
 	}
 	for (size_t i = 0; i < ne; i++) {
 		const char *eq = strchr(environ[i], '=');
 		size_t      keylen = eq != NULL ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-		bool        shadowed = false;
+		bool        shadowed = wbt_key_is(environ[i], wbt_metrics_any);
 
 		for (size_t j = 0; j < nx; j++) {
 			if (strncmp(extra[j], environ[i], keylen) == 0 && extra[j][keylen] == '=') {
@@ -478,6 +497,25 @@ wbt_op_count(const char *url, const char *op)
 	wb_msg_free(req);
 	rt_client_close(c);
 	return count;
+}
+
+int
+wbt_metrics_port(const char *url)
+{
+	rt_client *c;
+	wb_obj    *req, *rep = NULL;
+	uint64_t   port = UINT64_MAX;
+
+	if (rt_client_open(&c, url, NULL) != WB_OK) {
+		return -1;
+	}
+	if ((req = wb_request(WB_OP_STATS)) != NULL && rt_call(c, req, &rep) == WB_OK) {
+		port = wbt_gauge(rep, "metrics_port");
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	rt_client_close(c);
+	return port > 0 && port < 65536 ? (int)port : -1;
 }
 
 char *

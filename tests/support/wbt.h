@@ -9,6 +9,8 @@
  *     ipc:// paths are limited to about 100 bytes), removed at the end
  *     unless WBT_KEEP=1 is set in the environment;
  *   - each daemon's stdout and stderr go to <dir>/<name>.<n>.log;
+ *   - each daemon's admin HTTP port (WARBLE_METRICS_URL) is any free
+ *     port of 127.0.0.1 unless the test names one (wbt_metrics_port);
  *   - every daemon is killed (SIGKILL) when the test process exits
  *     (atexit), when the test ends (use `.fini = wbt_cleanup`), and, via
  *     PR_SET_PDEATHSIG, even when the test process crashes or is killed.
@@ -103,6 +105,13 @@ uint64_t wbt_gauge(const struct wb_obj *rep, const char *name);
 
 /* wbt_op_count returns how many requests of op (its name, "post.get") the server at url has served (0: none; UINT64_MAX if it does not answer). */
 uint64_t wbt_op_count(const char *url, const char *op);
+
+/*
+ * wbt_metrics_port returns the admin HTTP port (/metrics) of the daemon
+ * serving url, from its stats' metrics_port gauge; -1 if it does not
+ * answer or has none.
+ */
+int wbt_metrics_port(const char *url);
 
 /* wbt_repeat returns n copies of s in a fresh NUL-terminated buffer (malloc'd; aborts if out of memory). */
 char *wbt_repeat(const char *s, size_t n);
