@@ -125,6 +125,7 @@ run_layout() {
 	export WARBLE_PWHASH_OPS=1 WARBLE_PWHASH_MEM=8192 WARBLE_LOG_LEVEL=warn \
 		WARBLE_REGISTER_RATE=0 WARBLE_GATEWAY_TIMEOUT_MS=15000 WARBLE_INBOX_MAX=800 \
 		WARBLE_BACKFILL=0 WARBLE_MEDIA_RATE=0
+	export WARBLE_METRICS_URL=http://127.0.0.1:0 # many daemons of a kind: any free admin port
 
 	start user "$WARBLE_USER_URL" "$BUILD/bin/warble-user" --data "$dir/user"
 	for i in $(seq 0 $((nr - 1))); do
