@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <libgen.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -185,9 +187,56 @@ fail:
 	return -1;
 }
 
+/* The content hash of what a render reads, summed by k8s_hash_file (FNV-1a over paths and bytes). */
+static uint64_t k8s_hash;
+
+static void
+k8s_hash_bytes(const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		k8s_hash = (k8s_hash ^ ((const unsigned char *)p)[i]) * 1099511628211ULL;
+	}
+}
+
+static int
+k8s_hash_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	char *text;
+
+	(void)st, (void)ftw;
+	if (type == FTW_F && (text = wbt_read_file(path)) != NULL) {
+		k8s_hash_bytes(path, strlen(path) + 1);
+		k8s_hash_bytes(text, strlen(text));
+		free(text);
+	}
+	return 0;
+}
+
+/*
+ * k8s_cache_path names the file where a render of overlay is kept, under
+ * build/k8s-tools/cache, named by a hash of everything the render reads
+ * (deploy/k8s, the overlay, the renderer and its lock file): the tests
+ * of one run render each overlay once.
+ */
+static void
+k8s_cache_path(char *buf, size_t n, const char *overlay, bool kubectl)
+{
+	k8s_hash = 14695981039346656037ULL;
+	k8s_hash_bytes(overlay, strlen(overlay) + 1);
+	k8s_hash_bytes(kubectl ? "k" : "-", 1);
+	nftw("deploy/k8s", k8s_hash_file, 16, FTW_PHYS);
+	if (overlay[0] == '/') {
+		nftw(overlay, k8s_hash_file, 16, FTW_PHYS);
+	}
+	k8s_hash_file(K8S_RENDER_JS, NULL, FTW_F, NULL);
+	k8s_hash_file("tests/k8s/package-lock.json", NULL, FTW_F, NULL);
+	snprintf(buf, n, "build/k8s-tools/cache/%016llx.json", (unsigned long long)k8s_hash);
+}
+
 int
 k8s_render(json_t **out, const char *overlay, bool kubectl, char *why, size_t why_len)
 {
+	char         cache[256], tmp[300];
 	const char  *argv[] = { "node", K8S_RENDER_JS, "--check", kubectl ? "--kubectl" : overlay,
                 kubectl ? overlay : NULL, NULL };
 	char        *o = NULL, *e = NULL;
@@ -200,6 +249,12 @@ k8s_render(json_t **out, const char *overlay, bool kubectl, char *why, size_t wh
 		snprintf(why, why_len, "cannot find the repository root");
 		return -1;
 	}
+	k8s_cache_path(cache, sizeof(cache), overlay, kubectl);
+	if ((*out = json_load_file(cache, 0, &jerr)) != NULL && json_is_array(*out)) {
+		return 0;
+	}
+	json_decref(*out);
+	*out = NULL;
 	rc = k8s_run(argv, NULL, wbt_ms(K8S_RENDER_MS), &o, &e);
 	if (rc == 2 || rc == 127) {
 		snprintf(
@@ -219,6 +274,13 @@ k8s_render(json_t **out, const char *overlay, bool kubectl, char *why, size_t wh
 		json_decref(*out);
 		*out = NULL;
 		rc = -1;
+	} else {
+		/* only a render that passed its checks is kept */
+		snprintf(tmp, sizeof(tmp), "%s.%d", cache, (int)getpid());
+		mkdir("build/k8s-tools/cache", 0755);
+		if (json_dump_file(*out, tmp, JSON_COMPACT) != 0 || rename(tmp, cache) != 0) {
+			unlink(tmp);
+		}
 	}
 	free(o), free(e);
 	return rc;
