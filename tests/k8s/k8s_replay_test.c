@@ -706,8 +706,8 @@ Test(k8s_replay, sharded, .fini = wbc_fini, .timeout = 300)
 		int     grace =
 		    (int)json_integer_value(k8s_get(k->pod.spec, "terminationGracePeriodSeconds"));
 
-		cr_assert_eq(wbt_stop(k->d, SIGTERM, grace * 1000), 0, "%s did not stop cleanly",
-		    k->pod.name);
+		cr_assert_eq(wbt_stop(k->d, SIGTERM, wbt_ms(grace * 1000)), 0,
+		    "%s did not stop cleanly", k->pod.name);
 	}
 	for (int i = 0; i < kr_n; i++) {
 		for (int e = 0; e < kr_pods[i].nenv; e++) {
