@@ -312,7 +312,7 @@ wbt_spawn_ex(
 		/* a program outside the build, by its path (/usr/bin/prometheus) */
 		base++;
 		if ((size_t)snprintf(bin, sizeof(bin), "%s", name) >= sizeof(bin) ||
-		    (o != NULL && o->setup == NULL && access(bin, X_OK) != 0)) {
+		    ((o == NULL || o->setup == NULL) && access(bin, X_OK) != 0)) {
 			fprintf(stderr, "wbt: cannot run %s (not installed?)\n", name);
 			return NULL;
 		}
