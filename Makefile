@@ -5,6 +5,7 @@
 #   make test       every test; ends with "tests: N passed, M failed"
 #   make test-unit  the unit tier (no daemons, seconds); make test-system the rest
 #   make test-cluster  the multi-host suite: daemons in network namespaces (root)
+#   make test-k8s   deploy/k8s offline: rendered, schema-checked, drift, every pod replayed
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
 #   make test-one   every test again, each cluster one warble process (WARBLE_TEST_MODE=one)
@@ -93,8 +94,10 @@ HB_SRCS    = $(call lib_srcs,shared/hb)
 RT_SRCS    = $(call lib_srcs,shared/rt)
 EVLOG_SRCS = $(call lib_srcs,shared/evlog)
 SDK_SRCS   = $(call lib_srcs,shared/sdk)
-# The test harness: wbt (tests/support) and the multi-host wbc (tests/cluster).
-TEST_SUPPORT_SRCS = $(call lib_srcs,tests/support) $(call lib_srcs,tests/cluster)
+# The test harness: wbt (tests/support), the multi-host wbc (tests/cluster)
+# and the rendered Kubernetes manifests (tests/k8s).
+TEST_SUPPORT_SRCS = $(call lib_srcs,tests/support) $(call lib_srcs,tests/cluster) \
+                    $(call lib_srcs,tests/k8s)
 
 LIB_PROTO = $(BUILD)/lib/libwbproto.a
 LIB_HB    = $(BUILD)/lib/libhb.a
@@ -134,7 +137,7 @@ test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run bench-cluster bench-cluster-run fuzz fuzz-run \
+.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-k8s test-k8s-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run bench-cluster bench-cluster-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
@@ -252,6 +255,19 @@ test-cluster:
 
 test-cluster-run: $(BUILD)/test/cluster_test $(SVC_BINS)
 	@BUILD=$(BUILD) TESTS=cluster_test tests/run.sh
+
+# The Kubernetes manifests (deploy/k8s) checked offline, no cluster: both
+# overlays rendered by the pinned kustomize and validated against the API
+# schemas, compared with the daemons' options and the image, and every pod
+# of the sharded overlay run as its manifest says, each in a network
+# namespace of its own (root; k8s_replay skips otherwise).  make test runs
+# them too.
+test-k8s:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory -j2 test-k8s-run
+
+test-k8s-run: $(BUILD)/test/k8s_test $(BUILD)/test/k8s_replay_test $(SVC_BINS) $(TOOL_BINS)
+	@BUILD=$(BUILD) TESTS="k8s_test k8s_replay_test" tests/run.sh
 
 bench:
 	@tests/deps.sh bench

@@ -306,6 +306,17 @@ wbt_daemon *
 wbt_spawn_netns(
     const char *netns, const char *name, const char *const *args, const char *const *env)
 {
+	wbt_spawn_opts o = { .netns = netns };
+
+	return wbt_spawn_ex(name, args, env, &o);
+}
+
+/* wbt_spawn_ex starts a program with options (see wbt.h). */
+wbt_daemon *
+wbt_spawn_ex(
+    const char *name, const char *const *args, const char *const *env, const wbt_spawn_opts *o)
+{
+	const char *netns = o != NULL ? o->netns : NULL;
 	char        bin[512], nspath[256];
 	char      **argv = NULL, **envp = NULL;
 	const char *base = strrchr(name, '/');
@@ -321,7 +332,7 @@ wbt_spawn_netns(
 		/* a program outside the build, by its path (/usr/bin/prometheus) */
 		base++;
 		if ((size_t)snprintf(bin, sizeof(bin), "%s", name) >= sizeof(bin) ||
-		    access(bin, X_OK) != 0) {
+		    ((o == NULL || o->setup == NULL) && access(bin, X_OK) != 0)) {
 			fprintf(stderr, "wbt: cannot run %s (not installed?)\n", name);
 			return NULL;
 		}
@@ -336,8 +347,24 @@ wbt_spawn_netns(
 		na++;
 	}
 	if ((argv = calloc(na + 2, sizeof(char *))) == NULL ||
-	    (envp = wbt_env_build(env)) == NULL) {
+	    (envp = wbt_env_build(o != NULL && o->clean_env ? NULL : env)) == NULL) {
 		goto out;
+	}
+	if (o != NULL && o->clean_env) {
+		size_t ne = 0;
+		while (env != NULL && env[ne] != NULL) {
+			ne++;
+		}
+		free(envp);
+		if ((envp = calloc(ne + 1, sizeof(char *))) == NULL) {
+			goto out;
+		}
+		for (size_t i = 0; i < ne; i++) {
+			envp[i] = (char *)env[i];
+		}
+	}
+	if (o != NULL && o->log_name != NULL) {
+		base = o->log_name;
 	}
 	argv[0] = (char *)name;
 	for (size_t i = 0; i < na; i++) {
@@ -396,6 +423,10 @@ wbt_spawn_netns(
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) != 0) {
 			_exit(126);
+		}
+		if (o != NULL && o->setup != NULL) {
+			dup2(fd, STDERR_FILENO); /* where the hook's failure shows */
+			o->setup(o->setup_arg);
 		}
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);

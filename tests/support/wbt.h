@@ -94,6 +94,28 @@ wbt_daemon *wbt_spawn(const char *name, const char *const *args, const char *con
 wbt_daemon *wbt_spawn_netns(
     const char *netns, const char *name, const char *const *args, const char *const *env);
 
+/* How wbt_spawn_ex starts a program (zero: as wbt_spawn does). */
+typedef struct wbt_spawn_opts {
+	const char
+	    *netns;     /* the network namespace to join, as wbt_spawn_netns (NULL: the test's) */
+	bool clean_env; /* the program gets env alone, not the test's environment too */
+	/* run in the child after joining netns, before execve: async-signal-safe calls only; a
+	 * failure _exits (NULL: none) */
+	void (*setup)(void *arg);
+	void       *setup_arg;
+	const char *log_name; /* the log's name (NULL: the program's) */
+} wbt_spawn_opts;
+
+/*
+ * wbt_spawn_ex is wbt_spawn with options: another network namespace, an
+ * environment of env alone, and a hook that prepares the child (say, a
+ * mount namespace and a root of its own) before the program runs there
+ * (a name with a slash is then a path under that root).  Returns the
+ * daemon (owned by the harness) or NULL with a message on stderr.
+ */
+wbt_daemon *wbt_spawn_ex(
+    const char *name, const char *const *args, const char *const *env, const wbt_spawn_opts *o);
+
 /* wbt_ping sends one ping to url with a deadline; returns a wb_err code (0 = answered ok). */
 int wbt_ping(const char *url, int timeout_ms);
 
