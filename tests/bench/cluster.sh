@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Warble sharded on this one machine: what shards cost.
 #
-#   tests/bench/cluster.sh     layouts 1,1,1 1,1,2 2,2,4, each run twice (< 6 min)
+#   tests/bench/cluster.sh     layouts 1,1,1 1,1,2 2,2,4, each run twice, and
+#                              2,2,4 with TLS twice (< 7 min)
 #
-# A layout R,C,I is R relation, C content and I inbox shards.  For each
+# A layout R,C,I is R relation, C content and I inbox shards; R,C,I,tls
+# the same with mutual TLS on every internal port (WARBLE_TLS_DIR: the
+# certificates of deploy/make-certs, warble-load's set-up and the probes
+# presenting the admin identity).  For each
 # run the script starts a deployment of separate daemons on loopback TCP
 # ports: one user service, the R + C + I shards (each its own process,
 # data folder and --shard i/N) and one gateway; then it runs
@@ -20,7 +24,8 @@
 # all of them) and the inbox processes' CPU per cell written during the
 # 100,000-fan fan-outs (summed over the inbox shards, divided by the
 # cells), each also as a ratio to the first layout (one shard of each);
-# then the last layout's two ratios, each on a line of its own.  On 2
+# then the last plain layout's two ratios, each on a line of its own, and
+# for a layout run both ways, TLS's CPU per request against it without.  On 2
 # cores shards bring no speed-up: the figures are what they cost.
 #
 # Environment: BUILD (build), OUT (default $BUILD/bench-out/cluster),
@@ -31,7 +36,7 @@
 set -eu
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/bench-out/cluster}
-RUNS=${RUNS:-"1,1,1 1,1,2 2,2,4 2,2,4 1,1,2 1,1,1"}
+RUNS=${RUNS:-"1,1,1 1,1,2 2,2,4 2,2,4,tls 2,2,4,tls 2,2,4 1,1,2 1,1,1"}
 LOAD_DURATION=${LOAD_DURATION:-20}
 LOAD_REPS=${LOAD_REPS:-3}
 graphs=$(cd "$(dirname "$0")/../.." && pwd)/tests/data/graphs
@@ -91,14 +96,15 @@ next_urls() {
 }
 
 # start NAME URL PROGRAM ARGS... starts a daemon (log in $tmp/log/NAME.log)
-# and waits until URL answers, so that no two start in the same clock tick
+# and waits until URL answers (warble-probe, with $PROBE_ARGS), so that no two start in the same clock tick
 # (warble-load tells processes apart by their start time).
 start() {
 	name=$1 url=$2
 	shift 2
 	"$@" >"$tmp/log/$name.log" 2>&1 &
 	pids="$! $pids" # stopped in reverse: the gateway first
-	"$BUILD/bin/warble-probe" --timeout-ms 20000 "$url" >/dev/null ||
+	# shellcheck disable=SC2086
+	"$BUILD/bin/warble-probe" --timeout-ms 20000 ${PROBE_ARGS:-} "$url" >/dev/null ||
 		{ echo "bench-cluster: $name did not answer on $url" >&2; tail -20 "$tmp/log/$name.log" >&2; exit 1; }
 }
 
@@ -107,10 +113,16 @@ nth() {
 	echo "$1" | cut -d, -f$(($2 + 1))
 }
 
-# run_layout K R C I starts that layout, runs warble-load against it into $OUT/K-R-C-I and stops it.
+# run_layout K R C I [tls] starts that layout, runs warble-load against it into $OUT/K-R-C-I[-tls] and stops it.
 run_layout() {
-	k=$1 nr=$2 nc=$3 ni=$4
+	k=$1 nr=$2 nc=$3 ni=$4 tls=${5:-}
 	dir="$tmp/$k"
+	if [ -n "$tls" ]; then
+		[ -d "$tmp/tls" ] || deploy/make-certs "$tmp/tls" >/dev/null
+		export WARBLE_TLS_DIR=$tmp/tls
+	else
+		unset WARBLE_TLS_DIR
+	fi
 	mkdir -p "$dir" "$tmp/log"
 	next_urls 1 && export WARBLE_USER_URL=$urls
 	next_urls 1 && export WARBLE_GATEWAY_URL=$urls
@@ -145,11 +157,11 @@ run_layout() {
 		start "inbox-$i" "$u" "$BUILD/bin/warble-inbox" --shard "$i/$ni" \
 			--data "$dir/inbox-$i" --inbox-url "$u"
 	done
-	start gateway "$WARBLE_GATEWAY_URL" "$BUILD/bin/warble-gateway"
+	PROBE_ARGS=--plain start gateway "$WARBLE_GATEWAY_URL" "$BUILD/bin/warble-gateway"
 
-	out="$OUT/$k-$nr-$nc-$ni"
+	out="$OUT/$k-$nr-$nc-$ni${tls:+-tls}"
 	mkdir -p "$out"
-	echo "== run $k: relation $nr, content $nc, inbox $ni; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "== run $k: relation $nr, content $nc, inbox $ni${tls:+, TLS}; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	# shellcheck disable=SC2086
 	"$BUILD/bin/warble-load" --gateway "$WARBLE_GATEWAY_URL" --http-url "$WARBLE_HTTP_URL" \
 		--graph "$graphs/ego-facebook.edges" --fanout 100000 --reps "$LOAD_REPS" --sample 1000 \
@@ -174,8 +186,8 @@ k=0
 layouts=""
 for l in $RUNS; do
 	k=$((k + 1))
-	IFS=, read -r nr nc ni <<<"$l"
-	run_layout "$k" "$nr" "$nc" "$ni"
+	IFS=, read -r nr nc ni tls <<<"$l"
+	run_layout "$k" "$nr" "$nc" "$ni" "$tls"
 	case " $layouts " in *" $l "*) ;; *) layouts="$layouts $l" ;; esac
 done
 
@@ -183,8 +195,9 @@ done
 first=""
 printf '\n%-15s %5s %4s %8s %16s %-32s %14s %9s\n' "layout (r,c,i)" "procs" "runs" "req/s" \
 	"cpu us/request" "(gw/user/relation/content/inbox)" "inbox us/cell" "fan-out s"
+declare -A plain_cpu tls_cpu
 for l in $layouts; do
-	IFS=, read -r nr nc ni <<<"$l"
+	IFS=, read -r nr nc ni tls <<<"$l"
 	read -r runs procs rps cpu gw us rel co ib cell fs <<<"$(jq -rs '
 		def w(f): (map(f * .mix.warble.ops) | add) / (map(.mix.warble.ops) | add);
 		[length, .[0].deployment.processes,
@@ -193,15 +206,24 @@ for l in $layouts; do
 		 w(.mix.warble.cpu_us_per_op.user), w(.mix.warble.cpu_us_per_op.relation),
 		 w(.mix.warble.cpu_us_per_op.content), w(.mix.warble.cpu_us_per_op.inbox),
 		 (map(.fanout[0].warble_inbox_cpu_us_per_cell) | add / length),
-		 (map(.fanout[0].warble_s) | add / length)] | @tsv' "$OUT"/*-"$nr-$nc-$ni"/report.json)"
+		 (map(.fanout[0].warble_s) | add / length)] | @tsv' "$OUT"/*-"$nr-$nc-$ni${tls:+-tls}"/report.json)"
 	[ -z "$first" ] && { first=1 rps0=$rps cpu0=$cpu cell0=$cell; }
-	printf '%-15s %5s %4s %8.0f %8.1f (%4.2fx) %-32s %6.3f (%4.2fx) %9.3f\n' "$nr,$nc,$ni" "$procs" \
+	printf '%-15s %5s %4s %8.0f %8.1f (%4.2fx) %-32s %6.3f (%4.2fx) %9.3f\n' "$l" "$procs" \
 		"$runs" "$rps" "$cpu" "$(ratio "$cpu" "$cpu0")" \
 		"$(printf '%.1f/%.1f/%.1f/%.1f/%.1f' "$gw" "$us" "$rel" "$co" "$ib")" \
 		"$cell" "$(ratio "$cell" "$cell0")" "$fs"
+	if [ -n "$tls" ]; then
+		tls_cpu[$nr,$nc,$ni]=$cpu
+		continue
+	fi
+	plain_cpu[$nr,$nc,$ni]=$cpu
 	last_ni=$ni last_cpu=$cpu last_cell=$cell last_rps=$rps
 done
 echo "req/s of the last layout $(printf '%.2f' "$(ratio "$last_rps" "$rps0")")x one shard;" \
 	"load average now $(cut -d' ' -f1-3 /proc/loadavg); reports in $OUT/<run>-<r>-<c>-<i>/"
 printf 'cpu per request, %s inbox shards: %.2fx one shard\n' "$last_ni" "$(ratio "$last_cpu" "$cpu0")"
 printf 'inbox cpu per cell, %s inbox shards: %.2fx one shard\n' "$last_ni" "$(ratio "$last_cell" "$cell0")"
+for l in "${!tls_cpu[@]}"; do
+	[ -n "${plain_cpu[$l]:-}" ] &&
+		printf 'cpu per request, TLS on %s: %.2fx TLS off\n' "$l" "$(ratio "${tls_cpu[$l]}" "${plain_cpu[$l]}")"
+done
