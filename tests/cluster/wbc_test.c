@@ -1,0 +1,175 @@
+/*
+ * wbc_test.c - the multi-host harness itself (wbc.h, suite "wbc"): a
+ * daemon runs in its host's namespace and is reached at its address; a
+ * host cut off, healed, killed and restarted in place; nothing left
+ * behind after a close, a crash of the test process or an earlier run.
+ * Needs root (each test skips otherwise).
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wb_errors.h"
+#include "wbc.h"
+#include "wbc_cluster.h"
+#include "wbt.h"
+
+static wbc_net *ct_net;
+
+/* ct_open_net opens the hosts' network, or skips the test where it cannot be made. */
+static void
+ct_open_net(void)
+{
+	const char *mode = getenv("WARBLE_TEST_MODE");
+	char        why[512];
+	int         rc;
+
+	if (mode != NULL && strcmp(mode, "one") == 0) {
+		cr_skip_test("the cluster suite runs its own shapes whatever the mode: make test "
+		             "runs it");
+	}
+	rc = wbc_open(&ct_net, why, sizeof(why));
+	if (rc == WBC_SKIP) {
+		cr_skip_test("%s", why);
+	}
+	cr_assert_eq(rc, 0, "cannot make the hosts' network: %s", why);
+}
+
+/* ct_netns_of tells whether pid runs in the namespace /run/netns/<netns>. */
+static bool
+ct_netns_of(int pid, const char *netns)
+{
+	char        a[64], b[128];
+	struct stat sa, sb;
+
+	snprintf(a, sizeof(a), "/proc/%d/ns/net", pid);
+	snprintf(b, sizeof(b), "/run/netns/%s", netns);
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/*
+ * The harness: a daemon runs in its host's namespace and is reached at its
+ * address; cut off, it does not answer, and healed it does again; killed
+ * (-9) and restarted, it answers at the same address; after wbc_close no
+ * namespace or link of the run is left.
+ */
+Test(wbc, hosts, .fini = wbc_fini, .timeout = 120)
+{
+	char      url[2][WBC_URL_MAX], prefix[32], what[64];
+	wbc_host *h[2];
+
+	ct_open_net();
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(wbc_host_add(ct_net, i == 0 ? "a" : "b", &h[i]), 0);
+		cr_assert_eq(wbc_url(url[i], sizeof(url[i]), h[i], "tcp", WBC_REP_PORT), 0);
+		const char *env[] = { NULL, NULL };
+		char        e[WBC_URL_MAX + 32];
+		snprintf(e, sizeof(e), "WARBLE_PING_URL=%s", url[i]);
+		env[0] = e;
+		cr_assert_eq(wbc_start(h[i], "warble-ping", NULL, env, url[i], wbt_ms(20000)), 0);
+		cr_assert(ct_netns_of(wbc_daemon(h[i])->pid, wbc_host_netns(h[i])),
+		    "warble-ping does not run in %s", wbc_host_netns(h[i]));
+	}
+	cr_assert_neq(strcmp(wbc_host_addr(h[0]), wbc_host_addr(h[1])), 0);
+
+	cr_assert_eq(wbc_cut(h[0]), 0);
+	long long t0 = wbt_now_ms();
+	int       rc = wbt_ping(url[0], wbt_ms(1000));
+	cr_assert(
+	    rc == WB_ETIMEDOUT || rc == WB_EUNAVAIL, "a cut host answered: %s", wb_err_name(rc));
+	cr_assert_leq(wbt_now_ms() - t0, wbt_ms(1000) + wbt_ms(1000));
+	cr_assert_eq(wbt_ping(url[1], wbt_ms(5000)), WB_OK, "the other host was cut too");
+	cr_assert_eq(wbc_heal(h[0]), 0);
+	cr_assert_eq(wbt_wait_ready(wbc_daemon(h[0]), url[0], wbt_ms(15000)), 0);
+
+	int old = wbc_daemon(h[0])->pid;
+	cr_assert_eq(wbc_restart(h[0], SIGKILL, wbt_ms(20000)), 0);
+	cr_assert_neq(wbc_daemon(h[0])->pid, old);
+	cr_assert(ct_netns_of(wbc_daemon(h[0])->pid, wbc_host_netns(h[0])));
+	cr_assert_eq(wbt_ping(url[0], wbt_ms(5000)), WB_OK);
+
+	cr_assert_eq(wbc_partition(h[1], 200), 0);
+	cr_assert_eq(wbt_wait_ready(wbc_daemon(h[1]), url[1], wbt_ms(15000)), 0);
+
+	wbc_prefix(prefix, sizeof(prefix), (int)getpid());
+	cr_assert_gt(wbc_leftovers(prefix, NULL, 0), 0);
+	cr_assert_eq(wbc_close(ct_net), 0);
+	ct_net = NULL;
+	cr_assert_eq(wbc_leftovers(prefix, what, sizeof(what)), 0, "left behind: %s", what);
+}
+
+/*
+ * A test process that dies without cleaning up (SIGKILL: no .fini, no
+ * atexit) leaves nothing behind: its guard removes the namespaces and
+ * links once it is gone.
+ */
+Test(wbc, crash_leaves_nothing, .fini = wbc_fini, .timeout = 120)
+{
+	char  prefix[32], what[64];
+	pid_t child;
+	int   st = 0;
+
+	ct_open_net(); /* the skips, and a network of this process that must survive the child */
+	if ((child = fork()) == 0) {
+		wbc_net  *n;
+		wbc_host *h;
+		char      why[256];
+
+		if (wbc_open(&n, why, sizeof(why)) != 0 || wbc_host_add(n, "doomed", &h) != 0 ||
+		    wbc_host_add(n, "doomed2", &h) != 0) {
+			_exit(2);
+		}
+		raise(SIGKILL);
+		_exit(3);
+	}
+	cr_assert_gt(child, 0);
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(
+	    WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the child did not get to die: %d", st);
+	wbc_prefix(prefix, sizeof(prefix), (int)child);
+	long long deadline = wbt_now_ms() + wbt_ms(15000);
+	while (wbc_leftovers(prefix, what, sizeof(what)) > 0 && wbt_now_ms() < deadline) {
+		wbt_sleep_ms(20);
+	}
+	cr_assert_eq(wbc_leftovers(prefix, what, sizeof(what)), 0, "left behind: %s", what);
+	wbc_prefix(prefix, sizeof(prefix), (int)getpid());
+	cr_assert_eq(wbc_leftovers(prefix, NULL, 0), 1, "the parent's bridge went too");
+	cr_assert_eq(wbc_close(ct_net), 0);
+	ct_net = NULL;
+}
+
+/*
+ * What a run left behind whose guard did not finish (names of a pid that
+ * is gone) is removed by the next wbc_open; names of live processes are
+ * not touched.
+ */
+Test(wbc, sweeps_stale_names, .fini = wbc_fini, .timeout = 120)
+{
+	char  stale[32], mine[32], what[64];
+	pid_t gone;
+
+	ct_open_net();
+	cr_assert_eq(wbc_close(ct_net), 0);
+	ct_net = NULL;
+	if ((gone = fork()) == 0) {
+		_exit(0);
+	}
+	cr_assert_gt(gone, 0);
+	cr_assert_eq(waitpid(gone, NULL, 0), gone);
+	wbc_prefix(stale, sizeof(stale), (int)gone);
+	cr_assert_eq(wbc_ip_run(NULL, 0, "netns add %sx", stale), 0);
+	cr_assert_eq(wbc_ip_run(NULL, 0, "link add %sbr type bridge", stale), 0);
+
+	ct_open_net();
+	cr_assert_eq(wbc_leftovers(stale, what, sizeof(what)), 0, "not swept: %s", what);
+	wbc_prefix(mine, sizeof(mine), (int)getpid());
+	cr_assert_eq(wbc_leftovers(mine, NULL, 0), 1, "the live run's bridge was swept");
+	cr_assert_eq(wbc_close(ct_net), 0);
+	ct_net = NULL;
+}
