@@ -1387,10 +1387,10 @@ ctl_cmd_admin_restore(ctl *x)
 		(void)ctl_json_u64(e, "shard", &shard);
 		(void)ctl_json_u64(e, "shards", &shards);
 		if (shards > 1 && x->shard < 0) {
-			json_decref(m);
 			snprintf(msg, sizeof(msg),
 			    "%s holds %" PRIu64 " %s shards: restore each host's with --shard i",
 			    from, shards, json_string_value(json_object_get(e, "service")));
+			json_decref(m); /* after the message: e and its strings are m's */
 			return ctl_admin_fail(x, WB_EINVAL, msg);
 		}
 		picked[i % 256] = i < 256 && (shards == 1 || shard == (uint64_t)x->shard);
