@@ -42,7 +42,7 @@ ct_world_make(uint64_t seed)
 {
 	uint64_t rng = seed;
 
-	ct_users(CT_AUTHORS + CT_READERS, CT_AUTHORS, "user");
+	ct_users(CT_AUTHORS + CT_READERS, CT_AUTHORS, "user", true);
 	for (unsigned u = 0; u < ct_w.nusers; u++) {
 		for (unsigned a = 0; a < CT_AUTHORS; a++) {
 			/* readers follow an author in three, authors one another in four */

@@ -92,8 +92,9 @@
 
 /* A post: acknowledged, or an attempt whose reply was lost (id 0 until decided). */
 typedef struct ct_post {
-	uint64_t id, author;
-	unsigned seq; /* its text is "p<seq>" */
+	uint64_t  id, author;
+	unsigned  seq;    /* its text is "p<seq>" */
+	long long ack_ms; /* when its reply came (wbt_now_ms) */
 } ct_post;
 
 /* A user of the model. */
@@ -109,6 +110,7 @@ typedef struct ct_world {
 	unsigned        nusers, nauthors;
 	ct_user         u[CT_USERS_MAX];
 	uint8_t         follows[CT_USERS_MAX][CT_USERS_MAX];
+	long long       changed[CT_USERS_MAX][CT_USERS_MAX]; /* when the last change's reply came */
 	uint64_t        crowd[CT_CROWD_MAX];
 	size_t          ncrowd;
 	pthread_mutex_t mu;
@@ -312,8 +314,16 @@ ct_check_stores(void)
 	fprintf(stderr, "cluster: every store read back, no cell outside its shard:%s\n", line);
 }
 
+/* ct_halt closes the test's clients and stops every daemon (each must exit 0); the hosts stay. */
+static inline void
+ct_halt(void)
+{
+	ct_clients_close();
+	cr_assert_eq(wbc_cluster_stop(&ct_cl, wbt_ms(15000)), 0, "a daemon did not stop cleanly");
+}
+
 /*
- * ct_stop stops every daemon (each must exit 0), reads every store back
+ * ct_stop stops every daemon (ct_halt), reads every store back
  * (ct_check_stores) if scan, and removes the hosts; nothing may be left.
  */
 static inline void
@@ -321,8 +331,7 @@ ct_stop(bool scan)
 {
 	char prefix[32], what[64];
 
-	ct_clients_close();
-	cr_assert_eq(wbc_cluster_stop(&ct_cl, wbt_ms(15000)), 0, "a daemon did not stop cleanly");
+	ct_halt();
 	if (scan) {
 		ct_check_stores();
 	}
@@ -555,11 +564,11 @@ ct_join(unsigned g, const char *name, uint64_t *uid)
 /*
  * ct_users registers n users of the model through the SDK, user i
  * through gateway i % ngateway, the first nauthors the load's authors,
- * and checks they land on every shard of every service (else a test
- * proves less than it says).
+ * and with spread checks they land on every shard of every service (else
+ * a test proves less than it says).
  */
 static inline void
-ct_users(unsigned n, unsigned nauthors, const char *prefix)
+ct_users(unsigned n, unsigned nauthors, const char *prefix, bool spread)
 {
 	unsigned per_rel[WBC_SHARDS_MAX] = { 0 }, per_inbox[WBC_SHARDS_MAX] = { 0 },
 	         per_content[WBC_SHARDS_MAX] = { 0 };
@@ -578,13 +587,13 @@ ct_users(unsigned n, unsigned nauthors, const char *prefix)
 			per_content[wb_uid_shard(x->uid, ct_cl.ncontent)]++;
 		}
 	}
-	for (unsigned j = 0; j < ct_cl.nrelation; j++) {
+	for (unsigned j = 0; spread && j < ct_cl.nrelation; j++) {
 		cr_assert_gt(per_rel[j], 0, "no user on relation shard %u: make more", j);
 	}
-	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
+	for (unsigned k = 0; spread && k < ct_cl.ninbox; k++) {
 		cr_assert_gt(per_inbox[k], 0, "no user on inbox shard %u: make more", k);
 	}
-	for (unsigned i = 0; i < ct_cl.ncontent; i++) {
+	for (unsigned i = 0; spread && i < ct_cl.ncontent; i++) {
 		cr_assert_gt(per_content[i], 0, "no author on content shard %u: make more", i);
 	}
 }
@@ -613,11 +622,14 @@ ct_relate(unsigned u, unsigned v, bool follow)
 	int      rc = follow ? warble_follow(x->sdk, ct_w.u[v].name)
 	                     : warble_unfollow(x->sdk, ct_w.u[v].name);
 
+	pthread_mutex_lock(&ct_w.mu);
 	if (rc == WARBLE_OK) {
 		ct_w.follows[u][v] = follow;
 	} else if (rc == WARBLE_EUNAVAIL || rc == WARBLE_ETIMEDOUT) {
 		ct_w.follows[u][v] = CT_UNKNOWN;
 	}
+	ct_w.changed[u][v] = wbt_now_ms();
+	pthread_mutex_unlock(&ct_w.mu);
 	return rc;
 }
 
@@ -626,6 +638,7 @@ static inline void
 ct_post_record(ct_post p, bool maybe)
 {
 	pthread_mutex_lock(&ct_w.mu);
+	p.ack_ms = wbt_now_ms();
 	if (!maybe && ct_w.nposts < CT_POSTS_MAX) {
 		ct_w.posts[ct_w.nposts++] = p;
 	} else if (maybe && ct_w.nmaybe < CT_POSTS_MAX) {
@@ -661,6 +674,22 @@ ct_publish(unsigned u, warble_client *via)
 		    warble_errmsg(via != NULL ? via : ct_w.u[u].sdk));
 	}
 	return rc;
+}
+
+/* ct_forget_post drops an acknowledged post the test deleted. */
+static inline void
+ct_forget_post(uint64_t id)
+{
+	pthread_mutex_lock(&ct_w.mu);
+	for (size_t p = 0; p < ct_w.nposts; p++) {
+		if (ct_w.posts[p].id == id) {
+			memmove(&ct_w.posts[p], &ct_w.posts[p + 1],
+			    (ct_w.nposts - p - 1) * sizeof(ct_w.posts[0]));
+			ct_w.nposts--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ct_w.mu);
 }
 
 /* ct_user_of returns the index of the model's user uid (-1 if none). */

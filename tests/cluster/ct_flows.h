@@ -30,22 +30,6 @@
 #define CT_CELEB_POST 4
 #define CT_OTHERS     300
 
-/* ct_forget_post drops an acknowledged post the test deleted. */
-static inline void
-ct_forget_post(uint64_t id)
-{
-	pthread_mutex_lock(&ct_w.mu);
-	for (size_t p = 0; p < ct_w.nposts; p++) {
-		if (ct_w.posts[p].id == id) {
-			memmove(&ct_w.posts[p], &ct_w.posts[p + 1],
-			    (ct_w.nposts - p - 1) * sizeof(ct_w.posts[0]));
-			ct_w.nposts--;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ct_w.mu);
-}
-
 /* ct_other returns a client of user u's session through the other gateway (closed by caller). */
 static inline warble_client *
 ct_other(unsigned u)
@@ -225,7 +209,7 @@ ct_seed_flows(uint64_t seed)
 	uint64_t rng = seed;
 	unsigned nfollow = 0, nunfollow = 0, ndelete = 0;
 
-	ct_users(CT_FLOW_USERS, 0, "user");
+	ct_users(CT_FLOW_USERS, 0, "user", true);
 	for (unsigned u = 0; u < ct_w.nusers; u++) {
 		for (unsigned v = 0; v < ct_w.nusers; v++) {
 			if (u != v && ct_rand(&rng) % 4 == 0) {

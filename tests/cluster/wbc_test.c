@@ -173,3 +173,48 @@ Test(wbc, sweeps_stale_names, .fini = wbc_fini, .timeout = 120)
 	cr_assert_eq(wbc_close(ct_net), 0);
 	ct_net = NULL;
 }
+
+/* ct_probe runs warble-probe in host from's namespace against url; its exit status. */
+static int
+ct_probe(wbc_host *from, const char *url)
+{
+	const char *args[] = { "--timeout-ms", "1000", url, NULL };
+	wbt_daemon *d = wbt_spawn_netns(wbc_host_netns(from), "warble-probe", args, NULL);
+
+	cr_assert_not_null(d);
+	d->stopping = true; /* its failure is expected: no log tail */
+	return wbt_wait_exit(d, wbt_ms(10000));
+}
+
+/*
+ * wbc_block cuts the link between two hosts alone: neither reaches the
+ * other, both reach a third host and the test; wbc_unblock mends it.
+ */
+Test(wbc, block, .fini = wbc_fini, .timeout = 120)
+{
+	char      url[3][WBC_URL_MAX];
+	wbc_host *h[3];
+
+	ct_open_net();
+	for (int i = 0; i < 3; i++) {
+		char name[2] = { (char)('a' + i), '\0' }, e[WBC_URL_MAX * 4];
+		cr_assert_eq(wbc_host_add(ct_net, name, &h[i]), 0);
+		cr_assert_eq(wbc_url(url[i], sizeof(url[i]), h[i], "tcp", WBC_REP_PORT), 0);
+		snprintf(e, sizeof(e), "WARBLE_PING_URL=%s", url[i]);
+		const char *env[] = { e, NULL };
+		cr_assert_eq(wbc_start(h[i], "warble-ping", NULL, env, url[i], wbt_ms(20000)), 0);
+	}
+	cr_assert_eq(ct_probe(h[0], url[1]), 0, "a reaches b");
+	cr_assert_eq(wbc_block(h[0], h[1]), 0);
+	cr_assert_eq(ct_probe(h[0], url[1]), 1, "a still reaches b");
+	cr_assert_eq(ct_probe(h[1], url[0]), 1, "b still reaches a");
+	cr_assert_eq(ct_probe(h[0], url[2]), 0, "a lost c too");
+	cr_assert_eq(ct_probe(h[1], url[2]), 0, "b lost c too");
+	cr_assert_eq(wbt_ping(url[0], wbt_ms(5000)), WB_OK, "the test lost a");
+	cr_assert_eq(wbt_ping(url[1], wbt_ms(5000)), WB_OK, "the test lost b");
+	cr_assert_eq(wbc_unblock(h[0], h[1]), 0);
+	cr_assert_eq(ct_probe(h[0], url[1]), 0, "a does not reach b again");
+	cr_assert_eq(ct_probe(h[1], url[0]), 0, "b does not reach a again");
+	cr_assert_eq(wbc_close(ct_net), 0);
+	ct_net = NULL;
+}
