@@ -24,6 +24,7 @@
 #define CT_FLOWS_H
 
 #include "ct.h"
+#include "wbt_png.h"
 
 #define CT_FLOW_USERS 24
 #define CT_FLOW_PAGE  3 /* SDK page size: many pages, across the shards */
@@ -196,9 +197,59 @@ ct_check_flows(void)
 }
 
 /*
+ * ct_media has an author of each content shard upload an image through
+ * its gateway and post it (a rich post, recorded in the model like any
+ * other); the image and its preview read through the other gateway, by
+ * another user, are the bytes the upload stored.
+ */
+static inline void
+ct_media(void)
+{
+	for (unsigned i = 0; i < ct_cl.ncontent; i++) {
+		unsigned u = 0;
+		while (u < ct_w.nusers && wb_uid_shard(ct_w.u[u].uid, ct_cl.ncontent) != i) {
+			u++;
+		}
+		cr_assert_lt(u, ct_w.nusers, "no user on content shard %u", i);
+		size_t          len = 0;
+		unsigned char  *png = wbt_png(64, 48, 7 + i, &len);
+		warble_media_t *up = NULL, *got[2] = { NULL, NULL };
+		warble_client  *c = ct_w.u[u].sdk, *other = ct_w.u[(u + 1) % ct_w.nusers].sdk;
+		ct_post p = { .author = ct_w.u[u].uid, .seq = atomic_fetch_add(&ct_w.seq, 1) };
+		char    text[32];
+
+		cr_assert_not_null(png);
+		cr_assert_eq(warble_upload(c, png, len, &up), WARBLE_OK, "upload on content %u: %s",
+		    i, warble_errmsg(c));
+		snprintf(text, sizeof(text), "p%u", p.seq);
+		warble_attach_t a = { up->media, "a test pattern" };
+		cr_assert_eq(warble_post_rich(c, text, "", "", &a, 1, &p.id), WARBLE_OK, "%s",
+		    warble_errmsg(c));
+		ct_post_record(p, false);
+		cr_assert_eq(warble_media(other, up->media, &got[0]), WARBLE_OK,
+		    "media %s through gateway %u: %s", up->media, ct_w.u[(u + 1) % ct_w.nusers].gw,
+		    warble_errmsg(other));
+		cr_assert_eq(
+		    warble_media(c, up->media, &got[1]), WARBLE_OK, "%s", warble_errmsg(c));
+		cr_assert(got[0]->size == up->size && got[1]->size == up->size &&
+		              memcmp(got[0]->data, got[1]->data, up->size) == 0,
+		    "image %s differs between the gateways", up->media);
+		warble_media_free(got[0]);
+		cr_assert_eq(warble_media_preview(other, up->media, &got[0]), WARBLE_OK, "%s",
+		    warble_errmsg(other));
+		cr_assert_eq(got[0]->size, up->preview_size);
+		warble_media_free(got[0]);
+		warble_media_free(got[1]);
+		warble_media_free(up);
+		free(png);
+	}
+}
+
+/*
  * ct_seed_flows runs the users' flows through the SDK, half through each
  * gateway, in two rounds, checking everything after each (ct_check_flows):
- * round one follows at random and posts; round two follows again (each
+ * round one follows at random and posts (an image on each content shard
+ * too: ct_media); round two follows again (each
  * new follow backfills the followee's posts), unfollows (purged),
  * deletes a post of every third user through the other gateway, and
  * posts again.
@@ -225,6 +276,7 @@ ct_seed_flows(uint64_t seed)
 			cr_assert_eq(ct_publish(u, NULL), WARBLE_OK);
 		}
 	}
+	ct_media();
 	ct_check_flows();
 
 	for (unsigned u = 0; u < ct_w.nusers; u++) {
@@ -337,6 +389,21 @@ ct_misroutes(void)
 				    wb_err_name(rc));
 				cr_assert_eq(wb_u64(rep, WB_F_SHARD, 99), i);
 				wb_msg_free(rep);
+				break;
+			}
+		}
+		for (size_t p = 0; p < ct_w.nposts; p++) {
+			if (ct_w.posts[p].author ==
+			    x->uid) { /* not deleted: ct_decide_posts says */
+				req = wb_request(WB_OP_POST_DELETE);
+				wb_set_u64(req, WB_F_UID, x->uid);
+				wb_set_u64(req, WB_F_ID, ct_w.posts[p].id);
+				rc = wbt_call(ct_content[(i + 1) % ct_cl.ncontent], req, &rep);
+				cr_assert_eq(rc, WB_EWRONGSHARD,
+				    "post.delete on the wrong shard: %s", wb_err_name(rc));
+				cr_assert_eq(wb_u64(rep, WB_F_SHARD, 99), i);
+				wb_msg_free(rep);
+				checked++;
 				break;
 			}
 		}
