@@ -306,6 +306,14 @@ ct_seed_flows(uint64_t seed)
 		for (size_t p = 0; p < ct_w.nposts && id == 0; p++) {
 			id = ct_w.posts[p].author == ct_w.u[u].uid ? ct_w.posts[p].id : 0;
 		}
+		/* another user may not delete it, through either gateway */
+		for (unsigned g = 1; g <= 2; g++) {
+			unsigned w = (u + g) % ct_w.nusers;
+			int      rc = warble_delete(ct_w.u[w].sdk, id);
+			cr_assert_eq(rc, WARBLE_EPERM, "%s deletes %s's post %llu: %s",
+			    ct_w.u[w].name, ct_w.u[u].name, (unsigned long long)id,
+			    warble_errname(rc));
+		}
 		warble_client *other = ct_other(u);
 		int            rc = warble_delete(other, id);
 		cr_assert_eq(rc, WARBLE_OK, "%s deletes %llu through gateway %u: %s",
@@ -314,6 +322,9 @@ ct_seed_flows(uint64_t seed)
 		warble_close(other);
 		ct_forget_post(id);
 		ndelete++;
+		rc = warble_delete(ct_w.u[u].sdk, id); /* gone: through either gateway */
+		cr_assert_eq(
+		    rc, WARBLE_ENOPOST, "a deleted post deleted again: %s", warble_errname(rc));
 	}
 	for (unsigned u = 0; u < ct_w.nusers; u++) {
 		cr_assert_eq(ct_publish(u, NULL), WARBLE_OK);
@@ -584,7 +595,8 @@ ct_check_fans(const char *who, const uint64_t *uids, size_t n, const ct_post *wa
  * fans through both gateways and each relation shard's part of each
  * inbox's slots, then posts CT_CELEB_POST times through both gateways:
  * each inbox shard writes exactly its fans' cells, and every fan's inbox,
- * read on its shard, holds exactly the posts; others hold none.
+ * read on its shard, holds exactly the posts; others hold none.  A post
+ * deleted through the other gateway then leaves every fan's inbox.
  */
 static inline void
 ct_big_account(void)
@@ -709,12 +721,32 @@ ct_big_account(void)
 	ct_check_fans("non-fan", others, CT_OTHERS, posts, 0);
 	ct_check_home(NULL, "the celebrity", celeb, posts, 0);
 	cr_assert_eq(atomic_load(&ct_nfail), 0, "homes differ from the model");
+	long long read_ms = wbt_now_ms() - r0;
+
+	/* one post deleted through the other gateway: out of every fan's inbox, on every shard */
+	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
+		base[k] = ct_gauge(ct_inbox[k], "cells_deleted");
+	}
+	warble_client *other = ct_sdk(1 % ct_cl.ngateway);
+	cr_assert_eq(warble_set_token(other, warble_token(ct_w.u[0].sdk)), WARBLE_OK);
+	cr_assert_eq(warble_delete(other, posts[1].id), WARBLE_OK, "%s", warble_errmsg(other));
+	warble_close(other);
+	ct_forget_post(posts[1].id);
+	memmove(&posts[1], &posts[2], (CT_CELEB_POST - 2) * sizeof(posts[0]));
+	ct_wait_caught_up(wbt_ms(CT_CAUGHT_UP_MS));
+	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
+		uint64_t d = ct_gauge(ct_inbox[k], "cells_deleted") - base[k];
+		cr_assert_eq(d, per_inbox[k], "inbox %u deleted %llu cells for %u fans", k,
+		    (unsigned long long)d, per_inbox[k]);
+	}
+	cr_assert_eq(ct_decide_posts(), 0);
+	ct_check_fans("fan", fans, nfans, posts, CT_CELEB_POST - 1);
 	fprintf(stderr,
 	    "cluster: %zu fans (%u, %u, %u per inbox shard) followed in %lld ms; %d posts "
 	    "through %u gateways fanned out in %lld ms, %llu cells; %zu inboxes read on their "
-	    "shards in %lld ms\n",
+	    "shards in %lld ms; one post deleted from every fan's\n",
 	    nfans, per_inbox[0], per_inbox[1], per_inbox[2], follow_ms, CT_CELEB_POST,
-	    ct_cl.ngateway, ms, (unsigned long long)cells, nfans + CT_OTHERS, wbt_now_ms() - r0);
+	    ct_cl.ngateway, ms, (unsigned long long)cells, nfans + CT_OTHERS, read_ms);
 	free(fans);
 	free(got);
 }
