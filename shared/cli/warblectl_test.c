@@ -580,8 +580,9 @@ ct_has(const char *path)
 /*
  * admin restore of a sharded backup (its manifest written here, the
  * stores stand-ins): refused whole without --shard, naming the sharded
- * service; with --shard i, shard i of each sharded service and every
- * store of one shard go into DATA/<service>; never over a store.
+ * service, and with a --shard no service has; with --shard i, shard i of
+ * each sharded service and every store of one shard go into
+ * DATA/<service>; never over a store.
  */
 Test(warblectl, restore_sharded, .fini = wbt_cleanup, .timeout = 60)
 {
@@ -618,6 +619,9 @@ Test(warblectl, restore_sharded, .fini = wbt_cleanup, .timeout = 60)
 
 	ct_expect(o, NULL, CT_ARGS("admin", "restore", dir, data), 1,
 	    "holds 2 inbox shards: restore each host's with --shard i");
+	cr_assert(!ct_has(data), "a refused restore made %s", data);
+	ct_expect(o, NULL, CT_ARGS("admin", "restore", "--shard", "2", dir, data), 1,
+	    "has no shard 2: its services have at most 2 shards (0-1)");
 	cr_assert(!ct_has(data), "a refused restore made %s", data);
 	ct_expect(o, NULL, CT_ARGS("admin", "restore", "--shard", "1", dir, data), 0, NULL);
 	static const char *const want[][2] = { { "inbox", "inbox.1" }, { "content", "content" },

@@ -211,9 +211,13 @@ Test(cluster_admin, backup_restore, .fini = ct_fini, .timeout = 300)
 
 	/* each host's part into a fresh data folder of its own; a sharded backup needs --shard */
 	cr_assert_eq(wbt_path(data, sizeof(data), "restored"), 0);
-	const char *whole[] = { "admin", "restore", dir, "/tmp/never-made", NULL };
+	const char *whole[] = { "admin", "restore", dir, data, NULL };
 	cr_assert_neq(ct_ctl(out, whole), 0, "a sharded backup restored without --shard");
 	cr_assert_not_null(strstr(out, "--shard"), "%s", out);
+	snprintf(path, sizeof(path), "%s.3", data);
+	const char *beyond[] = { "admin", "restore", "--shard", "3", dir, path, NULL };
+	cr_assert_neq(ct_ctl(out, beyond), 0, "a restore of shard 3 of services of 1 to 3 shards");
+	cr_assert_not_null(strstr(out, "no shard 3"), "%s", out);
 	ct_restore(out, dir, data);
 	snprintf(path, sizeof(path), "%s/%s", data, wbc_host_name(ct_cl.inbox[0]));
 	const char *again[] = { "admin", "restore", "--shard", "0", dir, path, NULL };
@@ -260,6 +264,11 @@ Test(cluster_admin, backup_restore, .fini = ct_fini, .timeout = 300)
 	    "ones\n",
 	    at_backup, acked, before, ct_w.ntruth, later, pairs - decided, decided, ms, homes);
 	cr_assert_gt(before, 0);
+
+	/* a shard the inbox does not have is refused, not passed over */
+	const char *no_shard[] = { "admin", "rebuild-inbox", "--shard", "3", NULL };
+	cr_assert_neq(ct_ctl(out, no_shard), 0, "rebuild-inbox --shard 3 of 3 inbox shards");
+	cr_assert_not_null(strstr(out, "no shard 3: inbox has 3 shards"), "%s", out);
 
 	/* every inbox shard rebuilt from the restored relation and content shards: the same homes */
 	const char *rebuild[] = { "admin", "rebuild-inbox", NULL };
