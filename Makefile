@@ -187,7 +187,7 @@ $(call test_bins,$(filter services/content/%,$(TEST_SRCS))): EXT_LIBS += $(VIPS_
 CLUSTER_SVCS = relation content inbox
 $(BUILD)/obj/tests/cluster/wbc_stores.o: ALL_CFLAGS += $(foreach s,$(CLUSTER_SVCS),-Iservices/$(s))
 $(call test_bins,$(wildcard tests/cluster/*_test.c)): $(foreach s,$(CLUSTER_SVCS),$(call svc_lib,$(s)))
-$(call test_bins,$(wildcard tests/cluster/*_test.c)): EXT_LIBS += \
+$(call test_bins,$(wildcard tests/cluster/*_test.c)): private EXT_LIBS += \
 	$(foreach s,$(CLUSTER_SVCS),$(call svc_lib,$(s))) $(LIBS)
 
 define bench_rules
@@ -252,9 +252,16 @@ test-cluster:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory -j2 test-cluster-run
 
-CLUSTER_TEST_BINS = $(call test_bins,$(wildcard tests/cluster/*_test.c))
-test-cluster-run: $(CLUSTER_TEST_BINS) $(SVC_BINS) $(TOOL_BINS)
-	@BUILD=$(BUILD) TESTS="$(notdir $(CLUSTER_TEST_BINS))" tests/run.sh
+# Under ThreadSanitizer the test binaries are the release build's, as in test-run.
+CLUSTER_TESTS = $(notdir $(call test_bins,$(wildcard tests/cluster/*_test.c)))
+ifeq ($(SANITIZE),thread)
+test-cluster-run: $(SVC_BINS) $(TOOL_BINS)
+	@$(MAKE) --no-print-directory -j2 SANITIZE= BUILD=build $(addprefix build/test/,$(CLUSTER_TESTS))
+	@WBT_BIN_DIR=$(CURDIR)/$(BUILD)/bin BUILD=build TESTS="$(CLUSTER_TESTS)" tests/run.sh
+else
+test-cluster-run: $(addprefix $(BUILD)/test/,$(CLUSTER_TESTS)) $(SVC_BINS) $(TOOL_BINS)
+	@BUILD=$(BUILD) TESTS="$(CLUSTER_TESTS)" tests/run.sh
+endif
 
 bench:
 	@tests/deps.sh bench
