@@ -185,7 +185,7 @@ $(call test_bins,$(filter services/content/%,$(TEST_SRCS))): EXT_LIBS += $(VIPS_
 # The cluster suite reads the stores of stopped shards (tests/cluster/wbc_stores.c) with the
 # services' own schemas: those objects of their libraries (no image code is linked).
 CLUSTER_SVCS = relation content inbox
-$(BUILD)/obj/tests/cluster/wbc_stores.o: ALL_CFLAGS += $(foreach s,$(CLUSTER_SVCS),-Iservices/$(s))
+$(BUILD)/obj/tests/cluster/%.o: ALL_CFLAGS += $(foreach s,$(CLUSTER_SVCS),-Iservices/$(s))
 $(call test_bins,$(wildcard tests/cluster/*_test.c)): $(foreach s,$(CLUSTER_SVCS),$(call svc_lib,$(s)))
 $(call test_bins,$(wildcard tests/cluster/*_test.c)): private EXT_LIBS += \
 	$(foreach s,$(CLUSTER_SVCS),$(call svc_lib,$(s))) $(LIBS)

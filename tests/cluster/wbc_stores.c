@@ -70,9 +70,11 @@ wbc_stores_owner(
 			wbc_stores_foreign(r, "%s: a qualifier of %zu bytes", name, c->qual_len);
 			return;
 		}
+		uint8_t  want[REL_FAN_QUAL];
 		unsigned slot = (unsigned)q[0] << 8 | q[1];
 		uid = hb_be_u64(q + 2);
-		if (slot != wb_slot(uid)) {
+		rel_fan_qual(want, uid); /* the qualifier relation writes for this fan */
+		if (memcmp(want, q, REL_FAN_QUAL) != 0) {
 			wbc_stores_foreign(r, "%s: fan %llu filed under slot %u, its slot is %u",
 			    name, (unsigned long long)uid, slot, wb_slot(uid));
 			return;

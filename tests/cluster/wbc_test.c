@@ -1,9 +1,10 @@
 /*
  * wbc_test.c - the multi-host harness itself (wbc.h, suite "wbc"): a
  * daemon runs in its host's namespace and is reached at its address; a
- * host cut off, healed, killed and restarted in place; nothing left
- * behind after a close, a crash of the test process or an earlier run.
- * Needs root (each test skips otherwise).
+ * host cut off, healed, blocked from another, killed and restarted in
+ * place; nothing left behind after a close, a crash of the test process
+ * or an earlier run (these need root: each skips otherwise).  And the
+ * store check (wbc_stores.h) finding what does not belong in a shard.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -14,9 +15,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "content_schema.h"
+#include "hb.h"
+#include "inbox_schema.h"
+#include "rel_schema.h"
 #include "wb_errors.h"
+#include "wb_id.h"
+#include "wb_slot.h"
 #include "wbc.h"
 #include "wbc_cluster.h"
+#include "wbc_stores.h"
 #include "wbt.h"
 
 static wbc_net *ct_net;
@@ -217,4 +225,123 @@ Test(wbc, block, .fini = wbc_fini, .timeout = 120)
 	cr_assert_eq(ct_probe(h[1], url[0]), 0, "b does not reach a again");
 	cr_assert_eq(wbc_close(ct_net), 0);
 	ct_net = NULL;
+}
+
+/* ct_store_make makes a store of svc at path with its families, and returns it open. */
+static hb_table *
+ct_store_make(const char *path, const char *svc)
+{
+	hb_family_opts f[16];
+	size_t         n;
+	hb_table      *t = NULL;
+
+	memset(f, 0, sizeof(f));
+	if (strcmp(svc, "relation") == 0) {
+		rel_schema(f), n = REL_FAM_NFAMS;
+	} else if (strcmp(svc, "content") == 0) {
+		content_schema_families(f), n = CONTENT_FAM_COUNT;
+	} else {
+		inbox_schema_families(f, 800, 0), n = INBOX_FAM_COUNT;
+	}
+	cr_assert_eq(hb_open(&t, path, f, n, NULL), WB_OK, "%s", hb_last_error());
+	return t;
+}
+
+/* ct_uid_on returns a uid above from whose slot shard s of n owns. */
+static uint64_t
+ct_uid_on(uint64_t from, unsigned s, unsigned n)
+{
+	while (wb_uid_shard(from, n) != s) {
+		from++;
+	}
+	return from;
+}
+
+/*
+ * wbc_stores_check finds what does not belong in a shard's store: a
+ * follow of another shard's follower, a fan filed under a slot not its
+ * own, a post (and its index entry) of another shard's author, an id
+ * whose node is not its author's group, an inbox row of another
+ * shard's reader; a followers part of any uid is a shard's own.  Needs
+ * no root.
+ */
+Test(wbc, stores_check, .fini = wbt_cleanup, .timeout = 60)
+{
+	const wb_shard   s = { 0, 2 };
+	uint64_t         mine = ct_uid_on(1000, 0, 2), other = ct_uid_on(1000, 1, 2);
+	uint8_t          a[8], b[8], q[REL_FAN_QUAL], v[8];
+	char             path[512], why[256];
+	wbc_store_report r;
+	hb_table        *t;
+	hb_batch        *bt;
+
+	/* relation: a follow and its fan of our follower, a followers part of another's uid */
+	cr_assert_eq(wbt_path(path, sizeof(path), "relation"), 0);
+	t = ct_store_make(path, "relation");
+	hb_u64_be(a, mine);
+	hb_u64_be(b, other);
+	rel_fan_qual(q, mine);
+	cr_assert_eq(hb_put(t, REL_FAM_FOLLOW, a, 8, b, 8, 0, "", 0), WB_OK);
+	cr_assert_eq(hb_put(t, REL_FAM_FANS, b, 8, q, sizeof(q), 0, "", 0), WB_OK);
+	cr_assert_eq(hb_batch_new(&bt), WB_OK);
+	cr_assert_eq(hb_batch_add(bt, t, REL_FAM_COUNT, a, 8, "following", 9, 1), WB_OK);
+	cr_assert_eq(hb_batch_add(bt, t, REL_FAM_COUNT, b, 8, "followers", 9, 1), WB_OK);
+	cr_assert_eq(hb_write(t, bt), WB_OK);
+	hb_close(t);
+	cr_assert_eq(wbc_stores_check(path, "relation", s, &r, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(r.foreign, 0, "%s", r.first);
+	cr_assert_eq(r.cells, 3);
+	/* then another shard's follow, and a fan under the wrong slot */
+	t = ct_store_make(path, "relation");
+	cr_assert_eq(hb_put(t, REL_FAM_FOLLOW, b, 8, a, 8, 0, "", 0), WB_OK);
+	hb_close(t);
+	cr_assert_eq(wbc_stores_check(path, "relation", s, &r, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(r.foreign, 1);
+	cr_assert_not_null(strstr(r.first, "follow: a cell of uid"), "%s", r.first);
+	t = ct_store_make(path, "relation");
+	hb_batch_clear(bt);
+	cr_assert_eq(hb_batch_delete_row(bt, t, REL_FAM_FOLLOW, b, 8), WB_OK);
+	q[0] ^= 0x01;
+	cr_assert_eq(hb_batch_put(bt, t, REL_FAM_FANS, b, 8, q, sizeof(q), 0, "", 0), WB_OK);
+	cr_assert_eq(hb_write(t, bt), WB_OK);
+	hb_close(t);
+	cr_assert_eq(wbc_stores_check(path, "relation", s, &r, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(r.foreign, 1);
+	cr_assert_not_null(strstr(r.first, "filed under slot"), "%s", r.first);
+
+	/* content: another shard's post, and an index entry naming another group */
+	cr_assert_eq(wbt_path(path, sizeof(path), "content"), 0);
+	t = ct_store_make(path, "content");
+	uint64_t id =
+	    (uint64_t)wb_slot_group(wb_slot(mine)) << WB_ID_SEQ_BITS | 1; /* node: its group */
+	hb_u64_be(v, mine);
+	cr_assert_eq(hb_put(t, CONTENT_FAM_POST, a, 8, NULL, 0, id, "hi", 2), WB_OK);
+	hb_u64_be(b, id);
+	cr_assert_eq(hb_put(t, CONTENT_FAM_PIDX, b, 8, NULL, 0, 0, v, 8), WB_OK);
+	hb_close(t);
+	cr_assert_eq(wbc_stores_check(path, "content", s, &r, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(r.foreign, 0, "%s", r.first);
+	cr_assert_eq(r.cells, 2);
+	t = ct_store_make(path, "content");
+	hb_u64_be(b, id + (1u << WB_ID_SEQ_BITS)); /* another group, the same author */
+	cr_assert_eq(hb_put(t, CONTENT_FAM_PIDX, b, 8, NULL, 0, 0, v, 8), WB_OK);
+	hb_u64_be(a, other);
+	cr_assert_eq(hb_put(t, CONTENT_FAM_MEDIA, a, 8, NULL, 0, 7, "img", 3), WB_OK);
+	hb_close(t);
+	cr_assert_eq(wbc_stores_check(path, "content", s, &r, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(r.foreign, 2, "%s", r.first);
+
+	/* inbox: another shard's reader */
+	cr_assert_eq(wbt_path(path, sizeof(path), "inbox"), 0);
+	t = ct_store_make(path, "inbox");
+	hb_u64_be(a, mine);
+	cr_assert_eq(hb_put(t, INBOX_FAM_TL, a, 8, NULL, 0, id, v, 8), WB_OK);
+	hb_u64_be(a, other);
+	cr_assert_eq(hb_put(t, INBOX_FAM_TL, a, 8, NULL, 0, id, v, 8), WB_OK);
+	hb_close(t);
+	cr_assert_eq(wbc_stores_check(path, "inbox", s, &r, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(r.cells, 2);
+	cr_assert_eq(r.foreign, 1, "%s", r.first);
+	cr_assert_eq(wbc_stores_check(path, "user", s, &r, why, sizeof(why)), -1);
+	hb_batch_free(bt);
 }
