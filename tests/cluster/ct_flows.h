@@ -638,6 +638,25 @@ ct_big_account(void)
 		cr_assert_eq(wb_u64(rep, WB_F_SHARD, 99), wb_uid_shard(mixed[1], ct_cl.nrelation));
 		wb_msg_free(rep);
 	}
+	/* the bulk operations are the shards' own: a gateway does not route them */
+	for (unsigned g = 0; g < ct_cl.ngateway; g++) {
+		rt_client_opts o = { .timeout_ms = wbt_ms(CT_CALL_MS) };
+		rt_client     *gw = NULL;
+		cr_assert_eq(rt_client_open(&gw, ct_cl.gateway_url[g], &o), WB_OK);
+		req = wb_request(WB_OP_REL_FOLLOW_MANY);
+		wb_set_u64(req, WB_F_TARGET, celeb);
+		wb_set_u64s(req, WB_F_UIDS, fans, 1);
+		cr_assert_eq(rc = wbt_call(gw, req, NULL), WB_EBADOP,
+		    "gateway %u: rel.follow_many: %s", g, wb_err_name(rc));
+		req = wb_request(WB_OP_USER_REGISTER_MANY);
+		wb_set_cstr(req, WB_F_NAME, "sneaky");
+		wb_set_cstr(req, WB_F_PASSWORD, CT_PASSWORD);
+		wb_set_u64(req, WB_F_FROM, 0);
+		wb_set_u64(req, WB_F_LIMIT, 1);
+		cr_assert_eq(rc = wbt_call(gw, req, NULL), WB_EBADOP,
+		    "gateway %u: user.register_many: %s", g, wb_err_name(rc));
+		rt_client_close(gw);
+	}
 	long long t0 = wbt_now_ms();
 	ct_follow_many(celeb, fans, nfans);
 	long long follow_ms = wbt_now_ms() - t0;
