@@ -105,7 +105,7 @@ ct_world_make(uint64_t seed)
 	ct_crowd(CT_CROWD);
 }
 
-/* ct_manifest_has tells whether the backup's manifest names a copy of store ("inbox.2") as shard i of n. */
+/* ct_manifest_has tells whether a manifest names a copy of store ("inbox.2") as shard i of n. */
 static bool
 ct_manifest_has(const char *manifest, const char *store, unsigned i, unsigned n)
 {
@@ -270,7 +270,7 @@ Test(cluster_admin, backup_restore, .fini = ct_fini, .timeout = 300)
 	cr_assert_neq(ct_ctl(out, no_shard), 0, "rebuild-inbox --shard 3 of 3 inbox shards");
 	cr_assert_not_null(strstr(out, "no shard 3: inbox has 3 shards"), "%s", out);
 
-	/* every inbox shard rebuilt from the restored relation and content shards: the same homes */
+	/* every inbox shard rebuilt from the restored relation and content: the same homes */
 	const char *rebuild[] = { "admin", "rebuild-inbox", NULL };
 	cr_assert_eq(ct_ctl(out, rebuild), 0, "%s", out);
 	cr_assert_not_null(strstr(out, "rebuild-inbox ["), "a progress line: %s", out);

@@ -32,7 +32,7 @@
 static const char *const ct_env[] = { CT_ENV_BACKFILL, "WARBLE_POST_CACHE_MS=2000",
 	"WARBLE_SESSION_CHECK_MS=1000", NULL };
 
-/* ct_home_has tells whether id is in the first page of c's home (a test failure if it cannot be read). */
+/* ct_home_has tells whether id is in the first page of c's home (a failure if unreadable). */
 static bool
 ct_home_has(warble_client *c, uint64_t id)
 {
@@ -86,7 +86,7 @@ Test(cluster_gateway, post_deleted, .fini = ct_fini, .timeout = 240)
 	for (unsigned u = 1; u < ct_w.nusers; u += 2) {
 		cr_assert_eq(ct_relate(u, 0, true), WARBLE_OK);
 	}
-	/* a reader whose inbox shard is not on the author's content host: any will do, they differ */
+	/* the reader's inbox shard, and the author's content shard: wbc_block parts them */
 	unsigned  k = wb_uid_shard(ct_w.u[reader].uid, ct_cl.ninbox);
 	unsigned  i = wb_uid_shard(ct_w.u[0].uid, ct_cl.ncontent);
 	wbc_host *inbox = ct_cl.inbox[k], *content = ct_cl.content[i];

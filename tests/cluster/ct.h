@@ -376,7 +376,7 @@ ct_gauge(rt_client *c, const char *name)
 	return v;
 }
 
-/* ct_log_last asks a content shard (post.log) or a relation shard (rel.log) for its log's last seq. */
+/* ct_log_last asks a content (post.log) or relation shard (rel.log) for its log's last seq. */
 static inline uint64_t
 ct_log_last(rt_client *c, wb_op op)
 {
@@ -633,7 +633,7 @@ ct_relate(unsigned u, unsigned v, bool follow)
 	return rc;
 }
 
-/* ct_post_record appends p to the acknowledged posts (maybe: to the attempts whose reply was lost). */
+/* ct_post_record appends p to the acknowledged posts (maybe: to those whose reply was lost). */
 static inline void
 ct_post_record(ct_post p, bool maybe)
 {
@@ -925,7 +925,7 @@ ct_home(rt_client *c, uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap
 	return -1;
 }
 
-/* ct_check_home compares uid's home (read on c, NULL: the test's) with want[0..n) (newest first). */
+/* ct_check_home compares uid's home (read on c, NULL: the test's) with want[0..n), newest first. */
 static inline bool
 ct_check_home(rt_client *c, const char *who, uint64_t uid, const ct_post *want, size_t n)
 {
@@ -1142,7 +1142,7 @@ ct_wait_posts(size_t n, int timeout_ms)
 	return true;
 }
 
-/* --- HTTP, for /readyz and /metrics ------------------------------------------------------------ */
+/* --- HTTP, for /readyz and /metrics ---------------------------------------------------- */
 
 /*
  * ct_http_get sends GET path to url ("http://198.18.S.N:8080") and reads

@@ -547,7 +547,7 @@ typedef struct ct_fan_check {
 	unsigned long   bad;
 } ct_fan_check;
 
-/* ct_fan_check_main reads the inboxes of uids[from, to) on their own shards (a thread of its own). */
+/* ct_fan_check_main reads the inboxes of uids[from, to) on their shards, on a thread of its own. */
 static inline void *
 ct_fan_check_main(void *arg)
 {

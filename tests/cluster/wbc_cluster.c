@@ -62,7 +62,7 @@ wbc_list(char *out, const char (*urls)[WBC_URL_MAX], unsigned n)
 	}
 }
 
-/* wbc_cluster_lists adds the shards' lists, and another service's singular address (its shard 0). */
+/* wbc_cluster_lists adds the shards' lists and each service's singular address (its shard 0). */
 static void
 wbc_cluster_lists(const wbc_cluster *c, wbc_env *e)
 {
@@ -179,7 +179,7 @@ wbc_cluster_port(char *buf, const wbc_host *h, const char *scheme, const char *d
 	return colon == NULL ? -1 : wbc_url(buf, WBC_URL_MAX, h, scheme, atoi(colon + 1));
 }
 
-/* wbc_cluster_hosts_one makes the hosts and addresses of .one: warble0..N-1, every service on each. */
+/* wbc_cluster_hosts_one makes the hosts and addresses of .one: warble0..N-1, all services each. */
 static int
 wbc_cluster_hosts_one(wbc_cluster *c)
 {
