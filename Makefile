@@ -128,10 +128,10 @@ TOOL_BINS = $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(TOOL_SRCS)))
 TEST_SRCS  = $(shell find proto shared services tests -name '*_test.c' 2>/dev/null)
 TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
 # Two tiers.  A system test starts real daemons (wbt_spawn, wbt_cluster,
-# directly or through it.h, fault.h, ht.h, hs.h or the multi-host wbc.h and
-# wbc_cluster.h) or runs their binaries (wbt_bin_path); a unit test does
+# directly or through it.h, fault.h, ht.h, hs.h or the multi-host wbc.h,
+# wbc_cluster.h and ct.h) or runs their binaries (wbt_bin_path); a unit test does
 # neither, so it needs no daemon built.
-SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster)\.h"' $(TEST_SRCS))
+SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster|ct)\.h"' $(TEST_SRCS))
 UNIT_TEST_SRCS   = $(filter-out $(SYSTEM_TEST_SRCS),$(TEST_SRCS))
 test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
@@ -190,6 +190,13 @@ $(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter servic
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rules,$(t))))
 $(call test_bins,$(filter services/content/%,$(TEST_SRCS))): EXT_LIBS += $(VIPS_LIBS)
+# The cluster suite reads the stores of stopped shards (tests/cluster/wbc_stores.c) with the
+# services' own schemas: those objects of their libraries (no image code is linked).
+CLUSTER_SVCS = relation content inbox
+$(BUILD)/obj/tests/cluster/%.o: ALL_CFLAGS += $(foreach s,$(CLUSTER_SVCS),-Iservices/$(s))
+$(call test_bins,$(wildcard tests/cluster/*_test.c)): $(foreach s,$(CLUSTER_SVCS),$(call svc_lib,$(s)))
+$(call test_bins,$(wildcard tests/cluster/*_test.c)): private EXT_LIBS += \
+	$(foreach s,$(CLUSTER_SVCS),$(call svc_lib,$(s))) $(LIBS)
 
 define bench_rules
 $(BUILD)/bench/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
@@ -253,8 +260,16 @@ test-cluster:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory -j2 test-cluster-run
 
-test-cluster-run: $(BUILD)/test/cluster_test $(SVC_BINS)
-	@BUILD=$(BUILD) TESTS=cluster_test tests/run.sh
+# Under ThreadSanitizer the test binaries are the release build's, as in test-run.
+CLUSTER_TESTS = $(notdir $(call test_bins,$(wildcard tests/cluster/*_test.c)))
+ifeq ($(SANITIZE),thread)
+test-cluster-run: $(SVC_BINS) $(TOOL_BINS)
+	@$(MAKE) --no-print-directory -j2 SANITIZE= BUILD=build $(addprefix build/test/,$(CLUSTER_TESTS))
+	@WBT_BIN_DIR=$(CURDIR)/$(BUILD)/bin BUILD=build TESTS="$(CLUSTER_TESTS)" tests/run.sh
+else
+test-cluster-run: $(addprefix $(BUILD)/test/,$(CLUSTER_TESTS)) $(SVC_BINS) $(TOOL_BINS)
+	@BUILD=$(BUILD) TESTS="$(CLUSTER_TESTS)" tests/run.sh
+endif
 
 # The Kubernetes manifests (deploy/k8s) checked offline, no cluster: both
 # overlays rendered by the pinned kustomize and validated against the API

@@ -1381,20 +1381,30 @@ ctl_cmd_admin_restore(ctl *x)
 		return ctl_admin_fail(x, WB_ECORRUPT, msg);
 	}
 	/* what goes: one shard each, or the stores of --shard i */
-	bool picked[256] = { false };
+	bool     picked[256] = { false };
+	uint64_t most = 1; /* shards of the most sharded service */
 	json_array_foreach(json_object_get(m, "services"), i, e)
 	{
 		uint64_t shard = 0, shards = 1;
 		(void)ctl_json_u64(e, "shard", &shard);
 		(void)ctl_json_u64(e, "shards", &shards);
+		most = shards > most ? shards : most;
 		if (shards > 1 && x->shard < 0) {
-			json_decref(m);
 			snprintf(msg, sizeof(msg),
 			    "%s holds %" PRIu64 " %s shards: restore each host's with --shard i",
 			    from, shards, json_string_value(json_object_get(e, "service")));
+			json_decref(m); /* after the message: e and its strings are m's */
 			return ctl_admin_fail(x, WB_EINVAL, msg);
 		}
 		picked[i % 256] = i < 256 && (shards == 1 || shard == (uint64_t)x->shard);
+	}
+	if (x->shard >= 0 && (uint64_t)x->shard >= most) { /* it would restore no shard at all */
+		json_decref(m);
+		snprintf(msg, sizeof(msg),
+		    "%s has no shard %d: its services have at most %" PRIu64 " shards (0-%" PRIu64
+		    ")",
+		    from, x->shard, most, most - 1);
+		return ctl_admin_fail(x, WB_EINVAL, msg);
 	}
 	if (ctl_mkdir_p(data) != 0) {
 		json_decref(m);
@@ -1483,6 +1493,12 @@ ctl_job_run(ctl *x, const ctl_job *j, wb_obj *(*start)(ctl *x))
 	unsigned n = ctl_admin_shards(x, j->svc, msg, sizeof(msg));
 	wb_obj  *sum = NULL, *rep = NULL;
 	int      rc = n > 0 ? WB_OK : WB_EINVAL;
+
+	if (rc == WB_OK && x->shard >= 0 && (unsigned)x->shard >= n) { /* else none is picked */
+		snprintf(msg, sizeof(msg), "no shard %d: %s has %u shard%s (0-%u)", x->shard,
+		    wb_services[j->svc].name, n, n == 1 ? "" : "s", n - 1);
+		return ctl_admin_fail(x, WB_EINVAL, msg);
+	}
 
 	for (wb_op op = j->start; rc == WB_OK;) {
 		wb_msg_free(sum);
