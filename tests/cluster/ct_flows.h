@@ -25,6 +25,7 @@
 
 #include "ct.h"
 #include "wbt_png.h"
+#include "rt_tls.h"
 #include "wbt_tls.h"
 
 #define CT_FLOW_USERS 24
@@ -445,14 +446,13 @@ ct_tls_refusals(void)
 {
 	rt_client_opts o = { .timeout_ms = wbt_ms(CT_CALL_MS), .plain = true };
 	rt_client     *c = NULL;
-	wb_obj        *rep = NULL;
 	int            rc;
 
 	if (wbt_tls_env() == NULL) {
 		return;
 	}
 	cr_assert_eq(rt_client_open(&c, ct_cl.relation_url[0], &o), WB_OK);
-	rc = rt_call(c, wb_request(WB_OP_PING), &rep);
+	rc = wbt_call(c, wb_request(WB_OP_PING), NULL);
 	cr_assert_eq(rc, WB_EUNAVAIL, "a ping without a certificate: %s", wb_err_name(rc));
 	rt_client_close(c);
 	long long end = wbt_now_ms() + wbt_ms(5000);
@@ -466,7 +466,16 @@ ct_tls_refusals(void)
 	}
 	cr_assert(logged, "relation/0's log (%s) does not name the refused peer's address",
 	    wbc_daemon(ct_cl.relation[0])->log);
-	fprintf(stderr, "cluster: TLS: a peer without a certificate refused and logged\n");
+	rt_tls *gw = NULL;
+	cr_assert_eq(rt_tls_open(&gw, strchr(wbt_tls_env(), '=') + 1, "gateway"), WB_OK);
+	o = (rt_client_opts) { .timeout_ms = wbt_ms(CT_CALL_MS), .tls = gw };
+	cr_assert_eq(rt_client_open(&c, ct_cl.inbox_url[0], &o), WB_OK);
+	rc = wbt_call(c, wb_request(WB_OP_INBOX_REBUILD_STATUS), NULL);
+	cr_assert_eq(rc, WB_EPERM, "the gateway asking for an admin op: %s", wb_err_name(rc));
+	rt_client_close(c);
+	rt_tls_close(gw);
+	fprintf(stderr, "cluster: TLS: a peer without a certificate refused and logged, the "
+	                "gateway refused an admin op\n");
 }
 
 /* ct_admin_get reads path from host's admin port (WBC_ADMIN_PORT): 200 or the test fails. */
