@@ -1280,29 +1280,35 @@ Test(k8s, scrape, .timeout = 120)
 	cr_assert_str_eq(
 	    json_string_value(json_array_get(k8s_get(sd, "namespaces.names"), 0)), K8S_NAMESPACE);
 
-	/* what discovery says of each declared port of each pod, relabelled */
+	/* what discovery says of each declared port of each pod, relabelled (of a
+	 * container without ports, one target: the pod's address alone) */
 	for (int k = 0; k < n; k++) {
 		json_t *c = json_array_get(json_object_get(pods[k].spec, "containers"), 0), *port;
 		json_t *meta = k8s_get(pods[k].obj, "spec.template.metadata");
+		json_t *ports = json_object_get(c, "ports"), *portless = json_pack("[{}]");
 		int     targets = 0;
 		size_t  q;
 
-		json_array_foreach(json_object_get(c, "ports"), q, port)
+		json_array_foreach(json_array_size(ports) > 0 ? ports : portless, q, port)
 		{
 			json_t     *l = json_object(), *v;
 			const char *key;
 			char        name[256], addr[64];
+			json_t     *cp = json_object_get(port, "containerPort");
 
-			snprintf(addr, sizeof(addr), "10.1.0.%d:%lld", k + 2,
-			    json_integer_value(json_object_get(port, "containerPort")));
+			snprintf(addr, sizeof(addr), "10.1.0.%d", k + 2);
+			if (cp != NULL) {
+				snprintf(addr + strlen(addr), sizeof(addr) - strlen(addr), ":%lld",
+				    json_integer_value(cp));
+				json_object_set_new(l, "__meta_kubernetes_pod_container_port_name",
+				    json_string(k8s_str(port, "name")));
+			}
 			json_object_set_new(l, "__address__", json_string(addr));
 			json_object_set_new(l, "__metrics_path__", json_string("/metrics"));
 			json_object_set_new(
 			    l, "__meta_kubernetes_namespace", json_string(K8S_NAMESPACE));
 			json_object_set_new(
 			    l, "__meta_kubernetes_pod_name", json_string(pods[k].name));
-			json_object_set_new(l, "__meta_kubernetes_pod_container_port_name",
-			    json_string(k8s_str(port, "name")));
 			json_object_foreach(json_object_get(meta, "labels"), key, v)
 			{
 				char s[200];
@@ -1348,6 +1354,7 @@ Test(k8s, scrape, .timeout = 120)
 		}
 		cr_assert_eq(targets, kt_toolbox(&pods[k]) ? 0 : 1, "%s is scraped %d times",
 		    pods[k].name, targets);
+		json_decref(portless);
 	}
 
 	/* promtool checks the rest (Debian's is built without Kubernetes discovery) */
