@@ -3,12 +3,12 @@
  * would run it, without a cluster (suite "k8s_replay").
  *
  * Every pod of the rendered overlay (admin-0, user-0, relation-0..1,
- * content-0..1, inbox-0..3, gateway-0..1) becomes a host of wbc.h (a network namespace
- * on a bridge, an address of 198.18.0.0/15), and its container's command
- * runs there with exactly the environment the kubelet would give it
- * (k8s_env: the image's ENV, the ConfigMaps of envFrom, env with the
- * downward API) and as its securityContext says (uid and fsGroup, a
- * read-only root).  The filesystem is the image's as far as the daemons
+ * content-0..1, inbox-0..3, gateway-0..1) becomes a host of wbc.h (a
+ * network namespace on a bridge, an address of 198.18.0.0/15), and its
+ * container's command runs there with exactly the environment the
+ * kubelet would give it (k8s_env: the image's ENV, the ConfigMaps of
+ * envFrom, env with the downward API) and as its securityContext says
+ * (uid and fsGroup, a read-only root).  The filesystem is the image's as far as the daemons
  * can tell: each pod process gets a mount namespace and a root of its own
  * (a folder under the test's temp dir, chroot): /usr bound read-only from
  * this machine, the build's binaries on /usr/local/bin (where
