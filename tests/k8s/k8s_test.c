@@ -11,15 +11,21 @@
  *   layout      the shard counts: replicas = the ConfigMap's counts, the
  *               overlays' shapes, a headless Service and a PDB per
  *               StatefulSet, the HPA's bounds, each pod's own TLS pair
+ *   admin       the toolbox warblectl admin runs in: one pod, the admin
+ *               identity, no port, no Service, nothing may reach it, and
+ *               it may reach the services' ports
  *   security    every pod non-root (the image's uid), read-only root, no
  *               privilege escalation, no capabilities, seccomp
  *   drift_env   every WARBLE_* variable a container is given (its env,
  *               its ConfigMaps, what warble-pod adds) is an option of its
- *               daemon (--print-defaults); those of changes not merged yet
- *               are listed as expected
+ *               daemon (--print-defaults), WARBLE_TLS_DIR is where the
+ *               pod's own identity is mounted; the toolbox gets what
+ *               warblectl admin needs
  *   drift_ports every port the manifests name (containers, probes,
  *               Services, NetworkPolicies, scrape annotations, the lists
- *               warble-pod builds) is one the daemon listens on
+ *               warble-pod builds) is one the daemon listens on, each
+ *               listen address (WARBLE_METRICS_URL too) on its daemon's
+ *               default port and scheme
  *   drift_image every command (containers, probes, preStop) is in the image
  *   wrapper     warble-pod refuses a pod beyond the count, a bad count
  *   make_certs  deploy/make-certs: the files, P-256, the SANs, the chain,
@@ -51,21 +57,7 @@
 #define KT_SCRAPE  "deploy/prometheus/prometheus-k8s.yml"
 #define KT_RULES   "deploy/prometheus/warble-alerts.yml"
 #define KT_RUN_MS  30000
-
-/*
- * Variables of changes landing beside this one: each daemon's admin HTTP
- * port (/metrics, /healthz) and mutual TLS on every internal port.  Until
- * a daemon reads one, it is listed, not failed; once it does, it is held
- * to the daemon's defaults like any other.
- */
-static const char *const kt_pending[] = { "WARBLE_METRICS_URL", "WARBLE_TLS_DIR", NULL };
-
-/* The metrics port of each service, as WARBLE_METRICS_URL's change sets them. */
-static const struct {
-	const char *service;
-	int         port;
-} kt_metrics_ports[] = { { "gateway", 9100 }, { "user", 9101 }, { "relation", 9102 },
-	{ "content", 9103 }, { "inbox", 9104 } };
+#define KT_ADMIN   "admin" /* the toolbox's Deployment: no daemon, the admin identity */
 
 static const char *const kt_overlays[] = { KT_DEV, KT_SHARDED };
 
@@ -84,16 +76,11 @@ kt_load(const char *overlay)
 	return objs;
 }
 
-/* kt_pending_var tells whether name is a variable of a change not merged yet. */
+/* kt_toolbox tells whether p is the admin toolbox (it runs no daemon). */
 static bool
-kt_pending_var(const char *name)
+kt_toolbox(const k8s_pod *p)
 {
-	for (int i = 0; kt_pending[i] != NULL; i++) {
-		if (strcmp(kt_pending[i], name) == 0) {
-			return true;
-		}
-	}
-	return false;
+	return strcmp(p->workload, KT_ADMIN) == 0;
 }
 
 /* kt_service returns the service a program serves ("warble-relation" -> "relation"). */
@@ -370,6 +357,152 @@ Test(k8s, layout, .timeout = 120)
 	}
 }
 
+/* kt_selects tells whether NetworkPolicy np applies to pod p. */
+static bool
+kt_selects(json_t *np, const k8s_pod *p)
+{
+	json_t *sel = k8s_get(np, "spec.podSelector.matchLabels");
+	json_t *labels = k8s_get(p->obj, "spec.template.metadata.labels");
+
+	return sel == NULL || json_object_size(sel) == 0 || kt_labels_match(sel, labels);
+}
+
+/* kt_has_str tells whether JSON array a holds the string s. */
+static bool
+kt_has_str(json_t *a, const char *s)
+{
+	size_t  i;
+	json_t *v;
+
+	json_array_foreach(a, i, v)
+	{
+		if (json_is_string(v) && strcmp(json_string_value(v), s) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+Test(k8s, admin, .timeout = 120)
+{
+	for (size_t o = 0; o < sizeof(kt_overlays) / sizeof(*kt_overlays); o++) {
+		json_t     *objs = kt_load(kt_overlays[o]), *dep, *x, *c;
+		const char *ov = kt_overlays[o];
+		k8s_pod     pods[K8S_PODS_MAX], *admin = NULL;
+		int         n = k8s_pods(objs, pods, K8S_PODS_MAX);
+		size_t      i;
+		bool        closed = false, out_rpc = false;
+
+		/* one toolbox, always there, never two at once */
+		dep = k8s_find(objs, "Deployment", KT_ADMIN);
+		cr_assert_not_null(dep, "%s: no Deployment %s", ov, KT_ADMIN);
+		cr_assert_eq(json_integer_value(k8s_get(dep, "spec.replicas")), 1, "%s", ov);
+		cr_assert_str_eq(k8s_str(dep, "spec.strategy.type"), "Recreate", "%s", ov);
+		for (int k = 0; k < n; k++) {
+			if (kt_toolbox(&pods[k])) {
+				cr_assert_null(admin, "%s: two toolboxes", ov);
+				admin = &pods[k];
+			}
+		}
+		cr_assert_not_null(admin);
+		c = json_array_get(json_object_get(admin->spec, "containers"), 0);
+		cr_assert_eq(json_array_size(json_object_get(admin->spec, "containers")), 1);
+		/* it idles: the image's shell, which a SIGTERM ends */
+		cr_assert_str_eq(
+		    k8s_program(c), "/bin/sh", "%s: the toolbox runs %s", ov, k8s_program(c));
+		cr_assert(
+		    strstr(json_string_value(json_array_get(json_object_get(c, "command"), 2)),
+		        "trap ") != NULL,
+		    "%s: the toolbox's first process ignores SIGTERM", ov);
+		/* it serves nothing: no port, no probe, no Service, no scrape */
+		cr_assert_eq(json_array_size(json_object_get(c, "ports")), 0);
+		cr_assert_null(json_object_get(c, "readinessProbe"));
+		cr_assert_null(json_object_get(c, "livenessProbe"));
+		json_array_foreach(objs, i, x)
+		{
+			const char *kind = k8s_str(x, "kind"), *name = k8s_str(x, "metadata.name");
+			json_t     *labels = k8s_get(admin->obj, "spec.template.metadata.labels");
+
+			if (strcmp(kind, "Service") == 0) {
+				cr_assert(!kt_labels_match(k8s_get(x, "spec.selector"), labels),
+				    "%s: the Service %s reaches the toolbox", ov, name);
+			}
+			if (strcmp(kind, "HorizontalPodAutoscaler") == 0) {
+				cr_assert_str_neq(k8s_str(x, "spec.scaleTargetRef.name"), KT_ADMIN);
+			}
+			if (strcmp(kind, "NetworkPolicy") != 0 || !kt_selects(x, admin)) {
+				continue;
+			}
+			/* nothing may reach it: a rule that selects it opens only ports
+			 * named by the pods that have them, none of which it has */
+			json_t *rule, *pp;
+			size_t  r, q;
+			json_array_foreach(k8s_get(x, "spec.ingress"), r, rule)
+			{
+				cr_assert_gt(json_array_size(json_object_get(rule, "ports")), 0,
+				    "%s: NetworkPolicy %s opens every port of the toolbox", ov,
+				    name);
+				json_array_foreach(json_object_get(rule, "ports"), q, pp)
+				{
+					const char *pn = k8s_str(pp, "port");
+					cr_assert(pn != NULL && kt_port_named(c, pn) < 0,
+					    "%s: NetworkPolicy %s opens a port on the toolbox", ov,
+					    name);
+				}
+			}
+			closed = closed || kt_has_str(k8s_get(x, "spec.policyTypes"), "Ingress");
+			/* it may reach the services' ports, and only Warble's pods and the DNS */
+			if (kt_has_str(k8s_get(x, "spec.policyTypes"), "Egress")) {
+				json_t *peer;
+				size_t  t;
+				json_array_foreach(k8s_get(x, "spec.egress"), r, rule)
+				{
+					json_t *to = json_object_get(rule, "to");
+					json_array_foreach(to, t, peer)
+					{
+						json_t *ps =
+						    k8s_get(peer, "podSelector.matchLabels");
+						cr_assert(ps != NULL && json_object_size(peer) == 1,
+						    "%s: %s lets the toolbox out beyond Warble's "
+						    "pods",
+						    ov, name);
+						for (int k = 0; k < n; k++) {
+							cr_assert(
+							    kt_toolbox(&pods[k]) ||
+							        kt_labels_match(ps,
+							            k8s_get(pods[k].obj,
+							                "spec.template.metadata."
+							                "labels")),
+							    "%s: %s keeps the toolbox from %s", ov,
+							    name, pods[k].name);
+						}
+					}
+					json_array_foreach(json_object_get(rule, "ports"), q, pp)
+					{
+						json_t *port = json_object_get(pp, "port");
+						if (json_array_size(to) > 0) {
+							out_rpc =
+							    out_rpc ||
+							    (json_is_string(port) &&
+							        strcmp(json_string_value(port),
+							            "rpc") == 0);
+						} else {
+							cr_assert_eq(json_integer_value(port), 53,
+							    "%s: %s lets the toolbox out to port "
+							    "%lld "
+							    "anywhere (the DNS's 53 alone)",
+							    ov, name, json_integer_value(port));
+						}
+					}
+				}
+			}
+		}
+		cr_assert(closed, "%s: no NetworkPolicy closes the toolbox to ingress", ov);
+		cr_assert(out_rpc, "%s: the toolbox may not reach the services' ports rpc", ov);
+		json_decref(objs);
+	}
+}
+
 Test(k8s, security, .timeout = 120)
 {
 	json_t *objs = kt_load(KT_SHARDED);
@@ -405,9 +538,12 @@ Test(k8s, security, .timeout = 120)
 			cr_assert_not_null(k8s_get(c, "resources.limits.cpu"), "%s", pods[i].name);
 			cr_assert_not_null(
 			    k8s_get(c, "resources.limits.memory"), "%s", pods[i].name);
-			cr_assert_not_null(
-			    json_object_get(c, "readinessProbe"), "%s", pods[i].name);
-			cr_assert_not_null(json_object_get(c, "livenessProbe"), "%s", pods[i].name);
+			if (!kt_toolbox(&pods[i])) { /* the toolbox serves nothing to probe */
+				cr_assert_not_null(
+				    json_object_get(c, "readinessProbe"), "%s", pods[i].name);
+				cr_assert_not_null(
+				    json_object_get(c, "livenessProbe"), "%s", pods[i].name);
+			}
 		}
 		cr_assert_lt(
 		    json_integer_value(k8s_get(pods[i].spec, "terminationGracePeriodSeconds")), 31,
@@ -416,9 +552,54 @@ Test(k8s, security, .timeout = 120)
 	json_decref(objs);
 }
 
+/* kt_tls_dir returns where c mounts the Secret warble-tls (or NULL), its items in *items. */
+static const char *
+kt_tls_dir(const k8s_pod *p, json_t *c, json_t **items)
+{
+	json_t *m, *v;
+	size_t  i, j;
+
+	json_array_foreach(json_object_get(c, "volumeMounts"), i, m)
+	{
+		json_array_foreach(json_object_get(p->spec, "volumes"), j, v)
+		{
+			const char *sn = k8s_str(v, "secret.secretName");
+			if (strcmp(k8s_str(v, "name"), k8s_str(m, "name")) == 0 && sn != NULL &&
+			    strcmp(sn, "warble-tls") == 0) {
+				*items = k8s_get(v, "secret.items");
+				return k8s_str(m, "mountPath");
+			}
+		}
+	}
+	return NULL;
+}
+
+/* kt_check_tls_env holds WARBLE_TLS_DIR in env to where the pod mounts its own identity's pair. */
+static void
+kt_check_tls_env(const k8s_pod *p, json_t *c, json_t *env)
+{
+	const char *dir = json_string_value(json_object_get(env, "WARBLE_TLS_DIR"));
+	json_t     *items = NULL, *it;
+	const char *mounted = kt_tls_dir(p, c, &items);
+	char        pem[80];
+	bool        has = false;
+	size_t      i;
+
+	cr_assert(dir != NULL && dir[0] != '\0', "%s: no WARBLE_TLS_DIR: TLS is off", p->name);
+	cr_assert_not_null(mounted, "%s mounts no TLS Secret", p->name);
+	cr_assert_str_eq(
+	    dir, mounted, "%s: WARBLE_TLS_DIR=%s, but the Secret is on %s", p->name, dir, mounted);
+	snprintf(pem, sizeof(pem), "%s.pem", p->workload);
+	json_array_foreach(items, i, it)
+	{
+		has = has || strcmp(k8s_str(it, "path"), pem) == 0;
+	}
+	cr_assert(has, "%s: no %s in %s", p->name, pem, dir);
+}
+
 /* kt_check_env holds one container's variables to its daemon's options. */
 static void
-kt_check_env(json_t *objs, const k8s_pod *p, json_t *c, json_t *pending_seen)
+kt_check_env(json_t *objs, const k8s_pod *p, json_t *c)
 {
 	json_t     *env = kt_full_env(objs, p, c);
 	const char *prog = k8s_program(c), *key;
@@ -427,16 +608,11 @@ kt_check_env(json_t *objs, const k8s_pod *p, json_t *c, json_t *pending_seen)
 	cr_assert_not_null(defs, "%s: %s has no --print-defaults", p->name, prog);
 	json_object_foreach(env, key, v)
 	{
-		if (strncmp(key, "WARBLE_", 7) != 0 || json_object_get(defs, key) != NULL) {
-			continue;
-		}
 		/* the image's own ENV (WARBLE_DATA) reaches every container, as under compose */
-		cr_assert(kt_pending_var(key) || strcmp(key, "WARBLE_DATA") == 0,
+		cr_assert(strncmp(key, "WARBLE_", 7) != 0 || json_object_get(defs, key) != NULL ||
+		              strcmp(key, "WARBLE_DATA") == 0,
 		    "%s: %s is given %s, which it does not read (warble-%s --print-defaults)",
 		    p->name, prog, key, kt_service(prog));
-		if (kt_pending_var(key)) {
-			json_object_set_new(pending_seen, key, json_true());
-		}
 	}
 	/* what the manifests set on top of the image must be read */
 	json_t *mine = k8s_env(objs, p, c, "10.0.0.1");
@@ -445,45 +621,157 @@ kt_check_env(json_t *objs, const k8s_pod *p, json_t *c, json_t *pending_seen)
 	json_object_foreach(mine, key, v)
 	{
 		if (strncmp(key, "WARBLE_", 7) == 0 && json_object_get(image, key) == NULL) {
-			cr_assert(json_object_get(defs, key) != NULL || kt_pending_var(key),
+			cr_assert(json_object_get(defs, key) != NULL,
 			    "%s: the manifests set %s, which %s does not read", p->name, key, prog);
 		}
 	}
+	kt_check_tls_env(p, c, env);
 	json_decref(image);
 	json_decref(mine);
 	json_decref(defs);
 	json_decref(env);
 }
 
+/* kt_toolbox_env returns what warblectl sees in the toolbox: the kubelet's, then warble-pod's. */
+static json_t *
+kt_toolbox_env(json_t *objs, const k8s_pod *p, json_t *c)
+{
+	json_t *env = k8s_env(objs, p, c, "10.0.0.1");
+
+	cr_assert_not_null(env, "%s: its environment cannot be worked out", p->name);
+	kt_wrapper_env(env, "warblectl", p->name);
+	return env;
+}
+
+/*
+ * kt_check_toolbox_env holds the toolbox's variables to what warblectl
+ * admin reads: the daemons' own names for the same things (warblectl
+ * takes the services' addresses under the names their daemons listen on,
+ * proto/wb_services.h), every service's address list from warble-pod, and
+ * WARBLE_TLS_DIR on the admin identity.
+ */
+static void
+kt_check_toolbox_env(json_t *objs, const k8s_pod *p, json_t *c)
+{
+	const char *daemons[] = { "warble-gateway", "warble-user", "warble-relation",
+		"warble-content", "warble-inbox" };
+	const char *lists[] = { "WARBLE_USER_URL", "WARBLE_RELATION_URLS", "WARBLE_CONTENT_URLS",
+		"WARBLE_INBOX_URLS" };
+	json_t     *env = kt_toolbox_env(objs, p, c), *known = json_object(), *v;
+	const char *key;
+
+	for (size_t d = 0; d < sizeof(daemons) / sizeof(*daemons); d++) {
+		json_t *defs = k8s_defaults(daemons[d]);
+		cr_assert_not_null(defs, "%s has no --print-defaults", daemons[d]);
+		json_object_update(known, defs);
+		json_decref(defs);
+	}
+	json_object_foreach(env, key, v)
+	{
+		cr_assert(strncmp(key, "WARBLE_", 7) != 0 || json_object_get(known, key) != NULL,
+		    "%s is given %s, which no Warble program reads", p->name, key);
+		cr_assert(strncmp(key, "WARBLE_", 7) != 0 ||
+		              strncmp(json_string_value(v), "tcp://0.0.0.0", 13) != 0,
+		    "%s: %s=%s: the toolbox listens on nothing", p->name, key,
+		    json_string_value(v));
+	}
+	for (size_t l = 0; l < sizeof(lists) / sizeof(*lists); l++) {
+		cr_assert_not_null(json_object_get(env, lists[l]),
+		    "%s: warblectl admin gets no %s (warble-pod --env warblectl)", p->name,
+		    lists[l]);
+	}
+	kt_check_tls_env(p, c, env);
+	json_decref(known);
+	json_decref(env);
+}
+
 Test(k8s, drift_env, .timeout = 180)
 {
-	json_t *pending_seen = json_object();
-
 	for (size_t o = 0; o < sizeof(kt_overlays) / sizeof(*kt_overlays); o++) {
 		json_t *objs = kt_load(kt_overlays[o]);
 		k8s_pod pods[K8S_PODS_MAX];
-		int     n = k8s_pods(objs, pods, K8S_PODS_MAX);
+		int     n = k8s_pods(objs, pods, K8S_PODS_MAX), toolboxes = 0;
 
 		for (int i = 0; i < n; i++) {
 			json_t *c;
 			size_t  j;
 			json_array_foreach(json_object_get(pods[i].spec, "containers"), j, c)
 			{
-				kt_check_env(objs, &pods[i], c, pending_seen);
+				if (kt_toolbox(&pods[i])) {
+					kt_check_toolbox_env(objs, &pods[i], c);
+					toolboxes++;
+				} else {
+					kt_check_env(objs, &pods[i], c);
+				}
 			}
 		}
+		cr_assert_eq(toolboxes, 1, "%s: %d admin toolboxes", kt_overlays[o], toolboxes);
 		json_decref(objs);
 	}
-	/* listed until the daemons read them: then the check above holds them like any other */
-	for (int i = 0; kt_pending[i] != NULL; i++) {
-		if (json_object_get(pending_seen, kt_pending[i]) != NULL) {
-			fprintf(stderr,
-			    "k8s::drift_env: %s is set for the daemons, which do not read it yet "
-			    "(expected: its change is not merged)\n",
-			    kt_pending[i]);
+}
+
+/* kt_scheme_is tells whether url and other start with the same scheme ("http://"). */
+static bool
+kt_scheme_is(const char *url, const char *other)
+{
+	const char *a = strstr(url, "://"), *b = strstr(other, "://");
+
+	return a != NULL && b != NULL && a - url == b - other &&
+	       strncmp(url, other, (size_t)(a - url)) == 0;
+}
+
+/* kt_check_lists holds each address list warble-pod put in env to the ports of the pods named. */
+static void
+kt_check_lists(json_t *objs, const k8s_pod *p, json_t *env)
+{
+	const char *lists[][3] = { { "WARBLE_USER_URL", "user", "rpc" },
+		{ "WARBLE_RELATION_URLS", "relation", "rpc" },
+		{ "WARBLE_CONTENT_URLS", "content", "rpc" },
+		{ "WARBLE_INBOX_URLS", "inbox", "rpc" },
+		{ "WARBLE_RELATION_PUB_URLS", "relation", "events" },
+		{ "WARBLE_CONTENT_PUB_URLS", "content", "events" } };
+	char        host[128];
+
+	for (size_t l = 0; l < sizeof(lists) / sizeof(*lists); l++) {
+		const char *val = json_string_value(json_object_get(env, lists[l][0]));
+		json_t     *target = k8s_find(objs, "StatefulSet", lists[l][1]);
+		json_t *tc = json_array_get(k8s_get(target, "spec.template.spec.containers"), 0);
+		char    buf[4096];
+		int     idx = 0;
+
+		if (val == NULL || strncmp(val, "tcp://0.0.0.0", 13) == 0) {
+			continue;
 		}
+		snprintf(buf, sizeof(buf), "%s", val);
+		for (char *save = NULL, *u = strtok_r(buf, ",", &save); u != NULL;
+		     u = strtok_r(NULL, ",", &save), idx++) {
+			char want[128];
+			snprintf(want, sizeof(want), "%s-%d.%s", lists[l][1], idx, lists[l][1]);
+			cr_assert(
+			    k8s_url_host(u, host, sizeof(host)) == 0 && strcmp(host, want) == 0,
+			    "%s: %s entry %d is %s", p->name, lists[l][0], idx, u);
+			cr_assert_eq(k8s_url_port(u), kt_port_named(tc, lists[l][2]),
+			    "%s: %s dials %s, not %s's %s port", p->name, lists[l][0], u,
+			    lists[l][1], lists[l][2]);
+		}
+		cr_assert_eq(idx, (int)json_integer_value(k8s_get(target, "spec.replicas")),
+		    "%s: %s lists %d shards", p->name, lists[l][0], idx);
 	}
-	json_decref(pending_seen);
+}
+
+/* kt_check_toolbox_ports holds the toolbox to listen on nothing, its lists to the pods' ports. */
+static void
+kt_check_toolbox_ports(json_t *objs, const k8s_pod *p, json_t *c)
+{
+	json_t *env = kt_toolbox_env(objs, p, c);
+	json_t *anns = k8s_get(p->obj, "spec.template.metadata.annotations");
+
+	cr_assert_eq(
+	    json_array_size(json_object_get(c, "ports")), 0, "%s declares a port", p->name);
+	cr_assert_null(json_object_get(anns, "prometheus.io/scrape"),
+	    "%s has no metrics port to scrape", p->name);
+	kt_check_lists(objs, p, env);
+	json_decref(env);
 }
 
 /* kt_check_ports holds one container's ports to what its daemon listens on. */
@@ -491,40 +779,41 @@ static void
 kt_check_ports(json_t *objs, const k8s_pod *p, json_t *c)
 {
 	json_t     *env = kt_full_env(objs, p, c), *defs, *v, *port;
-	const char *prog = k8s_program(c), *key, *svc = kt_service(prog);
+	const char *prog = k8s_program(c), *key;
 	size_t      i;
 	char        host[128];
 
 	defs = k8s_defaults(prog);
 	cr_assert_not_null(defs);
-	/* every listen address (0.0.0.0) is declared, at the daemon's default port */
+	/* every listen address (0.0.0.0) is declared, at the daemon's default port and scheme */
 	json_object_foreach(env, key, v)
 	{
-		const char *url = json_string_value(v);
+		const char *url = json_string_value(v), *def;
 		int         want;
 
 		if (strncmp(key, "WARBLE_", 7) != 0 || k8s_url_host(url, host, sizeof(host)) != 0 ||
 		    strcmp(host, "0.0.0.0") != 0) {
 			continue;
 		}
-		if (json_object_get(defs, key) != NULL) {
-			want = k8s_url_port(json_string_value(json_object_get(defs, key)));
-		} else {
-			cr_assert_str_eq(key, "WARBLE_METRICS_URL", "%s: %s is no option of %s",
-			    p->name, key, prog);
-			want = -1;
-			for (size_t m = 0; m < sizeof(kt_metrics_ports) / sizeof(*kt_metrics_ports);
-			     m++) {
-				if (strcmp(kt_metrics_ports[m].service, svc) == 0) {
-					want = kt_metrics_ports[m].port;
-				}
-			}
-		}
+		def = json_string_value(json_object_get(defs, key));
+		cr_assert_not_null(def, "%s: %s is no option of %s", p->name, key, prog);
+		want = k8s_url_port(def);
 		cr_assert_eq(k8s_url_port(url), want, "%s: %s=%s, but %s's default port is %d",
 		    p->name, key, url, prog, want);
+		cr_assert(kt_scheme_is(url, def), "%s: %s=%s, but %s's default is %s", p->name, key,
+		    url, prog, def);
 		cr_assert(kt_has_port(c, want), "%s listens on %d (%s) but does not declare it",
 		    p->name, want, key);
 	}
+	/* the admin HTTP port (/metrics, /healthz, /readyz) is the port named metrics */
+	const char *murl = json_string_value(json_object_get(env, "WARBLE_METRICS_URL"));
+	cr_assert_not_null(
+	    murl, "%s: no WARBLE_METRICS_URL: its metrics stay on loopback", p->name);
+	cr_assert(k8s_url_host(murl, host, sizeof(host)) == 0 && strcmp(host, "0.0.0.0") == 0,
+	    "%s: WARBLE_METRICS_URL=%s is not reached from outside the pod", p->name, murl);
+	cr_assert_eq(k8s_url_port(murl), kt_port_named(c, "metrics"),
+	    "%s: WARBLE_METRICS_URL=%s, but its port metrics is %d", p->name, murl,
+	    kt_port_named(c, "metrics"));
 	/* every declared port is listened on */
 	json_array_foreach(json_object_get(c, "ports"), i, port)
 	{
@@ -567,37 +856,7 @@ kt_check_ports(json_t *objs, const k8s_pod *p, json_t *c)
 	    atoi(ann), kt_port_named(c, "metrics"), "%s: prometheus.io/port %s", p->name, ann);
 	cr_assert_str_eq(json_string_value(json_object_get(anns, "prometheus.io/scrape")), "true");
 	/* each address warble-pod built dials a declared port of that pod */
-	const char *lists[][3] = { { "WARBLE_USER_URL", "user", "rpc" },
-		{ "WARBLE_RELATION_URLS", "relation", "rpc" },
-		{ "WARBLE_CONTENT_URLS", "content", "rpc" },
-		{ "WARBLE_INBOX_URLS", "inbox", "rpc" },
-		{ "WARBLE_RELATION_PUB_URLS", "relation", "events" },
-		{ "WARBLE_CONTENT_PUB_URLS", "content", "events" } };
-	for (size_t l = 0; l < sizeof(lists) / sizeof(*lists); l++) {
-		const char *val = json_string_value(json_object_get(env, lists[l][0]));
-		json_t     *target = k8s_find(objs, "StatefulSet", lists[l][1]);
-		json_t *tc = json_array_get(k8s_get(target, "spec.template.spec.containers"), 0);
-		char    buf[4096];
-		int     idx = 0;
-
-		if (val == NULL || strncmp(val, "tcp://0.0.0.0", 13) == 0) {
-			continue;
-		}
-		snprintf(buf, sizeof(buf), "%s", val);
-		for (char *save = NULL, *u = strtok_r(buf, ",", &save); u != NULL;
-		     u = strtok_r(NULL, ",", &save), idx++) {
-			char want[128];
-			snprintf(want, sizeof(want), "%s-%d.%s", lists[l][1], idx, lists[l][1]);
-			cr_assert(
-			    k8s_url_host(u, host, sizeof(host)) == 0 && strcmp(host, want) == 0,
-			    "%s: %s entry %d is %s", p->name, lists[l][0], idx, u);
-			cr_assert_eq(k8s_url_port(u), kt_port_named(tc, lists[l][2]),
-			    "%s: %s dials %s, not %s's %s port", p->name, lists[l][0], u,
-			    lists[l][1], lists[l][2]);
-		}
-		cr_assert_eq(idx, (int)json_integer_value(k8s_get(target, "spec.replicas")),
-		    "%s: %s lists %d shards", p->name, lists[l][0], idx);
-	}
+	kt_check_lists(objs, p, env);
 	json_decref(defs);
 	json_decref(env);
 }
@@ -614,7 +873,11 @@ Test(k8s, drift_ports, .timeout = 180)
 		size_t  j;
 		json_array_foreach(json_object_get(pods[k].spec, "containers"), j, c)
 		{
-			kt_check_ports(objs, &pods[k], c);
+			if (kt_toolbox(&pods[k])) {
+				kt_check_toolbox_ports(objs, &pods[k], c);
+			} else {
+				kt_check_ports(objs, &pods[k], c);
+			}
 		}
 	}
 	/* Services and NetworkPolicies name ports the pods they select declare */
@@ -678,6 +941,41 @@ Test(k8s, drift_ports, .timeout = 180)
 				}
 				cr_assert(somewhere,
 				    "NetworkPolicy %s opens a port no pod it selects has", name);
+			}
+		}
+		/* an egress rule to Warble's pods names ports some of them have */
+		json_array_foreach(k8s_get(o, "spec.egress"), r, rule)
+		{
+			json_t *peer;
+			size_t  t;
+			json_array_foreach(json_object_get(rule, "to"), t, peer)
+			{
+				json_t *tsel = k8s_get(peer, "podSelector.matchLabels");
+				json_array_foreach(
+				    tsel != NULL ? json_object_get(rule, "ports") : NULL, q, pp)
+				{
+					json_t *port = json_object_get(pp, "port");
+					bool    somewhere = false;
+					for (int k = 0; k < n; k++) {
+						json_t *labels = k8s_get(
+						    pods[k].obj, "spec.template.metadata.labels");
+						json_t *c = json_array_get(
+						    json_object_get(pods[k].spec, "containers"), 0);
+						somewhere =
+						    somewhere ||
+						    (kt_labels_match(tsel, labels) &&
+						        (json_is_string(port)
+						                ? kt_port_named(c,
+						                      json_string_value(port)) > 0
+						                : kt_has_port(
+						                      c, (int)json_integer_value(
+						                             port))));
+					}
+					cr_assert(somewhere,
+					    "NetworkPolicy %s lets out to a port no pod it names "
+					    "has",
+					    name);
+				}
 			}
 		}
 	}
@@ -982,29 +1280,35 @@ Test(k8s, scrape, .timeout = 120)
 	cr_assert_str_eq(
 	    json_string_value(json_array_get(k8s_get(sd, "namespaces.names"), 0)), K8S_NAMESPACE);
 
-	/* what discovery says of each declared port of each pod, relabelled */
+	/* what discovery says of each declared port of each pod, relabelled (of a
+	 * container without ports, one target: the pod's address alone) */
 	for (int k = 0; k < n; k++) {
 		json_t *c = json_array_get(json_object_get(pods[k].spec, "containers"), 0), *port;
 		json_t *meta = k8s_get(pods[k].obj, "spec.template.metadata");
+		json_t *ports = json_object_get(c, "ports"), *portless = json_pack("[{}]");
 		int     targets = 0;
 		size_t  q;
 
-		json_array_foreach(json_object_get(c, "ports"), q, port)
+		json_array_foreach(json_array_size(ports) > 0 ? ports : portless, q, port)
 		{
 			json_t     *l = json_object(), *v;
 			const char *key;
 			char        name[256], addr[64];
+			json_t     *cp = json_object_get(port, "containerPort");
 
-			snprintf(addr, sizeof(addr), "10.1.0.%d:%lld", k + 2,
-			    json_integer_value(json_object_get(port, "containerPort")));
+			snprintf(addr, sizeof(addr), "10.1.0.%d", k + 2);
+			if (cp != NULL) {
+				snprintf(addr + strlen(addr), sizeof(addr) - strlen(addr), ":%lld",
+				    json_integer_value(cp));
+				json_object_set_new(l, "__meta_kubernetes_pod_container_port_name",
+				    json_string(k8s_str(port, "name")));
+			}
 			json_object_set_new(l, "__address__", json_string(addr));
 			json_object_set_new(l, "__metrics_path__", json_string("/metrics"));
 			json_object_set_new(
 			    l, "__meta_kubernetes_namespace", json_string(K8S_NAMESPACE));
 			json_object_set_new(
 			    l, "__meta_kubernetes_pod_name", json_string(pods[k].name));
-			json_object_set_new(l, "__meta_kubernetes_pod_container_port_name",
-			    json_string(k8s_str(port, "name")));
 			json_object_foreach(json_object_get(meta, "labels"), key, v)
 			{
 				char s[200];
@@ -1048,7 +1352,9 @@ Test(k8s, scrape, .timeout = 120)
 			}
 			json_decref(l);
 		}
-		cr_assert_eq(targets, 1, "%s is scraped %d times", pods[k].name, targets);
+		cr_assert_eq(targets, kt_toolbox(&pods[k]) ? 0 : 1, "%s is scraped %d times",
+		    pods[k].name, targets);
+		json_decref(portless);
 	}
 
 	/* promtool checks the rest (Debian's is built without Kubernetes discovery) */
