@@ -3,8 +3,9 @@
  * daemon: publish, get, timeline paging and time ranges, delete and its
  * permissions, text limits, id order, the event log, rich posts and
  * their images and previews, uploads decoded whole (metadata gone, files
- * joined or cut short refused), uploads through a kill -9, and the
- * re-encode pass over a store of images kept as they were uploaded.
+ * joined or cut short refused), uploads through a kill -9, the
+ * re-encode pass over a store of images kept as they were uploaded, and
+ * the authors with posts (post.authors).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -377,6 +378,80 @@ Test(content, text_rules, .init = start, .fini = stop, .timeout = 60)
 	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
 	cr_assert_eq(n, 2, "only the two valid posts were stored");
 	wb_msg_free(rep);
+}
+
+/* authors_page reads one page of post.authors (slots: [lo, hi), or none if lo == hi) into out; returns the count, with *next the cursor (0: none). */
+static size_t
+authors_page(
+    uint64_t after, uint64_t limit, unsigned lo, unsigned hi, uint64_t *out, uint64_t *next)
+{
+	wb_obj         *req = wb_request(WB_OP_POST_AUTHORS), *rep = NULL;
+	const uint64_t *v = NULL;
+	size_t          n = 0;
+	uint64_t        slots[2] = { lo, hi };
+
+	if (after != 0) {
+		wb_set_u64(req, WB_F_AFTER, after);
+	}
+	wb_set_u64(req, WB_F_LIMIT, limit);
+	if (lo != hi) {
+		wb_set_u64s(req, WB_F_SLOTS, slots, 2);
+	}
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &n));
+	cr_assert_leq(n, limit);
+	memcpy(out, v, n * sizeof(*v));
+	*next = wb_u64(rep, WB_F_NEXT, 0);
+	wb_msg_free(rep);
+	return n;
+}
+
+/* post.authors pages through the users with posts, ascending, within a slot range if asked: a
+ * user whose posts are all deleted is no longer one. */
+Test(content, authors_with_posts, .init = start, .fini = stop, .timeout = 60)
+{
+	static const uint64_t authors[] = { 3, 5, 8, 13, 21, 34, 55, 89, 144, 233 };
+	enum { N = sizeof(authors) / sizeof(authors[0]) };
+	uint64_t got[64], next, id;
+	size_t   n = 0;
+
+	for (size_t i = 0; i < N; i++) {
+		cr_assert_eq(publish(authors[i], "a post", 6, &id), WB_OK);
+	}
+	cr_assert_eq(publish(4, "deleted", 7, &id), WB_OK);
+	wb_obj *req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, 4);
+	wb_set_u64(req, WB_F_ID, id);
+	cr_assert_eq(call(req, NULL), WB_OK);
+
+	/* pages of 3, every author once, in order; 4 has none left */
+	next = 0;
+	for (int pages = 0; pages < 10; pages++) {
+		n += authors_page(next, 3, 0, 0, got + n, &next);
+		if (next == 0) {
+			break;
+		}
+		cr_assert_eq(next, got[n - 1], "the cursor is the last uid given");
+	}
+	cr_assert_eq(n, N);
+	for (size_t i = 0; i < N; i++) {
+		cr_assert_eq(got[i], authors[i], "author %zu", i);
+	}
+	/* a slot range: only the authors whose slot is in it */
+	unsigned lo = wb_slot(authors[0]), hi = lo + 1;
+	n = authors_page(0, 100, lo, hi, got, &next);
+	cr_assert_geq(n, 1);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(wb_slot(got[i]), lo);
+	}
+	cr_assert_eq(next, 0);
+	n = authors_page(authors[N - 1], 100, 0, 0, got, &next);
+	cr_assert_eq(n, 0, "nobody after the last");
+	/* a malformed range is refused */
+	req = wb_request(WB_OP_POST_AUTHORS);
+	uint64_t bad[2] = { 10, 10 };
+	wb_set_u64s(req, WB_F_SLOTS, bad, 2);
+	cr_assert_eq(call(req, NULL), WB_EINVAL);
 }
 
 Test(content, timeline_paging_and_time_range, .init = start, .fini = stop, .timeout = 120)
