@@ -617,8 +617,8 @@ ct_check_home(const char *who, uint64_t uid, const ct_post *want, size_t n)
 }
 
 /*
- * ct_check_homes checks every user's home against the model: the posts of whom it follows, newest
- * first.
+ * ct_check_homes checks every user's home against the model: the posts of whom it follows and its
+ * own, newest first.
  */
 static void
 ct_check_homes(void)
@@ -631,7 +631,8 @@ ct_check_homes(void)
 
 		for (size_t p = 0; p < ct_w.nposts; p++) {
 			for (unsigned a = 0; a < ct_w.nauthors; a++) {
-				if (ct_w.posts[p].author == ct_w.uid[a] && ct_w.follows[u][a]) {
+				if (ct_w.posts[p].author == ct_w.uid[a] &&
+				    (ct_w.follows[u][a] || u == a)) {
 					want[n++] = ct_w.posts[p];
 				}
 			}
@@ -928,19 +929,20 @@ Test(cluster, fans_on_every_shard, .fini = ct_fini, .timeout = 240)
 	uint64_t cells = 0;
 	for (unsigned k = 0; k < CT_INBOX; k++) {
 		uint64_t now = ct_gauge(ct_inbox[k], "cells_written"), d = now - base[k];
-		cr_assert_eq(d, (uint64_t)per_inbox[k] * CT_CELEB_POST,
+		uint64_t own = k == wb_uid_shard(celeb, CT_INBOX); /* the celebrity's own cell */
+		cr_assert_eq(d, (per_inbox[k] + own) * CT_CELEB_POST,
 		    "inbox %u wrote %llu cells for %u fans and %d posts", k, (unsigned long long)d,
 		    per_inbox[k], CT_CELEB_POST);
 		cells += d;
 	}
-	cr_assert_eq(cells, (uint64_t)CT_FANS * CT_CELEB_POST);
+	cr_assert_eq(cells, (uint64_t)(CT_FANS + 1) * CT_CELEB_POST);
 	for (size_t i = 0; i < CT_FANS; i++) {
 		ct_check_home("fan", fans[i], posts, CT_CELEB_POST);
 	}
 	for (size_t i = 0; i < CT_OTHERS; i++) {
 		ct_check_home("non-fan", others[i], posts, 0);
 	}
-	ct_check_home("the celebrity", celeb, posts, 0);
+	ct_check_home("the celebrity", celeb, posts, CT_CELEB_POST);
 	cr_assert_eq(atomic_load(&ct_nfail), 0, "homes differ from the model");
 	fprintf(stderr,
 	    "cluster: %d fans (%u, %u, %u per inbox shard), %d posts fanned out in "

@@ -107,11 +107,17 @@ Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
 	json_decref(j);
 
+	/* bob's own posts are in his home */
+	j = home_wait(b, 3);
+	cr_assert_str_eq(str(json_array_get(json_object_get(j, "posts"), 0), "author_name"), "bob");
+	json_decref(j);
+
 	snprintf(path, sizeof(path), "/api/v1/posts/%s", id[1]);
 	json_decref(call(200, "DELETE", path, b, NULL));
 	j = call(200, "GET", "/api/v1/users/bob/posts", NULL, NULL);
 	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
 	json_decref(j);
+	json_decref(home_wait(b, 2)); /* and gone from his home */
 
 	json_decref(call(200, "DELETE", "/api/v1/me/following/bob", a, NULL));
 	j = home_wait(a, 0);
