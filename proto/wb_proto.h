@@ -237,7 +237,8 @@ wb_mask_first(wb_mask m)
 	X(LOGOUT_ALL,     "logout_all",       WB_M(TOKEN), 0)                      \
 	X(CHANGE_PASSWORD, "change_password", WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0) \
 	X(UPLOAD,         "upload",           WB_M(TOKEN) | WB_M(DATA), 0)         \
-	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN) | WB_M(PREVIEW))
+	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN) | WB_M(PREVIEW)) \
+	X(POST,           "post",             WB_M(ID), WB_M(TOKEN)) /* one post, hydrated */
 /* clang-format on */
 
 typedef enum wb_op {

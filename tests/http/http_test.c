@@ -112,8 +112,19 @@ Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_str_eq(str(json_array_get(json_object_get(j, "posts"), 0), "author_name"), "bob");
 	json_decref(j);
 
+	/* one post's own page: anyone's to read, as timelines show it; gone once deleted */
 	snprintf(path, sizeof(path), "/api/v1/posts/%s", id[1]);
+	j = call(200, "GET", path, NULL, NULL);
+	cr_assert_str_eq(str(j, "id"), id[1]);
+	cr_assert_str_eq(str(j, "text"), "post 1");
+	cr_assert_str_eq(str(j, "author_name"), "bob");
+	cr_assert_gt(json_integer_value(json_object_get(j, "time")), 0);
+	cr_assert_null(json_object_get(j, "ok"));
+	json_decref(j);
+	json_decref(call(200, "GET", path, a, NULL)); /* a token is taken, not needed */
+
 	json_decref(call(200, "DELETE", path, b, NULL));
+	fail_with(404, "NO_SUCH_POST", "GET", path, NULL, NULL);
 	j = call(200, "GET", "/api/v1/users/bob/posts", NULL, NULL);
 	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
 	json_decref(j);
@@ -232,6 +243,9 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	fail_with(404, "NO_SUCH_USER", "GET", "/api/v1/users/nobody", NULL, NULL);
 	fail_with(404, "NO_SUCH_USER", "PUT", "/api/v1/me/following/nobody", a, NULL);
 	fail_with(404, "NO_SUCH_POST", "DELETE", "/api/v1/posts/12345", a, NULL);
+	fail_with(404, "NO_SUCH_POST", "GET", "/api/v1/posts/12345", NULL, NULL);
+	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/posts/twelve", NULL, NULL);
+	fail_with(400, "INVALID", "GET", "/api/v1/posts/0", NULL, NULL);
 
 	/* 405 with Allow */
 	cr_assert_eq(ht_request(port, "POST", "/api/v1/me", a, "{}", &r), 0);
