@@ -126,6 +126,42 @@ Test(text, limits)
 	cr_assert_eq(text_check(buf, 4 * 281), WB_EBADTEXT); /* invalid beats long */
 }
 
+/* A blank text: nothing but white space and zero-width characters, in every encoding length. */
+Test(text, blank)
+{
+	static const char *const blank[] = {
+		" ",
+		"\t\n\v\f\r",
+		"\xc2\x85",                             /* U+0085 NEXT LINE */
+		"\xc2\xa0",                             /* U+00A0 NO-BREAK SPACE */
+		"\xe1\x9a\x80",                         /* U+1680 OGHAM SPACE MARK */
+		"\xe1\xa0\x8e",                         /* U+180E MONGOLIAN VOWEL SEPARATOR */
+		"\xe2\x80\x80\xe2\x80\x8a",             /* U+2000 EN QUAD, U+200A HAIR SPACE */
+		"\xe2\x80\x8b\xe2\x80\x8c\xe2\x80\x8d", /* zero width space, non-joiner, joiner */
+		"\xe2\x80\xa8\xe2\x80\xa9",             /* LINE and PARAGRAPH SEPARATOR */
+		"\xe2\x80\xaf\xe2\x81\x9f", /* NARROW NO-BREAK SPACE, MEDIUM MATHEMATICAL */
+		"\xe2\x81\xa0",             /* U+2060 WORD JOINER */
+		"\xe3\x80\x80",             /* U+3000 IDEOGRAPHIC SPACE */
+		"\xef\xbb\xbf",             /* U+FEFF ZERO WIDTH NO-BREAK SPACE */
+		" \xc2\xa0\t\xe3\x80\x80\n",
+	};
+	static const char *const shown[] = {
+		"a", " a ", "\xc2\xa0x\xc2\xa0",
+		"\xe3\x80\x80\xe5\xbe\xae", /* an ideographic space, then a CJK character */
+		"\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9", /* two emoji joined by U+200D */
+		"_", "\xc2\xad", /* U+00AD SOFT HYPHEN: not on the list */
+		"\xe2\x80\x8e",  /* U+200E LEFT-TO-RIGHT MARK: not on the list */
+	};
+	for (size_t i = 0; i < sizeof(blank) / sizeof(blank[0]); i++) {
+		cr_assert(text_blank(blank[i], strlen(blank[i])), "blank %zu", i);
+		cr_assert_eq(
+		    text_check(blank[i], strlen(blank[i])), WB_OK, "blank %zu is UTF-8", i);
+	}
+	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		cr_assert_not(text_blank(shown[i], strlen(shown[i])), "shown %zu", i);
+	}
+}
+
 /* ---- the daemon ---- */
 
 static char        url[128], pub_url[128];
@@ -372,6 +408,9 @@ Test(content, text_rules, .init = start, .fini = stop, .timeout = 60)
 	cr_assert_eq(publish(1, "\xed\xa0\x80", 3, &id), WB_EBADTEXT);
 	cr_assert_eq(publish(1, "\xf4\x90\x80\x80", 4, &id), WB_EBADTEXT);
 	cr_assert_eq(publish(1, "ok\xe2\x82", 4, &id), WB_EBADTEXT);
+	cr_assert_eq(publish(1, " \t\n", 3, &id), WB_EBADTEXT, "only white space");
+	cr_assert_eq(publish(1, "\xc2\xa0\xe3\x80\x80\xe2\x80\x8b", 8, &id), WB_EBADTEXT,
+	    "NBSP, ideographic space, zero width space");
 	wb_obj       *rep = timeline(1, 0, 100, 0, 0);
 	const wb_obj *posts;
 	size_t        n;

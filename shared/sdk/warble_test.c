@@ -250,6 +250,14 @@ Test(sdk, errors, .fini = st_fini, .timeout = 90)
 	}
 	cr_assert_eq(warble_post(wc, toolong, NULL), WARBLE_OK, "%s", warble_errmsg(wc));
 	st_err(warble_post(wc, "\xc3\x28 broken", NULL), WARBLE_EBADTEXT);
+	/* only white space, of any kind: nothing would show */
+	st_err(warble_post(wc, " \t\n ", NULL), WARBLE_EBADTEXT);
+	cr_assert(strstr(warble_errmsg(wc), "white space") != NULL, "%s", warble_errmsg(wc));
+	st_err(warble_post(wc, "\xc2\xa0\xe3\x80\x80\xe2\x80\x8b\r\n", NULL), WARBLE_EBADTEXT);
+	st_err(
+	    warble_post_rich(wc, "\xe3\x80\x80", "a title", NULL, NULL, 0, NULL), WARBLE_EBADTEXT);
+	cr_assert_eq(
+	    warble_post(wc, "\xe3\x80\x80x\xe3\x80\x80", NULL), WARBLE_OK, "%s", warble_errmsg(wc));
 	st_err(warble_follow(wc, "carol"), WARBLE_ESELF);
 	st_err(warble_follow(wc, "nosuchuser"), WARBLE_ENOUSER);
 	cr_assert(strstr(warble_errmsg(wc), "nosuchuser") != NULL, "%s", warble_errmsg(wc));
@@ -596,6 +604,14 @@ Test(sdk, rich_posts_and_media, .fini = st_fini, .timeout = 120)
 	cr_assert_eq(st_category(bob, "alice", "birds", 0, ids, 8), 0);
 	cr_assert_eq(st_category(bob, "alice", NULL, 0, ids, 8), 4, "NULL: every post");
 	cr_assert_eq(st_category(bob, "alice", "", 0, ids, 8), 4, "\"\": every post");
+
+	/* Text of only white space is refused, unless the post has an image. */
+	st_img          d = st_upload(wc, auid, 8, 8, 5);
+	warble_attach_t with_d[] = { { d.m->media, NULL } };
+	cr_assert_eq(warble_post_rich(wc, " \n", "A title", NULL, NULL, 0, NULL), WARBLE_EBADTEXT);
+	cr_assert_eq(warble_post_rich(wc, " \xe3\x80\x80\n", NULL, NULL, with_d, 1, &id4),
+	    WARBLE_OK, "blank text beside an image: %s", warble_errmsg(wc));
+	st_img_free(&d);
 
 	st_img_free(&a);
 	st_img_free(&b);

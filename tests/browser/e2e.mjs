@@ -217,6 +217,10 @@ async function richPost(a, b) {
     return img && img.complete && img.naturalWidth === 64 && img.src.startsWith('blob:');
   });
   await a.fill('#post-previews .preview input.alt', alt);
+  await a.fill('#post-text', ' \u3000 '); // blank text beside an image is a post
+  if (await a.isDisabled('#post-btn')) throw new Error('blank text beside an image is refused');
+  if (await visible(a, '#post-hint')) throw new Error('a hint against blank text beside an image');
+  await a.fill('#post-text', rich);
   if ((await a.locator('#home-list .post .title').count()) !== 0) throw new Error('posted before Post was clicked');
   await a.screenshot({ path: richShot.replace(/\.png$/, '-compose.png'), fullPage: true });
 
@@ -300,8 +304,21 @@ try {
   await a.waitForFunction(() => document.getElementById('follow-btn').textContent === 'Unfollow');
   if ((await a.textContent('#user-followers')) !== '1') throw new Error('bob does not have 1 fan');
 
+  step('text of only white space is refused before anything is sent');
+  let sent = 0;
+  await b.route('**/api/v1/posts', (route) => { sent++; return route.continue(); });
+  await b.fill('#post-text', ' \u3000\n\u00a0\t\u200b');
+  await b.waitForSelector('#post-hint:not([hidden])');
+  if (!/white space/.test(await b.textContent('#post-hint'))) throw new Error('the hint says ' + await b.textContent('#post-hint'));
+  if (!(await b.isDisabled('#post-btn'))) throw new Error('Post is enabled with blank text');
+  await b.evaluate(() => document.getElementById('post-form').requestSubmit()); // Enter, say
+  await b.waitForFunction(() => /white space/.test(document.getElementById('msg').textContent));
+  if (sent !== 0) throw new Error('blank text was sent');
+  await b.unroute('**/api/v1/posts');
+
   step(bob + ' posts');
   await b.fill('#post-text', text);
+  await b.waitForSelector('#post-hint', { state: 'hidden' });
   const left = await b.textContent('#post-count');
   if (left !== String(280 - [...text].length)) throw new Error('remaining characters shows ' + left);
   await b.click('#post-btn');

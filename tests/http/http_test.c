@@ -179,6 +179,10 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	    400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"colour\":\"red\"}");
 	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"token\":\"t\"}");
 	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", b, "{}"); /* no text, no image */
+	/* only white space: spaces, tabs, newlines, NBSP, ideographic and zero-width spaces */
+	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", b, "{\"text\":\"   \"}");
+	fail_says(400, "BAD_TEXT", "only white space", "POST", "/api/v1/posts", b,
+	    "{\"text\":\" \\t\\r\\n\\u00a0\\u3000\\u200b\\ufeff\"}");
 	fail_with(400, "BAD_MESSAGE", "DELETE", "/api/v1/posts/abc", b, NULL);
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?limit=ten", a, NULL);
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?before=-1", a, NULL);

@@ -552,9 +552,14 @@ Test(media, refusals, .fini = wbt_cleanup, .timeout = 120)
 	snprintf(body, sizeof(body),
 	    "{\"text\":\"x\",\"images\":[{\"media\":\"%s\",\"alt\":\"%s\"}]}", ids[0], alt);
 	fail_with(400, "INVALID", "POST", "/api/v1/posts", a, body);
-	/* text: empty only with an image */
+	/* text: empty, or only white space, only with an image */
 	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", a, "{\"text\":\"\"}");
 	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", a, "{\"title\":\"only a title\"}");
+	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", a,
+	    "{\"text\":\" \\u00a0\\t\\n\\u3000\",\"title\":\"blank text\"}");
+	snprintf(body, sizeof(body), "{\"text\":\" \\u3000\\n\",\"images\":[{\"media\":\"%s\"}]}",
+	    ids[1]);
+	json_decref(call(201, "POST", "/api/v1/posts", a, body));
 	snprintf(body, sizeof(body), "{\"images\":[{\"media\":\"%s\"}]}", ids[0]);
 	json_decref(call(201, "POST", "/api/v1/posts", a, body));
 	/* attached once only */

@@ -13,6 +13,10 @@ const MAX_CHARS = 280;
 // points, as the server counts them; at most 4 images of these types.
 const MAX_TITLE = 100, MAX_ALT = 1000, MAX_IMAGES = 4;
 const CATEGORY_RE = /^[a-z0-9_]{1,32}$/;
+// A blank text shows nothing: only white space (Unicode's White_Space) and
+// zero-width characters, the server's list (services/content/content_text.c).
+// The server refuses it (BAD_TEXT) unless the post has an image.
+const BLANK_RE = /^[\t-\r \u0085\u00a0\u1680\u180e\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]*$/;
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 const $ = (id) => document.getElementById(id);
 const state = { token: localStorage.getItem('warble.token'), me: localStorage.getItem('warble.name') };
@@ -292,6 +296,9 @@ function composeCheck() {
     input.setAttribute('aria-invalid', bad ? 'true' : 'false');
     if (bad) problems.push(why);
   };
+  const text = $('post-text').value;
+  mark($('post-text'), text !== '' && BLANK_RE.test(text) && compose.picked.length === 0,
+    'Text: only white space shows nothing: write something, or add an image.');
   const title = chars($('post-title').value.trim());
   mark($('post-title'), title > MAX_TITLE, 'Title: at most ' + MAX_TITLE + ' characters (' + title + ' now).');
   const cat = $('post-category').value.trim();
@@ -311,7 +318,8 @@ function updateCount() {
   $('post-count').textContent = left;
   $('post-count').classList.toggle('over', left < 0);
   const ok = composeCheck();
-  const empty = left === MAX_CHARS && compose.picked.length === 0; // text may be empty only with an image
+  // text may be empty (or blank) only with an image
+  const empty = BLANK_RE.test($('post-text').value) && compose.picked.length === 0;
   $('post-btn').disabled = compose.posting || !ok || left < 0 || empty;
   const full = compose.picked.length >= MAX_IMAGES;
   $('post-images').disabled = full;
