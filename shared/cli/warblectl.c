@@ -418,6 +418,12 @@ ctl_post_json(const warble_post_t *q)
 			if (j != NULL && im->alt[0] != '\0') {
 				json_object_set_new(j, "alt", json_string(im->alt));
 			}
+			if (j != NULL && im->preview_width > 0) {
+				json_object_set_new(j, "preview_width",
+				    json_integer((json_int_t)im->preview_width));
+				json_object_set_new(j, "preview_height",
+				    json_integer((json_int_t)im->preview_height));
+			}
 			json_array_append_new(ims, j);
 		}
 		json_object_set_new(o, "images", ims);
@@ -860,6 +866,29 @@ ctl_cmd_delete(ctl *x)
 		return ctl_emit(json_pack("{s:o}", "id", ctl_id(id)));
 	}
 	printf("deleted #%" PRIu64 "\n", id);
+	return 0;
+}
+
+static int
+ctl_cmd_show(ctl *x)
+{
+	warble_post_t *p;
+	uint64_t       id;
+	int            rc;
+
+	if (ctl_parse_u64(x->args[0], 1, UINT64_MAX, &id) != 0) {
+		return ctl_usage_error("bad post id: '%s'", x->args[0]);
+	}
+	if ((rc = warble_post_get(x->c, id, &p)) != WARBLE_OK) {
+		return ctl_fail(x, rc);
+	}
+	if (x->json) {
+		json_t *o = ctl_post_json(p);
+		warble_post_free(p);
+		return ctl_emit(o);
+	}
+	ctl_post_print(p, true);
+	warble_post_free(p);
 	return 0;
 }
 
@@ -1772,6 +1801,7 @@ static const ctl_cmd ctl_cmds[] = {
 	{ "profile", 1, 0, ctl_cmd_profile, 1, "profile USER" },
 	{ "update-profile", 0, CTL_O_DISPLAY | CTL_O_BIO, ctl_cmd_update_profile, 2,
 	    "update-profile [--display TEXT] [--bio TEXT]" },
+	{ "show", 1, 0, ctl_cmd_show, 1, "show ID" },
 };
 
 #define CTL_NCMDS (sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))

@@ -326,8 +326,25 @@ Test(warblectl, happy_path_and_errors, .fini = wbt_cleanup, .timeout = 120)
 	ct_expect(o, bob, CT_ARGS("following", "bob"), 0, NULL);
 	cr_assert(strstr(o->out, "@alice") != NULL, "%s", o->out);
 
+	/* show: one post by its id, to anyone (bob's token is sent, and not needed) */
+	ct_expect(o, bob, CT_ARGS("show", idbuf), 0, NULL);
+	cr_assert(
+	    strstr(o->out, "@alice  ") == o->out && strstr(o->out, "\n  second post\n") != NULL,
+	    "%s", o->out);
+	cr_assert(strstr(o->out, idbuf) != NULL, "%s", o->out);
+	ct_expect(o, bob, CT_ARGS("--json", "show", idbuf), 0, NULL);
+	j = ct_json(o);
+	cr_assert(json_is_true(json_object_get(j, "ok")));
+	cr_assert_str_eq(json_string_value(json_object_get(j, "id")), idbuf);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "author_name")), "alice");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "text")), "second post");
+	json_decref(j);
+	ct_expect(o, bob, CT_ARGS("show", "12x"), 2, "bad post id");
+	ct_expect(o, bob, CT_ARGS("show"), 2, NULL);
+
 	ct_expect(o, alice, CT_ARGS("delete", idbuf), 0, NULL);
 	ct_expect(o, alice, CT_ARGS("delete", idbuf), 1, "NO_SUCH_POST");
+	ct_expect(o, bob, CT_ARGS("show", idbuf), 1, "warblectl: NO_SUCH_POST");
 	ct_expect(o, bob, CT_ARGS("unfollow", "alice"), 0, NULL);
 
 	ct_expect(o, alice, CT_ARGS("logout"), 0, NULL);
@@ -442,6 +459,8 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	    0, NULL);
 	j = ct_json(o);
 	cr_assert_not_null(json_string_value(json_object_get(j, "id")), "%s", o->out);
+	char rich_id[32];
+	snprintf(rich_id, sizeof(rich_id), "%s", json_string_value(json_object_get(j, "id")));
 	json_t *ims = json_object_get(j, "images");
 	cr_assert_eq(json_array_size(ims), 2, "%s", o->out);
 	char m1[64], m2[64];
@@ -493,6 +512,20 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	snprintf(want, sizeof(want), "\n  image %s image/png 16x64\n", m2);
 	cr_assert(strstr(o->out, want) != NULL, "%s", o->out);
 	cr_assert(strstr(o->out, "\n  [dogs]\n  image ") != NULL, "no text line: %s", o->out);
+
+	/* show: the rich post as timelines show it, previews' sizes included, to anyone */
+	ct_expect(o, nobody, CT_ARGS("--json", "show", rich_id), 0, NULL);
+	j = ct_json(o);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "title")), "Grey things");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "category")), "cats");
+	i0 = json_array_get(json_object_get(j, "images"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(i0, "media")), m1);
+	cr_assert_eq(json_integer_value(json_object_get(i0, "preview_width")), 40);
+	cr_assert_eq(json_integer_value(json_object_get(i0, "preview_height")), 30);
+	json_decref(j);
+	ct_expect(o, nobody, CT_ARGS("show", rich_id), 0, NULL);
+	cr_assert(
+	    strstr(o->out, "\n  [cats] Grey things\n  look at these\n") != NULL, "%s", o->out);
 
 	/* media: the stored bytes, the same to a file or to stdout, for anyone once posted */
 	size_t         s1, s2;

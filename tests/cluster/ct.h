@@ -954,9 +954,9 @@ ct_check_home(rt_client *c, const char *who, uint64_t uid, const ct_post *want, 
 }
 
 /*
- * ct_want fills want with the posts (of ct_w.truth) of the users user u
- * follows (u < 0: a crowd reader, who follows users 0 and 1), newest
- * first; the count.
+ * ct_want fills want with the posts (of ct_w.truth) of user u and of the
+ * users u follows (u < 0: a crowd reader, who follows users 0 and 1),
+ * newest first; the count.
  */
 static inline size_t
 ct_want(int u, ct_post *want)
@@ -965,7 +965,7 @@ ct_want(int u, ct_post *want)
 
 	for (size_t p = 0; p < ct_w.ntruth; p++) {
 		int a = ct_user_of(ct_w.truth[p].author);
-		if (a >= 0 && (u < 0 ? a < 2 : ct_w.follows[u][a] == 1)) {
+		if (a >= 0 && (u < 0 ? a < 2 : a == u || ct_w.follows[u][a] == 1)) {
 			want[n++] = ct_w.truth[p];
 		}
 	}

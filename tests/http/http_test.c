@@ -108,11 +108,28 @@ Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
 	json_decref(j);
 
+	/* bob's own posts are in his home */
+	j = home_wait(b, 3);
+	cr_assert_str_eq(str(json_array_get(json_object_get(j, "posts"), 0), "author_name"), "bob");
+	json_decref(j);
+
+	/* one post's own page: anyone's to read, as timelines show it; gone once deleted */
 	snprintf(path, sizeof(path), "/api/v1/posts/%s", id[1]);
+	j = call(200, "GET", path, NULL, NULL);
+	cr_assert_str_eq(str(j, "id"), id[1]);
+	cr_assert_str_eq(str(j, "text"), "post 1");
+	cr_assert_str_eq(str(j, "author_name"), "bob");
+	cr_assert_gt(json_integer_value(json_object_get(j, "time")), 0);
+	cr_assert_null(json_object_get(j, "ok"));
+	json_decref(j);
+	json_decref(call(200, "GET", path, a, NULL)); /* a token is taken, not needed */
+
 	json_decref(call(200, "DELETE", path, b, NULL));
+	fail_with(404, "NO_SUCH_POST", "GET", path, NULL, NULL);
 	j = call(200, "GET", "/api/v1/users/bob/posts", NULL, NULL);
 	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
 	json_decref(j);
+	json_decref(home_wait(b, 2)); /* and gone from his home */
 
 	json_decref(call(200, "DELETE", "/api/v1/me/following/bob", a, NULL));
 	j = home_wait(a, 0);
@@ -163,6 +180,10 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	    400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"colour\":\"red\"}");
 	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"token\":\"t\"}");
 	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", b, "{}"); /* no text, no image */
+	/* only white space: spaces, tabs, newlines, NBSP, ideographic and zero-width spaces */
+	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", b, "{\"text\":\"   \"}");
+	fail_says(400, "BAD_TEXT", "only white space", "POST", "/api/v1/posts", b,
+	    "{\"text\":\" \\t\\r\\n\\u00a0\\u3000\\u200b\\ufeff\"}");
 	fail_with(400, "BAD_MESSAGE", "DELETE", "/api/v1/posts/abc", b, NULL);
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?limit=ten", a, NULL);
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?before=-1", a, NULL);
@@ -230,6 +251,9 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	fail_with(404, "NO_SUCH_USER", "GET", "/api/v1/users/nobody", NULL, NULL);
 	fail_with(404, "NO_SUCH_USER", "PUT", "/api/v1/me/following/nobody", a, NULL);
 	fail_with(404, "NO_SUCH_POST", "DELETE", "/api/v1/posts/12345", a, NULL);
+	fail_with(404, "NO_SUCH_POST", "GET", "/api/v1/posts/12345", NULL, NULL);
+	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/posts/twelve", NULL, NULL);
+	fail_with(400, "INVALID", "GET", "/api/v1/posts/0", NULL, NULL);
 
 	/* 405 with Allow */
 	cr_assert_eq(ht_request(port, "POST", "/api/v1/me", a, "{}", &r), 0);
