@@ -43,7 +43,8 @@
 	X(EINTERNAL,  "INTERNAL",        "internal error",                          500) \
 	X(EMEDIATYPE, "BAD_MEDIA",       "not one whole PNG, JPEG, GIF or WebP image", 415) \
 	X(ENOMEDIA,   "NO_SUCH_MEDIA",   "no such media",                           404) \
-	X(EWRONGSHARD, "WRONG_SHARD",    "the request belongs to another shard",    421)
+	X(EWRONGSHARD, "WRONG_SHARD",    "the request belongs to another shard",    421) \
+	X(EBLOCKED,   "BLOCKED",         "a block stands between these users",      403)
 /* clang-format on */
 
 typedef enum wb_err {

@@ -125,7 +125,10 @@ typedef enum wb_type {
 	X(PREVIEW_WIDTH, "preview_width", U64) /* its preview's width, pixels */ \
 	X(PREVIEW_HEIGHT, "preview_height", U64) /* its preview's height, pixels */ \
 	X(PREVIEW_SIZE, "preview_size", U64) /* its preview's bytes */            \
-	X(PREVIEW_URL, "preview_url", STR) /* its preview's path on the HTTP port */
+	X(PREVIEW_URL, "preview_url", STR) /* its preview's path on the HTTP port */ \
+	X(BLOCKING,  "blocking",    BOOL) /* the caller blocks this user */      \
+	X(BLOCKED_BY, "blocked_by", BOOL) /* this user blocks the caller */      \
+	X(FOLLOWED_BY, "followed_by", U64) /* suggestions: followed by this many of one's follows */
 /* clang-format on */
 
 typedef enum wb_field {
@@ -238,7 +241,24 @@ wb_mask_first(wb_mask m)
 	X(CHANGE_PASSWORD, "change_password", WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0) \
 	X(UPLOAD,         "upload",           WB_M(TOKEN) | WB_M(DATA), 0)         \
 	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN) | WB_M(PREVIEW)) \
-	X(POST,           "post",             WB_M(ID), WB_M(TOKEN)) /* one post, hydrated */
+	X(POST,           "post",             WB_M(ID), WB_M(TOKEN)) /* one post, hydrated */ \
+	/* relation service: blocks, and what suggestions read */                \
+	X(REL_BLOCK,      "rel.block",        WB_M(UID) | WB_M(TARGET), 0) /* uid blocks target */ \
+	X(REL_UNBLOCK,    "rel.unblock",      WB_M(UID) | WB_M(TARGET), 0)         \
+	X(REL_BLOCKS,     "rel.blocks",       WB_M(UID), WB_M(AFTER) | WB_M(LIMIT)) \
+	X(REL_BLOCK_PEER, "rel.block_peer",                                       \
+	    WB_M(UID) | WB_M(TARGET) | WB_M(SEQ) | WB_M(BLOCKING), 0)             \
+	    /* relation to relation: target's block of uid, as of its seq */     \
+	X(REL_FOLLOWING_MANY, "rel.following_many", WB_M(UIDS), WB_M(AFTER) | WB_M(LIMIT)) \
+	    /* users: each uid's followees after `after`, wrapping round */       \
+	X(REL_UNRELATED,  "rel.unrelated",    WB_M(UID) | WB_M(UIDS), 0)           \
+	    /* uids that uid neither follows nor blocks, nor is blocked by */    \
+	X(REL_POPULAR,    "rel.popular",      0, WB_M(LIMIT)) /* this shard's most followed */ \
+	/* gateway: blocks and suggestions */                                      \
+	X(BLOCK,          "block",            WB_M(TOKEN) | WB_M(NAME), 0)         \
+	X(UNBLOCK,        "unblock",          WB_M(TOKEN) | WB_M(NAME), 0)         \
+	X(BLOCKS_LIST,    "blocks",           WB_M(TOKEN), WB_M(AFTER) | WB_M(LIMIT)) \
+	X(SUGGESTIONS,    "suggestions",      WB_M(TOKEN), WB_M(LIMIT)) /* whom to follow */
 /* clang-format on */
 
 typedef enum wb_op {

@@ -13,6 +13,13 @@
  *                                             (this shard's part: the sums
  *                                             over every shard are the counts)
  *   rel.log          {from, limit?}        -> {events, last}   (this shard's log)
+ *   rel.block        {uid, target}         -> {}   (on uid's shard; rel_block.c)
+ *   rel.unblock      {uid, target}         -> {}   (on uid's shard)
+ *   rel.blocks       {uid, after?, limit?} -> {uids, next?}   (on uid's shard)
+ *   rel.block_peer   {uid, target, seq, blocking} -> {}   (on uid's shard: from target's)
+ *   rel.following_many {uids, after?, limit?} -> {users: [{uid, uids}]}   (rel_suggest.c)
+ *   rel.unrelated    {uid, uids}           -> {uids}   (on uid's shard)
+ *   rel.popular      {limit?}              -> {users: [{uid, followers}]}   (this shard's)
  */
 #ifndef REL_SVC_H
 #define REL_SVC_H
@@ -22,6 +29,7 @@
 #include "rt_client.h"
 #include "rt_daemon.h"
 #include "rt_server.h"
+#include "rt_shards.h"
 
 #define REL_LIST_DEFAULT     100   /* list page size when no limit is given */
 #define REL_LIST_MAX         10000 /* largest list page (fan-out pages) */
@@ -32,11 +40,15 @@
 typedef struct rel_svc rel_svc;
 
 /* rel_svc_open creates shard `shard` of the service over a table (families from
- * rel_schema), its event log, and two clients of the user service to check users
+ * rel_schema), its event log, two clients of the user service to check users
  * exist: users for a follow's pair, bulk_users (a longer deadline) for
- * rel.follow_many's batches. */
+ * rel.follow_many's batches, and peers, every relation shard in order, to which
+ * blocks of other shards' users go (NULL with one shard). */
 int rel_svc_open(rel_svc **out, hb_table *t, evlog *log, wb_shard shard, rt_client *users,
-    rt_client *bulk_users);
+    rt_client *bulk_users, rt_shards *peers);
+
+/* rel_svc_start starts what runs beside the handlers (the outbox of blocks), once served. */
+int rel_svc_start(rel_svc *r);
 
 /* rel_routes is the service's route table (handlers take the rel_svc). */
 extern const rt_route rel_routes[];

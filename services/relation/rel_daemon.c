@@ -1,6 +1,7 @@
 /*
  * rel_daemon.c - warble-relation's options and what it opens around the
- * service: the event log's publisher and a client of the user service.
+ * service: the event log's publisher, a client of the user service, and
+ * clients of the other relation shards (blocks across shards).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +11,15 @@
 #include "rt_pubsub.h"
 #include "rel_schema.h"
 
-static const char *rel_pub_url, *rel_user_url;
+static const char *rel_pub_url, *rel_user_url, *rel_peer_urls;
 
 static rt_opt rel_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_RELATION_PUB, "event PUB URL", &rel_pub_url),
 	RT_OPT_URL(WB_EP_USER, "user service URL", &rel_user_url),
+	RT_OPT_URL(WB_EP_RELATION_URLS,
+	    "every relation shard, in order, comma-separated (with more than one: blocks "
+	    "across shards)",
+	    &rel_peer_urls),
 	{ NULL },
 };
 
@@ -23,6 +28,7 @@ typedef struct rel_daemon {
 	rt_pub    *pub;
 	evlog     *log;
 	rt_client *users, *bulk_users;
+	rt_shards *peers;
 	rel_svc   *svc;
 } rel_daemon;
 
@@ -35,6 +41,7 @@ rel_daemon_close(void *arg)
 		return;
 	}
 	rel_svc_close(d->svc);
+	rt_shards_close(d->peers);
 	rt_client_close(d->bulk_users);
 	rt_client_close(d->users);
 	evlog_close(d->log);
@@ -52,6 +59,9 @@ rel_daemon_open(const rt_env *env, void **out)
 	/* rel.follow_many asks 1000 uids at a time: a busy or sanitized user
 	 * service took more than 750 ms for one batch (CI, ASan) */
 	rt_client_opts bopts = { .timeout_ms = 60000 };
+	/* rel.block_peer: the blocker's request waits on it once; the outbox
+	 * sends it again on any failure, so a short deadline and no resend */
+	rt_client_opts popts = { .timeout_ms = 1000 };
 	char           source[24]; /* the log's name, as the inbox knows it */
 	int            rc;
 
@@ -64,13 +74,25 @@ rel_daemon_open(const rt_env *env, void **out)
 		free(d);
 		return rc;
 	}
-	uopts.tls = bopts.tls = env->tls;
+	uopts.tls = bopts.tls = popts.tls = env->tls;
+	if (env->shard.count > 1 && rt_shards_list_count(rel_peer_urls) != env->shard.count) {
+		RT_ERRORF("this is relation shard %u/%u, but relation-urls (WARBLE_RELATION_URLS) "
+		          "lists %u: blocks between users of two shards need every shard's address",
+		    env->shard.index, env->shard.count, rt_shards_list_count(rel_peer_urls));
+		free(d);
+		return WB_EINVAL;
+	}
+	if (env->shard.count > 1 &&
+	    (rc = rt_shards_open(&d->peers, rel_peer_urls, env->url, &popts)) != WB_OK) {
+		free(d);
+		return rc;
+	}
 	if ((rc = rt_pub_open(&d->pub, rel_pub_url, env->tls, RT_PEER_INBOX)) != WB_OK ||
 	    (rc = evlog_open(&d->log, env->store, REL_FAM_LOG, source, d->pub)) != WB_OK ||
 	    (rc = rt_client_open(&d->users, rel_user_url, &uopts)) != WB_OK ||
 	    (rc = rt_client_open(&d->bulk_users, rel_user_url, &bopts)) != WB_OK ||
-	    (rc = rel_svc_open(&d->svc, env->store, d->log, env->shard, d->users, d->bulk_users)) !=
-	        WB_OK ||
+	    (rc = rel_svc_open(&d->svc, env->store, d->log, env->shard, d->users, d->bulk_users,
+	         d->peers)) != WB_OK ||
 	    (rc = rel_svc_gauges(d->svc, env->srv)) != WB_OK) {
 		RT_ERRORF("cannot open (events on %s): %s", rel_pub_url, wb_strerror(rc));
 		rel_daemon_close(d);
@@ -80,6 +102,15 @@ rel_daemon_open(const rt_env *env, void **out)
 	RT_INFOF("events on %s", rel_pub_url);
 	*out = d;
 	return WB_OK;
+}
+
+/* rel_daemon_start starts the service's outbox once the server listens. */
+static int
+rel_daemon_start(void *arg)
+{
+	rel_daemon *d = arg;
+
+	return rel_svc_start(d->svc);
 }
 
 /* rel_daemon_svc gives the handlers' argument: the service inside d. */
@@ -103,5 +134,6 @@ const rt_service rel_service = {
 	.routes = rel_routes,
 	.route_arg = rel_daemon_svc,
 	.sharded = true,
+	.start = rel_daemon_start,
 	.close = rel_daemon_close,
 };

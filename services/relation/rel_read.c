@@ -192,25 +192,37 @@ rel_handle_followed(void *arg, const wb_obj *req, wb_obj *rep)
 	return rc;
 }
 
-/* rel_handle_is_following: rel.is_following {uid, target} -> {followed}. */
+/*
+ * rel_handle_is_following: rel.is_following {uid, target} -> {followed,
+ * blocking, blocked_by}: whether uid follows target, blocks target, and
+ * is blocked by target (all three cells of uid's rows, on uid's shard).
+ */
 int
 rel_handle_is_following(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	rel_svc *r = arg;
+	uint64_t uid = wb_u64(req, WB_F_UID, 0), target = wb_u64(req, WB_F_TARGET, 0);
 	uint8_t  a[8], t[8];
 	hb_cell *c;
-	int      rc;
+	bool     blocking = false, blocked_by = false;
+	int      rc, brc;
 
-	hb_u64_be(a, wb_u64(req, WB_F_UID, 0));
-	hb_u64_be(t, wb_u64(req, WB_F_TARGET, 0));
+	hb_u64_be(a, uid);
+	hb_u64_be(t, target);
 	rc = hb_get(r->t, REL_FAM_FOLLOW, a, 8, t, 8, &c);
 	if (rc == WB_OK) {
 		hb_cell_free(c);
 	} else if (rc != WB_ENOTFOUND) {
 		return rel_fail(rep, rc, NULL);
 	}
+	if ((brc = rel_block_between(r, uid, target, &blocking, &blocked_by)) != WB_OK) {
+		return rel_fail(rep, brc, NULL);
+	}
 	wb_reply_ok(rep);
-	return wb_set_bool(rep, WB_F_FOLLOWED, rc == WB_OK);
+	if ((brc = wb_set_bool(rep, WB_F_BLOCKING, blocking)) == WB_OK) {
+		brc = wb_set_bool(rep, WB_F_BLOCKED_BY, blocked_by);
+	}
+	return brc == WB_OK ? wb_set_bool(rep, WB_F_FOLLOWED, rc == WB_OK) : brc;
 }
 
 /* rel_count reads one counter, clamping a (never expected) negative to 0. */

@@ -38,6 +38,19 @@ rel_schema(hb_family_opts *fams)
 		.counter = true,
 	};
 	fams[REL_FAM_LOG] = evlog_family("log");
+	fams[REL_FAM_BLOCK] = (hb_family_opts) {
+		.name = "block",
+		.max_versions = 1,
+		.row_len = 8,
+		.qual_len = REL_BLOCK_QUAL,
+		.bloom_bits = 10,
+	};
+	fams[REL_FAM_BPEND] = (hb_family_opts) {
+		.name = "bpend",
+		.max_versions = 1,
+		.row_len = 8,
+		.qual_len = 8,
+	};
 }
 
 void
@@ -48,4 +61,11 @@ rel_fan_qual(uint8_t q[REL_FAN_QUAL], uint64_t follower)
 	q[0] = (uint8_t)(slot >> 8);
 	q[1] = (uint8_t)slot;
 	hb_u64_be(q + 2, follower);
+}
+
+void
+rel_block_qual(uint8_t q[REL_BLOCK_QUAL], unsigned way, uint64_t other)
+{
+	q[0] = (uint8_t)way;
+	hb_u64_be(q + 1, other);
 }

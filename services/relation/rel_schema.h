@@ -37,6 +37,30 @@
  *
  * log      the event log (evlog): row = seq (8 BE) -> {seq, type, uid,
  *          target, time}, type "follow" or "unfollow".
+ *
+ * block    the blocks between a user and others, both ways, on the user's
+ *          own shard: row = uid, qualifier = way (1) | other uid (8 BE).
+ *          Way 0: uid blocks other (written by uid's rel.block); way 1:
+ *          other blocks uid (written by rel.block_peer, from other's shard,
+ *          or in the same batch when both are on one shard).
+ *
+ *     row = uid (8 BE)            qualifier = way (1) | other uid (8 BE)
+ *     +-------------------------+----+-------------------------+
+ *     | 00 00 00 00 00 00 00 07 | 00 | 00 00 00 00 00 00 00 2a |  -> state (1) | gen (8 BE)
+ *     +-------------------------+----+-------------------------+
+ *
+ *          state 1: the block stands; 0: lifted (the cell stays, so that
+ *          the pair's gen only grows).  gen counts the pair's blocks and
+ *          unblocks on the blocker's side: an older one arriving late at
+ *          the other shard (a retry, a reply lost) changes nothing there.
+ *          A user's blocks are one run of the row (way 0), in uid order;
+ *          whether a and b see each other is two cells of a's row.
+ *
+ * bpend    the blocks and unblocks not yet known to the other user's
+ *          shard: row = blocker uid (8 BE), qualifier = blocked uid
+ *          (8 BE) -> gen (8 BE).  Written in the batch of the blocker's
+ *          change, deleted once the other shard has taken that gen or a
+ *          later one (rel_outbox.c); empty when both are on one shard.
  */
 #ifndef REL_SCHEMA_H
 #define REL_SCHEMA_H
@@ -49,10 +73,16 @@ enum rel_fam {
 	REL_FAM_COUNT,
 	REL_FAM_LOG,
 	REL_FAM_FAN_OLD,
+	REL_FAM_BLOCK,
+	REL_FAM_BPEND,
 	REL_FAM_NFAMS
 };
 
-#define REL_FAN_QUAL 10 /* bytes of a fans qualifier: slot (2 BE), follower uid (8 BE) */
+#define REL_FAN_QUAL   10 /* bytes of a fans qualifier: slot (2 BE), follower uid (8 BE) */
+#define REL_BLOCK_QUAL 9  /* bytes of a block qualifier: way (1), other uid (8 BE) */
+#define REL_BLOCK_VAL  9  /* bytes of a block value: state (1), gen (8 BE) */
+#define REL_BLOCK_OUT  0  /* way: the row's user blocks the other */
+#define REL_BLOCK_IN   1  /* way: the other blocks the row's user */
 
 #define REL_Q_FOLLOWING "following"
 #define REL_Q_FOLLOWERS "followers"
@@ -63,5 +93,8 @@ void rel_schema(hb_family_opts *fams);
 
 /* rel_fan_qual writes the fans qualifier of follower into q. */
 void rel_fan_qual(uint8_t q[REL_FAN_QUAL], uint64_t follower);
+
+/* rel_block_qual writes the block qualifier of (way, other) into q. */
+void rel_block_qual(uint8_t q[REL_BLOCK_QUAL], unsigned way, uint64_t other);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * rel_write.c - follow and unfollow: the one write path of the service.
+ * rel_write.c - follow and unfollow, and the edge helpers a block uses (rel_block.c).
  *
  * An edge change is one atomic batch through the event log, on a's shard
  * (every cell of it is about the follower a, rel_schema.h):
@@ -15,6 +15,11 @@
  * their user checks in parallel; evlog_commit serializes the writes
  * themselves.  A batched follow (bulk setup) would call rel_edge_apply
  * once per pair, or take several stripes in ascending order.
+ *
+ * A follow is refused (BLOCKED) while a block stands between the two
+ * either way: both ways are cells of a's own row in `block`, written
+ * under the same stripe (rel_block.c), so a block and a follow of one
+ * pair are ordered too.
  */
 #include <string.h>
 
@@ -23,8 +28,7 @@
 #include "rel_schema.h"
 #include "wb_services.h"
 
-/* rel_stripe picks the lock of the (uid, target) pair. */
-static pthread_mutex_t *
+pthread_mutex_t *
 rel_stripe(rel_svc *r, uint64_t uid, uint64_t target)
 {
 	uint64_t h = uid * UINT64_C(0x9E3779B97F4A7C15) ^ target;
@@ -33,6 +37,26 @@ rel_stripe(rel_svc *r, uint64_t uid, uint64_t target)
 	h *= UINT64_C(0xBF58476D1CE4E5B9);
 	h ^= h >> 32;
 	return &r->stripes[h % REL_STRIPES];
+}
+
+void
+rel_lock2(pthread_mutex_t *a, pthread_mutex_t *b)
+{
+	if (a == b) {
+		pthread_mutex_lock(a);
+	} else {
+		pthread_mutex_lock(a < b ? a : b);
+		pthread_mutex_lock(a < b ? b : a);
+	}
+}
+
+void
+rel_unlock2(pthread_mutex_t *a, pthread_mutex_t *b)
+{
+	pthread_mutex_unlock(a);
+	if (a != b) {
+		pthread_mutex_unlock(b);
+	}
 }
 
 /* rel_edge_exists tells whether uid follows target. */
@@ -87,17 +111,70 @@ rel_edge_batch(rel_svc *r, hb_batch *b, const uint8_t *a, const uint8_t *t, bool
 	return rc;
 }
 
+/* rel_edge_event makes the follow or unfollow event of (uid, target) in *out (NULL on error). */
+static int
+rel_edge_event(uint64_t uid, uint64_t target, bool follow, wb_obj **out)
+{
+	wb_obj *ev = wb_msg_new();
+	int     rc;
+
+	*out = NULL;
+	if (ev == NULL) {
+		return WB_ENOMEM;
+	}
+	if ((rc = wb_set_cstr(
+	         ev, WB_F_TYPE, wb_event_name(follow ? WB_EV_FOLLOW : WB_EV_UNFOLLOW))) != WB_OK ||
+	    (rc = wb_set_u64(ev, WB_F_UID, uid)) != WB_OK ||
+	    (rc = wb_set_u64(ev, WB_F_TARGET, target)) != WB_OK ||
+	    (wb_rid() != NULL && (rc = wb_set_cstr(ev, WB_F_RID, wb_rid())) != WB_OK)) {
+		wb_msg_free(ev);
+		return rc;
+	}
+	*out = ev;
+	return WB_OK;
+}
+
+int
+rel_edge_drop(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, wb_obj **ev)
+{
+	uint8_t a[8], t[8];
+	bool    exists;
+	int     rc;
+
+	*ev = NULL;
+	hb_u64_be(a, uid);
+	hb_u64_be(t, target);
+	if ((rc = rel_edge_exists(r, a, t, &exists)) != WB_OK || !exists) {
+		return rc;
+	}
+	if ((rc = rel_edge_batch(r, b, a, t, false)) != WB_OK) {
+		return rc;
+	}
+	return rel_edge_event(uid, target, false, ev);
+}
+
+int
+rel_commit(rel_svc *r, hb_batch *b, wb_obj *const *evs, size_t n)
+{
+	int rc = n > 0 ? evlog_commit_many(r->log, b, evs, n, NULL) : hb_write(r->t, b);
+
+	hb_batch_clear(b);
+	return rc;
+}
+
 /*
  * rel_edge_apply makes uid follow (or stop following) target, if it does
  * not already; *seq is the event's seq, or 0 when nothing changed.  b is
- * an empty batch the caller owns (cleared again on return).
+ * an empty batch the caller owns (cleared again on return).  A follow
+ * across a block is WB_EBLOCKED, with *why saying which way.
  */
 static int
-rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, bool follow, uint64_t *seq)
+rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, bool follow, uint64_t *seq,
+    const char **why)
 {
 	pthread_mutex_t *mu = rel_stripe(r, uid, target);
 	uint8_t          a[8], t[8];
-	bool             exists;
+	bool             exists, blocking = false, blocked_by = false;
 	wb_obj          *ev = NULL;
 	int              rc;
 
@@ -109,18 +186,17 @@ rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, bool foll
 	if (rc != WB_OK || exists == follow) {
 		goto out; /* error, or already as asked: nothing to do */
 	}
-	if ((rc = rel_edge_batch(r, b, a, t, follow)) != WB_OK) {
+	if (follow && (rc = rel_block_between(r, uid, target, &blocking, &blocked_by)) != WB_OK) {
 		goto out;
 	}
-	if ((ev = wb_msg_new()) == NULL) {
-		rc = WB_ENOMEM;
+	if (blocking || blocked_by) {
+		*why = blocking ? "you block this user: unblock them to follow them"
+		                : "this user blocks you: you cannot follow them";
+		rc = WB_EBLOCKED;
 		goto out;
 	}
-	if ((rc = wb_set_cstr(
-	         ev, WB_F_TYPE, wb_event_name(follow ? WB_EV_FOLLOW : WB_EV_UNFOLLOW))) != WB_OK ||
-	    (rc = wb_set_u64(ev, WB_F_UID, uid)) != WB_OK ||
-	    (rc = wb_set_u64(ev, WB_F_TARGET, target)) != WB_OK ||
-	    (wb_rid() != NULL && (rc = wb_set_cstr(ev, WB_F_RID, wb_rid())) != WB_OK)) {
+	if ((rc = rel_edge_batch(r, b, a, t, follow)) != WB_OK ||
+	    (rc = rel_edge_event(uid, target, follow, &ev)) != WB_OK) {
 		goto out;
 	}
 	rc = evlog_commit(r->log, b, ev, seq);
@@ -128,6 +204,9 @@ out:
 	pthread_mutex_unlock(mu);
 	wb_msg_free(ev);
 	hb_batch_clear(b);
+	if (rc == WB_OK && *seq != 0) {
+		rel_popular_note(r, target);
+	}
 	return rc;
 }
 
@@ -135,10 +214,11 @@ out:
 static int
 rel_handle_edge(rel_svc *r, const wb_obj *req, wb_obj *rep, bool follow)
 {
-	uint64_t  uids[2] = { wb_u64(req, WB_F_UID, 0), wb_u64(req, WB_F_TARGET, 0) };
-	uint64_t  seq;
-	hb_batch *b;
-	int       rc;
+	uint64_t    uids[2] = { wb_u64(req, WB_F_UID, 0), wb_u64(req, WB_F_TARGET, 0) };
+	uint64_t    seq;
+	hb_batch   *b;
+	const char *why = NULL;
+	int         rc;
 
 	if (uids[0] == uids[1]) {
 		return rel_fail(rep, WB_ESELF, follow ? NULL : "cannot unfollow yourself");
@@ -150,8 +230,11 @@ rel_handle_edge(rel_svc *r, const wb_obj *req, wb_obj *rep, bool follow)
 	if ((rc = hb_batch_new(&b)) != WB_OK) {
 		return rel_fail(rep, rc, NULL);
 	}
-	rc = rel_edge_apply(r, b, uids[0], uids[1], follow, &seq);
+	rc = rel_edge_apply(r, b, uids[0], uids[1], follow, &seq, &why);
 	hb_batch_free(b);
+	if (rc == WB_EBLOCKED) {
+		return rel_fail(rep, rc, why);
+	}
 	if (rc != WB_OK) {
 		RT_ERRORF("%s %llu -> %llu failed: %s %s", follow ? "follow" : "unfollow",
 		    (unsigned long long)uids[0], (unsigned long long)uids[1], wb_strerror(rc),
