@@ -46,6 +46,10 @@ static const struct {
 	{ WB_OP_UPLOAD, gw_op_upload, .slow = true },
 	{ WB_OP_MEDIA, gw_op_media },
 	{ WB_OP_POST, gw_op_post },
+	{ WB_OP_BLOCK, gw_op_block },
+	{ WB_OP_UNBLOCK, gw_op_unblock },
+	{ WB_OP_BLOCKS_LIST, gw_op_blocks },
+	{ WB_OP_SUGGESTIONS, gw_op_suggestions },
 };
 
 #define GW_NROUTES (sizeof(gw_routes) / sizeof(gw_routes[0]))

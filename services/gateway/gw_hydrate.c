@@ -425,6 +425,13 @@ out:
 int
 gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep)
 {
+	return gw_hydrate_users_with(g, uids, n, WB_F_OK, NULL, rep);
+}
+
+int
+gw_hydrate_users_with(
+    gw *g, const uint64_t *uids, size_t n, wb_field f, const uint64_t *vals, wb_obj *rep)
+{
 	const wb_obj *users = NULL, *u;
 	size_t        nu = 0, kept = 0;
 	wb_obj       *ur = NULL, *out = NULL;
@@ -452,7 +459,11 @@ gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep)
 			if (wb_get_str(u, WB_F_NAME, &s, &len)) {
 				gw_names_put(gw_name_cache(g), uids[i], s, len);
 			}
-			rc = gw_copy_user(u, &out[k++]);
+			rc = gw_copy_user(u, &out[k]);
+			if (rc == WB_OK && vals != NULL && vals[i] != 0) {
+				rc = wb_set_u64(&out[k], f, vals[i]);
+			}
+			k++;
 		}
 	}
 	if (rc != WB_OK) {

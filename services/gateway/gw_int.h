@@ -93,7 +93,27 @@ int gw_copy_posts(const wb_obj *posts, size_t n, const char *name, wb_obj *rep);
 /* gw_hydrate_users fetches users uids into rep's USERS (same order), skipping unknown ones. */
 int gw_hydrate_users(gw *g, const uint64_t *uids, size_t n, wb_obj *rep);
 
-/* gw_profile_fill makes rep a success reply holding uid's record and counts (and followed, if viewer is nonzero and not uid). */
+/* gw_hydrate_users_with is gw_hydrate_users that also sets field f (a U64) of user i to
+ * vals[i] where that is not 0 (vals NULL: none). */
+int gw_hydrate_users_with(
+    gw *g, const uint64_t *uids, size_t n, wb_field f, const uint64_t *vals, wb_obj *rep);
+
+/* What a viewer has with another user: follows them, blocks them, is blocked by them. */
+typedef struct gw_rel {
+	bool followed, blocking, blocked_by;
+} gw_rel;
+
+/* gw_relation reads what viewer has with uid (one rel.is_following, on viewer's relation
+ * shard: every cell of it is viewer's); errors go into rep. */
+int gw_relation(gw *g, uint64_t viewer, uint64_t uid, gw_rel *out, wb_obj *rep);
+
+/* gw_relation_start starts gw_relation's call, to run beside another; gw_relation_finish
+ * waits for it (always ending it). */
+rt_pending *gw_relation_start(gw *g, uint64_t viewer, uint64_t uid);
+int         gw_relation_finish(rt_pending *p, gw_rel *out, wb_obj *rep);
+
+/* gw_profile_fill makes rep a success reply holding uid's record and counts (and followed,
+ * blocking and blocked_by, if viewer is nonzero and not uid). */
 int gw_profile_fill(gw *g, uint64_t uid, uint64_t viewer, wb_obj *rep);
 
 /* gw_copy_user copies the user fields of src (uid, name, display, bio, created) into dst. */
@@ -120,5 +140,9 @@ int gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep, const char *add
 int gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_media(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_post(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_block(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_unblock(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_blocks(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_suggestions(gw *g, const wb_obj *req, wb_obj *rep);
 
 #endif

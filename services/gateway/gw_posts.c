@@ -2,8 +2,20 @@
  * gw_posts.c - posts and timelines: publish, delete, one post, home, timeline.
  *
  *   post      id -> post cache or post.get (the shard the id's node names) -> user.get name
+ *             (a logged-in viewer: and rel.is_following viewer -> author, for blocks)
  *   home      token -> uid -> inbox.home ids -> post cache or post.get -> user.get names
  *   timeline  name -> user.lookup uid -> post.timeline (author known)
+ *             (a logged-in viewer: rel.is_following viewer -> uid at the same time)
+ *
+ * A block hides each user's posts from the other (docs/http-api.md).
+ * The home needs no check on the read: a block ends the follows both
+ * ways, so the inbox purges each one's posts from the other's home as
+ * for an unfollow, and holds none after (the inbox keeps only the posts
+ * of whom a reader follows, and the reader's own).  A user's timeline
+ * and one post are read by anyone, so they ask the viewer's relation
+ * shard (both ways of a block are cells of the viewer's row there): one
+ * call beside post.timeline, or after post.get, only when a logged-in
+ * viewer reads someone else's posts.
  */
 #include "gw_int.h"
 #include "gw_postcache.h"
@@ -104,17 +116,30 @@ gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep)
 }
 
 /*
- * gw_post_shown tells whether post p (hydrated, author_name set) may be
- * shown to viewer (0: anyone).  A post whose author the user service no
- * longer knows (user.get left the name empty) is not: that is where a
- * closed account's posts stop being served once account deletion lands,
- * and where a block would refuse its viewer.
+ * gw_post_shown tells (*shown) whether post p (hydrated, author_name set)
+ * may be shown to viewer (0: anyone).  A post whose author the user
+ * service no longer knows (user.get left the name empty) is not: that is
+ * where a closed account's posts stop being served once account deletion
+ * lands.  Nor is one whose author blocks the viewer or is blocked by
+ * them (asked of the viewer's relation shard; its failure is returned,
+ * with its error in rep).
  */
-static bool
-gw_post_shown(const wb_obj *p, uint64_t viewer)
+static int
+gw_post_shown(gw *g, const wb_obj *p, uint64_t viewer, bool *shown, wb_obj *rep)
 {
-	(void)viewer;
-	return wb_str(p, WB_F_AUTHOR_NAME, "")[0] != '\0';
+	uint64_t author = wb_u64(p, WB_F_AUTHOR, 0);
+	gw_rel   rel;
+	int      rc;
+
+	*shown = wb_str(p, WB_F_AUTHOR_NAME, "")[0] != '\0';
+	if (!*shown || viewer == 0 || viewer == author) {
+		return WB_OK;
+	}
+	if ((rc = gw_relation(g, viewer, author, &rel, rep)) != WB_OK) {
+		return rc;
+	}
+	*shown = !rel.blocking && !rel.blocked_by;
+	return WB_OK;
 }
 
 int
@@ -123,6 +148,7 @@ gw_op_post(gw *g, const wb_obj *req, wb_obj *rep)
 	uint64_t      id, viewer;
 	const wb_obj *posts = NULL;
 	size_t        n = 0;
+	bool          shown = false;
 	wb_obj       *r;
 	int           rc;
 
@@ -146,8 +172,12 @@ gw_op_post(gw *g, const wb_obj *req, wb_obj *rep)
 		return rc;
 	}
 	wb_reset(rep);
-	if (!wb_get_objs(r, WB_F_POSTS, &posts, &n) || n == 0 ||
-	    !gw_post_shown(&posts[0], viewer)) {
+	if (wb_get_objs(r, WB_F_POSTS, &posts, &n) && n > 0 &&
+	    (rc = gw_post_shown(g, &posts[0], viewer, &shown, rep)) != WB_OK) {
+		wb_msg_free(r);
+		return rc;
+	}
+	if (n == 0 || !shown) {
 		wb_msg_free(r);
 		wb_reply_error(rep, WB_ENOPOST, "no such post");
 		return WB_ENOPOST;
@@ -239,16 +269,22 @@ int
 gw_op_timeline(gw *g, const wb_obj *req, wb_obj *rep)
 {
 	const char   *name;
-	uint64_t      uid, limit;
+	uint64_t      uid, limit, viewer;
 	const wb_obj *posts = NULL;
 	size_t        n = 0;
+	rt_pending   *blocks = NULL;
+	gw_rel        rel = { false, false, false };
 	wb_obj       *q, *r;
-	int           rc;
+	int           rc, brc = WB_OK;
 
 	name = wb_str(req, WB_F_NAME, "");
-	if ((rc = gw_limit(req, &limit, rep)) != WB_OK ||
+	if ((rc = gw_auth_optional(g, req, &viewer, rep)) != WB_OK ||
+	    (rc = gw_limit(req, &limit, rep)) != WB_OK ||
 	    (rc = gw_lookup(g, name, &uid, rep)) != WB_OK) {
 		return rc;
+	}
+	if (viewer != 0 && viewer != uid) {
+		blocks = gw_relation_start(g, viewer, uid); /* beside post.timeline */
 	}
 	if ((q = wb_request(WB_OP_POST_TIMELINE)) != NULL &&
 	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK ||
@@ -256,7 +292,26 @@ gw_op_timeline(gw *g, const wb_obj *req, wb_obj *rep)
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(WB_SVC_CONTENT, gw_shard(g, WB_SVC_CONTENT, uid), q, &r, rep)) != WB_OK) {
+	rc = gw_call(WB_SVC_CONTENT, gw_shard(g, WB_SVC_CONTENT, uid), q, &r, rep);
+	if (viewer != 0 && viewer != uid) {
+		/* its error goes into rep only if post.timeline's did not */
+		wb_obj *scratch = rc != WB_OK ? wb_msg_new() : NULL;
+		brc = gw_relation_finish(blocks, &rel, scratch != NULL ? scratch : rep);
+		wb_msg_free(scratch);
+	}
+	if (rc == WB_OK && brc != WB_OK) {
+		wb_msg_free(r);
+		return brc;
+	}
+	if (rc != WB_OK) {
+		return rc;
+	}
+	if (rel.blocking || rel.blocked_by) {
+		wb_msg_free(r); /* hidden: an empty page, as of a user without posts */
+		wb_reset(rep);
+		if ((rc = wb_reply_ok(rep)) == WB_OK) {
+			(void)wb_add_objs(rep, WB_F_POSTS, 0);
+		}
 		return rc;
 	}
 	wb_get_objs(r, WB_F_POSTS, &posts, &n);

@@ -1,7 +1,7 @@
 /*
  * gw_social.c - relations and profiles: follow, unfollow, following,
- * fans, profile.  Users are named by username in the public API and by
- * uid downstream; each handler resolves names first.
+ * fans, profile, block, unblock, blocks.  Users are named by username in
+ * the public API and by uid downstream; each handler resolves names first.
  *
  * Everything about a follower is on the follower's relation shard: a
  * follow, unfollow, following list or "does X follow Y" is one call to
@@ -13,7 +13,8 @@
 
 #include "gw_int.h"
 
-/* gw_social_relate resolves NAME, refuses self, and sends op (rel.follow or rel.unfollow) for the caller. */
+/* gw_social_relate resolves NAME, refuses self, and sends op (rel.follow, rel.unfollow,
+ * rel.block or rel.unblock) for the caller. */
 static int
 gw_social_relate(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 {
@@ -24,6 +25,11 @@ gw_social_relate(gw *g, wb_op op, const wb_obj *req, wb_obj *rep)
 	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK ||
 	    (rc = gw_lookup(g, wb_str(req, WB_F_NAME, ""), &target, rep)) != WB_OK) {
 		return rc;
+	}
+	if (uid == target && (op == WB_OP_REL_BLOCK || op == WB_OP_REL_UNBLOCK)) {
+		wb_reply_error(rep, WB_EINVAL, "cannot %s yourself",
+		    op == WB_OP_REL_BLOCK ? "block" : "unblock");
+		return WB_EINVAL;
 	}
 	if (uid == target) {
 		wb_reply_error(rep, WB_ESELF, NULL);
@@ -52,6 +58,57 @@ int
 gw_op_unfollow(gw *g, const wb_obj *req, wb_obj *rep)
 {
 	return gw_social_relate(g, WB_OP_REL_UNFOLLOW, req, rep);
+}
+
+/* A block is written on the caller's relation shard, which hands the
+ * blocked user's side to theirs (services/relation/rel_block.c). */
+int
+gw_op_block(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	return gw_social_relate(g, WB_OP_REL_BLOCK, req, rep);
+}
+
+int
+gw_op_unblock(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	return gw_social_relate(g, WB_OP_REL_UNBLOCK, req, rep);
+}
+
+/* gw_op_blocks lists whom the caller blocks, paged by uid: one rel.blocks on the caller's
+ * shard, then the users' records. */
+int
+gw_op_blocks(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	uint64_t        uid, limit, after = 0, next = 0;
+	const uint64_t *uids = NULL;
+	size_t          n = 0;
+	wb_obj         *q, *r = NULL;
+	int             rc;
+
+	if ((rc = gw_auth(g, req, &uid, rep)) != WB_OK ||
+	    (rc = gw_limit(req, &limit, rep)) != WB_OK) {
+		return rc;
+	}
+	if ((q = wb_request(WB_OP_REL_BLOCKS)) != NULL &&
+	    (wb_set_u64(q, WB_F_UID, uid) != WB_OK || wb_set_u64(q, WB_F_LIMIT, limit) != WB_OK ||
+	        (wb_get_u64(req, WB_F_AFTER, &after) &&
+	            wb_set_u64(q, WB_F_AFTER, after) != WB_OK))) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = gw_call(WB_SVC_RELATION, gw_shard(g, WB_SVC_RELATION, uid), q, &r, rep)) !=
+	    WB_OK) {
+		return rc;
+	}
+	(void)wb_get_u64s(r, WB_F_UIDS, &uids, &n);
+	n = n < limit ? n : limit;
+	(void)wb_get_u64(r, WB_F_NEXT, &next);
+	rc = gw_hydrate_users(g, uids, n, rep);
+	wb_msg_free(r);
+	if (rc == WB_OK && next != 0 && (rc = wb_set_u64(rep, WB_F_NEXT, next)) != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	return rc;
 }
 
 /*
@@ -207,34 +264,47 @@ gw_social_counts(gw *g, uint64_t uid, uint64_t *following, uint64_t *followers, 
 	return rc;
 }
 
-/* gw_social_follows asks whether viewer follows uid. */
-static int
-gw_social_follows(gw *g, uint64_t viewer, uint64_t uid, bool *followed, wb_obj *rep)
+rt_pending *
+gw_relation_start(gw *g, uint64_t viewer, uint64_t uid)
 {
-	wb_obj *q, *r;
-	int     rc;
+	wb_obj *q = wb_request(WB_OP_REL_IS_FOLLOWING);
 
-	*followed = false;
-	if ((q = wb_request(WB_OP_REL_IS_FOLLOWING)) != NULL &&
-	    (wb_set_u64(q, WB_F_UID, viewer) != WB_OK ||
-	        wb_set_u64(q, WB_F_TARGET, uid) != WB_OK)) {
+	if (q != NULL && (wb_set_u64(q, WB_F_UID, viewer) != WB_OK ||
+	                     wb_set_u64(q, WB_F_TARGET, uid) != WB_OK)) {
 		wb_msg_free(q);
 		q = NULL;
 	}
-	if ((rc = gw_call(WB_SVC_RELATION, gw_shard(g, WB_SVC_RELATION, viewer), q, &r, rep)) !=
-	    WB_OK) {
+	return gw_call_start(gw_shard(g, WB_SVC_RELATION, viewer), q);
+}
+
+int
+gw_relation_finish(rt_pending *p, gw_rel *out, wb_obj *rep)
+{
+	wb_obj *r;
+	int     rc;
+
+	*out = (gw_rel) { false, false, false };
+	if ((rc = gw_call_finish(WB_SVC_RELATION, p, &r, rep)) != WB_OK) {
 		return rc;
 	}
-	wb_get_bool(r, WB_F_FOLLOWED, followed);
+	(void)wb_get_bool(r, WB_F_FOLLOWED, &out->followed);
+	(void)wb_get_bool(r, WB_F_BLOCKING, &out->blocking);
+	(void)wb_get_bool(r, WB_F_BLOCKED_BY, &out->blocked_by);
 	wb_msg_free(r);
 	return WB_OK;
+}
+
+int
+gw_relation(gw *g, uint64_t viewer, uint64_t uid, gw_rel *out, wb_obj *rep)
+{
+	return gw_relation_finish(gw_relation_start(g, viewer, uid), out, rep);
 }
 
 int
 gw_profile_fill(gw *g, uint64_t uid, uint64_t viewer, wb_obj *rep)
 {
 	uint64_t      following, followers;
-	bool          followed = false;
+	gw_rel        rel = { false, false, false };
 	const wb_obj *users;
 	size_t        n = 0;
 	wb_obj       *q, *r;
@@ -255,7 +325,7 @@ gw_profile_fill(gw *g, uint64_t uid, uint64_t viewer, wb_obj *rep)
 	}
 	if ((rc = gw_social_counts(g, uid, &following, &followers, rep)) != WB_OK ||
 	    (viewer != 0 && viewer != uid &&
-	        (rc = gw_social_follows(g, viewer, uid, &followed, rep)) != WB_OK)) {
+	        (rc = gw_relation(g, viewer, uid, &rel, rep)) != WB_OK)) {
 		wb_msg_free(r);
 		return rc;
 	}
@@ -264,7 +334,9 @@ gw_profile_fill(gw *g, uint64_t uid, uint64_t viewer, wb_obj *rep)
 	    (rc = wb_set_u64(rep, WB_F_FOLLOWING, following)) != WB_OK ||
 	    (rc = wb_set_u64(rep, WB_F_FOLLOWERS, followers)) != WB_OK ||
 	    (viewer != 0 && viewer != uid &&
-	        (rc = wb_set_bool(rep, WB_F_FOLLOWED, followed)) != WB_OK)) {
+	        (rc = wb_set_bool(rep, WB_F_FOLLOWED, rel.followed)) != WB_OK) ||
+	    (rel.blocking && (rc = wb_set_bool(rep, WB_F_BLOCKING, true)) != WB_OK) ||
+	    (rel.blocked_by && (rc = wb_set_bool(rep, WB_F_BLOCKED_BY, true)) != WB_OK)) {
 		wb_reply_error(rep, rc, NULL);
 	}
 	wb_msg_free(r);

@@ -93,7 +93,13 @@ typedef struct warble_post_t {
 	uintptr_t       reserved_[WARBLE_RESERVED - 4]; /* room to grow: zero */
 } warble_post_t;
 
-/* A user; counts and followed are filled by warble_profile and warble_whoami only. */
+/*
+ * A user; counts, followed, blocking and blocked_by are filled by
+ * warble_profile and warble_whoami only, followed_by by
+ * warble_suggestions.  blocking and blocked_by came in 0.5, in the
+ * padding after followed, and followed_by in one reserved slot on 64-bit
+ * (two on 32-bit): a library before 0.5 leaves them false and 0.
+ */
 typedef struct warble_user_t {
 	uint64_t  uid;
 	char     *name;    /* username */
@@ -102,8 +108,11 @@ typedef struct warble_user_t {
 	uint64_t  created; /* ms since the Unix epoch */
 	uint64_t  following;
 	uint64_t  followers;
-	bool      followed;                   /* the logged-in caller follows this user */
-	uintptr_t reserved_[WARBLE_RESERVED]; /* room to grow: zero */
+	bool      followed;    /* the logged-in caller follows this user */
+	bool      blocking;    /* the logged-in caller blocks this user (since 0.5) */
+	bool      blocked_by;  /* this user blocks the logged-in caller (since 0.5) */
+	uint64_t  followed_by; /* suggestions: how many of the caller's follows follow it (0.5) */
+	uintptr_t reserved_[WARBLE_RESERVED - 8 / sizeof(uintptr_t)]; /* room to grow: zero */
 } warble_user_t;
 
 /* A page of posts, newest first; next is the cursor of the following page (0: none). */
@@ -289,6 +298,31 @@ int warble_profile(warble_client *c, const char *name, warble_user_t **out);
 
 /* warble_update_profile sets the logged-in user's display name and bio (NULL leaves one unchanged). */
 int warble_update_profile(warble_client *c, const char *display, const char *bio);
+
+/*
+ * warble_block makes the logged-in user block name, as on Mastodon: the
+ * follows between them end both ways, neither can follow the other
+ * while it stands (WARBLE_EBLOCKED), and neither sees the other's posts
+ * in their home or the other's timeline, nor a post of theirs on its
+ * own (WARBLE_ENOPOST).  Blocking again changes nothing.  Since 0.5.
+ */
+int warble_block(warble_client *c, const char *name);
+
+/* warble_unblock lifts the logged-in user's block of name (follows are not restored); idempotent.
+ * Since 0.5. */
+int warble_unblock(warble_client *c, const char *name);
+
+/* warble_blocks lists whom the logged-in user blocks, paged like warble_following.  Since 0.5. */
+int warble_blocks(warble_client *c, uint64_t after, unsigned limit, warble_users_t **out);
+
+/*
+ * warble_suggestions lists up to limit (0: 20; at most 20) accounts the
+ * logged-in user may want to follow: those the people they follow follow,
+ * most followed by them first (followed_by says by how many), then the
+ * most followed accounts; never one they follow, one with a block either
+ * way, or themselves.  Since 0.5.
+ */
+int warble_suggestions(warble_client *c, unsigned limit, warble_users_t **out);
 
 /* warble_user_free frees a user returned by warble_whoami or warble_profile; NULL is ignored. */
 void warble_user_free(warble_user_t *u);

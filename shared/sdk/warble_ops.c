@@ -548,3 +548,64 @@ warble_update_profile(warble_client *c, const char *display, const char *bio)
 	wb_msg_free(r);
 	return rc;
 }
+
+int
+warble_block(warble_client *c, const char *name)
+{
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (name == NULL) {
+		return warble_ops_bad(c, "a username is required");
+	}
+	return warble_ops_simple(c, WB_OP_BLOCK, WB_F_NAME, name, WARBLE_AUTH_REQUIRED);
+}
+
+int
+warble_unblock(warble_client *c, const char *name)
+{
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (name == NULL) {
+		return warble_ops_bad(c, "a username is required");
+	}
+	return warble_ops_simple(c, WB_OP_UNBLOCK, WB_F_NAME, name, WARBLE_AUTH_REQUIRED);
+}
+
+/* warble_ops_mine runs a request of the logged-in user's whose reply is a page of users. */
+static int
+warble_ops_mine(warble_client *c, wb_obj *q, warble_users_t **out)
+{
+	wb_obj *r;
+	int     rc;
+
+	if ((rc = warble_call(c, q, WARBLE_AUTH_REQUIRED, &r)) != WARBLE_OK) {
+		return rc;
+	}
+	rc = warble_users_from(out, r);
+	wb_msg_free(r);
+	return rc == WARBLE_OK ? rc : warble_fail(c, rc, NULL);
+}
+
+int
+warble_blocks(warble_client *c, uint64_t after, unsigned limit, warble_users_t **out)
+{
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	return warble_ops_mine(
+	    c, warble_ops_page(wb_request(WB_OP_BLOCKS_LIST), WB_F_AFTER, after, limit), out);
+}
+
+int
+warble_suggestions(warble_client *c, unsigned limit, warble_users_t **out)
+{
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	return warble_ops_mine(
+	    c, warble_ops_page(wb_request(WB_OP_SUGGESTIONS), WB_F_AFTER, 0, limit), out);
+}

@@ -3,7 +3,8 @@
  * function with typed results, the error codes and messages an
  * application sees, the token kept by the client, concurrent use of one
  * client, a gateway that is not there; rich posts, uploads and media
- * (0.2), previews (0.3) and one post by its id (0.4); and a program built
+ * (0.2), previews (0.3), one post by its id (0.4), blocks and suggestions
+ * (0.5); and a program built
  * against the 0.1 header reading posts through the newest shared library.
  */
 #include <criterion/criterion.h>
@@ -791,6 +792,139 @@ Test(sdk, media_errors, .fini = st_fini, .timeout = 120)
 	warble_close(dave);
 }
 
+/* --- blocks and suggestions (0.5) ------------------------------------------ */
+
+/* warble_user_t kept its size: the new fields took padding and one reserved slot */
+_Static_assert(sizeof(void *) != 8 || sizeof(warble_user_t) == 128, "warble_user_t's size");
+
+/* st_as logs c in as name (registering it first); its uid. */
+static uint64_t
+st_as(warble_client *c, const char *name)
+{
+	uint64_t uid;
+
+	cr_assert_eq(warble_register(c, name, "password1", &uid), WARBLE_OK, "%s", name);
+	cr_assert_eq(warble_login(c, name, "password1", NULL), WARBLE_OK, "%s", name);
+	return uid;
+}
+
+Test(sdk, blocks, .fini = st_fini, .timeout = 90)
+{
+	warble_client  *bob;
+	warble_user_t  *u;
+	warble_users_t *us;
+	warble_posts_t *p;
+	uint64_t        buid, id;
+
+	st_start(NULL);
+	cr_assert_eq(warble_open(&bob, cl.gateway_url, 10000), WARBLE_OK);
+	(void)st_as(wc, "ann");
+	buid = st_as(bob, "ben");
+	cr_assert_eq(warble_follow(wc, "ben"), WARBLE_OK);
+	cr_assert_eq(warble_follow(bob, "ann"), WARBLE_OK);
+	cr_assert_eq(warble_post(bob, "ben writes", &id), WARBLE_OK);
+
+	cr_assert_eq(warble_block(wc, "ben"), WARBLE_OK, "%s", warble_errmsg(wc));
+	cr_assert_eq(warble_block(wc, "ben"), WARBLE_OK, "again: nothing changes");
+	cr_assert_eq(warble_profile(wc, "ben", &u), WARBLE_OK);
+	cr_assert(u->blocking && !u->blocked_by && !u->followed);
+	cr_assert_eq(u->followers, 0, "ann's follow ended");
+	cr_assert_eq(u->following, 0, "ben's follow ended");
+	warble_user_free(u);
+	cr_assert_eq(warble_profile(bob, "ann", &u), WARBLE_OK);
+	cr_assert(!u->blocking && u->blocked_by && !u->followed);
+	warble_user_free(u);
+
+	st_err(warble_follow(wc, "ben"), WARBLE_EBLOCKED);
+	cr_assert(strstr(warble_errmsg(wc), "unblock") != NULL, "%s", warble_errmsg(wc));
+	cr_assert_eq(warble_follow(bob, "ann"), WARBLE_EBLOCKED);
+	cr_assert(strstr(warble_errmsg(bob), "blocks you") != NULL, "%s", warble_errmsg(bob));
+	cr_assert_str_eq(warble_errname(WARBLE_EBLOCKED), "BLOCKED");
+
+	/* neither reads the other's posts: timeline and the post on its own */
+	cr_assert_eq(warble_timeline(wc, "ben", 0, 0, &p), WARBLE_OK);
+	cr_assert_eq(p->n, 0, "ann sees ben's posts while blocking him");
+	warble_posts_free(p);
+	cr_assert_eq(warble_post_get(wc, id, &(warble_post_t *) { NULL }), WARBLE_ENOPOST);
+	cr_assert_eq(warble_post(wc, "ann writes", &id), WARBLE_OK);
+	cr_assert_eq(warble_timeline(bob, "ann", 0, 0, &p), WARBLE_OK);
+	cr_assert_eq(p->n, 0, "ben sees ann's posts while blocked");
+	warble_posts_free(p);
+	cr_assert_eq(warble_post_get(bob, id, &(warble_post_t *) { NULL }), WARBLE_ENOPOST);
+
+	cr_assert_eq(warble_blocks(wc, 0, 0, &us), WARBLE_OK);
+	cr_assert_eq(us->n, 1);
+	cr_assert_eq(us->users[0].uid, buid);
+	cr_assert_str_eq(us->users[0].name, "ben");
+	warble_users_free(us);
+	cr_assert_eq(warble_blocks(bob, 0, 0, &us), WARBLE_OK);
+	cr_assert_eq(us->n, 0);
+	warble_users_free(us);
+	st_err(warble_block(wc, "ann"), WARBLE_EINVAL);
+	st_err(warble_block(wc, "nobody_here"), WARBLE_ENOUSER);
+	cr_assert_eq(warble_block(wc, NULL), WARBLE_EINVAL);
+	cr_assert_eq(warble_blocks(wc, 0, 0, NULL), WARBLE_EINVAL);
+
+	cr_assert_eq(warble_unblock(wc, "ben"), WARBLE_OK);
+	cr_assert_eq(warble_unblock(wc, "ben"), WARBLE_OK, "again: nothing changes");
+	cr_assert_eq(warble_timeline(wc, "ben", 0, 0, &p), WARBLE_OK);
+	cr_assert_eq(p->n, 1);
+	warble_posts_free(p);
+	cr_assert_eq(warble_follow(bob, "ann"), WARBLE_OK, "%s", warble_errmsg(bob));
+	warble_close(bob);
+}
+
+Test(sdk, suggestions, .fini = st_fini, .timeout = 90)
+{
+	warble_client  *c;
+	warble_users_t *us;
+
+	st_start(NULL);
+	cr_assert_eq(warble_open(&c, cl.gateway_url, 10000), WARBLE_OK);
+	/* ann follows boz and cyd; boz follows dee and eve, cyd follows dee: dee first, then eve */
+	(void)st_as(c, "boz");
+	(void)st_as(c, "cyd");
+	(void)st_as(c, "dee");
+	(void)st_as(c, "eve");
+	cr_assert_eq(warble_login(c, "boz", "password1", NULL), WARBLE_OK);
+	cr_assert_eq(warble_follow(c, "dee"), WARBLE_OK);
+	cr_assert_eq(warble_follow(c, "eve"), WARBLE_OK);
+	cr_assert_eq(warble_login(c, "cyd", "password1", NULL), WARBLE_OK);
+	cr_assert_eq(warble_follow(c, "dee"), WARBLE_OK);
+	(void)st_as(wc, "ann");
+	cr_assert_eq(warble_suggestions(wc, 0, &us), WARBLE_OK, "%s", warble_errmsg(wc));
+	cr_assert_geq(us->n, 1, "nobody followed yet: the most followed come");
+	cr_assert_str_eq(us->users[0].name, "dee");
+	cr_assert_eq(us->users[0].followed_by, 0);
+	warble_users_free(us);
+
+	cr_assert_eq(warble_follow(wc, "boz"), WARBLE_OK);
+	cr_assert_eq(warble_follow(wc, "cyd"), WARBLE_OK);
+	cr_assert_eq(warble_suggestions(wc, 2, &us), WARBLE_OK, "%s", warble_errmsg(wc));
+	cr_assert_eq(us->n, 2);
+	cr_assert_str_eq(us->users[0].name, "dee");
+	cr_assert_eq(us->users[0].followed_by, 2);
+	cr_assert_str_eq(us->users[1].name, "eve");
+	cr_assert_eq(us->users[1].followed_by, 1);
+	warble_users_free(us);
+
+	/* followed, or blocked either way: never suggested */
+	cr_assert_eq(warble_follow(wc, "dee"), WARBLE_OK);
+	cr_assert_eq(warble_login(c, "eve", "password1", NULL), WARBLE_OK);
+	cr_assert_eq(warble_block(c, "ann"), WARBLE_OK);
+	cr_assert_eq(warble_suggestions(wc, 0, &us), WARBLE_OK, "%s", warble_errmsg(wc));
+	for (size_t i = 0; i < us->n; i++) {
+		cr_assert(strcmp(us->users[i].name, "dee") != 0 &&
+		              strcmp(us->users[i].name, "eve") != 0 &&
+		              strcmp(us->users[i].name, "ann") != 0 &&
+		              strcmp(us->users[i].name, "boz") != 0,
+		    "%s suggested", us->users[i].name);
+	}
+	warble_users_free(us);
+	cr_assert_eq(warble_suggestions(wc, 0, NULL), WARBLE_EINVAL);
+	warble_close(c);
+}
+
 /* --- the 0.1 ABI ----------------------------------------------------------- */
 
 /* st_sh runs a shell command (printf-style) and returns its exit status. */
@@ -834,7 +968,7 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 	cr_assert_eq(access(src, R_OK), 0, "run from the checkout (tests/run.sh does)");
 	st_shared_lib(lib, sizeof(lib));
 	/* 0.1's functions stay in WARBLE_0, 0.2's are in WARBLE_0.2, 0.3's in WARBLE_0.3, 0.4's in
-	 * WARBLE_0.4 */
+	 * WARBLE_0.4, 0.5's in WARBLE_0.5 */
 	cr_assert_eq(st_sh("nm -D --defined-only %s | grep -q ' warble_timeline@@WARBLE_0$'", lib),
 	    0, "warble_timeline is in WARBLE_0");
 	static const char *const new_fns[] = { "warble_post_rich", "warble_upload", "warble_media",
@@ -852,6 +986,13 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 		cr_assert_eq(
 		    st_sh("nm -D --defined-only %s | grep -q ' %s@@WARBLE_0.4$'", lib, fns_0_4[i]),
 		    0, "%s is in WARBLE_0.4", fns_0_4[i]);
+	}
+	static const char *const fns_0_5[] = { "warble_block", "warble_unblock", "warble_blocks",
+		"warble_suggestions" };
+	for (size_t i = 0; i < sizeof(fns_0_5) / sizeof(fns_0_5[0]); i++) {
+		cr_assert_eq(
+		    st_sh("nm -D --defined-only %s | grep -q ' %s@@WARBLE_0.5$'", lib, fns_0_5[i]),
+		    0, "%s is in WARBLE_0.5", fns_0_5[i]);
 	}
 
 	st_start(NULL);

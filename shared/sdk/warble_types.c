@@ -96,6 +96,9 @@ warble_user_from(warble_user_t *u, const wb_obj *o)
 	u->following = wb_u64(o, WB_F_FOLLOWING, 0);
 	u->followers = wb_u64(o, WB_F_FOLLOWERS, 0);
 	wb_get_bool(o, WB_F_FOLLOWED, &u->followed);
+	wb_get_bool(o, WB_F_BLOCKING, &u->blocking);
+	wb_get_bool(o, WB_F_BLOCKED_BY, &u->blocked_by);
+	u->followed_by = wb_u64(o, WB_F_FOLLOWED_BY, 0);
 	u->name = warble_types_str(o, WB_F_NAME);
 	u->display = warble_types_str(o, WB_F_DISPLAY);
 	u->bio = warble_types_str(o, WB_F_BIO);

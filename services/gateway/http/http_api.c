@@ -68,6 +68,10 @@ static const http_route http_routes[] = {
 	{ "GET", "/media/{media}/preview", HTTP_MEDIA, WB_OP_MEDIA, 0, 0, 200, M(PREVIEW) },
 	{ "DELETE", "/api/v1/posts/{id}", HTTP_API, WB_OP_DELETE, 0, 0, 200 },
 	{ "GET", "/api/v1/posts/{id}", HTTP_API, WB_OP_POST, 0, 0, 200 },
+	{ "PUT", "/api/v1/me/blocks/{name}", HTTP_API, WB_OP_BLOCK, 0, 0, 200 },
+	{ "DELETE", "/api/v1/me/blocks/{name}", HTTP_API, WB_OP_UNBLOCK, 0, 0, 200 },
+	{ "GET", "/api/v1/me/blocks", HTTP_API, WB_OP_BLOCKS_LIST, M(AFTER) | M(LIMIT), 0, 200 },
+	{ "GET", "/api/v1/me/suggestions", HTTP_API, WB_OP_SUGGESTIONS, M(LIMIT), 0, 200 },
 	{ "GET", "/healthz", HTTP_HEALTHZ, WB_OP_NONE, 0, 0, 200 },
 	{ "GET", "/readyz", HTTP_READYZ, WB_OP_NONE, 0, 0, 200 },
 };
