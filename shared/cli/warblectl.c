@@ -8,6 +8,7 @@
  *   warblectl post --title "Tea" --category drinks --image cup.png --alt "a cup" "brewed"
  *   warblectl upload cup.png          warblectl media 7-7321123456789012 -o cup.png
  *   warblectl media 7-7321123456789012 --preview -o small.webp
+ *   warblectl block bob               warblectl blocks       warblectl suggestions
  *
  * The session token lives in $XDG_CONFIG_HOME/warble/token (or
  * ~/.config/warble/token), mode 0600; $WARBLE_TOKEN overrides it.
@@ -369,6 +370,11 @@ ctl_user_json(const warble_user_t *u, int full)
 		json_object_set_new(o, "following", json_integer((json_int_t)u->following));
 		json_object_set_new(o, "followers", json_integer((json_int_t)u->followers));
 		json_object_set_new(o, "followed", json_boolean(u->followed));
+		json_object_set_new(o, "blocking", json_boolean(u->blocking));
+		json_object_set_new(o, "blocked_by", json_boolean(u->blocked_by));
+	}
+	if (o != NULL && u->followed_by != 0) {
+		json_object_set_new(o, "followed_by", json_integer((json_int_t)u->followed_by));
 	}
 	return o;
 }
@@ -386,8 +392,9 @@ ctl_user_print(const warble_user_t *u)
 	if (u->bio[0] != '\0') {
 		printf("%s\n", u->bio);
 	}
-	printf("following %" PRIu64 ", followers %" PRIu64 "%s\n", u->following, u->followers,
-	    u->followed ? ", you follow" : "");
+	printf("following %" PRIu64 ", followers %" PRIu64 "%s%s%s\n", u->following, u->followers,
+	    u->followed ? ", you follow" : "", u->blocking ? ", you block" : "",
+	    u->blocked_by ? ", blocks you" : "");
 	printf("uid %" PRIu64 ", joined %s\n", u->uid, ctl_time(u->created, t, sizeof(t)));
 }
 
@@ -506,6 +513,9 @@ ctl_users_out(ctl *x, warble_users_t *u)
 		printf("@%s", u->users[i].name);
 		if (u->users[i].display[0] != '\0') {
 			printf(" (%s)", u->users[i].display);
+		}
+		if (u->users[i].followed_by != 0) {
+			printf(": followed by %" PRIu64 " you follow", u->users[i].followed_by);
 		}
 		printf("\n");
 	}
@@ -952,6 +962,52 @@ ctl_cmd_fans(ctl *x)
 {
 	warble_users_t *u;
 	int             rc = warble_fans(x->c, x->args[0], x->after, x->limit, &u);
+
+	return rc != WARBLE_OK ? ctl_fail(x, rc) : ctl_users_out(x, u);
+}
+
+/* ctl_block runs block or unblock. */
+static int
+ctl_block(ctl *x, int on)
+{
+	int rc = on ? warble_block(x->c, x->args[0]) : warble_unblock(x->c, x->args[0]);
+
+	if (rc != WARBLE_OK) {
+		return ctl_fail(x, rc);
+	}
+	if (x->json) {
+		return ctl_emit(json_pack("{s:s}", "name", x->args[0]));
+	}
+	printf("%s @%s\n", on ? "blocking" : "no longer blocking", x->args[0]);
+	return 0;
+}
+
+static int
+ctl_cmd_block(ctl *x)
+{
+	return ctl_block(x, 1);
+}
+
+static int
+ctl_cmd_unblock(ctl *x)
+{
+	return ctl_block(x, 0);
+}
+
+static int
+ctl_cmd_blocks(ctl *x)
+{
+	warble_users_t *u;
+	int             rc = warble_blocks(x->c, x->after, x->limit, &u);
+
+	return rc != WARBLE_OK ? ctl_fail(x, rc) : ctl_users_out(x, u);
+}
+
+static int
+ctl_cmd_suggestions(ctl *x)
+{
+	warble_users_t *u;
+	int             rc = warble_suggestions(x->c, x->limit, &u);
 
 	return rc != WARBLE_OK ? ctl_fail(x, rc) : ctl_users_out(x, u);
 }
@@ -1802,6 +1858,11 @@ static const ctl_cmd ctl_cmds[] = {
 	{ "update-profile", 0, CTL_O_DISPLAY | CTL_O_BIO, ctl_cmd_update_profile, 2,
 	    "update-profile [--display TEXT] [--bio TEXT]" },
 	{ "show", 1, 0, ctl_cmd_show, 1, "show ID" },
+	{ "block", 1, 0, ctl_cmd_block, 2, "block USER" },
+	{ "unblock", 1, 0, ctl_cmd_unblock, 2, "unblock USER" },
+	{ "blocks", 0, CTL_O_AFTER | CTL_O_LIMIT, ctl_cmd_blocks, 2,
+	    "blocks [--after UID] [--limit N]" },
+	{ "suggestions", 0, CTL_O_LIMIT, ctl_cmd_suggestions, 2, "suggestions [--limit N]" },
 };
 
 #define CTL_NCMDS (sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))

@@ -667,3 +667,62 @@ Test(warblectl, restore_sharded, .fini = wbt_cleanup, .timeout = 60)
 	    "a restore goes into a fresh data folder");
 	free(o);
 }
+
+Test(warblectl, blocks_and_suggestions, .fini = wbt_cleanup, .timeout = 120)
+{
+	ct_out *o = malloc(sizeof(*o));
+	char    xa[300], xb[300], xc[300];
+	json_t *j;
+
+	ct_start();
+	ct_config(xa, sizeof(xa), "cfg-ada");
+	ct_config(xb, sizeof(xb), "cfg-bea");
+	ct_config(xc, sizeof(xc), "cfg-cat");
+	const char *const ada[] = { xa, "WARBLE_PASSWORD=password1", NULL };
+	const char *const bea[] = { xb, "WARBLE_PASSWORD=password1", NULL };
+	const char *const cat[] = { xc, "WARBLE_PASSWORD=password1", NULL };
+	ct_expect(o, ada, CT_ARGS("register", "ada"), 0, NULL);
+	ct_expect(o, bea, CT_ARGS("register", "bea"), 0, NULL);
+	ct_expect(o, cat, CT_ARGS("register", "cat"), 0, NULL);
+	ct_expect(o, ada, CT_ARGS("login", "ada"), 0, NULL);
+	ct_expect(o, bea, CT_ARGS("login", "bea"), 0, NULL);
+	ct_expect(o, cat, CT_ARGS("login", "cat"), 0, NULL);
+
+	/* ada follows bea, bea follows cat: cat is ada's suggestion, followed by one */
+	ct_expect(o, ada, CT_ARGS("follow", "bea"), 0, NULL);
+	ct_expect(o, bea, CT_ARGS("follow", "cat"), 0, NULL);
+	ct_expect(o, ada, CT_ARGS("suggestions"), 0, NULL);
+	cr_assert(strstr(o->out, "@cat: followed by 1 you follow") != NULL, "%s", o->out);
+	ct_expect(o, ada, CT_ARGS("--json", "suggestions", "--limit", "5"), 0, NULL);
+	j = ct_json(o);
+	json_t *u0 = json_array_get(json_object_get(j, "users"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(u0, "name")), "cat");
+	cr_assert_eq(json_integer_value(json_object_get(u0, "followed_by")), 1);
+	json_decref(j);
+
+	/* ada blocks bea: the follow ends, bea cannot follow ada, ada's list names bea */
+	ct_expect(o, ada, CT_ARGS("block", "bea"), 0, NULL);
+	cr_assert(strstr(o->out, "blocking @bea") != NULL, "%s", o->out);
+	ct_expect(o, bea, CT_ARGS("follow", "ada"), 1, "warblectl: BLOCKED: this user blocks you");
+	ct_expect(o, ada, CT_ARGS("follow", "bea"), 1, "warblectl: BLOCKED");
+	ct_expect(o, ada, CT_ARGS("blocks"), 0, NULL);
+	cr_assert(strstr(o->out, "@bea") != NULL, "%s", o->out);
+	ct_expect(o, ada, CT_ARGS("--json", "profile", "bea"), 0, NULL);
+	j = ct_json(o);
+	cr_assert(json_is_true(json_object_get(j, "blocking")));
+	cr_assert(json_is_false(json_object_get(j, "followed")));
+	json_decref(j);
+	ct_expect(o, bea, CT_ARGS("profile", "ada"), 0, NULL);
+	cr_assert(strstr(o->out, "blocks you") != NULL, "%s", o->out);
+	ct_expect(o, ada, CT_ARGS("block", "ada"), 1, "warblectl: INVALID");
+	ct_expect(o, ada, CT_ARGS("block"), 2, NULL);
+	ct_expect(o, ada, CT_ARGS("unblock", "bea"), 0, NULL);
+	cr_assert(strstr(o->out, "no longer blocking @bea") != NULL, "%s", o->out);
+	ct_expect(o, ada, CT_ARGS("--json", "blocks"), 0, NULL);
+	j = ct_json(o);
+	cr_assert_eq(json_array_size(json_object_get(j, "users")), 0);
+	json_decref(j);
+	ct_expect(o, bea, CT_ARGS("follow", "ada"), 0, NULL);
+	cr_assert_eq(wbt_cluster_stop(&cl, 10000), 0);
+	free(o);
+}
