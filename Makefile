@@ -9,7 +9,7 @@
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
 #   make test-one   every test again, each cluster one warble process (WARBLE_TEST_MODE=one)
-#   make test-compose  build the image, run deploy/docker-compose.yml, check it
+#   make test-compose  build the image, run both compose files, check them
 #   make run        install deps, build, start all five daemons locally
 #   make run-one    the same services as one warble process
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
@@ -222,8 +222,9 @@ test-one:
 	@tests/deps.sh
 	@WARBLE_TEST_MODE=one TLS_RUNS= $(MAKE) --no-print-directory -j2 test-run
 
-# deploy/docker-compose.yml run for real (podman or docker), under its own
-# project name and ports; ends with "compose: N passed, M failed".
+# deploy/docker-compose.yml, then deploy/docker-compose.sharded.yml, run for
+# real (podman or docker), each under its own project name and ports; ends
+# with "compose: N passed, M failed".
 test-compose:
 	@tests/deps.sh compose
 	@BUILD=$(BUILD) tests/deploy/compose_run.sh
