@@ -67,23 +67,6 @@ ct_ctl(char *out, const char *const *args)
 	return rc;
 }
 
-/* ct_world_make registers the users (half through each gateway), a crowd, and random follows. */
-static void
-ct_world_make(uint64_t seed)
-{
-	uint64_t rng = seed;
-
-	ct_users(CT_AUTHORS + CT_READERS, CT_AUTHORS, "user", true);
-	for (unsigned u = 0; u < ct_w.nusers; u++) {
-		for (unsigned a = 0; a < CT_AUTHORS; a++) {
-			if (u != a && ct_rand(&rng) % 3 == 0) {
-				cr_assert_eq(ct_relate(u, a, true), WARBLE_OK);
-			}
-		}
-	}
-	ct_crowd(CT_CROWD);
-}
-
 /* ct_manifest_has tells whether a manifest names a copy of store ("inbox.2") as shard i of n. */
 static bool
 ct_manifest_has(const char *manifest, const char *store, unsigned i, unsigned n)
@@ -145,7 +128,7 @@ Test(cluster_admin, backup_restore, .fini = ct_fini, .timeout = 300)
 	ct_load     l;
 
 	ct_start(CT_SHAPE, ct_env);
-	ct_world_make(0xC4u);
+	ct_world_make(0xC4u, CT_AUTHORS, CT_READERS, CT_CROWD, 3);
 	ct_load_start(&l, true);
 	cr_assert(ct_wait_posts(60, wbt_ms(30000)), "the load made %zu posts", ct_nposts());
 
