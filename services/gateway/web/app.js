@@ -65,6 +65,14 @@ function show(view) {
   for (const v of ['auth', 'home', 'user', 'list', 'post']) $('view-' + v).hidden = v !== view;
   $('nav').hidden = !state.token;
   if (state.me) $('nav-me').href = '#/u/' + encodeURIComponent(state.me);
+  $('nav-me').textContent = state.me ? '@' + state.me : 'Me'; // who is logged in
+}
+
+// clearAuthForms empties the log-in and register forms: once logged in, no
+// name or password stays in them for whoever uses the browser next.
+function clearAuthForms() {
+  $('login-form').reset();
+  $('reg-form').reset();
 }
 
 function chars(s) { return [...s].length; } // code points, as the server counts
@@ -257,6 +265,7 @@ async function route() {
 async function login(name, password) {
   const r = await api('POST', '/sessions', { name, password });
   remember(r.token, r.name || name);
+  clearAuthForms();
 }
 
 $('login-form').onsubmit = async (ev) => {
@@ -278,7 +287,7 @@ $('reg-form').onsubmit = async (ev) => {
 
 $('logout-btn').onclick = async () => {
   try { await api('DELETE', '/sessions'); } catch (e) { /* gone anyway */ }
-  forget(); say(''); location.hash = '#/'; route();
+  forget(); clearAuthForms(); clearCompose(); say(''); location.hash = '#/'; route();
 };
 
 // The compose form.  compose.picked holds the chosen images, in order:

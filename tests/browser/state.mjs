@@ -1,0 +1,190 @@
+// state.mjs - Warble's web page shows nothing stale, in headless Chromium.
+//   node tests/browser/state.mjs http://127.0.0.1:PORT MEDIA_MAX [SCREENSHOT_DIR]
+// MEDIA_MAX is the cluster's WARBLE_MEDIA_MAX, below the 1 MiB default, so
+// that the page's size check can only pass with the server's own limit.
+// Each check runs in browser contexts of its own and prints "ok NAME" or
+// "FAILED NAME: why"; every check runs, and the exit status is 1 if any
+// failed.  What each holds:
+//   logout_clears_forms       after Log out, no name or password left in a form
+//   header_names_user         the header names who is logged in, and only them
+// Waits are bounded (CHECK_MS for what a broken page never shows); time is
+// moved with playwright's clock, never slept through.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
+
+const base = process.argv[2];
+const mediaMax = Number(process.argv[3]);
+const shots = process.argv[4] || 'tests/artifacts';
+if (!base || !(mediaMax > 0)) {
+  console.error('usage: node state.mjs BASE_URL MEDIA_MAX [SCREENSHOT_DIR]');
+  process.exit(2);
+}
+const guard = setTimeout(() => { console.error('state: overall deadline passed'); process.exit(1); }, 150000);
+const CHECK_MS = 8000;
+const suffix = Date.now().toString(36).slice(-6);
+const pass = 'correct-horse-battery';
+const alice = 'alice_' + suffix, bob = 'bob_' + suffix, carol = 'carol_' + suffix;
+
+const browser = await chromium.launch({
+  executablePath: process.env.WARBLE_CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  timeout: 60000,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--disable-quic', '--disable-dev-shm-usage'],
+});
+
+// api calls the HTTP API from here (the setup: users, follows, posts).
+async function api(method, path, token, body) {
+  const headers = { 'Content-Type': 'application/json' };
+  if (token) headers.Authorization = 'Bearer ' + token;
+  const res = await fetch(base + '/api/v1' + path, { method, headers, body: body && JSON.stringify(body) });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
+  return data;
+}
+
+async function account(name) {
+  await api('POST', '/users', null, { name, password: pass });
+  return (await api('POST', '/sessions', null, { name, password: pass })).token;
+}
+
+// png(w, h) is a small valid RGB PNG of one colour.
+function png(w, h) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type, data) => {
+    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const len = Buffer.alloc(4), sum = Buffer.alloc(4);
+    len.writeUInt32BE(data.length); sum.writeUInt32BE(crc(td));
+    return Buffer.concat([len, td, sum]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0); ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = 8; ihdr[9] = 2;
+  const raw = Buffer.alloc(h * (1 + 3 * w), 0x80);
+  for (let y = 0; y < h; y++) raw[y * (1 + 3 * w)] = 0;
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+// open gives a page of a fresh context (clock: playwright's fake clock
+// installed first); errors thrown in the page fail the check.
+async function open(errors, clock) {
+  const ctx = await browser.newContext({ viewport: { width: 900, height: 800 } });
+  if (clock) await ctx.clock.install();
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(15000);
+  page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+  await page.goto(base + '/');
+  await page.waitForSelector('#view-auth:not([hidden])');
+  return page;
+}
+
+async function login(page, name) {
+  await page.fill('#login-name', name);
+  await page.fill('#login-pass', pass);
+  await page.click('#login-btn');
+  await page.waitForSelector('#view-home:not([hidden])');
+}
+
+async function logout(page) {
+  await page.click('#logout-btn');
+  await page.waitForSelector('#view-auth:not([hidden])');
+}
+
+const visible = (page, sel) => page.locator(sel).isVisible();
+const text = (page, sel) => page.locator(sel).textContent();
+function expect(ok, why) { if (!ok) throw new Error(why); }
+
+// until waits, bounded, for fn (run in the page) to hold; why names it.
+async function until(page, why, fn, arg) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout: CHECK_MS });
+  } catch (e) {
+    throw new Error('never: ' + why);
+  }
+}
+
+// openUser opens NAME's profile and waits until it has loaded.
+async function openUser(page, name) {
+  await page.goto(base + '/#/u/' + name);
+  await until(page, '@' + name + "'s profile loads", (n) =>
+    document.getElementById('user-name').textContent.startsWith('@' + n) &&
+    (document.querySelector('#user-posts .post') || !document.getElementById('user-empty').hidden), name);
+}
+
+const checks = {
+  async logout_clears_forms(errors) {
+    const page = await open(errors);
+    await page.fill('#reg-name', carol);
+    await page.fill('#reg-pass', pass);
+    await page.click('#reg-btn');
+    await page.waitForSelector('#view-home:not([hidden])');
+    const fields = ['#login-name', '#login-pass', '#reg-name', '#reg-pass'];
+    const values = () => Promise.all(fields.map((f) => page.inputValue(f)));
+    await logout(page);
+    let v = await values();
+    expect(v.every((x) => x === ''), 'after registering and logging out the forms hold ' + JSON.stringify(v));
+    await login(page, alice);
+    await logout(page);
+    v = await values();
+    expect(v.every((x) => x === ''), 'after logging in and out the forms hold ' + JSON.stringify(v));
+  },
+
+  async header_names_user(errors) {
+    const page = await open(errors);
+    expect(!(await text(page, 'header')).includes('@'), 'the header names someone while logged out');
+    await login(page, alice);
+    await until(page, 'the header names @' + alice, (n) => {
+      const h = document.querySelector('header');
+      return h.innerText.includes('@' + n);
+    }, alice);
+    await logout(page);
+    expect(!(await page.locator('header').innerText()).includes(alice), 'the header still names ' + alice + ' logged out');
+    await login(page, bob);
+    const h = await page.locator('header').innerText();
+    expect(h.includes('@' + bob) && !h.includes(alice), 'logged in as ' + bob + ' the header says ' + JSON.stringify(h));
+  },
+};
+
+let failed = 0;
+try {
+  mkdirSync(shots, { recursive: true });
+  // alice follows bob; bob has two posts, alice one
+  const a = await account(alice), b = await account(bob);
+  await api('PUT', '/me/following/' + bob, a);
+  for (const t of ['first of ' + bob, 'second of ' + bob]) await api('POST', '/posts', b, { text: t });
+  await api('POST', '/posts', a, { text: 'words of ' + alice });
+  const only = process.env.WARBLE_STATE_CHECKS ? process.env.WARBLE_STATE_CHECKS.split(',') : Object.keys(checks);
+  for (const name of only) {
+    const errors = [];
+    const t0 = Date.now();
+    try {
+      await checks[name](errors);
+      if (errors.length) throw new Error(errors.join('; '));
+      console.log(`ok ${name} (${Date.now() - t0} ms)`);
+    } catch (e) {
+      failed++;
+      console.log(`FAILED ${name}: ${e.message}`);
+    }
+    for (const ctx of browser.contexts()) await ctx.close();
+  }
+} catch (e) {
+  failed++;
+  console.error('state: FAILED: ' + (e && e.stack || e));
+}
+await browser.close().catch(() => {});
+clearTimeout(guard);
+console.log(failed ? `state: ${failed} failed` : 'state: ok');
+process.exit(failed ? 1 : 0);
