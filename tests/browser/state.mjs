@@ -6,6 +6,8 @@
 // "FAILED NAME: why"; every check runs, and the exit status is 1 if any
 // failed.  What each holds:
 //   logout_clears_forms       after Log out, no name or password left in a form
+//   unknown_user_after_known  "no such user" shows nothing of the user before
+//   late_answer_dropped       a profile's posts arriving after another was opened stay out
 //   header_names_user         the header names who is logged in, and only them
 // Waits are bounded (CHECK_MS for what a broken page never shows); time is
 // moved with playwright's clock, never slept through.
@@ -140,6 +142,56 @@ const checks = {
     await logout(page);
     v = await values();
     expect(v.every((x) => x === ''), 'after logging in and out the forms hold ' + JSON.stringify(v));
+  },
+
+  async unknown_user_after_known(errors) {
+    const page = await open(errors);
+    await login(page, alice);
+    await openUser(page, bob);
+    expect((await page.locator('#user-posts .post').count()) === 2, "bob's two posts do not show");
+    expect((await text(page, '#user-followers')) === '1', 'bob does not have his one fan');
+    const nobody = 'nobody_' + suffix;
+    await page.goto(base + '/#/u/' + nobody);
+    await until(page, 'the page says there is no such user',
+      () => /no such user/i.test(document.getElementById('msg').textContent));
+    expect((await page.locator('#user-posts .post').count()) === 0, "bob's posts still show under @" + nobody);
+    expect(!(await visible(page, '#user-followers')) && !(await visible(page, '#user-following')),
+      "counts show for a user who does not exist (bob's: " + await text(page, '#user-followers') + ' fan)');
+    expect(!(await visible(page, '#follow-btn')), 'a Follow button for a user who does not exist');
+    expect((await text(page, '#user-name')) === '@' + nobody, 'the heading says ' + await text(page, '#user-name'));
+  },
+
+  async late_answer_dropped(errors) {
+    // bob's posts are held while alice's page opens; alice's are then held
+    // too, bob's let go and finished first, then alice's: her page shows
+    // hers only, whatever came back for the page left behind.
+    const page = await open(errors);
+    await login(page, alice);
+    const gates = {};
+    const postsOf = (name) => (u) => u.pathname === `/api/v1/users/${name}/posts`;
+    for (const name of [bob, alice]) {
+      const g = gates[name] = {};
+      g.asked = new Promise((r) => { g.held = r; });
+      g.gate = new Promise((r) => { g.release = r; });
+      await page.route(postsOf(name), async (route) => { g.held(); await g.gate; await route.continue(); });
+    }
+    await page.goto(base + '/#/u/' + bob);
+    await gates[bob].asked;
+    await page.goto(base + '/#/u/' + alice);
+    await gates[alice].asked;
+    const finished = (name) => page.waitForEvent('requestfinished', (r) => postsOf(name)(new URL(r.url())));
+    let done = finished(bob);
+    gates[bob].release();
+    await done;
+    done = finished(alice);
+    gates[alice].release();
+    await done;
+    await until(page, "alice's post shows", (w) =>
+      [...document.querySelectorAll('#user-posts .post .text')].some((e) => e.textContent === w), 'words of ' + alice);
+    const texts = await page.locator('#user-posts .post .text').allTextContents();
+    expect(texts.length === 1, '@' + alice + "'s page shows " + JSON.stringify(texts));
+    expect((await text(page, '#user-name')).startsWith('@' + alice), 'the heading says ' + await text(page, '#user-name'));
+    for (const name of [bob, alice]) await page.unroute(postsOf(name));
   },
 
   async header_names_user(errors) {

@@ -152,19 +152,29 @@ function postItem(p) {
 }
 
 // A paged list: load(cursor) returns {items, next}; render(item) an <li>.
+// page(true) starts again from the first page, page.reset() empties the
+// list; either drops a page still on its way (it belongs to what was shown).
 function pager(listId, moreId, emptyId, load, render) {
-  let next = null;
+  let next = null, gen = 0;
+  function reset() {
+    gen++; next = null;
+    $(listId).replaceChildren();
+    $(moreId).hidden = true; $(emptyId).hidden = true;
+  }
   async function page(first) {
-    if (first) { $(listId).replaceChildren(); next = null; }
+    if (first) reset();
+    const mine = gen;
     try {
       const r = await load(next);
+      if (mine !== gen) return;
       for (const it of r.items) $(listId).append(render(it));
       next = r.next || null;
       $(moreId).hidden = !next;
       $(emptyId).hidden = $(listId).children.length > 0;
-    } catch (e) { say(e.message); }
+    } catch (e) { if (mine === gen) say(e.message); }
   }
   $(moreId).onclick = () => page(false);
+  page.reset = reset;
   return page;
 }
 
@@ -179,7 +189,7 @@ const homePage = pager('home-list', 'home-more', 'home-empty', async (before) =>
   return { items: r.posts || [], next: r.next };
 }, postItem);
 
-let userName = null, userCategory = null;
+let userName = null, userCategory = null, userSeq = 0;
 const userPage = pager('user-posts', 'user-more', 'user-empty', async (before) => {
   const r = await api('GET', '/users/' + encodeURIComponent(userName) + '/posts' +
     qs({ limit: 20, before, category: userCategory }));
@@ -199,10 +209,20 @@ const listPage = pager('list-users', 'list-more', 'list-empty', async (after) =>
   return li;
 });
 
+// clearProfile empties the user view: nothing of a profile shown before
+// stays while another loads, or when it cannot (no such user).
+function clearProfile() {
+  $('user-counts').hidden = true;
+  $('user-following').textContent = ''; $('user-followers').textContent = '';
+  userPage.reset();
+}
+
 // showUser shows NAME's profile and posts: all of them, or those of category.
 async function showUser(name, category) {
   userName = name; userCategory = category || null;
+  const seq = ++userSeq; // a profile opened after this one wins
   show('user');
+  clearProfile();
   $('user-filter').hidden = !userCategory;
   $('user-filter-cat').textContent = userCategory || '';
   $('user-filter-all').href = userHref(name);
@@ -212,6 +232,7 @@ async function showUser(name, category) {
   $('follow-btn').hidden = true;
   try {
     const p = await api('GET', '/users/' + encodeURIComponent(name));
+    if (seq !== userSeq) return;
     $('user-name').textContent = '@' + p.name + (p.display ? ' (' + p.display + ')' : '');
     $('user-bio').textContent = p.bio || '';
     $('user-following').textContent = p.following;
@@ -222,7 +243,11 @@ async function showUser(name, category) {
     btn.hidden = !state.token || name === state.me;
     btn.textContent = p.followed ? 'Unfollow' : 'Follow';
     btn.dataset.followed = p.followed ? '1' : '0';
-  } catch (e) { say(e.message); return; }
+    $('user-counts').hidden = false;
+  } catch (e) {
+    if (seq === userSeq) { clearProfile(); say(e.message); }
+    return;
+  }
   await userPage(true);
 }
 
