@@ -8,6 +8,7 @@
 //   logout_clears_forms       after Log out, no name or password left in a form
 //   unknown_user_after_known  "no such user" shows nothing of the user before
 //   late_answer_dropped       a profile's posts arriving after another was opened stay out
+//   ended_session             a stored session the server ended: logged out at once
 //   header_names_user         the header names who is logged in, and only them
 // Waits are bounded (CHECK_MS for what a broken page never shows); time is
 // moved with playwright's clock, never slept through.
@@ -192,6 +193,28 @@ const checks = {
     expect(texts.length === 1, '@' + alice + "'s page shows " + JSON.stringify(texts));
     expect((await text(page, '#user-name')).startsWith('@' + alice), 'the heading says ' + await text(page, '#user-name'));
     for (const name of [bob, alice]) await page.unroute(postsOf(name));
+  },
+
+  async ended_session(errors) {
+    const page = await open(errors);
+    await login(page, bob);
+    const token = await page.evaluate(() => localStorage.getItem('warble.token'));
+    expect(token, 'no stored session');
+    const status = await page.evaluate(async (t) =>
+      (await fetch('/api/v1/sessions', { method: 'DELETE', headers: { Authorization: 'Bearer ' + t } })).status, token);
+    expect(status === 200, 'ending the session answered ' + status);
+    await page.reload();
+    try {
+      await page.waitForSelector('#view-auth:not([hidden])', { timeout: CHECK_MS });
+    } catch (e) {
+      throw new Error('one reload after the session ended, the page still shows ' +
+        await page.evaluate(() => [...document.querySelectorAll('main > section:not([hidden])')].map((s) => s.id)) +
+        ' saying ' + JSON.stringify(await text(page, '#msg')));
+    }
+    expect(!(await visible(page, '#logout-btn')), 'Log out shows while logged out');
+    expect((await page.evaluate(() => localStorage.getItem('warble.token'))) === null, 'the ended token is still stored');
+    expect(/session/i.test(await text(page, '#msg')), 'the page does not say the session ended: ' + await text(page, '#msg'));
+    await login(page, bob); // and logging in again works at once
   },
 
   async header_names_user(errors) {

@@ -23,9 +23,10 @@ const state = { token: localStorage.getItem('warble.token'), me: localStorage.ge
 
 // api calls the API: body is sent as JSON, or as it is when it is a Blob
 // (an image upload).  An error reply throws an Error with the reply's
-// message, its code (the JSON "error") and the HTTP status.
+// message, its code (the JSON "error") and the HTTP status; a 401 to a
+// request sent with the session ends it (sessionEnded).
 async function api(method, path, body) {
-  const headers = {};
+  const headers = {}, sent = state.token;
   if (state.token) headers['Authorization'] = 'Bearer ' + state.token;
   let payload;
   if (body instanceof Blob) {
@@ -41,9 +42,19 @@ async function api(method, path, body) {
     if (res.status === 401 && state.token && path !== '/sessions') { forget(); }
     const err = new Error(data.message || res.statusText);
     err.code = data.error; err.status = res.status;
+    if (res.status === 401 && sent && !state.token) sessionEnded(err);
     throw err;
   }
   return data;
+}
+
+// sessionEnded: the server no longer takes the stored session (it ended
+// elsewhere, or expired) and api() has forgotten it: the page says so and
+// shows the logged-out view at once, not after another reload.
+function sessionEnded(err) {
+  err.message = 'Your session has ended: log in again.';
+  say(err.message);
+  route();
 }
 
 function say(text, ok) {
