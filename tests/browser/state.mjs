@@ -9,6 +9,7 @@
 //   unknown_user_after_known  "no such user" shows nothing of the user before
 //   late_answer_dropped       a profile's posts arriving after another was opened stay out
 //   ended_session             a stored session the server ended: logged out at once
+//   search_with_at            "  @Bob " finds bob
 //   header_names_user         the header names who is logged in, and only them
 // Waits are bounded (CHECK_MS for what a broken page never shows); time is
 // moved with playwright's clock, never slept through.
@@ -215,6 +216,21 @@ const checks = {
     expect((await page.evaluate(() => localStorage.getItem('warble.token'))) === null, 'the ended token is still stored');
     expect(/session/i.test(await text(page, '#msg')), 'the page does not say the session ended: ' + await text(page, '#msg'));
     await login(page, bob); // and logging in again works at once
+  },
+
+  async search_with_at(errors) {
+    const page = await open(errors);
+    await login(page, alice);
+    for (const typed of [`  @${bob} `, '@' + bob.toUpperCase()]) {
+      await page.fill('#user-search', typed);
+      await page.press('#user-search', 'Enter');
+      await until(page, JSON.stringify(typed) + ' opens @' + bob, (n) =>
+        location.hash === '#/u/' + n && document.getElementById('user-name').textContent.startsWith('@' + n) &&
+        document.querySelectorAll('#user-posts .post').length === 2, bob);
+      expect(!(await visible(page, '#msg')), 'searching says ' + await text(page, '#msg'));
+      await page.goto(base + '/#/');
+      await page.waitForSelector('#view-home:not([hidden])');
+    }
   },
 
   async header_names_user(errors) {

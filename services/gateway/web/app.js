@@ -98,6 +98,9 @@ function el(tag, cls, text) {
 const userHref = (name) => '#/u/' + encodeURIComponent(name || '');
 const categoryHref = (name, category) => userHref(name) + '/category/' + encodeURIComponent(category);
 const postHref = (id) => '#/post/' + encodeURIComponent(id);
+// searchName is the name a person typed to find someone: spaces around it
+// and a leading @ dropped, in lower case as every name is.
+const searchName = (typed) => typed.trim().replace(/^@/, '').trim().toLowerCase();
 
 // imageGrid shows a post's images: each its preview (at most 640 px a side,
 // preview_url in its record) linking to the original, one click away; an
@@ -489,7 +492,7 @@ $('follow-btn').onclick = async () => {
 
 $('user-search-form').onsubmit = (ev) => {
   ev.preventDefault();
-  const name = $('user-search').value.trim();
+  const name = searchName($('user-search').value);
   if (name) location.hash = '#/u/' + encodeURIComponent(name);
   $('user-search').value = '';
 };
