@@ -11,6 +11,7 @@
 //   ended_session             a stored session the server ended: logged out at once
 //   search_with_at            "  @Bob " finds bob
 //   header_names_user         the header names who is logged in, and only them
+//   upload_size_checked       an image over the server's limit is refused unsent
 // Waits are bounded (CHECK_MS for what a broken page never shows); time is
 // moved with playwright's clock, never slept through.
 import { chromium } from 'playwright-core';
@@ -246,6 +247,26 @@ const checks = {
     await login(page, bob);
     const h = await page.locator('header').innerText();
     expect(h.includes('@' + bob) && !h.includes(alice), 'logged in as ' + bob + ' the header says ' + JSON.stringify(h));
+  },
+
+  async upload_size_checked(errors) {
+    const page = await open(errors);
+    await login(page, bob);
+    let uploads = 0;
+    page.on('request', (r) => { if (new URL(r.url()).pathname === '/api/v1/media') uploads++; });
+    const big = Buffer.concat([png(4, 4), Buffer.alloc(mediaMax + 1 - png(4, 4).length)]);
+    await page.setInputFiles('#post-images', { name: 'big.png', mimeType: 'image/png', buffer: big });
+    await until(page, 'a file of ' + (mediaMax + 1) + ' bytes is refused, by name',
+      () => /big\.png/.test(document.getElementById('msg').textContent));
+    const msg = await text(page, '#msg');
+    expect(/at most/.test(msg), 'the refusal does not give the limit: ' + msg);
+    expect((await page.locator('#post-previews .preview').count()) === 0, 'the oversized file was added');
+    await page.setInputFiles('#post-images', { name: 'small.png', mimeType: 'image/png', buffer: png(8, 8) });
+    await page.waitForSelector('#post-previews .preview');
+    await page.fill('#post-text', 'a small picture');
+    await page.click('#post-btn');
+    await page.waitForSelector('#home-list .post .images img');
+    expect(uploads === 1, uploads + ' uploads sent; the small image only was to go');
   },
 };
 

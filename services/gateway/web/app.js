@@ -8,10 +8,15 @@
 'use strict';
 
 const API = '/api/v1';
-const MAX_CHARS = 280;
-// The limits of a post (docs/http-api.md): title and alt text in code
-// points, as the server counts them; at most 4 images of these types.
-const MAX_TITLE = 100, MAX_ALT = 1000, MAX_IMAGES = 4;
+// The server's limits, checked before anything is sent: these until GET
+// /api/v1/limits answers with its own (loadLimits; docs/http-api.md).
+// Text, title, alt text and display name in code points, as the server
+// counts them; a bio in bytes of UTF-8; an image in bytes, at most
+// images_max of them (of the types below) a post.
+const limits = {
+  text_max: 280, title_max: 100, alt_max: 1000, images_max: 4, display_max: 64, bio_max: 280,
+  media_max: 1 << 20,
+};
 const CATEGORY_RE = /^[a-z0-9_]{1,32}$/;
 // A blank text shows nothing: only white space (Unicode's White_Space) and
 // zero-width characters, the server's list (services/content/content_text.c).
@@ -108,7 +113,7 @@ const searchName = (typed) => typed.trim().replace(/^@/, '').trim().toLowerCase(
 // it one.  Each is sized from its record before it loads, so the timeline
 // does not jump; lazily loaded.
 function imageGrid(images) {
-  const grid = el('div', 'images n' + Math.min(images.length, MAX_IMAGES));
+  const grid = el('div', 'images n' + Math.min(images.length, limits.images_max));
   for (const im of images) {
     const url = '/media/' + encodeURIComponent(im.media);
     const a = el('a');
@@ -348,13 +353,13 @@ function composeCheck() {
   mark($('post-text'), text !== '' && BLANK_RE.test(text) && compose.picked.length === 0,
     'Text: only white space shows nothing: write something, or add an image.');
   const title = chars($('post-title').value.trim());
-  mark($('post-title'), title > MAX_TITLE, 'Title: at most ' + MAX_TITLE + ' characters (' + title + ' now).');
+  mark($('post-title'), title > limits.title_max, 'Title: at most ' + limits.title_max + ' characters (' + title + ' now).');
   const cat = $('post-category').value.trim();
   mark($('post-category'), cat !== '' && !CATEGORY_RE.test(cat),
     'Category: 1-32 of a-z, 0-9 and _ (no capitals or spaces).');
   compose.picked.forEach((it, i) => {
     const n = chars(it.alt.value.trim());
-    mark(it.alt, n > MAX_ALT, 'Alt text of image ' + (i + 1) + ': at most ' + MAX_ALT + ' characters (' + n + ' now).');
+    mark(it.alt, n > limits.alt_max, 'Alt text of image ' + (i + 1) + ': at most ' + limits.alt_max + ' characters (' + n + ' now).');
   });
   $('post-hint').textContent = problems.join(' ');
   $('post-hint').hidden = problems.length === 0;
@@ -362,14 +367,14 @@ function composeCheck() {
 }
 
 function updateCount() {
-  const left = MAX_CHARS - chars($('post-text').value);
+  const left = limits.text_max - chars($('post-text').value);
   $('post-count').textContent = left;
   $('post-count').classList.toggle('over', left < 0);
   const ok = composeCheck();
   // text may be empty (or blank) only with an image
   const empty = BLANK_RE.test($('post-text').value) && compose.picked.length === 0;
   $('post-btn').disabled = compose.posting || !ok || left < 0 || empty;
-  const full = compose.picked.length >= MAX_IMAGES;
+  const full = compose.picked.length >= limits.images_max;
   $('post-images').disabled = full;
   $('post-pick').classList.toggle('full', full);
 }
@@ -403,12 +408,28 @@ function removePicked(it) {
   compose.picked = compose.picked.filter((x) => x !== it);
 }
 
-$('post-images').onchange = () => {
+// sizeText is a byte count as people read it: 3.2 MiB, 293 KiB, 900 bytes.
+function sizeText(n) {
+  if (n >= 1 << 20) return +(n / (1 << 20)).toFixed(1) + ' MiB';
+  return n >= 1024 ? Math.round(n / 1024) + ' KiB' : n + ' bytes';
+}
+
+// tooLarge says why file f is refused before it is sent: the server takes
+// images of at most media_max bytes (exact counts when rounding hides it).
+function tooLarge(f) {
+  let is = sizeText(f.size), max = sizeText(limits.media_max);
+  if (is === max) { is = f.size + ' bytes'; max = limits.media_max + ' bytes'; }
+  return f.name + ' is ' + is + ': an image may be at most ' + max;
+}
+
+$('post-images').onchange = async () => {
   const input = $('post-images'), files = [...input.files], refused = [];
   input.value = ''; // choosing the same file again fires change again
+  await limitsLoaded;
   for (const f of files) {
     if (f.type && !IMAGE_TYPES.includes(f.type)) refused.push(f.name + ' is not a PNG, JPEG, GIF or WebP image');
-    else if (compose.picked.length >= MAX_IMAGES) refused.push(f.name + ' not added: at most ' + MAX_IMAGES + ' images a post');
+    else if (f.size > limits.media_max) refused.push(tooLarge(f));
+    else if (compose.picked.length >= limits.images_max) refused.push(f.name + ' not added: at most ' + limits.images_max + ' images a post');
     else addPicked(f);
   }
   say(refused.join('; '));
@@ -496,6 +517,18 @@ $('user-search-form').onsubmit = (ev) => {
   if (name) location.hash = '#/u/' + encodeURIComponent(name);
   $('user-search').value = '';
 };
+
+// loadLimits takes the server's limits (GET /api/v1/limits, no token);
+// if it cannot, the defaults hold, and the server checks again anyway.
+async function loadLimits() {
+  try {
+    const r = await fetch(API + '/limits');
+    const got = r.ok ? await r.json() : {};
+    for (const k of Object.keys(limits)) if (Number.isInteger(got[k]) && got[k] > 0) limits[k] = got[k];
+  } catch (e) { /* the defaults */ }
+  updateCount();
+}
+const limitsLoaded = loadLimits();
 
 window.addEventListener('hashchange', () => { say(''); route(); });
 updateCount();
