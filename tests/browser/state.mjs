@@ -11,6 +11,7 @@
 //   ended_session             a stored session the server ended: logged out at once
 //   search_with_at            "  @Bob " finds bob
 //   header_names_user         the header names who is logged in, and only them
+//   profile_editor            display name and bio edited, checked first, errors shown
 //   upload_size_checked       an image over the server's limit is refused unsent
 // Waits are bounded (CHECK_MS for what a broken page never shows); time is
 // moved with playwright's clock, never slept through.
@@ -247,6 +248,67 @@ const checks = {
     await login(page, bob);
     const h = await page.locator('header').innerText();
     expect(h.includes('@' + bob) && !h.includes(alice), 'logged in as ' + bob + ' the header says ' + JSON.stringify(h));
+  },
+
+  async profile_editor(errors) {
+    const page = await open(errors);
+    await login(page, alice);
+    let patches = 0;
+    page.on('request', (r) => { if (r.method() === 'PATCH') patches++; });
+    await openUser(page, bob);
+    expect(!(await visible(page, '#edit-open')), "an Edit profile button on someone else's profile");
+    await openUser(page, alice);
+    try {
+      await page.waitForSelector('#edit-open', { state: 'visible', timeout: CHECK_MS });
+    } catch (e) {
+      throw new Error('no Edit profile button on one\'s own profile');
+    }
+    await page.click('#edit-open');
+    await page.waitForSelector('#edit-form:not([hidden])');
+    const refused = async (display, bio, why) => {
+      await page.fill('#edit-display', display);
+      await page.fill('#edit-bio', bio);
+      await until(page, why + ' is pointed out', () => !document.getElementById('edit-hint').hidden);
+      expect(await page.isDisabled('#edit-save'), 'Save is enabled though ' + why);
+      await page.evaluate(() => document.getElementById('edit-form').requestSubmit()); // Enter, say
+    };
+    await refused('x'.repeat(65), '', 'a display name of 65 characters');
+    await refused('a\u0007b', '', 'a control character in the name');
+    await refused('Alice', 'é'.repeat(141), 'a bio of 282 bytes (141 characters)');
+    await refused('Alice', 'bell \u0007', 'a control character in the bio');
+    expect(patches === 0, patches + ' PATCH sent for a refused profile');
+    // at the bounds: 64 characters (70 bytes, 65 UTF-16 units), 280 bytes
+    const name0 = 'Alice Ä 🌼 ', bio0 = 'first line\nsecond\tline ';
+    const display = name0 + 'x'.repeat(64 - [...name0].length);
+    const bio = bio0 + 'é'.repeat((280 - bio0.length) >> 1) + ((280 - bio0.length) % 2 ? 'x' : '');
+    expect([...display].length === 64 && Buffer.byteLength(bio) === 280, 'the test\'s own bounds are wrong');
+    await page.fill('#edit-display', display);
+    await page.fill('#edit-bio', bio);
+    await until(page, 'a name of 64 characters and a bio of 280 bytes are taken',
+      () => document.getElementById('edit-hint').hidden && !document.getElementById('edit-save').disabled);
+    await page.click('#edit-save');
+    await until(page, 'the saved profile shows', (w) =>
+      document.getElementById('user-name').textContent === w.name && document.getElementById('user-bio').textContent === w.bio &&
+      document.getElementById('edit-form').hidden, { name: `@${alice} (${display})`, bio });
+    expect(patches === 1, patches + ' PATCH sent for one save');
+    await page.reload();
+    await until(page, 'the profile is the server\'s after a reload', (w) =>
+      document.getElementById('user-name').textContent === w.name && document.getElementById('user-bio').textContent === w.bio,
+    { name: `@${alice} (${display})`, bio });
+    await page.screenshot({ path: join(shots, 'browser-profile.png'), fullPage: true });
+
+    // The server's own refusal shows: the request is changed on its way to what the page would refuse.
+    await page.click('#edit-open');
+    await page.fill('#edit-display', 'short');
+    await page.route('**/api/v1/me', (route) => route.request().method() === 'PATCH'
+      ? route.continue({ postData: JSON.stringify({ display: 'y'.repeat(65) }) }) : route.continue());
+    await page.click('#edit-save');
+    await until(page, "the server's refusal shows",
+      () => /longer than 64/.test(document.getElementById('edit-hint').textContent + document.getElementById('msg').textContent));
+    expect(await visible(page, '#edit-form'), 'the editor closed on a refusal');
+    await page.screenshot({ path: join(shots, 'browser-profile-refused.png'), fullPage: true });
+    expect((await text(page, '#user-name')) === `@${alice} (${display})`, 'a refused edit changed the heading');
+    await page.unroute('**/api/v1/me');
   },
 
   async upload_size_checked(errors) {

@@ -234,6 +234,13 @@ function clearProfile() {
   $('user-counts').hidden = true;
   $('user-following').textContent = ''; $('user-followers').textContent = '';
   userPage.reset();
+  profileEditor(null);
+}
+
+// profileHeading shows a profile's name, display name and bio.
+function profileHeading(p) {
+  $('user-name').textContent = '@' + p.name + (p.display ? ' (' + p.display + ')' : '');
+  $('user-bio').textContent = p.bio || '';
 }
 
 // showUser shows NAME's profile and posts: all of them, or those of category.
@@ -252,8 +259,8 @@ async function showUser(name, category) {
   try {
     const p = await api('GET', '/users/' + encodeURIComponent(name));
     if (seq !== userSeq) return;
-    $('user-name').textContent = '@' + p.name + (p.display ? ' (' + p.display + ')' : '');
-    $('user-bio').textContent = p.bio || '';
+    profileHeading(p);
+    profileEditor(p);
     $('user-following').textContent = p.following;
     $('user-followers').textContent = p.followers;
     $('user-following-link').href = '#/u/' + encodeURIComponent(name) + '/following';
@@ -269,6 +276,81 @@ async function showUser(name, category) {
   }
   await userPage(true);
 }
+
+// The profile editor, on one's own profile: display name and bio, checked
+// with the server's rules (limits, and no control characters: C0, DEL, C1;
+// a bio may hold tabs and line ends) before PATCH /api/v1/me is sent.
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
+const BIO_CONTROL_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+const utf8Bytes = (s) => new TextEncoder().encode(s).length;
+const editor = { profile: null, saving: false };
+
+// profileEditor offers the editor when p is one's own profile (null: none).
+function profileEditor(p) {
+  editor.profile = p;
+  $('profile-edit').hidden = !(p && state.token && p.name === state.me);
+  $('edit-form').hidden = true; $('edit-open').hidden = false;
+}
+
+// editValues is what Save would send: both fields, white space around them dropped.
+const editValues = () => ({ display: $('edit-display').value.trim(), bio: $('edit-bio').value.trim() });
+
+// editProblems says what of display and bio the server would refuse ('': nothing).
+function editProblems(display, bio) {
+  const dn = chars(display), bn = utf8Bytes(bio);
+  return {
+    display: dn > limits.display_max ? 'Display name: at most ' + limits.display_max + ' characters (' + dn + ' now).'
+      : CONTROL_RE.test(display) ? 'Display name: no control characters.' : '',
+    bio: bn > limits.bio_max ? 'Bio: at most ' + limits.bio_max + ' bytes (' + bn + ' now: an accented letter takes 2, an emoji 4).'
+      : BIO_CONTROL_RE.test(bio) ? 'Bio: no control characters but tabs and line ends.' : '',
+  };
+}
+
+// editCheck marks the fields the server would refuse, says why under the
+// form and counts the bio's bytes left; true if Save may send them.
+function editCheck() {
+  const v = editValues(), why = editProblems(v.display, v.bio);
+  for (const f of ['display', 'bio']) {
+    $('edit-' + f).classList.toggle('bad', why[f] !== '');
+    $('edit-' + f).setAttribute('aria-invalid', why[f] ? 'true' : 'false');
+  }
+  const problems = [why.display, why.bio].filter(Boolean).join(' ');
+  $('edit-hint').textContent = problems; $('edit-hint').hidden = !problems;
+  const left = limits.bio_max - utf8Bytes(v.bio);
+  $('edit-count').textContent = left + ' bytes left in the bio';
+  $('edit-count').classList.toggle('over', left < 0);
+  $('edit-save').disabled = editor.saving || problems !== '';
+  return !problems;
+}
+for (const id of ['edit-display', 'edit-bio']) $(id).oninput = editCheck;
+
+$('edit-open').onclick = () => {
+  $('edit-display').value = editor.profile.display || '';
+  $('edit-bio').value = editor.profile.bio || '';
+  $('edit-open').hidden = true; $('edit-form').hidden = false;
+  editCheck();
+  $('edit-display').focus();
+};
+$('edit-cancel').onclick = () => profileEditor(editor.profile);
+
+// Save: the profile the server answers is shown; its refusal stays under the form.
+$('edit-form').onsubmit = async (ev) => {
+  ev.preventDefault();
+  if (editor.saving) return;
+  if (!editCheck()) { say($('edit-hint').textContent); return; }
+  editor.saving = true; $('edit-save').disabled = true;
+  try {
+    const p = await api('PATCH', '/me', editValues());
+    profileHeading(p);
+    profileEditor(p);
+    say('Profile saved.', true);
+  } catch (e) {
+    const why = 'Not saved: ' + e.message + (e.code ? ' (' + e.code + ')' : '');
+    $('edit-hint').textContent = why; $('edit-hint').hidden = false;
+    say(why);
+  }
+  editor.saving = false; $('edit-save').disabled = false;
+};
 
 // showPost shows one post on its own (GET /api/v1/posts/ID: anyone may read
 // it), or says it is not there (deleted, or an id never issued).
