@@ -13,6 +13,7 @@
 //   header_names_user         the header names who is logged in, and only them
 //   profile_editor            display name and bio edited, checked first, errors shown
 //   upload_size_checked       an image over the server's limit is refused unsent
+//   relative_times            "now", "3 min", "2 h", "5 d", then a date, without reload
 // Waits are bounded (CHECK_MS for what a broken page never shows); time is
 // moved with playwright's clock, never slept through.
 import { chromium } from 'playwright-core';
@@ -329,6 +330,35 @@ const checks = {
     await page.click('#post-btn');
     await page.waitForSelector('#home-list .post .images img');
     expect(uploads === 1, uploads + ' uploads sent; the small image only was to go');
+  },
+
+  async relative_times(errors) {
+    const page = await open(errors, true);
+    await login(page, bob);
+    const words = 'tick ' + suffix;
+    await page.fill('#post-text', words);
+    await page.click('#post-btn');
+    const post = page.locator('#home-list .post', { hasText: words }).first();
+    await post.waitFor();
+    const when = post.locator('time');
+    const ms = Number(await when.getAttribute('datetime').then((d) => Date.parse(d)));
+    expect(Number.isFinite(ms), 'the time has no datetime attribute');
+    const shows = async (after, want) => {
+      const now = await page.evaluate(() => Date.now());
+      if (ms + after > now) await page.clock.fastForward(ms + after - now);
+      try {
+        await page.waitForFunction(([el, w]) => w.test(el.textContent), [await when.elementHandle(), want],
+          { timeout: CHECK_MS });
+      } catch (e) {
+        throw new Error(`${after / 1000} s after posting the time says ${JSON.stringify(await when.textContent())}, not ${want}`);
+      }
+    };
+    await shows(0, /^now$/);
+    await shows(190e3, /^3 min$/);
+    await shows(2 * 3600e3 + 60e3, /^2 h$/);
+    await shows(5 * 86400e3 + 3600e3, /^5 d$/);
+    await shows(9 * 86400e3, /^(?!now$)(?!\d+ (min|h|d)$).*\d/);
+    expect((await when.getAttribute('title') || '').length > 0, 'no full date in the title');
   },
 };
 

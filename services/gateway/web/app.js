@@ -134,6 +134,37 @@ function imageGrid(images) {
   return grid;
 }
 
+// ago says how long before now (ms) a time was: "now", "3 min", "2 h",
+// "5 d", and from a week on its date (with the year if not now's).
+function ago(ms, now) {
+  const s = (now - ms) / 1000;
+  if (s < 60) return 'now'; // a clock a little ahead of ours too
+  if (s < 3600) return Math.floor(s / 60) + ' min';
+  if (s < 86400) return Math.floor(s / 3600) + ' h';
+  if (s < 7 * 86400) return Math.floor(s / 86400) + ' d';
+  const d = new Date(ms), opts = { day: 'numeric', month: 'short' };
+  if (d.getFullYear() !== new Date(now).getFullYear()) opts.year = 'numeric';
+  return d.toLocaleDateString(undefined, opts);
+}
+
+// timeEl is a post's time: how long ago (refreshTimes keeps it so), the
+// full date and time on hover.
+function timeEl(ms) {
+  const t = el('time');
+  if (!Number.isFinite(ms)) return t;
+  t.dateTime = new Date(ms).toISOString();
+  t.title = new Date(ms).toLocaleString();
+  t.dataset.ms = ms;
+  t.textContent = ago(ms, Date.now());
+  return t;
+}
+
+// refreshTimes brings every time shown up to date, as time passes.
+function refreshTimes() {
+  const now = Date.now();
+  for (const t of document.querySelectorAll('time[data-ms]')) t.textContent = ago(Number(t.dataset.ms), now);
+}
+
 function postItem(p) {
   const li = el('li', 'post');
   li.dataset.id = p.id;
@@ -143,7 +174,7 @@ function postItem(p) {
   const when = el('a', 'when'); // the post's own page: its address is the one to share
   when.href = postHref(p.id);
   when.title = 'this post on its own';
-  when.append(el('time', '', new Date(p.time).toLocaleString()));
+  when.append(timeEl(p.time));
   meta.append(who, when);
   if (p.category) {
     const chip = el('a', 'chip', p.category);
@@ -613,5 +644,7 @@ async function loadLimits() {
 const limitsLoaded = loadLimits();
 
 window.addEventListener('hashchange', () => { say(''); route(); });
+setInterval(refreshTimes, 20000); // a time shown is at most 20 s behind
+document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshTimes(); });
 updateCount();
 route();
