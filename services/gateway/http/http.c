@@ -259,6 +259,7 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	if (h->opts.max_upload == 0) {
 		h->opts.max_upload = WB_MEDIA_MAX_DEFAULT;
 	}
+	h->media_max = h->opts.max_upload; /* as configured: what GET /api/v1/limits says */
 	if (h->opts.max_upload < h->opts.max_body) {
 		h->opts.max_upload = h->opts.max_body; /* an upload's body is never held to less */
 	}

@@ -66,6 +66,7 @@ struct http_server {
 	rt_loop      *loop;
 	http_file     files[HTTP_FILES_MAX];
 	int           nfiles;
+	size_t        media_max; /* an image's byte limit, as configured (media-max) */
 };
 
 typedef struct http_route http_route; /* http_api.c's routing table */
