@@ -9,7 +9,7 @@
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
 #   make test-one   every test again, each cluster one warble process (WARBLE_TEST_MODE=one)
-#   make test-compose  build the image, run deploy/docker-compose.yml, check it
+#   make test-compose  build the image, run both compose files, check them
 #   make run        install deps, build, start all five daemons locally
 #   make run-one    the same services as one warble process
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
@@ -129,9 +129,9 @@ TEST_SRCS  = $(shell find proto shared services tests -name '*_test.c' 2>/dev/nu
 TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
 # Two tiers.  A system test starts real daemons (wbt_spawn, wbt_cluster,
 # directly or through it.h, fault.h, ht.h, hs.h or the multi-host wbc.h,
-# wbc_cluster.h and ct.h) or runs their binaries (wbt_bin_path); a unit test does
-# neither, so it needs no daemon built.
-SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster|ct)\.h"' $(TEST_SRCS))
+# wbc_cluster.h and ct.h) or runs their binaries (wbt_bin_path,
+# wbt_run_capture); a unit test does neither, so it needs no daemon built.
+SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_run_capture|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster|ct)\.h"' $(TEST_SRCS))
 UNIT_TEST_SRCS   = $(filter-out $(SYSTEM_TEST_SRCS),$(TEST_SRCS))
 test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
@@ -222,8 +222,9 @@ test-one:
 	@tests/deps.sh
 	@WARBLE_TEST_MODE=one TLS_RUNS= $(MAKE) --no-print-directory -j2 test-run
 
-# deploy/docker-compose.yml run for real (podman or docker), under its own
-# project name and ports; ends with "compose: N passed, M failed".
+# deploy/docker-compose.yml, then deploy/docker-compose.sharded.yml, run for
+# real (podman or docker), each under its own project name and ports; ends
+# with "compose: N passed, M failed".
 test-compose:
 	@tests/deps.sh compose
 	@BUILD=$(BUILD) tests/deploy/compose_run.sh

@@ -219,10 +219,12 @@ for l in $layouts; do
 	plain_cpu[$nr,$nc,$ni]=$cpu
 	last_ni=$ni last_cpu=$cpu last_cell=$cell last_rps=$rps
 done
-echo "req/s of the last layout $(printf '%.2f' "$(ratio "$last_rps" "$rps0")")x one shard;" \
-	"load average now $(cut -d' ' -f1-3 /proc/loadavg); reports in $OUT/<run>-<r>-<c>-<i>/"
-printf 'cpu per request, %s inbox shards: %.2fx one shard\n' "$last_ni" "$(ratio "$last_cpu" "$cpu0")"
-printf 'inbox cpu per cell, %s inbox shards: %.2fx one shard\n' "$last_ni" "$(ratio "$last_cell" "$cell0")"
+echo "load average now $(cut -d' ' -f1-3 /proc/loadavg); reports in $OUT/<run>-<r>-<c>-<i>[-tls]/"
+if [ -n "${last_ni:-}" ]; then
+	echo "req/s of the last layout $(printf '%.2f' "$(ratio "$last_rps" "$rps0")")x one shard"
+	printf 'cpu per request, %s inbox shards: %.2fx one shard\n' "$last_ni" "$(ratio "$last_cpu" "$cpu0")"
+	printf 'inbox cpu per cell, %s inbox shards: %.2fx one shard\n' "$last_ni" "$(ratio "$last_cell" "$cell0")"
+fi
 for l in "${!tls_cpu[@]}"; do
 	[ -n "${plain_cpu[$l]:-}" ] &&
 		printf 'cpu per request, TLS on %s: %.2fx TLS off\n' "$l" "$(ratio "${tls_cpu[$l]}" "${plain_cpu[$l]}")"
