@@ -6,7 +6,10 @@
  * unfollow, a post's own page opened logged out and gone once deleted,
  * then a post with a title, a category and an image.  The screenshots land in tests/artifacts/browser-home.png and
  * tests/artifacts/browser-rich-post.png.  fresh_state runs tests/browser/state.mjs
- * against a cluster of its own: nothing stale left on the page.  Chromium,
+ * against a cluster of its own: nothing stale left on the page.
+ * suggestions runs tests/browser/suggest.mjs: a new user's empty home lists
+ * whom to follow, a click follows and brings the posts, then a block and an
+ * unblock on a profile.  Chromium,
  * node and playwright-core are installed by `make deps`; without them this
  * test fails (it does not skip), so CI cannot pass without running it.
  */
@@ -108,5 +111,25 @@ Test(browser, fresh_state, .fini = wbt_cleanup, .timeout = 240)
 	    "'%s/tests/artifacts' >'%s' 2>&1",
 	    root, port, root, log);
 	cr_assert_eq(browser_run(cmd, log), 0, "a check of the page's state failed (log above)");
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
+
+/* A new user follows a suggestion of the empty home and sees its posts; a block from a
+ * profile hides them again: tests/browser/suggest.mjs. */
+Test(browser, suggestions, .fini = wbt_cleanup, .timeout = 240)
+{
+	wbt_cluster cl;
+	char        root[1024], log[256], cmd[3000];
+	int         port;
+
+	browser_ready(root, sizeof(root), "tests/browser/suggest.mjs");
+	port = ht_cluster_start(&cl, NULL);
+	cr_assert_gt(port, 0, "cluster did not start");
+	cr_assert_eq(wbt_path(log, sizeof(log), "suggest.log"), 0);
+	snprintf(cmd, sizeof(cmd),
+	    "cd '%s' && timeout -k 5 200 node tests/browser/suggest.mjs http://127.0.0.1:%d "
+	    "'%s/tests/artifacts' >'%s' 2>&1",
+	    root, port, root, log);
+	cr_assert_eq(browser_run(cmd, log), 0, "the suggestions scenario failed (log above)");
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }

@@ -1,7 +1,8 @@
 // Warble web page: a small single-page client of the HTTP/JSON API
 // (docs/http-api.md).  Routes live in the URL hash:
-//   #/                  home timeline (or log in / register)
-//   #/u/NAME            a user's posts, counts, follow button
+//   #/                  home timeline (or log in / register); an empty one
+//                       shows whom to follow (GET /api/v1/me/suggestions)
+//   #/u/NAME            a user's posts, counts, follow and block buttons
 //   #/u/NAME/category/C NAME's posts in category C (?category=C)
 //   #/u/NAME/following  whom NAME follows;  #/u/NAME/fans  who follows NAME
 //   #/post/ID           one post on its own: the address to share (logged in or not)
@@ -287,6 +288,8 @@ async function showUser(name, category) {
   $('user-name').textContent = '@' + name;
   $('user-bio').textContent = '';
   $('follow-btn').hidden = true;
+  $('block-btn').hidden = true;
+  $('user-blocked').hidden = true;
   try {
     const p = await api('GET', '/users/' + encodeURIComponent(name));
     if (seq !== userSeq) return;
@@ -300,6 +303,15 @@ async function showUser(name, category) {
     btn.hidden = !state.token || name === state.me;
     btn.textContent = p.followed ? 'Unfollow' : 'Follow';
     btn.dataset.followed = p.followed ? '1' : '0';
+    // a block either way: no follow (the server refuses it), and the page says why
+    btn.hidden = btn.hidden || p.blocking || p.blocked_by;
+    const block = $('block-btn');
+    block.hidden = !state.token || name === state.me;
+    block.textContent = p.blocking ? 'Unblock' : 'Block';
+    block.dataset.blocking = p.blocking ? '1' : '0';
+    $('user-blocked').textContent = p.blocking ? 'You block @' + p.name + ': neither of you sees the other\'s posts.'
+      : p.blocked_by ? '@' + p.name + ' blocks you.' : '';
+    $('user-blocked').hidden = !p.blocking && !p.blocked_by;
     $('user-counts').hidden = false;
   } catch (e) {
     if (seq === userSeq) { clearProfile(); say(e.message); }
@@ -416,7 +428,51 @@ async function route() {
     return;
   }
   show('home');
+  $('suggest').hidden = true;
   await homePage(true);
+  if ($('home-list').children.length === 0 && !$('view-home').hidden) await showSuggestions();
+}
+
+// showSuggestions lists whom to follow under an empty home: the accounts
+// the people one follows follow, then the most followed; each with a
+// Follow button.
+async function showSuggestions() {
+  let r;
+  try { r = await api('GET', '/me/suggestions'); } catch (e) { say(e.message); return; }
+  $('suggest-list').replaceChildren(...(r.users || []).map(suggestionItem));
+  $('suggest').hidden = !(r.users && r.users.length);
+}
+
+function suggestionItem(u) {
+  const li = el('li', 'user suggestion');
+  const a = el('a', '', '@' + u.name);
+  a.href = userHref(u.name);
+  li.append(a);
+  if (u.display) li.append(el('span', '', u.display));
+  const why = u.followed_by > 0 ? 'followed by ' + u.followed_by + ' you follow' : 'popular on Warble';
+  li.append(el('span', 'why grow', why));
+  const btn = el('button', 'follow', 'Follow');
+  btn.type = 'button';
+  btn.onclick = async () => {
+    btn.disabled = true;
+    try {
+      await api('PUT', '/me/following/' + encodeURIComponent(u.name));
+      btn.textContent = 'Following';
+      await homeAfterFollow();
+    } catch (e) { say(e.message); btn.disabled = false; }
+  };
+  li.append(btn);
+  return li;
+}
+
+// homeAfterFollow reloads the home until the new follow's posts are in it:
+// the server copies them in just after it answers, so a few tries, bounded.
+async function homeAfterFollow() {
+  for (let i = 0; i < 6; i++) {
+    await homePage(true);
+    if ($('home-list').children.length > 0 || $('view-home').hidden) return;
+    await new Promise((r) => setTimeout(r, 250 * (i + 1)));
+  }
 }
 
 async function login(name, password) {
@@ -619,6 +675,19 @@ $('follow-btn').onclick = async () => {
   btn.disabled = true;
   try {
     await api(following ? 'DELETE' : 'PUT', '/me/following/' + encodeURIComponent(userName));
+    await showUser(userName, userCategory);
+  } catch (e) { say(e.message); }
+  btn.disabled = false;
+};
+
+// Block: the follows end both ways and each one's posts leave the other's
+// home; Unblock lifts it (follows are not restored).
+$('block-btn').onclick = async () => {
+  const btn = $('block-btn'), blocking = btn.dataset.blocking === '1';
+  btn.disabled = true;
+  try {
+    await api(blocking ? 'DELETE' : 'PUT', '/me/blocks/' + encodeURIComponent(userName));
+    say(blocking ? 'Unblocked @' + userName + '.' : 'Blocked @' + userName + '.', true);
     await showUser(userName, userCategory);
   } catch (e) { say(e.message); }
   btn.disabled = false;

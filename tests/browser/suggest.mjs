@@ -1,0 +1,142 @@
+// suggest.mjs - whom to follow and blocks on Warble's web page, in headless Chromium.
+//   node tests/browser/suggest.mjs http://127.0.0.1:PORT [SCREENSHOT_DIR]
+// A fresh cluster: star has two posts and two fans, quiet one post and no
+// fan.  A new user registers in the page: the empty home lists whom to
+// follow, star first (most followed), each with a Follow button; a click
+// follows star, and star's posts show in the home without a reload.  Then
+// the new user blocks star from star's profile: the button says Unblock,
+// the profile says so, star's posts leave the home and star's timeline,
+// and there is no Follow button; Unblock brings the Follow button back.
+// Waits are bounded (CHECK_MS); prints "suggest: ok" or why it failed.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const base = process.argv[2];
+const shots = process.argv[3] || 'tests/artifacts';
+if (!base) {
+  console.error('usage: node suggest.mjs BASE_URL [SCREENSHOT_DIR]');
+  process.exit(2);
+}
+const guard = setTimeout(() => { console.error('suggest: overall deadline passed'); process.exit(1); }, 150000);
+const CHECK_MS = 10000;
+const pass = 'correct-horse-battery';
+const star = 'star', quiet = 'quiet', newbie = 'newbie';
+
+async function api(method, path, token, body) {
+  const headers = { 'Content-Type': 'application/json' };
+  if (token) headers.Authorization = 'Bearer ' + token;
+  const res = await fetch(base + '/api/v1' + path, { method, headers, body: body && JSON.stringify(body) });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
+  return data;
+}
+
+async function account(name) {
+  await api('POST', '/users', null, { name, password: pass });
+  return (await api('POST', '/sessions', null, { name, password: pass })).token;
+}
+
+function expect(ok, why) { if (!ok) throw new Error(why); }
+
+async function until(page, why, fn, arg) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout: CHECK_MS });
+  } catch (e) {
+    throw new Error('never: ' + why);
+  }
+}
+
+const homeTexts = (page) => page.locator('#home-list .post .text').allTextContents();
+
+const browser = await chromium.launch({
+  executablePath: process.env.WARBLE_CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  timeout: 60000,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--disable-quic', '--disable-dev-shm-usage'],
+});
+let failed = false;
+try {
+  mkdirSync(shots, { recursive: true });
+  const s = await account(star), q = await account(quiet);
+  const fans = [await account('fan_one'), await account('fan_two')];
+  for (const t of fans) await api('PUT', '/me/following/' + star, t);
+  for (const t of ['first of the star', 'second of the star']) await api('POST', '/posts', s, { text: t });
+  await api('POST', '/posts', q, { text: 'a quiet word' });
+
+  const ctx = await browser.newContext({ viewport: { width: 900, height: 900 } });
+  const page = await ctx.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push('page error: ' + e.message));
+  page.setDefaultTimeout(15000);
+  await page.goto(base + '/');
+  await page.waitForSelector('#view-auth:not([hidden])');
+  await page.fill('#reg-name', newbie);
+  await page.fill('#reg-pass', pass);
+  await page.click('#reg-btn');
+  await page.waitForSelector('#view-home:not([hidden])');
+
+  // the empty home: whom to follow, the most followed first, a button each
+  await until(page, 'the empty home lists whom to follow', () =>
+    !document.getElementById('suggest').hidden && document.querySelectorAll('#suggest-list li').length > 0);
+  expect(await page.locator('#home-empty').isVisible(), 'the home is not empty for a new user');
+  const names = await page.locator('#suggest-list li a').allTextContents();
+  expect(names[0] === '@' + star, 'the first suggestion is ' + names[0] + ', not @' + star + ': ' + JSON.stringify(names));
+  expect(!names.includes('@' + newbie), 'the new user is suggested to itself');
+  expect((await page.locator('#suggest-list li button').count()) === names.length, 'not a Follow button each');
+  const why = await page.locator('#suggest-list li .why').allTextContents();
+  expect(why[0] === 'popular on Warble', 'the first suggestion says ' + JSON.stringify(why[0]));
+  await page.screenshot({ path: join(shots, 'browser-suggestions.png'), fullPage: true });
+
+  // follow the first: its posts show in the home, no reload
+  const first = page.locator('#suggest-list li').first();
+  await first.locator('button').click();
+  await until(page, "the star's posts show in the home after a follow", () => {
+    const t = [...document.querySelectorAll('#home-list .post .text')].map((e) => e.textContent);
+    return t.includes('first of the star') && t.includes('second of the star');
+  });
+  expect((await first.locator('button').textContent()) === 'Following', 'the button does not say Following');
+  expect(!(await homeTexts(page)).includes('a quiet word'), 'a post of an account not followed is in the home');
+  await page.screenshot({ path: join(shots, 'browser-suggestion-followed.png'), fullPage: true });
+
+  // block the star on its profile
+  await page.goto(base + '/#/u/' + star);
+  await page.waitForSelector('#block-btn:not([hidden])');
+  expect((await page.locator('#block-btn').textContent()) === 'Block', 'the button does not say Block');
+  await page.click('#block-btn');
+  await until(page, 'the profile says the block', () =>
+    document.getElementById('block-btn').textContent === 'Unblock' && !document.getElementById('user-blocked').hidden &&
+    !document.getElementById('user-empty').hidden);
+  expect(!(await page.locator('#follow-btn').isVisible()), 'a Follow button while blocking');
+  expect((await page.locator('#user-posts .post').count()) === 0, "the blocked account's posts still show");
+  const fansNow = await api('GET', '/users/' + star, s);
+  expect(fansNow.followers === 2, 'the star has ' + fansNow.followers + ' fans after the block, not 2');
+  // the home loses the star's posts (purged as after an unfollow)
+  await page.goto(base + '/#/');
+  let texts = [];
+  for (let i = 0; i < 40; i++) {
+    await page.click('#refresh-btn');
+    await page.waitForTimeout(250);
+    texts = await homeTexts(page);
+    if (!texts.some((t) => t.includes('of the star'))) break;
+  }
+  expect(!texts.some((t) => t.includes('of the star')), "the blocked account's posts stay in the home: " + JSON.stringify(texts));
+
+  // unblock: following is possible again
+  await page.goto(base + '/#/u/' + star);
+  await until(page, 'the profile shows Unblock', () => document.getElementById('block-btn').textContent === 'Unblock');
+  await page.click('#block-btn');
+  await until(page, 'Unblock gives the Follow button back', () =>
+    document.getElementById('block-btn').textContent === 'Block' && !document.getElementById('follow-btn').hidden &&
+    document.getElementById('user-blocked').hidden);
+  expect(errors.length === 0, errors.join('; '));
+} catch (e) {
+  failed = true;
+  console.error('suggest: FAILED: ' + (e && e.stack || e));
+}
+await browser.close().catch(() => {});
+clearTimeout(guard);
+console.log(failed ? 'suggest: failed' : 'suggest: ok');
+process.exit(failed ? 1 : 0);
