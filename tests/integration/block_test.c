@@ -311,6 +311,15 @@ Test(block, list_paged, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_eq(warble_blocks(a, 0, 0, &us), WARBLE_OK);
 	cr_assert_eq(us->n, 0);
 	warble_users_free(us);
+
+	/* a block of the lister (by target9) is not in the lister's own list */
+	cr_assert_eq(warble_login(a, "lister", "password1", &got[0]), WARBLE_OK);
+	cr_assert_eq(warble_blocks(a, 0, 0, &us), WARBLE_OK);
+	cr_assert_eq(us->n, N - 1);
+	for (size_t i = 0; i < us->n; i++) {
+		cr_assert_str_neq(us->users[i].name, "target9");
+	}
+	warble_users_free(us);
 	warble_close(a);
 }
 

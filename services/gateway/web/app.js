@@ -205,6 +205,7 @@ function postItem(p) {
 // A paged list: load(cursor) returns {items, next}; render(item) an <li>.
 // page(true) starts again from the first page, page.reset() empties the
 // list; either drops a page still on its way (it belongs to what was shown).
+// page() resolves to true once its page is shown, false if it was dropped.
 function pager(listId, moreId, emptyId, load, render) {
   let next = null, gen = 0;
   function reset() {
@@ -217,12 +218,14 @@ function pager(listId, moreId, emptyId, load, render) {
     const mine = gen;
     try {
       const r = await load(next);
-      if (mine !== gen) return;
+      if (mine !== gen) return false;
       for (const it of r.items) $(listId).append(render(it));
       next = r.next || null;
       $(moreId).hidden = !next;
       $(emptyId).hidden = $(listId).children.length > 0;
+      return true;
     } catch (e) { if (mine === gen) say(e.message); }
+    return false;
   }
   $(moreId).onclick = () => page(false);
   page.reset = reset;
@@ -429,8 +432,10 @@ async function route() {
   }
   show('home');
   $('suggest').hidden = true;
-  await homePage(true);
-  if ($('home-list').children.length === 0 && !$('view-home').hidden) await showSuggestions();
+  // only the home shown now decides (a route run again meanwhile drops this one's page)
+  if (await homePage(true) && $('home-list').children.length === 0 && !$('view-home').hidden) {
+    await showSuggestions();
+  }
 }
 
 // showSuggestions lists whom to follow under an empty home: the accounts
@@ -469,8 +474,8 @@ function suggestionItem(u) {
 // the server copies them in just after it answers, so a few tries, bounded.
 async function homeAfterFollow() {
   for (let i = 0; i < 6; i++) {
-    await homePage(true);
-    if ($('home-list').children.length > 0 || $('view-home').hidden) return;
+    const shown = await homePage(true);
+    if ((shown && $('home-list').children.length > 0) || $('view-home').hidden) return;
     await new Promise((r) => setTimeout(r, 250 * (i + 1)));
   }
 }
