@@ -18,14 +18,28 @@
  *               of it by itself (the outbox): the blocked user's follow
  *               ends there and a new one is refused
  *
+ *   race        pairs on two relation shards, each blocked while both
+ *               follow each other again and again and both publish, four
+ *               threads at once (a barrier a pair): in the end no follow
+ *               either way on either shard, no post of either in the
+ *               other's home, both follows refused
+ *
  * Each test ends by stopping the daemons and reading every store back
  * (wbc_stores.c): no block cell outside its user's shard.  Needs root
  * (each test skips otherwise).
  */
 #include "ct.h"
 
-#define CB_USERS   12
-#define CB_WAIT_MS 30000 /* the other shard takes the block (scaled) */
+#define CB_USERS       12
+#define CB_WAIT_MS     30000 /* the other shard takes the block (scaled) */
+#define CB_RACE_USERS  40
+#define CB_RACE_TRIES  4 /* follows each way, and posts, per pair */
+#define CB_RACE_THREAD 4
+
+/* The race's pairs (user indexes), and the session of every user. */
+static unsigned          cb_pa[CB_RACE_USERS / 2], cb_pb[CB_RACE_USERS / 2], cb_npairs;
+static char             *cb_token[CB_RACE_USERS];
+static pthread_barrier_t cb_bar;
 
 static const char *const cb_env[] = { CT_ENV_BACKFILL, NULL };
 
@@ -256,5 +270,136 @@ Test(cluster_block, shard_cut, .fini = ct_fini, .timeout = 300)
 	    wbt_now_ms() - t0);
 	cb_blocked(a, b, other);
 	cb_unblocked(a, b, 2);
+	ct_stop(true);
+}
+
+/* cb_race_follow follows whom as c's user again and again (undone but the last); false on a
+ * failure other than BLOCKED. */
+static bool
+cb_race_follow(warble_client *c, unsigned pair, const char *whom)
+{
+	for (int k = 0; k < CB_RACE_TRIES; k++) {
+		int rc = warble_follow(c, whom);
+		if (rc == WARBLE_OK && k + 1 < CB_RACE_TRIES) {
+			rc = warble_unfollow(c, whom);
+		}
+		if (rc != WARBLE_OK && rc != WARBLE_EBLOCKED) {
+			ct_fail("pair %u: follow %s: %s: %s", pair, whom, warble_errname(rc),
+			    warble_errmsg(c));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* cb_race_run is thread t's part of every pair in turn: the block, a follow either way, or
+ * the posts of both. */
+static void *
+cb_race_run(void *arg)
+{
+	unsigned       t = (unsigned)(uintptr_t)arg;
+	warble_client *c = NULL;
+
+	if (warble_open(&c, ct_cl.gateway_url[t % ct_cl.ngateway], wbt_ms(CT_SDK_MS)) !=
+	    WARBLE_OK) {
+		ct_fail("race thread %u: no client", t);
+	}
+	for (unsigned i = 0; i < cb_npairs; i++) {
+		unsigned a = cb_pa[i], b = cb_pb[i];
+		int      rc;
+
+		pthread_barrier_wait(&cb_bar);
+		if (c == NULL) {
+			continue;
+		}
+		switch (t) {
+		case 0:
+			warble_set_token(c, cb_token[a]);
+			if ((rc = warble_block(c, ct_w.u[b].name)) != WARBLE_OK) {
+				ct_fail("pair %u: block: %s: %s", i, warble_errname(rc),
+				    warble_errmsg(c));
+			}
+			break;
+		case 1:
+			warble_set_token(c, cb_token[b]);
+			cb_race_follow(c, i, ct_w.u[a].name);
+			break;
+		case 2:
+			warble_set_token(c, cb_token[a]);
+			cb_race_follow(c, i, ct_w.u[b].name);
+			break;
+		default:
+			for (int k = 0; k < CB_RACE_TRIES; k++) {
+				unsigned u = k % 2 == 0 ? a : b;
+				warble_set_token(c, cb_token[u]);
+				ct_publish(u, c);
+			}
+			break;
+		}
+	}
+	warble_close(c);
+	return NULL;
+}
+
+Test(cluster_block, race, .fini = ct_fini, .timeout = 300)
+{
+	pthread_t th[CB_RACE_THREAD];
+	bool      paired[CB_RACE_USERS] = { false };
+	long long t0;
+
+	ct_start(CT_SHAPE, cb_env);
+	ct_users(CB_RACE_USERS, CB_RACE_USERS, "race", true);
+	for (unsigned u = 0; u < CB_RACE_USERS; u++) {
+		for (unsigned v = u + 1; v < CB_RACE_USERS && !paired[u]; v++) {
+			if (!paired[v] && cb_rel(u) != cb_rel(v)) {
+				paired[u] = paired[v] = true;
+				cb_pa[cb_npairs] = u;
+				cb_pb[cb_npairs++] = v;
+			}
+		}
+		cb_token[u] = strdup(warble_token(ct_w.u[u].sdk));
+		cr_assert_not_null(cb_token[u]);
+	}
+	cr_assert_geq(cb_npairs, CB_RACE_USERS / 4, "only %u pairs across the shards", cb_npairs);
+	for (unsigned i = 0; i < cb_npairs; i++) {
+		cr_assert_eq(ct_relate(cb_pa[i], cb_pb[i], true), WARBLE_OK);
+		cr_assert_eq(ct_relate(cb_pb[i], cb_pa[i], true), WARBLE_OK);
+		cr_assert_eq(ct_publish(cb_pa[i], NULL), WARBLE_OK);
+		cr_assert_eq(ct_publish(cb_pb[i], NULL), WARBLE_OK);
+	}
+	ct_wait_caught_up(wbt_ms(CT_CAUGHT_UP_MS));
+
+	cr_assert_eq(pthread_barrier_init(&cb_bar, NULL, CB_RACE_THREAD), 0);
+	t0 = wbt_now_ms();
+	for (uintptr_t t = 0; t < CB_RACE_THREAD; t++) {
+		cr_assert_eq(pthread_create(&th[t], NULL, cb_race_run, (void *)t), 0);
+	}
+	for (unsigned t = 0; t < CB_RACE_THREAD; t++) {
+		pthread_join(th[t], NULL);
+	}
+	pthread_barrier_destroy(&cb_bar);
+	cr_assert_eq(atomic_load(&ct_nfail), 0, "see the failures above");
+	fprintf(stderr, "cluster_block: %u pairs across the relation shards raced in %lld ms\n",
+	    cb_npairs, wbt_now_ms() - t0);
+
+	/* the pushes to the other shards are made before each block's reply; the inbox catches up */
+	ct_wait_caught_up(wbt_ms(CT_CAUGHT_UP_MS));
+	for (unsigned i = 0; i < cb_npairs; i++) {
+		unsigned a = cb_pa[i], b = cb_pb[i];
+		cr_assert(
+		    !cb_follows(a, b), "pair %u: %s follows %s", i, ct_w.u[a].name, ct_w.u[b].name);
+		cr_assert(
+		    !cb_follows(b, a), "pair %u: %s follows %s", i, ct_w.u[b].name, ct_w.u[a].name);
+		cr_assert_eq(
+		    cb_home_by(a, b), 0, "pair %u: a post of the blocked in the blocker's home", i);
+		cr_assert_eq(
+		    cb_home_by(b, a), 0, "pair %u: a post of the blocker in the blocked's home", i);
+		cr_assert_eq(warble_follow(ct_w.u[b].sdk, ct_w.u[a].name), WARBLE_EBLOCKED);
+		ct_w.follows[a][b] = ct_w.follows[b][a] = 0;
+	}
+	for (unsigned u = 0; u < CB_RACE_USERS; u++) {
+		free(cb_token[u]);
+		cb_token[u] = NULL;
+	}
 	ct_stop(true);
 }
