@@ -1,6 +1,7 @@
 /*
- * block_test.c - blocks through the public API (the SDK), on a whole
- * cluster.
+ * block_test.c - blocks and suggestions through the public API (the
+ * SDK), on a whole cluster (five daemons, or one warble process under
+ * WARBLE_TEST_MODE=one).
  *
  * `rules`: a block ends the follows both ways, the blocked user cannot
  * follow the blocker (BLOCKED, saying why) nor the blocker the blocked,
@@ -14,6 +15,16 @@
  * blocked again and again, and both publish.  Once the inbox has
  * applied everything: no follow between any pair either way, and no
  * post of either in the other's home, while each keeps its own.
+ *
+ * `list_paged`: seven blocks listed three a page, the cursor walked, each
+ * once in uid order; blocking again, oneself or nobody; an unblock
+ * leaves the list; blocked_by on the other side, which lists nothing.
+ *
+ * `suggestions::friends_of_friends`: accounts followed by 3, 2 and 1 of
+ * the reader's follows come first in that order with followed_by; never
+ * the reader, an account it follows, one it blocks or one blocking it; a
+ * limit; a follow takes one out; a new account gets the most followed;
+ * no token, no suggestions.
  */
 #include "it.h"
 
