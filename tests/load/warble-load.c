@@ -868,6 +868,42 @@ visible_run(void)
 
 /* ---- follow-count sweep ---- */
 
+static uint64_t sweep_posted; /* the sweep's posts Warble has published (their ids known) */
+static bool     sweep_failed; /* a publish of the sweep failed: its threads stop */
+
+/*
+ * sweep_peer_main publishes the sweep's posts in peer arg, with Warble's
+ * ids, following Warble's publishes as their ids come (a thread per peer,
+ * each on its own connection, so that setup takes the slowest system's
+ * time rather than the sum).
+ */
+static void *
+sweep_peer_main(void *arg)
+{
+	lg_peer *p = arg;
+	uint64_t total = sweep_na * opt.sweep_posts, us, cells;
+	char     name[32], text[256];
+
+	for (uint64_t q = 0; q < total; q++) {
+		while (__atomic_load_n(&sweep_posted, __ATOMIC_ACQUIRE) <= q) {
+			if (__atomic_load_n(&sweep_failed, __ATOMIC_ACQUIRE)) {
+				return NULL;
+			}
+			lg_sleep_us(200);
+		}
+		uint64_t a = q % sweep_na, r = q / sweep_na;
+		lg_post_text(text, sizeof(text), (uint32_t)(G.n + a), 5000000 + r);
+		snprintf(name, sizeof(name), "sa%llu", (unsigned long long)a);
+		if (lg_peer_publish(p, sweep_author[a], name, sweep_id[q], text, &us, &cells) !=
+		    0) {
+			fprintf(stderr, "warble-load: %s: a sweep publish failed\n", p->name);
+			__atomic_store_n(&sweep_failed, true, __ATOMIC_RELEASE);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
 /*
  * setup_sweep gives each system opt.nsweep readers, user numbers G.n + k,
  * where reader k follows sweep authors 0 .. opt.sweep[k] - 1, and then has
@@ -877,7 +913,7 @@ visible_run(void)
 static int
 setup_sweep(void)
 {
-	uint64_t  na = 0, t0 = lg_now_us(), id, us, cells;
+	uint64_t  na = 0, t0 = lg_now_us(), id = 0;
 	uint64_t *author, fans[LG_MAX_SWEEP];
 	char      name[32], text[256];
 	size_t    nu = (size_t)G.n + (size_t)opt.nsweep;
@@ -930,25 +966,38 @@ setup_sweep(void)
 		}
 		lg_progress("sweep follows", a + 1, na);
 	}
-	for (uint32_t r = 0; r < opt.sweep_posts; r++) {
-		for (uint64_t a = 0; a < na; a++) {
+	sweep_author = author;
+	sweep_na = na;
+	sweep_posted = 0;
+	sweep_failed = false;
+	pthread_t th[LG_PEERS];
+	bool      started[LG_PEERS] = { false };
+	int       rc = 0;
+	for (int i = 0; i < LG_PEERS; i++) {
+		started[i] = PR[i].on && pthread_create(&th[i], NULL, sweep_peer_main, &PR[i]) == 0;
+		rc |= PR[i].on && !started[i] ? -1 : 0;
+	}
+	for (uint32_t r = 0; rc == 0 && r < opt.sweep_posts; r++) {
+		for (uint64_t a = 0; rc == 0 && a < na; a++) {
 			lg_post_text(text, sizeof(text), (uint32_t)(G.n + a), 5000000 + r);
-			snprintf(name, sizeof(name), "sa%llu", (unsigned long long)a);
-			if (lg_warble_post_as(&W, author[a], text, &id) != 0) {
-				goto fail;
-			}
+			rc = lg_warble_post_as(&W, author[a], text, &id);
 			sweep_id[r * na + a] = id;
-			for (int i = 0; i < LG_PEERS; i++) {
-				if (PR[i].on && lg_peer_publish(&PR[i], author[a], name, id, text,
-				                    &us, &cells) != 0) {
-					goto fail;
-				}
-			}
+			__atomic_store_n(&sweep_posted, r * na + a + 1, __ATOMIC_RELEASE);
 		}
 		lg_progress("sweep posts", r + 1, opt.sweep_posts);
 	}
-	sweep_author = author;
-	sweep_na = na;
+	if (rc != 0) {
+		__atomic_store_n(&sweep_failed, true, __ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < LG_PEERS; i++) {
+		if (started[i]) {
+			pthread_join(th[i], NULL);
+		}
+	}
+	if (rc != 0 || sweep_failed) {
+		sweep_author = NULL;
+		goto fail;
+	}
 	/* up to content's newest event: posts_published leaves out the mix's posts */
 	for (int i = 0; i < LG_PEERS; i++) {
 		if (PR[i].on && lg_peer_refresh(&PR[i]) != 0) {
