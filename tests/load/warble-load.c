@@ -1521,7 +1521,7 @@ ratios_json(const lg_mix *wm, const lg_mix *om)
 		}
 		double p = figures[k].of(&PR[b].m);
 		json_object_set_new(o, figures[k].name,
-		    json_pack("{s:s, s:f, s:b, s:f, s:f*}", "best_peer", PR[b].name,
+		    json_pack("{s:s, s:f, s:b, s:f, s:o*}", "best_peer", PR[b].name,
 		        "best_peer_value", p, "higher_is_better", figures[k].higher, "warble",
 		        p > 0 ? figures[k].of(wm) / p : 0.0, "warble_one",
 		        om != NULL ? json_real(p > 0 ? figures[k].of(om) / p : 0.0) : NULL));
