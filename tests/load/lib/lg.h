@@ -124,7 +124,8 @@ typedef struct lg_page {
 	lg_entry e[LG_PAGE];
 } lg_page;
 
-/* lg_page_put keeps post i of a page in pg (a NULL pg keeps nothing); a longer name or text is cut. */
+/* lg_page_put keeps post i of a page in pg (a NULL pg keeps nothing); a longer name or text
+ * is cut. */
 void lg_page_put(lg_page *pg, size_t i, uint64_t id, uint64_t author, const char *name, size_t nlen,
     const char *text, size_t tlen);
 

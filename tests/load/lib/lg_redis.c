@@ -266,7 +266,8 @@ lg_redis_fn_step(redisContext *c, redisReply *rep, char *cursor, size_t len, uin
 	return ok ? 0 : -1;
 }
 
-/* lg_redis_fn_publish stores and fans out a post in one call per page of fans; *ack_us the first. */
+/* lg_redis_fn_publish stores and fans out a post in one call per page of fans; *ack_us the
+ * first. */
 static int
 lg_redis_fn_publish(redisContext *c, uint64_t author, uint64_t id, const char *text,
     const char *name, unsigned cap, uint64_t *ack_us, uint64_t *cells)
