@@ -38,7 +38,9 @@
  *             reads the same bytes as bytea: MiB/s both ways, bytes on
  *             disk per image beside the raw size
  *   disk      the stopped inbox store compacted; bytes per entry; the
- *             stopped content store's images (blob files)
+ *             stopped content store's images (blob files); with
+ *             --store-disk every family of the relation and content
+ *             stores compacted: bytes per follow edge and per post
  *
  * Output: a summary on stdout, OUT/report.json, the .dat files in OUT and, when
  * gnuplot is installed, OUT/latency.png, OUT/fanout.png and
@@ -87,6 +89,7 @@ static struct {
 	uint64_t    sweep[LG_MAX_SWEEP]; /* follow counts of the sweep's readers */
 	int         nsweep;
 	bool        one;                    /* the mix again on the one-process warble */
+	bool        store_disk;             /* the relation and content stores measured too */
 	const char *gateways, *http_url;    /* a running deployment (NULL: start one) */
 	uint32_t    media_users, media_per; /* the media phase (0: none) */
 } opt = {
@@ -140,6 +143,8 @@ usage(void)
 	    "  --sample K          inboxes checked after each fan-out (1000)\n"
 	    "  --visible K         publish-to-visible samples (200)\n"
 	    "  --seed-posts P      posts per graph user before the mix (2)\n"
+	    "  --post-len L        every post's text exactly L bytes, padded with random words\n"
+	    "                      (0: about 70 B of a few repeated words; at most 250)\n"
 	    "  --threads T         mixed-workload client threads (8)\n"
 	    "  --duration S        mixed-workload seconds per system (20)\n"
 	    "  --rounds N          the mix (closed and paced) in N turns per system, the "
@@ -155,6 +160,8 @@ usage(void)
 	    "  --home-secs S       seconds of each closed-loop home run of --sweep; --http "
 	    "takes S turns of 1 s each way (3)\n"
 	    "  --one               the mix (and --moderate) again on the one-process warble\n"
+	    "  --store-disk        after the run, the relation and content stores compacted and\n"
+	    "                      measured family by family: bytes per follow edge and per post\n"
 	    "  --media UxM         U graph users upload M images each, then they are read back "
 	    "(Warble and PostgreSQL; none by default)\n"
 	    "  --check K           graph users whose home and user timeline pages are checked "
@@ -242,6 +249,8 @@ parse_args(int argc, char **argv)
 		{ "home-secs", 1, 0, 'S' },
 		{ "http", 1, 0, 'H' },
 		{ "one", 0, 0, '1' },
+		{ "store-disk", 0, 0, 'B' },
+		{ "post-len", 1, 0, 'L' },
 		{ "media", 1, 0, 'I' },
 		{ "gateway", 1, 0, 'G' },
 		{ "http-url", 1, 0, 'U' },
@@ -289,6 +298,16 @@ parse_args(int argc, char **argv)
 			break;
 		case '1':
 			opt.one = true;
+			break;
+		case 'B':
+			opt.store_disk = true;
+			break;
+		case 'L':
+			if (v > 250) {
+				fprintf(stderr, "warble-load: --post-len is at most 250\n");
+				return -1;
+			}
+			lg_post_text_len(v);
 			break;
 		case 'G':
 			opt.gateways = optarg;
@@ -1529,6 +1548,59 @@ ratios_json(const lg_mix *wm, const lg_mix *om)
 	return o;
 }
 
+/* store_disk_print prints one measured store, family by family, per counted cell. */
+static void
+store_disk_print(const char *store, const char *per, const lg_disk_store *d)
+{
+	double n = d->cells ? (double)d->cells : 1.0;
+
+	printf("%s on disk after compaction: %llu %ss, %llu B of tables = %.2f B/%s (whole "
+	       "folder %.2f B/%s)\n",
+	    store, (unsigned long long)d->cells, per, (unsigned long long)d->sst_bytes,
+	    d->sst_bytes / n, per, d->folder_bytes / n, per);
+	printf("  by family, B/%s:", per);
+	for (int f = 0; f < d->nfams; f++) {
+		printf(" %s %.2f", d->name[f], d->bytes[f] / n);
+	}
+	printf("\n");
+}
+
+/* store_disk_run measures the stopped relation and content stores under data into d[0], d[1]. */
+static int
+store_disk_run(const char *data, lg_disk_store d[2])
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/relation", data);
+	if (lg_disk_relation(path, &d[0]) != 0) {
+		return -1;
+	}
+	store_disk_print("relation", "edge", &d[0]);
+	snprintf(path, sizeof(path), "%s/content", data);
+	if (lg_disk_content(path, &d[1]) != 0) {
+		return -1;
+	}
+	store_disk_print("content", "post", &d[1]);
+	printf("  post text: %.1f B a post on average\n",
+	    d[1].cells ? (double)d[1].value_bytes / d[1].cells : 0.0);
+	return 0;
+}
+
+/* store_disk_json is one measured store for report.json. */
+static json_t *
+store_disk_json(const lg_disk_store *d)
+{
+	json_t *fams = json_object();
+
+	for (int f = 0; f < d->nfams; f++) {
+		json_object_set_new(fams, d->name[f], json_integer((json_int_t)d->bytes[f]));
+	}
+	return json_pack("{s:I, s:I, s:I, s:I, s:f, s:o}", "cells", (json_int_t)d->cells,
+	    "value_bytes", (json_int_t)d->value_bytes, "sst_bytes", (json_int_t)d->sst_bytes,
+	    "folder_bytes", (json_int_t)d->folder_bytes, "bytes_per_cell",
+	    d->cells ? (double)d->sst_bytes / d->cells : 0.0, "families", fams);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1537,6 +1609,7 @@ main(int argc, char **argv)
 	lg_mix         om = { 0 }, omod = { 0 }; /* the one-process warble */
 	lg_fan         fr[LG_MAX_CELEBS];
 	lg_disk        disk = { 0 };
+	lg_disk_store  sdisk[2] = { { 0 } }; /* relation, content (--store-disk) */
 	lg_sweep_point sweep[LG_MAX_SWEEP];
 	lg_http_cmp    hc = { 0 };
 	int            cores, rc = 1;
@@ -1729,6 +1802,9 @@ main(int argc, char **argv)
 		    disk.cells ? (double)disk.sst_bytes / disk.cells : 0.0,
 		    disk.cells ? (double)disk.folder_after_bytes / disk.cells : 0.0);
 	}
+	if (opt.store_disk && !running && store_disk_run(W.cl.data, sdisk) != 0) {
+		goto out;
+	}
 	if (opt.media_users > 0) {
 		uint64_t d0 = lg_now_us();
 		snprintf(path, sizeof(path), "%s/content", W.cl.data);
@@ -1858,6 +1934,11 @@ main(int argc, char **argv)
 	    json_pack("{s:I, s:I, s:I, s:f}", "entries", (json_int_t)disk.cells, "sst_bytes",
 	        (json_int_t)disk.sst_bytes, "folder_bytes", (json_int_t)disk.folder_after_bytes,
 	        "bytes_per_entry", disk.cells ? (double)disk.sst_bytes / disk.cells : 0.0));
+	if (opt.store_disk && !running) {
+		json_object_set_new(rep, "store_disk",
+		    json_pack("{s:o, s:o}", "relation", store_disk_json(&sdisk[0]), "content",
+		        store_disk_json(&sdisk[1])));
+	}
 	snprintf(path, sizeof(path), "%s/report.json", opt.out);
 	if (json_dump_file(rep, path, JSON_INDENT(2)) == 0) {
 		printf("report: %s\n", path);

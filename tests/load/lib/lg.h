@@ -160,4 +160,8 @@ int lg_homes_run(const lg_backend *b, uint32_t u0, uint32_t nu, size_t want, uin
 /* lg_post_text writes the deterministic text of post number k by user u (the same for every system). */
 void lg_post_text(char *buf, size_t n, uint32_t u, uint64_t k);
 
+/* lg_post_text_len makes every later lg_post_text exactly len bytes (0: its words only), the
+ * words followed by seeded random lowercase words, which compress far less than repeated ones. */
+void lg_post_text_len(size_t len);
+
 #endif
