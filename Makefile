@@ -14,6 +14,7 @@
 #   make run-one    the same services as one warble process
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
 #   make bench-cluster  shards on this machine: CPU per request and per fan-out cell
+#   make bench-capacity bytes on disk per follow edge and per post (docs/operations.md)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
 #   make soak       random kills and stops under load, WARBLE_SOAK_SECONDS (600),
 #                   then 500k keep-alive HTTP requests that must all be answered
@@ -137,7 +138,7 @@ test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-k8s test-k8s-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run bench-cluster bench-cluster-run fuzz fuzz-run \
+.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-k8s test-k8s-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run bench-cluster bench-cluster-run bench-capacity bench-capacity-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
@@ -310,6 +311,15 @@ bench-cluster:
 bench-cluster-run: $(SVC_BINS) $(BUILD)/bin/warble-load $(BUILD)/bin/warble-probe
 	@BUILD=$(BUILD) tests/bench/cluster.sh
 
+# Bytes on disk per follow edge and per post, for the capacity model in
+# docs/operations.md (tests/bench/capacity.sh, a few minutes).
+bench-capacity:
+	@tests/deps.sh bench
+	@$(MAKE) --no-print-directory -j2 bench-capacity-run
+
+bench-capacity-run: $(SVC_BINS) $(BUILD)/bin/warble-load
+	@BUILD=$(BUILD) tests/bench/capacity.sh
+
 # warble-load: its modules (tests/load/lib), the test harness, the inbox's
 # and the content service's schemas, and the peers' clients (hiredis,
 # libpq) when installed.  Which ones were found is written to a generated
@@ -326,9 +336,10 @@ $(LG_CONFIG): FORCE
 FORCE:
 $(call objs,tests/load/warble-load.c $(wildcard tests/load/lib/*.c)): $(LG_CONFIG)
 $(BUILD)/obj/tests/load/%.o: ALL_CFLAGS += -Itests/load/lib -Iservices/inbox -Iservices/content \
+	-Iservices/relation \
 	-I$(BUILD)/gen $(if $(LOAD_PG),-I/usr/include/postgresql)
 $(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST) $(call svc_lib,inbox) \
-	$(call svc_lib,content)
+	$(call svc_lib,content) $(call svc_lib,relation)
 $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) \
 	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq) $(VIPS_LIBS)
 

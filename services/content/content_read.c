@@ -264,7 +264,6 @@ content_authors(void *arg, const wb_obj *req, wb_obj *rep)
 	const uint64_t *slots = NULL;
 	size_t          nslots = 0, n = 0;
 	bool            has_after = wb_get_u64(req, WB_F_AFTER, &after), more = false;
-	uint8_t         start[8];
 	int             rc;
 
 	if ((rc = wb_page_limit(req, CONTENT_AUTHORS_DEFAULT, CONTENT_AUTHORS_MAX, &limit, rep)) !=
@@ -285,21 +284,9 @@ content_authors(void *arg, const wb_obj *req, wb_obj *rep)
 	rc = has_after && after == UINT64_MAX ? WB_EEND : WB_OK;
 	next = has_after ? after + 1 : 0;
 	while (rc == WB_OK) {
-		hb_scan_opts so = { .start_row = start, .start_row_len = 8, .limit = 1 };
-		hb_scan     *s;
-		hb_cell      cell;
+		uint64_t uid = 0;
 
-		hb_u64_be(start, next);
-		if ((rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &so)) != WB_OK) {
-			break;
-		}
-		rc = hb_scan_next(s, &cell);
-		uint64_t uid = rc == WB_OK && cell.row_len == 8 ? hb_be_u64(cell.row) : 0;
-		hb_scan_close(s);
-		if (rc == WB_OK && cell.row_len != 8) {
-			rc = WB_ECORRUPT;
-		}
-		if (rc != WB_OK) {
+		if ((rc = hb_next_id_row(c->t, CONTENT_FAM_POST, next, &uid)) != WB_OK) {
 			break;
 		}
 		unsigned slot = wb_slot(uid);

@@ -136,7 +136,6 @@ rel_handle_followed(void *arg, const wb_obj *req, wb_obj *rep)
 	rel_svc *r = arg;
 	uint64_t limit, after = 0, *out, edges = 0, bytes = 0;
 	bool     has_after = wb_get_u64(req, WB_F_AFTER, &after);
-	uint8_t  start[8];
 	size_t   n = 0;
 	bool     more = false;
 	int      rc;
@@ -152,21 +151,9 @@ rel_handle_followed(void *arg, const wb_obj *req, wb_obj *rep)
 	rc = has_after && after == UINT64_MAX ? WB_EEND : WB_OK;
 	uint64_t next = has_after ? after + 1 : 0;
 	while (rc == WB_OK) {
-		hb_scan_opts so = { .start_row = start, .start_row_len = 8, .limit = 1 };
-		hb_scan     *s;
-		hb_cell      c;
+		uint64_t uid = 0;
 
-		hb_u64_be(start, next);
-		if ((rc = hb_scan_open(&s, r->t, REL_FAM_FANS, &so)) != WB_OK) {
-			break;
-		}
-		rc = hb_scan_next(s, &c);
-		uint64_t uid = rc == WB_OK && c.row_len == 8 ? hb_be_u64(c.row) : 0;
-		hb_scan_close(s);
-		if (rc == WB_OK && c.row_len != 8) {
-			rc = WB_ECORRUPT;
-		}
-		if (rc != WB_OK) {
+		if ((rc = hb_next_id_row(r->t, REL_FAM_FANS, next, &uid)) != WB_OK) {
 			break;
 		}
 		if (n == limit) {

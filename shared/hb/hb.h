@@ -216,6 +216,11 @@ int hb_scan_resume(hb_scan *s, const void **key, size_t *len);
 /* hb_scan_close ends a scan; NULL is ignored. */
 void hb_scan_close(hb_scan *s);
 
+/* hb_next_id_row finds the first row of fam at or above id among rows
+ * keyed by an 8-byte id (one seek): WB_EEND if none, WB_ECORRUPT if that
+ * row's key is not 8 bytes. */
+int hb_next_id_row(hb_table *t, int fam, uint64_t id, uint64_t *row);
+
 /* hb_compact runs a full compaction of a family (drops expired and excess versions). */
 int hb_compact(hb_table *t, int fam);
 

@@ -450,3 +450,25 @@ hb_scan_close(hb_scan *s)
 	}
 	free(s);
 }
+
+int
+hb_next_id_row(hb_table *t, int fam, uint64_t id, uint64_t *row)
+{
+	uint8_t      start[8];
+	hb_scan_opts o = { .start_row = start, .start_row_len = 8, .limit = 1 };
+	hb_scan     *s = NULL;
+	hb_cell      cell;
+	int          rc;
+
+	hb_u64_be(start, id);
+	if ((rc = hb_scan_open(&s, t, fam, &o)) == WB_OK &&
+	    (rc = hb_scan_next(s, &cell)) == WB_OK) {
+		if (cell.row_len == 8) {
+			*row = hb_be_u64(cell.row);
+		} else {
+			rc = WB_ECORRUPT;
+		}
+	}
+	hb_scan_close(s);
+	return rc;
+}

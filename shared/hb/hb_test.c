@@ -1439,3 +1439,30 @@ Test(hb, close_during_background_compaction, .init = tdir_make, .fini = tdir_rem
 	}
 	cr_assert_geq(raw_count(tdir, "tl"), 20000 * 2, "every row keeps its newest versions");
 }
+
+/* hb_next_id_row steps over 8-byte id rows with one seek each, and names a row of another size. */
+Test(hb, next_id_row, .init = tdir_make, .fini = tdir_remove)
+{
+	hb_family_opts f[] = { { .name = "c" } };
+	hb_table      *t;
+	uint8_t        row[8];
+	uint64_t       got = 0;
+
+	cr_assert_eq(hb_open(&t, tdir, f, 1, NULL), WB_OK, "%s", hb_last_error());
+	for (uint64_t id = 5; id <= 9; id += 4) {
+		hb_u64_be(row, id);
+		cr_assert_eq(hb_put(t, 0, row, 8, "q", 1, 1, "x", 1), WB_OK);
+		cr_assert_eq(hb_put(t, 0, row, 8, "r", 1, 1, "x", 1), WB_OK);
+	}
+	cr_assert_eq(hb_next_id_row(t, 0, 0, &got), WB_OK);
+	cr_assert_eq(got, 5);
+	cr_assert_eq(hb_next_id_row(t, 0, 5, &got), WB_OK);
+	cr_assert_eq(got, 5);
+	cr_assert_eq(hb_next_id_row(t, 0, 6, &got), WB_OK);
+	cr_assert_eq(got, 9);
+	cr_assert_eq(hb_next_id_row(t, 0, 10, &got), WB_EEND);
+	cr_assert_eq(
+	    hb_put(t, 0, "\xff\xff\xff\xff\xff\xff\xff\xff\x01", 9, "q", 1, 1, "x", 1), WB_OK);
+	cr_assert_eq(hb_next_id_row(t, 0, 10, &got), WB_ECORRUPT);
+	hb_close(t);
+}

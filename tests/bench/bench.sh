@@ -90,7 +90,7 @@ as_pg "$pgbin/initdb" -D "$tmp/pg/data" -A trust -U postgres --no-sync >"$tmp/in
 	{ echo "bench: initdb failed" >&2; cat "$tmp/initdb.log" >&2; exit 1; }
 pg_started=1
 as_pg "$pgbin/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w -t 60 \
-	-o "-p $pport -k $tmp/pg -c listen_addresses=127.0.0.1 -c fsync=off -c shared_buffers=512MB" \
+	-o "-p $pport -k $tmp/pg -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=on -c shared_buffers=512MB" \
 	start >/dev/null || { echo "bench: postgres did not start" >&2; cat "$tmp/pg/log" >&2; exit 1; }
 
 echo "== warble-load ($mode): redis $(redis-server --version | awk '{print $3}') on :$rport," \

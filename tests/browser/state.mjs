@@ -19,7 +19,7 @@
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
+import { png } from './png.mjs';
 
 const base = process.argv[2];
 const mediaMax = Number(process.argv[3]);
@@ -56,33 +56,6 @@ async function api(method, path, token, body) {
 async function account(name) {
   await api('POST', '/users', null, { name, password: pass });
   return (await api('POST', '/sessions', null, { name, password: pass })).token;
-}
-
-// png(w, h) is a small valid RGB PNG of one colour.
-function png(w, h) {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (buf) => {
-    let c = 0xffffffff;
-    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type, data) => {
-    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const len = Buffer.alloc(4), sum = Buffer.alloc(4);
-    len.writeUInt32BE(data.length); sum.writeUInt32BE(crc(td));
-    return Buffer.concat([len, td, sum]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0); ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8; ihdr[9] = 2;
-  const raw = Buffer.alloc(h * (1 + 3 * w), 0x80);
-  for (let y = 0; y < h; y++) raw[y * (1 + 3 * w)] = 0;
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
 }
 
 // open gives a page of a fresh context (clock: playwright's fake clock

@@ -268,6 +268,26 @@ ht_root(char *buf, size_t n, const char *rel)
 	return 0;
 }
 
+/* ht_wait_http waits until c's gateway answers /healthz over HTTP on port: 0, or -1 (log tail printed). */
+HT_FN int
+ht_wait_http(wbt_cluster *c, int port)
+{
+	for (long long end = wbt_now_ms() + 20000; wbt_now_ms() < end; wbt_sleep_ms(50)) {
+		ht_res r;
+		if (ht_request(port, "GET", "/healthz", NULL, NULL, &r) == 0 && r.status == 200) {
+			ht_res_free(&r);
+			return 0;
+		}
+		ht_res_free(&r);
+		if (!wbt_alive(c->gateway)) {
+			break;
+		}
+	}
+	fprintf(stderr, "ht: the gateway's HTTP did not answer on port %d\n", port);
+	wbt_log_tail(c->gateway, 20);
+	return -1;
+}
+
 /* ht_cluster_start_as starts a cluster of the given shape (extra env may be NULL) whose gateway serves HTTP on a free port; returns the port once /healthz answers, or -1. */
 HT_FN int
 ht_cluster_start_as(wbt_cluster *c, const char *const *extra, wbt_shape shape)
@@ -275,7 +295,6 @@ ht_cluster_start_as(wbt_cluster *c, const char *const *extra, wbt_shape shape)
 	static char url[64];
 	const char *env[24];
 	int         k = 0, port = wbt_free_port();
-	long long   end;
 
 	if (port < 0) {
 		return -1;
@@ -289,20 +308,7 @@ ht_cluster_start_as(wbt_cluster *c, const char *const *extra, wbt_shape shape)
 	if (wbt_cluster_start_as(c, env, shape) != 0) {
 		return -1;
 	}
-	for (end = wbt_now_ms() + 20000; wbt_now_ms() < end; wbt_sleep_ms(50)) {
-		ht_res r;
-		if (ht_request(port, "GET", "/healthz", NULL, NULL, &r) == 0 && r.status == 200) {
-			ht_res_free(&r);
-			return port;
-		}
-		ht_res_free(&r);
-		if (!wbt_alive(c->gateway)) {
-			break;
-		}
-	}
-	fprintf(stderr, "ht: the gateway's HTTP did not answer on port %d\n", port);
-	wbt_log_tail(c->gateway, 20);
-	return -1;
+	return ht_wait_http(c, port) == 0 ? port : -1;
 }
 
 /* ht_cluster_start is ht_cluster_start_as in the shape the test run names (WBT_ANY). */

@@ -701,6 +701,7 @@ up_check(wbt_shape shape)
 	env[3] = "WARBLE_INBOX_POLL_MS=100";
 	env[4] = NULL;
 	it_start_as(env, shape);
+	cr_assert_eq(ht_wait_http(&it_cl, port), 0); /* a port of its own, opened after the SDK's */
 
 	/* the applied positions carried over: the first pulls of both logs apply nothing */
 	up_gauge_wait("log_pulls", 3); /* the applier pulls in turn: the first two are done */

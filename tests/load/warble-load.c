@@ -1,6 +1,8 @@
 /*
  * warble-load - Warble's load generator, with Redis and PostgreSQL peers
- * measured in the same run on the same graph and posts.
+ * measured in the same run on the same graph and posts: redis (a
+ * function library), redis-plain (commands from the client), postgres
+ * (fan-out on read) and postgres-fanout (fan-out on write); lg_peer.h.
  *
  *   warble-load --graph tests/data/graphs/ego-facebook.edges \
  *       --fanout 10000,100000,1000000 --redis 127.0.0.1:6390 \
@@ -14,23 +16,31 @@
  *   fan-out   each celebrity publishes; time until the post is in every
  *             fan's inbox (the inbox's content_applied gauge moves past
  *             the post's event once its last inbox batch is written),
- *             verified on --sample random fans
+ *             verified on --sample random fans; each peer's publish
  *   visible   publish-to-visible: an ordinary user publishes, a follower
  *             polls its home timeline until the post shows
  *   mix       DeathStarBench's social-network mix: 60% home timeline,
  *             30% user timeline, 10% posts, --threads closed-loop
  *             clients for --duration s (or paced at --rate req/s total);
- *             the systems take turns in --rounds rounds
+ *             the systems take turns in --rounds rounds; a Warble round
+ *             lasts until its inbox has applied every post of it
+ *   check     after the seed posts and after each mix, --check random
+ *             graph users' home and user timeline pages, in every
+ *             system, compared post by post with the posts that system
+ *             acknowledged (lg_model.h): a wrong page fails the run
  *   sweep     --sweep F1,..: one reader per F follows F authors with
- *             --sweep-posts posts each; its home read closed loop
- *             (where fan-out on write should win: home_by_follows)
+ *             --sweep-posts posts each; its home checked, then read
+ *             closed loop (where fan-out on write should win:
+ *             home_by_follows)
  *   media     --media UxM: U graph users upload M images each (PNGs of 64,
  *             256 and 900 KiB) on --threads connections, publish them in
  *             posts, and the images are downloaded; PostgreSQL stores and
  *             reads the same bytes as bytea: MiB/s both ways, bytes on
  *             disk per image beside the raw size
  *   disk      the stopped inbox store compacted; bytes per entry; the
- *             stopped content store's images (blob files)
+ *             stopped content store's images (blob files); with
+ *             --store-disk every family of the relation and content
+ *             stores compacted: bytes per follow edge and per post
  *
  * Output: a summary on stdout, OUT/report.json, the .dat files in OUT and, when
  * gnuplot is installed, OUT/latency.png, OUT/fanout.png and
@@ -55,7 +65,8 @@
 
 #include "lg.h"
 #include "lg_disk.h"
-#include "lg_peer.h"
+#include "lg_model.h"
+#include "lg_peers.h"
 #include "lg_report.h"
 #include "lg_warble.h"
 #include "lg_wrk.h"
@@ -66,8 +77,9 @@
 #define LG_MAX_SWEEP  8
 
 static struct {
-	const char *graph, *redis, *pg, *out;
+	const char *graph, *redis, *pg, *peers, *out;
 	uint32_t    synth_n, degree, threads, duration, rounds, visible, seed_posts, reps, sample;
+	uint32_t    check;
 	uint32_t    sweep_posts, home_secs, http_conns;
 	uint32_t    inbox_max;
 	uint64_t    seed, rate, moderate;
@@ -77,6 +89,7 @@ static struct {
 	uint64_t    sweep[LG_MAX_SWEEP]; /* follow counts of the sweep's readers */
 	int         nsweep;
 	bool        one;                    /* the mix again on the one-process warble */
+	bool        store_disk;             /* the relation and content stores measured too */
 	const char *gateways, *http_url;    /* a running deployment (NULL: start one) */
 	uint32_t    media_users, media_per; /* the media phase (0: none) */
 } opt = {
@@ -89,6 +102,7 @@ static struct {
 	.seed_posts = 2,
 	.reps = 3,
 	.sample = 1000,
+	.check = 200,
 	.inbox_max = 800,
 	.seed = 42,
 	.timeout = 3600,
@@ -100,12 +114,15 @@ static struct {
 
 static lg_graph  G;
 static lg_warble W;
-static lg_redis *R;
-static lg_pg    *P;
+static lg_peer   PR[LG_PEERS]; /* the peers (lg_peers.h); those that run are on */
+static lg_model  wmodel;       /* the graph users' posts Warble acknowledged */
 static uint64_t  celeb_uid[LG_MAX_CELEBS];
 static uint64_t  posts_published; /* Warble content events so far */
 static lg_hist   pub_ack;         /* Warble publish acks (seed, visible, mix) */
 static lg_hist   vis;             /* publish-to-visible */
+static uint64_t *sweep_author;    /* the sweep's authors' uids */
+static uint64_t *sweep_id;        /* their posts' ids, round r's of author a at r * na + a */
+static uint64_t  sweep_na;        /* how many authors */
 static double    media_secs;      /* the media phase's wall time, disk measurement included */
 
 /* the media phase in Warble and PostgreSQL */
@@ -126,6 +143,8 @@ usage(void)
 	    "  --sample K          inboxes checked after each fan-out (1000)\n"
 	    "  --visible K         publish-to-visible samples (200)\n"
 	    "  --seed-posts P      posts per graph user before the mix (2)\n"
+	    "  --post-len L        every post's text exactly L bytes, padded with random words\n"
+	    "                      (0: about 70 B of a few repeated words; at most 250)\n"
 	    "  --threads T         mixed-workload client threads (8)\n"
 	    "  --duration S        mixed-workload seconds per system (20)\n"
 	    "  --rounds N          the mix (closed and paced) in N turns per system, the "
@@ -141,12 +160,19 @@ usage(void)
 	    "  --home-secs S       seconds of each closed-loop home run of --sweep; --http "
 	    "takes S turns of 1 s each way (3)\n"
 	    "  --one               the mix (and --moderate) again on the one-process warble\n"
+	    "  --store-disk        after the run, the relation and content stores compacted and\n"
+	    "                      measured family by family: bytes per follow edge and per post\n"
 	    "  --media UxM         U graph users upload M images each, then they are read back "
 	    "(Warble and PostgreSQL; none by default)\n"
-	    "  --inbox-max N       inbox cap, Warble and Redis (800)\n"
-	    "  --redis HOST:PORT   Redis peer (a server of its own: it is flushed)\n"
-	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts, media are "
-	    "replaced)\n"
+	    "  --check K           graph users whose home and user timeline pages are checked "
+	    "against the model after the seed posts and each mix, in every system (200)\n"
+	    "  --inbox-max N       inbox cap, Warble and the peers' home timelines (800; at "
+	    "least 20)\n"
+	    "  --redis HOST:PORT   the Redis peers' server (databases 0 and 1 are flushed)\n"
+	    "  --pg CONNINFO       the PostgreSQL peers' server (tables users, follows, posts, "
+	    "media and schema fanout are replaced)\n"
+	    "  --peers LIST        the peers to run, of redis,redis-plain,postgres,postgres-fanout "
+	    "(default: every one whose server is given)\n"
 	    "  --timeout S         give up (exit, daemons killed) after S seconds in all (3600)\n"
 	    "  --out DIR           report.json, .dat files and plots (bench-out)\n"
 	    "\n"
@@ -213,6 +239,8 @@ parse_args(int argc, char **argv)
 		{ "inbox-max", 1, 0, 'm' },
 		{ "redis", 1, 0, 'x' },
 		{ "pg", 1, 0, 'q' },
+		{ "peers", 1, 0, 'e' },
+		{ "check", 1, 0, 'c' },
 		{ "out", 1, 0, 'o' },
 		{ "moderate", 1, 0, 'M' },
 		{ "timeout", 1, 0, 'T' },
@@ -221,6 +249,8 @@ parse_args(int argc, char **argv)
 		{ "home-secs", 1, 0, 'S' },
 		{ "http", 1, 0, 'H' },
 		{ "one", 0, 0, '1' },
+		{ "store-disk", 0, 0, 'B' },
+		{ "post-len", 1, 0, 'L' },
 		{ "media", 1, 0, 'I' },
 		{ "gateway", 1, 0, 'G' },
 		{ "http-url", 1, 0, 'U' },
@@ -269,6 +299,16 @@ parse_args(int argc, char **argv)
 		case '1':
 			opt.one = true;
 			break;
+		case 'B':
+			opt.store_disk = true;
+			break;
+		case 'L':
+			if (v > 250) {
+				fprintf(stderr, "warble-load: --post-len is at most 250\n");
+				return -1;
+			}
+			lg_post_text_len(v);
+			break;
 		case 'G':
 			opt.gateways = optarg;
 			break;
@@ -314,13 +354,19 @@ parse_args(int argc, char **argv)
 			opt.rate = v;
 			break;
 		case 'm':
-			opt.inbox_max = v < 1 ? 1 : (uint32_t)v;
+			opt.inbox_max = v < LG_PAGE ? LG_PAGE : v > 1000000 ? 1000000 : (uint32_t)v;
 			break;
 		case 'x':
 			opt.redis = optarg;
 			break;
 		case 'q':
 			opt.pg = optarg;
+			break;
+		case 'e':
+			opt.peers = optarg;
+			break;
+		case 'c':
+			opt.check = v > 100000 ? 100000 : (uint32_t)v;
 			break;
 		case 'o':
 			opt.out = optarg;
@@ -421,70 +467,49 @@ setup_warble(bool celebs)
 	return lg_warble_login_graph(&W);
 }
 
-/* setup_redis mirrors the graph and celebrities into Redis. */
+/* setup_peer mirrors the graph, the celebrities and the fan pool into peer p. */
 static int
-setup_redis(void)
+setup_peer(lg_peer *p)
 {
 	uint64_t *buf = malloc(((size_t)G.n + 1) * sizeof(uint64_t));
-	char      name[32];
-	int       rc = buf ? 0 : -1;
-
-	for (uint32_t t = 0; rc == 0 && t < G.n; t++) {
-		size_t k = 0;
-		snprintf(name, sizeof(name), "gu%u", t);
-		rc = lg_redis_add_user(R, W.guid[t], name);
-		for (uint64_t i = G.off[t]; i < G.off[t + 1]; i++) {
-			buf[k++] = W.guid[G.fan[i]];
-		}
-		if (rc == 0 && k > 0) {
-			rc = lg_redis_add_fans(R, W.guid[t], buf, k);
-		}
-		lg_progress("redis graph", t + 1, G.n);
-	}
-	for (int c = 0; rc == 0 && c < opt.ncelebs; c++) {
-		rc = lg_redis_add_fans(R, celeb_uid[c], W.puid, opt.fanout[c]);
-	}
-	free(buf);
-	return rc;
-}
-
-/* setup_pg mirrors the graph and celebrities into PostgreSQL. */
-static int
-setup_pg(void)
-{
-	uint64_t *buf = malloc(((size_t)G.n + 1) * sizeof(uint64_t));
+	uint64_t  t0 = lg_now_us();
+	char      what[64];
 	int       rc = buf ? 0 : -1;
 
 	if (rc == 0) {
-		rc = lg_pg_copy_users(P, W.guid, "gu", G.n);
+		rc = lg_peer_add_users(p, W.guid, "gu", G.n);
 	}
 	if (rc == 0) {
-		rc = lg_pg_copy_users(P, celeb_uid, "cel", (uint64_t)opt.ncelebs);
+		rc = lg_peer_add_users(p, celeb_uid, "cel", (uint64_t)opt.ncelebs);
 	}
 	if (rc == 0) {
-		rc = lg_pg_copy_users(P, W.puid, "fp", W.npool);
+		rc = lg_peer_add_users(p, W.puid, "fp", W.npool);
 	}
+	snprintf(what, sizeof(what), "%s graph", p->name);
 	for (uint32_t t = 0; rc == 0 && t < G.n; t++) {
 		size_t k = 0;
 		for (uint64_t i = G.off[t]; i < G.off[t + 1]; i++) {
 			buf[k++] = W.guid[G.fan[i]];
 		}
 		if (k > 0) {
-			rc = lg_pg_copy_follows(P, W.guid[t], buf, k);
+			rc = lg_peer_add_fans(p, W.guid[t], buf, k);
 		}
-		lg_progress("postgres graph", t + 1, G.n);
+		lg_progress(what, t + 1, G.n);
 	}
 	for (int c = 0; rc == 0 && c < opt.ncelebs; c++) {
-		rc = lg_pg_copy_follows(P, celeb_uid[c], W.puid, opt.fanout[c]);
+		rc = lg_peer_add_fans(p, celeb_uid[c], W.puid, opt.fanout[c]);
 	}
 	free(buf);
-	return rc == 0 ? lg_pg_finish_setup(P) : rc;
+	rc = rc == 0 ? lg_peer_finish_setup(p) : rc;
+	p->setup_s = (lg_now_us() - t0) / 1e6;
+	return rc;
 }
 
 /* ---- parallel helpers ---- */
 
 typedef struct lg_job {
 	lg_backend *b;
+	lg_model   *model; /* the posts acknowledged go here (NULL: nowhere) */
 	int         tid;
 	uint64_t    deadline_us, start_us;
 	uint32_t    round; /* of the mix: each round draws other users and texts */
@@ -514,6 +539,9 @@ seed_main(void *arg)
 			} else {
 				lg_hist_add(&j->mix.post, lg_now_us() - t0);
 				j->mix.ops++;
+				if (j->model != NULL) {
+					lg_model_add(j->model, u, k, id);
+				}
 			}
 		}
 	}
@@ -553,16 +581,20 @@ mix_main(void *arg)
 			t0 = lg_now_us();
 		}
 		if (r < 60) {
-			rc = j->b->home(c, u, &n);
+			rc = j->b->home(c, u, NULL, &n);
 			lg_hist_add(&j->mix.home, lg_now_us() - t0);
 			j->mix.empty_home += rc == 0 && n == 0;
 		} else if (r < 90) {
-			rc = j->b->timeline(c, (uint32_t)(lg_rand(&s) % G.n), &n);
+			rc = j->b->timeline(c, (uint32_t)(lg_rand(&s) % G.n), NULL, &n);
 			lg_hist_add(&j->mix.tl, lg_now_us() - t0);
 		} else {
-			lg_post_text(text, sizeof(text), u, k++);
+			lg_post_text(text, sizeof(text), u, k);
 			rc = j->b->post(c, u, text, &id);
 			lg_hist_add(&j->mix.post, lg_now_us() - t0);
+			if (rc == 0 && j->model != NULL) {
+				lg_model_add(j->model, u, k, id);
+			}
+			k++;
 		}
 		j->mix.ops++;
 		j->mix.errors += rc != 0;
@@ -573,13 +605,14 @@ mix_main(void *arg)
 
 /*
  * run_jobs runs fn on opt.threads threads for ms (round of the mix) and
- * merges their results into out; with srv, it also charges the CPU that
- * each of those processes and this one (the client) used over the run,
- * read from /proc before it and after srv's settle.
+ * merges their results into out, the posts acknowledged into model (if
+ * not NULL); with srv, it also charges the CPU that each of those
+ * processes and this one (the client) used over the run, read from /proc
+ * before it and after srv's settle, whose wait counts in the run's time.
  */
 static int
 run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix *out,
-    const lg_servers *srv)
+    const lg_servers *srv, lg_model *model)
 {
 	lg_job   *jobs = calloc(opt.threads, sizeof(*jobs));
 	pthread_t th[256];
@@ -600,6 +633,7 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix
 	t0 = lg_now_us();
 	for (uint32_t i = 0; i < opt.threads; i++) {
 		jobs[i].b = b;
+		jobs[i].model = model;
 		jobs[i].tid = (int)i;
 		jobs[i].deadline_us = t0 + ms * 1000;
 		jobs[i].round = round;
@@ -616,12 +650,14 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix
 		out->empty_home += jobs[i].mix.empty_home;
 		rc |= jobs[i].rc;
 	}
-	out->secs = (lg_now_us() - t0) / 1e6;
+	out->req_secs = (lg_now_us() - t0) / 1e6;
 	if (out->srv.settle != NULL) {
 		uint64_t t1 = lg_now_us();
 		rc |= out->srv.settle() ? 0 : -1;
 		out->settle_max_ms = (lg_now_us() - t1) / 1e3;
+		out->settle_secs = out->settle_max_ms / 1e3;
 	}
+	out->secs = out->req_secs + out->settle_secs;
 	out->client_cpu_us = lg_self_cpu_us() - self0;
 	for (int i = 0; i < out->srv.n; i++) {
 		uint64_t c1 = lg_servers_cpu(&out->srv, i);
@@ -637,6 +673,7 @@ typedef struct lg_turn {
 	lg_backend        b;
 	const lg_servers *srv;
 	lg_mix           *m, *paced; /* results closed loop, and paced at opt.moderate */
+	lg_model         *model;     /* its posts */
 } lg_turn;
 
 /*
@@ -658,7 +695,7 @@ run_mix(lg_turn *t, int n, bool paced)
 		for (int i = 0; i < n; i++) {
 			lg_mix one;
 
-			if (run_jobs(&t[i].b, mix_main, ms, r, &one, t[i].srv) != 0) {
+			if (run_jobs(&t[i].b, mix_main, ms, r, &one, t[i].srv, t[i].model) != 0) {
 				return -1;
 			}
 			lg_mix_add(paced ? t[i].paced : t[i].m, &one);
@@ -671,6 +708,40 @@ run_mix(lg_turn *t, int n, bool paced)
 }
 
 /* ---- fan-out ---- */
+
+/*
+ * fanout_peer publishes Warble's post id (text) as celebrity c in peer p
+ * (rep of fr's) and, on the last rep, samples fans' homes for it: opt.sample
+ * of a peer that fans out on write, 100 of one that reads on demand (each
+ * check is a home query).
+ */
+static int
+fanout_peer(lg_peer *p, int c, uint64_t id, const char *text, int rep, uint64_t *s, lg_fan *fr)
+{
+	lg_fan_peer *fp = &fr->peer[p - PR];
+	uint64_t     F = opt.fanout[c], m0 = lg_peer_memory(p), us, cells;
+	char         name[32];
+
+	snprintf(name, sizeof(name), "cel%d", c);
+	if (lg_peer_publish(p, celeb_uid[c], name, id, text, &us, &cells) != 0) {
+		fprintf(stderr, "warble-load: %s: the celebrity's publish failed\n", p->name);
+		return -1;
+	}
+	fp->s[rep] = us / 1e6;
+	fp->cells = cells;
+	if (rep == 0 && m0 > 0) {
+		uint64_t m1 = lg_peer_memory(p);
+		fp->mem_bytes = m1 > m0 ? m1 - m0 : 0;
+	}
+	if (rep == fr->reps - 1) {
+		uint64_t k = p->fans_out ? (opt.sample < F ? opt.sample : F) : (100 < F ? 100 : F);
+		for (uint64_t i = 0; i < k; i++) {
+			fp->missing += lg_peer_newest(p, W.puid[lg_rand(s) % F]) != id;
+		}
+		fp->checked = k;
+	}
+	return 0;
+}
 
 /* fanout_one publishes as celebrity c reps times in each system and measures. */
 static int
@@ -725,34 +796,9 @@ fanout_one(int c, lg_fan *fr)
 				fr->w_missing += lg_warble_inbox_newest(&W, W.puid[j]) != id;
 			}
 		}
-		if (R != NULL) {
-			uint64_t m0 = lg_redis_used_memory(R), rack, rfan, cells;
-			if (lg_redis_publish(R, celeb_uid[c], id, text, &rack, &rfan, &cells) !=
-			    0) {
+		for (int i = 0; i < LG_PEERS; i++) {
+			if (PR[i].on && fanout_peer(&PR[i], c, id, text, rep, &s, fr) != 0) {
 				return -1;
-			}
-			fr->r_s[rep] = (rack + rfan) / 1e6;
-			fr->r_cells = cells;
-			if (rep == 0) {
-				fr->r_mem_bytes = lg_redis_used_memory(R) - m0;
-			}
-		}
-		if (P != NULL) {
-			uint64_t pack;
-			if (lg_pg_publish(P, celeb_uid[c], id, text, &pack) != 0) {
-				return -1;
-			}
-			fr->p_ack_ms = pack / 1e3;
-		}
-		if (R != NULL && rep == fr->reps - 1) {
-			uint32_t k = opt.sample < F ? opt.sample : (uint32_t)F;
-			for (uint32_t i = 0; i < k; i++) {
-				fr->r_missing += lg_redis_newest(R, W.puid[lg_rand(&s) % F]) != id;
-			}
-		}
-		if (P != NULL && rep == fr->reps - 1) { /* each check is a home query: 100 */
-			for (uint32_t i = 0; i < 100 && i < F; i++) {
-				fr->p_missing += lg_pg_newest(P, W.puid[lg_rand(&s) % F]) != id;
 			}
 		}
 	}
@@ -766,12 +812,20 @@ fanout_one(int c, lg_fan *fr)
 	    (unsigned long long)fr->w_rss_kb / 1024,
 	    fr->w_cells_all ? (double)fr->w_cpu_us / (double)fr->w_cells_all : 0.0,
 	    (unsigned long long)fr->w_polls);
-	if (R != NULL) {
-		double rs = lg_median(fr->r_s, fr->reps);
-		printf("                          redis  %.3f s (%.0f cells/s), %llu missing, "
-		       "+%.0f B memory per timeline entry; warble/redis cells/s = %.2f\n",
-		    rs, F / rs, (unsigned long long)fr->r_missing,
-		    (double)fr->r_mem_bytes / (double)F, rs / ws);
+	for (int i = 0; i < LG_PEERS; i++) {
+		const lg_fan_peer *fp = &fr->peer[i];
+		if (!PR[i].on) {
+			continue;
+		}
+		double ps = lg_median(fp->s, fr->reps);
+		printf("    %-15s %.3f s (%s), %llu/%llu sampled homes missing it", PR[i].name, ps,
+		    fp->cells ? "every home written" : "the post's insert: read on demand",
+		    (unsigned long long)fp->missing, (unsigned long long)fp->checked);
+		if (fp->mem_bytes > 0) {
+			printf(", +%.0f B memory per timeline entry",
+			    (double)fp->mem_bytes / (double)F);
+		}
+		printf("; %s/warble time %.2f\n", PR[i].name, ps / ws);
 	}
 	fflush(stdout);
 	return 0;
@@ -809,6 +863,7 @@ visible_run(void)
 			continue;
 		}
 		posts_published++;
+		lg_model_add(&wmodel, u, 500000000 + i, id);
 		lg_hist_add(&pub_ack, lg_now_us() - t0);
 		uint64_t dl = t0 + 10000000;
 		while (lg_now_us() < dl) {
@@ -832,6 +887,42 @@ visible_run(void)
 
 /* ---- follow-count sweep ---- */
 
+static uint64_t sweep_posted; /* the sweep's posts Warble has published (their ids known) */
+static bool     sweep_failed; /* a publish of the sweep failed: its threads stop */
+
+/*
+ * sweep_peer_main publishes the sweep's posts in peer arg, with Warble's
+ * ids, following Warble's publishes as their ids come (a thread per peer,
+ * each on its own connection, so that setup takes the slowest system's
+ * time rather than the sum).
+ */
+static void *
+sweep_peer_main(void *arg)
+{
+	lg_peer *p = arg;
+	uint64_t total = sweep_na * opt.sweep_posts, us, cells;
+	char     name[32], text[256];
+
+	for (uint64_t q = 0; q < total; q++) {
+		while (__atomic_load_n(&sweep_posted, __ATOMIC_ACQUIRE) <= q) {
+			if (__atomic_load_n(&sweep_failed, __ATOMIC_ACQUIRE)) {
+				return NULL;
+			}
+			lg_sleep_us(200);
+		}
+		uint64_t a = q % sweep_na, r = q / sweep_na;
+		lg_post_text(text, sizeof(text), (uint32_t)(G.n + a), 5000000 + r);
+		snprintf(name, sizeof(name), "sa%llu", (unsigned long long)a);
+		if (lg_peer_publish(p, sweep_author[a], name, sweep_id[q], text, &us, &cells) !=
+		    0) {
+			fprintf(stderr, "warble-load: %s: a sweep publish failed\n", p->name);
+			__atomic_store_n(&sweep_failed, true, __ATOMIC_RELEASE);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
 /*
  * setup_sweep gives each system opt.nsweep readers, user numbers G.n + k,
  * where reader k follows sweep authors 0 .. opt.sweep[k] - 1, and then has
@@ -841,7 +932,7 @@ visible_run(void)
 static int
 setup_sweep(void)
 {
-	uint64_t  na = 0, t0 = lg_now_us(), id, ack, fan, cells;
+	uint64_t  na = 0, t0 = lg_now_us(), id = 0;
 	uint64_t *author, fans[LG_MAX_SWEEP];
 	char      name[32], text[256];
 	size_t    nu = (size_t)G.n + (size_t)opt.nsweep;
@@ -859,17 +950,21 @@ setup_sweep(void)
 		na = opt.sweep[k] > na ? opt.sweep[k] : na;
 	}
 	if ((author = malloc(na * sizeof(*author))) == NULL ||
+	    (sweep_id = calloc(na * opt.sweep_posts, sizeof(*sweep_id))) == NULL ||
 	    lg_warble_register(&W, "sa", na, author) != 0 ||
-	    lg_warble_register(&W, "sr", (uint64_t)opt.nsweep, W.guid + G.n) != 0 ||
-	    (P != NULL &&
-	        (lg_pg_copy_users(P, author, "sa", na) != 0 ||
-	            lg_pg_copy_users(P, W.guid + G.n, "sr", (uint64_t)opt.nsweep) != 0))) {
+	    lg_warble_register(&W, "sr", (uint64_t)opt.nsweep, W.guid + G.n) != 0) {
 		goto fail;
+	}
+	for (int i = 0; i < LG_PEERS; i++) {
+		if (PR[i].on &&
+		    (lg_peer_add_users(&PR[i], author, "sa", na) != 0 ||
+		        lg_peer_add_users(&PR[i], W.guid + G.n, "sr", (uint64_t)opt.nsweep) != 0)) {
+			goto fail;
+		}
 	}
 	for (int k = 0; k < opt.nsweep; k++) {
 		snprintf(name, sizeof(name), "sr%d", k);
-		if (lg_warble_login(&W, name, W.token[G.n + k], sizeof(W.token[0])) != 0 ||
-		    (R != NULL && lg_redis_add_user(R, W.guid[G.n + k], name) != 0)) {
+		if (lg_warble_login(&W, name, W.token[G.n + k], sizeof(W.token[0])) != 0) {
 			goto fail;
 		}
 	}
@@ -880,31 +975,55 @@ setup_sweep(void)
 				fans[nf++] = W.guid[G.n + k];
 			}
 		}
-		snprintf(name, sizeof(name), "sa%llu", (unsigned long long)a);
-		if (lg_warble_follow_many(&W, author[a], fans, nf) != 0 ||
-		    (R != NULL && (lg_redis_add_user(R, author[a], name) != 0 ||
-		                      lg_redis_add_fans(R, author[a], fans, nf) != 0)) ||
-		    (P != NULL && lg_pg_copy_follows(P, author[a], fans, nf) != 0)) {
+		if (lg_warble_follow_many(&W, author[a], fans, nf) != 0) {
 			goto fail;
 		}
-		lg_progress("sweep follows", a + 1, na);
-	}
-	for (uint32_t r = 0; r < opt.sweep_posts; r++) {
-		for (uint64_t a = 0; a < na; a++) {
-			lg_post_text(text, sizeof(text), (uint32_t)(G.n + a), 5000000 + r);
-			if (lg_warble_post_as(&W, author[a], text, &id) != 0 ||
-			    (R != NULL && lg_redis_publish(
-			                      R, author[a], id, text, &ack, &fan, &cells) != 0) ||
-			    (P != NULL && lg_pg_publish(P, author[a], id, text, &ack) != 0)) {
+		for (int i = 0; i < LG_PEERS; i++) {
+			if (PR[i].on && lg_peer_add_fans(&PR[i], author[a], fans, nf) != 0) {
 				goto fail;
 			}
 		}
+		lg_progress("sweep follows", a + 1, na);
+	}
+	sweep_author = author;
+	sweep_na = na;
+	sweep_posted = 0;
+	sweep_failed = false;
+	pthread_t th[LG_PEERS];
+	bool      started[LG_PEERS] = { false };
+	int       rc = 0;
+	for (int i = 0; i < LG_PEERS; i++) {
+		started[i] = PR[i].on && pthread_create(&th[i], NULL, sweep_peer_main, &PR[i]) == 0;
+		rc |= PR[i].on && !started[i] ? -1 : 0;
+	}
+	for (uint32_t r = 0; rc == 0 && r < opt.sweep_posts; r++) {
+		for (uint64_t a = 0; rc == 0 && a < na; a++) {
+			lg_post_text(text, sizeof(text), (uint32_t)(G.n + a), 5000000 + r);
+			rc = lg_warble_post_as(&W, author[a], text, &id);
+			sweep_id[r * na + a] = id;
+			__atomic_store_n(&sweep_posted, r * na + a + 1, __ATOMIC_RELEASE);
+		}
 		lg_progress("sweep posts", r + 1, opt.sweep_posts);
 	}
-	free(author);
+	if (rc != 0) {
+		__atomic_store_n(&sweep_failed, true, __ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < LG_PEERS; i++) {
+		if (started[i]) {
+			pthread_join(th[i], NULL);
+		}
+	}
+	if (rc != 0 || sweep_failed) {
+		sweep_author = NULL;
+		goto fail;
+	}
 	/* up to content's newest event: posts_published leaves out the mix's posts */
-	if ((P != NULL && lg_pg_analyze(P) != 0) ||
-	    !lg_warble_wait_inbox(&W, lg_warble_content_last(&W), 600)) {
+	for (int i = 0; i < LG_PEERS; i++) {
+		if (PR[i].on && lg_peer_refresh(&PR[i]) != 0) {
+			return -1;
+		}
+	}
+	if (!lg_warble_wait_inbox(&W, lg_warble_content_last(&W), 600)) {
 		return -1;
 	}
 	printf("sweep: %llu authors with %u posts each, readers following", (unsigned long long)na,
@@ -912,11 +1031,68 @@ setup_sweep(void)
 	for (int k = 0; k < opt.nsweep; k++) {
 		printf(" %llu", (unsigned long long)opt.sweep[k]);
 	}
-	printf(" of them; setup %.1f s in all three\n", (lg_now_us() - t0) / 1e6);
+	printf(" of them; setup %.1f s in every system\n", (lg_now_us() - t0) / 1e6);
 	return 0;
 fail:
 	free(author);
 	return -1;
+}
+
+/* sweep_newest_first orders indexes of sweep_id by their ids, newest first. */
+static int
+sweep_newest_first(const void *a, const void *b)
+{
+	uint64_t x = sweep_id[*(const uint64_t *)a], y = sweep_id[*(const uint64_t *)b];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * sweep_check reads sweep reader k's home once through b and compares it
+ * with what it must show: the newest LG_PAGE posts (by id) of the authors
+ * it follows.
+ */
+static int
+sweep_check(const lg_backend *b, int k)
+{
+	lg_page  *got = malloc(sizeof(*got)), *want = malloc(sizeof(*want));
+	lg_conn  *c = b->conn_open(b->ctx);
+	uint64_t  F = opt.sweep[k] < sweep_na ? opt.sweep[k] : sweep_na, np = 0;
+	uint64_t *ix = malloc(F * opt.sweep_posts * sizeof(*ix) + 1);
+	char      name[LG_NAME_MAX], text[LG_TEXT_MAX], what[96];
+	size_t    n = 0;
+	int       rc = -1;
+
+	if (got == NULL || want == NULL || c == NULL || ix == NULL) {
+		goto out;
+	}
+	for (uint32_t r = 0; r < opt.sweep_posts; r++) {
+		for (uint64_t a = 0; a < F; a++) {
+			ix[np++] = r * sweep_na + a;
+		}
+	}
+	qsort(ix, np, sizeof(*ix), sweep_newest_first);
+	want->n = 0;
+	for (uint64_t i = 0; i < np && want->n < LG_PAGE; i++) {
+		uint64_t a = ix[i] % sweep_na, r = ix[i] / sweep_na;
+		int      nl = snprintf(name, sizeof(name), "sa%llu", (unsigned long long)a);
+		lg_post_text(text, sizeof(text), (uint32_t)(G.n + a), 5000000 + r);
+		lg_page_put(want, want->n, sweep_id[ix[i]], sweep_author[a], name, (size_t)nl, text,
+		    strlen(text));
+	}
+	got->n = 0;
+	snprintf(what, sizeof(what), "%s: home of sweep reader %d (%llu follows)", b->name, k,
+	    (unsigned long long)opt.sweep[k]);
+	rc = b->home(c, G.n + (uint32_t)k, got, &n) == 0 && n == got->n ? 0 : -1;
+	rc = rc == 0 ? lg_page_diff(got, want, what) : rc;
+out:
+	if (c != NULL) {
+		b->conn_close(c);
+	}
+	free(ix);
+	free(got);
+	free(want);
+	return rc;
 }
 
 /* run_sweep reads each sweep reader's home, closed loop, in each system in turn. */
@@ -933,33 +1109,32 @@ run_sweep(lg_sweep_point *pt)
 	for (int k = 0; k < opt.nsweep; k++) {
 		memset(&pt[k], 0, sizeof(pt[k]));
 		pt[k].follows = opt.sweep[k];
-		for (int sys = 0; sys < 3; sys++) {
+		for (int sys = 0; sys < LG_MAX_SYSTEMS; sys++) {
 			if (sys == 0) {
 				lg_warble_backend(&W, &b);
-			} else if (sys == 1 && R != NULL) {
-				lg_redis_backend(R, W.guid, &b);
-			} else if (sys == 2 && P != NULL) {
-				lg_pg_backend(P, W.guid, &b);
+			} else if (PR[sys - 1].on) {
+				lg_peer_backend(&PR[sys - 1], W.guid, &b);
 			} else {
 				continue;
 			}
-			if (lg_homes_run(&b, G.n + (uint32_t)k, 1, 20, opt.threads, opt.home_secs,
+			if (sweep_check(&b, k) != 0 ||
+			    lg_homes_run(&b, G.n + (uint32_t)k, 1, 20, opt.threads, opt.home_secs,
 			        h, &pt[k].per_s[sys]) != 0) {
 				fprintf(stderr,
-				    "warble-load: %s: a sweep home read failed or was short\n",
+				    "warble-load: %s: a sweep home read failed, was short or "
+				    "wrong\n",
 				    b.name);
 				rc = -1;
 			}
 			pt[k].p50_ms[sys] = lg_hist_q(h, 0.50) / 1e3;
 			pt[k].p99_ms[sys] = lg_hist_q(h, 0.99) / 1e3;
 		}
-		static const char *sys_name[3] = { "warble", "redis", "postgres" };
 		printf("home, reader following %5llu:", (unsigned long long)pt[k].follows);
-		for (int sys = 0; sys < 3; sys++) {
+		for (int sys = 0; sys < LG_MAX_SYSTEMS; sys++) {
 			if (pt[k].per_s[sys] > 0) {
 				printf("%s %s p50 %.2f p99 %.2f ms %6.0f/s", sys ? " |" : "",
-				    sys_name[sys], pt[k].p50_ms[sys], pt[k].p99_ms[sys],
-				    pt[k].per_s[sys]);
+				    sys ? PR[sys - 1].name : "warble", pt[k].p50_ms[sys],
+				    pt[k].p99_ms[sys], pt[k].per_s[sys]);
 			}
 		}
 		printf("\n");
@@ -977,6 +1152,34 @@ settle(void)
 }
 
 /*
+ * check_pages compares opt.check graph users' home and user timeline pages
+ * in b's system with model (after when); 0 if each matched.
+ */
+static int
+check_pages(const char *when, const lg_backend *b, const lg_model *model, const uint64_t *uids)
+{
+	lg_check ck;
+
+	if (opt.check == 0) {
+		return 0;
+	}
+	if (lg_model_check(model, &G, uids, b, opt.check, opt.seed + 9, &ck) != 0) {
+		fprintf(stderr,
+		    "warble-load: check after %s: %s: %llu of %llu pages differ from the %llu "
+		    "posts "
+		    "it acknowledged\n",
+		    when, b->name, (unsigned long long)ck.wrong, (unsigned long long)ck.pages,
+		    (unsigned long long)ck.posts);
+		return -1;
+	}
+	printf("check after %s: %s: %llu home and user timeline pages match the %llu posts it "
+	       "acknowledged\n",
+	    when, b->name, (unsigned long long)ck.pages, (unsigned long long)ck.posts);
+	fflush(stdout);
+	return 0;
+}
+
+/*
  * run_one runs the mix (closed loop, then paced if --moderate) on the
  * one-process warble, set up afresh with the same graph and seed posts
  * (no celebrities: the mix reads and writes as graph users only).
@@ -986,26 +1189,32 @@ run_one(const char *const *env, lg_mix *m, lg_mix *mod)
 {
 	lg_backend b;
 	lg_mix     seed;
+	lg_model   model;
 	uint64_t   closed = opt.rate;
 	int        rc = -1;
 
+	lg_model_init(&model);
 	if (lg_warble_start(&W, env, WBT_ONE) != 0 || setup_warble(false) != 0) {
 		goto out;
 	}
 	lg_warble_backend(&W, &b);
-	if (run_jobs(&b, seed_main, 0, 0, &seed, NULL) != 0 ||
+	b.name = "warble_one";
+	if (run_jobs(&b, seed_main, 0, 0, &seed, NULL, &model) != 0 ||
 	    !lg_warble_wait_inbox(&W, seed.ops, 600)) {
 		goto out;
 	}
 	lg_servers one = { 1, { W.cl.gateway->pid }, { "warble" }, false, settle };
 	printf("mix on the one-process warble (every service in one process):\n");
-	if (run_jobs(&b, mix_main, opt.duration * 1000ull, 0, m, &one) != 0) {
+	if (run_jobs(&b, mix_main, opt.duration * 1000ull, 0, m, &one, &model) != 0) {
 		goto out;
 	}
 	lg_mix_print("warble_one", m);
+	if (check_pages("the mix", &b, &model, W.guid) != 0) {
+		goto out;
+	}
 	if (opt.moderate > 0) {
 		opt.rate = opt.moderate;
-		rc = run_jobs(&b, mix_main, opt.duration * 1000ull, 0, mod, &one);
+		rc = run_jobs(&b, mix_main, opt.duration * 1000ull, 0, mod, &one, NULL);
 		opt.rate = closed;
 		lg_mix_print("warble_one", mod);
 		if (rc != 0) {
@@ -1015,6 +1224,7 @@ run_one(const char *const *env, lg_mix *m, lg_mix *mod)
 	rc = 0;
 out:
 	lg_warble_stop(&W);
+	lg_model_free(&model);
 	return rc;
 }
 
@@ -1175,6 +1385,7 @@ run_media(const lg_servers *wsrv, const lg_servers *psrv, lg_media_result *wr, l
 	wr->live_growth_bytes = du1 > du0 ? du1 - du0 : 0;
 	printf("media (warble): upload %.2f s, publish %.2f s (%u posts), download %.2f s\n",
 	    wr->up_s, wr->publish_s, set.users * ((set.per_user + 3) / 4), wr->down_s);
+	lg_pg *P = PR[LG_PEER_PG].on ? PR[LG_PEER_PG].p : NULL;
 	if (rc == 0 && P != NULL) {
 		lg_pg_media_backend(P, W.guid, &b);
 		if (lg_media_run(&b, &set, opt.threads, psrv, pr) != 0) {
@@ -1196,8 +1407,10 @@ print_media(const lg_media_result *wr, const lg_media_result *pr, bool disk)
 	printf("media      n   up MiB/s  down MiB/s  up p50/p99 ms     down p50/p99 ms   "
 	       "disk B/image raw B/image stored B/i preview B/i disk/raw  server CPU ms/MiB "
 	       "up/down\n");
+	bool P = PR[LG_PEER_PG].on;
+
 	lg_media_print("warble", wr);
-	if (P != NULL) {
+	if (P) {
 		lg_media_print("postgres", pr);
 	}
 	if (!disk) {
@@ -1212,7 +1425,7 @@ print_media(const lg_media_result *wr, const lg_media_result *pr, bool disk)
 		    wr->bytes ? (double)wr->disk_compacted_bytes / wr->bytes : 0.0,
 		    wr->images ? (double)wr->live_growth_bytes / wr->images : 0.0);
 	}
-	if (P != NULL) {
+	if (P) {
 		printf("postgres on disk: pg_total_relation_size('media') (heap, TOAST, index); "
 		       "ratios warble/postgres: upload MiB/s %.2f, download MiB/s %.2f\n",
 		    pr->up_s > 0 && wr->up_s > 0 ? pr->up_s / wr->up_s : 0.0,
@@ -1227,14 +1440,176 @@ print_media(const lg_media_result *wr, const lg_media_result *pr, bool disk)
 	fflush(stdout);
 }
 
+/* ---- ratios against the best peer ---- */
+
+/* A figure of a mixed run, and whether more of it is better. */
+typedef struct lg_figure {
+	const char *name;
+	bool        higher; /* higher is better */
+	double (*of)(const lg_mix *m);
+} lg_figure;
+
+static double
+fig_ops(const lg_mix *m)
+{
+	return m->secs > 0 ? m->ops / m->secs : 0.0;
+}
+
+static double
+fig_home_s(const lg_mix *m)
+{
+	return m->secs > 0 ? m->home.n / m->secs : 0.0;
+}
+
+static double
+fig_p50(const lg_mix *m)
+{
+	return lg_hist_q(&m->home, 0.50) / 1e3;
+}
+
+static double
+fig_p99(const lg_mix *m)
+{
+	return lg_hist_q(&m->home, 0.99) / 1e3;
+}
+
+static double
+fig_cpu(const lg_mix *m)
+{
+	return lg_mix_cpu_per_op(m, -1);
+}
+
+static const lg_figure figures[] = {
+	{ "mix_req_per_s", true, fig_ops },
+	{ "home_req_per_s", true, fig_home_s },
+	{ "home_p50_ms", false, fig_p50 },
+	{ "home_p99_ms", false, fig_p99 },
+	{ "server_cpu_us_per_req", false, fig_cpu },
+};
+
+#define LG_FIGURES (int)(sizeof(figures) / sizeof(figures[0]))
+
+/* best_peer returns the peer best at figure f in the closed-loop mix (-1 if none ran). */
+static int
+best_peer(const lg_figure *f)
+{
+	int best = -1;
+
+	for (int i = 0; i < LG_PEERS; i++) {
+		if (!PR[i].on || PR[i].m.ops == 0) {
+			continue;
+		}
+		double v = f->of(&PR[i].m), b = best < 0 ? 0 : f->of(&PR[best].m);
+		if (best < 0 || (f->higher ? v > b : v < b)) {
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* print_ratios prints what/best peer for each figure of the mix m. */
+static void
+print_ratios(const char *what, const lg_mix *m)
+{
+	if (!lg_peers_any(PR)) {
+		return;
+	}
+	printf("ratios %s/best peer:", what);
+	for (int k = 0; k < LG_FIGURES; k++) {
+		int b = best_peer(&figures[k]);
+		if (b >= 0) {
+			double w = figures[k].of(m), p = figures[k].of(&PR[b].m);
+			printf("%s %s %.2f (%s %.2f vs %s %.2f)", k ? "," : "", figures[k].name,
+			    p > 0 ? w / p : 0.0, what, w, PR[b].name, p);
+		}
+	}
+	printf("; req/s: higher is better, ms and CPU: lower is better\n");
+	fflush(stdout);
+}
+
+/* ratios_json is report.json's ratios: per figure, the best peer and Warble's ratios to it. */
+static json_t *
+ratios_json(const lg_mix *wm, const lg_mix *om)
+{
+	json_t *o = json_object();
+
+	for (int k = 0; k < LG_FIGURES; k++) {
+		int b = best_peer(&figures[k]);
+		if (b < 0) {
+			continue;
+		}
+		double p = figures[k].of(&PR[b].m);
+		json_object_set_new(o, figures[k].name,
+		    json_pack("{s:s, s:f, s:b, s:f, s:o*}", "best_peer", PR[b].name,
+		        "best_peer_value", p, "higher_is_better", figures[k].higher, "warble",
+		        p > 0 ? figures[k].of(wm) / p : 0.0, "warble_one",
+		        om != NULL ? json_real(p > 0 ? figures[k].of(om) / p : 0.0) : NULL));
+	}
+	return o;
+}
+
+/* store_disk_print prints one measured store, family by family, per counted cell. */
+static void
+store_disk_print(const char *store, const char *per, const lg_disk_store *d)
+{
+	double n = d->cells ? (double)d->cells : 1.0;
+
+	printf("%s on disk after compaction: %llu %ss, %llu B of tables = %.2f B/%s (whole "
+	       "folder %.2f B/%s)\n",
+	    store, (unsigned long long)d->cells, per, (unsigned long long)d->sst_bytes,
+	    d->sst_bytes / n, per, d->folder_bytes / n, per);
+	printf("  by family, B/%s:", per);
+	for (int f = 0; f < d->nfams; f++) {
+		printf(" %s %.2f", d->name[f], d->bytes[f] / n);
+	}
+	printf("\n");
+}
+
+/* store_disk_run measures the stopped relation and content stores under data into d[0], d[1]. */
+static int
+store_disk_run(const char *data, lg_disk_store d[2])
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/relation", data);
+	if (lg_disk_relation(path, &d[0]) != 0) {
+		return -1;
+	}
+	store_disk_print("relation", "edge", &d[0]);
+	snprintf(path, sizeof(path), "%s/content", data);
+	if (lg_disk_content(path, &d[1]) != 0) {
+		return -1;
+	}
+	store_disk_print("content", "post", &d[1]);
+	printf("  post text: %.1f B a post on average\n",
+	    d[1].cells ? (double)d[1].value_bytes / d[1].cells : 0.0);
+	return 0;
+}
+
+/* store_disk_json is one measured store for report.json. */
+static json_t *
+store_disk_json(const lg_disk_store *d)
+{
+	json_t *fams = json_object();
+
+	for (int f = 0; f < d->nfams; f++) {
+		json_object_set_new(fams, d->name[f], json_integer((json_int_t)d->bytes[f]));
+	}
+	return json_pack("{s:I, s:I, s:I, s:I, s:f, s:o}", "cells", (json_int_t)d->cells,
+	    "value_bytes", (json_int_t)d->value_bytes, "sst_bytes", (json_int_t)d->sst_bytes,
+	    "folder_bytes", (json_int_t)d->folder_bytes, "bytes_per_cell",
+	    d->cells ? (double)d->sst_bytes / d->cells : 0.0, "families", fams);
+}
+
 int
 main(int argc, char **argv)
 {
 	lg_backend     b;
-	lg_mix         wm = { 0 }, rm = { 0 }, pm = { 0 }, seed = { 0 };
+	lg_mix         wm = { 0 }, seed = { 0 };
 	lg_mix         om = { 0 }, omod = { 0 }; /* the one-process warble */
 	lg_fan         fr[LG_MAX_CELEBS];
 	lg_disk        disk = { 0 };
+	lg_disk_store  sdisk[2] = { { 0 } }; /* relation, content (--store-disk) */
 	lg_sweep_point sweep[LG_MAX_SWEEP];
 	lg_http_cmp    hc = { 0 };
 	int            cores, rc = 1;
@@ -1284,20 +1659,7 @@ main(int argc, char **argv)
 	} else if (lg_warble_start(&W, env, WBT_FIVE) != 0) {
 		goto out;
 	}
-	if (opt.redis != NULL) {
-		char host[64];
-		int  port = 6379;
-		snprintf(host, sizeof(host), "%s", opt.redis);
-		char *colon = strrchr(host, ':');
-		if (colon != NULL) {
-			*colon = '\0';
-			port = atoi(colon + 1);
-		}
-		if (lg_redis_open(&R, host, port, opt.inbox_max) != 0) {
-			goto out;
-		}
-	}
-	if (opt.pg != NULL && lg_pg_open(&P, opt.pg) != 0) {
+	if (lg_peers_open(PR, opt.peers, opt.redis, opt.pg, opt.inbox_max) != 0) {
 		goto out;
 	}
 	uint64_t t0 = lg_now_us();
@@ -1305,36 +1667,40 @@ main(int argc, char **argv)
 		goto out;
 	}
 	double setup_w = (lg_now_us() - t0) / 1e6;
-	t0 = lg_now_us();
-	if (R != NULL && setup_redis() != 0) {
-		goto out;
+	printf("setup: warble %.1f s", setup_w);
+	for (int i = 0; i < LG_PEERS; i++) {
+		if (PR[i].on && setup_peer(&PR[i]) != 0) {
+			fprintf(stderr, "warble-load: %s: setup failed\n", PR[i].name);
+			goto out;
+		}
+		if (PR[i].on) {
+			printf(", %s %.1f s", PR[i].name, PR[i].setup_s);
+		}
 	}
-	double setup_r = (lg_now_us() - t0) / 1e6;
-	t0 = lg_now_us();
-	if (P != NULL && setup_pg() != 0) {
-		goto out;
-	}
-	double setup_p = (lg_now_us() - t0) / 1e6;
-	printf("setup: warble %.1f s, redis %.1f s, postgres %.1f s\n", setup_w, setup_r, setup_p);
+	printf("\n");
 
 	/* seed posts, the same in each system */
 	lg_warble_backend(&W, &b);
-	if (run_jobs(&b, seed_main, 0, 0, &seed, NULL) != 0) {
+	if (run_jobs(&b, seed_main, 0, 0, &seed, NULL, &wmodel) != 0) {
 		goto out;
 	}
 	posts_published += seed.ops;
 	lg_hist_merge(&pub_ack, &seed.post);
-	lg_mix tmp;
-	if (R != NULL) {
-		lg_redis_backend(R, W.guid, &b);
-		run_jobs(&b, seed_main, 0, 0, &tmp, NULL);
-	}
-	if (P != NULL) {
-		lg_pg_backend(P, W.guid, &b);
-		run_jobs(&b, seed_main, 0, 0, &tmp, NULL);
-	}
-	if (!lg_warble_wait_inbox(&W, posts_published, 600)) {
+	if (!lg_warble_wait_inbox(&W, posts_published, 600) ||
+	    check_pages("the seed posts", &b, &wmodel, W.guid) != 0) {
 		goto out;
+	}
+	for (int i = 0; i < LG_PEERS; i++) {
+		lg_mix tmp = { 0 };
+		if (!PR[i].on) {
+			continue;
+		}
+		lg_peer_backend(&PR[i], W.guid, &b);
+		if (run_jobs(&b, seed_main, 0, 0, &tmp, NULL, &PR[i].model) != 0 ||
+		    tmp.errors > 0 || lg_peer_refresh(&PR[i]) != 0 ||
+		    check_pages("the seed posts", &b, &PR[i].model, W.guid) != 0) {
+			goto out;
+		}
 	}
 
 	for (int c = 0; c < opt.ncelebs; c++) {
@@ -1360,22 +1726,25 @@ main(int argc, char **argv)
 			wsrv.pid[i] = wd[i]->pid;
 		}
 	}
-	lg_servers rsrv = { 1, { R ? lg_redis_server_pid(R) : 0 }, { "redis" }, false, NULL };
-	lg_servers psrv = { 1, { P ? lg_pg_server_pid(P) : 0 }, { "postgres" }, true, NULL };
-	lg_mix     wmod = { 0 }, rmod = { 0 }, pmod = { 0 };
-	lg_turn    turns[3] = { { "warble", .srv = &wsrv, .m = &wm, .paced = &wmod } };
-	int        nturns = 1;
+	lg_mix  wmod = { 0 };
+	lg_turn turns[LG_MAX_SYSTEMS] = { { "warble", .srv = &wsrv, .m = &wm, .paced = &wmod,
+	    .model = &wmodel } };
+	int     nturns = 1;
 	lg_warble_backend(&W, &turns[0].b);
-	if (R != NULL) {
-		turns[nturns] = (lg_turn) { "redis", .srv = &rsrv, .m = &rm, .paced = &rmod };
-		lg_redis_backend(R, W.guid, &turns[nturns++].b);
-	}
-	if (P != NULL) {
-		turns[nturns] = (lg_turn) { "postgres", .srv = &psrv, .m = &pm, .paced = &pmod };
-		lg_pg_backend(P, W.guid, &turns[nturns++].b);
+	for (int i = 0; i < LG_PEERS; i++) {
+		if (PR[i].on) {
+			turns[nturns] = (lg_turn) { PR[i].name, .srv = &PR[i].srv, .m = &PR[i].m,
+				.paced = &PR[i].paced, .model = &PR[i].model };
+			lg_peer_backend(&PR[i], W.guid, &turns[nturns++].b);
+		}
 	}
 	if (run_mix(turns, nturns, false) != 0) {
 		goto out;
+	}
+	for (int i = 0; i < nturns; i++) {
+		if (check_pages("the mix", &turns[i].b, turns[i].model, W.guid) != 0) {
+			goto out;
+		}
 	}
 	lg_hist_merge(&pub_ack, &wm.post);
 	if (opt.moderate > 0) {
@@ -1396,7 +1765,7 @@ main(int argc, char **argv)
 	if (opt.http_conns > 0 && run_http(&hc, &wsrv) != 0) {
 		goto out;
 	}
-	if (opt.media_users > 0 && run_media(&wsrv, &psrv, &wmedia, &pmedia) != 0) {
+	if (opt.media_users > 0 && run_media(&wsrv, &PR[LG_PEER_PG].srv, &wmedia, &pmedia) != 0) {
 		goto out;
 	}
 	printf("publish ack (warble, all posts): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
@@ -1433,6 +1802,9 @@ main(int argc, char **argv)
 		    disk.cells ? (double)disk.sst_bytes / disk.cells : 0.0,
 		    disk.cells ? (double)disk.folder_after_bytes / disk.cells : 0.0);
 	}
+	if (opt.store_disk && !running && store_disk_run(W.cl.data, sdisk) != 0) {
+		goto out;
+	}
 	if (opt.media_users > 0) {
 		uint64_t d0 = lg_now_us();
 		snprintf(path, sizeof(path), "%s/content", W.cl.data);
@@ -1446,62 +1818,46 @@ main(int argc, char **argv)
 	if (opt.one && run_one(env, &om, &omod) != 0) {
 		goto out;
 	}
-	if (R != NULL) {
-		printf("ratios warble/redis: home p99 %.2f, server cpu per request %.2f (lower is "
-		       "better), mix throughput %.2f, home req/s %.2f (higher is better)\n",
-		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&rm.home, 0.99),
-		    lg_mix_cpu_per_op(&wm, -1) / lg_mix_cpu_per_op(&rm, -1),
-		    (wm.ops / wm.secs) / (rm.ops / rm.secs),
-		    (wm.home.n / wm.secs) / (rm.home.n / rm.secs));
-	}
-	if (P != NULL) {
-		printf(
-		    "ratios warble/postgres: home p99 %.2f, server cpu per request %.2f (lower is "
-		    "better), mix throughput %.2f, home req/s %.2f (higher is better)\n",
-		    lg_hist_q(&wm.home, 0.99) / lg_hist_q(&pm.home, 0.99),
-		    lg_mix_cpu_per_op(&wm, -1) / lg_mix_cpu_per_op(&pm, -1),
-		    (wm.ops / wm.secs) / (pm.ops / pm.secs),
-		    (wm.home.n / wm.secs) / (pm.home.n / pm.secs));
-	}
-	if (opt.one && (R != NULL || P != NULL)) {
-		const lg_mix *best =
-		    P == NULL || (R != NULL && rm.ops / rm.secs > pm.ops / pm.secs) ? &rm : &pm;
-		printf(
-		    "ratios warble_one/%s (the better peer): home p50 %.2f, p99 %.2f, server cpu "
-		    "per request %.2f (lower is better), mix throughput %.2f (higher is better)\n",
-		    best == &rm ? "redis" : "postgres",
-		    lg_hist_q(&om.home, 0.50) / lg_hist_q(&best->home, 0.50),
-		    lg_hist_q(&om.home, 0.99) / lg_hist_q(&best->home, 0.99),
-		    lg_mix_cpu_per_op(&om, -1) / lg_mix_cpu_per_op(best, -1),
-		    (om.ops / om.secs) / (best->ops / best->secs));
+	print_ratios("warble", &wm);
+	if (opt.one) {
+		print_ratios("warble_one", &om);
 	}
 
 	/* report */
 	lg_write_dat(opt.out, "home_warble.dat", &wm.home);
 	lg_write_dat(opt.out, "visible_warble.dat", &vis);
-	if (R != NULL) {
-		lg_write_dat(opt.out, "home_redis.dat", &rm.home);
+	const char *names[LG_MAX_SYSTEMS] = { "warble" };
+	bool        fans_out[LG_MAX_PEERS] = { false };
+	for (int i = 0; i < LG_PEERS; i++) {
+		names[1 + i] = PR[i].on ? PR[i].name : NULL;
+		fans_out[i] = PR[i].fans_out;
+		if (PR[i].on) {
+			snprintf(path, sizeof(path), "home_%s.dat", PR[i].name);
+			lg_write_dat(opt.out, path, &PR[i].m.home);
+		}
 	}
-	if (P != NULL) {
-		lg_write_dat(opt.out, "home_postgres.dat", &pm.home);
-	}
-	lg_write_plots(opt.out, fr, opt.ncelebs, sweep, opt.nsweep, R != NULL, P != NULL);
+	lg_write_plots(opt.out, fr, opt.ncelebs, sweep, opt.nsweep, names, fans_out);
 	json_t *fans = json_array();
 	for (int c = 0; c < opt.ncelebs; c++) {
-		double ws = lg_median(fr[c].w_s, fr[c].reps), rs = lg_median(fr[c].r_s, fr[c].reps);
-		json_array_append_new(fans,
-		    json_pack("{s:I, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:I, s:f, "
-		              "s:f, s:I}",
-		        "followers", (json_int_t)fr[c].f, "reps", fr[c].reps, "warble_s", ws,
-		        "warble_cells_per_s", fr[c].f / ws, "warble_inbox_fanout_ms",
-		        lg_median(fr[c].w_inbox_ms, fr[c].reps), "warble_publish_ack_ms",
-		        lg_median(fr[c].w_ack_ms, fr[c].reps), "warble_cells",
-		        (json_int_t)fr[c].w_cells, "warble_missing", (json_int_t)fr[c].w_missing,
-		        "inbox_peak_rss_kb", (json_int_t)fr[c].w_rss_kb, "redis_s", R ? rs : 0.0,
-		        "redis_cells_per_s", R ? fr[c].f / rs : 0.0, "redis_missing",
-		        (json_int_t)fr[c].r_missing, "redis_bytes_per_entry",
-		        R ? (double)fr[c].r_mem_bytes / fr[c].f : 0.0, "postgres_publish_ms",
-		        fr[c].p_ack_ms, "postgres_missing_of_100", (json_int_t)fr[c].p_missing));
+		double  ws = lg_median(fr[c].w_s, fr[c].reps);
+		json_t *o = json_pack("{s:I, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I}", "followers",
+		    (json_int_t)fr[c].f, "reps", fr[c].reps, "warble_s", ws, "warble_cells_per_s",
+		    fr[c].f / ws, "warble_inbox_fanout_ms", lg_median(fr[c].w_inbox_ms, fr[c].reps),
+		    "warble_publish_ack_ms", lg_median(fr[c].w_ack_ms, fr[c].reps), "warble_cells",
+		    (json_int_t)fr[c].w_cells, "warble_missing", (json_int_t)fr[c].w_missing,
+		    "inbox_peak_rss_kb", (json_int_t)fr[c].w_rss_kb);
+		for (int i = 0; i < LG_PEERS; i++) {
+			const lg_fan_peer *fp = &fr[c].peer[i];
+			if (PR[i].on) {
+				json_object_set_new(o, PR[i].name,
+				    json_pack("{s:f, s:I, s:I, s:I, s:f}", "s",
+				        lg_median(fp->s, fr[c].reps), "cells",
+				        (json_int_t)fp->cells, "checked", (json_int_t)fp->checked,
+				        "missing", (json_int_t)fp->missing, "bytes_per_entry",
+				        (double)fp->mem_bytes / (double)fr[c].f));
+			}
+		}
+		json_array_append_new(fans, o);
 		json_object_set_new(json_array_get(fans, json_array_size(fans) - 1),
 		    "warble_inbox_cpu_us_per_cell",
 		    json_real(fr[c].w_cells_all ? (double)fr[c].w_cpu_us / (double)fr[c].w_cells_all
@@ -1516,8 +1872,8 @@ main(int argc, char **argv)
 	    (json_int_t)G.follows, "settings", "seed", (json_int_t)opt.seed, "threads",
 	    (int)opt.threads, "duration_s", (int)opt.duration, "rounds", (int)opt.rounds, "reps",
 	    (int)opt.reps, "rate", (json_int_t)opt.rate, "inbox_max", (int)opt.inbox_max,
-	    "seed_posts", (int)opt.seed_posts, "sample", (int)opt.sample, "redis", R != NULL,
-	    "postgres", P != NULL, "warble_write_options",
+	    "seed_posts", (int)opt.seed_posts, "sample", (int)opt.sample, "redis",
+	    opt.redis != NULL, "postgres", opt.pg != NULL, "warble_write_options",
 	    "RocksDB WAL on every write, sync=false (WARBLE_SYNC=0): a killed process loses "
 	    "nothing acknowledged; a power cut may lose the last writes");
 	json_object_set_new(rep, "fanout", fans);
@@ -1525,23 +1881,31 @@ main(int argc, char **argv)
 		json_object_set_new(rep, "deployment", deployment);
 		deployment = NULL;
 	}
-	json_object_set_new(rep, "setup_s",
-	    json_pack("{s:f, s:f, s:f}", "warble", setup_w, "redis", setup_r, "postgres", setup_p));
+	json_t *setup = json_pack("{s:f}", "warble", setup_w);
+	json_t *mix = json_pack("{s:o, s:o*}", "warble", lg_mix_json(&wm), "warble_one",
+	    opt.one ? lg_mix_json(&om) : NULL);
+	json_t *mixmod = json_pack("{s:I, s:o, s:o*}", "rate", (json_int_t)opt.moderate, "warble",
+	    lg_mix_json(&wmod), "warble_one", opt.one ? lg_mix_json(&omod) : NULL);
+	for (int i = 0; i < LG_PEERS; i++) {
+		if (PR[i].on) {
+			json_object_set_new(setup, PR[i].name, json_real(PR[i].setup_s));
+			json_object_set_new(mix, PR[i].name, lg_mix_json(&PR[i].m));
+			json_object_set_new(mixmod, PR[i].name, lg_mix_json(&PR[i].paced));
+		}
+	}
+	json_object_set_new(rep, "setup_s", setup);
 	json_object_set_new(rep, "publish_ack", lg_hist_json(&pub_ack, 0));
 	json_object_set_new(rep, "publish_to_visible", lg_hist_json(&vis, 0));
-	json_object_set_new(rep, "mix",
-	    json_pack("{s:o, s:o*, s:o*, s:o*}", "warble", lg_mix_json(&wm), "warble_one",
-	        opt.one ? lg_mix_json(&om) : NULL, "redis", R ? lg_mix_json(&rm) : NULL, "postgres",
-	        P ? lg_mix_json(&pm) : NULL));
+	json_object_set_new(rep, "mix", mix);
 	if (opt.moderate > 0) {
-		json_object_set_new(rep, "mix_moderate",
-		    json_pack("{s:I, s:o, s:o*, s:o*, s:o*}", "rate", (json_int_t)opt.moderate,
-		        "warble", lg_mix_json(&wmod), "warble_one",
-		        opt.one ? lg_mix_json(&omod) : NULL, "redis", R ? lg_mix_json(&rmod) : NULL,
-		        "postgres", P ? lg_mix_json(&pmod) : NULL));
+		json_object_set_new(rep, "mix_moderate", mixmod);
+	} else {
+		json_decref(mixmod);
 	}
+	json_object_set_new(rep, "ratios", ratios_json(&wm, opt.one ? &om : NULL));
 	if (opt.nsweep > 0) {
-		json_object_set_new(rep, "home_by_follows", lg_sweep_json(sweep, opt.nsweep));
+		json_object_set_new(
+		    rep, "home_by_follows", lg_sweep_json(sweep, opt.nsweep, names));
 	}
 	if (opt.http_conns > 0) {
 		json_object_set_new(rep, "home_http", lg_http_json(&hc, (int)opt.http_conns));
@@ -1554,12 +1918,13 @@ main(int argc, char **argv)
 		        "PNG, random pixels in stored deflate blocks: 160x136 (65,484 B), 320x273 "
 		        "(262,441 B), 600x512 (922,250 B), cycled",
 		        "warble", lg_media_json(&wmedia), "postgres",
-		        P ? lg_media_json(&pmedia) : NULL, "warble_disk",
+		        PR[LG_PEER_PG].on ? lg_media_json(&pmedia) : NULL, "warble_disk",
 		        "blob files + SST files of the upload and media families, the content "
 		        "store reopened after the run and those families flushed, no compaction "
 		        "forced (store_bytes counts SST files only, not blob files)",
 		        "postgres_disk",
-		        P ? "pg_total_relation_size('media'): heap, TOAST and index" : NULL));
+		        PR[LG_PEER_PG].on ? "pg_total_relation_size('media'): heap, TOAST and index"
+		                          : NULL));
 	}
 	json_object_set_new(rep, "peak_rss_kb",
 	    json_pack("{s:I, s:I, s:I, s:I, s:I}", "user", (json_int_t)rss[0], "relation",
@@ -1569,6 +1934,11 @@ main(int argc, char **argv)
 	    json_pack("{s:I, s:I, s:I, s:f}", "entries", (json_int_t)disk.cells, "sst_bytes",
 	        (json_int_t)disk.sst_bytes, "folder_bytes", (json_int_t)disk.folder_after_bytes,
 	        "bytes_per_entry", disk.cells ? (double)disk.sst_bytes / disk.cells : 0.0));
+	if (opt.store_disk && !running) {
+		json_object_set_new(rep, "store_disk",
+		    json_pack("{s:o, s:o}", "relation", store_disk_json(&sdisk[0]), "content",
+		        store_disk_json(&sdisk[1])));
+	}
 	snprintf(path, sizeof(path), "%s/report.json", opt.out);
 	if (json_dump_file(rep, path, JSON_INDENT(2)) == 0) {
 		printf("report: %s\n", path);
@@ -1581,8 +1951,8 @@ out:
 	}
 	json_decref(deployment);
 	lg_warble_stop(&W);
-	lg_redis_close(R);
-	lg_pg_close(P);
+	lg_peers_close(PR);
+	lg_model_free(&wmodel);
 	lg_graph_free(&G);
 	wbt_cleanup();
 	return rc;

@@ -6,8 +6,10 @@
  *   lg_sys.c     clock, machine facts, process RSS, folder sizes, progress bar
  *   lg_warble.c  Warble started here or running: bulk setup over the internal ops (split by
  *                shard), gauges over every shard, each process's CPU, SDK ops
- *   lg_redis.c   the Redis peer: fan-out on write into sorted sets (hiredis)
- *   lg_pg.c      the PostgreSQL peer: fan-out on read (libpq)
+ *   lg_redis.c   the Redis peers: fan-out on write into sorted sets (hiredis)
+ *   lg_redis_fn.c  their server-side functions (a Redis 7 function library)
+ *   lg_pg.c      the PostgreSQL peers: fan-out on read and on write (libpq)
+ *   lg_model.c   what each system should show: its posts, and the pages checked against them
  *   lg_homes.c   home reads closed loop (the follow-count sweep, HTTP against msgpack)
  *   lg_http.c    Warble's HTTP/JSON API as a backend (home reads only)
  *   lg_media.c   the media phase: PNGs made in memory, upload/publish/download passes
@@ -103,6 +105,30 @@ void lg_machine(int *cores, long *mem_mib, char *kernel, size_t klen, char *cpu,
 /* lg_progress draws "what [#####     ] done/total" on stderr when it is a terminal (done == total ends the line). */
 void lg_progress(const char *what, uint64_t done, uint64_t total);
 
+/* ---- pages ---- */
+
+#define LG_PAGE     20  /* posts a home or user timeline read shows */
+#define LG_NAME_MAX 32  /* an author's name kept from a page */
+#define LG_TEXT_MAX 256 /* a post's text kept from a page (lg_post_text's are shorter) */
+
+/* One post of a page as a system returned it. */
+typedef struct lg_entry {
+	uint64_t id, author;
+	char     name[LG_NAME_MAX];
+	char     text[LG_TEXT_MAX];
+} lg_entry;
+
+/* A page of a timeline, newest first. */
+typedef struct lg_page {
+	size_t   n;
+	lg_entry e[LG_PAGE];
+} lg_page;
+
+/* lg_page_put keeps post i of a page in pg (a NULL pg keeps nothing); a longer name or text
+ * is cut. */
+void lg_page_put(lg_page *pg, size_t i, uint64_t id, uint64_t author, const char *name, size_t nlen,
+    const char *text, size_t tlen);
+
 /* ---- backends of the mixed workload ---- */
 
 typedef struct lg_backend lg_backend;
@@ -116,10 +142,11 @@ struct lg_backend {
 	/* conn_open gives a thread its own connection (NULL on failure). */
 	lg_conn *(*conn_open)(void *ctx);
 	void (*conn_close)(lg_conn *c);
-	/* home reads user u's home timeline (20 posts, hydrated); *n gets the posts. */
-	int (*home)(lg_conn *c, uint32_t u, size_t *n);
-	/* timeline reads user u's own posts (20, hydrated). */
-	int (*timeline)(lg_conn *c, uint32_t u, size_t *n);
+	/* home reads user u's home timeline (20 posts, hydrated); *n gets the posts, pg (if
+	 * not NULL) the page itself. */
+	int (*home)(lg_conn *c, uint32_t u, lg_page *pg, size_t *n);
+	/* timeline reads user u's own posts (20, hydrated), as home does. */
+	int (*timeline)(lg_conn *c, uint32_t u, lg_page *pg, size_t *n);
 	/* post publishes text as user u; *id gets the post id. */
 	int (*post)(lg_conn *c, uint32_t u, const char *text, uint64_t *id);
 };
@@ -132,5 +159,9 @@ int lg_homes_run(const lg_backend *b, uint32_t u0, uint32_t nu, size_t want, uin
 
 /* lg_post_text writes the deterministic text of post number k by user u (the same for every system). */
 void lg_post_text(char *buf, size_t n, uint32_t u, uint64_t k);
+
+/* lg_post_text_len makes every later lg_post_text exactly len bytes (0: its words only), the
+ * words followed by seeded random lowercase words, which compress far less than repeated ones. */
+void lg_post_text_len(size_t len);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * lg_disk.c - bytes on disk, measured on a stopped cluster's stores with
  * their own family settings: per inbox entry (the tl family compacted,
- * its live cells counted, the table files summed) and the images of the
- * content store (its blob files and the image families' table files).
+ * its live cells counted, the table files summed), the images of the
+ * content store (its blob files and the image families' table files), and
+ * every family of the relation and content stores (per edge, per post).
  */
 #include <dirent.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "lg_disk.h"
 #include "content_schema.h" /* services/content */
 #include "inbox_schema.h"   /* services/inbox */
+#include "rel_schema.h"     /* services/relation */
 
 /* lg_disk_files sums the files of a RocksDB folder whose names end in ext. */
 static uint64_t
@@ -119,4 +121,72 @@ lg_disk_media(const char *path, uint64_t *flushed, uint64_t *compacted)
 		return -1;
 	}
 	return 0;
+}
+
+/* lg_disk_store_measure opens the store at path with fams, flushes and compacts every family,
+ * sums each family's table files and counts the live cells of family count. */
+static int
+lg_disk_store_measure(
+    const char *path, const hb_family_opts *fams, int nfams, int count, lg_disk_store *out)
+{
+	hb_table_opts topts = { 0 };
+	hb_table     *t = NULL;
+	hb_scan      *s = NULL;
+	hb_scan_opts  so = { 0 };
+	hb_cell       c;
+	int           rc;
+
+	memset(out, 0, sizeof(*out));
+	if (nfams > LG_DISK_FAMS) {
+		return -1;
+	}
+	if ((rc = hb_open(&t, path, fams, (size_t)nfams, &topts)) != WB_OK) {
+		fprintf(stderr, "warble-load: open %s: %s %s\n", path, wb_strerror(rc),
+		    hb_last_error());
+		return -1;
+	}
+	for (int f = 0; rc == WB_OK && f < nfams; f++) {
+		if ((rc = hb_flush(t, f)) == WB_OK) {
+			rc = hb_compact(t, f);
+		}
+	}
+	for (int f = 0; rc == WB_OK && f < nfams; f++) {
+		out->name[f] = fams[f].name;
+		rc = hb_family_stats(t, f, &out->bytes[f], NULL);
+		out->sst_bytes += out->bytes[f];
+	}
+	out->nfams = nfams;
+	if (rc == WB_OK) {
+		rc = hb_scan_open(&s, t, count, &so);
+	}
+	while (rc == WB_OK && (rc = hb_scan_next(s, &c)) == WB_OK) {
+		out->cells++;
+		out->value_bytes += c.value_len;
+	}
+	hb_scan_close(s);
+	hb_close(t);
+	if (rc != WB_EEND) {
+		fprintf(stderr, "warble-load: compact/scan %s: %s\n", path, wb_strerror(rc));
+		return -1;
+	}
+	out->folder_bytes = lg_du(path);
+	return 0;
+}
+
+int
+lg_disk_relation(const char *path, lg_disk_store *out)
+{
+	hb_family_opts fams[REL_FAM_NFAMS];
+
+	rel_schema(fams);
+	return lg_disk_store_measure(path, fams, REL_FAM_NFAMS, REL_FAM_FOLLOW, out);
+}
+
+int
+lg_disk_content(const char *path, lg_disk_store *out)
+{
+	hb_family_opts fams[CONTENT_FAM_COUNT];
+
+	content_schema_families(fams);
+	return lg_disk_store_measure(path, fams, CONTENT_FAM_COUNT, CONTENT_FAM_POST, out);
 }

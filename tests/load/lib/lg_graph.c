@@ -184,6 +184,14 @@ lg_graph_free(lg_graph *g)
 	g->fan = NULL;
 }
 
+static size_t lg_text_len; /* lg_post_text_len */
+
+void
+lg_post_text_len(size_t len)
+{
+	lg_text_len = len;
+}
+
 void
 lg_post_text(char *buf, size_t n, uint32_t u, uint64_t k)
 {
@@ -195,5 +203,14 @@ lg_post_text(char *buf, size_t n, uint32_t u, uint64_t k)
 
 	for (int i = 0; i < 8 && w > 0 && (size_t)w < n; i++) {
 		w += snprintf(buf + w, n - (size_t)w, " %s", words[lg_rand(&s) % 16]);
+	}
+	if (lg_text_len > 0 && w > 0) { /* a word of 1 to 8 letters, then a space */
+		size_t len = lg_text_len < n ? lg_text_len : n - 1;
+		for (size_t i = (size_t)w < len ? (size_t)w : len; i < len; i++) {
+			uint64_t r = lg_rand(&s);
+			buf[i] =
+			    r % 6 == 0 && buf[i - 1] != ' ' ? ' ' : (char)('a' + (r >> 8) % 26);
+		}
+		buf[len] = '\0';
 	}
 }

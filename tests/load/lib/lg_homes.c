@@ -36,7 +36,7 @@ lg_homes_main(void *arg)
 		uint32_t u = j->u0 + (j->nu > 1 ? (uint32_t)(lg_rand(&j->seed) % j->nu) : 0);
 		uint64_t t0 = lg_now_us();
 		size_t   n = 0;
-		int      rc = j->b->home(c, u, &n);
+		int      rc = j->b->home(c, u, NULL, &n);
 
 		lg_hist_add(&j->h, lg_now_us() - t0);
 		if ((rc != 0 || n < j->want) && j->bad++ == 0) {

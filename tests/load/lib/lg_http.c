@@ -99,8 +99,23 @@ lg_http_content_length(const char *head, size_t hlen)
 	return -1;
 }
 
+/* lg_http_page keeps the posts of a home reply in pg (if not NULL). */
+static void
+lg_http_page(json_t *posts, lg_page *pg)
+{
+	for (size_t i = 0; pg != NULL && i < json_array_size(posts); i++) {
+		json_t     *p = json_array_get(posts, i);
+		const char *id = json_string_value(json_object_get(p, "id"));
+		const char *name = json_string_value(json_object_get(p, "author_name"));
+		const char *text = json_string_value(json_object_get(p, "text"));
+		lg_page_put(pg, i, id ? strtoull(id, NULL, 10) : 0,
+		    (uint64_t)json_integer_value(json_object_get(p, "author")), name,
+		    name ? strlen(name) : 0, text, text ? strlen(text) : 0);
+	}
+}
+
 static int
-lg_http_home(lg_conn *c, uint32_t u, size_t *n)
+lg_http_home(lg_conn *c, uint32_t u, lg_page *pg, size_t *n)
 {
 	char    req[512], *end;
 	int     k = snprintf(req, sizeof(req),
@@ -135,6 +150,7 @@ lg_http_home(lg_conn *c, uint32_t u, size_t *n)
 	root = json_loadb(c->buf + head, (size_t)clen, 0, NULL);
 	ok = status == 200 && root != NULL;
 	*n = json_array_size(json_object_get(root, "posts"));
+	lg_http_page(json_object_get(root, "posts"), pg);
 	json_decref(root);
 	memmove(c->buf, c->buf + head + clen, c->len - head - (size_t)clen);
 	c->len -= head + (size_t)clen;

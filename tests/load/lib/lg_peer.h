@@ -1,22 +1,38 @@
 /*
  * lg_peer.h - the systems Warble is measured against, in the same run,
- * on the same graph and posts (user numbers are Warble's uids):
+ * on the same graph and posts (user numbers are Warble's uids).  Each
+ * shows in a home the newest posts of the accounts followed and the
+ * reader's own, as Warble does.
  *
- *   Redis (lg_redis.c), fan-out on write as Twitter and Mastodon do it:
+ *   Redis (lg_redis.c), fan-out on write as Twitter and Mastodon do it,
+ *   two peers in databases of their own on one server:
  *     fans:<uid>   set of follower uids
  *     tl:<uid>     home timeline, sorted set of post ids (score = id),
- *                  trimmed to the inbox cap after every insert
+ *                  capped at the inbox cap
  *     utl:<uid>    the user's own posts, sorted set
  *     post:<id>    hash {author, name, text, time}
- *     home = ZREVRANGE tl 0 19, then HMGET of the 20 posts (pipelined);
- *     publish = HSET post + ZADD utl, then the fan-out: SSCAN the fans,
- *     pipelining ZADD + ZREMRANGEBYRANK per fan.
+ *     redis: a Redis 7 function library (lg_redis_fn.c): a page is one
+ *     FCALL_RO (ZREVRANGE and the 20 HMGETs on the server), a publish
+ *     one FCALL that stores the post and pushes it to its fans' homes
+ *     (a celebrity's in further calls of a thousand fans each);
+ *     redis-plain: commands from the client, as before the functions: a
+ *     page is ZREVRANGE, then 20 pipelined HMGETs; a publish is HSET +
+ *     ZADDs, then SSCAN of the fans and a pipeline of ZADD +
+ *     ZREMRANGEBYRANK per fan.
  *
- *   PostgreSQL (lg_pg.c), fan-out on read:
+ *   PostgreSQL (lg_pg.c), two peers in schemas of their own on one server:
  *     users(uid pk, name), follows(follower, followee) pk (follower,
- *     followee), posts(id pk, author, text, time) + index (author, id desc);
- *     home = newest 20 posts whose author the reader follows (one join);
- *     media(id bigserial pk, owner, data bytea): the media phase's images.
+ *     followee) + index (followee), posts(id pk, author, text, time) +
+ *     index (author, id desc);
+ *     postgres (schema public), fan-out on read: home = the newest 20
+ *     posts of each account followed and of the reader (a LATERAL
+ *     subquery per followee on posts(author, id desc)), the newest 20 of
+ *     those, then hydrated; media(id bigserial pk, owner, data bytea):
+ *     the media phase's images;
+ *     postgres-fanout (schema fanout), fan-out on write:
+ *     timeline(reader, id) pk (reader, id), a row per follower and the
+ *     author written by the publish's one statement (one transaction),
+ *     capped like the inbox; home = the reader's newest 20 rows, hydrated.
  *
  * Both compile to stubs that fail to open when their client library was
  * missing at build time (LG_HAVE_REDIS / LG_HAVE_PG).
@@ -31,19 +47,21 @@
 typedef struct lg_redis lg_redis;
 typedef struct lg_pg    lg_pg;
 
-/* lg_redis_open connects to host:port (cap: home timeline entries kept); 0 or -1. */
-int  lg_redis_open(lg_redis **out, const char *host, int port, unsigned cap);
+/* lg_redis_open connects to host:port, database db (emptied), through the function library if fn
+ * (loaded), else plain (cap: home timeline entries kept); 0 or -1. */
+int  lg_redis_open(lg_redis **out, const char *host, int port, int db, bool fn, unsigned cap);
 void lg_redis_close(lg_redis *r);
 
-/* lg_redis_add_user records uid's name. */
-int lg_redis_add_user(lg_redis *r, uint64_t uid, const char *name);
+/* lg_redis_add_users records the names prefix<i> of uids[0..n) (pipelined). */
+int lg_redis_add_users(lg_redis *r, const uint64_t *uids, const char *prefix, uint64_t n);
 
 /* lg_redis_add_fans adds fans[0..n) to target's followers (pipelined). */
 int lg_redis_add_fans(lg_redis *r, uint64_t target, const uint64_t *fans, size_t n);
 
-/* lg_redis_publish stores post id by author and fans it out; *ack_us the store, *fanout_us the fan-out, *cells the timelines written. */
-int lg_redis_publish(lg_redis *r, uint64_t author, uint64_t id, const char *text, uint64_t *ack_us,
-    uint64_t *fanout_us, uint64_t *cells);
+/* lg_redis_publish stores post id by author (named name) and fans it out; *ack_us the store (with
+ * the first page of fans: redis), *fanout_us the rest, *cells the fans' timelines written. */
+int lg_redis_publish(lg_redis *r, uint64_t author, const char *name, uint64_t id, const char *text,
+    uint64_t *ack_us, uint64_t *fanout_us, uint64_t *cells);
 
 /* lg_redis_newest reads the newest id of uid's home timeline (0 if empty). */
 uint64_t lg_redis_newest(lg_redis *r, uint64_t uid);
@@ -57,8 +75,9 @@ int lg_redis_server_pid(lg_redis *r);
 /* lg_redis_backend serves the mixed workload; uids maps user numbers to uids. */
 void lg_redis_backend(lg_redis *r, const uint64_t *uids, lg_backend *b);
 
-/* lg_pg_open connects with conninfo and creates the schema (dropping old tables); 0 or -1. */
-int  lg_pg_open(lg_pg **out, const char *conninfo);
+/* lg_pg_open connects with conninfo and creates the tables (dropping old ones): postgres, or
+ * postgres-fanout if fanout (cap: timeline rows kept per reader); 0 or -1. */
+int  lg_pg_open(lg_pg **out, const char *conninfo, bool fanout, unsigned cap);
 void lg_pg_close(lg_pg *p);
 
 /* lg_pg_copy_users / lg_pg_copy_follows bulk-load rows with COPY. */
@@ -68,11 +87,14 @@ int lg_pg_copy_follows(lg_pg *p, uint64_t target, const uint64_t *fans, size_t n
 /* lg_pg_finish_setup creates the indexes and analyzes. */
 int lg_pg_finish_setup(lg_pg *p);
 
-/* lg_pg_analyze refreshes the planner's statistics (after bulk inserts). */
+/* lg_pg_analyze vacuums and refreshes the planner's statistics (after bulk inserts, as
+ * autovacuum would in time). */
 int lg_pg_analyze(lg_pg *p);
 
-/* lg_pg_publish inserts a post; *ack_us the insert's time. */
-int lg_pg_publish(lg_pg *p, uint64_t author, uint64_t id, const char *text, uint64_t *ack_us);
+/* lg_pg_publish inserts a post (and fans it out: postgres-fanout); *ack_us the transaction's
+ * time, *cells the timeline rows written. */
+int lg_pg_publish(
+    lg_pg *p, uint64_t author, uint64_t id, const char *text, uint64_t *ack_us, uint64_t *cells);
 
 /* lg_pg_newest reads the newest id of uid's home timeline (0 if empty). */
 uint64_t lg_pg_newest(lg_pg *p, uint64_t uid);

@@ -1,6 +1,7 @@
 /*
- * lg_pg.c - the PostgreSQL peer (see lg_peer.h for the schema): fan-out
- * on read, prepared statements, one connection per client thread.
+ * lg_pg.c - the PostgreSQL peers (see lg_peer.h for the schema): postgres
+ * fans out on read, postgres-fanout on write, each in a schema of its own
+ * in one server; prepared statements, one connection per client thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,19 +14,50 @@
 #include <libpq-fe.h>
 #include <pthread.h>
 
-#define LG_PG_HOME                                                                \
-	"SELECT p.id, p.author, u.name, p.text, p.time FROM follows f "           \
-	"JOIN posts p ON p.author = f.followee JOIN users u ON u.uid = p.author " \
-	"WHERE f.follower = $1 ORDER BY p.id DESC LIMIT 20"
+/* fan-out on read: the newest 20 of each account followed (and the reader's own), then the
+ * newest 20 of those, hydrated */
+#define LG_PG_HOME                                                                          \
+	"SELECT p.id, p.author, u.name, p.text, p.time FROM (SELECT x.id FROM "             \
+	"(SELECT followee FROM follows WHERE follower = $1 UNION ALL SELECT $1::bigint) f " \
+	"CROSS JOIN LATERAL (SELECT id FROM posts WHERE author = f.followee "               \
+	"ORDER BY id DESC LIMIT 20) x ORDER BY x.id DESC LIMIT 20) t "                      \
+	"JOIN posts p ON p.id = t.id JOIN users u ON u.uid = p.author ORDER BY p.id DESC"
+/* fan-out on write: the reader's timeline rows, hydrated */
+#define LG_PG_HOME_FANOUT                                                              \
+	"SELECT p.id, p.author, u.name, p.text, p.time FROM (SELECT id FROM timeline " \
+	"WHERE reader = $1 ORDER BY id DESC LIMIT 20) t JOIN posts p ON p.id = t.id "  \
+	"JOIN users u ON u.uid = p.author ORDER BY p.id DESC"
 #define LG_PG_TIMELINE                                                \
 	"SELECT p.id, p.author, u.name, p.text, p.time FROM posts p " \
 	"JOIN users u ON u.uid = p.author WHERE p.author = $1 ORDER BY p.id DESC LIMIT 20"
 #define LG_PG_INSERT "INSERT INTO posts (id, author, text, time) VALUES ($1, $2, $3, $4)"
-#define LG_PG_MPUT   "INSERT INTO media (owner, data) VALUES ($1, $2) RETURNING id"
-#define LG_PG_MGET   "SELECT data FROM media WHERE id = $1"
+/*
+ * fan-out on write, one statement in one transaction: the post, a
+ * timeline row for each follower and the author, and the cap: a reader's
+ * rows beyond the newest $5 + 1 go, checked on one push in
+ * LG_PG_TRIM_EVERY (a hash of reader and post), so that a timeline holds
+ * about LG_PG_TRIM_EVERY more than the cap at most, as an inbox row may
+ * for a while; reads show the newest 20 in any case.  Replies the rows
+ * written.
+ */
+#define LG_PG_TRIM_EVERY "64"
+#define LG_PG_PUBLISH                                                                        \
+	"WITH p AS (INSERT INTO posts (id, author, text, time) VALUES ($1, $2, $3, $4)), "   \
+	"r AS (SELECT follower AS reader FROM follows WHERE followee = $2 "                  \
+	"UNION ALL SELECT $2::bigint), "                                                     \
+	"i AS (INSERT INTO timeline (reader, id) SELECT reader, $1 FROM r), "                \
+	"d AS (DELETE FROM timeline t USING (SELECT r.reader, (SELECT x.id FROM timeline x " \
+	"WHERE x.reader = r.reader ORDER BY x.id DESC OFFSET $5 LIMIT 1) AS floor FROM r "   \
+	"WHERE hashint8(r.reader # $1::bigint) % " LG_PG_TRIM_EVERY " = 0) z "               \
+	"WHERE t.reader = z.reader AND t.id <= z.floor) "                                    \
+	"SELECT count(*) FROM r"
+#define LG_PG_MPUT "INSERT INTO media (owner, data) VALUES ($1, $2) RETURNING id"
+#define LG_PG_MGET "SELECT data FROM media WHERE id = $1"
 
 struct lg_pg {
 	char           *conninfo;
+	bool            fanout; /* fan-out on write, in schema fanout */
+	unsigned        cap;    /* timeline rows kept per reader (fanout) */
 	PGconn         *c;
 	const uint64_t *uids;
 	wb_idgen       *ids;
@@ -51,17 +83,19 @@ lg_pg_exec(PGconn *c, const char *sql)
 	return ok ? 0 : -1;
 }
 
-/* lg_pg_connect opens a connection and prepares the statements. */
+/* lg_pg_connect opens a connection (to schema fanout if fanout) and prepares the statements. */
 static PGconn *
-lg_pg_connect(const char *conninfo)
+lg_pg_connect(const char *conninfo, bool fanout)
 {
 	PGconn   *c = PQconnectdb(conninfo);
 	PGresult *r;
 	const struct {
 		const char *name, *sql;
 		int         n;
-	} st[] = { { "home", LG_PG_HOME, 1 }, { "tl", LG_PG_TIMELINE, 1 },
-		{ "ins", LG_PG_INSERT, 4 }, { "mput", LG_PG_MPUT, 2 }, { "mget", LG_PG_MGET, 1 } };
+	} st[] = { { "home", fanout ? LG_PG_HOME_FANOUT : LG_PG_HOME, 1 },
+		{ "tl", LG_PG_TIMELINE, 1 },
+		{ "ins", fanout ? LG_PG_PUBLISH : LG_PG_INSERT, fanout ? 5 : 4 },
+		{ "mput", LG_PG_MPUT, 2 }, { "mget", LG_PG_MGET, 1 } };
 
 	if (PQstatus(c) != CONNECTION_OK) {
 		fprintf(stderr, "warble-load: postgres %s: %s", conninfo, PQerrorMessage(c));
@@ -69,7 +103,8 @@ lg_pg_connect(const char *conninfo)
 		return NULL;
 	}
 	if (lg_pg_exec(c, "SET statement_timeout = 30000; SET client_min_messages = warning") !=
-	    0) {
+	        0 ||
+	    (fanout && lg_pg_exec(c, "SET search_path = fanout") != 0)) {
 		PQfinish(c);
 		return NULL;
 	}
@@ -84,18 +119,23 @@ lg_pg_connect(const char *conninfo)
 }
 
 int
-lg_pg_open(lg_pg **out, const char *conninfo)
+lg_pg_open(lg_pg **out, const char *conninfo, bool fanout, unsigned cap)
 {
 	lg_pg *p = calloc(1, sizeof(*p));
 
 	*out = NULL;
 	if (p == NULL || (p->conninfo = strdup(conninfo)) == NULL ||
-	    (p->ids = wb_idgen_new()) == NULL || (p->c = lg_pg_connect(conninfo)) == NULL) {
+	    (p->ids = wb_idgen_new()) == NULL || (p->c = lg_pg_connect(conninfo, false)) == NULL) {
 		lg_pg_close(p);
 		return -1;
 	}
+	p->fanout = fanout;
+	p->cap = cap;
 	pthread_mutex_init(&p->ids_mu, NULL);
-	if (lg_pg_exec(p->c, "DROP TABLE IF EXISTS posts, follows, users, media") != 0 ||
+	if ((fanout ? lg_pg_exec(p->c, "DROP SCHEMA IF EXISTS fanout CASCADE") != 0 ||
+	                  lg_pg_exec(p->c, "CREATE SCHEMA fanout") != 0 ||
+	                  lg_pg_exec(p->c, "SET search_path = fanout") != 0
+	            : lg_pg_exec(p->c, "DROP TABLE IF EXISTS posts, follows, users, media") != 0) ||
 	    lg_pg_exec(p->c, "CREATE TABLE users (uid bigint PRIMARY KEY, name text NOT NULL)") !=
 	        0 ||
 	    lg_pg_exec(p->c,
@@ -103,8 +143,11 @@ lg_pg_open(lg_pg **out, const char *conninfo)
 	    lg_pg_exec(p->c, "CREATE TABLE posts (id bigint PRIMARY KEY, author bigint NOT NULL, "
 	                     "text text NOT NULL, time bigint NOT NULL)") != 0 ||
 	    lg_pg_exec(p->c, "CREATE INDEX posts_author_id ON posts (author, id DESC)") != 0 ||
-	    lg_pg_exec(p->c, "CREATE TABLE media (id bigserial PRIMARY KEY, owner bigint NOT NULL, "
-	                     "data bytea NOT NULL)") != 0) {
+	    (fanout && lg_pg_exec(p->c, "CREATE TABLE timeline (reader bigint NOT NULL, id bigint "
+	                                "NOT NULL, PRIMARY KEY (reader, id))") != 0) ||
+	    (!fanout &&
+	        lg_pg_exec(p->c, "CREATE TABLE media (id bigserial PRIMARY KEY, owner bigint NOT "
+	                         "NULL, data bytea NOT NULL)") != 0)) {
 		lg_pg_close(p);
 		return -1;
 	}
@@ -201,7 +244,7 @@ lg_pg_finish_setup(lg_pg *p)
 		return -1;
 	}
 	/* prepare again now that the tables exist */
-	if ((c = lg_pg_connect(p->conninfo)) == NULL) {
+	if ((c = lg_pg_connect(p->conninfo, p->fanout)) == NULL) {
 		return -1;
 	}
 	PQfinish(p->c);
@@ -212,51 +255,63 @@ lg_pg_finish_setup(lg_pg *p)
 int
 lg_pg_analyze(lg_pg *p)
 {
-	return lg_pg_exec(p->c, "ANALYZE");
+	return lg_pg_exec(p->c, "VACUUM ANALYZE");
 }
 
-/* lg_pg_insert runs the prepared insert. */
+/* lg_pg_insert runs the prepared publish (the insert, or the fan-out on write); *cells gets
+ * the timeline rows written. */
 static int
-lg_pg_insert(PGconn *c, uint64_t author, uint64_t id, const char *text)
+lg_pg_insert(
+    const lg_pg *p, PGconn *c, uint64_t author, uint64_t id, const char *text, uint64_t *cells)
 {
-	char        a[24], i[24], t[24];
-	const char *v[4] = { i, a, text, t };
+	char        a[24], i[24], t[24], k[24];
+	const char *v[5] = { i, a, text, t, k };
 
 	snprintf(a, sizeof(a), "%llu", (unsigned long long)author);
 	snprintf(i, sizeof(i), "%llu", (unsigned long long)id);
 	snprintf(t, sizeof(t), "%llu", (unsigned long long)wb_now_ms());
-	PGresult *r = PQexecPrepared(c, "ins", 4, v, NULL, NULL, 0);
-	int       ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	snprintf(k, sizeof(k), "%u", p->cap > 0 ? p->cap - 1 : 0);
+	PGresult *r = PQexecPrepared(c, "ins", p->fanout ? 5 : 4, v, NULL, NULL, 0);
+	int       ok = PQresultStatus(r) == (p->fanout ? PGRES_TUPLES_OK : PGRES_COMMAND_OK);
 	if (!ok) {
-		fprintf(stderr, "warble-load: postgres insert: %s", PQerrorMessage(c));
+		fprintf(stderr, "warble-load: postgres publish: %s", PQerrorMessage(c));
 	}
+	*cells = ok && p->fanout && PQntuples(r) == 1 ? strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
 	PQclear(r);
 	return ok ? 0 : -1;
 }
 
 int
-lg_pg_publish(lg_pg *p, uint64_t author, uint64_t id, const char *text, uint64_t *ack_us)
+lg_pg_publish(
+    lg_pg *p, uint64_t author, uint64_t id, const char *text, uint64_t *ack_us, uint64_t *cells)
 {
 	uint64_t t0 = lg_now_us();
-	int      rc = lg_pg_insert(p->c, author, id, text);
+	int      rc = lg_pg_insert(p, p->c, author, id, text, cells);
 
 	*ack_us = lg_now_us() - t0;
 	return rc;
 }
 
-/* lg_pg_query runs a one-parameter prepared read; *n gets the rows, *first the first row's id. */
+/* lg_pg_query runs a one-parameter prepared read; *n gets the rows, pg (if not NULL) the
+ * page, *first (if not NULL) the first row's id. */
 static int
-lg_pg_query(PGconn *c, const char *stmt, uint64_t uid, size_t *n, uint64_t *first)
+lg_pg_query(PGconn *c, const char *stmt, uint64_t uid, lg_page *pg, size_t *n, uint64_t *first)
 {
 	char        u[24];
 	const char *v[1] = { u };
 
 	snprintf(u, sizeof(u), "%llu", (unsigned long long)uid);
 	PGresult *r = PQexecPrepared(c, stmt, 1, v, NULL, NULL, 0);
-	int       ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+	int       ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQnfields(r) == 5;
 	*n = ok ? (size_t)PQntuples(r) : 0;
 	if (first != NULL) {
 		*first = ok && *n > 0 ? strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+	}
+	for (int i = 0; pg != NULL && i < (int)*n; i++) {
+		lg_page_put(pg, (size_t)i, strtoull(PQgetvalue(r, i, 0), NULL, 10),
+		    strtoull(PQgetvalue(r, i, 1), NULL, 10), PQgetvalue(r, i, 2),
+		    (size_t)PQgetlength(r, i, 2), PQgetvalue(r, i, 3),
+		    (size_t)PQgetlength(r, i, 3));
 	}
 	if (!ok) {
 		fprintf(stderr, "warble-load: postgres %s: %s", stmt, PQerrorMessage(c));
@@ -271,7 +326,7 @@ lg_pg_newest(lg_pg *p, uint64_t uid)
 	size_t   n;
 	uint64_t id = 0;
 
-	lg_pg_query(p->c, "home", uid, &n, &id);
+	lg_pg_query(p->c, "home", uid, NULL, &n, &id);
 	return id;
 }
 
@@ -312,7 +367,7 @@ lg_pg_conn_open(void *ctx)
 		return NULL;
 	}
 	c->p = ctx;
-	if ((c->c = lg_pg_connect(c->p->conninfo)) == NULL) {
+	if ((c->c = lg_pg_connect(c->p->conninfo, c->p->fanout)) == NULL) {
 		free(c);
 		return NULL;
 	}
@@ -329,24 +384,26 @@ lg_pg_conn_close(lg_conn *c)
 }
 
 static int
-lg_pg_home(lg_conn *c, uint32_t u, size_t *n)
+lg_pg_home(lg_conn *c, uint32_t u, lg_page *pg, size_t *n)
 {
-	return lg_pg_query(c->c, "home", c->p->uids[u], n, NULL);
+	return lg_pg_query(c->c, "home", c->p->uids[u], pg, n, NULL);
 }
 
 static int
-lg_pg_timeline(lg_conn *c, uint32_t u, size_t *n)
+lg_pg_timeline(lg_conn *c, uint32_t u, lg_page *pg, size_t *n)
 {
-	return lg_pg_query(c->c, "tl", c->p->uids[u], n, NULL);
+	return lg_pg_query(c->c, "tl", c->p->uids[u], pg, n, NULL);
 }
 
 static int
 lg_pg_post(lg_conn *c, uint32_t u, const char *text, uint64_t *id)
 {
+	uint64_t cells;
+
 	pthread_mutex_lock(&c->p->ids_mu);
 	*id = wb_id_next(c->p->ids, 9, wb_now_ms());
 	pthread_mutex_unlock(&c->p->ids_mu);
-	return lg_pg_insert(c->c, c->p->uids[u], *id, text);
+	return lg_pg_insert(c->p, c->c, c->p->uids[u], *id, text, &cells);
 }
 
 void
@@ -354,7 +411,7 @@ lg_pg_backend(lg_pg *p, const uint64_t *uids, lg_backend *b)
 {
 	memset(b, 0, sizeof(*b));
 	p->uids = uids;
-	b->name = "postgres";
+	b->name = p->fanout ? "postgres-fanout" : "postgres";
 	b->ctx = p;
 	b->conn_open = lg_pg_conn_open;
 	b->conn_close = lg_pg_conn_close;
@@ -433,9 +490,9 @@ lg_pg_media_bytes(lg_pg *p)
 #else /* no libpq at build time */
 
 int
-lg_pg_open(lg_pg **out, const char *conninfo)
+lg_pg_open(lg_pg **out, const char *conninfo, bool fanout, unsigned cap)
 {
-	(void)conninfo;
+	(void)conninfo, (void)fanout, (void)cap;
 	*out = NULL;
 	fprintf(stderr, "warble-load: built without libpq (tests/deps.sh bench)\n");
 	return -1;
@@ -470,9 +527,9 @@ lg_pg_analyze(lg_pg *p)
 	return -1;
 }
 int
-lg_pg_publish(lg_pg *p, uint64_t a, uint64_t id, const char *t, uint64_t *x)
+lg_pg_publish(lg_pg *p, uint64_t a, uint64_t id, const char *t, uint64_t *x, uint64_t *y)
 {
-	(void)p, (void)a, (void)id, (void)t, (void)x;
+	(void)p, (void)a, (void)id, (void)t, (void)x, (void)y;
 	return -1;
 }
 uint64_t

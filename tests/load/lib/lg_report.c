@@ -29,18 +29,25 @@ lg_median(const double *v, int n)
 }
 
 json_t *
-lg_sweep_json(const lg_sweep_point *pt, int n)
+lg_sweep_json(const lg_sweep_point *pt, int n, const char *const *names)
 {
 	json_t *a = json_array();
+	char    key[64];
 
 	for (int k = 0; k < n; k++) {
-		json_array_append_new(
-		    a, json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "follows",
-		           (json_int_t)pt[k].follows, "warble_p50_ms", pt[k].p50_ms[0],
-		           "warble_p99_ms", pt[k].p99_ms[0], "warble_per_s", pt[k].per_s[0],
-		           "redis_p50_ms", pt[k].p50_ms[1], "redis_p99_ms", pt[k].p99_ms[1],
-		           "redis_per_s", pt[k].per_s[1], "postgres_p50_ms", pt[k].p50_ms[2],
-		           "postgres_p99_ms", pt[k].p99_ms[2], "postgres_per_s", pt[k].per_s[2]));
+		json_t *o = json_pack("{s:I}", "follows", (json_int_t)pt[k].follows);
+		for (int i = 0; i < LG_MAX_SYSTEMS; i++) {
+			if (names[i] == NULL) {
+				continue;
+			}
+			snprintf(key, sizeof(key), "%s_p50_ms", names[i]);
+			json_object_set_new(o, key, json_real(pt[k].p50_ms[i]));
+			snprintf(key, sizeof(key), "%s_p99_ms", names[i]);
+			json_object_set_new(o, key, json_real(pt[k].p99_ms[i]));
+			snprintf(key, sizeof(key), "%s_per_s", names[i]);
+			json_object_set_new(o, key, json_real(pt[k].per_s[i]));
+		}
+		json_array_append_new(a, o);
 	}
 	return a;
 }
@@ -70,6 +77,8 @@ lg_mix_add(lg_mix *sum, const lg_mix *m)
 	sum->errors += m->errors;
 	sum->empty_home += m->empty_home;
 	sum->secs += m->secs;
+	sum->req_secs += m->req_secs;
+	sum->settle_secs += m->settle_secs;
 	sum->srv = m->srv;
 	for (int i = 0; i < m->srv.n; i++) {
 		sum->srv_cpu_us[i] += m->srv_cpu_us[i];
@@ -104,20 +113,25 @@ lg_mix_json(const lg_mix *m)
 	}
 	json_object_set_new(cpu, "total", json_real(lg_mix_cpu_per_op(m, -1)));
 	json_object_set_new(cpu, "client", json_real(lg_mix_cpu_per_op(m, -2)));
-	return json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f, s:o, s:f}", "home",
+	json_t *o = json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:f, s:f, s:o, s:f}", "home",
 	    lg_hist_json(&m->home, m->secs), "user_timeline", lg_hist_json(&m->tl, m->secs), "post",
 	    lg_hist_json(&m->post, m->secs), "ops", (json_int_t)m->ops, "errors",
 	    (json_int_t)m->errors, "empty_home", (json_int_t)m->empty_home, "seconds", m->secs,
 	    "ops_per_s", m->secs > 0 ? m->ops / m->secs : 0.0, "cpu_us_per_op", cpu,
 	    "settle_max_ms", m->settle_max_ms);
+	json_object_set_new(o, "request_seconds", json_real(m->req_secs));
+	json_object_set_new(o, "settle_seconds", json_real(m->settle_secs));
+	json_object_set_new(
+	    o, "ops_per_request_second", json_real(m->req_secs > 0 ? m->ops / m->req_secs : 0.0));
+	return o;
 }
 
 void
 lg_mix_print(const char *name, const lg_mix *m)
 {
-	printf("mix %-8s %7.0f req/s (%llu ops, %llu errors, %llu empty homes) | home p50 %.2f p99 "
-	       "%.2f "
-	       "p99.9 %.2f ms, %.0f/s | user timeline p99 %.2f ms | post p50 %.2f p99 %.2f ms\n",
+	printf("mix %-15s %7.0f req/s (%llu ops, %llu errors, %llu empty homes) | home p50 %.2f "
+	       "p99 %.2f p99.9 %.2f ms, %.0f/s | user timeline p99 %.2f ms | post p50 %.2f p99 "
+	       "%.2f ms\n",
 	    name, m->ops / m->secs, (unsigned long long)m->ops, (unsigned long long)m->errors,
 	    (unsigned long long)m->empty_home, lg_hist_q(&m->home, 0.5) / 1e3,
 	    lg_hist_q(&m->home, 0.99) / 1e3, lg_hist_q(&m->home, 0.999) / 1e3, m->home.n / m->secs,
@@ -131,8 +145,11 @@ lg_mix_print(const char *name, const lg_mix *m)
 		printf("), client %.1f us\n", lg_mix_cpu_per_op(m, -2));
 	}
 	if (m->srv.settle != NULL) {
-		printf("    fan-out done %.0f ms after the run's last request (the longest wait)\n",
-		    m->settle_max_ms);
+		printf(
+		    "    fan-out done %.0f ms after a round's last request (the longest wait; "
+		    "%.2f s in all): req/s counted to it, %.0f over the requests' %.2f s alone\n",
+		    m->settle_max_ms, m->settle_secs, m->req_secs > 0 ? m->ops / m->req_secs : 0.0,
+		    m->req_secs);
 	}
 	fflush(stdout);
 }
@@ -150,31 +167,62 @@ lg_write_dat(const char *out, const char *name, const lg_hist *h)
 	}
 }
 
+/* lg_plot_title is how a plot names system i (Warble first, then the peers). */
+static const char *
+lg_plot_title(const char *const *names, int i)
+{
+	static const struct {
+		const char *name, *title;
+	} t[] = { { "warble", "Warble" }, { "redis", "Redis (functions)" },
+		{ "redis-plain", "Redis (plain commands)" },
+		{ "postgres", "PostgreSQL fan-out on read" },
+		{ "postgres-fanout", "PostgreSQL fan-out on write" } };
+
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		if (strcmp(names[i], t[k].name) == 0) {
+			return t[k].title;
+		}
+	}
+	return names[i];
+}
+
 void
 lg_write_plots(const char *out, const lg_fan *fr, int nfan, const lg_sweep_point *sw, int nsweep,
-    bool redis, bool pg)
+    const char *const *names, const bool *fans_out)
 {
 	char  path[4096], cmd[4200];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/fanout.dat", out);
 	if ((f = fopen(path, "w")) != NULL) {
-		fprintf(f, "# followers warble_s redis_s\n");
+		fprintf(f, "# followers warble_s");
+		for (int i = 0; i < LG_MAX_PEERS; i++) {
+			fprintf(f, " %s_s", names[1 + i] ? names[1 + i] : "none");
+		}
+		fprintf(f, "\n");
 		for (int c = 0; c < nfan; c++) {
-			lg_fan x = fr[c];
-			fprintf(f, "%llu %.4f %.4f\n", (unsigned long long)x.f,
-			    lg_median(x.w_s, x.reps), redis ? lg_median(x.r_s, x.reps) : 0.0);
+			fprintf(f, "%llu %.4f", (unsigned long long)fr[c].f,
+			    lg_median(fr[c].w_s, fr[c].reps));
+			for (int i = 0; i < LG_MAX_PEERS; i++) {
+				fprintf(f, " %.4f", lg_median(fr[c].peer[i].s, fr[c].reps));
+			}
+			fprintf(f, "\n");
 		}
 		fclose(f);
 	}
 	snprintf(path, sizeof(path), "%s/home_by_follows.dat", out);
 	if (nsweep > 0 && (f = fopen(path, "w")) != NULL) {
-		fprintf(f, "# follows warble_p50 warble_p99 redis_p50 redis_p99 postgres_p50 "
-		           "postgres_p99 (ms)\n");
+		fprintf(f, "# follows, then p50 and p99 (ms) of:");
+		for (int i = 0; i < LG_MAX_SYSTEMS; i++) {
+			fprintf(f, " %s", names[i] ? names[i] : "none");
+		}
+		fprintf(f, "\n");
 		for (int k = 0; k < nsweep; k++) {
-			fprintf(f, "%llu %.3f %.3f %.3f %.3f %.3f %.3f\n",
-			    (unsigned long long)sw[k].follows, sw[k].p50_ms[0], sw[k].p99_ms[0],
-			    sw[k].p50_ms[1], sw[k].p99_ms[1], sw[k].p50_ms[2], sw[k].p99_ms[2]);
+			fprintf(f, "%llu", (unsigned long long)sw[k].follows);
+			for (int i = 0; i < LG_MAX_SYSTEMS; i++) {
+				fprintf(f, " %.3f %.3f", sw[k].p50_ms[i], sw[k].p99_ms[i]);
+			}
+			fprintf(f, "\n");
 		}
 		fclose(f);
 	}
@@ -189,40 +237,44 @@ lg_write_plots(const char *out, const lg_fan *fr, int nfan, const lg_sweep_point
 	    "set logscale x\nset logscale y\nset grid\n"
 	    "set xlabel 'percentile'\nset ylabel 'ms'\n"
 	    "set xtics ('50' 2, '90' 10, '99' 100, '99.9' 1000, '99.99' 10000, '99.999' 100000)\n"
-	    "plot 'home_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble'");
-	if (redis) {
-		fprintf(f, ", 'home_redis.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Redis "
-		           "fan-out on write'");
+	    "plot ");
+	for (int i = 0; i < LG_MAX_SYSTEMS; i++) {
+		if (names[i] != NULL) {
+			fprintf(f,
+			    "'home_%s.dat' using (1/(1-$1/100)):2 with lines lw 2 title '%s', ",
+			    names[i], lg_plot_title(names, i));
+		}
 	}
-	if (pg) {
-		fprintf(f, ", 'home_postgres.dat' using (1/(1-$1/100)):2 with lines lw 2 title "
-		           "'PostgreSQL fan-out on read'");
-	}
-	fprintf(f, ", 'visible_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble "
+	fprintf(f, "'visible_warble.dat' using (1/(1-$1/100)):2 with lines lw 2 title 'Warble "
 	           "publish-to-visible'\n");
-	fprintf(f,
-	    "set output 'fanout.png'\n"
-	    "set title 'One post to F followers: time until in every timeline'\n"
-	    "set xlabel 'followers'\nset ylabel 'seconds'\nset xtics auto\n"
-	    "plot 'fanout.dat' using 1:2 with linespoints lw 2 title 'Warble'%s\n",
-	    redis ? ", 'fanout.dat' using 1:3 with linespoints lw 2 title 'Redis'" : "");
+	fprintf(f, "set output 'fanout.png'\n"
+	           "set title 'One post to F followers: time until in every timeline'\n"
+	           "set xlabel 'followers'\nset ylabel 'seconds'\nset xtics auto\n"
+	           "plot 'fanout.dat' using 1:2 with linespoints lw 2 title 'Warble'");
+	for (int i = 0; i < LG_MAX_PEERS; i++) {
+		if (names[1 + i] != NULL && fans_out[i]) {
+			fprintf(f, ", '' using 1:%d with linespoints lw 2 title '%s'", 3 + i,
+			    lg_plot_title(names, 1 + i));
+		}
+	}
+	fprintf(f, "\n");
 	if (nsweep > 0) {
-		fprintf(f,
-		    "set output 'home_by_follows.png'\n"
-		    "set title 'Home timeline read by one reader following F accounts'\n"
-		    "set logscale x\nset logscale y\nset xlabel 'accounts followed'\n"
-		    "set ylabel 'ms'\n"
-		    "plot 'home_by_follows.dat' using 1:2 with linespoints lw 2 title 'Warble "
-		    "p50', "
-		    "'' using 1:3 with linespoints lw 2 title 'Warble p99'%s%s\n",
-		    redis ? ", '' using 1:4 with linespoints lw 2 title 'Redis p50', '' using 1:5 "
-		            "with "
-		            "linespoints lw 2 title 'Redis p99'"
-		          : "",
-		    pg ? ", '' using 1:6 with linespoints lw 2 title 'PostgreSQL p50', '' using "
-		         "1:7 "
-		         "with linespoints lw 2 title 'PostgreSQL p99'"
-		       : "");
+		fprintf(f, "set output 'home_by_follows.png'\n"
+		           "set title 'Home timeline read by one reader following F accounts'\n"
+		           "set logscale x\nset logscale y\nset xlabel 'accounts followed'\n"
+		           "set ylabel 'ms'\nplot ");
+		for (int i = 0, first = 1; i < LG_MAX_SYSTEMS; i++) {
+			if (names[i] != NULL) {
+				fprintf(f,
+				    "%s'home_by_follows.dat' using 1:%d with linespoints lw 2 "
+				    "title "
+				    "'%s p50', '' using 1:%d with linespoints lw 2 title '%s p99'",
+				    first ? "" : ", ", 2 + 2 * i, lg_plot_title(names, i),
+				    3 + 2 * i, lg_plot_title(names, i));
+				first = 0;
+			}
+		}
+		fprintf(f, "\n");
 	}
 	fclose(f);
 	snprintf(

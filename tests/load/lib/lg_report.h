@@ -11,6 +11,8 @@
 #include "lg.h"
 
 #define LG_MAX_SERVERS 5
+#define LG_MAX_PEERS   4                  /* lg_peers.h's LG_PEERS */
+#define LG_MAX_SYSTEMS (1 + LG_MAX_PEERS) /* Warble and its peers */
 
 /* The server processes whose CPU a mixed run charges to its system. */
 typedef struct lg_servers {
@@ -35,31 +37,39 @@ uint64_t lg_servers_cpu(const lg_servers *s, int i);
 typedef struct lg_mix {
 	lg_hist    home, tl, post;
 	uint64_t   ops, errors, empty_home;
-	double     secs;
-	lg_servers srv;                        /* whose CPU was measured (n = 0: none) */
+	double     secs;     /* until the work was done: the requests' time, then the settle's */
+	double     req_secs; /* the requests' own time (the rounds' windows) */
+	lg_servers srv;      /* whose CPU was measured (n = 0: none) */
 	uint64_t   srv_cpu_us[LG_MAX_SERVERS]; /* each server's CPU over the run */
 	uint64_t   client_cpu_us;              /* this process's CPU over the run */
 	double     settle_max_ms; /* longest wait for srv.settle after a run (fan-out lag) */
+	double     settle_secs;   /* the waits of every run, in secs */
 } lg_mix;
 
-/* Home reads of one sweep reader, in each system. */
+/* Home reads of one sweep reader, in each system (per_s 0: it did not run). */
 typedef struct lg_sweep_point {
 	uint64_t follows;
-	double   p50_ms[3], p99_ms[3], per_s[3]; /* warble, redis, postgres */
+	double   p50_ms[LG_MAX_SYSTEMS], p99_ms[LG_MAX_SYSTEMS], per_s[LG_MAX_SYSTEMS];
 } lg_sweep_point;
+
+/* One peer's share of a fan-out size. */
+typedef struct lg_fan_peer {
+	double   s[8];      /* each publish's time until every home had it */
+	uint64_t cells;     /* the homes the last publish wrote (0: fan-out on read) */
+	uint64_t checked;   /* homes sampled after the last publish */
+	uint64_t missing;   /* of them, those whose newest post was not it */
+	uint64_t mem_bytes; /* the server's memory growth over the first publish (Redis) */
+} lg_fan_peer;
 
 /* Results of one fan-out size. */
 typedef struct lg_fan {
-	uint64_t f;
-	double   w_s[8], w_ack_ms[8], w_inbox_ms[8];
-	uint64_t w_cells, w_missing, w_rss_kb;
-	uint64_t w_cpu_us, w_cells_all; /* the inbox processes' CPU and cells over every rep */
-	uint64_t w_polls; /* the inbox stats calls that waited for them, in that CPU */
-	double   r_s[8];
-	uint64_t r_cells, r_missing, r_mem_bytes;
-	double   p_ack_ms;
-	uint64_t p_missing;
-	int      reps;
+	uint64_t    f;
+	double      w_s[8], w_ack_ms[8], w_inbox_ms[8];
+	uint64_t    w_cells, w_missing, w_rss_kb;
+	uint64_t    w_cpu_us, w_cells_all; /* the inbox processes' CPU and cells over every rep */
+	uint64_t    w_polls; /* the inbox stats calls that waited for them, in that CPU */
+	lg_fan_peer peer[LG_MAX_PEERS];
+	int         reps;
 } lg_fan;
 
 #define LG_HTTP_RUNS 3 /* the SDK (msgpack), HTTP/JSON with warble-load's client, HTTP with wrk */
@@ -91,14 +101,16 @@ json_t *lg_mix_json(const lg_mix *m);
 /* lg_mix_print prints a mixed run's summary lines. */
 void lg_mix_print(const char *name, const lg_mix *m);
 
-/* lg_sweep_json is report.json's home_by_follows. */
-json_t *lg_sweep_json(const lg_sweep_point *pt, int n);
+/* lg_sweep_json is report.json's home_by_follows (names: each system's, NULL if it did not run). */
+json_t *lg_sweep_json(const lg_sweep_point *pt, int n, const char *const *names);
 
 /* lg_write_dat writes a latency distribution for gnuplot to out/name. */
 void lg_write_dat(const char *out, const char *name, const lg_hist *h);
 
-/* lg_write_plots writes out/plot.gp and its data and runs gnuplot if it is installed. */
+/* lg_write_plots writes out/plot.gp and its data and runs gnuplot if it is installed; names
+ * are the systems' (Warble first, NULL for a peer that did not run), fans_out[i] whether
+ * peer i has a fan-out time. */
 void lg_write_plots(const char *out, const lg_fan *fr, int nfan, const lg_sweep_point *sw,
-    int nsweep, bool redis, bool pg);
+    int nsweep, const char *const *names, const bool *fans_out);
 
 #endif

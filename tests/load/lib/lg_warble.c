@@ -644,21 +644,34 @@ lg_warble_conn_close(lg_conn *c)
 	}
 }
 
+/* lg_warble_page keeps the posts of p in pg (if not NULL); *n gets their count. */
+static void
+lg_warble_page(const warble_posts_t *p, lg_page *pg, size_t *n)
+{
+	*n = p ? p->n : 0;
+	for (size_t i = 0; p != NULL && i < p->n; i++) {
+		const warble_post_t *x = &p->posts[i];
+		lg_page_put(pg, i, x->id, x->author, x->author_name,
+		    x->author_name ? strlen(x->author_name) : 0, x->text,
+		    x->text ? strlen(x->text) : 0);
+	}
+}
+
 static int
-lg_warble_home(lg_conn *c, uint32_t u, size_t *n)
+lg_warble_home(lg_conn *c, uint32_t u, lg_page *pg, size_t *n)
 {
 	warble_posts_t *p = NULL;
 	int             rc;
 
 	warble_set_token(c->c, c->w->token[u]);
-	rc = warble_home(c->c, 0, 20, &p);
-	*n = p ? p->n : 0;
+	rc = warble_home(c->c, 0, LG_PAGE, &p);
+	lg_warble_page(p, pg, n);
 	warble_posts_free(p);
 	return rc;
 }
 
 static int
-lg_warble_timeline(lg_conn *c, uint32_t u, size_t *n)
+lg_warble_timeline(lg_conn *c, uint32_t u, lg_page *pg, size_t *n)
 {
 	warble_posts_t *p = NULL;
 	char            name[32];
@@ -666,8 +679,8 @@ lg_warble_timeline(lg_conn *c, uint32_t u, size_t *n)
 
 	snprintf(name, sizeof(name), "gu%u", u);
 	warble_set_token(c->c, NULL);
-	rc = warble_timeline(c->c, name, 0, 20, &p);
-	*n = p ? p->n : 0;
+	rc = warble_timeline(c->c, name, 0, LG_PAGE, &p);
+	lg_warble_page(p, pg, n);
 	warble_posts_free(p);
 	return rc;
 }

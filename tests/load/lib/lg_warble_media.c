@@ -14,15 +14,18 @@ struct lg_conn {
 	rt_client *gw;
 };
 
-/* lg_wm_call sends req (freed here) to the gateway; *rep gets a success reply (if rep != NULL). */
+#define LG_WM_TRIES 10 /* an upload's tries while the decoders are busy */
+
+/* lg_wm_call_quiet sends req (freed here) to the gateway; *rep gets a success reply (if rep !=
+ * NULL); a failure other than quiet is printed. */
 static int
-lg_wm_call(lg_conn *c, wb_obj *req, wb_obj **rep)
+lg_wm_call_quiet(lg_conn *c, wb_obj *req, wb_obj **rep, int quiet)
 {
 	wb_obj     *r = NULL;
 	const char *msg = NULL;
 	int         rc = req == NULL ? WB_ENOMEM : rt_call(c->gw, req, &r);
 
-	if (rc != WB_OK) {
+	if (rc != WB_OK && rc != quiet) {
 		(void)(r ? wb_reply_code(r, &msg) : 0);
 		fprintf(stderr, "warble-load: %s: %s %s\n", req ? wb_op_name(wb_op_of(req)) : "?",
 		    wb_strerror(rc), msg ? msg : "");
@@ -34,6 +37,13 @@ lg_wm_call(lg_conn *c, wb_obj *req, wb_obj **rep)
 		wb_msg_free(r);
 	}
 	return rc;
+}
+
+/* lg_wm_call sends req (freed here) to the gateway; *rep gets a success reply (if rep != NULL). */
+static int
+lg_wm_call(lg_conn *c, wb_obj *req, wb_obj **rep)
+{
+	return lg_wm_call_quiet(c, req, rep, WB_OK);
 }
 
 static lg_conn *
@@ -66,16 +76,28 @@ static int
 lg_wm_put(
     lg_conn *c, uint32_t u, const void *p, size_t n, char *ref, size_t *stored, size_t *preview)
 {
-	wb_obj     *req = wb_request(WB_OP_UPLOAD), *rep = NULL;
+	wb_obj     *rep = NULL;
 	const char *m;
 	size_t      mn = 0;
+	int         rc = WB_EUNAVAIL;
 
-	if (req != NULL && (wb_set_cstr(req, WB_F_TOKEN, c->w->token[u]) != WB_OK ||
-	                       wb_set_bin(req, WB_F_DATA, p, n) != WB_OK)) {
-		wb_msg_free(req);
-		req = NULL;
+	/* the content service refuses an upload while its decoders stay busy for its wait
+	 * (WB_EUNAVAIL, "try again shortly"): a client tries again, as here, a bounded number
+	 * of times */
+	for (int k = 0; rc == WB_EUNAVAIL && k < LG_WM_TRIES; k++) {
+		wb_obj *req = wb_request(WB_OP_UPLOAD);
+		if (req != NULL && (wb_set_cstr(req, WB_F_TOKEN, c->w->token[u]) != WB_OK ||
+		                       wb_set_bin(req, WB_F_DATA, p, n) != WB_OK)) {
+			wb_msg_free(req);
+			req = NULL;
+		}
+		if (k > 0) {
+			lg_sleep_us(100000u * (unsigned)k);
+		}
+		rc = k + 1 < LG_WM_TRIES ? lg_wm_call_quiet(c, req, &rep, WB_EUNAVAIL)
+		                         : lg_wm_call(c, req, &rep);
 	}
-	if (lg_wm_call(c, req, &rep) != WB_OK) {
+	if (rc != WB_OK) {
 		return -1;
 	}
 	/* the content service stores the image written again: its own size */
