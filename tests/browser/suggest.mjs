@@ -7,6 +7,8 @@
 // the new user blocks star from star's profile: the button says Unblock,
 // the profile says so, star's posts leave the home and star's timeline,
 // and there is no Follow button; Unblock brings the Follow button back.
+// Last, a 401 arriving late for a session already left (its suggestions
+// held past a log out and another user's log in) leaves the new one be.
 // Waits are bounded (CHECK_MS); prints "suggest: ok" or why it failed.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
@@ -132,6 +134,34 @@ try {
   await until(page, 'Unblock gives the Follow button back', () =>
     document.getElementById('block-btn').textContent === 'Block' && !document.getElementById('follow-btn').hidden &&
     document.getElementById('user-blocked').hidden);
+
+  // a late 401 for a session left since does not end the one now in use:
+  // newbie2's suggestions are held past its log out and star's log in
+  await account('newbie2');
+  let release, asked;
+  const held = new Promise((r) => { asked = r; });
+  const gate = new Promise((r) => { release = r; });
+  await page.route('**/api/v1/me/suggestions', async (route) => { asked(); await gate; await route.continue(); });
+  await page.click('#logout-btn');
+  await page.waitForSelector('#view-auth:not([hidden])');
+  await page.fill('#login-name', 'newbie2');
+  await page.fill('#login-pass', pass);
+  await page.click('#login-btn');
+  await held;
+  await page.click('#logout-btn');
+  await page.waitForSelector('#view-auth:not([hidden])');
+  await page.fill('#login-name', star);
+  await page.fill('#login-pass', pass);
+  await page.click('#login-btn');
+  await page.waitForSelector('#view-home:not([hidden])');
+  const late = page.waitForEvent('requestfinished', (r) => r.url().endsWith('/api/v1/me/suggestions'));
+  release();
+  await late;
+  await page.unroute('**/api/v1/me/suggestions');
+  await page.waitForTimeout(300); // what the page does with the answer
+  expect(await page.locator('#view-home').isVisible(), 'a late 401 of an earlier session logged ' + star + ' out');
+  expect((await page.evaluate(() => localStorage.getItem('warble.name'))) === star, 'the stored session is no longer ' + star + "'s");
+  expect(!/session has ended/i.test(await page.locator('#msg').textContent()), 'the page says the session ended');
   expect(errors.length === 0, errors.join('; '));
 } catch (e) {
   failed = true;

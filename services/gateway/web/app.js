@@ -30,7 +30,8 @@ const state = { token: localStorage.getItem('warble.token'), me: localStorage.ge
 // api calls the API: body is sent as JSON, or as it is when it is a Blob
 // (an image upload).  An error reply throws an Error with the reply's
 // message, its code (the JSON "error") and the HTTP status; a 401 to a
-// request sent with the session ends it (sessionEnded).
+// request sent with the session still in use ends it (sessionEnded), not
+// a late one for a session left since (logged out, or another logged in).
 async function api(method, path, body) {
   const headers = {}, sent = state.token;
   if (state.token) headers['Authorization'] = 'Bearer ' + state.token;
@@ -45,10 +46,12 @@ async function api(method, path, body) {
   let data = {};
   try { data = await res.json(); } catch (e) { /* empty body */ }
   if (!res.ok) {
-    if (res.status === 401 && state.token && path !== '/sessions') { forget(); }
     const err = new Error(data.message || res.statusText);
     err.code = data.error; err.status = res.status;
-    if (res.status === 401 && sent && !state.token) sessionEnded(err);
+    if (res.status === 401 && sent && sent === state.token && path !== '/sessions') {
+      forget();
+      sessionEnded(err);
+    }
     throw err;
   }
   return data;
