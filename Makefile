@@ -332,11 +332,12 @@ $(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST
 $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) \
 	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq) $(VIPS_LIBS)
 
-# home_bench and login_bench run a whole cluster through the test harness,
-# pubsub_bench its certificates (tests/support); fanout_bench runs the real
-# inbox against stand-ins.
-$(BUILD)/bench/home_bench $(BUILD)/bench/login_bench $(BUILD)/bench/pubsub_bench: $(LIB_TEST) | $(SVC_BINS)
-$(BUILD)/bench/home_bench $(BUILD)/bench/login_bench $(BUILD)/bench/pubsub_bench: private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
+# home_bench, hybrid_bench and login_bench run a whole cluster through the
+# test harness, pubsub_bench its certificates (tests/support); fanout_bench
+# runs the real inbox against stand-ins.
+HARNESS_BENCHES = $(addprefix $(BUILD)/bench/,home_bench hybrid_bench login_bench pubsub_bench)
+$(HARNESS_BENCHES): $(LIB_TEST) | $(SVC_BINS)
+$(HARNESS_BENCHES): private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
 $(BUILD)/bench/fanout_bench: | $(SVC_BINS)
 $(BUILD)/obj/tests/bench/fanout_bench.o: ALL_CFLAGS += -Iservices/inbox
 
