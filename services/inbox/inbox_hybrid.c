@@ -77,6 +77,20 @@ struct inbox_seen {
 	uint64_t uid, fans;
 };
 
+/*
+ * A big account, and the head of its outbox: ids[0..n) are the newest n
+ * posts of its out row, newest first, and complete says the row holds no
+ * other.  A first page of a home takes them from here instead of opening
+ * a scan of each outbox; the applier keeps them in step after each write
+ * to the row (a reader in between sees the row as it was just before).
+ */
+struct inbox_big {
+	uint64_t uid;
+	uint32_t n;
+	bool     complete;
+	uint64_t ids[INBOX_CACHE_CELLS];
+};
+
 /* inbox_big_find gives the index of uid in the sorted set, or where it would go (under big_mu). */
 static size_t
 inbox_big_find(const inbox *in, uint64_t uid, bool *found)
@@ -85,13 +99,13 @@ inbox_big_find(const inbox *in, uint64_t uid, bool *found)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (in->big[mid] < uid) {
+		if (in->big[mid].uid < uid) {
 			lo = mid + 1;
 		} else {
 			hi = mid;
 		}
 	}
-	*found = lo < in->nbig && in->big[lo] == uid;
+	*found = lo < in->nbig && in->big[lo].uid == uid;
 	return lo;
 }
 
@@ -121,8 +135,8 @@ inbox_big_set(inbox *in, uint64_t uid, bool big)
 	at = inbox_big_find(in, uid, &found);
 	if (big && !found) {
 		if (in->nbig == in->big_cap) {
-			size_t    cap = in->big_cap ? in->big_cap * 2 : 16;
-			uint64_t *p = realloc(in->big, cap * sizeof(*p));
+			size_t     cap = in->big_cap ? in->big_cap * 2 : 16;
+			inbox_big *p = realloc(in->big, cap * sizeof(*p));
 			if (p == NULL) {
 				rc = WB_ENOMEM;
 			} else {
@@ -133,7 +147,8 @@ inbox_big_set(inbox *in, uint64_t uid, bool big)
 		if (rc == WB_OK) {
 			memmove(
 			    &in->big[at + 1], &in->big[at], (in->nbig - at) * sizeof(in->big[0]));
-			in->big[at] = uid;
+			in->big[at] =
+			    (inbox_big) { .uid = uid, .complete = true }; /* an empty outbox */
 			in->nbig++;
 		}
 	} else if (!big && found) {
@@ -143,6 +158,136 @@ inbox_big_set(inbox *in, uint64_t uid, bool big)
 	INBOX_STORE(&in->nbig_live, in->nbig);
 	pthread_rwlock_unlock(&in->big_mu);
 	return rc;
+}
+
+/* inbox_head_cap gives the posts an outbox head holds at most: what a read of the row shows. */
+static uint32_t
+inbox_head_cap(const inbox *in)
+{
+	return in->opts.max_versions < INBOX_CACHE_CELLS ? in->opts.max_versions
+	                                                 : INBOX_CACHE_CELLS;
+}
+
+/* inbox_head_load reads the head of uid's outbox from the store (at open). */
+static int
+inbox_head_load(inbox *in, uint64_t uid)
+{
+	uint64_t     ids[INBOX_CACHE_CELLS];
+	uint32_t     n = 0, cap = inbox_head_cap(in);
+	uint8_t      row[8];
+	hb_scan     *sc = NULL;
+	hb_cell      c;
+	hb_scan_opts o;
+	bool         found;
+	int          rc;
+
+	hb_scan_opts_id_row(&o, row, uid);
+	o.limit = cap + 1; /* one more: does the row hold more than the head? */
+	rc = hb_scan_open(&sc, in->t, INBOX_FAM_OUT, &o);
+	while (rc == WB_OK && n <= cap && (rc = hb_scan_next(sc, &c)) == WB_OK) {
+		if (n < cap) {
+			ids[n] = c.version;
+		}
+		n++;
+	}
+	hb_scan_close(sc);
+	if (rc != WB_OK && rc != WB_EEND) {
+		return rc;
+	}
+	pthread_rwlock_wrlock(&in->big_mu);
+	size_t at = inbox_big_find(in, uid, &found);
+	if (found) {
+		inbox_big *b = &in->big[at];
+		b->n = n < cap ? n : cap;
+		b->complete = n <= cap;
+		memcpy(b->ids, ids, b->n * sizeof(ids[0]));
+	}
+	pthread_rwlock_unlock(&in->big_mu);
+	return WB_OK;
+}
+
+/* inbox_head_put adds post id to uid's outbox head once the store has it. */
+static void
+inbox_head_put(inbox *in, uint64_t uid, uint64_t id)
+{
+	uint32_t cap = inbox_head_cap(in);
+	bool     found;
+
+	pthread_rwlock_wrlock(&in->big_mu);
+	size_t at = inbox_big_find(in, uid, &found);
+	if (found) {
+		inbox_big *b = &in->big[at];
+		uint32_t   k = 0;
+		while (k < b->n && b->ids[k] > id) {
+			k++;
+		}
+		if (k < b->n && b->ids[k] == id) {
+			/* there already (an event replayed) */
+		} else if (k < cap) {
+			if (b->n == cap) {
+				b->n--; /* the oldest leaves the head, not the row */
+				b->complete = false;
+			}
+			memmove(&b->ids[k + 1], &b->ids[k], (b->n - k) * sizeof(b->ids[0]));
+			b->ids[k] = id;
+			b->n++;
+		} else {
+			b->complete = false; /* older than the whole head: in the row only */
+		}
+	}
+	pthread_rwlock_unlock(&in->big_mu);
+}
+
+/* inbox_head_del takes post id out of uid's outbox head once the store has deleted it. */
+static void
+inbox_head_del(inbox *in, uint64_t uid, uint64_t id)
+{
+	bool found;
+
+	pthread_rwlock_wrlock(&in->big_mu);
+	size_t at = inbox_big_find(in, uid, &found);
+	if (found) {
+		inbox_big *b = &in->big[at];
+		for (uint32_t k = 0; k < b->n; k++) {
+			if (b->ids[k] == id) {
+				memmove(
+				    &b->ids[k], &b->ids[k + 1], (b->n - k - 1) * sizeof(b->ids[0]));
+				b->n--;
+				break;
+			}
+		}
+	}
+	pthread_rwlock_unlock(&in->big_mu);
+}
+
+/*
+ * inbox_head_get copies the newest want posts of big account uid's outbox
+ * into out (fewer if it has fewer) and returns how many; -1 if uid is not
+ * big here, -2 if the head cannot tell (too few, or the oldest one wanted
+ * past the TTL): then the row must be read.
+ */
+static int
+inbox_head_get(inbox *in, uint64_t uid, size_t want, inbox_cell *out)
+{
+	bool found;
+	int  got = -1;
+
+	pthread_rwlock_rdlock(&in->big_mu);
+	size_t at = inbox_big_find(in, uid, &found);
+	if (found) {
+		const inbox_big *b = &in->big[at];
+		size_t           k = b->n < want ? b->n : want;
+		got = -2;
+		if ((k == want || b->complete) &&
+		    (k == 0 || hb_live(in->t, INBOX_FAM_OUT, b->ids[k - 1]))) {
+			for (size_t i = 0; i < k; i++) {
+				out[i] = (inbox_cell) { b->ids[i], uid };
+			}
+			got = (int)k;
+		}
+	}
+	pthread_rwlock_unlock(&in->big_mu);
+	return got;
 }
 
 int
@@ -164,7 +309,11 @@ inbox_hybrid_open(inbox *in)
 		}
 	}
 	hb_scan_close(sc);
-	return rc == WB_EEND ? WB_OK : rc;
+	rc = rc == WB_EEND ? WB_OK : rc;
+	for (size_t i = 0; rc == WB_OK && i < in->nbig; i++) {
+		rc = inbox_head_load(in, in->big[i].uid); /* the applier has not started */
+	}
+	return rc;
 }
 
 void
@@ -331,8 +480,8 @@ inbox_big_up(inbox *in, uint64_t uid, uint64_t count)
 		rc = inbox_hyb_flush(in, 0);
 	}
 	hb_batch_clear(in->batch);
-	if (rc == WB_OK) {
-		rc = inbox_big_set(in, uid, true);
+	if (rc == WB_OK && (rc = inbox_big_set(in, uid, true)) == WB_OK) {
+		rc = inbox_head_load(in, uid); /* an empty outbox, but read it to be sure */
 	}
 	if (rc == WB_OK) {
 		INBOX_ADD(&in->crossed_up, 1);
@@ -482,6 +631,7 @@ inbox_big_post(inbox *in, inbox_source *s, const inbox_event *ev, bool *done)
 	}
 	if (rc == WB_OK) {
 		*done = true;
+		inbox_head_put(in, ev->uid, ev->id);
 		INBOX_ADD(&in->outbox_posts, 1);
 		INBOX_ADD(&in->cells_written, 1 + own);
 		INBOX_STORE(&in->last_fanout_cells, 1 + own);
@@ -501,8 +651,8 @@ inbox_big_delete(inbox *in, const inbox_event *ev)
 	hb_batch_clear(in->batch);
 	hb_u64_be(row, ev->uid);
 	rc = hb_batch_delete_version(in->batch, in->t, INBOX_FAM_OUT, row, 8, NULL, 0, ev->id);
-	if (rc == WB_OK) {
-		rc = hb_write(in->t, in->batch);
+	if (rc == WB_OK && (rc = hb_write(in->t, in->batch)) == WB_OK) {
+		inbox_head_del(in, ev->uid, ev->id);
 	}
 	hb_batch_clear(in->batch);
 	return rc;
@@ -567,8 +717,19 @@ inbox_big_merge(inbox *in, uint64_t uid, uint64_t maxv, size_t want, inbox_cell 
 		hb_scan_opts oo;
 		hb_cell      oc;
 		size_t       ng = 0;
-		if (author == 0 || !inbox_big_is(in, author)) {
+		/* a first page from the outbox's head when it can tell */
+		int head = author == 0 ? -1
+		           : maxv == 0 ? inbox_head_get(in, author, want, got)
+		                       : -2;
+		if (head == -2 && !inbox_big_is(in, author)) {
+			head = -1;
+		}
+		if (head == -1) {
 			continue; /* an unfollow still to come, of an account no longer big */
+		}
+		if (head >= 0) {
+			inbox_merge_into(cells, n, got, (size_t)head, want, tmp);
+			continue;
 		}
 		hb_scan_opts_id_row(&oo, orow, author);
 		oo.max_version = maxv;

@@ -123,7 +123,7 @@ struct inbox {
 	/* hybrid fan-out (inbox_hybrid.c) */
 	pthread_rwlock_t   big_mu;      /* the set of big accounts */
 	bool               big_mu_live; /* big_mu was made */
-	uint64_t          *big;         /* big accounts here, ascending (under big_mu) */
+	struct inbox_big  *big;         /* big accounts here, by uid (under big_mu) */
 	size_t             nbig, big_cap;
 	uint64_t           nbig_live;    /* nbig, read without big_mu (atomic) */
 	struct inbox_seen *seen;         /* recent authors' local fans (applier only) */
@@ -133,6 +133,7 @@ struct inbox {
 };
 
 typedef struct inbox_seen inbox_seen;
+typedef struct inbox_big  inbox_big;
 
 enum { INBOX_RB_IDLE = 0, INBOX_RB_QUEUED, INBOX_RB_RUNNING, INBOX_RB_DONE, INBOX_RB_FAILED };
 

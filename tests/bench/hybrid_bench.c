@@ -70,7 +70,14 @@ hy_caught_up(rt_client *in, double *secs)
 		         behind = hy_gauge(in, "events_behind");
 		if (ca != UINT64_MAX && ca >= npublished && behind == 0) {
 			*secs = (double)(wbt_now_ms() - t0) / 1000.0;
-			return 0;
+			/* the applied seq is stored with an event's last cells, and
+			 * cells_written counted just after: wait until it holds still */
+			for (uint64_t c0 = UINT64_MAX, c1;; c0 = c1) {
+				wbt_sleep_ms(50);
+				if ((c1 = hy_gauge(in, "cells_written")) == c0) {
+					return 0;
+				}
+			}
 		}
 		if (wbt_now_ms() - t0 > 600000) {
 			fprintf(stderr, "hybrid_bench: the inbox never caught up\n");
