@@ -474,3 +474,124 @@ Test(hybrid, crossings_under_load, .fini = it_fini, .timeout = 300)
 	warble_close(c);
 	cr_assert_eq(wbt_cluster_stop(&it_cl, 10000), 0, "a daemon did not stop cleanly");
 }
+
+/* The crash in the middle of a crossing: an account of HY_KFANS followers over the limit, then
+ * under a raised one, whose crossing down (its outbox copied into every fan's row) is killed. */
+#define HY_KFANS  (wbt_ms(1) > 1 ? 5000 : 20000)
+#define HY_KPOSTS 40
+
+static char hy_limit_env[64];
+
+/* hy_bulk makes n fans (user.register_many) follow target (rel.follow_many); their uids in out. */
+static void
+hy_bulk(uint64_t target, uint64_t *out, size_t n)
+{
+	for (size_t from = 0; from < n; from += 10000) {
+		size_t          k = n - from < 10000 ? n - from : 10000;
+		wb_obj         *req = wb_request(WB_OP_USER_REGISTER_MANY), *rep = NULL;
+		const uint64_t *u = NULL;
+		size_t          nu = 0;
+		wb_set_cstr(req, WB_F_NAME, "hykf");
+		wb_set_u64(req, WB_F_FROM, from);
+		wb_set_u64(req, WB_F_LIMIT, k);
+		wb_set_cstr(req, WB_F_PASSWORD, "password-hybrid");
+		cr_assert_eq(it_call(it_cl.user_url, req, &rep), WB_OK, "register_many");
+		cr_assert(wb_get_u64s(rep, WB_F_UIDS, &u, &nu) && nu == k);
+		memcpy(out + from, u, k * sizeof(*u));
+		wb_msg_free(rep);
+		req = wb_request(WB_OP_REL_FOLLOW_MANY);
+		wb_set_u64(req, WB_F_TARGET, target);
+		wb_set_u64s(req, WB_F_UIDS, out + from, k);
+		cr_assert_eq(it_call(it_cl.relation_url, req, &rep), WB_OK, "follow_many");
+		wb_msg_free(rep);
+	}
+}
+
+/* hy_fans_check reads every fan's home straight from the inbox: exactly want[0..nw), newest
+ * first; returns the fans that differ. */
+static size_t
+hy_fans_check(const uint64_t *fans, size_t n, const uint64_t *want, size_t nw)
+{
+	rt_client     *c = NULL;
+	rt_client_opts o = { .timeout_ms = wbt_ms(10000) };
+	size_t         bad = 0;
+
+	cr_assert_eq(rt_client_open(&c, it_cl.inbox_url, &o), WB_OK);
+	for (size_t i = 0; i < n; i++) {
+		wb_obj       *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
+		const wb_obj *posts = NULL;
+		size_t        np = 0;
+		bool          same;
+		wb_set_u64(req, WB_F_UID, fans[i]);
+		wb_set_u64(req, WB_F_LIMIT, 100);
+		same = rt_call(c, req, &rep) == WB_OK &&
+		       wb_get_objs(rep, WB_F_POSTS, &posts, &np) && np == nw;
+		for (size_t k = 0; same && k < np; k++) {
+			same = wb_u64(&posts[k], WB_F_ID, 0) == want[k];
+		}
+		if (!same && bad++ < 3) {
+			fprintf(stderr, "hybrid: fan %llu: %zu posts in the home, want %zu\n",
+			    (unsigned long long)fans[i], np, nw);
+		}
+		wb_msg_free(req);
+		wb_msg_free(rep);
+	}
+	rt_client_close(c);
+	return bad;
+}
+
+Test(hybrid, crossing_killed, .fini = it_fini, .timeout = 300)
+{
+	const char    *env[] = { hy_limit_env, NULL };
+	size_t         nfans = HY_KFANS;
+	uint64_t      *fans = malloc(nfans * sizeof(*fans)), ids[HY_KPOSTS + 1];
+	warble_client *c;
+
+	cr_assert_not_null(fans);
+	snprintf(hy_limit_env, sizeof(hy_limit_env), "WARBLE_FANOUT_LIMIT=%zu", nfans / 2);
+	it_start_as(env, WBT_FIVE); /* the inbox alone is killed */
+	c = it_client();
+	int x = hy_join(c, "hy_celebrity");
+	hy_bulk(hy_u[x].uid, fans, nfans);
+	it_wait_inbox(wbt_ms(120000));
+	/* the first post is fanned out and finds the fans; the rest go to the outbox */
+	for (int k = 0; k < HY_KPOSTS; k++) {
+		cr_assert_geq(hy_post_as(c, x), 0);
+		if (k == 0) {
+			it_wait_inbox(wbt_ms(60000));
+		}
+	}
+	it_wait_inbox(wbt_ms(60000));
+	cr_assert_eq(hy_gauge("big_accounts"), 1);
+	cr_assert_eq(hy_gauge("outbox_posts"), HY_KPOSTS - 1);
+	size_t nw = hy_expect(x, ids);
+	cr_assert_eq(hy_fans_check(fans, nfans, ids, nw), 0, "homes differ before the crossing");
+
+	/* the limit raised over the count: the next post crosses down, copying 40 posts to
+	 * every fan; the inbox is killed while it does */
+	snprintf(hy_limit_env, sizeof(hy_limit_env), "WARBLE_FANOUT_LIMIT=%zu", nfans * 2);
+	cr_assert_eq(wbt_cluster_restart(&it_cl, &it_cl.inbox, SIGTERM), 0);
+	cr_assert_eq(hy_gauge("big_accounts"), 1, "the big account is kept across a restart");
+	cr_assert_geq(hy_post_as(c, x), 0);
+	/* a page of fans (10,000) written, the crossing not over */
+	long long deadline = wbt_now_ms() + wbt_ms(20000);
+	uint64_t  during = 0, down = 0;
+	while ((during = hy_gauge("cells_written")) == 0 &&
+	       (down = hy_gauge("fanout_crossed_down")) == 0) {
+		cr_assert_lt(wbt_now_ms(), deadline, "the crossing never began");
+		wbt_sleep_ms(2);
+	}
+	down = hy_gauge("fanout_crossed_down");
+	cr_assert_eq(wbt_cluster_restart(&it_cl, &it_cl.inbox, SIGKILL), 0);
+	fprintf(stderr, "hybrid: killed %s the crossing down (%llu of %zu cells written)\n",
+	    down == 0 ? "during" : "after", (unsigned long long)during, nfans * (HY_KPOSTS + 1));
+	it_wait_inbox(wbt_ms(120000));
+	cr_assert_eq(hy_gauge("big_accounts"), 0, "the account did not cross down");
+	nw = hy_expect(x, ids);
+	cr_assert_eq(nw, HY_KPOSTS + 1);
+	cr_assert_eq(hy_fans_check(fans, nfans, ids, nw), 0, "homes differ after the crossing");
+	hy_check_all(c, "the celebrity's own home");
+	warble_close(c);
+	free(fans);
+	cr_assert_eq(wbt_cluster_stop(&it_cl, 10000), 0, "a daemon did not stop cleanly");
+}
