@@ -22,7 +22,7 @@
  *   crossing_killed      an account of 20,000 fans (5,000 sanitized) in its
  *                        outbox, then under a raised limit: the inbox is
  *                        killed (-9) once the crossing down has copied the
- *                        outbox to a page of fans; after the restart every
+ *                        outbox to a page of 2,000 fans; after the restart every
  *                        fan's home holds every post exactly once
  */
 #include <signal.h>
@@ -547,7 +547,8 @@ hy_fans_check(const uint64_t *fans, size_t n, const uint64_t *want, size_t nw)
 
 Test(hybrid, crossing_killed, .fini = it_fini, .timeout = 300)
 {
-	const char    *env[] = { hy_limit_env, NULL };
+	/* pages of 2,000 fans: the kill lands after the first of several, also sanitized */
+	const char    *env[] = { hy_limit_env, "WARBLE_INBOX_FANOUT_PAGE=2000", NULL };
 	size_t         nfans = HY_KFANS;
 	uint64_t      *fans = malloc(nfans * sizeof(*fans)), ids[HY_KPOSTS + 1];
 	warble_client *c;
@@ -578,7 +579,7 @@ Test(hybrid, crossing_killed, .fini = it_fini, .timeout = 300)
 	cr_assert_eq(wbt_cluster_restart(&it_cl, &it_cl.inbox, SIGTERM), 0);
 	cr_assert_eq(hy_gauge("big_accounts"), 1, "the big account is kept across a restart");
 	cr_assert_geq(hy_post_as(c, x), 0);
-	/* a page of fans (10,000) written, the crossing not over */
+	/* a page of fans written, the crossing not over */
 	long long deadline = wbt_now_ms() + wbt_ms(20000);
 	uint64_t  during = 0, down = 0;
 	while ((during = hy_gauge("cells_written")) == 0 &&
