@@ -17,7 +17,9 @@
  * cells_written tells the cells a post wrote.  Then inbox.home {limit 20}
  * is asked READS times for A and for B, alternating in runs of 100 on one
  * connection, straight from the inbox (the merge is there), and p50, p99
- * and max of each are printed.
+ * and max of each are printed.  Publish-to-visible: 20 posts of big0 and
+ * of mid, one at a time, each timed from the publish until 100 sampled
+ * followers' newest home post is it (polled straight from the inbox).
  *
  *   build/bench/hybrid_bench [fans (20000)] [limit (10000)] [reads (20000)] [posts (40)]
  */
@@ -87,9 +89,9 @@ hy_caught_up(rt_client *in, double *secs)
 	}
 }
 
-/* hy_publish publishes one post by uid straight to content. */
+/* hy_publish publishes one post by uid straight to content (its id in *id, if not NULL). */
 static int
-hy_publish(rt_client *content, uint64_t uid)
+hy_publish_id(rt_client *content, uint64_t uid, uint64_t *id)
 {
 	wb_obj *req = wb_request(WB_OP_POST_PUBLISH), *rep = NULL;
 	char    text[64];
@@ -99,6 +101,9 @@ hy_publish(rt_client *content, uint64_t uid)
 	wb_set_u64(req, WB_F_UID, uid);
 	wb_set_cstr(req, WB_F_TEXT, text);
 	rc = hy_call(content, req, &rep);
+	if (rc == WB_OK && id != NULL) {
+		*id = wb_u64(rep, WB_F_ID, 0);
+	}
 	wb_msg_free(rep);
 	if (rc != WB_OK) {
 		fprintf(stderr, "hybrid_bench: post.publish: %s\n", wb_strerror(rc));
@@ -106,6 +111,12 @@ hy_publish(rt_client *content, uint64_t uid)
 	}
 	npublished++;
 	return 0;
+}
+
+static int
+hy_publish(rt_client *content, uint64_t uid)
+{
+	return hy_publish_id(content, uid, NULL);
 }
 
 /* hy_follow makes uids[0..n) follow target (rel.follow_many, 10,000 a call). */
@@ -158,6 +169,68 @@ hy_cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+static int hy_cmp_u64(const void *a, const void *b);
+
+/* hy_visible publishes HY_VIS posts by author, each once the last is seen, and prints the
+ * publish-to-visible times: until each of HY_SAMPLE fans' newest home post is it. */
+#define HY_VIS    20
+#define HY_SAMPLE 100
+static int
+hy_visible(rt_client *content, rt_client *in, const char *what, uint64_t author,
+    const uint64_t *fans, size_t nf)
+{
+	uint64_t us[HY_VIS];
+	bool     seen[HY_SAMPLE];
+
+	for (int p = 0; p < HY_VIS; p++) {
+		uint64_t id = 0, t0 = wb_mono_us();
+		size_t   left = HY_SAMPLE;
+		if (hy_publish_id(content, author, &id) != 0) {
+			return -1;
+		}
+		memset(seen, 0, sizeof(seen));
+		while (left > 0) {
+			for (size_t i = 0; i < HY_SAMPLE; i++) {
+				wb_obj       *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
+				const wb_obj *posts = NULL;
+				size_t        np = 0;
+				if (seen[i]) {
+					continue;
+				}
+				wb_set_u64(req, WB_F_UID, fans[(i * 7919) % nf]);
+				wb_set_u64(req, WB_F_LIMIT, 1);
+				if (hy_call(in, req, &rep) == WB_OK &&
+				    wb_get_objs(rep, WB_F_POSTS, &posts, &np) && np == 1 &&
+				    wb_u64(&posts[0], WB_F_ID, 0) == id) {
+					seen[i] = true;
+					left--;
+				}
+				wb_msg_free(rep);
+			}
+			if (wb_mono_us() - t0 > 60000000) {
+				fprintf(stderr, "hybrid_bench: a post never became visible\n");
+				return -1;
+			}
+		}
+		us[p] = wb_mono_us() - t0;
+	}
+	/* one sweep of the sampled homes, the post long visible: the figures' floor */
+	uint64_t t0 = wb_mono_us();
+	for (size_t i = 0; i < HY_SAMPLE; i++) {
+		wb_obj *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
+		wb_set_u64(req, WB_F_UID, fans[(i * 7919) % nf]);
+		wb_set_u64(req, WB_F_LIMIT, 1);
+		(void)hy_call(in, req, &rep);
+		wb_msg_free(rep);
+	}
+	qsort(us, HY_VIS, sizeof(us[0]), hy_cmp_u64);
+	printf("hybrid_bench: publish-to-visible, %-22s p50 %6.2f ms, max %6.2f ms "
+	       "(%d posts, %d sampled followers each; one sweep of them %.2f ms)\n",
+	    what, us[HY_VIS / 2] / 1e3, us[HY_VIS - 1] / 1e3, HY_VIS, HY_SAMPLE,
+	    (wb_mono_us() - t0) / 1e3);
+	return 0;
 }
 
 /* hy_reads times inbox.home {uid, limit 20} for readers a and b, alternating in runs. */
@@ -290,6 +363,8 @@ main(int argc, char **argv)
 		    (unsigned long long)hy_gauge(in, "big_accounts"),
 		    (unsigned long long)hy_gauge(in, "outbox_posts"));
 	}
+	rc = rc || hy_visible(content, in, "big account:", big[0], fans, nfans);
+	rc = rc || hy_visible(content, in, "mid account (fanned):", mid[0], fans, limit);
 	uint64_t na = 0, nb = 0;
 	rc = rc || hy_reads(in, a, b, &na, &nb);
 	if (rc == 0) {
