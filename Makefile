@@ -343,10 +343,10 @@ $(BUILD)/bin/warble-load: $(call objs,$(wildcard tests/load/lib/*.c)) $(LIB_TEST
 $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) \
 	$(if $(LOAD_REDIS),-lhiredis) $(if $(LOAD_PG),-lpq) $(VIPS_LIBS)
 
-# home_bench, login_bench and suggest_bench run a whole cluster through the
-# test harness, pubsub_bench its certificates (tests/support); fanout_bench
-# runs the real inbox against stand-ins.
-HARNESS_BENCHES = $(addprefix $(BUILD)/bench/,home_bench login_bench pubsub_bench suggest_bench)
+# home_bench, hybrid_bench, login_bench and suggest_bench run a whole
+# cluster through the test harness, pubsub_bench its certificates
+# (tests/support); fanout_bench runs the real inbox against stand-ins.
+HARNESS_BENCHES = $(addprefix $(BUILD)/bench/,home_bench hybrid_bench login_bench pubsub_bench suggest_bench)
 $(HARNESS_BENCHES): $(LIB_TEST) | $(SVC_BINS)
 $(HARNESS_BENCHES): private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
 $(BUILD)/bench/fanout_bench: | $(SVC_BINS)

@@ -135,6 +135,9 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 		rc = inbox_meta_load(&in->src[i]);
 	}
 	if (rc == WB_OK) {
+		rc = inbox_hybrid_open(in);
+	}
+	if (rc == WB_OK) {
 		rc = inbox_rebuild_mark_load(in);
 	}
 	if (rc != WB_OK) {
@@ -219,6 +222,7 @@ inbox_close(inbox *in)
 	hb_batch_free(in->batch);
 	hb_batch_free(in->batch2);
 	inbox_cache_close(in->cache);
+	inbox_hybrid_close(in);
 	pthread_mutex_destroy(&in->mu);
 	pthread_cond_destroy(&in->cv);
 	free(in);
@@ -295,6 +299,10 @@ INBOX_GAUGE(cache_hits)
 INBOX_GAUGE(cache_misses)
 INBOX_GAUGE(rb_state)
 INBOX_GAUGE(rb_done)
+INBOX_GAUGE(nbig_live)
+INBOX_GAUGE(outbox_posts)
+INBOX_GAUGE(crossed_up)
+INBOX_GAUGE(crossed_down)
 
 /*
  * inbox_gauges adds the fan-out figures to a server's stats.  The applied
@@ -330,6 +338,10 @@ inbox_gauges(inbox *in, rt_server *s)
 		{ "home_cache_misses", inbox_g_cache_misses },
 		{ "rebuild_state", inbox_g_rb_state },
 		{ "rebuild_done", inbox_g_rb_done },
+		{ "big_accounts", inbox_g_nbig_live },
+		{ "outbox_posts", inbox_g_outbox_posts },
+		{ "fanout_crossed_up", inbox_g_crossed_up },
+		{ "fanout_crossed_down", inbox_g_crossed_down },
 	};
 	int rc = WB_OK;
 

@@ -41,6 +41,7 @@ typedef struct inbox_opts {
 	bool     rebuild; /* rebuild every inbox once started (inbox_rebuild.c) */
 	uint32_t
 	    cache_readers; /* readers whose newest posts are kept in memory (inbox_cache.h; 0: none) */
+	uint64_t fanout_limit; /* followers over which posts go to an outbox (0: never) */
 } inbox_opts;
 
 /* inbox_open prepares the service over an open table (nothing runs yet). */

@@ -1,14 +1,14 @@
 /*
  * inbox_daemon.c - warble-inbox's options: its sources, the inbox bounds
- * (versions kept, TTL, backfill on follow), the fan-out pacing and a
- * rebuild at start.
+ * (versions kept, TTL, backfill on follow), the fan-out pacing, the
+ * hybrid fan-out limit and a rebuild at start.
  */
 #include "inbox.h"
 #include "inbox_schema.h"
 #include "rt_log.h"
 
 static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_page, *inbox_rb,
-    *inbox_cache_n;
+    *inbox_cache_n, *inbox_limit;
 static uint64_t   inbox_nmax, inbox_ttl_s;
 static inbox_opts inbox_o;
 
@@ -39,13 +39,17 @@ static rt_opt inbox_daemon_opts[] = {
 	{ "inbox-cache", "WARBLE_INBOX_CACHE", "32768",
 	    "readers whose newest posts are kept in memory (about 400 B each; 0 = none)",
 	    &inbox_cache_n },
+	{ "fanout-limit", "WARBLE_FANOUT_LIMIT", "100000",
+	    "followers over which an account's posts are kept once in its outbox and merged into "
+	    "homes when read, not written into each (0 = always fan out)",
+	    &inbox_limit },
 	{ NULL },
 };
 
 static int
 inbox_daemon_config(void)
 {
-	uint64_t back, poll_ms, page, rb, cache;
+	uint64_t back, poll_ms, page, rb, cache, limit;
 
 	if (rt_config_u64("inbox-max", inbox_max, 1, 1000000, &inbox_nmax) != 0 ||
 	    rt_config_u64("inbox-ttl", inbox_ttl, 1, UINT64_MAX / 1000, &inbox_ttl_s) != 0 ||
@@ -53,7 +57,8 @@ inbox_daemon_config(void)
 	    rt_config_u64("inbox-poll-ms", inbox_poll, 1, 3600000, &poll_ms) != 0 ||
 	    rt_config_u64("inbox-fanout-page", inbox_page, 1, 10000, &page) != 0 ||
 	    rt_config_u64("rebuild", inbox_rb, 0, 1, &rb) != 0 ||
-	    rt_config_u64("inbox-cache", inbox_cache_n, 0, 1u << 24, &cache) != 0) {
+	    rt_config_u64("inbox-cache", inbox_cache_n, 0, 1u << 24, &cache) != 0 ||
+	    rt_config_u64("fanout-limit", inbox_limit, 0, UINT64_MAX / WB_SLOTS, &limit) != 0) {
 		return 2;
 	}
 	inbox_o.backfill = (uint32_t)back;
@@ -63,6 +68,7 @@ inbox_daemon_config(void)
 	inbox_o.ttl_ms = inbox_ttl_s * 1000;
 	inbox_o.rebuild = rb != 0;
 	inbox_o.cache_readers = (uint32_t)cache;
+	inbox_o.fanout_limit = limit;
 	return 0;
 }
 

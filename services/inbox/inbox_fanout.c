@@ -126,8 +126,7 @@ inbox_meta_put(inbox *in, hb_batch *b, inbox_source *s, uint64_t seq)
 	return hb_batch_put(b, in->t, INBOX_FAM_META, s->name, strlen(s->name), NULL, 0, 0, v, 16);
 }
 
-/* inbox_commit writes b (adding the meta seq when last) and clears it. */
-static int
+int
 inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
 {
 	hb_batch *b = in->batch;
@@ -315,6 +314,9 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 	}
 	if (rc == WB_OK) {
 		INBOX_STORE(&in->last_fanout_cells, cells);
+		if (put) {
+			inbox_big_seen(in, ev->uid, cells - inbox_mine(in, ev->uid));
+		}
 	}
 	return rc;
 }
@@ -423,6 +425,7 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 	wb_obj       *rep[WB_SHARDS_MAX] = { NULL };
 	size_t        total = 0, narrow = 0, ncells = 0, last_wide = n;
 	bool          wide[INBOX_MERGE_MAX] = { false };
+	uint64_t      seen[INBOX_MERGE_MAX] = { 0 }; /* each author's fans here (a self-fan too) */
 	inbox_mcell  *cells = NULL;
 	uint64_t      limit =
             in->opts.fans_page < INBOX_MERGE_FANS ? in->opts.fans_page : INBOX_MERGE_FANS;
@@ -443,6 +446,9 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		}
 	}
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		if (!wide[i] && inbox_big_suspect(in, evs[i].uid)) {
+			wide[i] = true; /* maybe over the limit: applied alone (inbox_hybrid.c) */
+		}
 		last_wide = wide[i] ? i : last_wide;
 		narrow += !wide[i];
 	}
@@ -480,12 +486,16 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 				size_t          nf = 0;
 				if (!wide[i] && wb_get_u64s(&reps[k][i], WB_F_UIDS, &f, &nf)) {
 					inbox_cache_page(in, &evs[i], f, nf, true, rc == WB_OK);
+					seen[i] += nf;
 				}
 			}
 		}
 		for (size_t i = 0; i < n; i++) {
 			if (!wide[i] && inbox_mine(in, evs[i].uid)) {
 				inbox_cache_cell(in, &evs[i], evs[i].uid, true, rc == WB_OK);
+			}
+			if (!wide[i] && rc == WB_OK) {
+				inbox_big_seen(in, evs[i].uid, seen[i]);
 			}
 		}
 	}
@@ -597,6 +607,9 @@ inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 		wb_msg_free(rep);
 	}
 	if (rc == WB_OK) {
+		rc = inbox_big_follow(in, in->batch, ev, true);
+	}
+	if (rc == WB_OK) {
 		rc = inbox_commit(in, s, ev->seq, true);
 	} else {
 		hb_batch_clear(in->batch);
@@ -638,7 +651,7 @@ inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	}
 	hb_scan_close(sc);
 	if (rc == WB_EEND) {
-		rc = WB_OK;
+		rc = inbox_big_follow(in, in->batch, ev, false); /* hidden at once if big */
 	}
 	if (rc != WB_OK) {
 		hb_batch_clear(in->batch);
@@ -663,8 +676,14 @@ inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 	case WB_EV_POST:
 	case WB_EV_DELETE: {
 		uint64_t t0 = wb_mono_us();
+		bool     done = false;
 		INBOX_STORE(&in->fanout_in_progress, 1);
-		rc = inbox_fans_each(in, s, ev, ev->type == WB_EV_POST);
+		/* a big account's post goes to its outbox; its deletes leave the outbox, then fan out */
+		rc = ev->type == WB_EV_POST ? inbox_big_post(in, s, ev, &done)
+		                            : inbox_big_delete(in, ev);
+		if (rc == WB_OK && !done) {
+			rc = inbox_fans_each(in, s, ev, ev->type == WB_EV_POST);
+		}
 		INBOX_STORE(&in->fanout_in_progress, 0);
 		if (rc == WB_OK) {
 			INBOX_STORE(&in->last_fanout_ms, (wb_mono_us() - t0 + 500) / 1000);

@@ -1,6 +1,7 @@
 /*
  * inbox_home.c - inbox.home: a reader's home timeline, newest first, from
- * the cache or one row scan.
+ * the cache or one row scan, merged with the outboxes of the big accounts
+ * the reader follows (inbox_hybrid.c).
  */
 #include "inbox_int.h"
 #include "inbox_schema.h"
@@ -63,7 +64,7 @@ inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	inbox   *in = arg;
 	uint64_t uid = wb_u64(req, WB_F_UID, 0);
-	uint64_t limit, before;
+	uint64_t limit, before = 0;
 	inbox_cell
 	    cells[INBOX_PAGE_MAX + 1 > INBOX_CACHE_CELLS ? INBOX_PAGE_MAX + 1 : INBOX_CACHE_CELLS];
 	size_t n = 0;
@@ -73,12 +74,16 @@ inbox_home(void *arg, const wb_obj *req, wb_obj *rep)
 		return WB_EINVAL;
 	}
 	/* one cell more than the page tells whether there is a next page */
-	if (!wb_get_u64(req, WB_F_BEFORE, &before)) {
+	bool has_before = wb_get_u64(req, WB_F_BEFORE, &before);
+	if (!has_before) {
 		rc = inbox_home_read(in, uid, limit + 1, cells, &n);
 	} else if (before > 1) {
 		rc = inbox_home_scan(in, uid, before - 1, limit + 1, cells, &n);
 	} else {
 		rc = WB_OK; /* nothing is older than the first id */
+	}
+	if (rc == WB_OK && (!has_before || before > 1)) {
+		rc = inbox_big_merge(in, uid, has_before ? before - 1 : 0, limit + 1, cells, &n);
 	}
 	if (rc != WB_OK) {
 		return rc;

@@ -119,7 +119,21 @@ struct inbox {
 	uint64_t rb_t0_ms;    /* start, monotonic ms */
 	uint64_t rb_elapsed;  /* ms, once over */
 	uint64_t rb_err;      /* the failure's code */
+
+	/* hybrid fan-out (inbox_hybrid.c) */
+	pthread_rwlock_t   big_mu;      /* the set of big accounts */
+	bool               big_mu_live; /* big_mu was made */
+	struct inbox_big  *big;         /* big accounts here, by uid (under big_mu) */
+	size_t             nbig, big_cap;
+	uint64_t           nbig_live;    /* nbig, read without big_mu (atomic) */
+	struct inbox_seen *seen;         /* recent authors' local fans (applier only) */
+	uint64_t           outbox_posts; /* posts written to an outbox instead of fanned out */
+	uint64_t           crossed_up;   /* accounts found over the limit */
+	uint64_t           crossed_down; /* big accounts found at or under it again */
 };
+
+typedef struct inbox_seen inbox_seen;
+typedef struct inbox_big  inbox_big;
 
 enum { INBOX_RB_IDLE = 0, INBOX_RB_QUEUED, INBOX_RB_RUNNING, INBOX_RB_DONE, INBOX_RB_FAILED };
 
@@ -145,6 +159,44 @@ void inbox_rel_slots(const inbox *in, unsigned j, unsigned *lo, unsigned *hi);
 
 /* inbox_fans_req builds rel.fans {uid, after?, limit, slots} for the fans relation shard j holds in this inbox's slots (NULL if out of memory). */
 wb_obj *inbox_fans_req(inbox *in, unsigned j, uint64_t uid, uint64_t after, uint64_t limit);
+
+/* inbox_commit writes the applier's batch (adding s's applied seq when last) and clears it. */
+int inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last);
+
+/* inbox_hybrid_open prepares hybrid fan-out and loads the big accounts from the store. */
+int inbox_hybrid_open(inbox *in);
+
+/* inbox_hybrid_close frees what inbox_hybrid_open made. */
+void inbox_hybrid_close(inbox *in);
+
+/* inbox_big_is tells whether uid's posts go to its outbox here (any thread). */
+bool inbox_big_is(inbox *in, uint64_t uid);
+
+/* inbox_big_suspect tells whether uid may be over the limit: big here, or many fans here at
+ * its last fan-out (applier). */
+bool inbox_big_suspect(inbox *in, uint64_t uid);
+
+/* inbox_big_seen notes the fans uid had in this shard's slots at a fan-out (applier). */
+void inbox_big_seen(inbox *in, uint64_t uid, uint64_t fans);
+
+/* inbox_big_post applies post ev of s when its author is big (crossing up first if it
+ * just became so; *done then true, seq written), or crosses down (*done false: fan it out). */
+int inbox_big_post(inbox *in, inbox_source *s, const inbox_event *ev, bool *done);
+
+/* inbox_big_delete deletes the post of delete ev from its author's outbox, if big. */
+int inbox_big_delete(inbox *in, const inbox_event *ev);
+
+/* inbox_big_follow adds to b the bigf cell of a follow of a big account, or its delete on
+ * unfollow. */
+int inbox_big_follow(inbox *in, hb_batch *b, const inbox_event *ev, bool follow);
+
+/* inbox_big_merge merges into cells[0..*n) (newest first) the posts below maxv (0: any) of
+ * the big accounts uid follows, keeping the newest want (cells holds INBOX_PAGE_MAX + 1). */
+int inbox_big_merge(
+    inbox *in, uint64_t uid, uint64_t maxv, size_t want, inbox_cell *cells, size_t *n);
+
+/* inbox_big_clear forgets every big account, outbox and bigf cell (a rebuild fans out all). */
+int inbox_big_clear(inbox *in);
 
 /* inbox_apply applies one event of source s (whose seq is applied + 1, or
  * the first after a trimmed log), writing the meta seq with its last

@@ -16,7 +16,9 @@
  *   1. read each source's last seq L (post.log, rel.log of every shard it
  *      takes events from);
  *   2. mark the rebuild in meta (a restart finds the mark and starts over)
- *      and delete every tl cell (one range delete);
+ *      and delete every tl cell (one range delete), and every big account,
+ *      outbox and bigf cell (inbox_hybrid.c): the rebuilt inboxes hold the
+ *      big accounts' posts too, and each crosses up again on its next post;
  *   3. on each relation shard overlapping this inbox's slots, page
  *      through the users who have fans there (rel.followed, 1000 at a
  *      time, with rel.counts for the progress): for each, its newest
@@ -440,7 +442,7 @@ inbox_rebuild_run(inbox *in)
 	if ((rc = inbox_rb_lasts(in, last)) == WB_OK &&
 	    (rc = hb_put(in->t, INBOX_FAM_META, INBOX_META_REBUILD, strlen(INBOX_META_REBUILD),
 	         NULL, 0, 0, mark, sizeof(mark))) == WB_OK &&
-	    (rc = hb_clear(in->t, INBOX_FAM_TL)) == WB_OK &&
+	    (rc = hb_clear(in->t, INBOX_FAM_TL)) == WB_OK && (rc = inbox_big_clear(in)) == WB_OK &&
 	    (rc = inbox_rb_all(in, depth)) == WB_OK) {
 		rc = inbox_rb_finish(in, last);
 	}

@@ -29,4 +29,25 @@ inbox_schema_families(hb_family_opts *fams, uint32_t max_versions, uint64_t ttl_
 		.max_versions = 1,
 		.qual_len = HB_NONE,
 	};
+	fams[INBOX_FAM_BIG] = (hb_family_opts) {
+		.name = "big",
+		.max_versions = 1,
+		.row_len = 8,
+		.qual_len = HB_NONE,
+	};
+	fams[INBOX_FAM_OUT] = (hb_family_opts) {
+		.name = "out",
+		.max_versions = max_versions,
+		.ttl_ms = ttl_ms,
+		.row_len = 8,
+		.qual_len = HB_NONE,
+		.compression = HB_COMPRESS_ZSTD,
+		.version_ms = wb_id_ms,
+	};
+	fams[INBOX_FAM_BIGF] = (hb_family_opts) {
+		.name = "bigf",
+		.max_versions = 1,
+		.row_len = 8,
+		.qual_len = 8,
+	};
 }

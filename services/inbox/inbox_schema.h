@@ -22,6 +22,34 @@
  *   event.  A store of a release before shards named them "content" and
  *   "relation"; they are renamed on its first open (inbox_upgrade.c).
  *   Row "rebuild" -> the depth (4 BE) while a rebuild is unfinished.
+ *
+ * Hybrid fan-out (inbox_hybrid.c): the accounts this shard keeps as big
+ * (over WARBLE_FANOUT_LIMIT followers) are not fanned out; their posts
+ * go once into their outbox, and a home read merges the outboxes of the
+ * big accounts its reader follows.
+ *
+ * big: row = a big account's uid (8 BE), no qualifier -> its follower
+ *   count when it crossed (8 BE).  Present while the account is big here.
+ *
+ * out: one row per big account, one cell per recent post, as in tl.
+ *
+ *   key:   +-------------------+------------------------+
+ *          | author uid (8 BE) | ~post id (8 BE)        |   no qualifier
+ *          +-------------------+------------------------+
+ *   value: +-------------------+
+ *          | author uid (8 BE) |
+ *          +-------------------+
+ *
+ *   The same cap and TTL as tl.
+ *
+ * bigf: the big accounts each reader of this shard follows.
+ *
+ *   key:   +-------------------+-------------------+-------------+
+ *          | reader uid (8 BE) | followee (8 BE)   | ~0 (8 BE)   |
+ *          +-------------------+-------------------+-------------+
+ *   value: empty.  Written for a big account's fans when it crosses up
+ *   and on a follow of a big account; deleted on unfollow and when it
+ *   crosses down.
  */
 #ifndef INBOX_SCHEMA_H
 #define INBOX_SCHEMA_H
@@ -33,6 +61,9 @@
 enum {
 	INBOX_FAM_TL = 0,
 	INBOX_FAM_META,
+	INBOX_FAM_BIG,
+	INBOX_FAM_OUT,
+	INBOX_FAM_BIGF,
 	INBOX_FAM_COUNT,
 };
 

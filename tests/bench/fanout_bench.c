@@ -4,7 +4,8 @@
  * Runs the real warble-inbox against stand-ins for relation (rel.fans
  * serves fans 1..N in pages) and content (post.log serves POSTS post
  * events by author N+1), waits until every event is applied and prints
- * each post's fan-out time (min and median), cells/s, the CPU seconds
+ * each post's fan-out time (min and median; fan-out on write for any
+ * number of fans: --fanout-limit 0), cells/s, the CPU seconds
  * the inbox and the stand-ins spent, the inbox's peak RSS, and then,
  * with the inbox stopped, the tl family's bytes on disk per entry after
  * a full compaction.
@@ -278,11 +279,12 @@ main(int argc, char **argv)
 			execl("/usr/bin/valgrind", "valgrind", "--tool=callgrind", out, bin,
 			    "--inbox-url", inb, "--content-url", con, "--relation-url", rel,
 			    "--content-pub-url", nopub, "--relation-pub-url", nopub, "--data", dir,
-			    "--log-level", "warn", (char *)NULL);
+			    "--log-level", "warn", "--fanout-limit", "0", (char *)NULL);
 		} else {
 			execl(bin, "warble-inbox", "--inbox-url", inb, "--content-url", con,
 			    "--relation-url", rel, "--content-pub-url", nopub, "--relation-pub-url",
-			    nopub, "--data", dir, "--log-level", "warn", (char *)NULL);
+			    nopub, "--data", dir, "--log-level", "warn", "--fanout-limit", "0",
+			    (char *)NULL);
 		}
 		perror(bin);
 		_exit(127);

@@ -10,6 +10,8 @@
  *                /metrics of every gateway
  *   big_account  20,000 fans (5,000 sanitized) over the three inbox
  *                shards, each post in exactly its fans' inboxes
+ *   hybrid       flows with WARBLE_FANOUT_LIMIT=3 (the big accounts' posts
+ *                merged from outboxes when read), every home exact
  *   processes_killed  each process killed (-9) in turn under publish and
  *                follow load through all three gateways, and restarted
  *                in place: nothing acknowledged lost or doubled, every
@@ -88,5 +90,19 @@ Test(cluster_one, processes_killed, .fini = ct_fini, .timeout = 300)
 	    "caught up in %lld ms; %zu homes equal to the recomputed ones\n",
 	    ct_w.nposts, atomic_load(&ct_w.nfollows), atomic_load(&ct_w.nambiguous), stored,
 	    ct_w.nmaybe, decided, ms, homes);
+	ct_stop(true);
+}
+
+Test(cluster_one, hybrid, .fini = ct_fini, .timeout = 300)
+{
+	const char *const env[] = { CT_ENV_BACKFILL, "WARBLE_FANOUT_LIMIT=3", NULL };
+	uint64_t          outboxed = 0;
+
+	ct_start((wbc_shape) { .one = CT_PROCESSES }, env);
+	ct_seed_flows(0xC3u);
+	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
+		outboxed += ct_gauge(ct_inbox[k], "outbox_posts");
+	}
+	cr_assert_gt(outboxed, 0, "no post went to an outbox: the test tested nothing");
 	ct_stop(true);
 }

@@ -14,6 +14,11 @@
  *                every inbox shard: each post in exactly its fans'
  *                inboxes, summed over the shards, fanned out in pages of
  *                1,000 across the relation shards
+ *   hybrid       flows with WARBLE_FANOUT_LIMIT=3: the users with four
+ *                followers or more, summed over the relation shards, are
+ *                big on the inbox shards that see enough of their fans, and
+ *                every home (merged with their outboxes) is exact through
+ *                follows, unfollows, deletes and crossings both ways
  *
  * Each test ends by stopping the daemons and reading every store back
  * from its files: no row outside its shard's slots.  Needs root (each
@@ -41,5 +46,23 @@ Test(cluster, big_account, .fini = ct_fini, .timeout = 300)
 
 	ct_start(CT_SHAPE, env);
 	ct_big_account();
+	ct_stop(true);
+}
+
+Test(cluster, hybrid, .fini = ct_fini, .timeout = 300)
+{
+	const char *const env[] = { CT_ENV_BACKFILL, "WARBLE_FANOUT_LIMIT=3", NULL };
+	uint64_t          outboxed = 0, up = 0, down = 0;
+
+	ct_start(CT_SHAPE, env);
+	ct_seed_flows(0xC2u);
+	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
+		outboxed += ct_gauge(ct_inbox[k], "outbox_posts");
+		up += ct_gauge(ct_inbox[k], "fanout_crossed_up");
+		down += ct_gauge(ct_inbox[k], "fanout_crossed_down");
+	}
+	fprintf(stderr, "cluster: hybrid: %llu posts to outboxes, %llu crossings up, %llu down\n",
+	    (unsigned long long)outboxed, (unsigned long long)up, (unsigned long long)down);
+	cr_assert_gt(outboxed, 0, "no post went to an outbox: the test tested nothing");
 	ct_stop(true);
 }

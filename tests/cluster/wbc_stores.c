@@ -150,7 +150,8 @@ wbc_stores_check(
 		{ CONTENT_FAM_MEDIA, WBC_OWNER_ROW }, { CONTENT_FAM_UPLOAD_PREVIEW, WBC_OWNER_ROW },
 		{ CONTENT_FAM_MEDIA_PREVIEW, WBC_OWNER_ROW },
 		{ CONTENT_FAM_PIDX, WBC_OWNER_POST_INDEX } };
-	static const wbc_fam_check inbox[] = { { INBOX_FAM_TL, WBC_OWNER_ROW } };
+	static const wbc_fam_check inbox[] = { { INBOX_FAM_TL, WBC_OWNER_ROW },
+		{ INBOX_FAM_BIGF, WBC_OWNER_ROW } };
 	const hb_table_opts        ro = { .read_only = true };
 	hb_family_opts             fams[WBC_FAMS_MAX];
 	const wbc_fam_check       *checks;

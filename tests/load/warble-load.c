@@ -1643,9 +1643,12 @@ main(int argc, char **argv)
 
 	/* Warble runs with its durable defaults (WAL on every write, no fsync:
 	 * WARBLE_SYNC=0); follows come before any post, so backfill has nothing
-	 * to copy and is switched off to spare a content call per follow. */
+	 * to copy and is switched off to spare a content call per follow.  The
+	 * fan-out rows measure fan-out on write, so no account is kept in an
+	 * outbox however many followers it has (WARBLE_FANOUT_LIMIT=0). */
 	snprintf(inmax, sizeof(inmax), "WARBLE_INBOX_MAX=%u", opt.inbox_max);
-	const char *env[] = { inmax, "WARBLE_BACKFILL=0", "WARBLE_MEDIA_RATE=0", NULL };
+	const char *env[] = { inmax, "WARBLE_BACKFILL=0", "WARBLE_MEDIA_RATE=0",
+		"WARBLE_FANOUT_LIMIT=0", NULL };
 	if (opt.gateways != NULL) {
 		if (lg_warble_attach(&W, opt.gateways, opt.http_url) != 0) {
 			goto out;
