@@ -236,6 +236,7 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 	if (opts != NULL) {
 		t->now_ms = opts->now_ms;
 		t->now_arg = opts->now_arg;
+		t->read_only = opts->read_only;
 	}
 	size_t cache_mb = opts && opts->cache_mb ? opts->cache_mb : 64;
 	t->cache = rocksdb_cache_create_lru(cache_mb << 20);
@@ -243,8 +244,8 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 	t->extra_opts = rocksdb_options_create();
 	t->wo = rocksdb_writeoptions_create();
 	t->ro = rocksdb_readoptions_create();
-	rocksdb_options_set_create_if_missing(t->dbopts, 1);
-	rocksdb_options_set_create_missing_column_families(t->dbopts, 1);
+	rocksdb_options_set_create_if_missing(t->dbopts, !t->read_only);
+	rocksdb_options_set_create_missing_column_families(t->dbopts, !t->read_only);
 	rocksdb_options_set_max_background_jobs(t->dbopts, 2);
 	rocksdb_options_set_keep_log_file_num(t->dbopts, 2);
 	rocksdb_options_set_info_log_level(t->dbopts, 2); /* warnings */
@@ -277,6 +278,20 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 		rocksdb_free(ondisk); /* RocksDB returns malloc(0) even on error */
 		ondisk = NULL;
 		nondisk = 0;
+	}
+	for (size_t i = 0; t->read_only && i < nfams; i++) { /* nothing may be made */
+		bool there = false;
+		for (size_t j = 0; j < nondisk && !there; j++) {
+			there = strcmp(ondisk[j], fams[i].name) == 0;
+		}
+		if (!there) {
+			if (ondisk != NULL) {
+				rocksdb_list_column_families_destroy(ondisk, nondisk);
+			}
+			hb_table_free(t);
+			return hb_err_set(WB_ENOTFOUND,
+			    nondisk == 0 ? "no table there to read" : "a family is not on disk");
+		}
 	}
 	size_t                           n = nfams + nondisk + 1, k = 0;
 	const char                     **names = calloc(n, sizeof(*names));
@@ -312,7 +327,13 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 			copts[k++] = t->extra_opts;
 		}
 	}
-	t->db = rocksdb_open_column_families(t->dbopts, path, (int)k, names, copts, handles, &err);
+	if (t->read_only) {
+		t->db = rocksdb_open_for_read_only_column_families(
+		    t->dbopts, path, (int)k, names, copts, handles, 0, &err);
+	} else {
+		t->db = rocksdb_open_column_families(
+		    t->dbopts, path, (int)k, names, copts, handles, &err);
+	}
 	if (err != NULL) {
 		t->db = NULL;
 		rv = hb_err_rocks(err);
@@ -354,7 +375,7 @@ hb_close(hb_table *t)
 	}
 	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
 	rocksdb_flushoptions_set_wait(fo, 1);
-	for (size_t i = 0; i < t->nfams; i++) {
+	for (size_t i = 0; !t->read_only && i < t->nfams; i++) {
 		char *err = NULL;
 		rocksdb_flush_cf(t->db, fo, t->fams[i].cf, &err);
 		if (err != NULL) {
@@ -406,7 +427,7 @@ hb_put(hb_table *t, int fam, const void *row, size_t row_len, const void *qual, 
 	char   *err = NULL;
 	int     rv;
 
-	if (f == NULL || f->o.counter || (val == NULL && val_len != 0)) {
+	if (f == NULL || f->o.counter || (val == NULL && val_len != 0) || t->read_only) {
 		return WB_EINVAL;
 	}
 	if ((rv = hb_cell_args(f, row, row_len, qual, qual_len)) != WB_OK) {
@@ -579,6 +600,9 @@ hb_attr_set(hb_table *t, const char *name, const void *value, size_t len)
 {
 	char *err = NULL;
 
+	if (t->read_only) {
+		return WB_EINVAL;
+	}
 	rocksdb_put_cf(t->db, t->wo, t->dflt, name, strlen(name), value, len, &err);
 	return err != NULL ? hb_err_rocks(err) : WB_OK;
 }
@@ -893,7 +917,7 @@ hb_write(hb_table *t, hb_batch *b)
 {
 	char *err = NULL;
 
-	if (t == NULL || b == NULL || (b->t != NULL && b->t != t)) {
+	if (t == NULL || b == NULL || (b->t != NULL && b->t != t) || t->read_only) {
 		return WB_EINVAL;
 	}
 	if (rocksdb_writebatch_count(b->wb) == 0) {
@@ -910,7 +934,7 @@ hb_flush(hb_table *t, int fam)
 	hb_fam *f = hb_fam_get(t, fam);
 	char   *err = NULL;
 
-	if (f == NULL) {
+	if (f == NULL || t->read_only) {
 		return WB_EINVAL;
 	}
 	rocksdb_flushoptions_t *fo = rocksdb_flushoptions_create();
@@ -947,7 +971,7 @@ hb_checkpoint(hb_table *t, const char *dir)
 	rocksdb_checkpoint_t *cp;
 	char                 *err = NULL;
 
-	if (t == NULL || dir == NULL || dir[0] == '\0') {
+	if (t == NULL || dir == NULL || dir[0] == '\0' || t->read_only) {
 		return WB_EINVAL;
 	}
 	if ((cp = rocksdb_checkpoint_object_create(t->db, &err)) == NULL || err != NULL) {
@@ -968,7 +992,7 @@ hb_clear(hb_table *t, int fam)
 	char   *err = NULL;
 	size_t  n = 0;
 
-	if (f == NULL) {
+	if (f == NULL || t->read_only) {
 		return WB_EINVAL;
 	}
 	/*

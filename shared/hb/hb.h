@@ -80,6 +80,10 @@ typedef struct hb_table_opts {
 	/* now_ms is the clock used for TTL (tests inject one); NULL: wall clock. */
 	uint64_t (*now_ms)(void *arg);
 	void *now_arg;
+	/* read_only opens an existing table for reads alone, beside nothing that writes it (a stopped
+	 * daemon's store, to inspect): every family named must be on disk, and writes, flushes,
+	 * compactions and attribute updates answer WB_EINVAL. */
+	bool read_only;
 } hb_table_opts;
 
 /* A cell as read back.  Pointers are valid until the next call on the

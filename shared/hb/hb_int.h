@@ -38,6 +38,7 @@ struct hb_table {
 	rocksdb_options_t               *extra_opts;
 	uint64_t (*now_ms)(void *arg);
 	void *now_arg;
+	bool  read_only; /* opened with hb_table_opts.read_only: no write of any kind */
 	/* compaction filters alive on RocksDB's threads (see hb_close) */
 	atomic_uint filters;
 };

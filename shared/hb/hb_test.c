@@ -1036,6 +1036,66 @@ Test(hb, attributes, .init = tdir_make, .fini = tdir_remove)
 	hb_close(c);
 }
 
+/*
+ * A read-only open (a stopped daemon's store, inspected by a test): the
+ * cells, the attributes and the WAL's unflushed writes read back; every
+ * kind of write is refused; nothing is made where there is no table or
+ * family; the files are as they were after the close.
+ */
+Test(hb, read_only, .init = tdir_make, .fini = tdir_remove)
+{
+	hb_family_opts      f[] = { { .name = "a", .row_len = 8, .qual_len = HB_NONE },
+		     { .name = "b", .row_len = HB_VARLEN } };
+	const hb_table_opts ro = { .read_only = true };
+	hb_table           *t;
+	hb_batch           *b;
+	hb_cell            *c;
+	uint8_t             row[8];
+	char                path[512], copy[512], buf[32];
+	size_t              len = 0;
+	struct stat         st;
+
+	snprintf(path, sizeof(path), "%s/db", tdir);
+	snprintf(copy, sizeof(copy), "%s/copy", tdir);
+	cr_assert_eq(hb_open(&t, path, f, 2, &ro), WB_ENOTFOUND, "no table: nothing is made");
+	cr_assert_neq(stat(path, &st), 0);
+	cr_assert_eq(hb_open(&t, path, f, 1, NULL), WB_OK);
+	hb_u64_be(row, 42);
+	cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, 7, "x", 1), WB_OK);
+	cr_assert_eq(hb_attr_set(t, "layout", "inbox 0/1", 9), WB_OK);
+	hb_close(t);
+	cr_assert_eq(hb_open(&t, path, f, 2, &ro), WB_ENOTFOUND, "family b was never made");
+	cr_assert_eq(hb_open(&t, path, f, 1, NULL), WB_OK);
+	cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, 8, "y", 1), WB_OK); /* in the WAL only */
+	hb_close(t);
+
+	cr_assert_eq(hb_open(&t, path, f, 1, &ro), WB_OK);
+	cr_assert_eq(hb_get(t, 0, row, 8, NULL, 0, &c), WB_OK);
+	cr_assert_eq(c->version, 8);
+	hb_cell_free(c);
+	cr_assert_eq(count_cells(t, 0), 2);
+	cr_assert_eq(hb_attr_get(t, "layout", buf, sizeof(buf), &len), WB_OK);
+	cr_assert_str_eq(buf, "inbox 0/1");
+	cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, 9, "z", 1), WB_EINVAL);
+	cr_assert_eq(hb_batch_new(&b), WB_OK);
+	cr_assert_eq(hb_batch_put(b, t, 0, row, 8, NULL, 0, 9, "z", 1), WB_OK);
+	cr_assert_eq(hb_write(t, b), WB_EINVAL);
+	hb_batch_free(b);
+	cr_assert_eq(hb_attr_set(t, "layout", "x", 1), WB_EINVAL);
+	cr_assert_eq(hb_flush(t, 0), WB_EINVAL);
+	cr_assert_eq(hb_compact(t, 0), WB_EINVAL);
+	cr_assert_eq(hb_clear(t, 0), WB_EINVAL);
+	cr_assert_eq(hb_checkpoint(t, copy), WB_EINVAL);
+	hb_table *again;
+	cr_assert_eq(hb_open(&again, path, f, 1, &ro), WB_OK, "readers share a table");
+	cr_assert_eq(count_cells(again, 0), 2);
+	hb_close(again);
+	hb_close(t);
+	cr_assert_eq(hb_open(&t, path, f, 1, NULL), WB_OK, "opens for writes again");
+	cr_assert_eq(count_cells(t, 0), 2);
+	hb_close(t);
+}
+
 /* ---- paging ------------------------------------------------------------ */
 
 Test(hb, paging_with_resume, .init = tdir_make, .fini = tdir_remove)
