@@ -83,7 +83,8 @@ nng_recv_main(void *arg)
 
 	while (nng_recvmsg(e->sub, &msg, 0) == 0) {
 		wb_obj *m;
-		if (wb_decode(&m, nng_msg_body(msg), nng_msg_len(msg), &lim, err, sizeof(err)) == 0) {
+		if (wb_decode(&m, nng_msg_body(msg), nng_msg_len(msg), &lim, err, sizeof(err)) ==
+		    0) {
 			count_fn(NULL, m);
 			wb_msg_free(m);
 		}
@@ -153,8 +154,9 @@ run(const way *w)
 	}
 	uint64_t t1 = wb_mono_us(), c1 = cpu_us();
 	long     n = atomic_load(&got);
-	printf("pubsub_bench: %-10s %6ld of %llu messages in %6.1f ms: %8.0f msg/s, %5.2f us of CPU "
-	       "a message, %llu lost\n",
+	printf(
+	    "pubsub_bench: %-10s %6ld of %llu messages in %6.1f ms: %8.0f msg/s, %5.2f us of CPU "
+	    "a message, %llu lost\n",
 	    w->name, n, (unsigned long long)nmsgs, (double)(t1 - t0) / 1000.0,
 	    (double)n * 1e6 / (double)(t1 - t0), n > 0 ? (double)(c1 - c0) / (double)n : 0.0,
 	    (unsigned long long)(nmsgs - (uint64_t)n));
