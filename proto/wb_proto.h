@@ -236,7 +236,12 @@ wb_mask_first(wb_mask m)
 	X(LOGOUT_ALL,     "logout_all",       WB_M(TOKEN), 0)                      \
 	X(CHANGE_PASSWORD, "change_password", WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0) \
 	X(UPLOAD,         "upload",           WB_M(TOKEN) | WB_M(DATA), 0)         \
-	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN) | WB_M(PREVIEW))
+	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN) | WB_M(PREVIEW)) \
+	/* deleting an account: the user service's, then the gateway's */       \
+	X(USER_DELETE,    "user.delete",      WB_M(TOKEN) | WB_M(PASSWORD), WB_M(ADDR)) \
+	X(USER_DELETE_NAME, "user.delete_name", WB_M(NAME), 0) /* admin: no password */ \
+	X(USER_LOG,       "user.log",         WB_M(FROM), WB_M(LIMIT)) /* the deletions */ \
+	X(DELETE_ACCOUNT, "delete_account",   WB_M(TOKEN) | WB_M(PASSWORD), 0)
 /* clang-format on */
 
 typedef enum wb_op {

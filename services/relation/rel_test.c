@@ -23,7 +23,7 @@ static rt_client  *ucli, *rcli;
 static void
 rt_setup(void)
 {
-	char data[200], e_data[220], e_uurl[200], e_rurl[200], e_purl[220];
+	char data[200], e_data[220], e_uurl[200], e_rurl[200], e_purl[220], upub[160], e_upub[200];
 
 	cr_assert_eq(wbt_ipc_url(user_url, sizeof(user_url), "user"), 0);
 	cr_assert_eq(wbt_ipc_url(rel_url, sizeof(rel_url), "rel"), 0);
@@ -33,7 +33,9 @@ rt_setup(void)
 	snprintf(e_uurl, sizeof(e_uurl), "WARBLE_USER_URL=%s", user_url);
 	snprintf(e_rurl, sizeof(e_rurl), "WARBLE_RELATION_URL=%s", rel_url);
 	snprintf(e_purl, sizeof(e_purl), "WARBLE_RELATION_PUB_URL=%s", pub_url);
-	const char *env[] = { e_data, e_uurl, e_rurl, e_purl, "WARBLE_PWHASH_OPS=1",
+	cr_assert_eq(wbt_ipc_url(upub, sizeof(upub), "userpub"), 0);
+	snprintf(e_upub, sizeof(e_upub), "WARBLE_USER_PUB_URL=%s", upub);
+	const char *env[] = { e_data, e_uurl, e_rurl, e_purl, e_upub, "WARBLE_PWHASH_OPS=1",
 		"WARBLE_PWHASH_MEM=8192", "WARBLE_WORKERS=4", NULL };
 	user_d = wbt_spawn("warble-user", NULL, env);
 	rel_d = wbt_spawn("warble-relation", NULL, env);
