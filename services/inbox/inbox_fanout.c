@@ -5,6 +5,7 @@
  *   delete {uid, id}       every current fan of uid loses version id
  *   follow {uid, target}   uid's inbox gets target's newest posts (backfill)
  *   unfollow {uid, target} uid's inbox loses every post by target
+ *   erased {uid}           uid's account is gone: its row goes whole
  *
  * Fans are read a page (up to INBOX_FANS_PAGE) at a time; the next page
  * is requested on a helper thread while the current one is written, and
@@ -475,7 +476,9 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 static bool
 inbox_elsewhere(const inbox *in, const inbox_source *s, const inbox_event *ev)
 {
-	return s->relation && (ev->type == WB_EV_FOLLOW || ev->type == WB_EV_UNFOLLOW) &&
+	return s->relation &&
+	       (ev->type == WB_EV_FOLLOW || ev->type == WB_EV_UNFOLLOW ||
+	           ev->type == WB_EV_ERASED) &&
 	       !inbox_mine(in, ev->uid);
 }
 
@@ -606,6 +609,31 @@ inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	return rc;
 }
 
+/*
+ * inbox_erase_row drops a deleted account's row whole, with the source's
+ * applied seq: relation's "erased" {uid} comes after every follow of uid
+ * and every fan cell of uid is gone from that shard, so no later event
+ * writes into the row again (rel_erase.c).
+ */
+int
+inbox_erase_row(inbox *in, inbox_source *s, const inbox_event *ev)
+{
+	uint8_t row[8];
+	int     rc = WB_OK;
+
+	hb_u64_be(row, ev->uid);
+	if (inbox_mine(in, ev->uid)) {
+		rc = hb_batch_delete_row(in->batch, in->t, INBOX_FAM_TL, row, 8);
+	}
+	if (rc != WB_OK) {
+		hb_batch_clear(in->batch);
+		return rc;
+	}
+	rc = inbox_commit(in, s, ev->seq, true);
+	inbox_cache_drop(in->cache, ev->uid);
+	return rc;
+}
+
 int
 inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 {
@@ -632,6 +660,9 @@ inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 		break;
 	case WB_EV_UNFOLLOW:
 		rc = inbox_purge(in, s, ev);
+		break;
+	case WB_EV_ERASED:
+		rc = inbox_erase_row(in, s, ev);
 		break;
 	default:
 		rc = inbox_commit(in, s, ev->seq, true);

@@ -78,11 +78,13 @@ struct inbox {
 	rt_shards *content;        /* dialled by inbox_start */
 	rt_shards *relation;
 	inbox_source src[INBOX_SRC_MAX];
-	int          nsrc;   /* content sources first, then relation ones */
-	hb_batch    *batch;  /* the applier's, reused */
-	hb_batch    *batch2; /* the other half of a large page */
-	inbox_cache *cache;  /* the newest cells of recent readers (NULL: none) */
-	uint64_t     mark;   /* the mark of the event being applied (applier only) */
+	int          nsrc;      /* content sources first, then relation ones */
+	hb_batch    *batch;     /* the applier's, reused */
+	hb_batch    *batch2;    /* the other half of a large page */
+	inbox_cache *cache;     /* the newest cells of recent readers (NULL: none) */
+	rt_client   *users;     /* user.log */
+	evlog_sub   *deletions; /* the user service's log: inbox_erase.c */
+	uint64_t     mark;      /* the mark of the event being applied (applier only) */
 
 	pthread_mutex_t mu; /* queue */
 	pthread_cond_t  cv;
@@ -178,6 +180,10 @@ bool inbox_rebuild_ask(inbox *in, uint32_t depth);
  * event since.
  */
 uint64_t inbox_event_mark(const inbox_event *ev);
+
+/* inbox_erase_row drops reader uid's whole row (if kept here) with s's applied seq: relation's
+ * "erased" event, after which nothing more comes into it (inbox_fanout.c). */
+int inbox_erase_row(inbox *in, inbox_source *s, const inbox_event *ev);
 
 /* inbox_event_parse reads an event record (false if it lacks a seq). */
 bool inbox_event_parse(const wb_obj *o, inbox_event *ev);

@@ -20,6 +20,12 @@ rel_svc_open(
 		free(r);
 		return rc;
 	}
+	/* a request in flight lasts seconds; after a restart the user check knows */
+	if ((rc = rt_uidset_open(&r->gone, REL_GONE_MS)) != WB_OK) {
+		rel_known_free(&r->known);
+		free(r);
+		return rc;
+	}
 	r->t = t;
 	r->log = log;
 	r->shard = shard;
@@ -29,6 +35,7 @@ rel_svc_open(
 		pthread_mutex_init(&r->stripes[i], NULL);
 	}
 	atomic_init(&r->user_calls, 0);
+	atomic_init(&r->erased_edges, 0);
 	*out = r;
 	return WB_OK;
 }
@@ -47,6 +54,14 @@ rel_gauge_user_calls(void *arg)
 	rel_svc *r = arg;
 
 	return atomic_load(&r->user_calls);
+}
+
+static uint64_t
+rel_gauge_erased_edges(void *arg)
+{
+	rel_svc *r = arg;
+
+	return atomic_load(&r->erased_edges);
 }
 
 /*
@@ -74,7 +89,10 @@ rel_svc_gauges(rel_svc *r, rt_server *s)
 {
 	int rc = rt_server_gauge(s, "log_last_seq", rel_gauge_last_seq, r);
 
-	return rc == WB_OK ? rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r) : rc;
+	if (rc == WB_OK) {
+		rc = rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r);
+	}
+	return rc == WB_OK ? rt_server_gauge(s, "erased_edges", rel_gauge_erased_edges, r) : rc;
 }
 
 /* rel_svc_close frees the service; NULL is ignored. */
@@ -88,6 +106,7 @@ rel_svc_close(rel_svc *r)
 		pthread_mutex_destroy(&r->stripes[i]);
 	}
 	rel_known_free(&r->known);
+	rt_uidset_close(r->gone);
 	free(r);
 }
 

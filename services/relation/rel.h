@@ -13,11 +13,15 @@
  *                                             (this shard's part: the sums
  *                                             over every shard are the counts)
  *   rel.log          {from, limit?}        -> {events, last}   (this shard's log)
+ *
+ * It follows the user service's log of deletions and erases each deleted
+ * account's edges on this shard (rel_erase.c).
  */
 #ifndef REL_SVC_H
 #define REL_SVC_H
 
 #include "evlog.h"
+#include "evlog_sub.h"
 #include "hb.h"
 #include "rt_client.h"
 #include "rt_daemon.h"
@@ -43,6 +47,10 @@ extern const rt_route rel_routes[];
 
 /* rel_svc_gauges adds the service's figures to a server's stats. */
 int rel_svc_gauges(rel_svc *r, rt_server *s);
+
+/* rel_erase_apply applies an event of the user service's log (an evlog_apply_fn; arg is the
+ * rel_svc): "erase" {uid} erases that account's edges on this shard (rel_erase.c). */
+int rel_erase_apply(void *arg, evlog_sub *s, const wb_obj *ev, hb_batch *b);
 
 /* rel_upgrade moves a store of a release before shards to this one's keys (rel_upgrade.c). */
 int rel_upgrade(hb_table *t, const char *dir);

@@ -1,6 +1,7 @@
 /*
  * rel_daemon.c - warble-relation's options and what it opens around the
- * service: the event log's publisher and a client of the user service.
+ * service: the event log's publisher, a client of the user service, and
+ * the follower of the user service's deletions (rel_erase.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +11,12 @@
 #include "rt_pubsub.h"
 #include "rel_schema.h"
 
-static const char *rel_pub_url, *rel_user_url;
+static const char *rel_pub_url, *rel_user_url, *rel_user_pub_url;
 
 static rt_opt rel_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_RELATION_PUB, "event PUB URL", &rel_pub_url),
 	RT_OPT_URL(WB_EP_USER, "user service URL", &rel_user_url),
+	RT_OPT_URL(WB_EP_USER_PUB, "user service's events (deletions)", &rel_user_pub_url),
 	{ NULL },
 };
 
@@ -24,6 +26,7 @@ typedef struct rel_daemon {
 	evlog     *log;
 	rt_client *users, *bulk_users;
 	rel_svc   *svc;
+	evlog_sub *deletions; /* the user service's log */
 } rel_daemon;
 
 static void
@@ -34,6 +37,7 @@ rel_daemon_close(void *arg)
 	if (d == NULL) {
 		return;
 	}
+	evlog_sub_close(d->deletions);
 	rel_svc_close(d->svc);
 	rt_client_close(d->bulk_users);
 	rt_client_close(d->users);
@@ -71,7 +75,20 @@ rel_daemon_open(const rt_env *env, void **out)
 	    (rc = rt_client_open(&d->bulk_users, rel_user_url, &bopts)) != WB_OK ||
 	    (rc = rel_svc_open(&d->svc, env->store, d->log, env->shard, d->users, d->bulk_users)) !=
 	        WB_OK ||
-	    (rc = rel_svc_gauges(d->svc, env->srv)) != WB_OK) {
+	    (rc = rel_svc_gauges(d->svc, env->srv)) != WB_OK ||
+	    (rc = evlog_sub_open(&d->deletions, &(evlog_sub_opts) { .source = "user",
+	                                            .pub_url = rel_user_pub_url,
+	                                            .tls = env->tls,
+	                                            .client = d->users,
+	                                            .log_op = WB_OP_USER_LOG,
+	                                            .t = env->store,
+	                                            .fam = REL_FAM_META,
+	                                            .apply = rel_erase_apply,
+	                                            .arg = d->svc })) != WB_OK ||
+	    (rc = rt_server_gauge(env->srv, "user_applied", evlog_sub_applied, d->deletions)) !=
+	        WB_OK ||
+	    (rc = rt_server_gauge(env->srv, "user_behind", evlog_sub_behind, d->deletions)) !=
+	        WB_OK) {
 		RT_ERRORF("cannot open (events on %s): %s", rel_pub_url, wb_strerror(rc));
 		rel_daemon_close(d);
 		return rc;
@@ -80,6 +97,15 @@ rel_daemon_open(const rt_env *env, void **out)
 	RT_INFOF("events on %s", rel_pub_url);
 	*out = d;
 	return WB_OK;
+}
+
+/* rel_daemon_start follows the user service's deletions once the server listens. */
+static int
+rel_daemon_start(void *arg)
+{
+	rel_daemon *d = arg;
+
+	return evlog_sub_start(d->deletions);
 }
 
 /* rel_daemon_svc gives the handlers' argument: the service inside d. */
@@ -102,5 +128,6 @@ const rt_service rel_service = {
 	.routes = rel_routes,
 	.route_arg = rel_daemon_svc,
 	.sharded = true,
+	.start = rel_daemon_start,
 	.close = rel_daemon_close,
 };

@@ -9,8 +9,10 @@
 #include <stdatomic.h>
 
 #include "rel.h"
+#include "rt_uidset.h"
 
-#define REL_STRIPES 256 /* edge locks, keyed by (uid, target) */
+#define REL_STRIPES 256                     /* edge locks, keyed by (uid, target) */
+#define REL_GONE_MS (3600 * UINT64_C(1000)) /* an erased account's edges are refused this long */
 
 /* rel_known: the uids known to exist (users are never deleted), an
  * open-addressing set of nonzero u64; cleared when it reaches its cap. */
@@ -30,7 +32,24 @@ struct rel_svc {
 	rel_known       known;
 	pthread_mutex_t stripes[REL_STRIPES];
 	atomic_ulong    user_calls; /* user.get calls made (stats gauge) */
+	rt_uidset      *gone; /* accounts being erased: no edge of theirs is made (rel_erase.c) */
+	atomic_ulong    erased_edges; /* edges removed by erasures (stats gauge) */
 };
+
+/* rel_stripe_of returns the index of the stripe lock of the pair (uid, target). */
+static inline size_t
+rel_stripe_of(uint64_t uid, uint64_t target)
+{
+	uint64_t h = uid * UINT64_C(0x9E3779B97F4A7C15) ^ target;
+
+	h ^= h >> 29;
+	h *= UINT64_C(0xBF58476D1CE4E5B9);
+	h ^= h >> 32;
+	return (size_t)(h % REL_STRIPES);
+}
+
+/* rel_gone tells whether uid's account is being (or was just) erased: its edges are refused. */
+bool rel_gone(rel_svc *r, uint64_t uid);
 
 /* rel_fail fills rep with an error (msg NULL: the code's message) and returns code. */
 int rel_fail(wb_obj *rep, int code, const char *msg);
@@ -43,6 +62,9 @@ void rel_known_free(rel_known *k);
  * user.get); WB_ENOUSER if one does not, a transport error if the user
  * service cannot answer. */
 int rel_users_exist(rel_svc *r, const uint64_t *uids, size_t n);
+
+/* rel_known_clear forgets every user known to exist (one was deleted). */
+void rel_known_clear(rel_known *k);
 
 /* Handlers (rt_handler_fn), by job. */
 int rel_handle_follow(void *arg, const wb_obj *req, wb_obj *rep);

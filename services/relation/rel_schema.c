@@ -38,6 +38,12 @@ rel_schema(hb_family_opts *fams)
 		.counter = true,
 	};
 	fams[REL_FAM_LOG] = evlog_family("log");
+	fams[REL_FAM_META] = (hb_family_opts) {
+		.name = "meta",
+		.max_versions = 1,
+		.row_len = HB_VARLEN,
+		.qual_len = HB_NONE,
+	};
 }
 
 void

@@ -36,7 +36,13 @@
  *          fans make (the count is the sum over the shards).
  *
  * log      the event log (evlog): row = seq (8 BE) -> {seq, type, uid,
- *          target, time}, type "follow" or "unfollow".
+ *          target, time}, type "follow" or "unfollow"; and, for a deleted
+ *          account, "unfollow" for each of its fans here and "erased"
+ *          {uid} once this shard holds nothing of it (rel_erase.c).
+ *
+ * meta     row = the name of a log this shard follows ("user") -> its
+ *          applied seq (8 BE) and that event's mark (8 BE): the user
+ *          service's deletions (evlog_sub.h).
  */
 #ifndef REL_SCHEMA_H
 #define REL_SCHEMA_H
@@ -49,6 +55,7 @@ enum rel_fam {
 	REL_FAM_COUNT,
 	REL_FAM_LOG,
 	REL_FAM_FAN_OLD,
+	REL_FAM_META,
 	REL_FAM_NFAMS
 };
 

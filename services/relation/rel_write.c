@@ -105,6 +105,10 @@ rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, bool foll
 	hb_u64_be(a, uid);
 	hb_u64_be(t, target);
 	pthread_mutex_lock(mu);
+	if (follow && (rel_gone(r, uid) || rel_gone(r, target))) {
+		rc = WB_ENOUSER; /* deleted after the user check: rel_erase.c */
+		goto out;
+	}
 	rc = rel_edge_exists(r, a, t, &exists);
 	if (rc != WB_OK || exists == follow) {
 		goto out; /* error, or already as asked: nothing to do */
@@ -152,6 +156,9 @@ rel_handle_edge(rel_svc *r, const wb_obj *req, wb_obj *rep, bool follow)
 	}
 	rc = rel_edge_apply(r, b, uids[0], uids[1], follow, &seq);
 	hb_batch_free(b);
+	if (rc == WB_ENOUSER) {
+		return rel_fail(rep, rc, NULL);
+	}
 	if (rc != WB_OK) {
 		RT_ERRORF("%s %llu -> %llu failed: %s %s", follow ? "follow" : "unfollow",
 		    (unsigned long long)uids[0], (unsigned long long)uids[1], wb_strerror(rc),
