@@ -49,6 +49,8 @@ typedef struct gw_tokens_seen {
 struct gw_tokens {
 	rt_client           *user;
 	int                  poll_ms, trust_ms;
+	gw_tokens_closed_fn  closed; /* hears of deleted accounts */
+	void                *closed_arg;
 	pthread_rwlock_t     lock; /* the tables, the keys, last, trusted_until, full */
 	gw_tokens_key        keys[GW_TOKENS_KEYS];
 	size_t               nkeys;
@@ -368,6 +370,14 @@ gw_tokens_sync(gw_tokens *t)
 				}
 			}
 			pthread_rwlock_unlock(&t->lock);
+			/* deleted accounts, told once their sessions have ended here */
+			for (size_t i = 0; rc == WB_OK && t->closed != NULL && i < n; i++) {
+				uint64_t uid = wb_u64(&ev[i], WB_F_UID, 0);
+				if (strcmp(wb_str(&ev[i], WB_F_TYPE, ""), "closed") == 0 &&
+				    uid != 0) {
+					t->closed(t->closed_arg, uid);
+				}
+			}
 		}
 		wb_msg_free(r);
 	}
@@ -419,7 +429,8 @@ gw_tokens_main(void *arg)
 }
 
 int
-gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms)
+gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms,
+    gw_tokens_closed_fn closed, void *closed_arg)
 {
 	gw_tokens         *t;
 	pthread_condattr_t ca;
@@ -441,6 +452,8 @@ gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms)
 	t->user = user;
 	t->poll_ms = poll_ms;
 	t->trust_ms = trust_ms;
+	t->closed = closed;
+	t->closed_arg = closed_arg;
 	randombytes_buf(t->hkey, sizeof(t->hkey));
 	atomic_init(&t->stamp, 0);
 	for (size_t i = 0; i < GW_TOKENS_LOCKS; i++) {

@@ -1,7 +1,7 @@
 // Warble web page: a small single-page client of the HTTP/JSON API
 // (docs/http-api.md).  Routes live in the URL hash:
 //   #/                  home timeline (or log in / register)
-//   #/u/NAME            a user's posts, counts, follow button
+//   #/u/NAME            a user's posts, counts, follow button (one's own: delete account)
 //   #/u/NAME/category/C NAME's posts in category C (?category=C)
 //   #/u/NAME/following  whom NAME follows;  #/u/NAME/fans  who follows NAME
 'use strict';
@@ -33,7 +33,8 @@ async function api(method, path, body) {
   let data = {};
   try { data = await res.json(); } catch (e) { /* empty body */ }
   if (!res.ok) {
-    if (res.status === 401 && state.token && path !== '/sessions') { forget(); }
+    // a session that no longer holds; a wrong password (BAD_CREDENTIALS) keeps it
+    if (res.status === 401 && state.token && path !== '/sessions' && data.error !== 'BAD_CREDENTIALS') { forget(); }
     const err = new Error(data.message || res.statusText);
     err.code = data.error; err.status = res.status;
     throw err;
@@ -188,6 +189,8 @@ async function showUser(name, category) {
   $('user-name').textContent = '@' + name;
   $('user-bio').textContent = '';
   $('follow-btn').hidden = true;
+  $('delete-account').hidden = !state.token || name !== state.me; // one's own page only
+  $('delete-form').hidden = true; $('delete-open').hidden = false; $('delete-pass').value = '';
   try {
     const p = await api('GET', '/users/' + encodeURIComponent(name));
     $('user-name').textContent = '@' + p.name + (p.display ? ' (' + p.display + ')' : '');
@@ -404,6 +407,32 @@ $('follow-btn').onclick = async () => {
     await showUser(userName, userCategory);
   } catch (e) { say(e.message); }
   btn.disabled = false;
+};
+
+// Deleting one's account: the button opens a password field; the account
+// goes only after a confirm, with the password (DELETE /api/v1/me).
+$('delete-open').onclick = () => {
+  $('delete-open').hidden = true; $('delete-form').hidden = false; $('delete-pass').focus();
+};
+$('delete-cancel').onclick = () => {
+  $('delete-form').hidden = true; $('delete-open').hidden = false; $('delete-pass').value = '';
+};
+$('delete-form').onsubmit = async (ev) => {
+  ev.preventDefault();
+  const password = $('delete-pass').value;
+  if (!confirm('Delete @' + state.me + ' and everything it posted? This cannot be undone.')) return;
+  $('delete-btn').disabled = true;
+  try {
+    await api('DELETE', '/me', { password });
+    const name = state.me;
+    forget();
+    say('@' + name + ' is deleted: its posts, images and follows are being erased.', true);
+    location.hash = '#/'; route();
+  } catch (e) {
+    say(e.message + (e.status === 429 ? ' (too many tries)' : ''));
+    $('delete-pass').value = '';
+  }
+  $('delete-btn').disabled = false;
 };
 
 $('user-search-form').onsubmit = (ev) => {
