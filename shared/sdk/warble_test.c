@@ -767,6 +767,25 @@ st_shared_lib(char *buf, size_t n)
 	    realpath(path, buf) != NULL && strlen(buf) < n, "no %s: `make sdk` builds it", path);
 }
 
+Test(sdk, delete_account, .fini = st_fini, .timeout = 60)
+{
+	warble_user_t *u = NULL;
+	uint64_t       uid;
+
+	st_start(NULL);
+	st_err(warble_delete_account(wc, "password1"), WARBLE_EAUTH); /* not logged in */
+	cr_assert_eq(warble_register(wc, "gwen", "password1", &uid), WARBLE_OK);
+	cr_assert_eq(warble_login(wc, "gwen", "password1", NULL), WARBLE_OK);
+	st_err(warble_delete_account(wc, NULL), WARBLE_EINVAL);
+	st_err(warble_delete_account(wc, "password2"), WARBLE_ELOGIN);
+	cr_assert_not_null(warble_token(wc), "a wrong password keeps the session");
+	cr_assert_eq(warble_delete_account(wc, "password1"), WARBLE_OK, "%s", warble_errmsg(wc));
+	cr_assert_null(warble_token(wc), "the token is forgotten");
+	st_err(warble_profile(wc, "gwen", &u), WARBLE_ENOUSER);
+	st_err(warble_login(wc, "gwen", "password1", NULL), WARBLE_ELOGIN);
+	cr_assert_eq(warble_delete_account(NULL, "x"), WARBLE_EINVAL);
+}
+
 Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 {
 	const char     *src = "tests/data/abi/warble-0.1-reader.c";
@@ -780,7 +799,8 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 	}
 	cr_assert_eq(access(src, R_OK), 0, "run from the checkout (tests/run.sh does)");
 	st_shared_lib(lib, sizeof(lib));
-	/* 0.1's functions stay in WARBLE_0, 0.2's are in WARBLE_0.2, 0.3's in WARBLE_0.3 */
+	/* 0.1's functions stay in WARBLE_0, 0.2's are in WARBLE_0.2, 0.3's in WARBLE_0.3, 0.4's in
+	 * WARBLE_0.4 */
 	cr_assert_eq(st_sh("nm -D --defined-only %s | grep -q ' warble_timeline@@WARBLE_0$'", lib),
 	    0, "warble_timeline is in WARBLE_0");
 	static const char *const new_fns[] = { "warble_post_rich", "warble_upload", "warble_media",
@@ -793,6 +813,9 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 	cr_assert_eq(
 	    st_sh("nm -D --defined-only %s | grep -q ' warble_media_preview@@WARBLE_0.3$'", lib), 0,
 	    "warble_media_preview is in WARBLE_0.3");
+	cr_assert_eq(
+	    st_sh("nm -D --defined-only %s | grep -q ' warble_delete_account@@WARBLE_0.4$'", lib),
+	    0, "warble_delete_account is in WARBLE_0.4");
 
 	st_start(NULL);
 	cr_assert_eq(warble_register(wc, "erin", "password1", &uid), WARBLE_OK);
