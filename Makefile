@@ -186,6 +186,14 @@ $(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter servic
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rules,$(t))))
 $(call test_bins,$(filter services/content/%,$(TEST_SRCS))): EXT_LIBS += $(VIPS_LIBS)
+# tests/integration/erase_test.c reads every store of a stopped cluster
+# with each service's own families (PREFIX_schema.h): it links their
+# libraries, after its own objects.
+ERASE_SVCS = user relation content inbox
+$(BUILD)/obj/tests/integration/erase_test.o: ALL_CFLAGS += $(foreach s,$(ERASE_SVCS),-Iservices/$(s))
+$(BUILD)/test/erase_test: $(foreach s,$(ERASE_SVCS),$(call svc_lib,$(s)))
+$(BUILD)/test/erase_test: private EXT_LIBS += \
+	$(foreach s,$(ERASE_SVCS),$(call svc_lib,$(s))) $(LIBS) $(VIPS_LIBS)
 
 define bench_rules
 $(BUILD)/bench/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
