@@ -332,3 +332,346 @@ Test(erase, closes_at_once, .init = NULL, .fini = it_fini, .timeout = 300)
 	warble_close(adm);
 	cr_assert_eq(wbt_cluster_stop(&it_cl, 15000), 0);
 }
+
+/* ---- nothing left ---------------------------------------------------- */
+
+#define NL_NAME     "zq_erasable_7" /* the deleted account: no other data holds it */
+#define NL_BULK     10000           /* accounts a user.register_many */
+#define NL_BEFORE   3               /* bulks before it: its uid above every seq */
+#define NL_FANS     300             /* its fans */
+#define NL_LOG_SKIP "log"           /* the event logs: they keep events until trimmed */
+#define NL_TTL_S    4               /* sessions (and so revocation records) last this */
+#define NL_FAMS_MAX 16
+
+/* One store of the cluster: its folder and families, as its service opens it. */
+typedef struct nl_store {
+	const char    *name;
+	hb_family_opts fams[NL_FAMS_MAX];
+	size_t         nfams;
+} nl_store;
+
+/* nl_stores fills the four stores' families from the services' own schemas (the daemons'
+ * settings: TTLs as the test's cluster runs them). */
+static void
+nl_stores(nl_store *s)
+{
+	s[0] = (nl_store) { .name = "user", .nfams = USER_FAM_COUNT };
+	user_schema(s[0].fams, NL_TTL_S * 1000, 2000);
+	s[1] = (nl_store) { .name = "relation", .nfams = REL_FAM_NFAMS };
+	rel_schema(s[1].fams);
+	s[2] = (nl_store) { .name = "content", .nfams = CONTENT_FAM_COUNT };
+	content_schema_families(s[2].fams);
+	s[3] = (nl_store) { .name = "inbox", .nfams = INBOX_FAM_COUNT };
+	inbox_schema_families(s[3].fams, 800, 30 * 86400 * UINT64_C(1000));
+}
+
+/* nl_has tells whether p[0..n) holds needle[0..len). */
+static bool
+nl_has(const void *p, size_t n, const void *needle, size_t len)
+{
+	return n >= len && memmem(p, n, needle, len) != NULL;
+}
+
+/* What a scan of the stores found. */
+typedef struct nl_found {
+	uint64_t cells;   /* cells read */
+	uint64_t uid;     /* cells holding the deleted uid */
+	uint64_t name;    /* ... its name */
+	uint64_t control; /* ... the control uid (an account still there) */
+	uint64_t in_logs; /* events of the skipped logs about the deleted uid */
+	char     first[256];
+} nl_found;
+
+/* nl_scan reads every cell of every family of every store (read-only, every version) for x's
+ * uid (8 bytes, big-endian) and name, and for the control uid. */
+static void
+nl_scan(const char *data, uint64_t x, uint64_t control, nl_found *f)
+{
+	nl_store s[4];
+	uint8_t  xb[8], cb[8];
+
+	nl_stores(s);
+	hb_u64_be(xb, x);
+	hb_u64_be(cb, control);
+	memset(f, 0, sizeof(*f));
+	for (int k = 0; k < 4; k++) {
+		char          path[512];
+		hb_table     *t = NULL;
+		hb_table_opts o = { .read_only = true };
+
+		snprintf(path, sizeof(path), "%s/%s", data, s[k].name);
+		cr_assert_eq(hb_open(&t, path, s[k].fams, s[k].nfams, &o), WB_OK, "open %s: %s",
+		    path, hb_last_error());
+		for (size_t fam = 0; fam < s[k].nfams; fam++) {
+			bool         log = strcmp(s[k].fams[fam].name, NL_LOG_SKIP) == 0;
+			hb_scan_opts so = { .all_versions = true };
+			hb_scan     *sc = NULL;
+			hb_cell      c;
+			int          rc;
+
+			cr_assert_eq(hb_scan_open(&sc, t, (int)fam, &so), WB_OK);
+			while ((rc = hb_scan_next(sc, &c)) == WB_OK) {
+				bool uid = nl_has(c.row, c.row_len, xb, 8) ||
+				           nl_has(c.qual, c.qual_len, xb, 8) ||
+				           nl_has(c.value, c.value_len, xb, 8);
+				bool name = nl_has(c.row, c.row_len, NL_NAME, strlen(NL_NAME)) ||
+				            nl_has(c.qual, c.qual_len, NL_NAME, strlen(NL_NAME)) ||
+				            nl_has(c.value, c.value_len, NL_NAME, strlen(NL_NAME));
+				f->cells++;
+				if (log) {
+					/* the logs keep the account's events (msgpack) until trimmed */
+					wb_obj *ev = NULL;
+					char    err[64];
+					if (wb_decode(&ev, c.value, c.value_len, &wb_limits_default,
+					        err, sizeof(err)) == WB_OK) {
+						f->in_logs += wb_u64(ev, WB_F_UID, 0) == x ||
+						              wb_u64(ev, WB_F_TARGET, 0) == x;
+						wb_msg_free(ev);
+					}
+					cr_assert_not(name, "%s/%s holds the name", s[k].name,
+					    s[k].fams[fam].name);
+					continue;
+				}
+				f->control += nl_has(c.row, c.row_len, cb, 8) ||
+				              nl_has(c.qual, c.qual_len, cb, 8) ||
+				              nl_has(c.value, c.value_len, cb, 8);
+				if ((uid || name) && f->uid + f->name == 0) {
+					snprintf(f->first, sizeof(f->first),
+					    "%s/%s: row of %zu bytes, qualifier %zu, version %llu, "
+					    "value %zu "
+					    "(%s)",
+					    s[k].name, s[k].fams[fam].name, c.row_len, c.qual_len,
+					    (unsigned long long)c.version, c.value_len,
+					    uid ? "the uid" : "the name");
+				}
+				f->uid += uid;
+				f->name += name;
+			}
+			cr_assert_eq(rc, WB_EEND, "%s/%s: %s", s[k].name, s[k].fams[fam].name,
+			    wb_err_name(rc));
+			hb_scan_close(sc);
+		}
+		hb_close(t);
+	}
+}
+
+/* nl_compact runs a forced full compaction of every family of every store, then opens it once
+ * more, as a daemon's restart does. */
+static void
+nl_compact(const char *data)
+{
+	nl_store s[4];
+
+	nl_stores(s);
+	for (int k = 0; k < 4; k++) {
+		char      path[512];
+		hb_table *t = NULL;
+
+		snprintf(path, sizeof(path), "%s/%s", data, s[k].name);
+		cr_assert_eq(hb_open(&t, path, s[k].fams, s[k].nfams, NULL), WB_OK, "open %s: %s",
+		    path, hb_last_error());
+		for (size_t fam = 0; fam < s[k].nfams; fam++) {
+			cr_assert_eq(hb_compact(t, (int)fam), WB_OK, "compact %s/%s", s[k].name,
+			    s[k].fams[fam].name);
+		}
+		hb_close(t);
+		/* RocksDB's MANIFEST keeps the first and last keys of the files the
+		 * compaction replaced until the store is opened again, which writes a
+		 * new one (docs/operations.md, "Deleting accounts") */
+		cr_assert_eq(hb_open(&t, path, s[k].fams, s[k].nfams, NULL), WB_OK);
+		hb_close(t);
+	}
+}
+
+/* nl_grep counts the files under dir (recursively) that hold needle; *files counts those read. */
+static size_t
+nl_grep(const char *dir, const char *needle, size_t *files, char *first, size_t first_len)
+{
+	DIR           *d = opendir(dir);
+	struct dirent *e;
+	size_t         hits = 0;
+
+	cr_assert_not_null(d, "cannot read %s", dir);
+	while ((e = readdir(d)) != NULL) {
+		char        path[1024];
+		struct stat sb;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &sb) != 0) {
+			continue;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			hits += nl_grep(path, needle, files, first, first_len);
+			continue;
+		}
+		if (!S_ISREG(sb.st_mode)) {
+			continue;
+		}
+		FILE *fp = fopen(path, "rb");
+		char *buf = sb.st_size > 0 ? malloc((size_t)sb.st_size) : NULL;
+		if (fp != NULL && buf != NULL &&
+		    fread(buf, 1, (size_t)sb.st_size, fp) == (size_t)sb.st_size &&
+		    nl_has(buf, (size_t)sb.st_size, needle, strlen(needle))) {
+			if (hits == 0 && first[0] == '\0') {
+				snprintf(first, first_len, "%s", path);
+			}
+			hits++;
+		}
+		*files += fp != NULL;
+		free(buf);
+		if (fp != NULL) {
+			fclose(fp);
+		}
+	}
+	closedir(d);
+	return hits;
+}
+
+/* nl_bulk registers NL_BULK accounts <prefix><from..> through the user service; the first uid. */
+static uint64_t
+nl_bulk(const char *prefix, uint64_t from, uint64_t n, uint64_t *uids)
+{
+	wb_obj         *req = wb_request(WB_OP_USER_REGISTER_MANY), *rep;
+	const uint64_t *v = NULL;
+	size_t          nv = 0;
+
+	wb_set_cstr(req, WB_F_NAME, prefix);
+	wb_set_u64(req, WB_F_FROM, from);
+	wb_set_u64(req, WB_F_LIMIT, n);
+	wb_set_cstr(req, WB_F_PASSWORD, ER_PASS);
+	rep = er_call(it_cl.user_url, req, WB_OK);
+	cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &nv) && nv == n);
+	if (uids != NULL) {
+		memcpy(uids, v, n * sizeof(*uids));
+	}
+	uint64_t first = v[0];
+	wb_msg_free(rep);
+	return first;
+}
+
+/* nl_publish publishes a post by uid straight to content (images: a media id or NULL); its id. */
+static uint64_t
+nl_publish(uint64_t uid, const char *text, const char *media, const char *category)
+{
+	wb_obj  *req = wb_request(WB_OP_POST_PUBLISH), *rep;
+	uint64_t id;
+
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_cstr(req, WB_F_TEXT, text);
+	if (media != NULL) {
+		wb_obj *im = wb_add_objs(req, WB_F_IMAGES, 1);
+		wb_set_cstr(&im[0], WB_F_MEDIA, media);
+		wb_set_cstr(&im[0], WB_F_ALT, "alt text of " NL_NAME);
+		wb_set_cstr(req, WB_F_TITLE, "a title");
+	}
+	if (category != NULL) {
+		wb_set_cstr(req, WB_F_CATEGORY, category);
+	}
+	rep = er_call(it_cl.content_url, req, WB_OK);
+	id = wb_u64(rep, WB_F_ID, 0);
+	wb_msg_free(rep);
+	return id;
+}
+
+/* nl_upload stores an image of uid straight in content; its media id into media. */
+static void
+nl_upload(uint64_t uid, char *media, size_t n)
+{
+	size_t         len;
+	unsigned char *png = wbt_png(32, 24, (uint32_t)uid, &len);
+	wb_obj        *req = wb_request(WB_OP_MEDIA_PUT), *rep;
+
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_bin(req, WB_F_DATA, png, len);
+	rep = er_call(it_cl.content_url, req, WB_OK);
+	snprintf(media, n, "%s", wb_str(rep, WB_F_MEDIA, ""));
+	wb_msg_free(rep);
+	free(png);
+}
+
+Test(erase, nothing_left, .fini = it_fini, .timeout = 600)
+{
+	char        ttl[64];
+	const char *env[] = { ttl, "WARBLE_NAME_HOLD=2", NULL };
+	uint64_t    fans[NL_FANS], x, control, uid;
+	char        media[2][64], first[1100] = "";
+	nl_found    f;
+	wb_obj     *req;
+
+	snprintf(ttl, sizeof(ttl), "WARBLE_SESSION_TTL=%d", NL_TTL_S);
+	it_start(env);
+	/* its uid larger than every seq, count and position the stores hold, so its
+	 * 8 bytes cannot turn up by chance */
+	control = nl_bulk("nlbulk", 0, NL_BULK, NULL);
+	for (uint64_t b = 1; b < NL_BEFORE; b++) {
+		(void)nl_bulk("nlbulk", b * NL_BULK, NL_BULK, NULL);
+	}
+	warble_client *c = it_client();
+	cr_assert_eq(warble_register(c, NL_NAME, ER_PASS, &x), WARBLE_OK);
+	(void)nl_bulk("nlfan", 0, NL_FANS, fans);
+	cr_assert(fans[0] > x, "an account registered after it: the uid counter is not its uid");
+
+	/* everything an account leaves: posts (text, rich, in a category), an image on a post and
+	 * one not yet on any, follows both ways, a display name and a bio, an inbox row */
+	nl_upload(x, media[0], sizeof(media[0]));
+	nl_upload(x, media[1], sizeof(media[1]));
+	(void)nl_publish(control, "the control's post", NULL, NULL);
+	req = wb_request(WB_OP_REL_FOLLOW);
+	wb_set_u64(req, WB_F_UID, x);
+	wb_set_u64(req, WB_F_TARGET, control);
+	wb_msg_free(er_call(it_cl.relation_url, req, WB_OK));
+	req = wb_request(WB_OP_REL_FOLLOW_MANY);
+	wb_set_u64(req, WB_F_TARGET, x);
+	wb_set_u64s(req, WB_F_UIDS, fans, NL_FANS);
+	wb_msg_free(er_call(it_cl.relation_url, req, WB_OK));
+	(void)nl_publish(x, "a post of " NL_NAME, NULL, NULL);
+	(void)nl_publish(x, "with an image", media[0], "nlcat");
+	(void)nl_publish(x, "in a category", NULL, "nlcat");
+	req = wb_request(WB_OP_USER_UPDATE);
+	wb_set_u64(req, WB_F_UID, x);
+	wb_set_cstr(req, WB_F_DISPLAY, "Display " NL_NAME);
+	wb_set_cstr(req, WB_F_BIO, "the bio of " NL_NAME);
+	wb_msg_free(er_call(it_cl.user_url, req, WB_OK));
+	it_wait_inbox(wbt_ms(60000));
+	cr_assert_eq(er_inbox_by(fans[7], x), 3, "a fan's inbox holds its posts");
+	cr_assert_eq(er_inbox_by(x, control), 1, "its inbox holds the control's post");
+
+	/* sessions (three), then the deletion with the last one */
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(
+		    warble_login(c, NL_NAME, ER_PASS, &uid), WARBLE_OK, "%s", warble_errmsg(c));
+	}
+	cr_assert_eq(warble_delete_account(c, ER_PASS), WARBLE_OK, "%s", warble_errmsg(c));
+	er_wait_erased();
+	/* the revocation records name it until every session they end has expired */
+	wbt_sleep_ms(NL_TTL_S * 1000 + 500);
+	warble_close(c);
+	cr_assert_eq(wbt_cluster_stop(&it_cl, 15000), 0);
+
+	/* every family of every store, through hb, read-only */
+	nl_scan(it_cl.data, x, control, &f);
+	fprintf(stderr,
+	    "erase: %llu cells read; the uid in %llu, the name in %llu; the control uid in %llu; "
+	    "the event logs (\"" NL_LOG_SKIP "\" of user, relation and content, left out) hold "
+	    "%llu events of it\n",
+	    (unsigned long long)f.cells, (unsigned long long)f.uid, (unsigned long long)f.name,
+	    (unsigned long long)f.control, (unsigned long long)f.in_logs);
+	cr_assert_gt(f.control, 0, "the scan does not see the cells of an account still there");
+	cr_assert_gt(f.in_logs, NL_FANS, "the logs hold its events (until trimmed)");
+	cr_assert_eq(f.uid + f.name, 0,
+	    "%llu cells still hold the uid, %llu the name; the first: %s",
+	    (unsigned long long)f.uid, (unsigned long long)f.name, f.first);
+
+	/* and after a forced compaction, no file of any store holds the name */
+	nl_compact(it_cl.data);
+	size_t files = 0, hits = nl_grep(it_cl.data, NL_NAME, &files, first, sizeof(first));
+	size_t cfiles = 0;
+	char   cfirst[1100] = "";
+	size_t control_hits = nl_grep(it_cl.data, "nlbulk1", &cfiles, cfirst, sizeof(cfirst));
+	fprintf(stderr, "erase: %zu files read after compaction; %zu hold the name\n", files, hits);
+	cr_assert_gt(control_hits, 0, "the files do not hold a name still there either");
+	cr_assert_eq(hits, 0, "%zu files hold the name, the first %s", hits, first);
+}
