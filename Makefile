@@ -257,8 +257,8 @@ test-cluster:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory -j2 test-cluster-run
 
-test-cluster-run: $(BUILD)/test/cluster_test $(SVC_BINS)
-	@BUILD=$(BUILD) TESTS=cluster_test tests/run.sh
+test-cluster-run: $(BUILD)/test/cluster_test $(BUILD)/test/cluster_erase_test $(SVC_BINS)
+	@BUILD=$(BUILD) TESTS="cluster_test cluster_erase_test" tests/run.sh
 
 bench:
 	@tests/deps.sh bench
