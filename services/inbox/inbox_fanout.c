@@ -161,6 +161,7 @@ inbox_cache_page(
 }
 
 #define INBOX_MERGE_CHUNK 256  /* cells of a merged write per RocksDB write */
+#define INBOX_PURGE_MAX   1000 /* unfollows of a run applied as one write, at most */
 #define INBOX_MERGE_FANS  1024 /* authors with more fans are fanned out alone */
 #define INBOX_SPLIT_MIN   4096 /* pages this big (or full small pages) are written by two threads */
 
@@ -482,6 +483,8 @@ inbox_elsewhere(const inbox *in, const inbox_source *s, const inbox_event *ev)
 	       !inbox_mine(in, ev->uid);
 }
 
+static int inbox_apply_purges(inbox *in, inbox_source *s, const inbox_event *evs, size_t n);
+
 int
 inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 {
@@ -510,6 +513,16 @@ inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		}
 		if (run > 1) {
 			rc = inbox_apply_posts(in, s, evs + i, run);
+			i += rc == WB_OK ? run : 0;
+			continue;
+		}
+		while (i + run < n && run < INBOX_PURGE_MAX &&
+		       evs[i + run].type == WB_EV_UNFOLLOW &&
+		       !inbox_elsewhere(in, s, &evs[i + run])) {
+			run++;
+		}
+		if (run > 1) {
+			rc = inbox_apply_purges(in, s, evs + i, run);
 		} else {
 			rc = inbox_apply(in, s, &evs[i]);
 			run = 1;
@@ -570,15 +583,16 @@ inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 }
 
 /*
- * inbox_purge deletes every post by target from follower's inbox: also
- * the cells beyond the inbox cap.  A row holds more than the cap for a
+ * inbox_purge_row adds to in->batch the delete of every post by target in
+ * follower's inbox (*n counts them): also the cells beyond the inbox
+ * cap.  A row holds more than the cap for a
  * while when the inbox lags (content events replay old posts while follows
  * backfill current ones); reads show the newest inbox-max, and a purge
  * that left the older ones would see them back in the home once newer
  * cells are deleted.
  */
 static int
-inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
+inbox_purge_row(inbox *in, const inbox_event *ev, size_t *n)
 {
 	uint8_t      row[8];
 	hb_scan     *sc = NULL;
@@ -586,19 +600,25 @@ inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	hb_scan_opts o;
 	hb_scan_opts_id_row(&o, row, ev->uid);
 	o.all_versions = true;
-	int    rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);
-	size_t n = 0;
+	int rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);
 	while (rc == WB_OK && (rc = hb_scan_next(sc, &c)) == WB_OK) {
 		if (c.value_len == 8 && hb_be_u64(c.value) == ev->target) {
 			rc = hb_batch_delete_version(
 			    in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0, c.version);
-			n++;
+			(*n)++;
 		}
 	}
 	hb_scan_close(sc);
-	if (rc == WB_EEND) {
-		rc = WB_OK;
-	}
+	return rc == WB_EEND ? WB_OK : rc;
+}
+
+/* inbox_purge applies one unfollow: its row's cells by the target, with the applied seq. */
+static int
+inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
+{
+	size_t n = 0;
+	int    rc = inbox_purge_row(in, ev, &n);
+
 	if (rc != WB_OK) {
 		hb_batch_clear(in->batch);
 		return rc;
@@ -607,6 +627,59 @@ inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
 	rc = inbox_commit(in, s, ev->seq, true);
 	inbox_cache_drop(in->cache, ev->uid);
 	return rc;
+}
+
+/* inbox_event_row_cmp orders events (by pointer) by their reader, as the rows' keys sort. */
+static int
+inbox_event_row_cmp(const void *a, const void *b)
+{
+	uint64_t x = (*(const inbox_event *const *)a)->uid,
+	         y = (*(const inbox_event *const *)b)->uid;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * inbox_apply_purges applies a run of unfollows of this shard's readers
+ * (consecutive seqs) as one write: each reader's row scanned as
+ * inbox_purge scans it, every delete in one batch with the run's last
+ * seq.  A deleted account's fans come as such a run, a thousand per
+ * relation batch (rel_erase.c): one write per run, not per fan.  A crash
+ * replays the run; deleting a cell twice is harmless.
+ */
+static int
+inbox_apply_purges(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
+{
+	const inbox_event **by_row = malloc(n * sizeof(*by_row));
+	size_t              cells = 0;
+	int                 rc = by_row == NULL ? WB_ENOMEM : WB_OK;
+
+	/* rows in key order: each delete's memtable insert starts where the last one ended */
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		by_row[i] = &evs[i];
+	}
+	if (rc == WB_OK) {
+		qsort(by_row, n, sizeof(*by_row), inbox_event_row_cmp);
+	}
+	hb_batch_clear(in->batch);
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		rc = inbox_purge_row(in, by_row[i], &cells);
+	}
+	free(by_row);
+	if (rc != WB_OK) {
+		hb_batch_clear(in->batch);
+		return rc;
+	}
+	in->mark = inbox_event_mark(&evs[n - 1]);
+	if ((rc = inbox_commit(in, s, evs[n - 1].seq, true)) != WB_OK) {
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		inbox_cache_drop(in->cache, evs[i].uid);
+	}
+	INBOX_ADD(&in->cells_deleted, cells);
+	INBOX_ADD(&in->events_applied, n);
+	return WB_OK;
 }
 
 /*

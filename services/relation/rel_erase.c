@@ -142,43 +142,72 @@ rel_erase_event(wb_event type, uint64_t uid, uint64_t target)
 	return ev;
 }
 
+/* rel_erase_uid_cmp orders uids ascending, for qsort. */
+static int
+rel_erase_uid_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * rel_erase_edges removes the edges of one page, under their stripes:
  * fans (step 1: uids[i] follows x) or follows (step 2: x follows uids[i]),
  * each only if its follow cell is there, with the counts and (step 1) the
- * events, in one write.
+ * events, in one write.  The batch holds each family's cells in key
+ * order (the fans cells in the page's order, the rest by uid), so each
+ * memtable insert starts where the one before ended.
  */
 static int
 rel_erase_edges(rel_svc *r, hb_batch *b, uint64_t x, const uint64_t *uids, size_t n, bool fans)
 {
-	bool     locked[REL_STRIPES];
-	wb_obj **evs = fans ? calloc(n, sizeof(*evs)) : NULL;
-	uint8_t  xb[8], ub[8], q[REL_FAN_QUAL];
-	size_t   k = 0;
-	int      rc = fans && evs == NULL ? WB_ENOMEM : WB_OK;
-	int64_t  counted = 0;
+	bool      locked[REL_STRIPES];
+	wb_obj  **evs = fans ? calloc(n, sizeof(*evs)) : NULL;
+	uint64_t *sorted = malloc(n * sizeof(*sorted));
+	bool     *there = calloc(n, sizeof(*there));
+	uint8_t   xb[8], ub[8], q[REL_FAN_QUAL];
+	size_t    k = 0;
+	int       rc = (fans && evs == NULL) || sorted == NULL || there == NULL ? WB_ENOMEM : WB_OK;
+	int64_t   counted = 0;
 
 	hb_u64_be(xb, x);
 	rel_erase_lock(r, locked, uids, n, x, fans);
+	if (rc == WB_OK) {
+		memcpy(sorted, uids, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), rel_erase_uid_cmp);
+	}
+	/* which edges are there, read in key order; then the fans cells, in theirs */
 	for (size_t i = 0; rc == WB_OK && i < n; i++) {
 		const uint8_t *a = fans ? ub : xb, *t = fans ? xb : ub; /* a follows t */
 		hb_cell       *c = NULL;
 
-		hb_u64_be(ub, uids[i]);
+		hb_u64_be(ub, sorted[i]);
 		rc = hb_get(r->t, REL_FAM_FOLLOW, a, 8, t, 8, &c);
-		bool there = rc == WB_OK;
+		there[i] = rc == WB_OK;
 		hb_cell_free(c);
-		if (rc == WB_ENOTFOUND) {
-			rc = WB_OK;
-		}
-		rel_fan_qual(q, hb_be_u64(a));
-		if (rc == WB_OK) { /* the fan cell goes even if (never expected) alone */
+		rc = rc == WB_ENOTFOUND ? WB_OK : rc;
+	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		/* a fan cell goes even if (never expected) alone */
+		if (fans) {
+			rel_fan_qual(q, uids[i]);
 			rc = hb_batch_delete_version(
-			    b, r->t, REL_FAM_FANS, t, 8, q, sizeof(q), REL_VERSION);
+			    b, r->t, REL_FAM_FANS, xb, 8, q, sizeof(q), REL_VERSION);
+		} else {
+			hb_u64_be(ub, uids[i]);
+			rel_fan_qual(q, x);
+			rc = hb_batch_delete_version(
+			    b, r->t, REL_FAM_FANS, ub, 8, q, sizeof(q), REL_VERSION);
 		}
-		if (rc != WB_OK || !there) {
+	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		const uint8_t *a = fans ? ub : xb, *t = fans ? xb : ub;
+
+		if (!there[i]) {
 			continue;
 		}
+		hb_u64_be(ub, sorted[i]);
 		rc = hb_batch_delete_version(b, r->t, REL_FAM_FOLLOW, a, 8, t, 8, REL_VERSION);
 		if (rc == WB_OK) {
 			/* the other side's count: a fan's following, or a followee's followers */
@@ -187,7 +216,7 @@ rel_erase_edges(rel_svc *r, hb_batch *b, uint64_t x, const uint64_t *uids, size_
 			    strlen(fans ? REL_Q_FOLLOWING : REL_Q_FOLLOWERS), -1);
 		}
 		if (rc == WB_OK && fans &&
-		    (evs[k] = rel_erase_event(WB_EV_UNFOLLOW, uids[i], x)) == NULL) {
+		    (evs[k] = rel_erase_event(WB_EV_UNFOLLOW, sorted[i], x)) == NULL) {
 			rc = WB_ENOMEM;
 		}
 		if (rc == WB_OK) {
@@ -211,6 +240,8 @@ rel_erase_edges(rel_svc *r, hb_batch *b, uint64_t x, const uint64_t *uids, size_
 		wb_msg_free(evs[i]);
 	}
 	free(evs);
+	free(sorted);
+	free(there);
 	hb_batch_clear(b);
 	return rc;
 }
