@@ -303,6 +303,9 @@ $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 
 # inbox against stand-ins.
 $(BUILD)/bench/home_bench $(BUILD)/bench/login_bench $(BUILD)/bench/pubsub_bench: $(LIB_TEST) | $(SVC_BINS)
 $(BUILD)/bench/home_bench $(BUILD)/bench/login_bench $(BUILD)/bench/pubsub_bench: private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
+# erase_bench deletes an account with a million fans on a whole cluster.
+$(BUILD)/bench/erase_bench: $(LIB_TEST) | $(SVC_BINS)
+$(BUILD)/bench/erase_bench: private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
 $(BUILD)/bench/fanout_bench: | $(SVC_BINS)
 $(BUILD)/obj/tests/bench/fanout_bench.o: ALL_CFLAGS += -Iservices/inbox
 
