@@ -178,6 +178,7 @@ main(int argc, char **argv)
 	for (int i = 0; i < 5; i++) {
 		cpu0[i] = eb_gauge(urls[i], "process_cpu_us");
 	}
+	fprintf(stderr, "erase_bench: set up; deleting the account\n");
 	long long td = wbt_now_ms(), closed = -1, rel = -1, content = -1, inbox_row = -1, all = -1;
 	if (warble_delete_account(c, EB_PASS) != WARBLE_OK) {
 		fprintf(stderr, "erase_bench: delete: %s\n", warble_errmsg(c));
