@@ -426,8 +426,9 @@ $('delete-form').onsubmit = async (ev) => {
     await api('DELETE', '/me', { password });
     const name = state.me;
     forget();
+    history.replaceState(null, '', '#/'); // no hashchange: it would clear the message
+    await route();
     say('@' + name + ' is deleted: its posts, images and follows are being erased.', true);
-    location.hash = '#/'; route();
   } catch (e) {
     say(e.message + (e.status === 429 ? ' (too many tries)' : ''));
     $('delete-pass').value = '';
