@@ -22,6 +22,8 @@
 #define GW_TOKENS_KEYS  16   /* public keys held: the user service keeps at most as many */
 #define GW_TOKENS_WAYS  4    /* verified tokens per set */
 #define GW_TOKENS_LOCKS 256  /* lock stripes over the sets */
+#define GW_TOKENS_CLOSED_POLL_MS \
+	250 /* with no checks here, the feed is still pulled this often for closures */
 
 /* An open-addressing table of u64 key -> (value, until); key 0 is empty. */
 typedef struct gw_tokens_entry {
@@ -49,7 +51,8 @@ typedef struct gw_tokens_seen {
 struct gw_tokens {
 	rt_client           *user;
 	int                  poll_ms, trust_ms;
-	gw_tokens_closed_fn  closed; /* hears of deleted accounts */
+	int                  pull_ms; /* the feed thread's period (poll_ms, or closures' alone) */
+	gw_tokens_closed_fn  closed;  /* hears of deleted accounts */
 	void                *closed_arg;
 	pthread_rwlock_t     lock; /* the tables, the keys, last, trusted_until, full */
 	gw_tokens_key        keys[GW_TOKENS_KEYS];
@@ -416,8 +419,8 @@ gw_tokens_main(void *arg)
 		if (!t->closing) {
 			struct timespec ts;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += (long)(t->poll_ms % 1000) * 1000000L;
-			ts.tv_sec += t->poll_ms / 1000 + ts.tv_nsec / 1000000000L;
+			ts.tv_nsec += (long)(t->pull_ms % 1000) * 1000000L;
+			ts.tv_sec += t->pull_ms / 1000 + ts.tv_nsec / 1000000000L;
 			ts.tv_nsec %= 1000000000L;
 			while (!t->closing &&
 			       pthread_cond_timedwait(&t->cv, &t->mu, &ts) != ETIMEDOUT) {
@@ -451,6 +454,8 @@ gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms,
 	}
 	t->user = user;
 	t->poll_ms = poll_ms;
+	/* no checks here (poll_ms 0): the feed is still followed for deleted accounts */
+	t->pull_ms = poll_ms > 0 ? poll_ms : GW_TOKENS_CLOSED_POLL_MS;
 	t->trust_ms = trust_ms;
 	t->closed = closed;
 	t->closed_arg = closed_arg;
@@ -466,7 +471,7 @@ gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&t->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if (poll_ms > 0) {
+	if (poll_ms > 0 || closed != NULL) {
 		if (pthread_create(&t->thread, NULL, gw_tokens_main, t) != 0) {
 			gw_tokens_close(t);
 			return WB_ENOMEM;

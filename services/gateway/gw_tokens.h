@@ -54,7 +54,8 @@ typedef enum gw_token_verdict {
 typedef void (*gw_tokens_closed_fn)(void *arg, uint64_t uid);
 
 /* gw_tokens_open starts the feed over user (which must outlive it); poll_ms 0 disables checking
- * here (always ASK); closed (may be NULL) hears of every deleted account the feed names. */
+ * here (always ASK); closed (may be NULL) hears of every deleted account the feed names (with
+ * poll_ms 0 too: the feed is then pulled for that alone, every 250 ms). */
 int gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms,
     gw_tokens_closed_fn closed, void *closed_arg);
 
