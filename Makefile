@@ -5,13 +5,15 @@
 #   make test       every test; ends with "tests: N passed, M failed"
 #   make test-unit  the unit tier (no daemons, seconds); make test-system the rest
 #   make test-cluster  the multi-host suite: daemons in network namespaces (root)
+#   make test-k8s   deploy/k8s offline: rendered, schema-checked, drift, every pod replayed
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
 #   make test-one   every test again, each cluster one warble process (WARBLE_TEST_MODE=one)
-#   make test-compose  build the image, run deploy/docker-compose.yml, check it
+#   make test-compose  build the image, run both compose files, check them
 #   make run        install deps, build, start all five daemons locally
 #   make run-one    the same services as one warble process
 #   make bench      store vs raw RocksDB and the fan-out load benchmarks
+#   make bench-cluster  shards on this machine: CPU per request and per fan-out cell
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
 #   make soak       random kills and stops under load, WARBLE_SOAK_SECONDS (600),
 #                   then 500k keep-alive HTTP requests that must all be answered
@@ -92,8 +94,10 @@ HB_SRCS    = $(call lib_srcs,shared/hb)
 RT_SRCS    = $(call lib_srcs,shared/rt)
 EVLOG_SRCS = $(call lib_srcs,shared/evlog)
 SDK_SRCS   = $(call lib_srcs,shared/sdk)
-# The test harness: wbt (tests/support) and the multi-host wbc (tests/cluster).
-TEST_SUPPORT_SRCS = $(call lib_srcs,tests/support) $(call lib_srcs,tests/cluster)
+# The test harness: wbt (tests/support), the multi-host wbc (tests/cluster)
+# and the rendered Kubernetes manifests (tests/k8s).
+TEST_SUPPORT_SRCS = $(call lib_srcs,tests/support) $(call lib_srcs,tests/cluster) \
+                    $(call lib_srcs,tests/k8s)
 
 LIB_PROTO = $(BUILD)/lib/libwbproto.a
 LIB_HB    = $(BUILD)/lib/libhb.a
@@ -124,16 +128,16 @@ TOOL_BINS = $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(TOOL_SRCS)))
 TEST_SRCS  = $(shell find proto shared services tests -name '*_test.c' 2>/dev/null)
 TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
 # Two tiers.  A system test starts real daemons (wbt_spawn, wbt_cluster,
-# directly or through it.h, fault.h, ht.h, hs.h or the multi-host wbc.h and
-# wbc_cluster.h) or runs their binaries (wbt_bin_path); a unit test does
+# directly or through it.h, fault.h, ht.h, hs.h or the multi-host wbc.h,
+# wbc_cluster.h and ct.h) or runs their binaries (wbt_bin_path); a unit test does
 # neither, so it needs no daemon built.
-SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster)\.h"' $(TEST_SRCS))
+SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster|ct)\.h"' $(TEST_SRCS))
 UNIT_TEST_SRCS   = $(filter-out $(SYSTEM_TEST_SRCS),$(TEST_SRCS))
 test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
-.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run fuzz fuzz-run \
+.PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-k8s test-k8s-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run bench-cluster bench-cluster-run fuzz fuzz-run \
 	soak run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
@@ -194,6 +198,13 @@ $(BUILD)/obj/tests/integration/erase_test.o: ALL_CFLAGS += $(foreach s,$(ERASE_S
 $(BUILD)/test/erase_test: $(foreach s,$(ERASE_SVCS),$(call svc_lib,$(s)))
 $(BUILD)/test/erase_test: private EXT_LIBS += \
 	$(foreach s,$(ERASE_SVCS),$(call svc_lib,$(s))) $(LIBS) $(VIPS_LIBS)
+# The cluster suite reads the stores of stopped shards (tests/cluster/wbc_stores.c) with the
+# services' own schemas: those objects of their libraries (no image code is linked).
+CLUSTER_SVCS = relation content inbox
+$(BUILD)/obj/tests/cluster/%.o: ALL_CFLAGS += $(foreach s,$(CLUSTER_SVCS),-Iservices/$(s))
+$(call test_bins,$(wildcard tests/cluster/*_test.c)): $(foreach s,$(CLUSTER_SVCS),$(call svc_lib,$(s)))
+$(call test_bins,$(wildcard tests/cluster/*_test.c)): private EXT_LIBS += \
+	$(foreach s,$(CLUSTER_SVCS),$(call svc_lib,$(s))) $(LIBS)
 
 define bench_rules
 $(BUILD)/bench/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
@@ -219,8 +230,9 @@ test-one:
 	@tests/deps.sh
 	@WARBLE_TEST_MODE=one TLS_RUNS= $(MAKE) --no-print-directory -j2 test-run
 
-# deploy/docker-compose.yml run for real (podman or docker), under its own
-# project name and ports; ends with "compose: N passed, M failed".
+# deploy/docker-compose.yml, then deploy/docker-compose.sharded.yml, run for
+# real (podman or docker), each under its own project name and ports; ends
+# with "compose: N passed, M failed".
 test-compose:
 	@tests/deps.sh compose
 	@BUILD=$(BUILD) tests/deploy/compose_run.sh
@@ -257,8 +269,29 @@ test-cluster:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory -j2 test-cluster-run
 
-test-cluster-run: $(BUILD)/test/cluster_test $(BUILD)/test/cluster_erase_test $(SVC_BINS)
-	@BUILD=$(BUILD) TESTS="cluster_test cluster_erase_test" tests/run.sh
+# Under ThreadSanitizer the test binaries are the release build's, as in test-run.
+CLUSTER_TESTS = $(notdir $(call test_bins,$(wildcard tests/cluster/*_test.c)))
+ifeq ($(SANITIZE),thread)
+test-cluster-run: $(SVC_BINS) $(TOOL_BINS)
+	@$(MAKE) --no-print-directory -j2 SANITIZE= BUILD=build $(addprefix build/test/,$(CLUSTER_TESTS))
+	@WBT_BIN_DIR=$(CURDIR)/$(BUILD)/bin BUILD=build TESTS="$(CLUSTER_TESTS)" tests/run.sh
+else
+test-cluster-run: $(addprefix $(BUILD)/test/,$(CLUSTER_TESTS)) $(SVC_BINS) $(TOOL_BINS)
+	@BUILD=$(BUILD) TESTS="$(CLUSTER_TESTS)" tests/run.sh
+endif
+
+# The Kubernetes manifests (deploy/k8s) checked offline, no cluster: both
+# overlays rendered by the pinned kustomize and validated against the API
+# schemas, compared with the daemons' options and the image, and every pod
+# of the sharded overlay run as its manifest says, each in a network
+# namespace of its own (root; k8s_replay skips otherwise).  make test runs
+# them too.
+test-k8s:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory -j2 test-k8s-run
+
+test-k8s-run: $(BUILD)/test/k8s_test $(BUILD)/test/k8s_replay_test $(SVC_BINS) $(TOOL_BINS)
+	@BUILD=$(BUILD) TESTS="k8s_test k8s_replay_test" tests/run.sh
 
 bench:
 	@tests/deps.sh bench
@@ -275,6 +308,15 @@ bench-quick:
 
 bench-quick-run: $(SVC_BINS) $(BUILD)/bin/warble-load
 	@BUILD=$(BUILD) tests/bench/bench.sh quick
+
+# Shards on this machine: layouts 1,1,1 1,1,2 2,2,4 of separate daemons, warble-load
+# against each as a running deployment, each run twice (tests/bench/cluster.sh).
+bench-cluster:
+	@tests/deps.sh bench
+	@$(MAKE) --no-print-directory -j2 bench-cluster-run
+
+bench-cluster-run: $(SVC_BINS) $(BUILD)/bin/warble-load $(BUILD)/bin/warble-probe
+	@BUILD=$(BUILD) tests/bench/cluster.sh
 
 # warble-load: its modules (tests/load/lib), the test harness, the inbox's
 # and the content service's schemas, and the peers' clients (hiredis,

@@ -210,6 +210,7 @@ wb_mask_first(wb_mask m)
 	X(MEDIA_GET,      "media.get",        WB_M(MEDIA), WB_M(UID) | WB_M(PREVIEW)) /* uid: the reader */ \
 	X(MEDIA_REENCODE, "media.reencode",   0, 0) /* every stored image again (long job) */ \
 	X(MEDIA_REENCODE_STATUS, "media.reencode_status", 0, 0)                  \
+	X(POST_AUTHORS,   "post.authors",     0, WB_M(AFTER) | WB_M(LIMIT) | WB_M(SLOTS)) /* users with posts */ \
 	/* inbox service */                                                        \
 	X(INBOX_HOME,     "inbox.home",       WB_M(UID), WB_M(BEFORE) | WB_M(LIMIT)) \
 	X(INBOX_REBUILD,  "inbox.rebuild",    0, WB_M(LIMIT)) /* limit: posts per follow */ \
@@ -237,6 +238,7 @@ wb_mask_first(wb_mask m)
 	X(CHANGE_PASSWORD, "change_password", WB_M(TOKEN) | WB_M(PASSWORD) | WB_M(NEW_PASSWORD), 0) \
 	X(UPLOAD,         "upload",           WB_M(TOKEN) | WB_M(DATA), 0)         \
 	X(MEDIA,          "media",            WB_M(MEDIA), WB_M(TOKEN) | WB_M(PREVIEW)) \
+	X(POST,           "post",             WB_M(ID), WB_M(TOKEN)) /* one post, hydrated */ \
 	/* deleting an account: the user service's, then the gateway's */       \
 	X(USER_DELETE,    "user.delete",      WB_M(TOKEN) | WB_M(PASSWORD), WB_M(ADDR)) \
 	X(USER_DELETE_NAME, "user.delete_name", WB_M(NAME), 0) /* admin: no password */ \

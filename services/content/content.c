@@ -158,7 +158,8 @@ content_gauge_reencode(void *arg)
  * content_routes: the service's operations.  Posts and images live on
  * their author's shard: a publish, a timeline and an upload go by uid, a
  * post by the slot group its id names, an image by the author its media
- * id names; the log and the re-encode pass are each shard's own.
+ * id names; the log, the authors and the re-encode pass are each shard's
+ * own.
  */
 const rt_route content_routes[] = {
 	{ WB_OP_POST_PUBLISH, content_publish, WB_F_UID, 0, RT_PEER_GATEWAY },
@@ -171,6 +172,7 @@ const rt_route content_routes[] = {
 	{ WB_OP_MEDIA_GET, content_media_get, WB_F_MEDIA, 0, RT_PEER_GATEWAY },
 	{ WB_OP_MEDIA_REENCODE, content_media_reencode, 0, 0, 0 },
 	{ WB_OP_MEDIA_REENCODE_STATUS, content_media_reencode_status, 0, 0, 0 },
+	{ WB_OP_POST_AUTHORS, content_authors, 0, 0, RT_PEER_INBOX },
 	{ WB_OP_NONE },
 };
 

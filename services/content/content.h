@@ -13,13 +13,15 @@
 #include "rt_daemon.h"
 #include "rt_server.h"
 
-#define CONTENT_GET_MAX       1000                 /* ids per post.get */
-#define CONTENT_PAGE_DEFAULT  20                   /* post.timeline default limit */
-#define CONTENT_PAGE_MAX      100                  /* post.timeline largest limit */
-#define CONTENT_MEDIA_MAX     WB_MEDIA_MAX_DEFAULT /* default bytes of one image */
-#define CONTENT_MEDIA_PIXELS  25000000             /* default pixels of one image */
-#define CONTENT_MEDIA_RATE    30                   /* default uploads per user per minute */
-#define CONTENT_MEDIA_DECODES 2                    /* default images decoded at once */
+#define CONTENT_GET_MAX         1000                 /* ids per post.get */
+#define CONTENT_PAGE_DEFAULT    20                   /* post.timeline default limit */
+#define CONTENT_PAGE_MAX        100                  /* post.timeline largest limit */
+#define CONTENT_MEDIA_MAX       WB_MEDIA_MAX_DEFAULT /* default bytes of one image */
+#define CONTENT_MEDIA_PIXELS    25000000             /* default pixels of one image */
+#define CONTENT_MEDIA_RATE      30                   /* default uploads per user per minute */
+#define CONTENT_MEDIA_DECODES   2                    /* default images decoded at once */
+#define CONTENT_AUTHORS_DEFAULT 1000                 /* post.authors default limit */
+#define CONTENT_AUTHORS_MAX     1000                 /* post.authors largest limit */
 
 typedef struct content content;
 
@@ -87,5 +89,9 @@ int content_erase_apply(void *arg, evlog_sub *s, const wb_obj *ev, hb_batch *b);
 
 /* content_log handles post.log {from, limit?} -> {events, last}. */
 int content_log(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_authors handles post.authors {after?, limit?, slots?} -> {uids, next?}: the users with
+ * posts here, ascending. */
+int content_authors(void *arg, const wb_obj *req, wb_obj *rep);
 
 #endif

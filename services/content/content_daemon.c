@@ -151,6 +151,7 @@ content_daemon_start(void *arg)
 const rt_service content_service = {
 	.name = "content",
 	.summary = "the Warble content service",
+	.metrics_url = "http://127.0.0.1:9103",
 	.listen = RT_OPT_URL(WB_EP_CONTENT, "listen URL", NULL),
 	.opts = content_daemon_opts,
 	.config = content_daemon_config,

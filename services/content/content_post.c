@@ -104,6 +104,11 @@ content_draft_check(const wb_obj *req, uint64_t uid, content_draft *d, wb_obj *r
 	}
 	(void)wb_get_str(req, WB_F_TEXT, &d->text, &d->text_len);
 	rc = d->text_len == 0 && d->nimages > 0 ? WB_OK : text_check(d->text, d->text_len);
+	if (rc == WB_OK && d->nimages == 0 && text_blank(d->text, d->text_len)) {
+		return content_refuse(rep, WB_EBADTEXT,
+		    "post text must show something: it is only white space (it may be blank "
+		    "only when the post has an image)");
+	}
 	if (rc == WB_ETOOLONG) {
 		return content_refuse(
 		    rep, rc, "post text longer than %d characters", TEXT_MAX_CODEPOINTS);

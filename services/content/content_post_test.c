@@ -118,6 +118,24 @@ f_empty_with_image(wb_obj *r)
 	images(r, 1, NULL);
 }
 static void
+f_blank(wb_obj *r)
+{
+	wb_set_cstr(
+	    r, WB_F_TEXT, " \t\n\xc2\xa0\xe3\x80\x80"); /* space, tab, newline, NBSP, U+3000 */
+}
+static void
+f_blank_with_image(wb_obj *r)
+{
+	f_blank(r);
+	images(r, 1, NULL);
+}
+static void
+f_blank_with_title(wb_obj *r)
+{
+	f_blank(r);
+	wb_set_cstr(r, WB_F_TITLE, "A title shows, the text does not");
+}
+static void
 f_four(wb_obj *r)
 {
 	images(r, 4, NULL);
@@ -166,6 +184,9 @@ Test(content_post, draft_rules)
 	cr_assert_eq(check(f_text), WB_OK);
 	cr_assert_eq(check(f_none), WB_EBADTEXT);
 	cr_assert_eq(check(f_empty_with_image), WB_OK);
+	cr_assert_eq(check(f_blank), WB_EBADTEXT);
+	cr_assert_eq(check(f_blank_with_image), WB_OK, "blank text beside an image is fine");
+	cr_assert_eq(check(f_blank_with_title), WB_EBADTEXT, "a title is no image");
 	cr_assert_eq(check(f_four), WB_OK);
 	cr_assert_eq(check(f_five), WB_EINVAL);
 	cr_assert_eq(check(f_theirs), WB_EPERM);

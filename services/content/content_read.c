@@ -1,11 +1,13 @@
 /*
- * content_read.c - post.get, post.timeline and post.log.
+ * content_read.c - post.get, post.timeline, post.log and post.authors.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "content_int.h"
 #include "content_schema.h"
+#include "rt_log.h"
+#include "wb_slot.h"
 
 int
 content_cell(content *c, int fam, uint64_t author, uint64_t id,
@@ -245,4 +247,80 @@ content_log(void *arg, const wb_obj *req, wb_obj *rep)
 	}
 	wb_reply_ok(rep);
 	return evlog_read(c->log, from, (size_t)limit, rep);
+}
+
+/*
+ * content_authors: post.authors {after?, limit?, slots?} -> {uids,
+ * next?}: the users above `after` with at least one post here,
+ * ascending, only those in the slot range [lo, hi) when slots is given
+ * (one seek per author in post: the rows are the authors).  The inbox
+ * rebuild reads it to give each reader their own posts.
+ */
+int
+content_authors(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	content        *c = arg;
+	uint64_t        limit, after = 0, *out, next;
+	const uint64_t *slots = NULL;
+	size_t          nslots = 0, n = 0;
+	bool            has_after = wb_get_u64(req, WB_F_AFTER, &after), more = false;
+	uint8_t         start[8];
+	int             rc;
+
+	if ((rc = wb_page_limit(req, CONTENT_AUTHORS_DEFAULT, CONTENT_AUTHORS_MAX, &limit, rep)) !=
+	    WB_OK) {
+		return rc;
+	}
+	if (wb_get_u64s(req, WB_F_SLOTS, &slots, &nslots) &&
+	    (nslots != 2 || slots[0] >= slots[1] || slots[1] > WB_SLOTS)) {
+		wb_reply_error(
+		    rep, WB_EINVAL, "slots must be a range [lo, hi) within 0-%d", WB_SLOTS);
+		return WB_EINVAL;
+	}
+	wb_reply_ok(rep);
+	if ((out = wb_add_u64s(rep, WB_F_UIDS, limit)) == NULL) {
+		wb_reply_error(rep, WB_ENOMEM, NULL);
+		return WB_ENOMEM;
+	}
+	rc = has_after && after == UINT64_MAX ? WB_EEND : WB_OK;
+	next = has_after ? after + 1 : 0;
+	while (rc == WB_OK) {
+		hb_scan_opts so = { .start_row = start, .start_row_len = 8, .limit = 1 };
+		hb_scan     *s;
+		hb_cell      cell;
+
+		hb_u64_be(start, next);
+		if ((rc = hb_scan_open(&s, c->t, CONTENT_FAM_POST, &so)) != WB_OK) {
+			break;
+		}
+		rc = hb_scan_next(s, &cell);
+		uint64_t uid = rc == WB_OK && cell.row_len == 8 ? hb_be_u64(cell.row) : 0;
+		hb_scan_close(s);
+		if (rc == WB_OK && cell.row_len != 8) {
+			rc = WB_ECORRUPT;
+		}
+		if (rc != WB_OK) {
+			break;
+		}
+		unsigned slot = wb_slot(uid);
+		if (slots == NULL || (slot >= slots[0] && slot < slots[1])) {
+			if (n == limit) {
+				more = true;
+				break;
+			}
+			out[n++] = uid;
+		}
+		if (uid == UINT64_MAX) {
+			break;
+		}
+		next = uid + 1;
+	}
+	if (rc != WB_OK && rc != WB_EEND) {
+		RT_ERRORF("authors after %llu failed: %s %s", (unsigned long long)after,
+		    wb_strerror(rc), hb_last_error());
+		wb_reply_error(rep, rc, NULL);
+		return rc;
+	}
+	wb_shrink(rep, WB_F_UIDS, n);
+	return more ? wb_set_u64(rep, WB_F_NEXT, out[n - 1]) : WB_OK;
 }

@@ -3,8 +3,9 @@
  * daemon: publish, get, timeline paging and time ranges, delete and its
  * permissions, text limits, id order, the event log, rich posts and
  * their images and previews, uploads decoded whole (metadata gone, files
- * joined or cut short refused), uploads through a kill -9, and the
- * re-encode pass over a store of images kept as they were uploaded.
+ * joined or cut short refused), uploads through a kill -9, the
+ * re-encode pass over a store of images kept as they were uploaded, and
+ * the authors with posts (post.authors).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -123,6 +124,42 @@ Test(text, limits)
 	cr_assert_eq(text_check(buf, 4 * 280 - 1), WB_EBADTEXT);
 	buf[0] = (char)0xc0;
 	cr_assert_eq(text_check(buf, 4 * 281), WB_EBADTEXT); /* invalid beats long */
+}
+
+/* A blank text: nothing but white space and zero-width characters, in every encoding length. */
+Test(text, blank)
+{
+	static const char *const blank[] = {
+		" ",
+		"\t\n\v\f\r",
+		"\xc2\x85",                             /* U+0085 NEXT LINE */
+		"\xc2\xa0",                             /* U+00A0 NO-BREAK SPACE */
+		"\xe1\x9a\x80",                         /* U+1680 OGHAM SPACE MARK */
+		"\xe1\xa0\x8e",                         /* U+180E MONGOLIAN VOWEL SEPARATOR */
+		"\xe2\x80\x80\xe2\x80\x8a",             /* U+2000 EN QUAD, U+200A HAIR SPACE */
+		"\xe2\x80\x8b\xe2\x80\x8c\xe2\x80\x8d", /* zero width space, non-joiner, joiner */
+		"\xe2\x80\xa8\xe2\x80\xa9",             /* LINE and PARAGRAPH SEPARATOR */
+		"\xe2\x80\xaf\xe2\x81\x9f", /* NARROW NO-BREAK SPACE, MEDIUM MATHEMATICAL */
+		"\xe2\x81\xa0",             /* U+2060 WORD JOINER */
+		"\xe3\x80\x80",             /* U+3000 IDEOGRAPHIC SPACE */
+		"\xef\xbb\xbf",             /* U+FEFF ZERO WIDTH NO-BREAK SPACE */
+		" \xc2\xa0\t\xe3\x80\x80\n",
+	};
+	static const char *const shown[] = {
+		"a", " a ", "\xc2\xa0x\xc2\xa0",
+		"\xe3\x80\x80\xe5\xbe\xae", /* an ideographic space, then a CJK character */
+		"\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9", /* two emoji joined by U+200D */
+		"_", "\xc2\xad", /* U+00AD SOFT HYPHEN: not on the list */
+		"\xe2\x80\x8e",  /* U+200E LEFT-TO-RIGHT MARK: not on the list */
+	};
+	for (size_t i = 0; i < sizeof(blank) / sizeof(blank[0]); i++) {
+		cr_assert(text_blank(blank[i], strlen(blank[i])), "blank %zu", i);
+		cr_assert_eq(
+		    text_check(blank[i], strlen(blank[i])), WB_OK, "blank %zu is UTF-8", i);
+	}
+	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		cr_assert_not(text_blank(shown[i], strlen(shown[i])), "shown %zu", i);
+	}
 }
 
 /* ---- the daemon ---- */
@@ -374,12 +411,89 @@ Test(content, text_rules, .init = start, .fini = stop, .timeout = 60)
 	cr_assert_eq(publish(1, "\xed\xa0\x80", 3, &id), WB_EBADTEXT);
 	cr_assert_eq(publish(1, "\xf4\x90\x80\x80", 4, &id), WB_EBADTEXT);
 	cr_assert_eq(publish(1, "ok\xe2\x82", 4, &id), WB_EBADTEXT);
+	cr_assert_eq(publish(1, " \t\n", 3, &id), WB_EBADTEXT, "only white space");
+	cr_assert_eq(publish(1, "\xc2\xa0\xe3\x80\x80\xe2\x80\x8b", 8, &id), WB_EBADTEXT,
+	    "NBSP, ideographic space, zero width space");
 	wb_obj       *rep = timeline(1, 0, 100, 0, 0);
 	const wb_obj *posts;
 	size_t        n;
 	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &n));
 	cr_assert_eq(n, 2, "only the two valid posts were stored");
 	wb_msg_free(rep);
+}
+
+/* authors_page reads one page of post.authors (slots: [lo, hi), or none if lo == hi) into out; returns the count, with *next the cursor (0: none). */
+static size_t
+authors_page(
+    uint64_t after, uint64_t limit, unsigned lo, unsigned hi, uint64_t *out, uint64_t *next)
+{
+	wb_obj         *req = wb_request(WB_OP_POST_AUTHORS), *rep = NULL;
+	const uint64_t *v = NULL;
+	size_t          n = 0;
+	uint64_t        slots[2] = { lo, hi };
+
+	if (after != 0) {
+		wb_set_u64(req, WB_F_AFTER, after);
+	}
+	wb_set_u64(req, WB_F_LIMIT, limit);
+	if (lo != hi) {
+		wb_set_u64s(req, WB_F_SLOTS, slots, 2);
+	}
+	cr_assert_eq(call(req, &rep), WB_OK);
+	cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &n));
+	cr_assert_leq(n, limit);
+	memcpy(out, v, n * sizeof(*v));
+	*next = wb_u64(rep, WB_F_NEXT, 0);
+	wb_msg_free(rep);
+	return n;
+}
+
+/* post.authors pages through the users with posts, ascending, within a slot range if asked: a
+ * user whose posts are all deleted is no longer one. */
+Test(content, authors_with_posts, .init = start, .fini = stop, .timeout = 60)
+{
+	static const uint64_t authors[] = { 3, 5, 8, 13, 21, 34, 55, 89, 144, 233 };
+	enum { N = sizeof(authors) / sizeof(authors[0]) };
+	uint64_t got[64], next, id;
+	size_t   n = 0;
+
+	for (size_t i = 0; i < N; i++) {
+		cr_assert_eq(publish(authors[i], "a post", 6, &id), WB_OK);
+	}
+	cr_assert_eq(publish(4, "deleted", 7, &id), WB_OK);
+	wb_obj *req = wb_request(WB_OP_POST_DELETE);
+	wb_set_u64(req, WB_F_UID, 4);
+	wb_set_u64(req, WB_F_ID, id);
+	cr_assert_eq(call(req, NULL), WB_OK);
+
+	/* pages of 3, every author once, in order; 4 has none left */
+	next = 0;
+	for (int pages = 0; pages < 10; pages++) {
+		n += authors_page(next, 3, 0, 0, got + n, &next);
+		if (next == 0) {
+			break;
+		}
+		cr_assert_eq(next, got[n - 1], "the cursor is the last uid given");
+	}
+	cr_assert_eq(n, N);
+	for (size_t i = 0; i < N; i++) {
+		cr_assert_eq(got[i], authors[i], "author %zu", i);
+	}
+	/* a slot range: only the authors whose slot is in it */
+	unsigned lo = wb_slot(authors[0]), hi = lo + 1;
+	n = authors_page(0, 100, lo, hi, got, &next);
+	cr_assert_geq(n, 1);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(wb_slot(got[i]), lo);
+	}
+	cr_assert_eq(next, 0);
+	n = authors_page(authors[N - 1], 100, 0, 0, got, &next);
+	cr_assert_eq(n, 0, "nobody after the last");
+	/* a malformed range is refused */
+	req = wb_request(WB_OP_POST_AUTHORS);
+	uint64_t bad[2] = { 10, 10 };
+	wb_set_u64s(req, WB_F_SLOTS, bad, 2);
+	cr_assert_eq(call(req, NULL), WB_EINVAL);
 }
 
 Test(content, timeline_paging_and_time_range, .init = start, .fini = stop, .timeout = 120)

@@ -14,6 +14,12 @@
  *
  * Everything else (C0, C1, F5..FF, stray continuation bytes, truncated
  * sequences, overlong forms) is rejected.
+ *
+ * A blank text shows nothing: every code point is Unicode's White_Space
+ * (U+0009..U+000D, U+0020, U+0085, U+00A0, U+1680, U+2000..U+200A,
+ * U+2028, U+2029, U+202F, U+205F, U+3000) or a zero-width format
+ * character that renders nothing alone (U+180E, U+200B..U+200D, U+2060,
+ * U+FEFF).  None of them takes four bytes.
  */
 #include "content_text.h"
 
@@ -69,6 +75,40 @@ text_utf8_count(const char *s, size_t n)
 		count++;
 	}
 	return count;
+}
+
+/* text_blank_cp tells whether code point c is blank (the list above). */
+static bool
+text_blank_cp(uint32_t c)
+{
+	return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+	       c == 0x180E || (c >= 0x2000 && c <= 0x200D) || c == 0x2028 || c == 0x2029 ||
+	       c == 0x202F || c == 0x205F || c == 0x2060 || c == 0x3000 || c == 0xFEFF;
+}
+
+bool
+text_blank(const char *s, size_t n)
+{
+	const uint8_t *p = (const uint8_t *)s, *end = p + n;
+
+	while (p < end) {
+		uint32_t c = *p;
+		size_t   len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+
+		if ((size_t)(end - p) < len || len == 4) {
+			return false; /* cut short (not valid UTF-8), or above U+FFFF: none blank */
+		}
+		if (len == 2) {
+			c = (c & 0x1F) << 6 | (p[1] & 0x3F);
+		} else if (len == 3) {
+			c = (c & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+		}
+		if (!text_blank_cp(c)) {
+			return false;
+		}
+		p += len;
+	}
+	return true;
 }
 
 int

@@ -1,9 +1,11 @@
 /*
- * content_text.h - post text rules: valid UTF-8, 1 to 280 code points.
+ * content_text.h - post text rules: valid UTF-8, 1 to 280 code points,
+ * and not blank (only white space) unless the post has an image.
  */
 #ifndef CONTENT_TEXT_H
 #define CONTENT_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define TEXT_MAX_CODEPOINTS 280
@@ -16,5 +18,9 @@ long text_utf8_count(const char *s, size_t n);
 /* text_check validates a post text: WB_OK, WB_EBADTEXT (empty or not
  * UTF-8) or WB_ETOOLONG (more than 280 code points). */
 int text_check(const char *s, size_t n);
+
+/* text_blank tells whether s[0..n), valid UTF-8, holds nothing but blank
+ * code points (see content_text.c): a text that shows nothing. */
+bool text_blank(const char *s, size_t n);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * gw_daemon.c - warble-gateway's options and what it runs beside the
- * msgpack API: the HTTP/JSON server (API, web page, /metrics) and the
- * probes behind /readyz and /metrics.
+ * msgpack API: the HTTP/JSON server (API, web page, /healthz, /readyz),
+ * and the HTTP API's figures, the probes behind /readyz and the cluster
+ * view on the admin port (/metrics, /metrics/cluster: gw_metrics.h).
  */
 #include <stdlib.h>
 
@@ -18,7 +19,8 @@ static uint64_t gw_hdr_ms, gw_nconns, gw_uploads, gw_user_uploads, gw_media_max,
     gw_preauth;
 
 static rt_opt gw_daemon_opts[] = {
-	RT_OPT_URL(WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /metrics)", &http_url),
+	RT_OPT_URL(
+	    WB_EP_HTTP, "listen URL (HTTP/JSON API, web page, /healthz, /readyz)", &http_url),
 	{ "web-dir", "WARBLE_WEB_DIR", "",
 	    "web page folder (default: services/gateway/web of the build)", &gw_web_dir },
 	RT_OPT_URL(WB_EP_USER, "user service", &gw_o.urls[WB_SVC_USER]),
@@ -111,6 +113,7 @@ gw_daemon_config(void)
 typedef struct gw_daemon {
 	gw          *g;
 	gw_metrics  *metrics;
+	rt_metrics  *admin; /* the admin port (NULL: none) */
 	http_server *http;
 	const char  *url;
 	int          nworkers, nspares;
@@ -126,6 +129,7 @@ gw_daemon_open(const rt_env *env, void **out)
 		return WB_ENOMEM;
 	}
 	d->url = env->url;
+	d->admin = env->metrics;
 	d->nworkers = env->nworkers;
 	d->nspares = env->nspares;
 	gw_o.tls = env->tls;
@@ -177,6 +181,11 @@ gw_daemon_start(void *arg)
 		RT_ERRORF("cannot set up metrics: %s", wb_strerror(rc));
 		return rc;
 	}
+	if (d->admin != NULL && (rc = gw_metrics_serve(d->metrics, d->admin)) != WB_OK) {
+		RT_ERRORF(
+		    "cannot add the HTTP API's figures to the admin port: %s", wb_strerror(rc));
+		return rc;
+	}
 	ho.metrics = d->metrics;
 	if ((rc = http_open(&d->http, d->g, &ho)) != WB_OK) {
 		RT_ERRORF("cannot serve HTTP on %s: %s", http_url, wb_strerror(rc));
@@ -204,6 +213,7 @@ const rt_service gw_service = {
 	.name = "gateway",
 	.summary = "Warble's public API gateway (msgpack over nng REQ/REP)",
 	.public = true,
+	.metrics_url = RT_DAEMON_METRICS_URL,
 	.listen = RT_OPT_URL(WB_EP_GATEWAY, "listen URL (msgpack API)", NULL),
 	.opts = gw_daemon_opts,
 	.workers = "auto",

@@ -45,6 +45,7 @@ static const struct {
 	{ WB_OP_CHANGE_PASSWORD, .afn = gw_op_change_password, .slow = true },
 	{ WB_OP_UPLOAD, gw_op_upload, .slow = true },
 	{ WB_OP_MEDIA, gw_op_media },
+	{ WB_OP_POST, gw_op_post },
 	{ WB_OP_DELETE_ACCOUNT, .afn = gw_op_delete_account, .slow = true },
 };
 

@@ -119,6 +119,7 @@ int gw_op_logout_all(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_change_password(gw *g, const wb_obj *req, wb_obj *rep, const char *addr);
 int gw_op_upload(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_media(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_post(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_delete_account(gw *g, const wb_obj *req, wb_obj *rep, const char *addr);
 
 #endif

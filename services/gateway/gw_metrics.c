@@ -1,27 +1,17 @@
 /*
- * gw_metrics.c - /readyz and /metrics (see gw_metrics.h).
+ * gw_metrics.c - the HTTP API's figures, /readyz and /metrics/cluster
+ * (see gw_metrics.h); the text itself is rt_metrics_write's.
  *
- * Each scrape asks every target for its stats at once, on the probe
- * pool, then writes one Prometheus family at a time across all targets
- * (the text format wants a family's samples together):
+ * Each cluster scrape or readiness check asks every target at once, on
+ * the probe pool, and waits for all (each call has its deadline).  The
+ * HTTP API's figures are written as
  *
- *   warble_up{service,shard}                  1 if the stats call answered
- *   warble_uptime_seconds{service,shard}
- *   warble_requests_total{service,shard,op}
- *   warble_request_errors_total{service,shard,op}
- *   warble_request_duration_seconds{service,shard,op}   histogram
- *   warble_<service>_<gauge>{shard}           each gauge a service registers
- *                                             (a gauge in ms or us: _seconds)
- *   process_cpu_seconds_total{service,shard}  each process's own figures
- *   process_resident_memory_bytes, process_start_time_seconds,
- *   process_open_fds                          (rt_proc.h), as Prometheus clients name them
- *   warble_http_responses_total{code}         the HTTP API's statuses
+ *   warble_requests_total{service="gateway_http",shard="0",op} ...  (its stats)
+ *   warble_http_responses_total{service="gateway_http",shard="0",code}
  *
- * service is user, relation, content, inbox, gateway (the msgpack API)
- * and gateway_http (the HTTP API, recorded in this process); shard is the
- * shard's index (0 for a service of one).
+ * where op is the public operation (register, home, ...).
  */
-#include <ctype.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -198,7 +188,7 @@ gw_metrics_round_free(gw_metrics *m, gw_metrics_round *r)
 }
 
 int
-gw_metrics_ready(gw_metrics *m, http_buf *out)
+gw_metrics_ready(gw_metrics *m, FILE *out)
 {
 	gw_metrics_round *r = malloc(sizeof(*r));
 	int               rc = WB_OK, k = 0;
@@ -207,27 +197,27 @@ gw_metrics_ready(gw_metrics *m, http_buf *out)
 		return WB_ENOMEM;
 	}
 	gw_metrics_round_run(m, r, WB_OP_PING);
-	http_buf_printf(out, "{\"services\":{");
+	fputs("{\"services\":{", out);
 	for (int i = 0; i < m->n; i++) {
 		const gw_metrics_target *t = &m->t[i];
 		if (strcmp(t->service, "gateway") == 0) {
 			continue;
 		}
-		http_buf_printf(out, "%s\"%s/%u\":\"%s\"", k++ ? "," : "", t->service, t->shard,
+		fprintf(out, "%s\"%s/%u\":\"%s\"", k++ ? "," : "", t->service, t->shard,
 		    r->rc[i] == WB_OK ? "ok" : wb_err_name(r->rc[i]));
 		if (r->rc[i] != WB_OK) {
 			rc = WB_EUNAVAIL;
 		}
 	}
-	http_buf_printf(out, "},\"failed\":[");
+	fputs("},\"failed\":[", out);
 	k = 0;
 	for (int i = 0; i < m->n; i++) {
 		const gw_metrics_target *t = &m->t[i];
 		if (r->rc[i] != WB_OK && strcmp(t->service, "gateway") != 0) {
-			http_buf_printf(out, "%s\"%s/%u\"", k++ ? "," : "", t->service, t->shard);
+			fprintf(out, "%s\"%s/%u\"", k++ ? "," : "", t->service, t->shard);
 		}
 	}
-	http_buf_printf(out, "],\"ready\":%s}", rc == WB_OK ? "true" : "false");
+	fprintf(out, "],\"ready\":%s}", rc == WB_OK ? "true" : "false");
 	gw_metrics_round_free(m, r);
 	free(r);
 	return rc;
@@ -235,233 +225,40 @@ gw_metrics_ready(gw_metrics *m, http_buf *out)
 
 /* --- Prometheus text ------------------------------------------------------- */
 
-typedef struct gw_metrics_src {
-	const char   *service;
-	unsigned      shard;
-	const wb_obj *rep; /* a stats reply, or NULL if the target did not answer */
-} gw_metrics_src;
-
-static void
-gw_metrics_head(http_buf *out, const char *name, const char *type, const char *help)
+/* gw_metrics_responses writes warble_http_responses_total, the HTTP API's responses by code. */
+static int
+gw_metrics_responses(gw_metrics *m, FILE *out)
 {
-	http_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
+	bool head = false;
 
-/* gw_metrics_ops writes one per-op family (which: 0 requests, 1 errors, 2 histogram) for every source. */
-static void
-gw_metrics_ops(http_buf *out, const gw_metrics_src *src, int n, int which)
-{
-	for (int s = 0; s < n; s++) {
-		const wb_obj *st;
-		size_t        nst = 0;
-
-		if (src[s].rep == NULL || !wb_get_objs(src[s].rep, WB_F_STATS, &st, &nst)) {
+	for (int c = 100; c < GW_METRICS_STATUS; c++) {
+		uint64_t v = atomic_load_explicit(&m->status[c], memory_order_relaxed);
+		if (v == 0) {
 			continue;
 		}
-		for (size_t i = 0; i < nst; i++) {
-			const char     *op = wb_str(&st[i], WB_F_NAME, "?");
-			uint64_t        count = wb_u64(&st[i], WB_F_COUNT, 0);
-			const uint64_t *h;
-			size_t          nh = 0;
-			uint64_t        cum = 0;
-
-			if (which == 0) {
-				http_buf_printf(out,
-				    "warble_requests_total{service=\"%s\",shard=\"%u\",op=\"%s\"} "
-				    "%lu\n",
-				    src[s].service, src[s].shard, op, (unsigned long)count);
-				continue;
-			}
-			if (which == 1) {
-				http_buf_printf(out,
-				    "warble_request_errors_total{service=\"%s\",shard=\"%u\",op=\"%"
-				    "s\"} "
-				    "%lu\n",
-				    src[s].service, src[s].shard, op,
-				    (unsigned long)wb_u64(&st[i], WB_F_ERRORS, 0));
-				continue;
-			}
-			wb_get_u64s(&st[i], WB_F_HIST, &h, &nh);
-			for (size_t b = 0; b + 1 < nh; b++) {
-				cum += h[b];
-				http_buf_printf(out,
-				    "warble_request_duration_seconds_bucket{service=\"%s\",shard="
-				    "\"%u\","
-				    "op=\"%s\",le=\"%.9g\"} %lu\n",
-				    src[s].service, src[s].shard, op,
-				    (double)(UINT64_C(1) << b) / 1e6, (unsigned long)cum);
-			}
-			http_buf_printf(out,
-			    "warble_request_duration_seconds_bucket{service=\"%s\",shard=\"%u\","
-			    "op=\"%s\",le=\"+Inf\"} %lu\n"
-			    "warble_request_duration_seconds_sum{service=\"%s\",shard=\"%u\","
-			    "op=\"%s\"} %.6f\n"
-			    "warble_request_duration_seconds_count{service=\"%s\",shard=\"%u\","
-			    "op=\"%s\"} %lu\n",
-			    src[s].service, src[s].shard, op, (unsigned long)count, src[s].service,
-			    src[s].shard, op, (double)wb_u64(&st[i], WB_F_SUM_US, 0) / 1e6,
-			    src[s].service, src[s].shard, op, (unsigned long)count);
+		if (!head) {
+			fputs(
+			    "# HELP warble_http_responses_total HTTP responses of the gateway, by "
+			    "status code\n# TYPE warble_http_responses_total counter\n",
+			    out);
+			head = true;
 		}
+		fprintf(out,
+		    "warble_http_responses_total{service=\"gateway_http\",shard=\"0\",code=\"%d\"} "
+		    "%" PRIu64 "\n",
+		    c, v);
 	}
-}
-
-/*
- * Prometheus names carry base units: a gauge a service reports in
- * milliseconds or microseconds (its name ends in _ms or _us, as inbox's
- * last_fanout_ms) is exported as _seconds, the value printed exactly.
- */
-static const struct {
-	const char *suffix;
-	unsigned    digits; /* the value is in 10^-digits seconds */
-} gw_metrics_units[] = {
-	{ "_ms", 3 },
-	{ "_us", 6 },
-};
-
-/* gw_metrics_gauge_name writes warble_<service>_<raw> (a name in ms or us as _seconds) into name; the digits of its unit. */
-static unsigned
-gw_metrics_gauge_name(char *name, size_t cap, const char *service, const char *raw)
-{
-	size_t   k = (size_t)snprintf(name, cap, "warble_%s_", service);
-	unsigned digits = 0;
-
-	for (; *raw != '\0' && k + 1 < cap; raw++) {
-		name[k++] = isalnum((unsigned char)*raw) ? *raw : '_';
-	}
-	name[k] = '\0';
-	for (size_t u = 0; u < sizeof(gw_metrics_units) / sizeof(gw_metrics_units[0]); u++) {
-		size_t ns = strlen(gw_metrics_units[u].suffix);
-		if (k > ns && strcmp(name + k - ns, gw_metrics_units[u].suffix) == 0 &&
-		    k - ns + sizeof("_seconds") <= cap) {
-			strcpy(name + k - ns, "_seconds");
-			digits = gw_metrics_units[u].digits;
-		}
-	}
-	return digits;
-}
-
-/* gw_metrics_gauge_of finds gauge raw in a stats reply; false if it has none. */
-static bool
-gw_metrics_gauge_of(const wb_obj *rep, const char *raw, uint64_t *v)
-{
-	const wb_obj *g;
-	size_t        ng = 0;
-
-	if (rep == NULL || !wb_get_objs(rep, WB_F_GAUGES, &g, &ng)) {
-		return false;
-	}
-	for (size_t i = 0; i < ng; i++) {
-		if (strcmp(wb_str(&g[i], WB_F_NAME, ""), raw) == 0) {
-			*v = wb_u64(&g[i], WB_F_VALUE, 0);
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * gw_metrics_gauges writes each registered gauge as the family
- * warble_<service>_<name>, one sample per shard of the service that
- * reports it ({shard="i"}), the family's head once, at its first shard.
- */
-static void
-gw_metrics_gauges(http_buf *out, const gw_metrics_src *src, int n)
-{
-	for (int s = 0; s < n; s++) {
-		const wb_obj *g;
-		size_t        ng = 0;
-
-		if (src[s].rep == NULL || !wb_get_objs(src[s].rep, WB_F_GAUGES, &g, &ng)) {
-			continue;
-		}
-		for (size_t i = 0; i < ng; i++) {
-			const char *raw = wb_str(&g[i], WB_F_NAME, "");
-			if (strncmp(raw, "process_", 8) == 0) {
-				continue; /* gw_metrics_process: the standard names */
-			}
-			char     name[96];
-			uint64_t v;
-			bool     seen = false;
-			unsigned digits =
-			    gw_metrics_gauge_name(name, sizeof(name), src[s].service, raw);
-
-			for (int e = 0; e < s && !seen;
-			     e++) { /* an earlier shard wrote the family */
-				seen = strcmp(src[e].service, src[s].service) == 0 &&
-				       gw_metrics_gauge_of(src[e].rep, raw, &v);
-			}
-			if (seen) {
-				continue;
-			}
-			gw_metrics_head(
-			    out, name, "gauge", "a figure the service reports in its stats");
-			for (int e = s; e < n; e++) {
-				unsigned long div = 1;
-				if (strcmp(src[e].service, src[s].service) != 0 ||
-				    !gw_metrics_gauge_of(src[e].rep, raw, &v)) {
-					continue;
-				}
-				for (unsigned d = 0; d < digits; d++) {
-					div *= 10;
-				}
-				if (digits == 0) {
-					http_buf_printf(out, "%s{shard=\"%u\"} %lu\n", name,
-					    src[e].shard, (unsigned long)v);
-				} else {
-					http_buf_printf(out, "%s{shard=\"%u\"} %lu.%0*lu\n", name,
-					    src[e].shard, (unsigned long)v / div, (int)digits,
-					    (unsigned long)v % div);
-				}
-			}
-		}
-	}
-}
-
-/*
- * gw_metrics_process writes the figures of each process (rt_proc.h)
- * under the names Prometheus clients use, labelled {service, shard}.
- */
-static void
-gw_metrics_process(http_buf *out, const gw_metrics_src *src, int n)
-{
-	static const struct {
-		const char *raw, *name, *type, *help;
-		unsigned    div; /* the raw figure in 1/div of the unit */
-	} f[] = {
-		{ "process_cpu_us", "process_cpu_seconds_total", "counter",
-		    "user and system CPU time the process used", 1000000 },
-		{ "process_rss_bytes", "process_resident_memory_bytes", "gauge",
-		    "the process's resident memory", 1 },
-		{ "process_start_ms", "process_start_time_seconds", "gauge",
-		    "when the process started, Unix seconds", 1000 },
-		{ "process_open_fds", "process_open_fds", "gauge", "open file descriptors", 1 },
-	};
-
-	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
-		gw_metrics_head(out, f[k].name, f[k].type, f[k].help);
-		for (int s = 0; s < n; s++) {
-			uint64_t v;
-			if (!gw_metrics_gauge_of(src[s].rep, f[k].raw, &v)) {
-				continue;
-			}
-			if (f[k].div == 1) {
-				http_buf_printf(out, "%s{service=\"%s\",shard=\"%u\"} %lu\n",
-				    f[k].name, src[s].service, src[s].shard, (unsigned long)v);
-			} else {
-				http_buf_printf(out, "%s{service=\"%s\",shard=\"%u\"} %.6f\n",
-				    f[k].name, src[s].service, src[s].shard, (double)v / f[k].div);
-			}
-		}
-	}
+	return ferror(out) ? WB_ENOMEM : WB_OK;
 }
 
 int
-gw_metrics_render(gw_metrics *m, http_buf *out)
+gw_metrics_cluster(gw_metrics *m, FILE *out)
 {
 	gw_metrics_round *r = malloc(sizeof(*r));
-	gw_metrics_src   *src = calloc(GW_METRICS_TARGETS + 1, sizeof(*src));
+	rt_metrics_src   *src = calloc(GW_METRICS_TARGETS + 1, sizeof(*src));
 	wb_obj           *local = wb_msg_new();
-	int               n = 0;
+	size_t            n = 0;
+	int               rc;
 
 	if (r == NULL || src == NULL || local == NULL || rt_stats_fill(m->http, local) != WB_OK) {
 		free(r);
@@ -471,47 +268,59 @@ gw_metrics_render(gw_metrics *m, http_buf *out)
 	}
 	gw_metrics_round_run(m, r, WB_OP_STATS);
 	for (int i = 0; i < m->n; i++) {
-		src[n++] = (gw_metrics_src) { m->t[i].service, m->t[i].shard,
+		src[n++] = (rt_metrics_src) { m->t[i].service, m->t[i].shard,
 			r->rc[i] == WB_OK ? r->rep[i] : NULL };
 	}
-	src[n++] = (gw_metrics_src) { "gateway_http", 0, local };
-
-	gw_metrics_head(out, "warble_up", "gauge", "1 if the service answered its stats request");
-	for (int s = 0; s < n; s++) {
-		http_buf_printf(out, "warble_up{service=\"%s\",shard=\"%u\"} %d\n", src[s].service,
-		    src[s].shard, src[s].rep != NULL);
-	}
-	gw_metrics_head(out, "warble_uptime_seconds", "gauge", "seconds since the service started");
-	for (int s = 0; s < n; s++) {
-		if (src[s].rep != NULL && wb_has(src[s].rep, WB_F_UPTIME)) {
-			http_buf_printf(out,
-			    "warble_uptime_seconds{service=\"%s\",shard=\"%u\"} %.3f\n",
-			    src[s].service, src[s].shard,
-			    (double)wb_u64(src[s].rep, WB_F_UPTIME, 0) / 1e3);
-		}
-	}
-	gw_metrics_head(out, "warble_requests_total", "counter", "requests handled, by operation");
-	gw_metrics_ops(out, src, n, 0);
-	gw_metrics_head(out, "warble_request_errors_total", "counter",
-	    "requests answered with an error, by operation");
-	gw_metrics_ops(out, src, n, 1);
-	gw_metrics_head(
-	    out, "warble_request_duration_seconds", "histogram", "request latency, by operation");
-	gw_metrics_ops(out, src, n, 2);
-	gw_metrics_gauges(out, src, n);
-	gw_metrics_process(out, src, n);
-	gw_metrics_head(out, "warble_http_responses_total", "counter",
-	    "HTTP responses of the gateway, by status code");
-	for (int c = 100; c < GW_METRICS_STATUS; c++) {
-		uint64_t v = atomic_load_explicit(&m->status[c], memory_order_relaxed);
-		if (v > 0) {
-			http_buf_printf(out, "warble_http_responses_total{code=\"%d\"} %lu\n", c,
-			    (unsigned long)v);
-		}
+	src[n++] = (rt_metrics_src) { "gateway_http", 0, local };
+	if ((rc = rt_metrics_write(out, src, n, RT_METRICS_UP)) == WB_OK) {
+		rc = gw_metrics_responses(m, out);
 	}
 	gw_metrics_round_free(m, r);
 	free(r);
 	free(src);
 	wb_msg_free(local);
-	return out->p == NULL ? WB_ENOMEM : WB_OK;
+	return rc;
+}
+
+/* --- the admin port ------------------------------------------------------------ */
+
+/* gw_metrics_http_stats is a /metrics source: the HTTP API's per-op stats. */
+static int
+gw_metrics_http_stats(void *arg, wb_obj *rep)
+{
+	gw_metrics *m = arg;
+
+	return rt_stats_fill(m->http, rep);
+}
+
+static int
+gw_metrics_http_text(void *arg, FILE *out)
+{
+	return gw_metrics_responses(arg, out);
+}
+
+static int
+gw_metrics_cluster_text(void *arg, FILE *out)
+{
+	return gw_metrics_cluster(arg, out);
+}
+
+static int
+gw_metrics_ready_text(void *arg, FILE *out)
+{
+	return gw_metrics_ready(arg, out);
+}
+
+int
+gw_metrics_serve(gw_metrics *m, rt_metrics *admin)
+{
+	int rc;
+
+	if ((rc = rt_metrics_source(admin, "gateway_http", 0, gw_metrics_http_stats, m)) != WB_OK ||
+	    (rc = rt_metrics_extra(admin, gw_metrics_http_text, m)) != WB_OK ||
+	    (rc = rt_metrics_page(admin, "/metrics/cluster", gw_metrics_cluster_text, m)) !=
+	        WB_OK) {
+		return rc;
+	}
+	return rt_metrics_check(admin, gw_metrics_ready_text, m);
 }

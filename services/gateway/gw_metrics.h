@@ -1,26 +1,29 @@
 /*
- * gw_metrics.h - the gateway's operations endpoints: /readyz (does every
- * shard of the four services answer?) and /metrics (Prometheus text: the
- * HTTP API's own per-operation stats plus every shard's `stats` reply).
+ * gw_metrics.h - the gateway's figures and probes: the HTTP API's own
+ * per-operation stats and response codes, /readyz (does every shard of
+ * the four services answer?) and the cluster view, on the gateway's
+ * admin port (rt_metrics.h):
  *
- *   /metrics ─┬─ HTTP API stats (recorded here, lock-free)
- *             └─ stats op ─> user, each shard of relation, content and
- *                inbox, gateway (msgpack), each sample labelled
- *                {service, shard}
- *                (asked concurrently on a small probe pool, 1 s deadline each)
- *
- * Latency histograms come as log2 buckets of microseconds (rt_stats.h) and
- * are exported as cumulative `le` buckets in seconds: bucket i's upper
- * bound is 2^i us, the last bucket is +Inf.
+ *   /metrics          this process: the msgpack API's stats (service
+ *                     gateway, rt_daemon), the HTTP API's (gateway_http,
+ *                     recorded here, lock-free) and its responses by code
+ *   /metrics/cluster  the whole cluster from here: the stats op asked of
+ *                     user, each shard of relation, content and inbox,
+ *                     and the gateway (msgpack), each sample labelled
+ *                     {service, shard}, with warble_up for each (asked
+ *                     concurrently on a small probe pool, 1 s deadline
+ *                     each): for one machine, where one scrape is enough
+ *   /readyz           every shard answers a ping (also on the public port)
  */
 #ifndef GW_METRICS_H
 #define GW_METRICS_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gw.h"
-#include "http_buf.h"
+#include "rt_metrics.h"
 
 typedef struct gw_metrics gw_metrics;
 
@@ -44,10 +47,22 @@ void gw_metrics_record(gw_metrics *m, wb_op op, uint64_t us, bool failed);
 /* gw_metrics_status counts one HTTP response with status code. */
 void gw_metrics_status(gw_metrics *m, int status);
 
-/* gw_metrics_ready pings every shard of the four services; WB_OK if all answered, else WB_EUNAVAIL; a JSON report goes into out. */
-int gw_metrics_ready(gw_metrics *m, http_buf *out);
+/*
+ * gw_metrics_ready pings every shard of the four services; WB_OK if all
+ * answered, else WB_EUNAVAIL; a JSON report goes to out.
+ */
+int gw_metrics_ready(gw_metrics *m, FILE *out);
 
-/* gw_metrics_render appends the Prometheus text exposition to out. */
-int gw_metrics_render(gw_metrics *m, http_buf *out);
+/*
+ * gw_metrics_cluster writes the Prometheus text of every shard's stats, as
+ * the gateway sees them, to out.
+ */
+int gw_metrics_cluster(gw_metrics *m, FILE *out);
+
+/*
+ * gw_metrics_serve adds the HTTP API's figures to /metrics of admin,
+ * /metrics/cluster and the readiness check.
+ */
+int gw_metrics_serve(gw_metrics *m, rt_metrics *admin);
 
 #endif

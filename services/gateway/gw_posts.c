@@ -1,6 +1,7 @@
 /*
- * gw_posts.c - posts and timelines: publish, delete, home, timeline.
+ * gw_posts.c - posts and timelines: publish, delete, one post, home, timeline.
  *
+ *   post      id -> post cache or post.get (the shard the id's node names) -> user.get name
  *   home      token -> uid -> inbox.home ids -> post cache or post.get -> user.get names
  *   timeline  name -> user.lookup uid -> post.timeline (author known)
  */
@@ -100,6 +101,62 @@ gw_op_delete(gw *g, const wb_obj *req, wb_obj *rep)
 	}
 	wb_msg_free(r);
 	return wb_reply_ok(rep);
+}
+
+/*
+ * gw_post_shown tells whether post p (hydrated, author_name set) may be
+ * shown to viewer (0: anyone).  A post whose author the user service no
+ * longer knows (user.get left the name empty) is not: that is where a
+ * closed account's posts stop being served once account deletion lands,
+ * and where a block would refuse its viewer.
+ */
+static bool
+gw_post_shown(const wb_obj *p, uint64_t viewer)
+{
+	(void)viewer;
+	return wb_str(p, WB_F_AUTHOR_NAME, "")[0] != '\0';
+}
+
+int
+gw_op_post(gw *g, const wb_obj *req, wb_obj *rep)
+{
+	uint64_t      id, viewer;
+	const wb_obj *posts = NULL;
+	size_t        n = 0;
+	wb_obj       *r;
+	int           rc;
+
+	if ((rc = gw_auth_optional(g, req, &viewer, rep)) != WB_OK) {
+		return rc;
+	}
+	if (!wb_get_u64(req, WB_F_ID, &id) || id == 0) {
+		wb_reply_error(rep, WB_EINVAL, "a post id is required");
+		return WB_EINVAL;
+	}
+	if ((r = wb_msg_new()) == NULL) {
+		wb_reply_error(rep, WB_ENOMEM, NULL);
+		return WB_ENOMEM;
+	}
+	/* the id names its content shard (its author's slot group): no lookup; a
+	 * cached record is trusted for WARBLE_POST_CACHE_MS, as a timeline's is */
+	if ((rc = gw_hydrate_posts(g, &id, NULL, 1, UINT64_MAX, r)) != WB_OK) {
+		wb_reset(rep);
+		(void)wb_copy(rep, r);
+		wb_msg_free(r);
+		return rc;
+	}
+	wb_reset(rep);
+	if (!wb_get_objs(r, WB_F_POSTS, &posts, &n) || n == 0 ||
+	    !gw_post_shown(&posts[0], viewer)) {
+		wb_msg_free(r);
+		wb_reply_error(rep, WB_ENOPOST, "no such post");
+		return WB_ENOPOST;
+	}
+	if ((rc = wb_reply_ok(rep)) != WB_OK || (rc = wb_copy(rep, &posts[0])) != WB_OK) {
+		wb_reply_error(rep, rc, NULL);
+	}
+	wb_msg_free(r);
+	return rc;
 }
 
 /* gw_posts_page adds the optional cursor/time fields of req to q (and, for a user's timeline, the time range and category). */

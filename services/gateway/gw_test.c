@@ -175,6 +175,12 @@ Test(gateway, every_operation, .fini = gt_fini, .timeout = 90)
 	cr_assert_gt(wb_u64(&posts[0], WB_F_TIME, 0), 0);
 	cr_assert_eq(wb_u64(&posts[2], WB_F_ID, 0), id1);
 	wb_msg_free(r);
+	/* alice reads her own posts in her home, hydrated alike */
+	r = gt_home_wait(ta, 3);
+	wb_get_objs(r, WB_F_POSTS, &posts, &n);
+	cr_assert_eq(wb_u64(&posts[0], WB_F_ID, 0), id3);
+	cr_assert_str_eq(wb_str(&posts[0], WB_F_AUTHOR_NAME, ""), "alice");
+	wb_msg_free(r);
 
 	/* paging: limit 2, then before = next */
 	q = gt_req(WB_OP_HOME, WB_F_TOKEN, tb, 0, NULL);
@@ -239,10 +245,11 @@ Test(gateway, every_operation, .fini = gt_fini, .timeout = 90)
 	cr_assert_str_eq(wb_str(&users[0], WB_F_DISPLAY, ""), "Alice A.");
 	wb_msg_free(r);
 
-	/* unfollow empties bob's home and alice's fans */
+	/* unfollow empties bob's home and alice's fans; alice keeps her own two */
 	cr_assert_eq(
 	    gt_call(gt_req(WB_OP_UNFOLLOW, WB_F_TOKEN, tb, WB_F_NAME, "alice"), NULL), WB_OK);
 	wb_msg_free(gt_home_wait(tb, 0));
+	wb_msg_free(gt_home_wait(ta, 2));
 	cr_assert_eq(gt_call(gt_req(WB_OP_FANS_LIST, WB_F_NAME, "alice", 0, NULL), &r), WB_OK);
 	n = 9;
 	wb_get_objs(r, WB_F_USERS, &users, &n);

@@ -110,6 +110,7 @@ inbox_daemon_close(void *in)
 const rt_service inbox_service = {
 	.name = "inbox",
 	.summary = "the Warble inbox service",
+	.metrics_url = "http://127.0.0.1:9104",
 	.listen = RT_OPT_URL(WB_EP_INBOX, "listen URL", NULL),
 	.opts = inbox_daemon_opts,
 	.workers = "4",

@@ -1,11 +1,17 @@
 /*
  * inbox_fanout.c - applying events to inboxes.
  *
- *   post {uid, id}         every current fan of uid gets (fan, id) -> uid
- *   delete {uid, id}       every current fan of uid loses version id
+ *   post {uid, id}         every current fan of uid, and uid itself, gets (fan, id) -> uid
+ *   delete {uid, id}       every current fan of uid, and uid itself, loses version id
  *   follow {uid, target}   uid's inbox gets target's newest posts (backfill)
- *   unfollow {uid, target} uid's inbox loses every post by target
- *   erased {uid}           uid's account is gone: its row goes whole
+ *   unfollow {uid, target} uid's inbox loses every post by target (never uid's own)
+ *   erased {uid}           uid's account is gone: its row goes whole (own cells too)
+ *
+ * An author reads their own posts in their home, as on Twitter, Mastodon
+ * and Weibo: the inbox shard that keeps the author's slot writes the
+ * author's own cell with the fans' cells of the same event (in the first
+ * page's batch, or among the sorted cells of a merged run), so the
+ * author costs one cell more a post and no call.
  *
  * Fans are read a page (up to INBOX_FANS_PAGE) at a time; the next page
  * is requested on a helper thread while the current one is written, and
@@ -141,6 +147,20 @@ inbox_commit(inbox *in, inbox_source *s, uint64_t seq, bool last)
 	return rc;
 }
 
+/* inbox_cache_cell brings reader's cache entry in line with ev's cell
+ * just written (ok) or maybe not (a failed write: the entry is dropped). */
+static void
+inbox_cache_cell(inbox *in, const inbox_event *ev, uint64_t reader, bool put, bool ok)
+{
+	if (!ok) {
+		inbox_cache_drop(in->cache, reader);
+	} else if (put) {
+		inbox_cache_put(in->cache, reader, (inbox_cell) { ev->id, ev->uid });
+	} else {
+		inbox_cache_del(in->cache, reader, ev->id);
+	}
+}
+
 /* inbox_cache_page brings the cache in line with a page of fans just
  * written (ok) or maybe not (a failed write: their entries are dropped). */
 static void
@@ -148,14 +168,8 @@ inbox_cache_page(
     inbox *in, const inbox_event *ev, const uint64_t *fans, size_t n, bool put, bool ok)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (fans[i] == ev->uid) {
-			continue;
-		} else if (!ok) {
-			inbox_cache_drop(in->cache, fans[i]);
-		} else if (put) {
-			inbox_cache_put(in->cache, fans[i], (inbox_cell) { ev->id, ev->uid });
-		} else {
-			inbox_cache_del(in->cache, fans[i], ev->id);
+		if (fans[i] != ev->uid) { /* the author's own cell is written apart */
+			inbox_cache_cell(in, ev, fans[i], put, ok);
 		}
 	}
 }
@@ -174,26 +188,34 @@ typedef struct inbox_half {
 	uint64_t        author, id;
 	bool            put;
 	int             rc;
+	bool            own; /* also the author's own cell (the author is a reader here) */
 } inbox_half;
 
-/* inbox_half_fill adds the cells of fans[0..n) to b: a put of (fan, id) -> author, or its delete. */
+/* inbox_half_cell adds reader's cell of h's post to h's batch: a put of (reader, id) -> author,
+ * or its delete. */
+static int
+inbox_half_cell(inbox_half *h, uint64_t reader)
+{
+	uint8_t row[8], val[8];
+
+	hb_u64_be(row, reader);
+	if (!h->put) {
+		return hb_batch_delete_version(
+		    h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0, h->id);
+	}
+	hb_u64_be(val, h->author);
+	return hb_batch_put(h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0, h->id, val, 8);
+}
+
+/* inbox_half_fill adds the cells of fans[0..n) to b, and the author's own if h->own. */
 static int
 inbox_half_fill(inbox_half *h)
 {
-	uint8_t row[8], val[8];
-	int     rc = WB_OK;
-	hb_u64_be(val, h->author);
+	int rc = h->own ? inbox_half_cell(h, h->author) : WB_OK;
+
 	for (size_t i = 0; rc == WB_OK && i < h->n; i++) {
-		if (h->fans[i] == h->author) {
-			continue; /* nobody's own posts in their home */
-		}
-		hb_u64_be(row, h->fans[i]);
-		if (h->put) {
-			rc = hb_batch_put(
-			    h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0, h->id, val, 8);
-		} else {
-			rc = hb_batch_delete_version(
-			    h->b, h->in->t, INBOX_FAM_TL, row, 8, NULL, 0, h->id);
+		if (h->fans[i] != h->author) { /* a fan of oneself: the own cell is apart */
+			rc = inbox_half_cell(h, h->fans[i]);
 		}
 	}
 	return rc;
@@ -214,14 +236,16 @@ inbox_half_main(void *arg)
 
 /* inbox_fans_each pages through author's fans in this inbox's slots,
  * relation shard by relation shard, adding a put (post) or a delete of
- * version id to each fan's row; the event's last write also carries the
- * source's applied seq. */
+ * version id to each fan's row, and to the author's own row with the
+ * first page when the author is a reader here; the event's last write
+ * also carries the source's applied seq. */
 static int
 inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 {
 	inbox_fetch f[2]; /* the page being written and the next one */
 	int         c = 0;
 	uint64_t    cells = 0;
+	bool        own = inbox_mine(in, ev->uid); /* with the first page, then done */
 	int         rc;
 	/* nothing to overlap the first page with */
 	inbox_fetch_start(&f[c], in, ev->uid, in->rel_lo, 0, false);
@@ -246,9 +270,9 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 		size_t split_min =
 		    in->opts.fans_page < INBOX_SPLIT_MIN ? in->opts.fans_page : INBOX_SPLIT_MIN;
 		size_t     half = n >= 2 && n >= split_min ? n / 2 : 0;
-		inbox_half h1 = { in, in->batch2, fans, half, ev->uid, ev->id, put, WB_OK };
-		inbox_half h2 = { in, in->batch, fans + half, n - half, ev->uid, ev->id, put,
-			WB_OK };
+		inbox_half h1 = { in, in->batch2, fans, half, ev->uid, ev->id, put, WB_OK, false };
+		inbox_half h2 = { in, in->batch, fans + half, n - half, ev->uid, ev->id, put, WB_OK,
+			own };
 		pthread_t  th;
 		bool       split = half > 0 && pthread_create(&th, NULL, inbox_half_main, &h1) == 0;
 		if (half > 0 && !split) {
@@ -271,12 +295,16 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 			rc = inbox_commit(in, s, ev->seq, true); /* both halves are in */
 		}
 		inbox_cache_page(in, ev, fans, n, put, rc == WB_OK);
+		if (own) {
+			inbox_cache_cell(in, ev, ev->uid, put, rc == WB_OK);
+		}
 		wb_msg_free(cur->rep);
 		cur->rep = NULL;
 		if (rc == WB_OK) {
-			cells += n;
-			INBOX_ADD(put ? &in->cells_written : &in->cells_deleted, n);
+			cells += n + own;
+			INBOX_ADD(put ? &in->cells_written : &in->cells_deleted, n + own);
 		}
+		own = false;
 		if (!more) {
 			break;
 		}
@@ -383,10 +411,11 @@ inbox_fans_many(inbox *in, unsigned j, const inbox_event *evs, size_t n, uint64_
  * inbox_apply_posts applies the post events evs[0..n) of s (consecutive
  * seqs) together.  Posts touch distinct cells, so their order does not
  * matter until the applied seq moves: the cells of every narrow author
- * (at most INBOX_MERGE_FANS fans on each relation shard) go first, in key
- * order, then each wide author's post is fanned out page by page as it
- * would be alone, and the run's last seq is stored last.  A crash in
- * between replays the run.
+ * (at most INBOX_MERGE_FANS fans on each relation shard), and each
+ * narrow author's own cell when the author is a reader here, go first,
+ * in key order, then each wide author's post is fanned out page by page
+ * as it would be alone, and the run's last seq is stored last.  A crash
+ * in between replays the run.
  */
 static int
 inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
@@ -419,8 +448,13 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		last_wide = wide[i] ? i : last_wide;
 		narrow += !wide[i];
 	}
-	if (rc == WB_OK && (cells = malloc((total > 0 ? total : 1) * sizeof(*cells))) == NULL) {
-		rc = WB_ENOMEM;
+	if (rc == WB_OK && (cells = malloc((total + n) * sizeof(*cells))) == NULL) {
+		rc = WB_ENOMEM; /* n more: the authors' own cells */
+	}
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		if (!wide[i] && inbox_mine(in, evs[i].uid)) {
+			cells[ncells++] = (inbox_mcell) { evs[i].uid, evs[i].id, evs[i].uid };
+		}
 	}
 	for (unsigned k = 0; rc == WB_OK && k < nrel; k++) {
 		for (size_t i = 0; i < n; i++) {
@@ -430,7 +464,7 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 				continue;
 			}
 			for (size_t x = 0; x < nf; x++) {
-				if (f[x] != evs[i].uid) { /* nobody's own posts in their home */
+				if (f[x] != evs[i].uid) { /* the own cell is added once, above */
 					cells[ncells++] =
 					    (inbox_mcell) { f[x], evs[i].id, evs[i].uid };
 				}
@@ -449,6 +483,11 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 				if (!wide[i] && wb_get_u64s(&reps[k][i], WB_F_UIDS, &f, &nf)) {
 					inbox_cache_page(in, &evs[i], f, nf, true, rc == WB_OK);
 				}
+			}
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!wide[i] && inbox_mine(in, evs[i].uid)) {
+				inbox_cache_cell(in, &evs[i], evs[i].uid, true, rc == WB_OK);
 			}
 		}
 	}
@@ -589,7 +628,9 @@ inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
  * while when the inbox lags (content events replay old posts while follows
  * backfill current ones); reads show the newest inbox-max, and a purge
  * that left the older ones would see them back in the home once newer
- * cells are deleted.
+ * cells are deleted.  A reader's own posts are never purged: one
+ * follows and unfollows others only, and an event saying otherwise
+ * (uid = target) only moves the applied seq.
  */
 static int
 inbox_purge_row(inbox *in, const inbox_event *ev, size_t *n)
@@ -598,6 +639,10 @@ inbox_purge_row(inbox *in, const inbox_event *ev, size_t *n)
 	hb_scan     *sc = NULL;
 	hb_cell      c;
 	hb_scan_opts o;
+
+	if (ev->uid == ev->target) {
+		return WB_OK; /* never one's own posts: the event only moves the applied seq */
+	}
 	hb_scan_opts_id_row(&o, row, ev->uid);
 	o.all_versions = true;
 	int rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);

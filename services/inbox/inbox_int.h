@@ -117,6 +117,7 @@ struct inbox {
 	uint64_t rb_done;     /* follows written */
 	uint64_t rb_total;    /* follows in all (relation's estimate) */
 	uint64_t rb_authors;  /* followed users done */
+	uint64_t rb_own;      /* readers given their own posts */
 	uint64_t rb_t0_ms;    /* start, monotonic ms */
 	uint64_t rb_elapsed;  /* ms, once over */
 	uint64_t rb_err;      /* the failure's code */

@@ -3,12 +3,13 @@
  * and content, so a lost or corrupt inbox store is never fatal.
  *
  * The rules are the inbox's own, as if every follow were made now: a
- * reader's inbox holds, for each user it follows, that user's newest
- * `depth` posts (the follow's backfill, WARBLE_BACKFILL, unless the
- * request gives a limit), none older than the TTL; the tl family keeps
- * the newest inbox-max of them on every read.  Where no followed user
- * has more posts than the depth, that is exactly the live inbox (every
- * post reached every fan, by fan-out or by backfill).
+ * reader's inbox holds, for each user it follows and for the reader
+ * itself, that user's newest `depth` posts (the follow's backfill,
+ * WARBLE_BACKFILL, unless the request gives a limit), none older than
+ * the TTL; the tl family keeps the newest inbox-max of them on every
+ * read.  Where no followed user has more posts than the depth, that is
+ * exactly the live inbox (every post reached every fan and its author,
+ * by fan-out or by backfill).
  *
  * It runs on the applier thread, so no event is applied meanwhile:
  *
@@ -21,18 +22,21 @@
  *      time, with rel.counts for the progress): for each, its newest
  *      posts (post.timeline, from its content shard) go to each of its
  *      fans in this inbox's slots (rel.fans {slots} pages);
- *   4. one batch sets each source's applied seq to L and drops the mark;
+ *   4. on each content shard overlapping this inbox's slots, page
+ *      through the authors in those slots (post.authors {slots}, 1000
+ *      at a time): each one's newest posts go to its own inbox;
+ *   5. one batch sets each source's applied seq to L and drops the mark;
  *      the applier then goes on from L + 1.
  *
- * Every change up to L is in the state read at step 3, since a source
+ * Every change up to L is in the state read at steps 3 and 4, since a source
  * commits a change and its event in one batch.  A change after L may or
  * may not have been read; its event is applied after the rebuild anyway,
  * and applying an event to any inbox state that already holds it changes
  * nothing (a cell written twice, a delete of what is gone, a backfill of
  * what is there, a purge of every post of the unfollowed).
  *
- * Memory: one page of followed users (1000 uids), one author's posts
- * (depth ids, at most inbox-max: 6.4 KB at 800), one rel.fans reply (up
+ * Memory: one page of followed users or authors (1000 uids), one
+ * author's posts (depth ids, at most inbox-max: 6.4 KB at 800), one rel.fans reply (up
  * to 10000 uids, about 90 KB) and one write batch (at most
  * INBOX_RB_BATCH cells, about 2.6 MB): under 4 MB beyond RocksDB's own
  * buffers, whatever the number of users, follows and posts.
@@ -198,7 +202,7 @@ inbox_rb_author(inbox *in, unsigned j, uint64_t author, const uint64_t *ids, siz
 		(void)wb_get_u64s(rep, WB_F_UIDS, &fans, &k);
 		for (size_t i = 0; rc == WB_OK && i < k; i++) {
 			if (fans[i] == author) {
-				continue; /* nobody's own posts in their home */
+				continue; /* a fan of oneself: the own posts come apart (inbox_rb_own) */
 			}
 			hb_u64_be(row, fans[i]);
 			for (size_t x = 0; rc == WB_OK && x < n; x++) {
@@ -251,7 +255,79 @@ inbox_rb_page(inbox *in, unsigned j, const uint64_t *uids, size_t n, uint64_t *i
 	return rc == WB_OK && in->stop ? WB_ECLOSED : rc;
 }
 
-/* inbox_rb_all pages through every user with fans on each relation shard overlapping this inbox, rebuilding their fans' inboxes. */
+/* inbox_rb_own_page writes the newest posts of each of the authors uids[0..n) (readers here) into
+ * the author's own inbox. */
+static int
+inbox_rb_own_page(inbox *in, const uint64_t *uids, size_t n, uint64_t *ids, size_t depth)
+{
+	uint8_t row[8];
+	int     rc = WB_OK;
+
+	for (size_t i = 0; rc == WB_OK && i < n && !in->stop; i++) {
+		size_t k = 0;
+
+		if (!inbox_mine(in, uids[i]) ||
+		    (rc = inbox_rb_posts(in, uids[i], ids, depth, &k)) != WB_OK) {
+			continue;
+		}
+		hb_u64_be(row, uids[i]);
+		for (size_t x = 0; rc == WB_OK && x < k; x++) {
+			rc = hb_batch_put(
+			    in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0, ids[x], row, 8);
+		}
+		if (rc == WB_OK) {
+			INBOX_ADD(&in->cells_written, k);
+			INBOX_ADD(&in->rb_own, k > 0);
+			rc = inbox_rb_flush(in, INBOX_RB_BATCH);
+		}
+	}
+	return rc == WB_OK && in->stop ? WB_ECLOSED : rc;
+}
+
+/* inbox_rb_own pages through the authors in this inbox's slots on each content shard that keeps
+ * some, writing each one's newest posts into its own inbox. */
+static int
+inbox_rb_own(inbox *in, uint64_t *ids, size_t depth)
+{
+	int rc = WB_OK;
+
+	for (unsigned j = 0; rc == WB_OK && j < in->ncontent; j++) {
+		unsigned lo, hi;
+		uint64_t after = 0;
+		bool     more = true;
+
+		wb_shard_slots((wb_shard) { j, in->ncontent }, &lo, &hi);
+		lo = lo > in->lo ? lo : in->lo;
+		hi = hi < in->hi ? hi : in->hi;
+		while (rc == WB_OK && more && lo < hi && !in->stop) {
+			wb_obj         *req = wb_request(WB_OP_POST_AUTHORS), *rep;
+			const uint64_t *uids = NULL;
+			size_t          n = 0;
+			uint64_t        slots[2] = { lo, hi };
+
+			if (req != NULL &&
+			    (wb_set_u64(req, WB_F_LIMIT, INBOX_RB_AUTHORS) != WB_OK ||
+			        wb_set_u64s(req, WB_F_SLOTS, slots, 2) != WB_OK ||
+			        (after != 0 && wb_set_u64(req, WB_F_AFTER, after) != WB_OK))) {
+				wb_msg_free(req);
+				req = NULL;
+			}
+			if ((rc = inbox_rb_call(rt_shards_at(in->content, j), req, &rep)) !=
+			    WB_OK) {
+				break;
+			}
+			(void)wb_get_u64s(rep, WB_F_UIDS, &uids, &n);
+			rc = inbox_rb_own_page(in, uids, n, ids, depth);
+			more = n > 0 && wb_get_u64(rep, WB_F_NEXT, &after) && after != 0;
+			wb_msg_free(rep);
+		}
+	}
+	return rc == WB_OK && in->stop ? WB_ECLOSED : rc;
+}
+
+/* inbox_rb_all pages through every user with fans on each relation shard overlapping this inbox,
+ * rebuilding their fans' inboxes, then through every author who is a reader here, giving them
+ * their own posts. */
 static int
 inbox_rb_all(inbox *in, uint32_t depth)
 {
@@ -293,6 +369,9 @@ inbox_rb_all(inbox *in, uint32_t depth)
 	}
 	if (rc == WB_OK && in->stop) {
 		rc = WB_ECLOSED;
+	}
+	if (rc == WB_OK && want > 0) {
+		rc = inbox_rb_own(in, ids, want);
 	}
 	if (rc == WB_OK) {
 		rc = inbox_rb_flush(in, 1);
@@ -349,6 +428,7 @@ inbox_rebuild_run(inbox *in)
 	INBOX_STORE(&in->rb_done, 0);
 	INBOX_STORE(&in->rb_total, 0);
 	INBOX_STORE(&in->rb_authors, 0);
+	INBOX_STORE(&in->rb_own, 0);
 	INBOX_STORE(&in->rb_elapsed, 0);
 	INBOX_STORE(&in->rb_t0_ms, wb_mono_us() / 1000);
 	INBOX_STORE(&in->rb_state, INBOX_RB_RUNNING);
@@ -372,10 +452,11 @@ inbox_rebuild_run(inbox *in)
 	INBOX_STORE(&in->rb_err, (uint64_t)rc);
 	if (rc == WB_OK) {
 		INBOX_STORE(&in->rb_state, INBOX_RB_DONE);
-		RT_INFOF("rebuilt every inbox in %llu ms: %llu followed users, %llu follows; "
-		         "applied seqs now those of %d logs' ends",
+		RT_INFOF("rebuilt every inbox in %llu ms: %llu followed users, %llu follows, "
+		         "%llu readers' own posts; applied seqs now those of %d logs' ends",
 		    (unsigned long long)ms, (unsigned long long)INBOX_LOAD(&in->rb_authors),
-		    (unsigned long long)INBOX_LOAD(&in->rb_done), in->nsrc);
+		    (unsigned long long)INBOX_LOAD(&in->rb_done),
+		    (unsigned long long)INBOX_LOAD(&in->rb_own), in->nsrc);
 		return WB_OK;
 	}
 	INBOX_STORE(&in->rb_state, INBOX_RB_FAILED);

@@ -1,8 +1,9 @@
 /*
  * inbox_test.c - fan-out end to end: user, relation, content and inbox as
- * real daemons on ipc://.  Fan-out is exact, follow backfills, unfollow
- * purges, delete removes, and the inbox ends exactly right after a
- * SIGKILL mid fan-out, a SIGSTOP while posts flow, or a late start.
+ * real daemons on ipc://.  Fan-out is exact (every fan, and the author in
+ * their own home), follow backfills, unfollow purges, delete removes,
+ * and the inbox ends exactly right after a SIGKILL mid fan-out, a
+ * SIGSTOP while posts flow, or a late start.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -322,9 +323,9 @@ Test(inbox, fanout_is_exact, .init = start_all, .fini = stop_all, .timeout = 240
 			cr_assert_eq(authors[k], author);
 		}
 	}
-	expect_home(author, NULL, 0); /* one's own posts are not in one's home */
+	expect_home(author, want, POSTS); /* one's own posts are in one's home */
 	expect_home(loner, NULL, 0);
-	cr_assert_geq(gauge("cells_written"), FANS * POSTS);
+	cr_assert_geq(gauge("cells_written"), (FANS + 1) * POSTS);
 	cr_assert_eq(gauge("events_behind"), 0);
 	cr_assert_eq(gauge("fanout_in_progress"), 0);
 }
@@ -378,6 +379,47 @@ Test(inbox, follow_unfollow_delete, .init = small_backfill, .fini = stop_all, .t
 	wait_caught_up(30000);
 	uint64_t refollow[] = { pa6, pc[2], pc[0], pa[5], pa[4], pa[3] };
 	expect_home(b, refollow, 6);
+
+	/* each author's own posts are in their home, all of them (not the
+	 * backfill's 4), less the deleted one; bob and dave post nothing */
+	uint64_t own_a[] = { pa6, pa[5], pa[4], pa[3], pa[2], pa[1], pa[0] };
+	expect_home(a, own_a, 7);
+	expect_home(c, after_del, 2);
+	expect_home(d, NULL, 0);
+}
+
+/*
+ * The author is a reader of their own posts: a post lands in the
+ * author's home with or without fans, a delete takes it out, and
+ * following, unfollowing or being unfollowed never touch one's own posts.
+ */
+Test(inbox, own_posts_in_own_home, .init = start_all, .fini = stop_all, .timeout = 120)
+{
+	uint64_t a = reg("alice"), b = reg("bob");
+	uint64_t p1 = post(a, "nobody follows me yet"), p2 = post(a, "still nobody");
+	wait_caught_up(30000);
+	uint64_t two[] = { p2, p1 };
+	expect_home(a, two, 2);
+
+	rel(WB_OP_REL_FOLLOW, b, a); /* bob's home: alice's posts; alice's: unchanged */
+	rel(WB_OP_REL_FOLLOW, a, b); /* alice follows bob, who posts nothing */
+	uint64_t q1 = post(b, "bob at last");
+	wait_caught_up(30000);
+	uint64_t a_home[] = { q1, p2, p1 }, b_home[] = { q1, p2, p1 };
+	expect_home(a, a_home, 3);
+	expect_home(b, b_home, 3);
+
+	rel(WB_OP_REL_UNFOLLOW, a, b); /* alice loses bob's post, not her own */
+	rel(WB_OP_REL_UNFOLLOW, b, a); /* bob loses alice's posts, not his own */
+	wait_caught_up(30000);
+	expect_home(a, two, 2);
+	uint64_t only_q1[] = { q1 };
+	expect_home(b, only_q1, 1);
+
+	del(a, p2); /* gone from the author's own home too */
+	wait_caught_up(30000);
+	uint64_t only_p1[] = { p1 };
+	expect_home(a, only_p1, 1);
 }
 
 /* lag reads inbox.home's lag_ms for uid (UINT64_MAX if absent). */
@@ -462,6 +504,9 @@ Test(inbox, unfollow_purges_beyond_the_cap, .init = small_cap, .fini = stop_all,
 	wait_caught_up(30000);
 	uint64_t last[] = { pc[2] };
 	expect_home(b, last, 1); /* not alice's pa[1], pa[0] back from under the cap */
+	expect_home(c, last, 1); /* carol's own home, under the same cap */
+	uint64_t own_a[] = { pa[2], pa[1], pa[0] };
+	expect_home(a, own_a, 3);
 }
 
 /* page reads one page of uid's inbox: the newest limit posts (no cursor:
@@ -609,6 +654,7 @@ Test(inbox, sigkill_during_fanout, .init = small_pages, .fini = stop_all, .timeo
 	spawn(SVC_INBOX);
 	wait_caught_up(120000);
 	fans_expect(fans, FANS, ids, POSTS);
+	fans_expect(&author, 1, ids, POSTS); /* and the author's own home */
 }
 
 Test(inbox, a_backlog_of_posts_lands_exactly, .init = small_pages, .fini = stop_all, .timeout = 240)
@@ -678,6 +724,19 @@ Test(inbox, a_backlog_of_posts_lands_exactly, .init = small_pages, .fini = stop_
 		qsort(want, m, sizeof(*want), desc); /* by id: ms, then slot group */
 		expect_home(fans[i], want, m);
 	}
+	/* each author's own posts: the wide one's written with its first page,
+	 * the others' among the sorted cells of a merged run */
+	for (int k = 0; k < 3; k++) {
+		uint64_t want[MAXP];
+		size_t   m = 0;
+		for (int p = n - 1; p >= 0; p--) {
+			if (authors[p] == a[k] && !gone[p]) {
+				want[m++] = ids[p];
+			}
+		}
+		qsort(want, m, sizeof(*want), desc);
+		expect_home(a[k], want, m);
+	}
 }
 
 typedef struct poster {
@@ -730,11 +789,11 @@ Test(inbox, sigstop_then_catch_up, .init = start_all, .fini = stop_all, .timeout
 	wait_caught_up(120000);
 	cr_log_info("seq gaps %llu, log pulls %llu", (unsigned long long)gauge("seq_gaps"),
 	    (unsigned long long)gauge("log_pulls"));
-	/* inboxes keep the newest 800 (WARBLE_INBOX_MAX) */
-	for (int i = 0; i < FANS; i++) {
+	/* inboxes keep the newest 800 (WARBLE_INBOX_MAX), the author's own too */
+	for (int i = 0; i <= FANS; i++) {
 		uint64_t got[1000];
-		size_t   n = home(fans[i], got, NULL, 1000);
-		cr_assert_eq(n, 800, "fan %d has %zu", i, n);
+		size_t   n = home(i < FANS ? fans[i] : author, got, NULL, 1000);
+		cr_assert_eq(n, 800, "reader %d has %zu", i, n);
 		for (size_t k = 0; k < n; k++) {
 			cr_assert_eq(got[k], ids[POSTS - 1 - k]);
 		}
@@ -770,11 +829,13 @@ Test(inbox, late_start_catches_up, .fini = stop_all, .timeout = 240)
 	}
 	fans_expect(fans + 1, FANS - 1, kept, n);
 	expect_home(fans[0], NULL, 0);
+	fans_expect(&author, 1, kept, n);
 	/* and it keeps up with live events after catching up */
 	uint64_t live = post(author, "live");
 	kept[n++] = live;
 	wait_caught_up(30000);
 	fans_expect(fans + 1, FANS - 1, kept, n);
+	fans_expect(&author, 1, kept, n);
 }
 
 static void
@@ -806,5 +867,6 @@ Test(inbox, quiet_source_is_polled, .init = deaf_inbox, .fini = stop_all, .timeo
 	}
 	wait_caught_up(30000);
 	fans_expect(fans, FANS, ids, POSTS);
+	fans_expect(&author, 1, ids, POSTS);
 	cr_assert_gt(gauge("log_pulls"), pulls);
 }

@@ -120,6 +120,7 @@ rel_daemon_svc(void *arg)
 const rt_service rel_service = {
 	.name = "relation",
 	.summary = "the Warble relation service",
+	.metrics_url = "http://127.0.0.1:9102",
 	.listen = RT_OPT_URL(WB_EP_RELATION, "listen URL", NULL),
 	.opts = rel_daemon_opts,
 	.nfams = REL_FAM_NFAMS,

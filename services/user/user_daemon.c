@@ -157,6 +157,7 @@ user_daemon_start(void *arg)
 const rt_service user_service = {
 	.name = "user",
 	.summary = "the Warble user service",
+	.metrics_url = "http://127.0.0.1:9101",
 	.listen = RT_OPT_URL(WB_EP_USER, "listen URL", NULL),
 	.opts = user_daemon_opts,
 	.workers_help = "worker threads (password hashing runs there)",

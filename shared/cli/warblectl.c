@@ -420,6 +420,12 @@ ctl_post_json(const warble_post_t *q)
 			if (j != NULL && im->alt[0] != '\0') {
 				json_object_set_new(j, "alt", json_string(im->alt));
 			}
+			if (j != NULL && im->preview_width > 0) {
+				json_object_set_new(j, "preview_width",
+				    json_integer((json_int_t)im->preview_width));
+				json_object_set_new(j, "preview_height",
+				    json_integer((json_int_t)im->preview_height));
+			}
 			json_array_append_new(ims, j);
 		}
 		json_object_set_new(o, "images", ims);
@@ -879,6 +885,29 @@ ctl_cmd_delete_account(ctl *x)
 		return ctl_emit(json_pack("{s:b}", "deleted", 1));
 	}
 	printf("account deleted: its posts, follows and images are being erased\n");
+	return 0;
+}
+
+static int
+ctl_cmd_show(ctl *x)
+{
+	warble_post_t *p;
+	uint64_t       id;
+	int            rc;
+
+	if (ctl_parse_u64(x->args[0], 1, UINT64_MAX, &id) != 0) {
+		return ctl_usage_error("bad post id: '%s'", x->args[0]);
+	}
+	if ((rc = warble_post_get(x->c, id, &p)) != WARBLE_OK) {
+		return ctl_fail(x, rc);
+	}
+	if (x->json) {
+		json_t *o = ctl_post_json(p);
+		warble_post_free(p);
+		return ctl_emit(o);
+	}
+	ctl_post_print(p, true);
+	warble_post_free(p);
 	return 0;
 }
 
@@ -1400,20 +1429,30 @@ ctl_cmd_admin_restore(ctl *x)
 		return ctl_admin_fail(x, WB_ECORRUPT, msg);
 	}
 	/* what goes: one shard each, or the stores of --shard i */
-	bool picked[256] = { false };
+	bool     picked[256] = { false };
+	uint64_t most = 1; /* shards of the most sharded service */
 	json_array_foreach(json_object_get(m, "services"), i, e)
 	{
 		uint64_t shard = 0, shards = 1;
 		(void)ctl_json_u64(e, "shard", &shard);
 		(void)ctl_json_u64(e, "shards", &shards);
+		most = shards > most ? shards : most;
 		if (shards > 1 && x->shard < 0) {
-			json_decref(m);
 			snprintf(msg, sizeof(msg),
 			    "%s holds %" PRIu64 " %s shards: restore each host's with --shard i",
 			    from, shards, json_string_value(json_object_get(e, "service")));
+			json_decref(m); /* after the message: e and its strings are m's */
 			return ctl_admin_fail(x, WB_EINVAL, msg);
 		}
 		picked[i % 256] = i < 256 && (shards == 1 || shard == (uint64_t)x->shard);
+	}
+	if (x->shard >= 0 && (uint64_t)x->shard >= most) { /* it would restore no shard at all */
+		json_decref(m);
+		snprintf(msg, sizeof(msg),
+		    "%s has no shard %d: its services have at most %" PRIu64 " shards (0-%" PRIu64
+		    ")",
+		    from, x->shard, most, most - 1);
+		return ctl_admin_fail(x, WB_EINVAL, msg);
 	}
 	if (ctl_mkdir_p(data) != 0) {
 		json_decref(m);
@@ -1502,6 +1541,12 @@ ctl_job_run(ctl *x, const ctl_job *j, wb_obj *(*start)(ctl *x))
 	unsigned n = ctl_admin_shards(x, j->svc, msg, sizeof(msg));
 	wb_obj  *sum = NULL, *rep = NULL;
 	int      rc = n > 0 ? WB_OK : WB_EINVAL;
+
+	if (rc == WB_OK && x->shard >= 0 && (unsigned)x->shard >= n) { /* else none is picked */
+		snprintf(msg, sizeof(msg), "no shard %d: %s has %u shard%s (0-%u)", x->shard,
+		    wb_services[j->svc].name, n, n == 1 ? "" : "s", n - 1);
+		return ctl_admin_fail(x, WB_EINVAL, msg);
+	}
 
 	for (wb_op op = j->start; rc == WB_OK;) {
 		wb_msg_free(sum);
@@ -1808,6 +1853,7 @@ static const ctl_cmd ctl_cmds[] = {
 	{ "profile", 1, 0, ctl_cmd_profile, 1, "profile USER" },
 	{ "update-profile", 0, CTL_O_DISPLAY | CTL_O_BIO, ctl_cmd_update_profile, 2,
 	    "update-profile [--display TEXT] [--bio TEXT]" },
+	{ "show", 1, 0, ctl_cmd_show, 1, "show ID" },
 	{ "delete-account", 0, CTL_O_PASSWORD, ctl_cmd_delete_account, 2,
 	    "delete-account [--password PW]" },
 };

@@ -326,8 +326,25 @@ Test(warblectl, happy_path_and_errors, .fini = wbt_cleanup, .timeout = 120)
 	ct_expect(o, bob, CT_ARGS("following", "bob"), 0, NULL);
 	cr_assert(strstr(o->out, "@alice") != NULL, "%s", o->out);
 
+	/* show: one post by its id, to anyone (bob's token is sent, and not needed) */
+	ct_expect(o, bob, CT_ARGS("show", idbuf), 0, NULL);
+	cr_assert(
+	    strstr(o->out, "@alice  ") == o->out && strstr(o->out, "\n  second post\n") != NULL,
+	    "%s", o->out);
+	cr_assert(strstr(o->out, idbuf) != NULL, "%s", o->out);
+	ct_expect(o, bob, CT_ARGS("--json", "show", idbuf), 0, NULL);
+	j = ct_json(o);
+	cr_assert(json_is_true(json_object_get(j, "ok")));
+	cr_assert_str_eq(json_string_value(json_object_get(j, "id")), idbuf);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "author_name")), "alice");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "text")), "second post");
+	json_decref(j);
+	ct_expect(o, bob, CT_ARGS("show", "12x"), 2, "bad post id");
+	ct_expect(o, bob, CT_ARGS("show"), 2, NULL);
+
 	ct_expect(o, alice, CT_ARGS("delete", idbuf), 0, NULL);
 	ct_expect(o, alice, CT_ARGS("delete", idbuf), 1, "NO_SUCH_POST");
+	ct_expect(o, bob, CT_ARGS("show", idbuf), 1, "warblectl: NO_SUCH_POST");
 	ct_expect(o, bob, CT_ARGS("unfollow", "alice"), 0, NULL);
 
 	ct_expect(o, alice, CT_ARGS("logout"), 0, NULL);
@@ -442,6 +459,8 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	    0, NULL);
 	j = ct_json(o);
 	cr_assert_not_null(json_string_value(json_object_get(j, "id")), "%s", o->out);
+	char rich_id[32];
+	snprintf(rich_id, sizeof(rich_id), "%s", json_string_value(json_object_get(j, "id")));
 	json_t *ims = json_object_get(j, "images");
 	cr_assert_eq(json_array_size(ims), 2, "%s", o->out);
 	char m1[64], m2[64];
@@ -493,6 +512,20 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	snprintf(want, sizeof(want), "\n  image %s image/png 16x64\n", m2);
 	cr_assert(strstr(o->out, want) != NULL, "%s", o->out);
 	cr_assert(strstr(o->out, "\n  [dogs]\n  image ") != NULL, "no text line: %s", o->out);
+
+	/* show: the rich post as timelines show it, previews' sizes included, to anyone */
+	ct_expect(o, nobody, CT_ARGS("--json", "show", rich_id), 0, NULL);
+	j = ct_json(o);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "title")), "Grey things");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "category")), "cats");
+	i0 = json_array_get(json_object_get(j, "images"), 0);
+	cr_assert_str_eq(json_string_value(json_object_get(i0, "media")), m1);
+	cr_assert_eq(json_integer_value(json_object_get(i0, "preview_width")), 40);
+	cr_assert_eq(json_integer_value(json_object_get(i0, "preview_height")), 30);
+	json_decref(j);
+	ct_expect(o, nobody, CT_ARGS("show", rich_id), 0, NULL);
+	cr_assert(
+	    strstr(o->out, "\n  [cats] Grey things\n  look at these\n") != NULL, "%s", o->out);
 
 	/* media: the stored bytes, the same to a file or to stdout, for anyone once posted */
 	size_t         s1, s2;
@@ -595,5 +628,86 @@ Test(warblectl, delete_account_and_admin_delete_user, .fini = wbt_cleanup, .time
 	ct_expect(o, admin, CT_ARGS("admin", "delete-user", "dave"), 1, "NO_SUCH_USER");
 	ct_expect(o, carol, CT_ARGS("login", "dave"), 1, "BAD_CREDENTIALS");
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+	free(o);
+}
+
+/* ct_store_fake makes dir/<store> holding one file named after it, as a copy of a store. */
+static void
+ct_store_fake(const char *dir, const char *store)
+{
+	char path[512];
+	int  fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, store);
+	cr_assert_eq(mkdir(path, 0755), 0, "%s", path);
+	snprintf(path, sizeof(path), "%s/%s/CURRENT.%s", dir, store, store);
+	cr_assert_geq(fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644), 0, "%s", path);
+	close(fd);
+}
+
+/* ct_has tells whether path exists. */
+static bool
+ct_has(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/*
+ * admin restore of a sharded backup (its manifest written here, the
+ * stores stand-ins): refused whole without --shard, naming the sharded
+ * service, and with a --shard no service has; with --shard i, shard i of
+ * each sharded service and every store of one shard go into
+ * DATA/<service>; never over a store.
+ */
+Test(warblectl, restore_sharded, .fini = wbt_cleanup, .timeout = 60)
+{
+	static const char manifest[] =
+	    "{\"warble_backup\": 1, \"consistent\": true, \"services\": [\n"
+	    " {\"service\": \"inbox\", \"shard\": 0, \"shards\": 2, \"store\": \"inbox.0\",\n"
+	    "  \"applied\": {\"content/0\": 3, \"relation/0\": 2}},\n"
+	    " {\"service\": \"inbox\", \"shard\": 1, \"shards\": 2, \"store\": \"inbox.1\",\n"
+	    "  \"applied\": {\"content/0\": 4, \"relation/1\": 1}},\n"
+	    " {\"service\": \"content\", \"shard\": 0, \"shards\": 1, \"store\": \"content\",\n"
+	    "  \"log_last\": {\"content/0\": 4}},\n"
+	    " {\"service\": \"relation\", \"shard\": 0, \"shards\": 2, \"store\": \"relation.0\",\n"
+	    "  \"log_last\": {\"relation/0\": 2}},\n"
+	    " {\"service\": \"relation\", \"shard\": 1, \"shards\": 2, \"store\": \"relation.1\",\n"
+	    "  \"log_last\": {\"relation/1\": 5}},\n"
+	    " {\"service\": \"user\", \"shard\": 0, \"shards\": 1, \"store\": \"user\"}]}\n";
+	static const char *const stores[] = { "inbox.0", "inbox.1", "content", "relation.0",
+		"relation.1", "user" };
+	ct_out                  *o = malloc(sizeof(*o));
+	char                     dir[256], data[256], path[600];
+	FILE                    *f;
+
+	cr_assert_not_null(o);
+	cr_assert_eq(wbt_path(dir, sizeof(dir), "backup"), 0);
+	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	for (size_t i = 0; i < sizeof(stores) / sizeof(stores[0]); i++) {
+		ct_store_fake(dir, stores[i]);
+	}
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fputs(manifest, f);
+	fclose(f);
+
+	ct_expect(o, NULL, CT_ARGS("admin", "restore", dir, data), 1,
+	    "holds 2 inbox shards: restore each host's with --shard i");
+	cr_assert(!ct_has(data), "a refused restore made %s", data);
+	ct_expect(o, NULL, CT_ARGS("admin", "restore", "--shard", "2", dir, data), 1,
+	    "has no shard 2: its services have at most 2 shards (0-1)");
+	cr_assert(!ct_has(data), "a refused restore made %s", data);
+	ct_expect(o, NULL, CT_ARGS("admin", "restore", "--shard", "1", dir, data), 0, NULL);
+	static const char *const want[][2] = { { "inbox", "inbox.1" }, { "content", "content" },
+		{ "relation", "relation.1" }, { "user", "user" } };
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s/CURRENT.%s", data, want[i][0], want[i][1]);
+		cr_assert(ct_has(path), "%s/%s is not %s's copy", data, want[i][0], want[i][1]);
+	}
+	ct_expect(o, NULL, CT_ARGS("admin", "restore", "--shard", "1", dir, data), 1,
+	    "a restore goes into a fresh data folder");
 	free(o);
 }

@@ -272,6 +272,12 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 	/* RocksDB must open every column family on disk: the caller's, the
 	 * default one and any other (kept open with default settings). */
 	ondisk = rocksdb_list_column_families(t->dbopts, path, &nondisk, &err);
+	if (err != NULL && t->read_only) { /* nothing to read, and nothing may be made */
+		rocksdb_free(ondisk);
+		hb_table_free(t);
+		hb_err_rocks(err);
+		return WB_ENOTFOUND;
+	}
 	if (err != NULL) { /* no database yet (or not a database: open says) */
 		rocksdb_free(err);
 		err = NULL;
@@ -289,8 +295,7 @@ hb_open(hb_table **out, const char *path, const hb_family_opts *fams, size_t nfa
 				rocksdb_list_column_families_destroy(ondisk, nondisk);
 			}
 			hb_table_free(t);
-			return hb_err_set(WB_ENOTFOUND,
-			    nondisk == 0 ? "no table there to read" : "a family is not on disk");
+			return hb_err_set(WB_ENOTFOUND, "a family is not on disk");
 		}
 	}
 	size_t                           n = nfams + nondisk + 1, k = 0;

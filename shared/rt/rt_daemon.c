@@ -31,7 +31,7 @@
 
 /* The values of the common options. */
 typedef struct rt_common {
-	const char *url, *data, *level, *workers, *sync, *shard_s, *tls_dir;
+	const char *url, *data, *level, *workers, *sync, *shard_s, *tls_dir, *metrics;
 	uint64_t    nworkers;
 	bool        fsync;
 	wb_shard    shard;          /* --shard (0 of 1 unless the service is sharded) */
@@ -45,8 +45,10 @@ typedef struct rt_common {
 static bool
 rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 {
-	size_t       n = 0;
-	const char  *workers = c->all && s->workers_all != NULL ? s->workers_all : s->workers;
+	size_t      n = 0;
+	const char *workers = c->all && s->workers_all != NULL ? s->workers_all : s->workers;
+	const char *metrics = c->all ? RT_DAEMON_METRICS_URL : s->metrics_url;
+	enum { DATA, LEVEL, WORKERS, SYNC, SHARD, TLS, METRICS };
 	const rt_opt common[] = {
 		{ "data", "WARBLE_DATA", "./var", c->data_help, &c->data },
 		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &c->level },
@@ -62,6 +64,11 @@ rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 		    "every internal port, each operation open only to the services that call it "
 		    "(docs/operations.md; empty: none)",
 		    &c->tls_dir },
+		{ "metrics-url", "WARBLE_METRICS_URL", metrics,
+		    "admin HTTP port: /metrics (Prometheus), /healthz, /readyz; port 0: any free "
+		    "port (logged, and the metrics_port gauge of stats); keep it off public "
+		    "networks",
+		    &c->metrics },
 	};
 
 	opts[n] = s->listen;
@@ -73,8 +80,9 @@ rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 		opts[n++] = *o;
 	}
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++) {
-		bool store_row = i == 0 || i == 3; /* data and sync belong to a store */
-		if ((store_row && s->nfams == 0) || (i == 4 && !s->sharded)) {
+		bool store_row = i == DATA || i == SYNC; /* they belong to a store */
+		if ((store_row && s->nfams == 0) || (i == SHARD && !s->sharded) ||
+		    (i == METRICS && metrics == NULL)) {
 			continue;
 		}
 		if (n + 1 >= max) {
@@ -183,6 +191,12 @@ rt_daemon_config(const rt_service *s, rt_common *c, int argc, char **argv)
 	if (c->shard_s != NULL && !wb_shard_parse(c->shard_s, &c->shard)) {
 		fprintf(stderr, "%s: bad --shard '%s': i/N with 0 <= i < N <= %d\n", prog,
 		    c->shard_s, WB_SHARDS_MAX);
+		return 2;
+	}
+	if (c->metrics != NULL &&
+	    (strncmp(c->metrics, "http://", 7) != 0 || c->metrics[7] == '\0')) {
+		fprintf(stderr, "%s: bad --metrics-url '%s': http://host:port (port 0: any)\n",
+		    prog, c->metrics);
 		return 2;
 	}
 	if (s->config != NULL && s->config() != 0) {
@@ -397,13 +411,54 @@ typedef struct rt_unit {
 	void             *svc;
 } rt_unit;
 
+/* rt_daemon_stats is a /metrics source: what the stats op of a server answers. */
+static int
+rt_daemon_stats(void *srv, wb_obj *rep)
+{
+	return rt_server_stats(srv, rep);
+}
+
+/* rt_daemon_metrics_port is a gauge: the admin port's TCP port, for whoever has to find it. */
+static uint64_t
+rt_daemon_metrics_port(void *m)
+{
+	int port = rt_metrics_port(m);
+
+	return port > 0 ? (uint64_t)port : 0;
+}
+
+/*
+ * rt_daemon_admin opens the process's admin port on the first unit's
+ * --metrics-url, if it has one.
+ */
+static int
+rt_daemon_admin(rt_unit *u, rt_metrics **m)
+{
+	const char *url = u[0].c.metrics;
+	int         rc;
+
+	*m = NULL;
+	if (url == NULL) {
+		return WB_OK;
+	}
+	if ((rc = rt_metrics_open(m, url)) != WB_OK) {
+		RT_ERRORF("cannot serve the admin port on %s (--metrics-url, WARBLE_METRICS_URL: "
+		          "http://host:port): %s",
+		    url, wb_strerror(rc));
+		return rc;
+	}
+	RT_INFOF(
+	    "admin HTTP on %s (port %d): /metrics, /healthz, /readyz", url, rt_metrics_port(*m));
+	return WB_OK;
+}
+
 /*
  * rt_daemon_up opens each unit in order (store, server, service, then the
  * server listens), so a service opened later finds the ones before it
  * serving, and then starts each service.
  */
 static int
-rt_daemon_up(rt_unit *u, size_t n, bool local)
+rt_daemon_up(rt_unit *u, size_t n, bool local, rt_metrics *m)
 {
 	size_t i;
 	int    rc = WB_OK;
@@ -420,13 +475,14 @@ rt_daemon_up(rt_unit *u, size_t n, bool local)
 			        .url = u[i].c.url,
 			        .nworkers = workers,
 			        .nspares = spares,
-			        .shard = u[i].c.shard };
+			        .shard = u[i].c.shard,
+			        .metrics = m };
 
 		if (u[i].s->nfams > 0 &&
 		    (rc = rt_daemon_store(u[i].s, &u[i].c, &u[i].t)) != WB_OK) {
 			break;
 		}
-		if (u[i].c.tls_dir[0] != '\0' &&
+		if (u[i].c.tls_dir != NULL && u[i].c.tls_dir[0] != '\0' &&
 		    (rc = rt_tls_open(&u[i].tls, u[i].c.tls_dir, u[i].s->name)) != WB_OK) {
 			break;
 		}
@@ -435,9 +491,15 @@ rt_daemon_up(rt_unit *u, size_t n, bool local)
 		env.store = u[i].t;
 		env.dir = u[i].t != NULL ? u[i].c.dir : NULL;
 		env.upgrade = u[i].c.upgrade;
-		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK &&
-		    (u[i].t == NULL || (rc = rt_admin_open(&u[i].admin, u[i].srv, u[i].s->name,
-		                            u[i].t)) == WB_OK)) {
+		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK && m != NULL &&
+		    ((rc = rt_server_gauge(u[i].srv, "metrics_port", rt_daemon_metrics_port, m)) !=
+		            WB_OK ||
+		        (rc = rt_metrics_source(m, u[i].s->name, u[i].c.shard.index,
+		             rt_daemon_stats, u[i].srv)) != WB_OK)) {
+			RT_ERRORF("%s: cannot add its figures to /metrics", u[i].s->name);
+		}
+		if (rc == WB_OK && (u[i].t == NULL || (rc = rt_admin_open(&u[i].admin, u[i].srv,
+		                                           u[i].s->name, u[i].t)) == WB_OK)) {
 			env.srv = u[i].srv;
 			env.admin = u[i].admin;
 			rc = u[i].s->open != NULL ? u[i].s->open(&env, &u[i].svc) : WB_OK;
@@ -498,14 +560,19 @@ rt_daemon_down(rt_unit *u, size_t n)
 static int
 rt_daemon_serve(rt_unit *u, size_t n, bool local, const sigset_t *stop)
 {
-	rt_timer  tm = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
-	pthread_t timer;
-	bool      timing;
-	int       rc, sig;
+	rt_timer    tm = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
+	rt_metrics *m = NULL;
+	pthread_t   timer;
+	bool        timing;
+	int         rc, sig;
 
-	if ((rc = rt_daemon_up(u, n, local)) != WB_OK) {
+	if ((rc = rt_daemon_admin(u, &m)) != WB_OK ||
+	    (rc = rt_daemon_up(u, n, local, m)) != WB_OK) {
 		rt_client_shutdown_all();
 	} else {
+		if (m != NULL) {
+			rt_metrics_ready(m, true);
+		}
 		while (sigwait(stop, &sig) == 0 && sig == SIGHUP) {
 			RT_INFOF("SIGHUP: reading the TLS certificates again");
 			rt_tls_reload_all();
@@ -516,6 +583,7 @@ rt_daemon_serve(rt_unit *u, size_t n, bool local, const sigset_t *stop)
 	if (rc == WB_OK && !timing) {
 		rt_client_shutdown_all(); /* no timer: end them now rather than wait */
 	}
+	rt_metrics_close(m); /* first: its sources are the servers */
 	rt_daemon_down(u, n);
 	if (timing) {
 		pthread_mutex_lock(&tm.mu);

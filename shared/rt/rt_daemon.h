@@ -8,19 +8,24 @@
  *   1. options: the service's table plus the common rows (data folder,
  *      log level, workers, WAL sync), flags over WARBLE_* variables,
  *      --help and --print-defaults; then the service's config check;
- *   2. logging as the service's name, SIGTERM/SIGINT/SIGPIPE handling;
+ *   2. logging as the service's name, SIGTERM/SIGINT/SIGPIPE handling,
+ *      the admin HTTP port (--metrics-url, WARBLE_METRICS_URL: /metrics,
+ *      /healthz, /readyz, rt_metrics.h), which is ready once step 4 is done;
  *   3. DATA/<name> and the store with the service's families, checked
  *      against the layout it was made with (its service and shard: a
  *      table attribute, hb_attr_get), which a store refuses to change;
  *   4. the REP server on its listen endpoint, admin.backup for the store
  *      (rt_admin.h), the service's open, its route table (each request
  *      of a sharded service checked against the shard's slots, rt_route),
- *      the store_bytes and disk_{free,size}_bytes gauges, listen, the
+ *      the store_bytes and disk_{free,size}_bytes gauges and the
+ *      metrics_port gauge (the admin port, found by tests through stats),
+ *      the server's stats on /metrics as {service, shard}, listen, the
  *      service's start;
  *   5. wait for SIGTERM or SIGINT; RT_DAEMON_GRACE_MS later every
  *      downstream call still waiting ends (rt_client_shutdown_all);
- *   6. close the server (requests in flight are answered), the service,
- *      the store, and nng last (so ASan runs exit 0).
+ *   6. close the admin port, the server (requests in flight are
+ *      answered), the service, the store, and nng last (so ASan runs exit
+ *      0).
  *
  *   int main(int argc, char **argv)
  *   {
@@ -43,9 +48,13 @@
 #include "hb.h"
 #include "rt_admin.h"
 #include "rt_config.h"
+#include "rt_metrics.h"
 #include "rt_server.h"
 #include "rt_tls.h"
 #include "wb_slot.h"
+
+#define RT_DAEMON_METRICS_URL \
+	"http://127.0.0.1:9100" /* the one-process warble's admin port (the gateway's default) */
 
 #define RT_DAEMON_GRACE_MS \
 	500 /* after SIGTERM, requests in flight get this long before downstream calls end */
@@ -60,6 +69,8 @@ typedef struct rt_env {
 	int         nworkers; /* --workers */
 	int         nspares;  /* the server's spare threads (spares per worker x nworkers) */
 	rt_admin   *admin;    /* admin.backup of the store (NULL without one): rt_admin_logs */
+	rt_metrics *metrics;  /* the process's admin HTTP port, serving (NULL: none): a service
+	                       * adds its own sources, families, pages or readiness check */
 	wb_shard    shard;    /* the slots it owns (--shard; 0 of 1 for a service not sharded) */
 	rt_tls     *tls;      /* its TLS identity for the calls it makes and the events it sends
 	                       * or reads (--tls-dir; NULL: plain) */
@@ -71,6 +82,7 @@ typedef struct rt_env {
 typedef struct rt_service {
 	const char *name;         /* log prefix, DATA/<name>, warble-<name> */
 	const char *summary;      /* --help's first line */
+	const char *metrics_url;  /* default of --metrics-url (NULL: no admin port) */
 	rt_opt      listen;       /* the option of the address it serves (value unused) */
 	rt_opt     *opts;         /* the service's own options ({ NULL }-terminated) */
 	const char *workers;      /* default of --workers ("8" if NULL; "auto": 3 a CPU) */
@@ -102,7 +114,9 @@ int rt_daemon_main(const rt_service *s, int argc, char **argv);
  * servers listening as rt_daemon_main's would, opened and started in the
  * order of s and stopped in the reverse one.  Their servers are local
  * (rt_local.h), so a service's calls to another one in s run on the
- * calling thread.  Returns main's exit status.
+ * calling thread.  One admin port serves them all (default
+ * RT_DAEMON_METRICS_URL), each service's series labelled with its name.
+ * Returns main's exit status.
  */
 int rt_daemon_main_all(const rt_service *const *s, size_t n, const char *prog, const char *summary,
     int argc, char **argv);

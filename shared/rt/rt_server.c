@@ -113,14 +113,12 @@ rt_server_ping(void *arg, const wb_obj *req, wb_obj *rep)
 	return WB_OK;
 }
 
-static int
-rt_server_stats(void *arg, const wb_obj *req, wb_obj *rep)
+int
+rt_server_stats(rt_server *s, wb_obj *rep)
 {
-	rt_server *s = arg;
-	wb_obj    *g;
-	int        rv;
+	wb_obj *g;
+	int     rv;
 
-	(void)req;
 	if ((rv = wb_set_cstr(rep, WB_F_SERVICE, s->name)) != 0 ||
 	    (rv = wb_set_u64(rep, WB_F_UPTIME, (wb_mono_us() - s->start_us) / 1000)) != 0 ||
 	    (rv = rt_stats_fill(s->stats, rep)) != 0) {
@@ -139,6 +137,14 @@ rt_server_stats(void *arg, const wb_obj *req, wb_obj *rep)
 		}
 	}
 	return WB_OK;
+}
+
+/* rt_server_op_stats answers the stats op (rt_server_stats). */
+static int
+rt_server_op_stats(void *arg, const wb_obj *req, wb_obj *rep)
+{
+	(void)req;
+	return rt_server_stats(arg, rep);
 }
 
 /*
@@ -219,7 +225,7 @@ rt_server_open(rt_server **out, const rt_server_opts *opts)
 	s->tls = opts->tls;
 	s->routes[WB_OP_PING] = (rt_server_route) { rt_server_ping, s, .callers = RT_PEER_ALL };
 	s->routes[WB_OP_STATS] =
-	    (rt_server_route) { rt_server_stats, s, .callers = RT_PEER_GATEWAY };
+	    (rt_server_route) { rt_server_op_stats, s, .callers = RT_PEER_GATEWAY };
 	/* each request of a batch is checked as if it came alone */
 	s->routes[WB_OP_BATCH] = (rt_server_route) { rt_server_batch, s, .callers = RT_PEER_ALL };
 	if (rt_server_gauge(s, "process_cpu_us", rt_proc_cpu_us, NULL) != WB_OK ||

@@ -108,6 +108,9 @@ int rt_server_limit(rt_server *s, const rt_server_limits *lim);
 /* rt_server_gauge adds a named figure to the stats reply; call before rt_server_start. */
 int rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg);
 
+/* rt_server_stats fills rep with what the stats op answers: uptime, per-op stats and gauges. */
+int rt_server_stats(rt_server *s, wb_obj *rep);
+
 /* rt_server_start listens and begins serving. */
 int rt_server_start(rt_server *s);
 

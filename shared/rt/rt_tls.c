@@ -191,6 +191,9 @@ rt_tls_ctx_new(const rt_tls *t)
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_TICKET);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	/* a record's header and body in one read(2), not two: what is read past
+	 * the record waits in the SSL (rt_tls_conn_pending counts it) */
+	SSL_CTX_set_read_ahead(ctx, 1);
 	if ((own = SSL_CTX_get0_certificate(ctx)) != NULL) {
 		unsigned ids = rt_tls_names_of(own);
 		int      days = 0, secs = 0;
@@ -499,7 +502,8 @@ rt_tls_conn_pending(const rt_tls_conn *c)
 {
 	int n = SSL_pending(c->ssl);
 
-	return n > 0 ? (size_t)n : 0;
+	/* with read-ahead, bytes of a record not yet decrypted count too */
+	return n > 0 ? (size_t)n : SSL_has_pending(c->ssl) ? 1 : 0;
 }
 
 short

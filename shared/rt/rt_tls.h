@@ -93,7 +93,7 @@ ssize_t rt_tls_conn_read(rt_tls_conn *c, void *buf, size_t n);
 /* rt_tls_conn_write writes up to n bytes as send(2) does (-1 with errno, EAGAIN included). */
 ssize_t rt_tls_conn_write(rt_tls_conn *c, const void *buf, size_t n);
 
-/* rt_tls_conn_pending returns the bytes already decrypted and not yet read (the socket will not show them). */
+/* rt_tls_conn_pending returns (at least) the bytes already read from the socket and not yet handed over: nonzero means read again, the socket will not show them. */
 size_t rt_tls_conn_pending(const rt_tls_conn *c);
 
 /* rt_tls_conn_wants returns the poll(2) event the last EAGAIN waits for (POLLIN or POLLOUT). */

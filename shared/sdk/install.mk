@@ -3,8 +3,8 @@
 # $(DESTDIR)$(PREFIX), laid out as a Debian library is:
 #
 #   include/warble/warble.h, include/warble/wb_errors.h
-#   lib/libwarble.so.0.4.0   SONAME libwarble.so.0 (docs/sdk.md: the policy)
-#   lib/libwarble.so.0 -> libwarble.so.0.4.0, lib/libwarble.so -> libwarble.so.0
+#   lib/libwarble.so.0.5.0   SONAME libwarble.so.0 (docs/sdk.md: the policy)
+#   lib/libwarble.so.0 -> libwarble.so.0.5.0, lib/libwarble.so -> libwarble.so.0
 #   lib/libwarble.a
 #   lib/pkgconfig/warble.pc  `pkg-config --libs warble`, or --static
 #   bin/warblectl
@@ -19,7 +19,7 @@ INCDIR    ?= $(PREFIX)/include
 BINDIR    ?= $(PREFIX)/bin
 SDK_DIST   = $(BUILD)/dist
 SDK_MAJOR  = 0
-SDK_VER    = 0.4.0
+SDK_VER    = 0.5.0
 SDK_SONAME = libwarble.so.$(SDK_MAJOR)
 SDK_BUNDLE = $(call objs,$(SDK_SRCS) shared/rt/rt_sp.c shared/rt/rt_dial.c shared/rt/rt_dns.c $(filter-out proto/wb_session.c,$(PROTO_SRCS)))
 SDK_PRIV   = $(shell pkg-config --libs msgpack 2>/dev/null) -lpthread

@@ -199,7 +199,7 @@ int warble_change_password(warble_client *c, const char *password, const char *n
  * closes at once: every session ends, the name no longer logs in, the
  * profile and posts are no longer served; its posts, follows, images and
  * home are then erased in the background (docs/http-api.md), and the
- * name is held for a while before anyone may register it.  Since 0.4.
+ * name is held for a while before anyone may register it.  Since 0.5.
  */
 int warble_delete_account(warble_client *c, const char *password);
 
@@ -257,6 +257,18 @@ void warble_media_free(warble_media_t *m);
 
 /* warble_delete deletes one of the logged-in user's posts. */
 int warble_delete(warble_client *c, uint64_t id);
+
+/*
+ * warble_post_get reads one post by its id, hydrated as timelines show it
+ * (author_name, title, category, images with their previews' sizes), the
+ * post's own page; no login needed.  WARBLE_ENOPOST if there is no such
+ * post (never published, or deleted).  Free *out with warble_post_free.
+ * Since 0.4.
+ */
+int warble_post_get(warble_client *c, uint64_t id, warble_post_t **out);
+
+/* warble_post_free frees a post returned by warble_post_get; NULL is ignored.  Since 0.4. */
+void warble_post_free(warble_post_t *p);
 
 /* warble_home reads the logged-in user's home timeline, newest first: posts below before (0: newest), up to limit (0: default; at most 100). */
 int warble_home(warble_client *c, uint64_t before, unsigned limit, warble_posts_t **out);

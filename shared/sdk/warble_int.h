@@ -41,6 +41,9 @@ int warble_fail(warble_client *c, int code, const char *msg);
 /* warble_user_from fills u from a user record (strings copied); WARBLE_ENOMEM on failure. */
 int warble_user_from(warble_user_t *u, const wb_obj *o);
 
+/* warble_post_from builds one post from a reply that is a post record (WARBLE_EBADMSG without an id). */
+int warble_post_from(warble_post_t **out, const wb_obj *rep);
+
 /* warble_posts_from builds a page from a reply's POSTS and NEXT. */
 int warble_posts_from(warble_posts_t **out, const wb_obj *rep);
 

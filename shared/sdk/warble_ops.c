@@ -394,6 +394,31 @@ warble_delete(warble_client *c, uint64_t id)
 	return rc;
 }
 
+int
+warble_post_get(warble_client *c, uint64_t id, warble_post_t **out)
+{
+	wb_obj *q, *r;
+	int     rc;
+
+	if (c == NULL || out == NULL) {
+		return WARBLE_EINVAL;
+	}
+	*out = NULL;
+	if (id == 0) {
+		return warble_ops_bad(c, "a post id is required");
+	}
+	if ((q = wb_request(WB_OP_POST)) != NULL && wb_set_u64(q, WB_F_ID, id) != WB_OK) {
+		wb_msg_free(q);
+		q = NULL;
+	}
+	if ((rc = warble_call(c, q, WARBLE_AUTH_OPTIONAL, &r)) != WARBLE_OK) {
+		return rc;
+	}
+	rc = warble_post_from(out, r);
+	wb_msg_free(r);
+	return rc == WARBLE_OK ? rc : warble_fail(c, rc, NULL);
+}
+
 /* warble_ops_page adds a cursor (if nonzero) and a limit (if nonzero) to q. */
 static wb_obj *
 warble_ops_page(wb_obj *q, wb_field cursor, uint64_t at, unsigned limit)

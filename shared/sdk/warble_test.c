@@ -3,8 +3,8 @@
  * function with typed results, the error codes and messages an
  * application sees, the token kept by the client, concurrent use of one
  * client, a gateway that is not there; rich posts, uploads and media
- * (0.2) and previews (0.3); and a program built against the 0.1 header
- * reading posts through the newest shared library.
+ * (0.2), previews (0.3) and one post by its id (0.4); and a program built
+ * against the 0.1 header reading posts through the newest shared library.
  */
 #include <criterion/criterion.h>
 #include <libgen.h>
@@ -250,6 +250,14 @@ Test(sdk, errors, .fini = st_fini, .timeout = 90)
 	}
 	cr_assert_eq(warble_post(wc, toolong, NULL), WARBLE_OK, "%s", warble_errmsg(wc));
 	st_err(warble_post(wc, "\xc3\x28 broken", NULL), WARBLE_EBADTEXT);
+	/* only white space, of any kind: nothing would show */
+	st_err(warble_post(wc, " \t\n ", NULL), WARBLE_EBADTEXT);
+	cr_assert(strstr(warble_errmsg(wc), "white space") != NULL, "%s", warble_errmsg(wc));
+	st_err(warble_post(wc, "\xc2\xa0\xe3\x80\x80\xe2\x80\x8b\r\n", NULL), WARBLE_EBADTEXT);
+	st_err(
+	    warble_post_rich(wc, "\xe3\x80\x80", "a title", NULL, NULL, 0, NULL), WARBLE_EBADTEXT);
+	cr_assert_eq(
+	    warble_post(wc, "\xe3\x80\x80x\xe3\x80\x80", NULL), WARBLE_OK, "%s", warble_errmsg(wc));
 	st_err(warble_follow(wc, "carol"), WARBLE_ESELF);
 	st_err(warble_follow(wc, "nosuchuser"), WARBLE_ENOUSER);
 	cr_assert(strstr(warble_errmsg(wc), "nosuchuser") != NULL, "%s", warble_errmsg(wc));
@@ -258,6 +266,23 @@ Test(sdk, errors, .fini = st_fini, .timeout = 90)
 	st_err(warble_timeline(wc, "nosuchuser", 0, 0, &p), WARBLE_ENOUSER);
 	st_err(warble_delete(wc, 1), WARBLE_ENOPOST);
 	st_err(warble_follow(wc, NULL), WARBLE_EINVAL);
+
+	/* one post: a deleted one is gone at once through this gateway, an id never issued
+	 * (its node names some shard) is gone too */
+	warble_post_t *q = NULL;
+	uint64_t       id;
+	cr_assert_eq(warble_post(wc, "soon gone", &id), WARBLE_OK);
+	cr_assert_eq(warble_post_get(wc, id, &q), WARBLE_OK, "%s", warble_errmsg(wc));
+	cr_assert_str_eq(q->text, "soon gone");
+	cr_assert_str_eq(q->author_name, "carol");
+	warble_post_free(q);
+	cr_assert_eq(warble_delete(wc, id), WARBLE_OK);
+	q = NULL;
+	st_err(warble_post_get(wc, id, &q), WARBLE_ENOPOST);
+	cr_assert_null(q);
+	st_err(warble_post_get(wc, id + 1, &q), WARBLE_ENOPOST);
+	st_err(warble_post_get(wc, 0, &q), WARBLE_EINVAL);
+	cr_assert_eq(warble_post_get(wc, id, NULL), WARBLE_EINVAL);
 }
 
 Test(sdk, expired_token, .fini = st_fini, .timeout = 60)
@@ -540,6 +565,26 @@ Test(sdk, rich_posts_and_media, .fini = st_fini, .timeout = 120)
 	st_image_is(&p->posts[2].images[1], &b, "");
 	warble_posts_free(p);
 
+	/* One post by its id (0.4), read by anyone, as timelines show it. */
+	warble_post_t *one_post = NULL;
+	cr_assert_eq(warble_post_get(anon, id1, &one_post), WARBLE_OK, "%s", warble_errmsg(anon));
+	cr_assert_eq(one_post->id, id1);
+	cr_assert_eq(one_post->author, auid);
+	cr_assert_str_eq(one_post->author_name, "alice");
+	cr_assert_str_eq(one_post->text, "look at these");
+	cr_assert_str_eq(one_post->title, "Grey things");
+	cr_assert_str_eq(one_post->category, "cats");
+	cr_assert_gt(one_post->time, 0);
+	cr_assert_eq(one_post->nimages, 2);
+	st_image_is(&one_post->images[0], &a, "a grey stripe");
+	st_image_is(&one_post->images[1], &b, "");
+	warble_post_free(one_post);
+	cr_assert_eq(warble_post_get(bob, id2, &one_post), WARBLE_OK, "logged in, too");
+	cr_assert_str_eq(one_post->text, "plain");
+	cr_assert_null(one_post->images);
+	warble_post_free(one_post);
+	warble_post_free(NULL);
+
 	/* On a post, an image is anyone's to read, byte for byte. */
 	st_media_same(bob, &a, true);
 	st_media_same(anon, &b, true);
@@ -559,6 +604,14 @@ Test(sdk, rich_posts_and_media, .fini = st_fini, .timeout = 120)
 	cr_assert_eq(st_category(bob, "alice", "birds", 0, ids, 8), 0);
 	cr_assert_eq(st_category(bob, "alice", NULL, 0, ids, 8), 4, "NULL: every post");
 	cr_assert_eq(st_category(bob, "alice", "", 0, ids, 8), 4, "\"\": every post");
+
+	/* Text of only white space is refused, unless the post has an image. */
+	st_img          d = st_upload(wc, auid, 8, 8, 5);
+	warble_attach_t with_d[] = { { d.m->media, NULL } };
+	cr_assert_eq(warble_post_rich(wc, " \n", "A title", NULL, NULL, 0, NULL), WARBLE_EBADTEXT);
+	cr_assert_eq(warble_post_rich(wc, " \xe3\x80\x80\n", NULL, NULL, with_d, 1, &id4),
+	    WARBLE_OK, "blank text beside an image: %s", warble_errmsg(wc));
+	st_img_free(&d);
 
 	st_img_free(&a);
 	st_img_free(&b);
@@ -799,8 +852,8 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 	}
 	cr_assert_eq(access(src, R_OK), 0, "run from the checkout (tests/run.sh does)");
 	st_shared_lib(lib, sizeof(lib));
-	/* 0.1's functions stay in WARBLE_0, 0.2's are in WARBLE_0.2, 0.3's in WARBLE_0.3, 0.4's in
-	 * WARBLE_0.4 */
+	/* 0.1's functions stay in WARBLE_0, 0.2's in WARBLE_0.2, 0.3's in WARBLE_0.3, 0.4's in
+	 * WARBLE_0.4, 0.5's in WARBLE_0.5 */
 	cr_assert_eq(st_sh("nm -D --defined-only %s | grep -q ' warble_timeline@@WARBLE_0$'", lib),
 	    0, "warble_timeline is in WARBLE_0");
 	static const char *const new_fns[] = { "warble_post_rich", "warble_upload", "warble_media",
@@ -813,9 +866,15 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 	cr_assert_eq(
 	    st_sh("nm -D --defined-only %s | grep -q ' warble_media_preview@@WARBLE_0.3$'", lib), 0,
 	    "warble_media_preview is in WARBLE_0.3");
+	static const char *const fns_0_4[] = { "warble_post_get", "warble_post_free" };
+	for (size_t i = 0; i < sizeof(fns_0_4) / sizeof(fns_0_4[0]); i++) {
+		cr_assert_eq(
+		    st_sh("nm -D --defined-only %s | grep -q ' %s@@WARBLE_0.4$'", lib, fns_0_4[i]),
+		    0, "%s is in WARBLE_0.4", fns_0_4[i]);
+	}
 	cr_assert_eq(
-	    st_sh("nm -D --defined-only %s | grep -q ' warble_delete_account@@WARBLE_0.4$'", lib),
-	    0, "warble_delete_account is in WARBLE_0.4");
+	    st_sh("nm -D --defined-only %s | grep -q ' warble_delete_account@@WARBLE_0.5$'", lib),
+	    0, "warble_delete_account is in WARBLE_0.5");
 
 	st_start(NULL);
 	cr_assert_eq(warble_register(wc, "erin", "password1", &uid), WARBLE_OK);

@@ -166,6 +166,40 @@ warble_types_post(warble_post_t *d, const wb_obj *o)
 	return WARBLE_OK;
 }
 
+/* warble_types_post_clear frees a post's strings and images (not the struct). */
+static void
+warble_types_post_clear(warble_post_t *d)
+{
+	free(d->author_name);
+	free(d->text);
+	free(d->title);
+	free(d->category);
+	for (size_t j = 0; j < d->nimages; j++) {
+		warble_types_image_clear(&d->images[j]);
+	}
+	free(d->images);
+}
+
+int
+warble_post_from(warble_post_t **out, const wb_obj *rep)
+{
+	warble_post_t *d;
+
+	*out = NULL;
+	if (wb_u64(rep, WB_F_ID, 0) == 0) {
+		return WARBLE_EBADMSG;
+	}
+	if ((d = calloc(1, sizeof(*d))) == NULL) {
+		return WARBLE_ENOMEM;
+	}
+	if (warble_types_post(d, rep) != WARBLE_OK) {
+		warble_post_free(d);
+		return WARBLE_ENOMEM;
+	}
+	*out = d;
+	return WARBLE_OK;
+}
+
 int
 warble_posts_from(warble_posts_t **out, const wb_obj *rep)
 {
@@ -274,18 +308,19 @@ warble_posts_free(warble_posts_t *p)
 		return;
 	}
 	for (size_t i = 0; i < p->n; i++) {
-		warble_post_t *d = &p->posts[i];
-
-		free(d->author_name);
-		free(d->text);
-		free(d->title);
-		free(d->category);
-		for (size_t j = 0; j < d->nimages; j++) {
-			warble_types_image_clear(&d->images[j]);
-		}
-		free(d->images);
+		warble_types_post_clear(&p->posts[i]);
 	}
 	free(p->posts);
+	free(p);
+}
+
+void
+warble_post_free(warble_post_t *p)
+{
+	if (p == NULL) {
+		return;
+	}
+	warble_types_post_clear(p);
 	free(p);
 }
 

@@ -2,8 +2,10 @@
  * browser_test.c - the web page end to end in headless Chromium: starts
  * a cluster whose gateway serves HTTP on a free port and runs
  * tests/browser/e2e.mjs (playwright-core, /usr/bin/chromium) against it:
- * follow, post and unfollow, then a post with a title, a category and an
- * image, then an account deleted from its own page.  The screenshots land in tests/artifacts/browser-home.png and
+ * follow, post (one's own post in one's home after a reload) and
+ * unfollow, a post's own page opened logged out and gone once deleted,
+ * then a post with a title, a category and an image, then an account
+ * deleted from its own page.  The screenshots land in tests/artifacts/browser-home.png and
  * tests/artifacts/browser-rich-post.png.  Chromium,
  * node and playwright-core are installed by `make deps`; without them this
  * test fails (it does not skip), so CI cannot pass without running it.

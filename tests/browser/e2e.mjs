@@ -1,8 +1,11 @@
 // e2e.mjs - Warble's web page end to end in headless Chromium.
 //   node tests/browser/e2e.mjs http://127.0.0.1:PORT [screenshot.png [rich.png]]
 // Two users register (two isolated browser contexts), one follows the
-// other, the other posts, the first sees the post on the home timeline,
-// unfollows, and the post is gone.  Then a rich post: bob follows alice,
+// other, the other posts and, reloading, finds it in his own home (from
+// the server), the first sees the post on the home timeline, unfollows,
+// and the post is gone.  Bob opens the post's own page from its time;
+// alice, logged out, opens that address and reads it; bob deletes it
+// there and the address says it is gone.  Then a rich post: bob follows alice,
 // alice logs in again and posts a title, a category and an image (a PNG
 // made here), seeing its preview first and an upload refused with the
 // server's error; bob sees the title, the category chip and the image's
@@ -120,7 +123,52 @@ async function sessionUi(page, who, loggedIn) {
   }
 }
 
+// reloadUntil(page, what, check) reloads the page until check() holds: what
+// the server gives, nothing the page kept itself (fan-out is asynchronous).
+async function reloadUntil(page, what, check) {
+  const deadline = Date.now() + 20000;
+  for (;;) {
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector('#home-list .post') ||
+      !document.getElementById('home-empty').hidden);
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error('timed out waiting until ' + what);
+    await page.waitForTimeout(300);
+  }
+}
+
 const homeHas = (page) => page.locator('#home-list .post .text', { hasText: text }).count().then((n) => n > 0);
+
+// postPage: bob opens his post on its own page from its time; alice,
+// logged out, opens the same address and reads it; bob deletes it there,
+// and the address then says it is gone.
+async function postPage(a, b) {
+  step(bob + ' opens his post on its own page, from its time');
+  await b.goto(base + '/#/');
+  await b.waitForSelector('#view-home:not([hidden])');
+  await b.locator('#home-list .post', { hasText: text }).first().locator('.meta a.when').click();
+  await b.waitForFunction(() => /^#\/post\/[0-9]+$/.test(location.hash));
+  await b.waitForSelector('#view-post:not([hidden]) #post-one .post .text');
+  if ((await b.textContent('#post-one .post .text')) !== text) throw new Error('the post page shows another post');
+  const address = b.url();
+
+  step('logged out, ' + alice + ' opens ' + new URL(address).hash + ' and reads it');
+  await a.goto(address);
+  await a.waitForSelector('#view-post:not([hidden]) #post-one .post .text');
+  if ((await a.textContent('#post-one .post .text')) !== text) throw new Error('logged out, the page shows ' + await a.textContent('#post-one'));
+  if ((await a.textContent('#post-one .post .author')) !== '@' + bob) throw new Error('the post page names another author');
+  if ((await a.locator('#post-one .post .del').count()) !== 0) throw new Error('a delete button for a visitor');
+  await sessionUi(a, alice, false);
+
+  step(bob + ' deletes it on its page; the address then says it is gone');
+  await b.click('#post-one .post .del');
+  await b.waitForSelector('#post-gone:not([hidden])');
+  await a.reload();
+  await a.waitForSelector('#view-post:not([hidden]) #post-gone:not([hidden])');
+  if ((await a.locator('#post-one .post').count()) !== 0) throw new Error('a deleted post still shows');
+  await a.goto(base + '/#/');
+  await a.waitForSelector('#view-auth:not([hidden])');
+}
 
 // richPost: bob follows alice; alice logs in, posts plain text, then a
 // post with a title, a category and an image; bob sees it, and its chip.
@@ -173,6 +221,10 @@ async function richPost(a, b) {
     return img && img.complete && img.naturalWidth === 64 && img.src.startsWith('blob:');
   });
   await a.fill('#post-previews .preview input.alt', alt);
+  await a.fill('#post-text', ' \u3000 '); // blank text beside an image is a post
+  if (await a.isDisabled('#post-btn')) throw new Error('blank text beside an image is refused');
+  if (await visible(a, '#post-hint')) throw new Error('a hint against blank text beside an image');
+  await a.fill('#post-text', rich);
   if ((await a.locator('#home-list .post .title').count()) !== 0) throw new Error('posted before Post was clicked');
   await a.screenshot({ path: richShot.replace(/\.png$/, '-compose.png'), fullPage: true });
 
@@ -303,12 +355,29 @@ try {
   await a.waitForFunction(() => document.getElementById('follow-btn').textContent === 'Unfollow');
   if ((await a.textContent('#user-followers')) !== '1') throw new Error('bob does not have 1 fan');
 
+  step('text of only white space is refused before anything is sent');
+  let sent = 0;
+  await b.route('**/api/v1/posts', (route) => { sent++; return route.continue(); });
+  await b.fill('#post-text', ' \u3000\n\u00a0\t\u200b');
+  await b.waitForSelector('#post-hint:not([hidden])');
+  if (!/white space/.test(await b.textContent('#post-hint'))) throw new Error('the hint says ' + await b.textContent('#post-hint'));
+  if (!(await b.isDisabled('#post-btn'))) throw new Error('Post is enabled with blank text');
+  await b.evaluate(() => document.getElementById('post-form').requestSubmit()); // Enter, say
+  await b.waitForFunction(() => /white space/.test(document.getElementById('msg').textContent));
+  if (sent !== 0) throw new Error('blank text was sent');
+  await b.unroute('**/api/v1/posts');
+
   step(bob + ' posts');
   await b.fill('#post-text', text);
+  await b.waitForSelector('#post-hint', { state: 'hidden' });
   const left = await b.textContent('#post-count');
   if (left !== String(280 - [...text].length)) throw new Error('remaining characters shows ' + left);
   await b.click('#post-btn');
   await b.waitForSelector('#home-list .post');
+
+  step(bob + ' reloads: his own post is in his home, as the server gives it');
+  await reloadUntil(b, 'his own post is in his home after a reload', async () =>
+    (await b.locator('#home-list .post .text', { hasText: text }).count()) > 0);
 
   step(alice + ' sees the post on her home timeline');
   await a.goto(base + '/#/');
@@ -331,6 +400,7 @@ try {
   await a.waitForSelector('#view-auth:not([hidden])');
   await sessionUi(a, alice, false);
 
+  await postPage(a, b);
   await richPost(a, b);
   await deleteAccount(a, b);
   step('ok');

@@ -8,10 +8,8 @@
  * relation shards and posts in every fan's inbox is deleted through the
  * gateway; one relation shard is killed (-9) and restarted right after.
  * Every relation, content and inbox shard then applies the user log
- * (each reads it from the user service: the harness gives the daemons no
- * address of the user service's events, so this is also the path that
- * recovers when pub/sub is lost), and the end state must be exact on
- * every shard: no fan edge and no follow of it, every count summed over
+ * (the restarted shard reads what it missed from the user service), and
+ * the end state must be exact on every shard: no fan edge and no follow of it, every count summed over
  * the shards back to zero, no post of it on its content shard, and no
  * post of it in any fan's inbox, each read on the fan's own inbox shard.
  * Needs root (skips otherwise), and one process per host whatever the
@@ -215,7 +213,7 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 
 	/* the account, its fans on every shard (each follow on the fan's relation shard), its
 	 * follows, and its posts in every fan's inbox */
-	cr_assert_eq(warble_open(&c, ce_cl.gateway_url, wbt_ms(15000)), WARBLE_OK);
+	cr_assert_eq(warble_open(&c, ce_cl.gateway_url[0], wbt_ms(15000)), WARBLE_OK);
 	cr_assert_eq(warble_register(c, "cerased", CE_PASSWORD, &x), WARBLE_OK);
 	cr_assert_eq(warble_login(c, "cerased", CE_PASSWORD, NULL), WARBLE_OK);
 	req = wb_request(WB_OP_USER_REGISTER_MANY);

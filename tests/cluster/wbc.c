@@ -689,6 +689,28 @@ wbc_heal(wbc_host *h)
 }
 
 int
+wbc_block(wbc_host *a, wbc_host *b)
+{
+	if (wbc_ip("-n %s route add blackhole %s/32", a->netns, b->addr) != 0) {
+		return -1;
+	}
+	if (wbc_ip("-n %s route add blackhole %s/32", b->netns, a->addr) != 0) {
+		wbc_ip_quiet("-n %s route del blackhole %s/32", a->netns, b->addr);
+		return -1;
+	}
+	return 0;
+}
+
+int
+wbc_unblock(wbc_host *a, wbc_host *b)
+{
+	int rc = wbc_ip("-n %s route del blackhole %s/32", a->netns, b->addr);
+
+	rc |= wbc_ip("-n %s route del blackhole %s/32", b->netns, a->addr);
+	return rc == 0 ? 0 : -1;
+}
+
+int
 wbc_partition(wbc_host *h, int ms)
 {
 	if (wbc_cut(h) != 0) {

@@ -34,7 +34,7 @@
  *       wbc_host *h;
  *       cr_assert_eq(wbc_host_add(n, "user", &h), 0);
  *       ... wbc_start(h, "warble-user", NULL, env, url, wbt_ms(20000)) ...
- *       ... wbc_restart(h, SIGKILL, ...), wbc_cut(h), wbc_heal(h) ...
+ *       ... wbc_restart(h, SIGKILL, ...), wbc_cut(h), wbc_heal(h), wbc_block(h, h2) ...
  *       cr_assert_eq(wbc_close(n), 0);
  *   }
  */
@@ -113,6 +113,16 @@ int wbc_cut(wbc_host *h);
 
 /* wbc_heal puts a cut h back on the network; 0 or -1. */
 int wbc_heal(wbc_host *h);
+
+/*
+ * wbc_block cuts the link between hosts a and b alone (a blackhole route
+ * to the other's address in each namespace): neither reaches the other,
+ * both still reach every other host and the test; 0 or -1.
+ */
+int wbc_block(wbc_host *a, wbc_host *b);
+
+/* wbc_unblock lets a and b reach each other again; 0 or -1. */
+int wbc_unblock(wbc_host *a, wbc_host *b);
 
 /* wbc_partition cuts h off for ms milliseconds and heals it; 0 or -1. */
 int wbc_partition(wbc_host *h, int ms);

@@ -23,6 +23,18 @@
  * publishes ports; each store has its own named volume on $WARBLE_DATA
  * and mounts the shared volume "backup" on /backup;
  * and no file sets a WARBLE_* variable that no daemon reads.
+ * WARBLE_METRICS_URL, the admin port, is each daemon's own: a default of
+ * its own on loopback, set by neither the launcher nor compose's
+ * environment, and overridden in each compose command on 0.0.0.0 and the
+ * same port, never published.
+ *
+ * deploy/docker-compose.sharded.yml is held to its own rules: it needs
+ * WARBLE_TLS_HOST_DIR; every container gets the same shard lists, whose
+ * entry i is tcp://KINDi:PORT on the daemon's port; the services KINDi are
+ * shards i/N listening there, each with a named volume of its own; each
+ * container mounts, read-only, ca.pem and its own identity's pair alone,
+ * and its healthcheck presents that identity (the gateways': --plain);
+ * only the gateways publish, each on host ports of its own.
  *
  * deploy/Dockerfile is checked too: it builds every daemon, warblectl and
  * warble-probe; its build stage uses the project's -dev packages; its
@@ -51,11 +63,15 @@
 #define CT_MAX_FILE   (1 << 20) /* bytes of a source file read */
 #define CT_MAX_ITEMS  64
 #define CT_COMPOSE    "deploy/docker-compose.yml"
+#define CT_SHARDED    "deploy/docker-compose.sharded.yml"
+#define CT_CERTS      "/certs"          /* WARBLE_TLS_HOST_DIR while the sharded file is read */
+#define CT_TLS_DIR    "/etc/warble/tls" /* where a container finds its certificates */
 #define CT_LAUNCHER   "deploy/warble-local"
 #define CT_DATA       "/var/lib/warble"
 #define CT_BACKUP     "/backup" /* where every store mounts the volume backups go to */
 #define CT_BACKUP_VOL "backup"
-#define CT_HTTP_PORT  8080 /* the gateway's HTTP API (WARBLE_HTTP_URL) */
+#define CT_HTTP_PORT  8080                 /* the gateway's HTTP API (WARBLE_HTTP_URL) */
+#define CT_ADMIN_VAR  "WARBLE_METRICS_URL" /* each daemon's own admin port */
 #define CT_S(s)       ((s) != NULL ? (s) : "(none)")
 
 /* ---- small utilities ---------------------------------------------------- */
@@ -236,6 +252,16 @@ ct_is_url_var(const char *var)
 {
 	size_t n = strlen(var);
 	return n > 4 && strcmp(var + n - 4, "_URL") == 0;
+}
+
+/*
+ * ct_is_admin_var tells whether a variable is the admin port's, which
+ * every daemon has its own of.
+ */
+static bool
+ct_is_admin_var(const char *var)
+{
+	return strcmp(var, CT_ADMIN_VAR) == 0;
 }
 
 /* ---- the normalized YAML of `docker-compose config` ---------------------- */
@@ -432,11 +458,16 @@ typedef struct ct_world {
 
 static ct_world w;
 
-/* ct_compose_load runs `docker-compose config` and parses it, or skips the test without the binary. */
-static void
-ct_compose_load(void)
+/*
+ * ct_config runs `docker-compose -f path config` (with WARBLE_TLS_HOST_DIR
+ * set to CT_CERTS, which the sharded file requires) and parses it, or
+ * skips the test without the binary.
+ */
+static ct_node *
+ct_config(const char *path)
 {
-	char *argv[] = { "docker-compose", "-f", CT_COMPOSE, "config", NULL };
+	char *argv[] = { "env", "WARBLE_TLS_HOST_DIR=" CT_CERTS, "docker-compose", "-f",
+		(char *)path, "config", NULL };
 	char *out, *err;
 	int   rc;
 
@@ -444,9 +475,16 @@ ct_compose_load(void)
 		cr_skip_test("docker-compose is not installed (tests/deps.sh installs it)");
 	}
 	rc = ct_run(argv, &out, &err, 60000);
-	cr_assert_eq(rc, 0, "docker-compose config failed (%d): %s", rc, err);
+	cr_assert_eq(rc, 0, "docker-compose -f %s config failed (%d): %s", path, rc, err);
 	free(err);
-	w.compose = ct_yaml_parse(out);
+	return ct_yaml_parse(out);
+}
+
+/* ct_compose_load loads deploy/docker-compose.yml into w. */
+static void
+ct_compose_load(void)
+{
+	w.compose = ct_config(CT_COMPOSE);
 	w.services = ct_get(w.compose, "services");
 	cr_assert_not_null(w.services, "no services in the compose config");
 }
@@ -769,8 +807,8 @@ Test(compose, every_daemon_address_is_configured)
 	for (int i = 0; i < w.ndaemons; i++) {
 		for (int j = 0; j < w.daemons[i].nopts; j++) {
 			const char *var = w.daemons[i].opts[j].name;
-			if (!ct_is_url_var(var)) {
-				continue;
+			if (!ct_is_url_var(var) || ct_is_admin_var(var)) {
+				continue; /* the admin port: admin_ports_are_each_daemons_own */
 			}
 			cr_expect_not_null(ct_export(var), "warble-%s reads %s; %s does not set it",
 			    w.daemons[i].name, var, CT_LAUNCHER);
@@ -812,6 +850,16 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 			}
 			cr_assert_not_null(
 			    opt, "compose %s: warble-%s has no flag %s", s->key, s->key, flag);
+			if (ct_is_admin_var(opt->name)) {
+				/* its own admin port: its own default's port, on every address */
+				cr_expect_eq(ct_url_port(val, host, sizeof(host)),
+				    ct_url_port(opt->dflt, NULL, 0),
+				    "compose %s: %s %s: warble-%s's default is %s", s->key, flag,
+				    val, s->key, opt->dflt);
+				cr_expect_str_eq(
+				    host, "0.0.0.0", "compose %s: %s %s", s->key, flag, val);
+				continue;
+			}
 			ct_owner(opt->name, owner, sizeof(owner));
 			if (!ct_is_url_var(opt->name) || strcmp(owner, s->key) != 0) {
 				cr_expect_fail("compose %s: %s (%s) is not a listen URL of its own"
@@ -825,10 +873,11 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 			cr_expect_str_eq(host, "0.0.0.0", "compose %s: %s %s", s->key, flag, val);
 			overridden++;
 		}
-		/* and every listen URL it owns is overridden */
+		/* and every listen URL it owns is overridden, its admin port's too */
 		for (int j = 0; j < d->nopts; j++) {
 			ct_owner(d->opts[j].name, owner, sizeof(owner));
-			if (!ct_is_url_var(d->opts[j].name) || strcmp(owner, s->key) != 0) {
+			if (!ct_is_admin_var(d->opts[j].name) &&
+			    (!ct_is_url_var(d->opts[j].name) || strcmp(owner, s->key) != 0)) {
 				continue;
 			}
 			bool found = false;
@@ -841,6 +890,37 @@ Test(compose, each_daemon_listens_on_its_own_addresses)
 			    s->key, d->opts[j].name, d->opts[j].flag);
 		}
 		cr_expect_gt(overridden, 0, "compose %s listens on nothing", s->key);
+	}
+}
+
+Test(compose, admin_ports_are_each_daemons_own)
+{
+	int ports[CT_MAX_ITEMS];
+
+	ct_compose_load();
+	/* every daemon has one, a port of its own on loopback by default */
+	for (int i = 0; i < w.ndaemons; i++) {
+		const ct_var *opt = ct_daemon_opt(&w.daemons[i], CT_ADMIN_VAR);
+		char          host[64];
+
+		cr_assert_not_null(opt, "warble-%s has no %s", w.daemons[i].name, CT_ADMIN_VAR);
+		ports[i] = ct_url_port(opt->dflt, host, sizeof(host));
+		cr_expect(strncmp(opt->dflt, "http://", 7) == 0 && ports[i] > 0, "warble-%s: %s=%s",
+		    w.daemons[i].name, CT_ADMIN_VAR, opt->dflt);
+		cr_expect_str_eq(host, "127.0.0.1", "warble-%s: %s=%s is not on loopback",
+		    w.daemons[i].name, CT_ADMIN_VAR, opt->dflt);
+		for (int k = 0; k < i; k++) {
+			cr_expect_neq(ports[k], ports[i],
+			    "warble-%s and warble-%s: both admin port %d", w.daemons[k].name,
+			    w.daemons[i].name, ports[i]);
+		}
+	}
+	/* one value for every daemon would put five on one port: neither file sets it */
+	cr_expect_null(ct_export(CT_ADMIN_VAR), "%s exports %s", CT_LAUNCHER, CT_ADMIN_VAR);
+	for (int i = 0; i < w.services->nkids; i++) {
+		cr_expect_null(ct_val(ct_get(w.services->kids[i], "environment"), CT_ADMIN_VAR),
+		    "compose %s sets %s in its environment", w.services->kids[i]->key,
+		    CT_ADMIN_VAR);
 	}
 }
 
@@ -952,7 +1032,7 @@ Test(compose, one_volume_per_store_and_restart)
 Test(compose, no_dead_variables)
 {
 	/* every WARBLE_* a deploy file mentions is read by some daemon */
-	const char *files[] = { CT_COMPOSE, CT_LAUNCHER, "deploy/Dockerfile" };
+	const char *files[] = { CT_COMPOSE, CT_SHARDED, CT_LAUNCHER, "deploy/Dockerfile" };
 	int         checked = 0;
 
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
@@ -967,9 +1047,11 @@ Test(compose, no_dead_variables)
 				continue;
 			}
 			/* the launcher's own knobs (where the binaries are) are not daemon settings */
-			/* nor are compose's published addresses (WARBLE_PUBLISH_*) */
+			/* nor are compose's published addresses (WARBLE_PUBLISH_*) and
+			 * the host folder of its certificates */
 			if (strcmp(var, "WARBLE_BIN") == 0 ||
-			    strncmp(var, "WARBLE_PUBLISH_", 15) == 0) {
+			    strncmp(var, "WARBLE_PUBLISH_", 15) == 0 ||
+			    strcmp(var, "WARBLE_TLS_HOST_DIR") == 0) {
 				continue;
 			}
 			cr_expect(ct_sources_read(var), "%s mentions %s, which no daemon reads",
@@ -979,6 +1061,256 @@ Test(compose, no_dead_variables)
 		free(text);
 	}
 	cr_expect_gt(checked, 10, "found only %d WARBLE_* mentions", checked);
+}
+
+/* ---- the sharded file --------------------------------------------------- */
+
+/* The shard lists of the sharded file, each with the singular address a shard listens on. */
+static const struct {
+	const char *kind, *list, *one;
+} ct_lists[] = {
+	{ "relation", "WARBLE_RELATION_URLS", "WARBLE_RELATION_URL" },
+	{ "relation", "WARBLE_RELATION_PUB_URLS", "WARBLE_RELATION_PUB_URL" },
+	{ "content", "WARBLE_CONTENT_URLS", "WARBLE_CONTENT_URL" },
+	{ "content", "WARBLE_CONTENT_PUB_URLS", "WARBLE_CONTENT_PUB_URL" },
+	{ "inbox", "WARBLE_INBOX_URLS", "WARBLE_INBOX_URL" },
+};
+
+/* ct_kind writes the daemon a service runs (relation1 -> relation); returns its number, or -1. */
+static int
+ct_kind(const char *svc, char *kind, size_t n)
+{
+	size_t len = strlen(svc), k = len;
+
+	while (k > 0 && isdigit((unsigned char)svc[k - 1])) {
+		k--;
+	}
+	snprintf(kind, n, "%.*s", (int)k, svc);
+	return k < len ? atoi(svc + k) : -1;
+}
+
+/* ct_cmd_after returns the item after the one equal to word in a command list, or NULL. */
+static const char *
+ct_cmd_after(const ct_node *cmd, const char *word)
+{
+	for (int i = 0; cmd != NULL && i + 1 < cmd->nkids; i++) {
+		if (cmd->kids[i]->val != NULL && strcmp(cmd->kids[i]->val, word) == 0) {
+			return cmd->kids[i + 1]->val;
+		}
+	}
+	return NULL;
+}
+
+/* ct_sharded_load loads deploy/docker-compose.sharded.yml and returns its services. */
+static const ct_node *
+ct_sharded_load(void)
+{
+	const ct_node *svcs = ct_get(ct_config(CT_SHARDED), "services");
+
+	cr_assert(svcs != NULL && svcs->nkids > 0, "no services in %s", CT_SHARDED);
+	return svcs;
+}
+
+Test(sharded, config_needs_the_certificates_folder, .init = ct_init)
+{
+	char *with[] = { "env", "WARBLE_TLS_HOST_DIR=" CT_CERTS, "docker-compose", "-f", CT_SHARDED,
+		"config", "--quiet", NULL };
+	char *without[] = { "env", "-u", "WARBLE_TLS_HOST_DIR", "docker-compose", "-f", CT_SHARDED,
+		"config", "--quiet", NULL };
+	char *out, *err;
+	int   rc;
+
+	if (!ct_which("docker-compose")) {
+		cr_skip_test("docker-compose is not installed (tests/deps.sh installs it)");
+	}
+	rc = ct_run(with, &out, &err, 60000);
+	cr_expect_eq(rc, 0, "docker-compose -f %s config: exit %d: %s", CT_SHARDED, rc, err);
+	free(out);
+	free(err);
+	rc = ct_run(without, &out, &err, 60000);
+	cr_expect_neq(rc, 0, "%s is accepted without WARBLE_TLS_HOST_DIR", CT_SHARDED);
+	cr_expect_not_null(strstr(err, "WARBLE_TLS_HOST_DIR"),
+	    "the refusal does not name WARBLE_TLS_HOST_DIR: %s", err);
+	free(out);
+	free(err);
+}
+
+Test(sharded, shards_match_their_lists, .init = ct_init)
+{
+	const ct_node *svcs = ct_sharded_load();
+	const ct_node *env0 = ct_get(svcs->kids[0], "environment");
+
+	for (size_t l = 0; l < sizeof(ct_lists) / sizeof(ct_lists[0]); l++) {
+		const char      *var = ct_lists[l].list, *list = ct_val(env0, var);
+		const ct_daemon *d = ct_daemon_find(ct_lists[l].kind);
+		const ct_var    *one = ct_daemon_opt(d, ct_lists[l].one);
+		int              port = ct_launcher_port(ct_lists[l].one), n = 0, found = 0;
+		char             copy[1024], want[128], flag[80], listen[64];
+
+		cr_assert_not_null(list, "%s: %s lacks %s", CT_SHARDED, svcs->kids[0]->key, var);
+		cr_assert_not_null(
+		    one, "warble-%s does not read %s", ct_lists[l].kind, ct_lists[l].one);
+		/* every container is given the same list */
+		for (int i = 0; i < svcs->nkids; i++) {
+			cr_expect_str_eq(CT_S(ct_val(ct_get(svcs->kids[i], "environment"), var)),
+			    list, "%s: %s has another %s", CT_SHARDED, svcs->kids[i]->key, var);
+		}
+		/* entry i is tcp://KINDi:PORT, on the daemon's own port */
+		snprintf(copy, sizeof(copy), "%s", list);
+		for (char *save, *u = strtok_r(copy, ",", &save); u != NULL;
+		     u = strtok_r(NULL, ",", &save), n++) {
+			snprintf(want, sizeof(want), "tcp://%s%d:%d", ct_lists[l].kind, n, port);
+			cr_expect_str_eq(
+			    u, want, "%s: %s entry %d is %s, not %s", CT_SHARDED, var, n, u, want);
+		}
+		cr_expect_gt(n, 1, "%s: %s names %d shard(s)", CT_SHARDED, var, n);
+		/* the services KIND0 ... KIND(n-1) are shards i/n, and listen on the singular address */
+		snprintf(flag, sizeof(flag), "--%s", one->flag);
+		snprintf(listen, sizeof(listen), "tcp://0.0.0.0:%d", port);
+		for (int i = 0; i < svcs->nkids; i++) {
+			const ct_node *s = svcs->kids[i];
+			char           kind[32], shard[32];
+			int            idx = ct_kind(s->key, kind, sizeof(kind));
+
+			if (strcmp(kind, ct_lists[l].kind) != 0) {
+				continue;
+			}
+			found++;
+			cr_expect(idx >= 0 && idx < n, "%s: %s is no shard of %s", CT_SHARDED,
+			    s->key, var);
+			snprintf(shard, sizeof(shard), "%d/%d", idx, n);
+			const char *got = CT_S(ct_val(ct_get(s, "environment"), "WARBLE_SHARD"));
+			cr_expect_str_eq(got, shard, "%s: %s's WARBLE_SHARD is %s, not %s",
+			    CT_SHARDED, s->key, got, shard);
+			cr_expect_str_eq(CT_S(ct_cmd_after(ct_get(s, "command"), flag)), listen,
+			    "%s: %s does not listen on %s %s", CT_SHARDED, s->key, flag, listen);
+		}
+		cr_expect_eq(found, n, "%s: %d %s services, %s names %d", CT_SHARDED, found,
+		    ct_lists[l].kind, var, n);
+	}
+	/* user and the gateways are not sharded */
+	for (int i = 0; i < svcs->nkids; i++) {
+		char kind[32];
+		ct_kind(svcs->kids[i]->key, kind, sizeof(kind));
+		if (strcmp(kind, "user") == 0 || strcmp(kind, "gateway") == 0) {
+			cr_expect_null(ct_val(ct_get(svcs->kids[i], "environment"), "WARBLE_SHARD"),
+			    "%s: %s has a WARBLE_SHARD", CT_SHARDED, svcs->kids[i]->key);
+		}
+	}
+}
+
+Test(sharded, each_container_holds_its_own_pair, .init = ct_init)
+{
+	const ct_node *svcs = ct_sharded_load();
+
+	for (int i = 0; i < svcs->nkids; i++) {
+		const ct_node *s = svcs->kids[i], *vs = ct_get(s, "volumes");
+		const ct_node *test = ct_get(ct_get(s, "healthcheck"), "test");
+		char           kind[32], pem[48], key[48];
+		int            ntls = 0;
+
+		ct_kind(s->key, kind, sizeof(kind));
+		snprintf(pem, sizeof(pem), "%s.pem", kind);
+		snprintf(key, sizeof(key), "%s.key", kind);
+		cr_expect_str_eq(CT_S(ct_val(ct_get(s, "environment"), "WARBLE_TLS_DIR")),
+		    CT_TLS_DIR, "%s: %s's WARBLE_TLS_DIR is not %s", CT_SHARDED, s->key,
+		    CT_TLS_DIR);
+		/* ca.pem and its own pair, read-only, from the host folder; nothing else */
+		for (int k = 0; vs != NULL && k < vs->nkids; k++) {
+			char src[256], dst[256], mode[16], want[300];
+			if (sscanf(CT_S(vs->kids[k]->val), "%255[^:]:%255[^:]:%15s", src, dst,
+			        mode) != 3 ||
+			    strncmp(dst, CT_TLS_DIR "/", strlen(CT_TLS_DIR) + 1) != 0) {
+				continue;
+			}
+			const char *base = dst + strlen(CT_TLS_DIR) + 1;
+			ntls++;
+			cr_expect(strcmp(base, "ca.pem") == 0 || strcmp(base, pem) == 0 ||
+			              strcmp(base, key) == 0,
+			    "%s: %s mounts %s, not its own", CT_SHARDED, s->key, dst);
+			snprintf(want, sizeof(want), "%s/%s", CT_CERTS, base);
+			cr_expect_str_eq(
+			    src, want, "%s: %s mounts %s from %s", CT_SHARDED, s->key, dst, src);
+			cr_expect_str_eq(
+			    mode, "ro", "%s: %s mounts %s %s", CT_SHARDED, s->key, dst, mode);
+		}
+		cr_expect_eq(ntls, 3, "%s: %s mounts %d certificate files, not ca.pem, %s and %s",
+		    CT_SHARDED, s->key, ntls, pem, key);
+		if (strcmp(kind, "admin") == 0) {
+			continue; /* a one-off container: no healthcheck */
+		}
+		/* the healthcheck presents the container's own identity (the gateway's public port: none) */
+		cr_assert(test != NULL && test->nkids >= 3, "%s: %s has no healthcheck", CT_SHARDED,
+		    s->key);
+		if (strcmp(kind, "gateway") == 0) {
+			cr_expect_not_null(
+			    ct_cmd_after(test, "warble-probe"), "%s: %s", CT_SHARDED, s->key);
+			cr_expect_str_eq(CT_S(ct_cmd_after(test, "warble-probe")), "--plain",
+			    "%s: %s probes its public port without --plain", CT_SHARDED, s->key);
+		} else {
+			cr_expect_str_eq(CT_S(ct_cmd_after(test, "--tls-name")), kind,
+			    "%s: %s's probe does not present --tls-name %s", CT_SHARDED, s->key,
+			    kind);
+		}
+	}
+}
+
+Test(sharded, one_volume_per_shard_and_only_gateways_published, .init = ct_init)
+{
+	const ct_node *svcs = ct_sharded_load();
+	char           seen[CT_MAX_ITEMS][64], ports[CT_MAX_ITEMS][16];
+	int            nseen = 0, nports = 0, ngateways = 0;
+
+	for (int i = 0; i < svcs->nkids; i++) {
+		const ct_node *s = svcs->kids[i], *vs = ct_get(s, "volumes"),
+		              *ps = ct_get(s, "ports");
+		char kind[32], name[64], path[128];
+
+		ct_kind(s->key, kind, sizeof(kind));
+		if (strcmp(kind, "gateway") == 0) {
+			ngateways++;
+			cr_assert_not_null(ps, "%s: %s publishes nothing", CT_SHARDED, s->key);
+			for (int k = 0; k < ps->nkids; k++) {
+				char ip[64], pub[16], tgt[16];
+				cr_assert_eq(sscanf(CT_S(ps->kids[k]->val),
+				                 "%63[^:]:%15[0-9]:%15[0-9]", ip, pub, tgt),
+				    3, "%s: %s: odd port %s", CT_SHARDED, s->key,
+				    CT_S(ps->kids[k]->val));
+				cr_expect_str_eq(ip, "127.0.0.1", "%s: %s published on %s",
+				    CT_SHARDED, s->key, ip);
+				for (int j = 0; j < nports; j++) {
+					cr_expect_str_neq(ports[j], pub,
+					    "%s: host port %s published twice", CT_SHARDED, pub);
+				}
+				cr_assert(nports < CT_MAX_ITEMS);
+				snprintf(ports[nports++], sizeof(ports[0]), "%s", pub);
+			}
+			continue;
+		}
+		cr_expect_null(ps, "%s publishes ports of %s", CT_SHARDED, s->key);
+		if (strcmp(kind, "admin") == 0) {
+			continue;
+		}
+		/* a store: its own named volume on the data folder, and the backup volume */
+		cr_assert(
+		    vs != NULL && vs->nkids >= 2, "%s: %s has no volumes", CT_SHARDED, s->key);
+		cr_assert_eq(sscanf(CT_S(vs->kids[0]->val), "%63[^:]:%127[^:]", name, path), 2,
+		    "%s: %s: odd volume %s", CT_SHARDED, s->key, CT_S(vs->kids[0]->val));
+		cr_expect_str_eq(path, CT_DATA, "%s: %s's store on %s", CT_SHARDED, s->key, path);
+		cr_expect_str_eq(
+		    name, s->key, "%s: %s's store is the volume %s", CT_SHARDED, s->key, name);
+		for (int k = 0; k < nseen; k++) {
+			cr_expect_str_neq(
+			    seen[k], name, "%s: volume %s is two stores'", CT_SHARDED, name);
+		}
+		cr_assert(nseen < CT_MAX_ITEMS);
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
+		cr_assert_eq(sscanf(CT_S(vs->kids[1]->val), "%63[^:]:%127[^:]", name, path), 2);
+		cr_expect(strcmp(name, CT_BACKUP_VOL) == 0 && strcmp(path, CT_BACKUP) == 0,
+		    "%s: %s lacks the volume %s on %s", CT_SHARDED, s->key, CT_BACKUP_VOL,
+		    CT_BACKUP);
+	}
+	cr_expect_geq(ngateways, 2, "%s: %d gateway(s)", CT_SHARDED, ngateways);
 }
 
 /* ---- the Dockerfile ------------------------------------------------------ */

@@ -2,7 +2,8 @@
  * launcher_test.c - deploy/warble-local really runs the five daemons with
  * the WARBLE_* variables it is given, and stops them all on SIGTERM; and
  * warble-probe, the containers' healthcheck, tells a live daemon from a
- * dead or stuck one by its exit status.
+ * dead or stuck one by its exit status; and a daemon refuses an admin
+ * port it cannot use.
  *
  * The launcher runs on ipc:// addresses in the test's temp dir (never the
  * default ports, which a developer's own cluster may hold), in a process
@@ -210,6 +211,42 @@ Test(probe, exit_status_follows_the_daemon)
 	    "a stopped daemon still answered");
 }
 
+TestSuite(admin, .fini = lt_fini, .timeout = 90);
+
+/* A daemon's admin port: a URL that is not http:// is a usage error, a port in use ends it. */
+Test(admin, bad_url_and_port_in_use)
+{
+	char               url[160], data[160], murl[64], *log;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t          len = sizeof(sa);
+	int                fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "user"), 0);
+	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
+	const char *bad[] = { "--user-url", url, "--data", data, "--metrics-url",
+		"tcp://127.0.0.1:0", NULL };
+	wbt_daemon *d = wbt_spawn("warble-user", bad, NULL);
+	cr_assert_not_null(d);
+	cr_expect_eq(wbt_wait_exit(d, 10000), 2, "--metrics-url tcp://...: not a usage error");
+
+	/* a port another process holds */
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert(
+	    fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 1) == 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(murl, sizeof(murl), "http://127.0.0.1:%d", ntohs(sa.sin_port));
+	const char *taken[] = { "--user-url", url, "--data", data, "--metrics-url", murl, NULL };
+	d = wbt_spawn("warble-user", taken, NULL);
+	cr_assert_not_null(d);
+	cr_expect_eq(wbt_wait_exit(d, 10000), 1, "a daemon started with its admin port taken");
+	log = wbt_read_file(d->log);
+	cr_expect(log != NULL && strstr(log, "cannot serve the admin port on") != NULL &&
+	              strstr(log, murl) != NULL,
+	    "the log does not say why: %s", log != NULL ? log : "");
+	free(log);
+	close(fd);
+}
+
 TestSuite(launcher, .fini = lt_fini, .timeout = 120);
 
 Test(launcher, runs_the_five_daemons_on_its_variables)
@@ -254,6 +291,8 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 			setenv(vars[i][0], urls[i], 1);
 		}
 		setenv("WARBLE_HTTP_URL", http, 1);
+		/* each daemon's admin port on any free port (not 9100-9104: tests run side by side) */
+		setenv("WARBLE_METRICS_URL", "http://127.0.0.1:0", 1);
 		setenv("WARBLE_DATA", data, 1);
 		setenv("WARBLE_BIN", bindir, 1);
 		setenv("WARBLE_PWHASH_OPS", "1", 1);
@@ -278,6 +317,26 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 		code = lt_http_get(http_port, "/healthz");
 	}
 	cr_expect_eq(code, 200, "GET %s/healthz: %d", http, code);
+	/* and each daemon its own admin port, the variable passed on */
+	for (int i = 0; i < 5; i++) {
+		int admin = wbt_metrics_port(urls[i]);
+		cr_expect_gt(admin, 0, "%s=%s: no metrics_port in its stats", vars[i][0], urls[i]);
+		cr_expect_eq(lt_http_get(admin, "/metrics"), 200, "%s=%s: GET /metrics on port %d",
+		    vars[i][0], urls[i], admin);
+	}
+	/* which the launcher names */
+	char *said = NULL;
+	for (long long end = wbt_now_ms() + 10000; wbt_now_ms() < end; wbt_sleep_ms(50)) {
+		free(said);
+		said = wbt_read_file(out);
+		if (said != NULL && strstr(said, "press Ctrl-C") != NULL) {
+			break;
+		}
+	}
+	cr_expect(said != NULL && strstr(said, "metrics for Prometheus") != NULL &&
+	              strstr(said, "  inbox: http://127.0.0.1:0 (any free port") != NULL,
+	    "the launcher does not name the admin ports: %s", said != NULL ? said : "");
+	free(said);
 	/* with their stores and logs under WARBLE_DATA */
 	const char *stores[] = { "user", "relation", "content", "inbox" };
 	for (int i = 0; i < 4; i++) {

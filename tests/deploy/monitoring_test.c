@@ -1,22 +1,33 @@
 /*
- * monitoring_test.c - deploy/prometheus/ and deploy/grafana/ against a real
- * cluster and a real Prometheus (Debian's prometheus package: promtool and
- * the server, installed by tests/deps.sh).
+ * monitoring_test.c - deploy/prometheus/ and deploy/grafana/ against real
+ * clusters and a real Prometheus (Debian's prometheus package: promtool and
+ * the server, installed by tests/deps.sh).  Every Warble process serves
+ * its figures on an admin port of its own (WARBLE_METRICS_URL), found here
+ * through its stats (wbt_metrics_port).
  *
  *   monitoring::promtool_rules     promtool checks the alert rules, runs
  *                                  their unit tests and checks both scrape
- *                                  configs; the dashboard is valid JSON
- *                                  whose every panel queries Prometheus
- *   monitoring::promtool_metrics   promtool check metrics passes on a live
- *                                  /metrics after traffic (every family
- *                                  has samples)
+ *                                  configs, which name every daemon's
+ *                                  default admin port; the dashboard is
+ *                                  valid JSON whose every panel queries
+ *                                  Prometheus
+ *   monitoring::promtool_metrics   promtool check metrics passes on the
+ *                                  /metrics of every process of a cluster
+ *                                  of five daemons and of one warble
+ *                                  process, and on the gateway's
+ *                                  /metrics/cluster, after traffic; each
+ *                                  has process_cpu_seconds_total for its
+ *                                  {service, shard}
  *   monitoring::names_exist        every metric an alert rule or a panel
  *                                  names is in a live /metrics
  *   monitoring::prometheus_scrapes the server, with prometheus-local.yml
- *                                  pointed at a test cluster on loopback,
- *                                  scrapes it; its HTTP API answers Warble
- *                                  series, evaluates every rule without
- *                                  error and every panel's query, and
+ *                                  pointed at a cluster of five daemons
+ *                                  and a job for a warble process, scrapes
+ *                                  every process and finds
+ *                                  process_cpu_seconds_total for each
+ *                                  {service, shard} of both; its HTTP API
+ *                                  evaluates every rule without error and
+ *                                  every panel's query, and
  *                                  WarbleServiceDown and WarbleGatewayDown
  *                                  go off when content and the gateway stop
  *
@@ -246,8 +257,8 @@ mt_all_exprs(mt_exprs *x)
 
 /*
  * mt_metric_names calls fn for every metric name in a PromQL expression:
- * an identifier starting with warble_ (or the scrape's own `up`), outside
- * quotes, not followed by `(` (a function).
+ * an identifier starting with warble_ or process_ (or the scrape's own
+ * `up`), outside quotes, not followed by `(` (a function).
  */
 static int
 mt_metric_names(const char *e, void (*fn)(const char *name, void *arg), void *arg)
@@ -276,7 +287,8 @@ mt_metric_names(const char *e, void (*fn)(const char *name, void *arg), void *ar
 		if (*after == '(') {
 			continue;
 		}
-		if (strncmp(name, "warble_", 7) == 0 || strcmp(name, "up") == 0) {
+		if (strncmp(name, "warble_", 7) == 0 || strncmp(name, "process_", 8) == 0 ||
+		    strcmp(name, "up") == 0) {
 			fn(name, arg);
 			n++;
 		}
@@ -320,23 +332,73 @@ mt_login(int port, const char *name)
 	return tok;
 }
 
+/* The five services, in the order of a cluster's slots and of the admin ports' defaults. */
+static const char *const mt_services[5] = { "user", "relation", "content", "inbox", "gateway" };
+
+/* mt_url returns the address a cluster serves service i on. */
+static const char *
+mt_url(const wbt_cluster *cl, int i)
+{
+	const char *const urls[5] = { cl->user_url, cl->relation_url, cl->content_url,
+		cl->inbox_url, cl->gateway_url };
+
+	return urls[i];
+}
+
+/* mt_admin finds the admin port (its stats' metrics_port) of each service of cl into ports. */
+static void
+mt_admin(const wbt_cluster *cl, int ports[5])
+{
+	for (int i = 0; i < 5; i++) {
+		ports[i] = wbt_metrics_port(mt_url(cl, i));
+		cr_assert_gt(ports[i], 0, "%s: no metrics_port in its stats", mt_services[i]);
+	}
+}
+
 /*
- * mt_traffic starts a cluster whose gateway serves HTTP on a free port and
- * gives every family samples: two users, a follow, a post fanned out (the
- * inbox's figures move), home reads and an error (404).  Returns the port.
+ * mt_default_port returns the port of warble-<service>'s default
+ * WARBLE_METRICS_URL (its --print-defaults).
  */
 static int
-mt_traffic(wbt_cluster *cl)
+mt_default_port(const char *service)
 {
-	int     port = ht_cluster_start_as(cl, NULL, WBT_FIVE); /* one service at a time goes */
-	char   *a, *b;
+	char bin[512], cmd[700], *out, *at;
+	int  port = -1;
+	char prog[64];
+
+	snprintf(prog, sizeof(prog), "warble-%s", service);
+	cr_assert_eq(wbt_bin_path(bin, sizeof(bin), prog), 0, "no %s built", prog);
+	snprintf(cmd, sizeof(cmd), "'%s' --print-defaults", bin);
+	cr_assert_eq(mt_sh(cmd, &out), 0);
+	at = strstr(out, "\nWARBLE_METRICS_URL=http://127.0.0.1:");
+	cr_assert_not_null(at, "%s --print-defaults: no WARBLE_METRICS_URL on loopback", prog);
+	port = atoi(at + strlen("\nWARBLE_METRICS_URL=http://127.0.0.1:"));
+	free(out);
+	cr_assert_gt(port, 0);
+	return port;
+}
+
+/*
+ * mt_traffic starts a cluster of the given shape whose gateway serves HTTP
+ * on a free port and gives every family samples: two users (named after
+ * prefix), a follow, a post fanned out (the inbox's figures move), home
+ * reads and an error (404).  Returns the HTTP port.
+ */
+static int
+mt_traffic(wbt_cluster *cl, wbt_shape shape, const char *prefix)
+{
+	int     port = ht_cluster_start_as(cl, NULL, shape);
+	char   *a, *b, na[32], nb[32], path[64];
 	ht_res  r;
 	json_t *home;
 
 	cr_assert_gt(port, 0, "the cluster did not start");
-	a = mt_login(port, "alice");
-	b = mt_login(port, "bob");
-	json_decref(mt_call(port, 200, "PUT", "/api/v1/me/following/bob", a, NULL));
+	snprintf(na, sizeof(na), "%salice", prefix);
+	snprintf(nb, sizeof(nb), "%sbob", prefix);
+	a = mt_login(port, na);
+	b = mt_login(port, nb);
+	snprintf(path, sizeof(path), "/api/v1/me/following/%s", nb);
+	json_decref(mt_call(port, 200, "PUT", path, a, NULL));
 	json_decref(mt_call(port, 201, "POST", "/api/v1/posts", b, "{\"text\":\"watched\"}"));
 	for (long long end = wbt_now_ms() + wbt_ms(20000);; wbt_sleep_ms(50)) {
 		home = mt_call(port, 200, "GET", "/api/v1/home", a, NULL);
@@ -345,7 +407,7 @@ mt_traffic(wbt_cluster *cl)
 		if (n == 1) {
 			break;
 		}
-		cr_assert_lt(wbt_now_ms(), end, "the post never reached alice's home");
+		cr_assert_lt(wbt_now_ms(), end, "the post never reached %s's home", na);
 	}
 	cr_assert_eq(ht_request(port, "GET", "/api/v1/users/nobody", NULL, NULL, &r), 0);
 	cr_assert_eq(r.status, 404);
@@ -355,19 +417,46 @@ mt_traffic(wbt_cluster *cl)
 	return port;
 }
 
-/* mt_metrics returns a /metrics body (the caller frees it). */
+/* mt_metrics returns the body of GET path on an admin port (the caller frees it). */
 static char *
-mt_metrics(int port)
+mt_metrics(int port, const char *path)
 {
 	ht_res r;
 	char  *body;
 
-	cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
-	cr_assert_eq(r.status, 200, "/metrics: %d", r.status);
+	cr_assert_eq(ht_request(port, "GET", path, NULL, NULL, &r), 0);
+	cr_assert_eq(r.status, 200, "%s on port %d: %d", path, port, r.status);
 	body = r.body;
 	r.body = NULL;
 	ht_res_free(&r);
 	return body;
+}
+
+/*
+ * mt_promtool writes a /metrics body to a file named name and has promtool
+ * check it: nothing to say.
+ */
+static void
+mt_promtool(const char *name, const char *text)
+{
+	char path[256], cmd[400], *out;
+
+	mt_write(path, sizeof(path), name, text);
+	snprintf(cmd, sizeof(cmd), MT_PROMTOOL " check metrics <'%s'", path);
+	cr_assert_eq(mt_sh(cmd, &out), 0, "promtool check metrics failed on %s (above)", name);
+	cr_assert_str_eq(out, "", "promtool check metrics on %s: %s", name, out);
+	free(out);
+}
+
+/* mt_has_cpu asserts that text has process_cpu_seconds_total for {service, shard 0}. */
+static void
+mt_has_cpu(const char *text, const char *service, const char *from)
+{
+	char want[128];
+
+	snprintf(want, sizeof(want), "\nprocess_cpu_seconds_total{service=\"%s\",shard=\"0\"} ",
+	    service);
+	cr_assert_not_null(strstr(text, want), "%s: no%s", from, want);
 }
 
 /* --- promtool -------------------------------------------------------------- */
@@ -376,7 +465,7 @@ Test(monitoring, promtool_rules, .fini = wbt_cleanup, .timeout = 300)
 {
 	mt_exprs x = { 0 };
 	json_t  *d;
-	char    *out;
+	char    *out, *local, *compose;
 	int      panels = 0;
 
 	mt_init();
@@ -389,6 +478,28 @@ Test(monitoring, promtool_rules, .fini = wbt_cleanup, .timeout = 300)
 	free(out);
 	cr_assert_eq(mt_sh(MT_PROMTOOL " check config " MT_LOCAL, NULL), 0);
 	cr_assert_eq(mt_sh(MT_PROMTOOL " check config " MT_COMPOSE, NULL), 0);
+
+	/* both scrape every daemon's admin port, as the daemons default it, labelled */
+	local = mt_read(MT_LOCAL);
+	compose = mt_read(MT_COMPOSE);
+	for (int i = 0; i < 5; i++) {
+		char want[256], label[96];
+		int  port = mt_default_port(mt_services[i]);
+
+		snprintf(
+		    label, sizeof(label), "labels: { service: %s, shard: \"0\" }", mt_services[i]);
+		snprintf(
+		    want, sizeof(want), "- targets: [\"127.0.0.1:%d\"]\n        %s", port, label);
+		cr_assert_not_null(strstr(local, want), "%s does not scrape %s", MT_LOCAL, want);
+		snprintf(want, sizeof(want), "- targets: [\"%s:%d\"]\n        %s", mt_services[i],
+		    port, label);
+		cr_assert_not_null(
+		    strstr(compose, want), "%s does not scrape %s", MT_COMPOSE, want);
+	}
+	cr_assert_not_null(strstr(local, "honor_labels: true"));
+	cr_assert_not_null(strstr(compose, "honor_labels: true"));
+	free(local);
+	free(compose);
 
 	/* the dashboard: Prometheus queries only, through its data source variable */
 	d = mt_dashboard();
@@ -423,25 +534,63 @@ Test(monitoring, promtool_rules, .fini = wbt_cleanup, .timeout = 300)
 
 Test(monitoring, promtool_metrics, .fini = wbt_cleanup, .timeout = 300)
 {
-	wbt_cluster cl;
-	char        path[256], cmd[400], *m, *out;
-	int         port;
+	wbt_cluster five, one;
+	int         ports[5], one_ports[5];
+	char       *m, name[64];
 
 	mt_init();
-	port = mt_traffic(&cl);
-	m = mt_metrics(port);
-	/* families with samples from each service, the renamed gauge among them */
+	mt_traffic(&five, WBT_FIVE, "");
+	mt_traffic(&one, WBT_ONE, "one");
+	mt_admin(&five, ports);
+	mt_admin(&one, one_ports);
+
+	/* five daemons: each its own figures, its process's among them */
+	for (int i = 0; i < 5; i++) {
+		for (int k = 0; k < i; k++) {
+			cr_assert_neq(ports[k], ports[i], "%s and %s share an admin port",
+			    mt_services[k], mt_services[i]);
+		}
+		m = mt_metrics(ports[i], "/metrics");
+		mt_has_cpu(m, mt_services[i], mt_services[i]);
+		snprintf(name, sizeof(name), "metrics-%s.txt", mt_services[i]);
+		mt_promtool(name, m);
+		free(m);
+	}
+	m = mt_metrics(ports[4], "/metrics");
+	cr_assert_not_null(strstr(m, "\nwarble_http_responses_total{service=\"gateway_http\","
+	                             "shard=\"0\",code=\"404\"}"));
+	cr_assert_null(strstr(m, "service=\"inbox\""), "the gateway writes the inbox's figures");
+	free(m);
+	m = mt_metrics(ports[3], "/metrics");
+	cr_assert_not_null(
+	    strstr(m, "\nwarble_inbox_last_fanout_seconds{service=\"inbox\",shard=\"0\"} "));
+	free(m);
+	/* the gateway's view of the whole cluster */
+	m = mt_metrics(ports[4], "/metrics/cluster");
 	cr_assert_not_null(
 	    strstr(m, "\nwarble_request_duration_seconds_bucket{service=\"content\""));
-	cr_assert_not_null(strstr(m, "\nwarble_http_responses_total{code=\"404\"}"));
-	cr_assert_not_null(strstr(m, "\nwarble_inbox_last_fanout_seconds{shard=\"0\"} "));
-	mt_write(path, sizeof(path), "metrics.txt", m);
-	snprintf(cmd, sizeof(cmd), MT_PROMTOOL " check metrics <'%s'", path);
-	cr_assert_eq(mt_sh(cmd, &out), 0, "promtool check metrics failed (above)");
-	cr_assert_str_eq(out, "", "promtool check metrics: %s", out);
-	free(out);
+	cr_assert_not_null(strstr(m, "\nwarble_up{service=\"content\",shard=\"0\"} 1\n"));
+	for (int i = 0; i < 5; i++) {
+		mt_has_cpu(m, mt_services[i], "/metrics/cluster");
+	}
+	mt_promtool("metrics-cluster.txt", m);
 	free(m);
-	cr_assert_eq(wbt_cluster_stop(&cl, wbt_ms(15000)), 0);
+
+	/* one warble process: one port, every service's series on it */
+	for (int i = 1; i < 5; i++) {
+		cr_assert_eq(one_ports[i], one_ports[0], "warble: two admin ports");
+	}
+	m = mt_metrics(one_ports[0], "/metrics");
+	for (int i = 0; i < 5; i++) {
+		mt_has_cpu(m, mt_services[i], "warble");
+	}
+	cr_assert_not_null(strstr(m, "\nwarble_requests_total{service=\"gateway_http\",shard=\"0\","
+	                             "op=\"register\"} 2\n"),
+	    "%s", m);
+	mt_promtool("metrics-warble.txt", m);
+	free(m);
+	cr_assert_eq(wbt_cluster_stop(&one, wbt_ms(15000)), 0);
+	cr_assert_eq(wbt_cluster_stop(&five, wbt_ms(15000)), 0);
 }
 
 /* --- every name a rule or a panel uses exists ------------------------------- */
@@ -513,14 +662,19 @@ Test(monitoring, names_exist, .fini = wbt_cleanup, .timeout = 300)
 	mt_names    live = { 0 };
 	mt_exprs    x = { 0 };
 	mt_check    c = { &live, NULL, 0 };
-	char       *m;
-	int         port, named = 0, rules = 0;
+	int         ports[5], named = 0, rules = 0;
 
 	mt_init();
-	port = mt_traffic(&cl);
-	m = mt_metrics(port);
-	mt_names_of(&live, m);
-	cr_assert(mt_names_has(&live, "warble_up"));
+	mt_traffic(&cl, WBT_FIVE, "");
+	mt_admin(&cl, ports);
+	/* what Prometheus scrapes: every process's own /metrics */
+	for (int i = 0; i < 5; i++) {
+		char *m = mt_metrics(ports[i], "/metrics");
+		mt_names_of(&live, m);
+		free(m);
+	}
+	cr_assert(mt_names_has(&live, "process_cpu_seconds_total"));
+	cr_assert(mt_names_has(&live, "warble_inbox_events_behind"));
 	mt_all_exprs(&x);
 	for (int i = 0; i < x.n; i++) {
 		int k;
@@ -537,7 +691,6 @@ Test(monitoring, names_exist, .fini = wbt_cleanup, .timeout = 300)
 	for (int i = 0; i < live.n; i++) {
 		free(live.name[i]);
 	}
-	free(m);
 	cr_assert_eq(wbt_cluster_stop(&cl, wbt_ms(15000)), 0);
 }
 
@@ -682,30 +835,67 @@ mt_rules_ok(int port, int *n, char *why, size_t wn)
 	return ok && *n > 0;
 }
 
+/*
+ * mt_series_of tells whether an instant query returns a series with label
+ * service=svc (and shard 0).
+ */
+static bool
+mt_series_of(int port, const char *expr, const char *svc)
+{
+	json_t *j = mt_query(port, expr), *r;
+	size_t  i;
+	bool    found = false;
+
+	json_array_foreach(json_object_get(json_object_get(j, "data"), "result"), i, r)
+	{
+		json_t     *labels = json_object_get(r, "metric");
+		const char *s = json_string_value(json_object_get(labels, "service"));
+		const char *sh = json_string_value(json_object_get(labels, "shard"));
+		found |= s != NULL && sh != NULL && strcmp(s, svc) == 0 && strcmp(sh, "0") == 0;
+	}
+	json_decref(j);
+	return found;
+}
+
 Test(monitoring, prometheus_scrapes, .fini = wbt_cleanup, .timeout = 600)
 {
-	wbt_cluster cl;
+	wbt_cluster cl, one;
 	wbt_daemon *prom;
 	mt_exprs    x = { 0 };
-	char        cfg[256], rules[256], data[256], listen[64], target[64], every[48];
-	char        flag_cfg[300], flag_data[300], why[512], *conf, *state = NULL;
-	int         port, pport, nrules = 0, sec = wbt_ms(2000) / 1000;
-	long long   end;
+	char        cfg[256], rules[256], data[256], listen[64], target[64], from[64], every[48];
+	char flag_cfg[300], flag_data[300], why[512], job[400], expr[160], *conf, *state = NULL;
+	int  ports[5], one_ports[5], pport, nrules = 0, sec = wbt_ms(2000) / 1000;
+	long long end;
 
 	mt_init();
-	port = mt_traffic(&cl);
+	mt_traffic(&cl, WBT_FIVE, "");
+	mt_traffic(&one, WBT_ONE, "one");
+	mt_admin(&cl, ports);
+	mt_admin(&one, one_ports);
 
-	/* prometheus-local.yml itself, pointed at this cluster, scraping and
-	 * evaluating every `sec` seconds, beside a copy of the rules */
+	/* prometheus-local.yml itself, each target pointed at this cluster's
+	 * daemon, scraping and evaluating every `sec` seconds, beside a copy of
+	 * the rules; and a job for the warble process, as the file says for
+	 * `make run-one` */
 	conf = mt_read(MT_LOCAL);
-	snprintf(target, sizeof(target), "\"127.0.0.1:%d\"", port);
-	mt_replace(&conf, "\"127.0.0.1:8080\"", target);
+	for (int i = 0; i < 5; i++) {
+		snprintf(from, sizeof(from), "\"127.0.0.1:%d\"", mt_default_port(mt_services[i]));
+		snprintf(target, sizeof(target), "\"127.0.0.1:%d\"", ports[i]);
+		mt_replace(&conf, from, target);
+	}
 	snprintf(every, sizeof(every), "scrape_interval: %ds", sec);
 	mt_replace(&conf, "scrape_interval: 15s", every);
 	snprintf(every, sizeof(every), "evaluation_interval: %ds", sec);
 	mt_replace(&conf, "evaluation_interval: 15s", every);
 	snprintf(every, sizeof(every), "scrape_timeout: %ds", sec);
 	mt_replace(&conf, "scrape_timeout: 10s", every);
+	snprintf(job, sizeof(job),
+	    "  - job_name: warble-one\n    honor_labels: true\n    scrape_timeout: %ds\n"
+	    "    static_configs:\n      - targets: [\"127.0.0.1:%d\"]\n",
+	    sec, one_ports[0]);
+	conf = realloc(conf, strlen(conf) + strlen(job) + 1);
+	cr_assert_not_null(conf);
+	strcat(conf, job);
 	mt_write(cfg, sizeof(cfg), "prometheus.yml", conf);
 	free(conf);
 	conf = mt_read(MT_RULES);
@@ -722,7 +912,8 @@ Test(monitoring, prometheus_scrapes, .fini = wbt_cleanup, .timeout = 600)
 	prom = wbt_spawn(MT_PROM, args, NULL);
 	cr_assert_not_null(prom, "cannot start " MT_PROM);
 
-	/* ready, then a Warble series scraped from the gateway */
+	/* ready, then every process scraped: process_cpu_seconds_total for each
+	 * {service, shard} of the five daemons and of the warble process */
 	for (end = wbt_now_ms() + wbt_ms(60000);; wbt_sleep_ms(200)) {
 		char *ready = mt_get(pport, "/-/ready", false);
 		bool  up = ready != NULL;
@@ -735,20 +926,38 @@ Test(monitoring, prometheus_scrapes, .fini = wbt_cleanup, .timeout = 600)
 			cr_assert_fail("Prometheus did not get ready on port %d", pport);
 		}
 	}
-	for (end = wbt_now_ms() + wbt_ms(60000);; wbt_sleep_ms(250)) {
-		if (mt_query_value(pport, "warble_up{job=\"warble\",service=\"inbox\"}") == 1 &&
-		    mt_query_value(pport, "warble_inbox_cells_written") >= 1) {
-			break;
-		}
-		if (wbt_now_ms() > end) {
-			wbt_log_tail(prom, 30);
-			cr_assert_fail(
-			    "Prometheus has no warble_up{service=\"inbox\"} 1 after 60 s");
+	for (int k = 0; k < 2; k++) {
+		const char *jobname = k == 0 ? "warble" : "warble-one";
+		for (int i = 0; i < 5; i++) {
+			snprintf(
+			    expr, sizeof(expr), "process_cpu_seconds_total{job=\"%s\"}", jobname);
+			for (end = wbt_now_ms() + wbt_ms(60000);
+			     !mt_series_of(pport, expr, mt_services[i]); wbt_sleep_ms(250)) {
+				if (wbt_now_ms() > end) {
+					wbt_log_tail(prom, 30);
+					cr_assert_fail(
+					    "Prometheus has no process_cpu_seconds_total"
+					    "{job=\"%s\",service=\"%s\",shard=\"0\"} after 60 s",
+					    jobname, mt_services[i]);
+				}
+			}
 		}
 	}
-	cr_assert_eq(mt_query_value(pport, "up{job=\"warble\"}"), 1);
-	cr_assert_geq(
-	    mt_query_value(pport, "warble_http_responses_total{job=\"warble\",code=\"201\"}"), 5);
+	/* each target up, under the service and shard it is */
+	cr_assert_eq(mt_query_value(pport, "count(up{job=\"warble\"} == 1)"), 5);
+	for (int i = 0; i < 5; i++) {
+		cr_assert(mt_series_of(pport, "up{job=\"warble\"} == 1", mt_services[i]), "%s",
+		    mt_services[i]);
+	}
+	for (end = wbt_now_ms() + wbt_ms(30000);
+	     mt_query_value(pport, "warble_inbox_cells_written{job=\"warble\",service=\"inbox\","
+	                           "shard=\"0\"}") < 1;
+	     wbt_sleep_ms(250)) {
+		cr_assert_lt(wbt_now_ms(), end, "no warble_inbox_cells_written in Prometheus");
+	}
+	cr_assert_geq(mt_query_value(pport, "warble_http_responses_total{job=\"warble\","
+	                                    "service=\"gateway_http\",shard=\"0\",code=\"201\"}"),
+	    5);
 
 	/* every rule of the file loaded and evaluated without error */
 	for (end = wbt_now_ms() + wbt_ms(60000); !mt_rules_ok(pport, &nrules, why, sizeof(why));
@@ -774,8 +983,8 @@ Test(monitoring, prometheus_scrapes, .fini = wbt_cleanup, .timeout = 600)
 	}
 	mt_exprs_free(&x);
 
-	/* content stops: its warble_up drops to 0 and WarbleServiceDown goes off
-	 * (pending: it fires after its `for`) */
+	/* content stops: its target goes down and WarbleServiceDown goes off for
+	 * it (pending: it fires after its `for`) */
 	cr_assert_eq(wbt_stop(cl.content, SIGTERM, wbt_ms(15000)), 0);
 	cl.content = NULL;
 	for (end = wbt_now_ms() + wbt_ms(60000);
@@ -786,17 +995,19 @@ Test(monitoring, prometheus_scrapes, .fini = wbt_cleanup, .timeout = 600)
 	}
 	cr_assert(strcmp(state, "pending") == 0 || strcmp(state, "firing") == 0, "%s", state);
 	free(state);
+	cr_assert_null(mt_alert_state(pport, "WarbleServiceDown", "inbox"), "the inbox runs");
 
 	/* the gateway stops: the scrape fails and WarbleGatewayDown goes off */
 	cr_assert_eq(wbt_stop(cl.gateway, SIGTERM, wbt_ms(15000)), 0);
 	cl.gateway = NULL;
 	for (end = wbt_now_ms() + wbt_ms(60000);
-	     (state = mt_alert_state(pport, "WarbleGatewayDown", NULL)) == NULL;
+	     (state = mt_alert_state(pport, "WarbleGatewayDown", "gateway")) == NULL;
 	     wbt_sleep_ms(250)) {
 		cr_assert_lt(wbt_now_ms(), end, "WarbleGatewayDown never went off");
 	}
 	free(state);
 
 	cr_assert_eq(wbt_stop(prom, SIGTERM, wbt_ms(30000)), 0);
+	cr_assert_eq(wbt_cluster_stop(&one, wbt_ms(15000)), 0);
 	cr_assert_eq(wbt_cluster_stop(&cl, wbt_ms(15000)), 0);
 }

@@ -22,8 +22,9 @@
  *   timeline(u)  = u's posts that were acknowledged (or resolved as
  *                  committed) and not deleted, newest first; a post whose
  *                  text matches no attempt, or an attempt seen twice, fails
- *   home(u)      = the timelines of u's followees merged, newest first,
- *                  each id once (a duplicate fails the exact comparison);
+ *   home(u)      = the timelines of u's followees and u's own timeline
+ *                  merged, newest first, each id once (a duplicate fails
+ *                  the exact comparison);
  *                  the inbox row itself (inbox.home straight from the
  *                  inbox) too, so a cell the hydration hides (a deleted
  *                  post) fails as well
@@ -746,7 +747,12 @@ ft_home_entry(int i, const char *what, uint64_t id, uint64_t author, bool extra,
 	} else {
 		fprintf(stderr, "fault: explain:   model: no attempt has this id\n");
 	}
-	if (a >= 0) {
+	if (a == i) {
+		fprintf(
+		    stderr, "fault: explain:   model: %s's own post, in its own home\n", u->name);
+		fprintf(stderr, "fault: explain:   %s's actions on the post:\n", u->name);
+		ft_history(i, -1, id);
+	} else if (a >= 0) {
 		fprintf(stderr, "fault: explain:   model: %s %s %s%s; relation says: %d\n", u->name,
 		    u->follows[a] ? "follows" : "does not follow", ft_users[a].name,
 		    u->fambig[a] ? " (ambiguous)" : "", ft_rel_follows(u->uid, ft_users[a].uid));
@@ -818,7 +824,7 @@ ft_check(warble_client *c)
 		long     k;
 
 		for (int b = 0; b < FT_USERS; b++) {
-			if (!u->follows[b]) {
+			if (!u->follows[b] && b != i) { /* one's own posts are in one's home */
 				continue;
 			}
 			for (size_t j = 0; j < ft_users[b].nposts && n < CAP; j++) {

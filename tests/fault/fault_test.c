@@ -359,6 +359,8 @@ Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 	    ft_kills[FT_SVC_INBOX]);
 	cr_assert_eq(it_failures(), 0, "fans' inboxes differ from the celebrity's posts");
 	cr_assert_eq(ok, FT_FANS);
+	/* and the celebrity's own: the same posts, its own home written through the kills too */
+	cr_assert_eq(ft_fans_check(&celeb, 1, celeb, posts, nposts), 1, "the celebrity's own home");
 	warble_close(c);
 }
 

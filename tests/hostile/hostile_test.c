@@ -1,7 +1,8 @@
 /*
  * hostile_test.c - a real cluster on tcp://127.0.0.1 under hostile
  * network traffic, on every port an attacker could reach: the five REP
- * services, the two PUB ports and the gateway's HTTP.
+ * services, the two PUB ports, the gateway's HTTP and each daemon's admin
+ * port.
  *
  *   probes     bare connect/close (FIN and RST), half-open connections
  *              held open (nothing sent, half an SP header, a whole SP
@@ -45,7 +46,10 @@ hs_rst(int fd)
 	close(fd);
 }
 
-/* hs_check_all pings every REP service and the HTTP /healthz, each within HS_PROMPT_MS. */
+/*
+ * hs_check_all pings every REP service and GETs /healthz of HTTP and of
+ * every admin port, each within HS_PROMPT_MS.
+ */
 static void
 hs_check_all(const char *when)
 {
@@ -58,13 +62,17 @@ hs_check_all(const char *when)
 		cr_assert_lt(wbt_now_ms() - t0, HS_PROMPT_MS, "%s: %s answered late", when,
 		    hs_port_names[i]);
 	}
-	ht_res    r;
-	long long t0 = wbt_now_ms();
-	cr_assert_eq(ht_request(hc.port[HS_HTTP], "GET", "/healthz", NULL, NULL, &r), 0,
-	    "%s: no HTTP answer", when);
-	cr_assert_eq(r.status, 200, "%s: /healthz gave %d", when, r.status);
-	cr_assert_lt(wbt_now_ms() - t0, HS_PROMPT_MS, "%s: /healthz answered late", when);
-	ht_res_free(&r);
+	for (int i = HS_HTTP; i < HS_NPORTS; i++) {
+		ht_res    r;
+		long long t0 = wbt_now_ms();
+		cr_assert_eq(ht_request(hc.port[i], "GET", "/healthz", NULL, NULL, &r), 0,
+		    "%s: no HTTP answer on %s", when, hs_port_names[i]);
+		cr_assert_eq(
+		    r.status, 200, "%s: /healthz on %s gave %d", when, hs_port_names[i], r.status);
+		cr_assert_lt(wbt_now_ms() - t0, HS_PROMPT_MS, "%s: /healthz on %s answered late",
+		    when, hs_port_names[i]);
+		ht_res_free(&r);
+	}
 }
 
 /* hs_flow publishes as a and waits until b (a follower) sees it at home: every service and both PUB paths work. */

@@ -4,7 +4,8 @@
  * attacker on the network would reach), SDK sessions, and raw sockets.
  *
  *   hs_cluster h;
- *   hs_start(&h, NULL);          five daemons, REP + PUB + HTTP on tcp
+ *   hs_start(&h, NULL);          five daemons, REP + PUB + HTTP on tcp, and
+ *                                each daemon's admin port (HS_USER_ADMIN ...)
  *   h.port[HS_USER] ...          every listening port, by name
  *   hs_stop(&h)                  SIGTERM each, each must exit 0
  */
@@ -27,6 +28,11 @@ enum {
 	HS_CONTPUB,
 	HS_USERPUB,
 	HS_HTTP,
+	HS_USER_ADMIN, /* the admin ports (/metrics), in the order of the REP ports */
+	HS_RELATION_ADMIN,
+	HS_CONTENT_ADMIN,
+	HS_INBOX_ADMIN,
+	HS_GATEWAY_ADMIN,
 	HS_NPORTS
 };
 
@@ -40,6 +46,11 @@ static const char *const hs_port_names[HS_NPORTS] = {
 	"content-pub",
 	"user-pub",
 	"http",
+	"user-admin",
+	"relation-admin",
+	"content-admin",
+	"inbox-admin",
+	"gateway-admin",
 };
 
 typedef struct hs_cluster {
@@ -120,6 +131,10 @@ hs_start(hs_cluster *h, const char *const *extra)
 			return -1;
 		}
 		*slots[i] = d;
+		if ((h->port[HS_USER_ADMIN + i] = wbt_metrics_port(urls[i])) < 0) {
+			fprintf(stderr, "hs: %s has no admin port\n", names[i]);
+			return -1;
+		}
 	}
 	for (long long end = wbt_now_ms() + 20000; wbt_now_ms() < end; wbt_sleep_ms(50)) {
 		ht_res r;

@@ -3,7 +3,8 @@
  * (wbt_cluster, HTTP on a free 127.0.0.1 port), through a plain-socket
  * client (ht.h): every endpoint, every error status the API can give
  * today, nng's limits (body, header line, slow body, chunked), HEAD and
- * keep-alive, /healthz, /readyz, /metrics, and the curl examples of
+ * keep-alive, /healthz, /readyz, the admin ports' /metrics (none on the
+ * public port), and the curl examples of
  * docs/http-api.md run for real with curl.
  */
 #include <criterion/criterion.h>
@@ -107,11 +108,28 @@ Test(http, endpoints, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
 	json_decref(j);
 
+	/* bob's own posts are in his home */
+	j = home_wait(b, 3);
+	cr_assert_str_eq(str(json_array_get(json_object_get(j, "posts"), 0), "author_name"), "bob");
+	json_decref(j);
+
+	/* one post's own page: anyone's to read, as timelines show it; gone once deleted */
 	snprintf(path, sizeof(path), "/api/v1/posts/%s", id[1]);
+	j = call(200, "GET", path, NULL, NULL);
+	cr_assert_str_eq(str(j, "id"), id[1]);
+	cr_assert_str_eq(str(j, "text"), "post 1");
+	cr_assert_str_eq(str(j, "author_name"), "bob");
+	cr_assert_gt(json_integer_value(json_object_get(j, "time")), 0);
+	cr_assert_null(json_object_get(j, "ok"));
+	json_decref(j);
+	json_decref(call(200, "GET", path, a, NULL)); /* a token is taken, not needed */
+
 	json_decref(call(200, "DELETE", path, b, NULL));
+	fail_with(404, "NO_SUCH_POST", "GET", path, NULL, NULL);
 	j = call(200, "GET", "/api/v1/users/bob/posts", NULL, NULL);
 	cr_assert_eq(json_array_size(json_object_get(j, "posts")), 2);
 	json_decref(j);
+	json_decref(home_wait(b, 2)); /* and gone from his home */
 
 	json_decref(call(200, "DELETE", "/api/v1/me/following/bob", a, NULL));
 	j = home_wait(a, 0);
@@ -162,6 +180,10 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	    400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"colour\":\"red\"}");
 	fail_with(400, "INVALID", "POST", "/api/v1/posts", b, "{\"text\":\"a\",\"token\":\"t\"}");
 	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", b, "{}"); /* no text, no image */
+	/* only white space: spaces, tabs, newlines, NBSP, ideographic and zero-width spaces */
+	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", b, "{\"text\":\"   \"}");
+	fail_says(400, "BAD_TEXT", "only white space", "POST", "/api/v1/posts", b,
+	    "{\"text\":\" \\t\\r\\n\\u00a0\\u3000\\u200b\\ufeff\"}");
 	fail_with(400, "BAD_MESSAGE", "DELETE", "/api/v1/posts/abc", b, NULL);
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?limit=ten", a, NULL);
 	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/home?before=-1", a, NULL);
@@ -223,16 +245,22 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	fail_with(404, "NOT_FOUND", "GET", "/api/v1/nothing", NULL, NULL);
 	fail_with(404, "NOT_FOUND", "GET", "/api/v2/home", NULL, NULL);
 	fail_with(404, "NOT_FOUND", "GET", "/no-such-file.html", NULL, NULL);
+	/* the figures are on the admin port, not the public one */
+	fail_with(404, "NOT_FOUND", "GET", "/metrics", NULL, NULL);
+	fail_with(404, "NOT_FOUND", "GET", "/metrics/cluster", NULL, NULL);
 	fail_with(404, "NO_SUCH_USER", "GET", "/api/v1/users/nobody", NULL, NULL);
 	fail_with(404, "NO_SUCH_USER", "PUT", "/api/v1/me/following/nobody", a, NULL);
 	fail_with(404, "NO_SUCH_POST", "DELETE", "/api/v1/posts/12345", a, NULL);
+	fail_with(404, "NO_SUCH_POST", "GET", "/api/v1/posts/12345", NULL, NULL);
+	fail_with(400, "BAD_MESSAGE", "GET", "/api/v1/posts/twelve", NULL, NULL);
+	fail_with(400, "INVALID", "GET", "/api/v1/posts/0", NULL, NULL);
 
 	/* 405 with Allow */
 	cr_assert_eq(ht_request(port, "POST", "/api/v1/me", a, "{}", &r), 0);
 	cr_assert_eq(r.status, 405);
 	cr_assert_str_eq(ht_header(&r, "Allow", hv, sizeof(hv)), "GET, HEAD, PATCH, DELETE");
 	ht_res_free(&r);
-	cr_assert_eq(ht_request(port, "DELETE", "/metrics", NULL, NULL, &r), 0);
+	cr_assert_eq(ht_request(port, "DELETE", "/healthz", NULL, NULL, &r), 0);
 	cr_assert_eq(r.status, 405);
 	cr_assert_str_eq(ht_header(&r, "Allow", hv, sizeof(hv)), "GET, HEAD");
 	ht_res_free(&r);
@@ -414,25 +442,48 @@ metric_value(const char *text, const char *prefix)
 	return -1;
 }
 
-Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
+/*
+ * admin_get GETs path on an admin port and returns the body of a 200
+ * (caller frees), checking the content type of /metrics pages.
+ */
+static char *
+admin_get(int admin, const char *path)
 {
-	const char *a, *b;
-	ht_res      r;
-	char        ct[128];
+	ht_res r;
+	char   ct[128], *body;
 
-	start(NULL);
-	a = user("alice", 0);
-	b = user("bob", 1);
-	json_decref(call(200, "PUT", "/api/v1/me/following/bob", a, NULL));
-	json_decref(call(201, "POST", "/api/v1/posts", b, "{\"text\":\"counted\"}"));
-	json_decref(home_wait(a, 1));
+	cr_assert_eq(
+	    ht_request(admin, "GET", path, NULL, NULL, &r), 0, "GET %s on port %d", path, admin);
+	cr_assert_eq(r.status, 200, "GET %s on port %d: %d %s", path, admin, r.status, r.body);
+	if (strncmp(path, "/metrics", 8) == 0) {
+		cr_assert_str_eq(ht_header(&r, "Content-Type", ct, sizeof(ct)),
+		    "text/plain; version=0.0.4; charset=utf-8");
+	}
+	body = r.body;
+	r.body = NULL;
+	ht_res_free(&r);
+	return body;
+}
 
-	cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
-	cr_assert_eq(r.status, 200);
-	cr_assert_str_eq(ht_header(&r, "Content-Type", ct, sizeof(ct)),
-	    "text/plain; version=0.0.4; charset=utf-8");
-	/* every sample line is NAME{LABELS} VALUE */
-	for (char *line = strtok(r.body, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+/* admin_port finds the admin port of the daemon serving url (its stats' metrics_port). */
+static int
+admin_port(const char *url)
+{
+	int p = wbt_metrics_port(url);
+
+	cr_assert_gt(p, 0, "no admin port in the stats of %s", url);
+	return p;
+}
+
+/* every sample line of a /metrics body is NAME{LABELS} VALUE, labelled service and shard */
+static void
+samples_well_formed(const char *text)
+{
+	char *copy = strdup(text), *save = NULL;
+
+	cr_assert_not_null(copy);
+	for (char *line = strtok_r(copy, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
 		char  *sp = strrchr(line, ' ');
 		double v;
 		char  *end;
@@ -443,63 +494,127 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 		cr_assert_not_null(sp, "bad line: %s", line);
 		v = strtod(sp + 1, &end);
 		cr_assert(*end == '\0' && v >= 0, "bad value: %s", line);
-		line[strlen(line)] = '\n'; /* undo strtok for metric_value below */
-		break;
+		cr_assert_not_null(strstr(line, "{service=\""), "no service label: %s", line);
+		cr_assert_not_null(strstr(line, "\",shard=\""), "no shard label: %s", line);
 	}
-	ht_res_free(&r);
-	/* the home shows the post once either its fan-out or the follow's
-	 * backfill is applied; wait (bounded) for the inbox to apply both */
-	for (long long deadline = wbt_now_ms() + 10000;;) {
-		cr_assert_eq(ht_request(port, "GET", "/metrics", NULL, NULL, &r), 0);
-		if (metric_value(r.body, "warble_inbox_events_behind{shard=\"0\"}") == 0 ||
+	free(copy);
+}
+
+Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
+{
+	const char *a, *b;
+	char       *m;
+	int         gw, in;
+
+	start(NULL);
+	a = user("alice", 0);
+	b = user("bob", 1);
+	json_decref(call(200, "PUT", "/api/v1/me/following/bob", a, NULL));
+	json_decref(call(201, "POST", "/api/v1/posts", b, "{\"text\":\"counted\"}"));
+	json_decref(home_wait(a, 1));
+	gw = admin_port(cl.gateway_url);
+	in = admin_port(cl.inbox_url);
+
+	/* the gateway's own /metrics: its msgpack API, its HTTP API and its process */
+	m = admin_get(gw, "/metrics");
+	samples_well_formed(m);
+	cr_assert_eq(metric_value(m, "warble_requests_total{service=\"gateway_http\",shard=\"0\","
+	                             "op=\"register\"}"),
+	    2, "%s", m);
+	cr_assert_eq(metric_value(m, "warble_request_errors_total{service=\"gateway_http\","
+	                             "shard=\"0\",op=\"register\"}"),
+	    0);
+	cr_assert_geq(metric_value(m, "warble_http_responses_total{service=\"gateway_http\","
+	                              "shard=\"0\",code=\"201\"}"),
+	    5);
+	cr_assert_gt(
+	    metric_value(m, "process_cpu_seconds_total{service=\"gateway\",shard=\"0\"}"), 0);
+	cr_assert_gt(
+	    metric_value(m, "process_resident_memory_bytes{service=\"gateway\",shard=\"0\"}"), 0);
+	cr_assert_null(strstr(m, "warble_up{"), "a process's own /metrics asks no one");
+	if (!wbt_cluster_is_one(&cl)) {
+		cr_assert_null(strstr(m, "service=\"user\""), "another process's series: %s", m);
+	}
+	free(m);
+
+	/* each service's own, on its own port: the inbox's gauges */
+	for (long long deadline = wbt_now_ms() + 10000;; wbt_sleep_ms(100)) {
+		/* the home shows the post once either its fan-out or the follow's
+		 * backfill is applied; wait (bounded) for the inbox to apply both */
+		m = admin_get(in, "/metrics");
+		if (metric_value(m, "warble_inbox_events_behind{service=\"inbox\",shard=\"0\"}") ==
+		        0 ||
 		    wbt_now_ms() > deadline) {
 			break;
 		}
-		ht_res_free(&r);
-		wbt_sleep_ms(100);
+		free(m);
 	}
-	cr_assert_eq(metric_value(r.body, "warble_up{service=\"inbox\",shard=\"0\"}"), 1);
-	cr_assert_eq(metric_value(r.body, "warble_up{service=\"gateway\",shard=\"0\"}"), 1);
+	samples_well_formed(m);
 	cr_assert_eq(
-	    metric_value(r.body,
-	        "warble_requests_total{service=\"gateway_http\",shard=\"0\",op=\"register\"}"),
-	    2);
-	cr_assert_eq(metric_value(r.body, "warble_request_errors_total{service=\"gateway_http\","
-	                                  "shard=\"0\",op=\"register\"}"),
-	    0);
+	    metric_value(m, "warble_inbox_events_behind{service=\"inbox\",shard=\"0\"}"), 0);
+	cr_assert_geq(
+	    metric_value(m, "warble_inbox_cells_written{service=\"inbox\",shard=\"0\"}"), 1);
+	/* durations in base units: the inbox's last_fanout_ms is written in seconds */
+	cr_assert_geq(
+	    metric_value(m, "warble_inbox_last_fanout_seconds{service=\"inbox\",shard=\"0\"}"), 0);
+	cr_assert_gt(
+	    metric_value(m, "process_cpu_seconds_total{service=\"inbox\",shard=\"0\"}"), 0);
+	free(m);
+	m = admin_get(admin_port(cl.user_url), "/metrics");
 	cr_assert_eq(
 	    metric_value(
-	        r.body, "warble_requests_total{service=\"user\",shard=\"0\",op=\"user.register\"}"),
+	        m, "warble_requests_total{service=\"user\",shard=\"0\",op=\"user.register\"}"),
+	    2, "%s", m);
+	free(m);
+
+	/* the cluster as the gateway sees it, on its admin port only */
+	m = admin_get(gw, "/metrics/cluster");
+	samples_well_formed(m);
+	cr_assert_eq(metric_value(m, "warble_up{service=\"inbox\",shard=\"0\"}"), 1);
+	cr_assert_eq(metric_value(m, "warble_up{service=\"gateway\",shard=\"0\"}"), 1);
+	cr_assert_eq(
+	    metric_value(
+	        m, "warble_requests_total{service=\"gateway_http\",shard=\"0\",op=\"register\"}"),
 	    2);
-	cr_assert_eq(metric_value(r.body, "warble_request_duration_seconds_bucket{service=\"user\","
-	                                  "shard=\"0\",op=\"user.register\",le=\"+Inf\"}"),
+	cr_assert_eq(
+	    metric_value(
+	        m, "warble_requests_total{service=\"user\",shard=\"0\",op=\"user.register\"}"),
 	    2);
-	cr_assert_eq(metric_value(r.body, "warble_request_duration_seconds_count{service="
-	                                  "\"content\",shard=\"0\",op=\"post.publish\"}"),
+	cr_assert_eq(metric_value(m, "warble_request_duration_seconds_bucket{service=\"user\","
+	                             "shard=\"0\",op=\"user.register\",le=\"+Inf\"}"),
+	    2);
+	cr_assert_eq(metric_value(m, "warble_request_duration_seconds_count{service="
+	                             "\"content\",shard=\"0\",op=\"post.publish\"}"),
 	    1);
-	cr_assert_geq(metric_value(r.body, "warble_inbox_cells_written{shard=\"0\"}"), 1);
-	cr_assert_eq(metric_value(r.body, "warble_inbox_events_behind{shard=\"0\"}"), 0);
+	cr_assert_geq(
+	    metric_value(m, "warble_inbox_cells_written{service=\"inbox\",shard=\"0\"}"), 1);
 	/* every service with a store reports its size on disk */
 	for (int i = 0; i < 4; i++) {
 		static const char *svc[] = { "user", "relation", "content", "inbox" };
-		char               key[96];
+		char               key[128];
 		double             free_bytes;
-		snprintf(key, sizeof(key), "warble_%s_store_bytes{shard=\"0\"}", svc[i]);
-		cr_assert_geq(metric_value(r.body, key), 0, "no %s in /metrics", key);
+		snprintf(key, sizeof(key), "warble_%s_store_bytes{service=\"%s\",shard=\"0\"}",
+		    svc[i], svc[i]);
+		cr_assert_geq(metric_value(m, key), 0, "no %s in /metrics/cluster", key);
 		/* and the free space and size of the file system it is on */
-		snprintf(key, sizeof(key), "warble_%s_disk_free_bytes{shard=\"0\"}", svc[i]);
-		free_bytes = metric_value(r.body, key);
-		cr_assert_gt(free_bytes, 0, "no %s in /metrics", key);
-		snprintf(key, sizeof(key), "warble_%s_disk_size_bytes{shard=\"0\"}", svc[i]);
-		cr_assert_geq(
-		    metric_value(r.body, key), free_bytes, "%s below the free space", key);
+		snprintf(key, sizeof(key), "warble_%s_disk_free_bytes{service=\"%s\",shard=\"0\"}",
+		    svc[i], svc[i]);
+		free_bytes = metric_value(m, key);
+		cr_assert_gt(free_bytes, 0, "no %s in /metrics/cluster", key);
+		snprintf(key, sizeof(key), "warble_%s_disk_size_bytes{service=\"%s\",shard=\"0\"}",
+		    svc[i], svc[i]);
+		cr_assert_geq(metric_value(m, key), free_bytes, "%s below the free space", key);
+		snprintf(key, sizeof(key), "process_cpu_seconds_total{service=\"%s\",shard=\"0\"}",
+		    svc[i]);
+		cr_assert_gt(metric_value(m, key), 0, "no %s in /metrics/cluster", key);
 	}
-	cr_assert_geq(metric_value(r.body, "warble_http_responses_total{code=\"201\"}"), 5);
-	/* durations in base units: the inbox's last_fanout_ms is exported in seconds */
-	cr_assert_geq(metric_value(r.body, "warble_inbox_last_fanout_seconds{shard=\"0\"}"), 0);
-	cr_assert_null(strstr(r.body, "_ms "), "a metric in milliseconds");
-	cr_assert_null(strstr(r.body, "_us "), "a metric in microseconds");
-	cr_assert_not_null(strstr(r.body, "# TYPE warble_request_duration_seconds histogram\n"));
+	cr_assert_geq(metric_value(m, "warble_http_responses_total{service=\"gateway_http\","
+	                              "shard=\"0\",code=\"201\"}"),
+	    5);
+	cr_assert_null(strstr(m, "_ms "), "a metric in milliseconds");
+	cr_assert_null(strstr(m, "_us "), "a metric in microseconds");
+	cr_assert_null(strstr(m, "metrics_port"), "the port is no series");
+	cr_assert_not_null(strstr(m, "# TYPE warble_request_duration_seconds histogram\n"));
 	/* buckets are cumulative */
 	{
 		double prev = 0, v;
@@ -510,12 +625,20 @@ Test(http, metrics, .fini = wbt_cleanup, .timeout = 120)
 			    "op=\"user."
 			    "register\",le=\"%.9g\"}",
 			    (double)(1u << i) / 1e6);
-			v = metric_value(r.body, key);
+			v = metric_value(m, key);
 			cr_assert_geq(v, prev, "bucket %s went down", key);
 			prev = v;
 		}
 	}
-	ht_res_free(&r);
+	free(m);
+
+	/* the gateway's readiness on its admin port: every shard answers */
+	m = admin_get(gw, "/readyz");
+	cr_assert_not_null(strstr(m, "\"ready\":true"), "%s", m);
+	free(m);
+	m = admin_get(in, "/healthz");
+	cr_assert_str_eq(m, "{\"status\":\"ok\"}");
+	free(m);
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }
 
@@ -543,8 +666,8 @@ docs_read(void)
 /*
  * The curl examples of docs/http-api.md, for real: every ```sh block, in
  * order, in one bash script (so variables carry over) with errexit and
- * pipefail; a block followed by a block starting "HTTP/1.1 NNN" must
- * answer NNN.
+ * pipefail, $W the public port and $M the gateway's admin port; a block
+ * followed by a block starting "HTTP/1.1 NNN" must answer NNN.
  */
 Test(http, docs, .fini = wbt_cleanup, .timeout = 120)
 {
@@ -559,11 +682,13 @@ Test(http, docs, .fini = wbt_cleanup, .timeout = 120)
 	cr_assert_eq(wbt_path(out, sizeof(out), "docs.out"), 0);
 	s = fopen(script, "w");
 	cr_assert_not_null(s);
+	/* $W the public port, $M the gateway's admin port */
 	fprintf(s,
-	    "set -eE -o pipefail\nW=http://127.0.0.1:%d\nD=$(dirname \"$0\")\nL=0\n"
+	    "set -eE -o pipefail\nW=http://127.0.0.1:%d\nM=http://127.0.0.1:%d\n"
+	    "D=$(dirname \"$0\")\nL=0\n"
 	    "trap 'echo \"FAILED: the example at docs/http-api.md line $L\"; cat \"$D/ex.out\"' "
 	    "ERR\n",
-	    port);
+	    port, admin_port(cl.gateway_url));
 	/* the line after a ```sh block's end decides whether it expects a status */
 	for (line = strtok_r(md, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		lineno++;

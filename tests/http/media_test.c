@@ -301,6 +301,19 @@ Test(media, rich_post_in_a_followers_home, .fini = wbt_cleanup, .timeout = 120)
 	json_decref(j);
 	json_decref(call(201, "POST", "/api/v1/posts", a, "{\"text\":\"plain as before\"}"));
 
+	/* the post's own page: as a timeline shows it, previews' paths included */
+	snprintf(path, sizeof(path), "/api/v1/posts/%s", post_id);
+	j = call(200, "GET", path, NULL, NULL);
+	cr_assert_str_eq(str(j, "title"), "Caf\xc3\xa9 trip");
+	cr_assert_str_eq(str(j, "category"), "travel_2026");
+	cr_assert_str_eq(str(j, "author_name"), "alice");
+	cr_assert_eq(json_array_size(json_object_get(j, "images")), 4);
+	im = json_array_get(json_object_get(j, "images"), 0);
+	snprintf(v, sizeof(v), "/media/%s/preview", ids[0]);
+	cr_assert_str_eq(str(im, "preview_url"), v);
+	cr_assert_str_eq(str(im, "alt"), "a gradient");
+	json_decref(j);
+
 	/* bob's home: the rich post with every image's dimensions, never its bytes */
 	j = home_wait(b, 2);
 	p = json_array_get(json_object_get(j, "posts"), 1);
@@ -539,9 +552,14 @@ Test(media, refusals, .fini = wbt_cleanup, .timeout = 120)
 	snprintf(body, sizeof(body),
 	    "{\"text\":\"x\",\"images\":[{\"media\":\"%s\",\"alt\":\"%s\"}]}", ids[0], alt);
 	fail_with(400, "INVALID", "POST", "/api/v1/posts", a, body);
-	/* text: empty only with an image */
+	/* text: empty, or only white space, only with an image */
 	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", a, "{\"text\":\"\"}");
 	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", a, "{\"title\":\"only a title\"}");
+	fail_with(400, "BAD_TEXT", "POST", "/api/v1/posts", a,
+	    "{\"text\":\" \\u00a0\\t\\n\\u3000\",\"title\":\"blank text\"}");
+	snprintf(body, sizeof(body), "{\"text\":\" \\u3000\\n\",\"images\":[{\"media\":\"%s\"}]}",
+	    ids[1]);
+	json_decref(call(201, "POST", "/api/v1/posts", a, body));
 	snprintf(body, sizeof(body), "{\"images\":[{\"media\":\"%s\"}]}", ids[0]);
 	json_decref(call(201, "POST", "/api/v1/posts", a, body));
 	/* attached once only */

@@ -321,20 +321,21 @@ bk_cell_desc(const void *a, const void *b)
 /*
  * bk_check_inboxes compares every user's inbox with the one recomputed
  * from relation and content by the inbox's rules (every post of every
- * followee: no author has more posts than the backfill depth, no inbox
- * more than the cap); returns the cells compared.
+ * followee and of the user: no author has more posts than the backfill
+ * depth, no inbox more than the cap); returns the cells compared.
  */
 static size_t
 bk_check_inboxes(void)
 {
 	static uint64_t ids[BK_HOME], authors[BK_HOME], posts[BK_HOME];
 	static bk_cell  want[BK_HOME];
-	uint64_t        fol[BK_USERS];
+	uint64_t        fol[BK_USERS + 1];
 	size_t          cells = 0;
 
 	for (int u = 0; u < BK_USERS; u++) {
 		long   nf = bk_following(bk_uid[u], fol, BK_USERS);
 		size_t nw = 0;
+		fol[nf++] = bk_uid[u]; /* one's own posts are in one's home */
 		for (long f = 0; f < nf; f++) {
 			long np = bk_list(
 			    it_cl.content_url, WB_OP_POST_TIMELINE, fol[f], posts, NULL, BK_HOME);
@@ -665,7 +666,8 @@ Test(backup, unsafe_order, .fini = it_fini, .timeout = 600)
 	cr_assert(wb_get_objs(rep, WB_F_USERS, &u, &nu) && nu == 1);
 	uint64_t fans = wb_u64(&u[0], WB_F_FOLLOWERS, 0);
 	wb_msg_free(rep);
-	cr_assert_eq(bk_check_inboxes(), cells + 5 * fans, "each new post reaches bk00's fans");
+	cr_assert_eq(bk_check_inboxes(), cells + 5 * (fans + 1),
+	    "each new post reaches bk00's fans and bk00");
 	warble_close(c);
 	cr_assert_eq(wbt_cluster_stop(&it_cl, wbt_ms(10000)), 0);
 }

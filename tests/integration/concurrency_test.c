@@ -12,8 +12,8 @@
  *   fans(u)      = the users whose following holds u
  *   counts       = the lengths of those lists
  *   timeline(u)  = u's acknowledged posts minus its deletes, newest first
- *   home(u)      = the timelines of u's final followees, merged newest
- *                  first (the newest INBOX_MAX of them)
+ *   home(u)      = the timelines of u's final followees and u's own,
+ *                  merged newest first (the newest INBOX_MAX of them)
  *
  * A user publishes at most MAX_POSTS posts, below the inbox's follow
  * backfill (50), so a late follow brings every post of the followee, and
@@ -133,7 +133,7 @@ cc_job_check(warble_client *c, int t)
 		long     k;
 
 		for (int b = 0; b < USERS; b++) {
-			if (u->follows[b]) {
+			if (u->follows[b] || b == i) { /* one's own posts are in one's home */
 				n += cc_live(b, &want[n]);
 			}
 		}

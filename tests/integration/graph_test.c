@@ -10,7 +10,7 @@
  * model computed here from the edge file and the ids the publishes
  * returned:
  *
- *   home(u)      = posts of u's followees, newest (largest id) first,
+ *   home(u)      = posts of u's followees and u's own, newest (largest id) first,
  *                  the newest INBOX_MAX of them (the inbox's max versions;
  *                  SUBSET_MAX when a subset is loaded, to keep the cap in play)
  *   following(u) = fans(u) = u's friends; counts = their lengths
@@ -255,11 +255,13 @@ graph_job_check(warble_client *c, int t)
 		size_t      n = 0;
 		long        k;
 
-		/* home: every post of every friend, newest first, capped */
+		/* home: every post of every friend and u's own, newest first, capped */
 		for (uint32_t f = 0; f < u->nfriends; f++) {
 			memcpy(&want[n], gr_users[u->friends[f]].posts, sizeof(u->posts));
 			n += POSTS;
 		}
+		memcpy(&want[n], u->posts, sizeof(u->posts));
+		n += POSTS;
 		qsort(want, n, sizeof(*want), it_cmp_desc);
 		if (n > gr_max) {
 			n = gr_max;

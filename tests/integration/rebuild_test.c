@@ -3,7 +3,8 @@
  * inboxes cell for cell on a cluster set up through the bulk paths the
  * load generator uses (user.register_many, rel.follow_many, post.publish
  * straight to content), where no author passes the backfill depth and no
- * reader the inbox cap.
+ * reader the inbox cap.  Each reader's own posts are in their inbox, as
+ * the live fan-out writes them: also those of authors nobody follows.
  *
  * The size is WARBLE_TEST_REBUILD_FOLLOWS follows (default 10000, so CI
  * stays quick) among follows/10 users with follows/10 posts, half of
@@ -26,7 +27,8 @@
 #include "rt_client.h"
 #include "wbt_cluster.h"
 
-#define RB_FANS 10 /* followers of each user, and followees of each */
+#define RB_FANS   10 /* followers of each user, and followees of each */
+#define RB_LONERS 5  /* users more who post and follow nobody, and nobody them */
 
 extern char **environ;
 
@@ -197,7 +199,7 @@ Test(rebuild, reproduces_live_inboxes, .fini = wbt_cleanup, .timeout = 1800)
 	const char *env = getenv("WARBLE_TEST_REBUILD_FOLLOWS");
 	size_t      follows = env != NULL ? strtoul(env, NULL, 10) : 10000;
 	size_t      nusers = follows / RB_FANS, nposts = follows / RB_FANS;
-	uint64_t   *uids = calloc(nusers, sizeof(*uids)), fans[RB_FANS];
+	uint64_t   *uids = calloc(nusers + RB_LONERS, sizeof(*uids)), fans[RB_FANS];
 	rb_snap     live, rebuilt;
 	wb_obj     *req, *rep = NULL;
 	const char *extra[] = { "WARBLE_LOG_LEVEL=info", NULL };
@@ -237,11 +239,27 @@ Test(rebuild, reproduces_live_inboxes, .fini = wbt_cleanup, .timeout = 1800)
 		cr_assert_eq(wbt_call(rb_rel, req, NULL), WB_OK, "rel.follow_many %zu", t);
 	}
 	rb_publish(uids, nusers, nposts / 2, nposts - nposts / 2); /* these by fan-out */
+	req = wb_request(WB_OP_USER_REGISTER_MANY);
+	wb_set_cstr(req, WB_F_NAME, "rbloner");
+	wb_set_u64(req, WB_F_FROM, 0);
+	wb_set_u64(req, WB_F_LIMIT, RB_LONERS);
+	wb_set_cstr(req, WB_F_PASSWORD, "rebuild-password");
+	cr_assert_eq(wbt_call(rb_user, req, &rep), WB_OK);
+	{
+		const uint64_t *v = NULL;
+		size_t          nv = 0;
+		cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &nv) && nv == RB_LONERS);
+		memcpy(uids + nusers, v, RB_LONERS * sizeof(*v));
+	}
+	wb_msg_free(rep);
+	rb_publish(
+	    uids + nusers, RB_LONERS, 0, 2 * RB_LONERS); /* two each, read by their authors */
 	rb_wait_inbox(600000);
 	long long t_setup = wbt_now_ms() - t0;
 
-	rb_snapshot(&live, uids, nusers);
-	cr_assert_eq(live.n, nposts * RB_FANS, "every post reached its author's %d fans", RB_FANS);
+	rb_snapshot(&live, uids, nusers + RB_LONERS);
+	cr_assert_eq(live.n, nposts * (RB_FANS + 1) + 2 * RB_LONERS,
+	    "every post reached its author's %d fans and its author", RB_FANS);
 	unsigned long rss0 = rb_proc_kb(cl.inbox->pid, "VmRSS");
 	bool          reset = rb_hwm_reset(cl.inbox->pid);
 	long long     t1 = wbt_now_ms();
@@ -256,9 +274,9 @@ Test(rebuild, reproduces_live_inboxes, .fini = wbt_cleanup, .timeout = 1800)
 	uint64_t elapsed = wb_u64(rep, WB_F_ELAPSED, 0);
 	wb_msg_free(rep);
 
-	rb_snapshot(&rebuilt, uids, nusers);
+	rb_snapshot(&rebuilt, uids, nusers + RB_LONERS);
 	cr_assert_eq(rebuilt.n, live.n, "cells: rebuilt %zu, live %zu", rebuilt.n, live.n);
-	for (size_t u = 0; u < nusers; u++) {
+	for (size_t u = 0; u <= nusers + RB_LONERS; u++) {
 		cr_assert_eq(rebuilt.off[u], live.off[u], "reader %zu's inbox size", u);
 	}
 	for (size_t i = 0; i < live.n; i++) {

@@ -35,6 +35,14 @@
  * Output: a summary on stdout, OUT/report.json, the .dat files in OUT and, when
  * gnuplot is installed, OUT/latency.png, OUT/fanout.png and
  * OUT/home_by_follows.png.
+ *
+ * By default warble-load starts its own five daemons (and, with --one,
+ * the one-process warble).  With --gateway it drives a running deployment
+ * instead, any number of shards and gateways (lg_warble_attach): setup
+ * goes to the internal services named by the daemons' own variables,
+ * rel.follow_many split by the followers' relation shard; server CPU is
+ * each process's process_cpu_us gauge, every process counted once; the
+ * store's bytes on disk are not measured.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -51,6 +59,7 @@
 #include "lg_report.h"
 #include "lg_warble.h"
 #include "lg_wrk.h"
+#include "rt_shards.h"
 #include "warble.h"
 
 #define LG_MAX_CELEBS 8
@@ -68,6 +77,7 @@ static struct {
 	uint64_t    sweep[LG_MAX_SWEEP]; /* follow counts of the sweep's readers */
 	int         nsweep;
 	bool        one;                    /* the mix again on the one-process warble */
+	const char *gateways, *http_url;    /* a running deployment (NULL: start one) */
 	uint32_t    media_users, media_per; /* the media phase (0: none) */
 } opt = {
 	.out = "bench-out",
@@ -138,7 +148,31 @@ usage(void)
 	    "  --pg CONNINFO       PostgreSQL peer (tables users, follows, posts, media are "
 	    "replaced)\n"
 	    "  --timeout S         give up (exit, daemons killed) after S seconds in all (3600)\n"
-	    "  --out DIR           report.json, .dat files and plots (bench-out)\n");
+	    "  --out DIR           report.json, .dat files and plots (bench-out)\n"
+	    "\n"
+	    "A running deployment (warble-load starts no daemon; it must be fresh: none of\n"
+	    "the accounts it registers, gu*, fp*, cel*, sa*, sr*, may exist yet):\n"
+	    "  --gateway URL,...   its gateways (msgpack API); the clients spread over them\n"
+	    "  --http-url URL      its HTTP/JSON API for --http (http://host:port; default\n"
+	    "                      WARBLE_HTTP_URL, else http://127.0.0.1:8080)\n"
+	    "  Setup uses the internal bulk operations, which a gateway refuses: the user\n"
+	    "  service at WARBLE_USER_URL and every shard from WARBLE_RELATION_URLS,\n"
+	    "  WARBLE_CONTENT_URLS and WARBLE_INBOX_URLS (each empty: the one address of\n"
+	    "  WARBLE_RELATION_URL, ...), the variables the daemons read; rel.follow_many\n"
+	    "  goes to each follower's relation shard; with WARBLE_TLS_DIR, as the admin\n"
+	    "  identity (DIR/admin.pem).  Server CPU is each process's\n"
+	    "  process_cpu_us (its stats), summed over every gateway and shard, a process\n"
+	    "  serving several services (warble --shard) counted once.  Start the daemons\n"
+	    "  with WARBLE_BACKFILL=0 WARBLE_INBOX_MAX=800 WARBLE_MEDIA_RATE=0\n"
+	    "  WARBLE_REGISTER_RATE=0 (and a cheap WARBLE_PWHASH_OPS=1 WARBLE_PWHASH_MEM=8192)\n"
+	    "  to match the cluster warble-load starts itself.  --one is refused; bytes on\n"
+	    "  disk are not measured.\n"
+	    "  example: WARBLE_USER_URL=tcp://10.0.0.5:7101 \\\n"
+	    "    WARBLE_RELATION_URLS=tcp://10.0.0.6:7102,tcp://10.0.0.7:7102 \\\n"
+	    "    WARBLE_CONTENT_URLS=tcp://10.0.0.6:7103,tcp://10.0.0.7:7103 \\\n"
+	    "    WARBLE_INBOX_URLS=tcp://10.0.0.6:7104,tcp://10.0.0.7:7104 \\\n"
+	    "    warble-load --gateway tcp://10.0.0.6:7100,tcp://10.0.0.7:7100 \\\n"
+	    "      --http-url http://10.0.0.6:8080 --graph tests/data/graphs/ego-facebook.edges\n");
 }
 
 /* parse_list reads "a,b,c" (at most max counts, each 1..limit) into out; *n gets the count. */
@@ -188,6 +222,8 @@ parse_args(int argc, char **argv)
 		{ "http", 1, 0, 'H' },
 		{ "one", 0, 0, '1' },
 		{ "media", 1, 0, 'I' },
+		{ "gateway", 1, 0, 'G' },
+		{ "http-url", 1, 0, 'U' },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -232,6 +268,12 @@ parse_args(int argc, char **argv)
 			break;
 		case '1':
 			opt.one = true;
+			break;
+		case 'G':
+			opt.gateways = optarg;
+			break;
+		case 'U':
+			opt.http_url = optarg;
 			break;
 		case 'I': {
 			unsigned nu = 0, nm = 0;
@@ -299,6 +341,15 @@ parse_args(int argc, char **argv)
 	}
 	if ((opt.graph == NULL) == (opt.synth_n == 0)) {
 		fprintf(stderr, "warble-load: give --graph FILE or --synthetic N\n");
+		return -1;
+	}
+	if (opt.gateways != NULL && opt.one) {
+		fprintf(stderr, "warble-load: --one starts a warble process: not with --gateway\n");
+		return -1;
+	}
+	if (opt.http_url != NULL && opt.gateways == NULL) {
+		fprintf(
+		    stderr, "warble-load: --http-url is for a running deployment (--gateway)\n");
 		return -1;
 	}
 	return 0;
@@ -543,7 +594,7 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix
 		out->srv = *srv;
 	}
 	for (int i = 0; i < out->srv.n; i++) {
-		cpu0[i] = lg_cpu_us(out->srv.pid[i], out->srv.reaped);
+		cpu0[i] = lg_servers_cpu(&out->srv, i);
 	}
 	self0 = lg_self_cpu_us();
 	t0 = lg_now_us();
@@ -573,7 +624,7 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix
 	}
 	out->client_cpu_us = lg_self_cpu_us() - self0;
 	for (int i = 0; i < out->srv.n; i++) {
-		uint64_t c1 = lg_cpu_us(out->srv.pid[i], out->srv.reaped);
+		uint64_t c1 = lg_servers_cpu(&out->srv, i);
 		out->srv_cpu_us[i] = c1 > cpu0[i] ? c1 - cpu0[i] : 0;
 	}
 	free(jobs);
@@ -633,9 +684,10 @@ fanout_one(int c, lg_fan *fr)
 	fr->reps = (int)opt.reps;
 	snprintf(name, sizeof(name), "cel%d", c);
 	for (int rep = 0; rep < fr->reps; rep++) {
-		uint64_t id = 0, ack = 0, a0 = lg_warble_gauge(W.inbox, "content_applied");
-		uint64_t c0 = lg_warble_gauge(W.inbox, "cells_written");
-		uint64_t dl, t0 = lg_now_us(), done = 0;
+		uint64_t id = 0, ack = 0, target, done = 0, polls = 0;
+		uint64_t c0 = lg_warble_gauge_sum(W.inbox, "cells_written");
+		uint64_t cpu0 = lg_warble_gauge_sum(W.inbox, "process_cpu_us");
+		uint64_t t0 = lg_now_us();
 
 		lg_post_text(text, sizeof(text), 0, 900000000 + (uint64_t)c * 10 + (uint64_t)rep);
 		if (lg_warble_publish(&W, name, text, &id, &ack) != WARBLE_OK) {
@@ -643,25 +695,29 @@ fanout_one(int c, lg_fan *fr)
 		}
 		posts_published++;
 		lg_hist_add(&pub_ack, ack);
-		dl = t0 + 600000000ull;
-		while (lg_now_us() < dl) {
-			uint64_t a = lg_warble_gauge(W.inbox, "content_applied");
-			if (a != UINT64_MAX && a > a0) {
-				done = lg_now_us();
-				break;
-			}
-			lg_sleep_us(1000);
-		}
-		if (done == 0) {
+		/* in every inbox once each shard's content_applied passes every content log's end */
+		target = lg_warble_content_last(&W);
+		if (target == UINT64_MAX ||
+		    !lg_warble_wait_applied(&W, target, 1000, 600, &done, &polls)) {
 			fprintf(stderr, "warble-load: fan-out of %llu not done in 600 s\n",
 			    (unsigned long long)F);
 			return -1;
 		}
 		fr->w_s[rep] = (done - t0) / 1e6;
 		fr->w_ack_ms[rep] = ack / 1e3;
-		fr->w_inbox_ms[rep] = (double)lg_warble_gauge(W.inbox, "last_fanout_ms");
-		fr->w_cells = lg_warble_gauge(W.inbox, "cells_written") - c0;
-		fr->w_rss_kb = (uint64_t)lg_rss_kb(W.cl.inbox->pid, "VmHWM:");
+		fr->w_inbox_ms[rep] = 0;
+		for (unsigned i = 0; i < rt_shards_count(W.inbox); i++) { /* the slowest shard's */
+			uint64_t ms = lg_warble_gauge(rt_shards_at(W.inbox, i), "last_fanout_ms");
+			fr->w_inbox_ms[rep] = ms != UINT64_MAX && ms > fr->w_inbox_ms[rep]
+			                          ? (double)ms
+			                          : fr->w_inbox_ms[rep];
+		}
+		fr->w_cells = lg_warble_gauge_sum(W.inbox, "cells_written") - c0;
+		fr->w_cells_all += fr->w_cells;
+		fr->w_cpu_us += lg_warble_gauge_sum(W.inbox, "process_cpu_us") - cpu0;
+		fr->w_polls += polls;
+		fr->w_rss_kb = W.running ? lg_warble_gauge_sum(W.inbox, "process_rss_bytes") / 1024
+		                         : (uint64_t)lg_rss_kb(W.cl.inbox->pid, "VmHWM:");
 		if (rep == fr->reps - 1) { /* verify the last post on a sample */
 			uint32_t k = opt.sample < F ? opt.sample : (uint32_t)F;
 			for (uint32_t i = 0; i < k; i++) {
@@ -702,10 +758,14 @@ fanout_one(int c, lg_fan *fr)
 	}
 	double ws = lg_median(fr->w_s, fr->reps);
 	printf("fan-out %8llu followers: warble %.3f s (%.0f cells/s; inbox's own %.0f ms), "
-	       "%llu/%u sampled inboxes missing it; inbox peak RSS %llu MiB\n",
+	       "%llu/%u sampled inboxes missing it; inbox %s %llu MiB; inbox CPU %.3f us a "
+	       "cell (%llu stats polls in it)\n",
 	    (unsigned long long)F, ws, F / ws, lg_median(fr->w_inbox_ms, fr->reps),
 	    (unsigned long long)fr->w_missing, opt.sample < F ? opt.sample : (unsigned)F,
-	    (unsigned long long)fr->w_rss_kb / 1024);
+	    W.running ? "processes' RSS now (every shard's)" : "peak RSS",
+	    (unsigned long long)fr->w_rss_kb / 1024,
+	    fr->w_cells_all ? (double)fr->w_cpu_us / (double)fr->w_cells_all : 0.0,
+	    (unsigned long long)fr->w_polls);
 	if (R != NULL) {
 		double rs = lg_median(fr->r_s, fr->reps);
 		printf("                          redis  %.3f s (%.0f cells/s), %llu missing, "
@@ -727,10 +787,10 @@ visible_run(void)
 	char           text[256];
 	int            done = 0;
 
-	if (warble_open(&pub, W.cl.gateway_url, 10000) != WARBLE_OK) {
+	if (warble_open(&pub, lg_warble_gateway(&W), 10000) != WARBLE_OK) {
 		return -1;
 	}
-	if (warble_open(&rd, W.cl.gateway_url, 10000) != WARBLE_OK) {
+	if (warble_open(&rd, lg_warble_gateway(&W), 10000) != WARBLE_OK) {
 		warble_close(pub);
 		return -1;
 	}
@@ -844,7 +904,7 @@ setup_sweep(void)
 	free(author);
 	/* up to content's newest event: posts_published leaves out the mix's posts */
 	if ((P != NULL && lg_pg_analyze(P) != 0) ||
-	    !lg_warble_wait_inbox(&W, lg_warble_gauge(W.content, "log_last_seq"), 600)) {
+	    !lg_warble_wait_inbox(&W, lg_warble_content_last(&W), 600)) {
 		return -1;
 	}
 	printf("sweep: %llu authors with %u posts each, readers following", (unsigned long long)na,
@@ -913,7 +973,7 @@ run_sweep(lg_sweep_point *pt)
 static bool
 settle(void)
 {
-	return lg_warble_wait_inbox(&W, lg_warble_gauge(W.content, "log_last_seq"), 600);
+	return lg_warble_wait_inbox(&W, lg_warble_content_last(&W), 600);
 }
 
 /*
@@ -977,7 +1037,7 @@ run_http_round(int k, const lg_servers *srv, lg_http_sum *sum, lg_hist *h)
 	int           rc = 0, wrc;
 
 	for (int i = 0; i < srv->n; i++) {
-		cpu0[i] = lg_cpu_us(srv->pid[i], srv->reaped);
+		cpu0[i] = lg_servers_cpu(srv, i);
 	}
 	if (k < 2) {
 		if (k == 0) {
@@ -1009,7 +1069,7 @@ run_http_round(int k, const lg_servers *srv, lg_http_sum *sum, lg_hist *h)
 		return wrc == 1 ? 0 : -1;
 	}
 	for (int i = 0; i < srv->n; i++) {
-		uint64_t c1 = lg_cpu_us(srv->pid[i], srv->reaped);
+		uint64_t c1 = lg_servers_cpu(srv, i);
 		uint64_t d = c1 > cpu0[i] ? c1 - cpu0[i] : 0;
 		sum->all_us += d;
 		sum->gw_us += i == 0 ? d : 0; /* the gateway comes first */
@@ -1106,12 +1166,12 @@ run_media(const lg_servers *wsrv, const lg_servers *psrv, lg_media_result *wr, l
 	    set.users, set.per_user, set.bytes / 1048576.0, (lg_now_us() - t0) / 1e6, opt.threads);
 	fflush(stdout);
 	snprintf(path, sizeof(path), "%s/content", W.cl.data);
-	du0 = lg_du(path);
+	du0 = W.running ? 0 : lg_du(path); /* a running deployment's folders are out of reach */
 	lg_warble_media_backend(&W, &b);
 	if (lg_media_run(&b, &set, opt.threads, wsrv, wr) != 0) {
 		rc = -1;
 	}
-	uint64_t du1 = lg_du(path);
+	uint64_t du1 = W.running ? 0 : lg_du(path);
 	wr->live_growth_bytes = du1 > du0 ? du1 - du0 : 0;
 	printf("media (warble): upload %.2f s, publish %.2f s (%u posts), download %.2f s\n",
 	    wr->up_s, wr->publish_s, set.users * ((set.per_user + 3) / 4), wr->down_s);
@@ -1129,9 +1189,9 @@ run_media(const lg_servers *wsrv, const lg_servers *psrv, lg_media_result *wr, l
 	return rc;
 }
 
-/* print_media prints the media phase's table. */
+/* print_media prints the media phase's table (Warble's bytes on disk if disk). */
 static void
-print_media(const lg_media_result *wr, const lg_media_result *pr)
+print_media(const lg_media_result *wr, const lg_media_result *pr, bool disk)
 {
 	printf("media      n   up MiB/s  down MiB/s  up p50/p99 ms     down p50/p99 ms   "
 	       "disk B/image raw B/image stored B/i preview B/i disk/raw  server CPU ms/MiB "
@@ -1140,13 +1200,18 @@ print_media(const lg_media_result *wr, const lg_media_result *pr)
 	if (P != NULL) {
 		lg_media_print("postgres", pr);
 	}
-	printf("warble on disk: blob files and the image families' tables, flushed, as the run "
-	       "left them (uploads attached since still in blob files until a compaction drops "
-	       "them); after a full compaction %.0f B/image (%.3fx raw); the content folder grew "
-	       "%.0f B/image while running (WAL included)\n",
-	    wr->images ? (double)wr->disk_compacted_bytes / wr->images : 0.0,
-	    wr->bytes ? (double)wr->disk_compacted_bytes / wr->bytes : 0.0,
-	    wr->images ? (double)wr->live_growth_bytes / wr->images : 0.0);
+	if (!disk) {
+		printf("warble on disk: not measured (a running deployment's stores are out of "
+		       "reach)\n");
+	} else {
+		printf("warble on disk: blob files and the image families' tables, flushed, as the "
+		       "run left them (uploads attached since still in blob files until a "
+		       "compaction drops them); after a full compaction %.0f B/image (%.3fx raw); "
+		       "the content folder grew %.0f B/image while running (WAL included)\n",
+		    wr->images ? (double)wr->disk_compacted_bytes / wr->images : 0.0,
+		    wr->bytes ? (double)wr->disk_compacted_bytes / wr->bytes : 0.0,
+		    wr->images ? (double)wr->live_growth_bytes / wr->images : 0.0);
+	}
 	if (P != NULL) {
 		printf("postgres on disk: pg_total_relation_size('media') (heap, TOAST, index); "
 		       "ratios warble/postgres: upload MiB/s %.2f, download MiB/s %.2f\n",
@@ -1177,6 +1242,7 @@ main(int argc, char **argv)
 	char           kernel[256], cpu[256], date[64], path[4096], inmax[64];
 	long           rss[5] = { 0 };
 	time_t         now = time(NULL);
+	json_t        *deployment = NULL; /* a running deployment's shape */
 
 	if (parse_args(argc, argv) != 0) {
 		return 2;
@@ -1205,7 +1271,17 @@ main(int argc, char **argv)
 	 * to copy and is switched off to spare a content call per follow. */
 	snprintf(inmax, sizeof(inmax), "WARBLE_INBOX_MAX=%u", opt.inbox_max);
 	const char *env[] = { inmax, "WARBLE_BACKFILL=0", "WARBLE_MEDIA_RATE=0", NULL };
-	if (lg_warble_start(&W, env, WBT_FIVE) != 0) {
+	if (opt.gateways != NULL) {
+		if (lg_warble_attach(&W, opt.gateways, opt.http_url) != 0) {
+			goto out;
+		}
+		lg_warble_describe(&W, stdout);
+		fflush(stdout);
+		deployment = json_pack("{s:i, s:i, s:i, s:i, s:i}", "gateways", (int)W.ngateways,
+		    "relation_shards", (int)rt_shards_count(W.rel), "content_shards",
+		    (int)rt_shards_count(W.content), "inbox_shards", (int)rt_shards_count(W.inbox),
+		    "processes", W.nprocs);
+	} else if (lg_warble_start(&W, env, WBT_FIVE) != 0) {
 		goto out;
 	}
 	if (opt.redis != NULL) {
@@ -1272,10 +1348,18 @@ main(int argc, char **argv)
 	printf("publish-to-visible (warble): p50 %.2f ms, p99 %.2f ms over %llu posts\n",
 	    lg_hist_q(&vis, 0.5) / 1e3, lg_hist_q(&vis, 0.99) / 1e3, (unsigned long long)vis.n);
 
-	lg_servers wsrv = { 5,
-		{ W.cl.gateway->pid, W.cl.user->pid, W.cl.relation->pid, W.cl.content->pid,
-		    W.cl.inbox->pid },
-		{ "gateway", "user", "relation", "content", "inbox" }, false, settle };
+	lg_servers wsrv = { 5, { 0 }, { "gateway", "user", "relation", "content", "inbox" }, false,
+		settle };
+	if (W.running) { /* the processes' own counters, LG_ROLE_GATEWAY .. LG_ROLE_INBOX */
+		wsrv.cpu_us = lg_warble_role_cpu;
+		wsrv.cpu_ctx = &W;
+	} else {
+		wbt_daemon *wd[5] = { W.cl.gateway, W.cl.user, W.cl.relation, W.cl.content,
+			W.cl.inbox };
+		for (int i = 0; i < 5; i++) {
+			wsrv.pid[i] = wd[i]->pid;
+		}
+	}
 	lg_servers rsrv = { 1, { R ? lg_redis_server_pid(R) : 0 }, { "redis" }, false, NULL };
 	lg_servers psrv = { 1, { P ? lg_pg_server_pid(P) : 0 }, { "postgres" }, true, NULL };
 	lg_mix     wmod = { 0 }, rmod = { 0 }, pmod = { 0 };
@@ -1319,17 +1403,29 @@ main(int argc, char **argv)
 	    lg_hist_q(&pub_ack, 0.5) / 1e3, lg_hist_q(&pub_ack, 0.99) / 1e3,
 	    (unsigned long long)pub_ack.n);
 
-	wbt_daemon *d[5] = { W.cl.user, W.cl.relation, W.cl.content, W.cl.inbox, W.cl.gateway };
 	static const char *dn[5] = { "user", "relation", "content", "inbox", "gateway" };
-	printf("peak RSS:");
-	for (int i = 0; i < 5; i++) {
-		rss[i] = lg_rss_kb(d[i]->pid, "VmHWM:");
-		printf(" %s %.1f MiB", dn[i], rss[i] / 1024.0);
+	if (W.running) { /* its processes' resident memory now, each role's summed */
+		static const int role[5] = { LG_ROLE_USER, LG_ROLE_RELATION, LG_ROLE_CONTENT,
+			LG_ROLE_INBOX, LG_ROLE_GATEWAY };
+		printf("RSS now (every process of a role):");
+		for (int i = 0; i < 5; i++) {
+			rss[i] = (long)(lg_warble_role_rss(&W, role[i]) / 1024);
+			printf(" %s %.1f MiB", dn[i], rss[i] / 1024.0);
+		}
+	} else {
+		wbt_daemon *d[5] = { W.cl.user, W.cl.relation, W.cl.content, W.cl.inbox,
+			W.cl.gateway };
+		printf("peak RSS:");
+		for (int i = 0; i < 5; i++) {
+			rss[i] = lg_rss_kb(d[i]->pid, "VmHWM:");
+			printf(" %s %.1f MiB", dn[i], rss[i] / 1024.0);
+		}
 	}
 	printf("\n");
+	bool running = W.running; /* the stores are out of reach */
 	lg_warble_stop(&W);
 	snprintf(path, sizeof(path), "%s/inbox", W.cl.data);
-	if (lg_disk_inbox(path, opt.inbox_max, 2592000000ull, &disk) == 0) {
+	if (!running && lg_disk_inbox(path, opt.inbox_max, 2592000000ull, &disk) == 0) {
 		printf(
 		    "inbox on disk after compaction: %llu entries, %llu B of tables = %.2f B/entry "
 		    "(whole folder %.2f B/entry)\n",
@@ -1340,11 +1436,12 @@ main(int argc, char **argv)
 	if (opt.media_users > 0) {
 		uint64_t d0 = lg_now_us();
 		snprintf(path, sizeof(path), "%s/content", W.cl.data);
-		if (lg_disk_media(path, &wmedia.disk_bytes, &wmedia.disk_compacted_bytes) != 0) {
+		if (!running &&
+		    lg_disk_media(path, &wmedia.disk_bytes, &wmedia.disk_compacted_bytes) != 0) {
 			goto out;
 		}
 		media_secs += (lg_now_us() - d0) / 1e6;
-		print_media(&wmedia, &pmedia);
+		print_media(&wmedia, &pmedia, !running);
 	}
 	if (opt.one && run_one(env, &om, &omod) != 0) {
 		goto out;
@@ -1405,6 +1502,12 @@ main(int argc, char **argv)
 		        (json_int_t)fr[c].r_missing, "redis_bytes_per_entry",
 		        R ? (double)fr[c].r_mem_bytes / fr[c].f : 0.0, "postgres_publish_ms",
 		        fr[c].p_ack_ms, "postgres_missing_of_100", (json_int_t)fr[c].p_missing));
+		json_object_set_new(json_array_get(fans, json_array_size(fans) - 1),
+		    "warble_inbox_cpu_us_per_cell",
+		    json_real(fr[c].w_cells_all ? (double)fr[c].w_cpu_us / (double)fr[c].w_cells_all
+		                                : 0.0));
+		json_object_set_new(json_array_get(fans, json_array_size(fans) - 1),
+		    "warble_inbox_stats_polls", json_integer((json_int_t)fr[c].w_polls));
 	}
 	json_t *rep = json_pack("{s:s, s:{s:i, s:I, s:s, s:s}, s:{s:s, s:I, s:I}, s:{s:I, s:i, "
 	                        "s:i, s:i, s:i, s:I, s:i, s:i, s:i, s:b, s:b, s:s}}",
@@ -1418,6 +1521,10 @@ main(int argc, char **argv)
 	    "RocksDB WAL on every write, sync=false (WARBLE_SYNC=0): a killed process loses "
 	    "nothing acknowledged; a power cut may lose the last writes");
 	json_object_set_new(rep, "fanout", fans);
+	if (deployment != NULL) {
+		json_object_set_new(rep, "deployment", deployment);
+		deployment = NULL;
+	}
 	json_object_set_new(rep, "setup_s",
 	    json_pack("{s:f, s:f, s:f}", "warble", setup_w, "redis", setup_r, "postgres", setup_p));
 	json_object_set_new(rep, "publish_ack", lg_hist_json(&pub_ack, 0));
@@ -1472,6 +1579,7 @@ out:
 	if (rc != 0) {
 		fprintf(stderr, "warble-load: failed\n");
 	}
+	json_decref(deployment);
 	lg_warble_stop(&W);
 	lg_redis_close(R);
 	lg_pg_close(P);

@@ -231,12 +231,25 @@ wbt_key_is(const char *a, const char *b)
 	return strncmp(a, b, keylen) == 0 && b[keylen] == '=';
 }
 
-/* wbt_env_build copies environ with each "KEY=VALUE" of extra overriding or added (of two for one KEY in extra, the later). */
+/*
+ * Every daemon's admin port on any free port of loopback, whatever the
+ * test's own environment says, unless extra names one: tests run side by
+ * side, and beside a `make run` on the default ports (wbt_metrics_port
+ * finds it).
+ */
+static const char wbt_metrics_any[] = "WARBLE_METRICS_URL=http://127.0.0.1:0";
+
+/*
+ * wbt_env_build copies environ with each "KEY=VALUE" of extra overriding
+ * or added (of two for one KEY in extra, the later), and wbt_metrics_any
+ * unless extra sets it.
+ */
 static char **
 wbt_env_build(const char *const *extra)
 {
 	size_t ne = 0, nx = 0, k = 0;
 	char **envp;
+	bool   metrics = false;
 
 	while (environ[ne] != NULL) {
 		ne++;
@@ -244,13 +257,19 @@ wbt_env_build(const char *const *extra)
 	while (extra != NULL && extra[nx] != NULL) {
 		nx++;
 	}
-	if ((envp = calloc(ne + nx + 1, sizeof(char *))) == NULL) {
+	if ((envp = calloc(ne + nx + 2, sizeof(char *))) == NULL) {
 		return NULL;
+	}
+	for (size_t j = 0; j < nx; j++) {
+		metrics |= wbt_key_is(extra[j], wbt_metrics_any);
+	}
+	if (!metrics) {
+		envp[k++] = (char *)wbt_metrics_any;
 	}
 	for (size_t i = 0; i < ne; i++) {
 		const char *eq = strchr(environ[i], '=');
 		size_t      keylen = eq != NULL ? (size_t)(eq - environ[i]) : strlen(environ[i]);
-		bool        shadowed = false;
+		bool        shadowed = wbt_key_is(environ[i], wbt_metrics_any);
 
 		for (size_t j = 0; j < nx; j++) {
 			if (strncmp(extra[j], environ[i], keylen) == 0 && extra[j][keylen] == '=') {
@@ -287,6 +306,17 @@ wbt_daemon *
 wbt_spawn_netns(
     const char *netns, const char *name, const char *const *args, const char *const *env)
 {
+	wbt_spawn_opts o = { .netns = netns };
+
+	return wbt_spawn_ex(name, args, env, &o);
+}
+
+/* wbt_spawn_ex starts a program with options (see wbt.h). */
+wbt_daemon *
+wbt_spawn_ex(
+    const char *name, const char *const *args, const char *const *env, const wbt_spawn_opts *o)
+{
+	const char *netns = o != NULL ? o->netns : NULL;
 	char        bin[512], nspath[256];
 	char      **argv = NULL, **envp = NULL;
 	const char *base = strrchr(name, '/');
@@ -302,7 +332,7 @@ wbt_spawn_netns(
 		/* a program outside the build, by its path (/usr/bin/prometheus) */
 		base++;
 		if ((size_t)snprintf(bin, sizeof(bin), "%s", name) >= sizeof(bin) ||
-		    access(bin, X_OK) != 0) {
+		    ((o == NULL || o->setup == NULL) && access(bin, X_OK) != 0)) {
 			fprintf(stderr, "wbt: cannot run %s (not installed?)\n", name);
 			return NULL;
 		}
@@ -317,8 +347,24 @@ wbt_spawn_netns(
 		na++;
 	}
 	if ((argv = calloc(na + 2, sizeof(char *))) == NULL ||
-	    (envp = wbt_env_build(env)) == NULL) {
+	    (envp = wbt_env_build(o != NULL && o->clean_env ? NULL : env)) == NULL) {
 		goto out;
+	}
+	if (o != NULL && o->clean_env) {
+		size_t ne = 0;
+		while (env != NULL && env[ne] != NULL) {
+			ne++;
+		}
+		free(envp);
+		if ((envp = calloc(ne + 1, sizeof(char *))) == NULL) {
+			goto out;
+		}
+		for (size_t i = 0; i < ne; i++) {
+			envp[i] = (char *)env[i];
+		}
+	}
+	if (o != NULL && o->log_name != NULL) {
+		base = o->log_name;
 	}
 	argv[0] = (char *)name;
 	for (size_t i = 0; i < na; i++) {
@@ -377,6 +423,10 @@ wbt_spawn_netns(
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) != 0) {
 			_exit(126);
+		}
+		if (o != NULL && o->setup != NULL) {
+			dup2(fd, STDERR_FILENO); /* where the hook's failure shows */
+			o->setup(o->setup_arg);
 		}
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
@@ -478,6 +528,25 @@ wbt_op_count(const char *url, const char *op)
 	wb_msg_free(req);
 	rt_client_close(c);
 	return count;
+}
+
+int
+wbt_metrics_port(const char *url)
+{
+	rt_client *c;
+	wb_obj    *req, *rep = NULL;
+	uint64_t   port = UINT64_MAX;
+
+	if (rt_client_open(&c, url, NULL) != WB_OK) {
+		return -1;
+	}
+	if ((req = wb_request(WB_OP_STATS)) != NULL && rt_call(c, req, &rep) == WB_OK) {
+		port = wbt_gauge(rep, "metrics_port");
+	}
+	wb_msg_free(rep);
+	wb_msg_free(req);
+	rt_client_close(c);
+	return port > 0 && port < 65536 ? (int)port : -1;
 }
 
 char *

@@ -9,6 +9,8 @@
  *     ipc:// paths are limited to about 100 bytes), removed at the end
  *     unless WBT_KEEP=1 is set in the environment;
  *   - each daemon's stdout and stderr go to <dir>/<name>.<n>.log;
+ *   - each daemon's admin HTTP port (WARBLE_METRICS_URL) is any free
+ *     port of 127.0.0.1 unless the test names one (wbt_metrics_port);
  *   - every daemon is killed (SIGKILL) when the test process exits
  *     (atexit), when the test ends (use `.fini = wbt_cleanup`), and, via
  *     PR_SET_PDEATHSIG, even when the test process crashes or is killed.
@@ -92,6 +94,28 @@ wbt_daemon *wbt_spawn(const char *name, const char *const *args, const char *con
 wbt_daemon *wbt_spawn_netns(
     const char *netns, const char *name, const char *const *args, const char *const *env);
 
+/* How wbt_spawn_ex starts a program (zero: as wbt_spawn does). */
+typedef struct wbt_spawn_opts {
+	const char
+	    *netns;     /* the network namespace to join, as wbt_spawn_netns (NULL: the test's) */
+	bool clean_env; /* the program gets env alone, not the test's environment too */
+	/* run in the child after joining netns, before execve: async-signal-safe calls only; a
+	 * failure _exits (NULL: none) */
+	void (*setup)(void *arg);
+	void       *setup_arg;
+	const char *log_name; /* the log's name (NULL: the program's) */
+} wbt_spawn_opts;
+
+/*
+ * wbt_spawn_ex is wbt_spawn with options: another network namespace, an
+ * environment of env alone, and a hook that prepares the child (say, a
+ * mount namespace and a root of its own) before the program runs there
+ * (a name with a slash is then a path under that root).  Returns the
+ * daemon (owned by the harness) or NULL with a message on stderr.
+ */
+wbt_daemon *wbt_spawn_ex(
+    const char *name, const char *const *args, const char *const *env, const wbt_spawn_opts *o);
+
 /* wbt_ping sends one ping to url with a deadline; returns a wb_err code (0 = answered ok). */
 int wbt_ping(const char *url, int timeout_ms);
 
@@ -103,6 +127,13 @@ uint64_t wbt_gauge(const struct wb_obj *rep, const char *name);
 
 /* wbt_op_count returns how many requests of op (its name, "post.get") the server at url has served (0: none; UINT64_MAX if it does not answer). */
 uint64_t wbt_op_count(const char *url, const char *op);
+
+/*
+ * wbt_metrics_port returns the admin HTTP port (/metrics) of the daemon
+ * serving url, from its stats' metrics_port gauge; -1 if it does not
+ * answer or has none.
+ */
+int wbt_metrics_port(const char *url);
 
 /* wbt_repeat returns n copies of s in a fresh NUL-terminated buffer (malloc'd; aborts if out of memory). */
 char *wbt_repeat(const char *s, size_t n);

@@ -11,7 +11,10 @@
  *
  * Every daemon listens on ipc:// in the test's temp dir (wbt_dir), keeps
  * its data under <dir>/<prefix>data, and hashes passwords with libsodium's
- * minimum argon2id cost so tests stay fast.  extra_env ("KEY=VALUE",
+ * minimum argon2id cost so tests stay fast.  Its admin port (/metrics,
+ * WARBLE_METRICS_URL) is any free port of 127.0.0.1, as wbt_spawn gives
+ * every daemon: wbt_metrics_port(c.inbox_url) finds it (in one warble
+ * process, every URL gives the same port).  extra_env ("KEY=VALUE",
  * NULL-terminated) reaches every daemon and overrides the defaults, e.g.
  * { "WARBLE_SESSION_TTL=1", NULL }; a WARBLE_DATA there names the data
  * folder to use instead (a restored backup).  Daemons are killed by the harness at

@@ -32,7 +32,7 @@ typedef struct http_opts {
 	int         spares;   /* threads standing in for workers in slow calls */
 	size_t      max_body; /* largest request body (default HTTP_MAX_BODY) */
 	int         body_timeout_ms; /* deadline to receive a body, from its head (default 10000) */
-	gw_metrics *metrics;         /* /metrics, /readyz and per-op stats (required) */
+	gw_metrics *metrics;         /* /readyz, per-op stats and status counts (required) */
 	int         header_timeout_ms; /* a connection idle this long without a whole request head is closed (default 10000) */
 	size_t
 	    max_conns; /* HTTP connections before idle ones get 250 ms (default: open-files limit - 128) */

@@ -10,6 +10,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/types.h>
@@ -27,7 +28,6 @@ typedef enum http_kind {
 	HTTP_MEDIA,   /* a public operation answered with the bytes of an image */
 	HTTP_HEALTHZ, /* process up */
 	HTTP_READYZ,  /* backends answer */
-	HTTP_METRICS, /* Prometheus text */
 } http_kind;
 
 struct http_route {
@@ -68,9 +68,9 @@ static const http_route http_routes[] = {
 	{ "GET", "/media/{media}", HTTP_MEDIA, WB_OP_MEDIA, 0, 0, 200 },
 	{ "GET", "/media/{media}/preview", HTTP_MEDIA, WB_OP_MEDIA, 0, 0, 200, M(PREVIEW) },
 	{ "DELETE", "/api/v1/posts/{id}", HTTP_API, WB_OP_DELETE, 0, 0, 200 },
+	{ "GET", "/api/v1/posts/{id}", HTTP_API, WB_OP_POST, 0, 0, 200 },
 	{ "GET", "/healthz", HTTP_HEALTHZ, WB_OP_NONE, 0, 0, 200 },
 	{ "GET", "/readyz", HTTP_READYZ, WB_OP_NONE, 0, 0, 200 },
-	{ "GET", "/metrics", HTTP_METRICS, WB_OP_NONE, 0, 0, 200 },
 };
 
 #define HTTP_NROUTES (sizeof(http_routes) / sizeof(http_routes[0]))
@@ -388,11 +388,18 @@ http_api(http_job *j, const http_route *r)
 	http_respond(j, r->status, "application/json", j->out.p, j->out.len);
 }
 
-/* http_ops answers /healthz, /readyz and /metrics. */
+/*
+ * http_ops answers /healthz and /readyz.  /metrics is not here: the
+ * figures are on the admin port (WARBLE_METRICS_URL, rt_metrics.h), not
+ * on the public one.
+ */
 static void
 http_ops(http_job *j, http_kind kind)
 {
-	int rc;
+	char  *report = NULL;
+	size_t len = 0;
+	FILE  *out;
+	int    rc;
 
 	http_buf_clear(&j->out);
 	switch (kind) {
@@ -400,17 +407,19 @@ http_ops(http_job *j, http_kind kind)
 		http_respond(j, 200, "application/json", "{\"status\":\"ok\"}", 15);
 		return;
 	case HTTP_READYZ:
-		rc = gw_metrics_ready(j->h->metrics, &j->out);
-		http_respond(j, rc == WB_OK ? 200 : 503, "application/json",
-		    j->out.p != NULL ? j->out.p : "", j->out.len);
-		return;
-	case HTTP_METRICS:
-		if (gw_metrics_render(j->h->metrics, &j->out) != WB_OK) {
+		if ((out = open_memstream(&report, &len)) == NULL) {
 			http_fail(j, 503, "NO_MEMORY", "out of memory");
 			return;
 		}
-		http_respond(
-		    j, 200, "text/plain; version=0.0.4; charset=utf-8", j->out.p, j->out.len);
+		rc = gw_metrics_ready(j->h->metrics, out);
+		if (fclose(out) != 0 || http_buf_add(&j->out, report, len) != WB_OK) {
+			free(report);
+			http_fail(j, 503, "NO_MEMORY", "out of memory");
+			return;
+		}
+		free(report);
+		http_respond(j, rc == WB_OK ? 200 : 503, "application/json",
+		    j->out.p != NULL ? j->out.p : "", j->out.len);
 		return;
 	default:
 		http_fail(j, 500, "INTERNAL", "bad route");

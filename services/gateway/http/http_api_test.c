@@ -1,6 +1,6 @@
 /*
  * http_api_test.c - the HTTP router on its own (http_parse): routes
- * and their {name}/{id}/{media} segments, an image's preview route,
+ * and their {name}/{id}/{media} segments, a post's page, an image's preview route,
  * percent-decoding, 404 and 405 with the
  * allowed methods, and paths that fill the decoded-segment buffer (an
  * empty segment after a full buffer once wrote one byte past it; the
@@ -88,6 +88,26 @@ Test(http_api, media_and_its_preview)
 	cr_assert_eq(parse("GET", "/media/7-123?preview=true", &out), 400, "not a query field");
 	cr_assert_eq(parse("GET", "/media/7-123/full", &out), 404);
 	cr_assert_eq(parse("POST", "/media/7-123/preview", &out), 405);
+}
+
+/* One post's page and its delete share a path: the method picks the op, the id is a decimal string. */
+Test(http_api, a_post_by_its_id)
+{
+	http_parsed out;
+	uint64_t    id = 0;
+
+	cr_assert_eq(parse("GET", "/api/v1/posts/912316145371971584", &out), 0, "%s", out.msg);
+	cr_assert_eq(wb_op_of(q), WB_OP_POST);
+	cr_assert(wb_get_u64(q, WB_F_ID, &id) && id == 912316145371971584ull);
+	cr_assert_eq(parse("HEAD", "/api/v1/posts/7", &out), 0, "%s", out.msg);
+	cr_assert_eq(wb_op_of(q), WB_OP_POST);
+	cr_assert_eq(parse("DELETE", "/api/v1/posts/7", &out), 0, "%s", out.msg);
+	cr_assert_eq(wb_op_of(q), WB_OP_DELETE);
+	cr_assert_eq(parse("GET", "/api/v1/posts/seven", &out), 400);
+	cr_assert_str_eq(out.error, "BAD_MESSAGE");
+	cr_assert_eq(parse("GET", "/api/v1/posts/7?limit=1", &out), 400, "it takes no query");
+	cr_assert_eq(parse("PUT", "/api/v1/posts/7", &out), 405);
+	cr_assert_str_eq(out.allow, "DELETE, GET, HEAD");
 }
 
 Test(http_api, segments_are_percent_decoded)

@@ -4,6 +4,7 @@
 //   #/u/NAME            a user's posts, counts, follow button (one's own: delete account)
 //   #/u/NAME/category/C NAME's posts in category C (?category=C)
 //   #/u/NAME/following  whom NAME follows;  #/u/NAME/fans  who follows NAME
+//   #/post/ID           one post on its own: the address to share (logged in or not)
 'use strict';
 
 const API = '/api/v1';
@@ -12,6 +13,10 @@ const MAX_CHARS = 280;
 // points, as the server counts them; at most 4 images of these types.
 const MAX_TITLE = 100, MAX_ALT = 1000, MAX_IMAGES = 4;
 const CATEGORY_RE = /^[a-z0-9_]{1,32}$/;
+// A blank text shows nothing: only white space (Unicode's White_Space) and
+// zero-width characters, the server's list (services/content/content_text.c).
+// The server refuses it (BAD_TEXT) unless the post has an image.
+const BLANK_RE = /^[\t-\r \u0085\u00a0\u1680\u180e\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]*$/;
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 const $ = (id) => document.getElementById(id);
 const state = { token: localStorage.getItem('warble.token'), me: localStorage.getItem('warble.name') };
@@ -58,7 +63,7 @@ function remember(token, name) {
 }
 
 function show(view) {
-  for (const v of ['auth', 'home', 'user', 'list']) $('view-' + v).hidden = v !== view;
+  for (const v of ['auth', 'home', 'user', 'list', 'post']) $('view-' + v).hidden = v !== view;
   $('nav').hidden = !state.token;
   if (state.me) $('nav-me').href = '#/u/' + encodeURIComponent(state.me);
 }
@@ -74,6 +79,7 @@ function el(tag, cls, text) {
 
 const userHref = (name) => '#/u/' + encodeURIComponent(name || '');
 const categoryHref = (name, category) => userHref(name) + '/category/' + encodeURIComponent(category);
+const postHref = (id) => '#/post/' + encodeURIComponent(id);
 
 // imageGrid shows a post's images: each its preview (at most 640 px a side,
 // preview_url in its record) linking to the original, one click away; an
@@ -108,7 +114,11 @@ function postItem(p) {
   const meta = el('div', 'meta');
   const who = el('a', 'author', '@' + (p.author_name || p.author));
   who.href = userHref(p.author_name);
-  meta.append(who, el('time', '', new Date(p.time).toLocaleString()));
+  const when = el('a', 'when'); // the post's own page: its address is the one to share
+  when.href = postHref(p.id);
+  when.title = 'this post on its own';
+  when.append(el('time', '', new Date(p.time).toLocaleString()));
+  meta.append(who, when);
   if (p.category) {
     const chip = el('a', 'chip', p.category);
     chip.href = categoryHref(p.author_name, p.category);
@@ -119,7 +129,11 @@ function postItem(p) {
     const del = el('button', 'del', 'delete');
     del.type = 'button';
     del.onclick = async () => {
-      try { await api('DELETE', '/posts/' + p.id); li.remove(); } catch (e) { say(e.message); }
+      try {
+        await api('DELETE', '/posts/' + p.id);
+        li.remove();
+        if (!$('view-post').hidden) $('post-gone').hidden = false; // its own page: now gone
+      } catch (e) { say(e.message); }
     };
     meta.append(del);
   }
@@ -207,8 +221,26 @@ async function showUser(name, category) {
   await userPage(true);
 }
 
+// showPost shows one post on its own (GET /api/v1/posts/ID: anyone may read
+// it), or says it is not there (deleted, or an id never issued).
+async function showPost(id) {
+  show('post');
+  $('post-one').replaceChildren();
+  $('post-gone').hidden = true;
+  $('post-back').textContent = state.token ? 'Back to your home' : 'Log in or register';
+  if (!/^[0-9]{1,20}$/.test(id || '')) { $('post-gone').hidden = false; return; }
+  try {
+    const p = await api('GET', '/posts/' + id);
+    $('post-one').append(postItem(p));
+  } catch (e) {
+    if (e.status === 404 || e.status === 400) $('post-gone').hidden = false;
+    else say(e.message);
+  }
+}
+
 async function route() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  if (parts[0] === 'post') { await showPost(parts[1]); return; } // shared: no login needed
   if (!state.token) { show('auth'); return; }
   if (parts[0] === 'u' && parts[1]) {
     if (parts[2] === 'following' || parts[2] === 'fans') {
@@ -267,6 +299,9 @@ function composeCheck() {
     input.setAttribute('aria-invalid', bad ? 'true' : 'false');
     if (bad) problems.push(why);
   };
+  const text = $('post-text').value;
+  mark($('post-text'), text !== '' && BLANK_RE.test(text) && compose.picked.length === 0,
+    'Text: only white space shows nothing: write something, or add an image.');
   const title = chars($('post-title').value.trim());
   mark($('post-title'), title > MAX_TITLE, 'Title: at most ' + MAX_TITLE + ' characters (' + title + ' now).');
   const cat = $('post-category').value.trim();
@@ -286,7 +321,8 @@ function updateCount() {
   $('post-count').textContent = left;
   $('post-count').classList.toggle('over', left < 0);
   const ok = composeCheck();
-  const empty = left === MAX_CHARS && compose.picked.length === 0; // text may be empty only with an image
+  // text may be empty (or blank) only with an image
+  const empty = BLANK_RE.test($('post-text').value) && compose.picked.length === 0;
   $('post-btn').disabled = compose.posting || !ok || left < 0 || empty;
   const full = compose.picked.length >= MAX_IMAGES;
   $('post-images').disabled = full;

@@ -4,7 +4,8 @@
  *   lg_hist.c    latency histograms (log-linear, 1/64 relative precision)
  *   lg_graph.c   the social graph: a real .edges file or a seeded power law
  *   lg_sys.c     clock, machine facts, process RSS, folder sizes, progress bar
- *   lg_warble.c  Warble: bulk setup over the internal ops, stats gauges, SDK ops
+ *   lg_warble.c  Warble started here or running: bulk setup over the internal ops (split by
+ *                shard), gauges over every shard, each process's CPU, SDK ops
  *   lg_redis.c   the Redis peer: fan-out on write into sorted sets (hiredis)
  *   lg_pg.c      the PostgreSQL peer: fan-out on read (libpq)
  *   lg_homes.c   home reads closed loop (the follow-count sweep, HTTP against msgpack)

@@ -3,8 +3,8 @@
  * /api/v1/home on keep-alive connections, each response read to its
  * Content-Length and parsed, as a browser or an app would.
  */
-#include <arpa/inet.h>
 #include <jansson.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -27,27 +27,33 @@ struct lg_conn {
 static lg_conn *
 lg_http_open(void *ctx)
 {
-	lg_conn           *c = calloc(1, sizeof(*c));
-	lg_warble         *w = ctx;
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	int                one = 1;
+	lg_conn        *c = calloc(1, sizeof(*c));
+	lg_warble      *w = ctx;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	char            port[16];
+	int             one = 1;
 
 	if (c == NULL || (c->buf = malloc(LG_HTTP_BUF)) == NULL) {
 		free(c);
 		return NULL;
 	}
 	c->w = w;
-	sa.sin_port = htons((uint16_t)w->http_port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	c->fd = -1;
+	snprintf(port, sizeof(port), "%d", w->http_port);
+	if (getaddrinfo(w->http_host, port, &hints, &ai) != 0 ||
+	    (c->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(c->fd, ai->ai_addr, ai->ai_addrlen) != 0) {
 		if (c->fd >= 0) {
 			close(c->fd);
+		}
+		if (ai != NULL) {
+			freeaddrinfo(ai);
 		}
 		free(c->buf);
 		free(c);
 		return NULL;
 	}
+	freeaddrinfo(ai);
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return c;
 }
@@ -98,9 +104,9 @@ lg_http_home(lg_conn *c, uint32_t u, size_t *n)
 {
 	char    req[512], *end;
 	int     k = snprintf(req, sizeof(req),
-	        "GET /api/v1/home?limit=20 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	        "GET /api/v1/home?limit=20 HTTP/1.1\r\nHost: %s\r\n"
 	            "Authorization: Bearer %s\r\n\r\n",
-	        c->w->token[u]);
+	        c->w->http_host, c->w->token[u]);
 	size_t  head;
 	long    clen;
 	json_t *root;

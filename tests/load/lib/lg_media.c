@@ -256,7 +256,7 @@ lg_media_srv_cpu(const lg_servers *srv)
 	uint64_t sum = 0;
 
 	for (int i = 0; srv != NULL && i < srv->n; i++) {
-		sum += lg_cpu_us(srv->pid[i], srv->reaped);
+		sum += lg_servers_cpu(srv, i);
 	}
 	return sum;
 }

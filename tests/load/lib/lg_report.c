@@ -54,6 +54,12 @@ lg_hist_json(const lg_hist *h, double secs)
 	    h->n ? (double)h->sum_us / h->n / 1e3 : 0.0, "per_s", secs > 0 ? h->n / secs : 0.0);
 }
 
+uint64_t
+lg_servers_cpu(const lg_servers *s, int i)
+{
+	return s->cpu_us != NULL ? s->cpu_us(s->cpu_ctx, i) : lg_cpu_us(s->pid[i], s->reaped);
+}
+
 void
 lg_mix_add(lg_mix *sum, const lg_mix *m)
 {

@@ -22,7 +22,14 @@ typedef struct lg_servers {
 	 * queued (Warble's fan-out), charged to the run; NULL: none; false:
 	 * it never came */
 	bool (*settle)(void);
+	/* cpu_us reads entry i's CPU (us) some other way than /proc/PID/stat
+	 * (a running deployment's stats: lg_warble_role_cpu); NULL: the pid */
+	uint64_t (*cpu_us)(void *ctx, int i);
+	void *cpu_ctx;
 } lg_servers;
+
+/* lg_servers_cpu reads the CPU (us) entry i of s has used so far. */
+uint64_t lg_servers_cpu(const lg_servers *s, int i);
 
 /* Results of one system's mixed run. */
 typedef struct lg_mix {
@@ -46,6 +53,8 @@ typedef struct lg_fan {
 	uint64_t f;
 	double   w_s[8], w_ack_ms[8], w_inbox_ms[8];
 	uint64_t w_cells, w_missing, w_rss_kb;
+	uint64_t w_cpu_us, w_cells_all; /* the inbox processes' CPU and cells over every rep */
+	uint64_t w_polls; /* the inbox stats calls that waited for them, in that CPU */
 	double   r_s[8];
 	uint64_t r_cells, r_missing, r_mem_bytes;
 	double   p_ack_ms;

@@ -1,12 +1,16 @@
 /*
- * lg_warble.c - Warble under load: the cluster, bulk setup, gauges and
- * the SDK backend of the mixed workload.
+ * lg_warble.c - Warble under load: the cluster (started here, or a
+ * running deployment), bulk setup, gauges over every shard, each server
+ * process's CPU, and the SDK backend of the mixed workload.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lg_warble.h"
 #include "rt_client.h"
+#include "rt_shards.h"
+#include "rt_tls.h"
+#include "wb_services.h"
 #include "warble.h"
 
 #define LG_REG_PAGE    10000 /* accounts per user.register_many */
@@ -16,6 +20,27 @@ struct lg_conn {
 	lg_warble     *w;
 	warble_client *c;
 };
+
+/* lg_warble_http_parse reads "http://host:port" into w's http_host, http_port and http_url;
+ * -1 if malformed. */
+static int
+lg_warble_http_parse(lg_warble *w, const char *url)
+{
+	const char *h = strncmp(url, "http://", 7) == 0 ? url + 7 : NULL;
+	const char *colon = h != NULL ? strrchr(h, ':') : NULL;
+	char       *end;
+	long        port = colon != NULL ? strtol(colon + 1, &end, 10) : 0;
+
+	if (h == NULL || colon == NULL || colon == h || port <= 0 || port > 65535 ||
+	    (*end != '\0' && *end != '/') || (size_t)(colon - h) >= sizeof(w->http_host)) {
+		fprintf(stderr, "warble-load: bad HTTP address %s (http://host:port)\n", url);
+		return -1;
+	}
+	snprintf(w->http_host, sizeof(w->http_host), "%.*s", (int)(colon - h), h);
+	w->http_port = (int)port;
+	snprintf(w->http_url, sizeof(w->http_url), "http://%s:%d", w->http_host, w->http_port);
+	return 0;
+}
 
 int
 lg_warble_start(lg_warble *w, const char *const *extra_env, wbt_shape shape)
@@ -36,31 +61,204 @@ lg_warble_start(lg_warble *w, const char *const *extra_env, wbt_shape shape)
 		env[n++] = extra_env[i];
 	}
 	env[n] = NULL;
-	if (wbt_cluster_start_as(&w->cl, env, shape) != 0) {
+	if (wbt_cluster_start_as(&w->cl, env, shape) != 0 ||
+	    lg_warble_http_parse(w, http + strlen("WARBLE_HTTP_URL=")) != 0) {
 		return -1;
 	}
+	snprintf(w->gateway[0], sizeof(w->gateway[0]), "%s", w->cl.gateway_url);
+	w->ngateways = 1;
 	if (rt_client_open(&w->user, w->cl.user_url, &o) != 0 ||
-	    rt_client_open(&w->rel, w->cl.relation_url, &o) != 0 ||
-	    rt_client_open(&w->content, w->cl.content_url, &o) != 0 ||
-	    rt_client_open(&w->inbox, w->cl.inbox_url, &o) != 0) {
+	    rt_shards_open(&w->rel, NULL, w->cl.relation_url, &o) != 0 ||
+	    rt_shards_open(&w->content, NULL, w->cl.content_url, &o) != 0 ||
+	    rt_shards_open(&w->inbox, NULL, w->cl.inbox_url, &o) != 0) {
 		fprintf(stderr, "warble-load: cannot dial the services\n");
 		return -1;
 	}
 	return 0;
 }
 
+/* lg_warble_env reads an endpoint's variable, or its default when unset or empty. */
+static const char *
+lg_warble_env(wb_endpoint ep)
+{
+	const char *v = getenv(wb_endpoints[ep].env);
+
+	return v != NULL && v[0] != '\0' ? v : wb_endpoints[ep].url;
+}
+
+/* lg_warble_host copies the host of a URL into buf ("tcp://h:p": h; ipc:// and inproc://:
+ * empty, this machine). */
+static void
+lg_warble_host(const char *url, char *buf, size_t n)
+{
+	const char *h = strstr(url, "://"), *colon;
+
+	buf[0] = '\0';
+	if (h == NULL || strncmp(url, "tcp", 3) != 0) {
+		return;
+	}
+	h += 3;
+	colon = strrchr(h, ':');
+	snprintf(buf, n, "%.*s", (int)(colon != NULL ? colon - h : (long)strlen(h)), h);
+}
+
+/* The processes found so far by lg_warble_procs: each one's host and start. */
+typedef struct lg_seen {
+	char     host[LG_MAX_PROCS][LG_URL_MAX];
+	uint64_t start_ms[LG_MAX_PROCS];
+} lg_seen;
+
+/* lg_warble_proc_add records the process behind c (at url) under role unless an earlier
+ * address reached it; -1 if it does not answer. */
+static int
+lg_warble_proc_add(lg_warble *w, lg_seen *seen, rt_client *c, const char *url, int role)
+{
+	uint64_t start = lg_warble_gauge(c, "process_start_ms");
+	char     host[LG_URL_MAX];
+
+	if (start == UINT64_MAX) {
+		fprintf(
+		    stderr, "warble-load: %s does not answer stats with process_start_ms\n", url);
+		return -1;
+	}
+	lg_warble_host(url, host, sizeof(host));
+	for (int i = 0; i < w->nprocs; i++) {
+		if (seen->start_ms[i] == start && strcmp(seen->host[i], host) == 0) {
+			return 0; /* one process serving several services */
+		}
+	}
+	if (w->nprocs == LG_MAX_PROCS) {
+		return -1;
+	}
+	snprintf(seen->host[w->nprocs], LG_URL_MAX, "%s", host);
+	seen->start_ms[w->nprocs] = start;
+	w->procs[w->nprocs++] = (lg_proc) { c, role };
+	return 0;
+}
+
+/* lg_warble_procs finds the deployment's processes through every address, in role order. */
+static int
+lg_warble_procs(lg_warble *w)
+{
+	lg_seen   *seen = calloc(1, sizeof(*seen));
+	rt_shards *sh[3] = { w->rel, w->content, w->inbox };
+	int        rc = seen != NULL ? 0 : -1;
+
+	for (unsigned g = 0; rc == 0 && g < w->ngateways; g++) {
+		rc = lg_warble_proc_add(w, seen, w->gw[g], w->gateway[g], LG_ROLE_GATEWAY);
+	}
+	if (rc == 0) {
+		rc = lg_warble_proc_add(w, seen, w->user, lg_warble_env(WB_EP_USER), LG_ROLE_USER);
+	}
+	for (int k = 0; rc == 0 && k < 3; k++) {
+		for (unsigned i = 0; rc == 0 && i < rt_shards_count(sh[k]); i++) {
+			rc = lg_warble_proc_add(w, seen, rt_shards_at(sh[k], i),
+			    rt_shards_url(sh[k], i), LG_ROLE_RELATION + k);
+		}
+	}
+	free(seen);
+	return rc;
+}
+
+int
+lg_warble_attach(lg_warble *w, const char *gateways, const char *http_url)
+{
+	rt_client_opts o = { .timeout_ms = 60000, .plain = true }; /* the gateways' public ports */
+	const char    *p = gateways;
+
+	memset(w, 0, sizeof(*w));
+	w->running = true;
+	/* with WARBLE_TLS_DIR the set-up calls the internal ports as the admin identity */
+	if (rt_tls_from_env(&w->tls, "admin") != WB_OK) {
+		fprintf(stderr, "warble-load: no usable admin certificate in WARBLE_TLS_DIR\n");
+		return -1;
+	}
+	rt_tls_default_set(w->tls);
+	while (*p != '\0') {
+		size_t k = strcspn(p, ",");
+		if (k == 0 || k >= LG_URL_MAX || w->ngateways == LG_MAX_GATEWAYS) {
+			fprintf(stderr, "warble-load: bad --gateway %s (at most %d addresses)\n",
+			    gateways, LG_MAX_GATEWAYS);
+			return -1;
+		}
+		snprintf(w->gateway[w->ngateways], LG_URL_MAX, "%.*s", (int)k, p);
+		if (rt_client_open(&w->gw[w->ngateways], w->gateway[w->ngateways], &o) != 0) {
+			fprintf(stderr, "warble-load: bad gateway address %s\n",
+			    w->gateway[w->ngateways]);
+			return -1;
+		}
+		w->ngateways++;
+		p += k + (p[k] == ',');
+	}
+	if (w->ngateways == 0) {
+		fprintf(stderr, "warble-load: --gateway names no address\n");
+		return -1;
+	}
+	if (lg_warble_http_parse(w, http_url != NULL ? http_url : lg_warble_env(WB_EP_HTTP)) != 0) {
+		return -1;
+	}
+	o.plain = false;
+	if (rt_client_open(&w->user, lg_warble_env(WB_EP_USER), &o) != 0 ||
+	    rt_shards_open(
+	        &w->rel, getenv("WARBLE_RELATION_URLS"), lg_warble_env(WB_EP_RELATION), &o) != 0 ||
+	    rt_shards_open(&w->content, getenv("WARBLE_CONTENT_URLS"), lg_warble_env(WB_EP_CONTENT),
+	        &o) != 0 ||
+	    rt_shards_open(
+	        &w->inbox, getenv("WARBLE_INBOX_URLS"), lg_warble_env(WB_EP_INBOX), &o) != 0) {
+		fprintf(stderr, "warble-load: cannot dial the services (WARBLE_USER_URL, "
+		                "WARBLE_RELATION_URLS, ...)\n");
+		return -1;
+	}
+	return lg_warble_procs(w);
+}
+
+void
+lg_warble_describe(const lg_warble *w, FILE *f)
+{
+	int n[LG_ROLES] = { 0 };
+
+	for (int i = 0; i < w->nprocs; i++) {
+		n[w->procs[i].role]++;
+	}
+	fprintf(f,
+	    "deployment: %u gateway%s, relation %u shard%s, content %u, inbox %u; %d server "
+	    "processes (gateway %d, user %d, relation %d, content %d, inbox %d)\n",
+	    w->ngateways, w->ngateways == 1 ? "" : "s", rt_shards_count(w->rel),
+	    rt_shards_count(w->rel) == 1 ? "" : "s", rt_shards_count(w->content),
+	    rt_shards_count(w->inbox), w->nprocs, n[LG_ROLE_GATEWAY], n[LG_ROLE_USER],
+	    n[LG_ROLE_RELATION], n[LG_ROLE_CONTENT], n[LG_ROLE_INBOX]);
+}
+
+const char *
+lg_warble_gateway(lg_warble *w)
+{
+	unsigned i = __atomic_fetch_add(&w->next_gateway, 1, __ATOMIC_RELAXED);
+
+	return w->gateway[w->ngateways > 1 ? i % w->ngateways : 0];
+}
+
 void
 lg_warble_stop(lg_warble *w)
 {
 	rt_client_close(w->user);
-	rt_client_close(w->rel);
-	rt_client_close(w->content);
-	rt_client_close(w->inbox);
+	rt_shards_close(w->rel);
+	rt_shards_close(w->content);
+	rt_shards_close(w->inbox);
+	for (unsigned g = 0; g < w->ngateways; g++) {
+		rt_client_close(w->gw[g]);
+		w->gw[g] = NULL;
+	}
 	w->user = NULL;
 	w->rel = NULL;
 	w->content = NULL;
 	w->inbox = NULL;
-	wbt_cluster_stop(&w->cl, 30000);
+	w->nprocs = 0;
+	if (!w->running) {
+		wbt_cluster_stop(&w->cl, 30000);
+	}
+	rt_tls_default_set(NULL);
+	rt_tls_close(w->tls);
+	w->tls = NULL;
 	w->cl.user = w->cl.relation = w->cl.content = w->cl.inbox = w->cl.gateway = NULL;
 	free(w->guid);
 	free(w->token);
@@ -130,8 +328,9 @@ lg_warble_register(lg_warble *w, const char *prefix, uint64_t count, uint64_t *u
 	return 0;
 }
 
-int
-lg_warble_follow_many(lg_warble *w, uint64_t target, const uint64_t *fans, size_t n)
+/* lg_warble_follow_page makes fans[0..n), all on shard c, follow target in pages. */
+static int
+lg_warble_follow_page(rt_client *c, uint64_t target, const uint64_t *fans, size_t n)
 {
 	for (size_t off = 0; off < n; off += LG_FOLLOW_PAGE) {
 		size_t  k = n - off < LG_FOLLOW_PAGE ? n - off : LG_FOLLOW_PAGE;
@@ -141,11 +340,37 @@ lg_warble_follow_many(lg_warble *w, uint64_t target, const uint64_t *fans, size_
 			wb_set_u64(req, WB_F_TARGET, target);
 			wb_set_u64s(req, WB_F_UIDS, fans + off, k);
 		}
-		if (lg_warble_call(w->rel, req, NULL) != WB_OK) {
+		if (lg_warble_call(c, req, NULL) != WB_OK) {
 			return -1;
 		}
 	}
 	return 0;
+}
+
+int
+lg_warble_follow_many(lg_warble *w, uint64_t target, const uint64_t *fans, size_t n)
+{
+	unsigned  ns = rt_shards_count(w->rel);
+	uint64_t *part;
+	int       rc = 0;
+
+	if (ns == 1) {
+		return lg_warble_follow_page(rt_shards_at(w->rel, 0), target, fans, n);
+	}
+	if ((part = malloc((n > 0 ? n : 1) * sizeof(*part))) == NULL) {
+		return -1;
+	}
+	for (unsigned s = 0; rc == 0 && s < ns; s++) { /* a follow lives on the follower's shard */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (wb_uid_shard(fans[i], ns) == s) {
+				part[k++] = fans[i];
+			}
+		}
+		rc = k > 0 ? lg_warble_follow_page(rt_shards_at(w->rel, s), target, part, k) : 0;
+	}
+	free(part);
+	return rc;
 }
 
 int
@@ -192,7 +417,7 @@ lg_warble_post_as(lg_warble *w, uint64_t uid, const char *text, uint64_t *id)
 		wb_set_u64(req, WB_F_UID, uid);
 		wb_set_cstr(req, WB_F_TEXT, text);
 	}
-	if (lg_warble_call(w->content, req, &rep) != WB_OK) {
+	if (lg_warble_call(rt_shards_for_uid(w->content, uid), req, &rep) != WB_OK) {
 		return -1;
 	}
 	*id = wb_u64(rep, WB_F_ID, 0);
@@ -211,24 +436,80 @@ lg_warble_gauge(rt_client *c, const char *name)
 	return v;
 }
 
+uint64_t
+lg_warble_gauge_sum(rt_shards *s, const char *name)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < rt_shards_count(s); i++) {
+		uint64_t v = lg_warble_gauge(rt_shards_at(s, i), name);
+		if (v == UINT64_MAX) {
+			return UINT64_MAX;
+		}
+		sum += v;
+	}
+	return sum;
+}
+
+uint64_t
+lg_warble_content_last(lg_warble *w)
+{
+	return lg_warble_gauge_sum(w->content, "log_last_seq");
+}
+
+/* lg_add_sat adds without passing UINT64_MAX (an unknown figure stays unknown). */
+static uint64_t
+lg_add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 bool
 lg_warble_wait_inbox(lg_warble *w, uint64_t content_last, int timeout_s)
 {
-	uint64_t rel_last = lg_warble_gauge(w->rel, "log_last_seq");
+	unsigned nr = rt_shards_count(w->rel), ni = rt_shards_count(w->inbox);
+	uint64_t rel_last[WB_SHARDS_MAX], want[WB_SHARDS_MAX], want_sum = 0;
 	uint64_t dl = lg_now_us() + (uint64_t)timeout_s * 1000000;
 	uint64_t start = UINT64_MAX;
 
+	for (unsigned j = 0; j < nr; j++) {
+		rel_last[j] = lg_warble_gauge(rt_shards_at(w->rel, j), "log_last_seq");
+	}
+	if (w->running) { /* every post so far, whoever made it */
+		uint64_t c = lg_warble_content_last(w);
+		content_last = c != UINT64_MAX && c > content_last ? c : content_last;
+	}
+	/* inbox shard i consumes the relation shards whose slots overlap its own */
+	for (unsigned i = 0; i < ni; i++) {
+		unsigned lo, hi;
+		wb_shard_slots((wb_shard) { i, ni }, &lo, &hi);
+		want[i] = 0;
+		for (unsigned j = wb_slot_shard(lo, nr); j <= wb_slot_shard(hi - 1, nr); j++) {
+			want[i] = lg_add_sat(want[i], rel_last[j]);
+		}
+		want_sum = lg_add_sat(want_sum, want[i]);
+	}
 	while (lg_now_us() < dl) {
-		uint64_t ra = lg_warble_gauge(w->inbox, "relation_applied");
-		uint64_t ca = lg_warble_gauge(w->inbox, "content_applied");
-		if (ra != UINT64_MAX && ca != UINT64_MAX) {
+		uint64_t ra_sum = 0;
+		bool     known = true, all = true;
+		for (unsigned i = 0; known && i < ni; i++) {
+			uint64_t ra =
+			    lg_warble_gauge(rt_shards_at(w->inbox, i), "relation_applied");
+			uint64_t ca = lg_warble_gauge(rt_shards_at(w->inbox, i), "content_applied");
+			known = ra != UINT64_MAX && ca != UINT64_MAX;
+			all = all && known && ra >= want[i] && ca >= content_last;
+			ra_sum += known ? ra : 0;
+		}
+		if (known) {
 			if (start == UINT64_MAX) {
-				start = ra;
+				start = ra_sum;
 			}
-			if (rel_last > start) {
-				lg_progress("inbox applies follows", ra - start, rel_last - start);
+			if (want_sum > start && want_sum != UINT64_MAX) {
+				lg_progress("inbox applies follows",
+				    (ra_sum < want_sum ? ra_sum : want_sum) - start,
+				    want_sum - start);
 			}
-			if (ra >= rel_last && ca >= content_last) {
+			if (all) {
 				return true;
 			}
 		}
@@ -236,6 +517,60 @@ lg_warble_wait_inbox(lg_warble *w, uint64_t content_last, int timeout_s)
 	}
 	fprintf(stderr, "warble-load: inbox still behind after %d s\n", timeout_s);
 	return false;
+}
+
+bool
+lg_warble_wait_applied(lg_warble *w, uint64_t target, uint64_t poll_us, int timeout_s,
+    uint64_t *done_us, uint64_t *polls)
+{
+	unsigned ni = rt_shards_count(w->inbox), i = 0;
+	uint64_t t0 = lg_now_us(), dl = t0 + (uint64_t)timeout_s * 1000000, now;
+
+	*polls = 0;
+	while ((now = lg_now_us()) < dl) {
+		uint64_t a = lg_warble_gauge(rt_shards_at(w->inbox, i), "content_applied");
+		++*polls;
+		if (a == UINT64_MAX || a < target) { /* 2% of the wait so far, at least poll_us */
+			lg_sleep_us((now - t0) / 50 > poll_us ? (now - t0) / 50 : poll_us);
+		} else if (++i == ni) {
+			*done_us = lg_now_us();
+			return true;
+		}
+	}
+	return false;
+}
+
+uint64_t
+lg_warble_role_cpu(void *arg, int role)
+{
+	lg_warble *w = arg;
+	uint64_t   sum = 0;
+
+	for (int i = 0; i < w->nprocs; i++) {
+		if (w->procs[i].role == role) {
+			uint64_t v = lg_warble_gauge(w->procs[i].c, "process_cpu_us");
+			if (v == UINT64_MAX) {
+				fprintf(stderr, "warble-load: a server's stats did not answer\n");
+				return 0;
+			}
+			sum += v;
+		}
+	}
+	return sum;
+}
+
+uint64_t
+lg_warble_role_rss(lg_warble *w, int role)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < w->nprocs; i++) {
+		if (w->procs[i].role == role) {
+			uint64_t v = lg_warble_gauge(w->procs[i].c, "process_rss_bytes");
+			sum += v != UINT64_MAX ? v : 0;
+		}
+	}
+	return sum;
 }
 
 uint64_t
@@ -251,7 +586,7 @@ lg_warble_inbox_newest(lg_warble *w, uint64_t uid)
 	}
 	wb_set_u64(req, WB_F_UID, uid);
 	wb_set_u64(req, WB_F_LIMIT, 1);
-	if (rt_call(w->inbox, req, &rep) == WB_OK) {
+	if (rt_call(rt_shards_for_uid(w->inbox, uid), req, &rep) == WB_OK) {
 		id = wb_get_objs(rep, WB_F_POSTS, &posts, &n) && n > 0
 		         ? wb_u64(&posts[0], WB_F_ID, 0)
 		         : 0;
@@ -267,7 +602,7 @@ lg_warble_publish(lg_warble *w, const char *name, const char *text, uint64_t *id
 	warble_client *c;
 	int            rc;
 
-	if ((rc = warble_open(&c, w->cl.gateway_url, 10000)) != WARBLE_OK) {
+	if ((rc = warble_open(&c, lg_warble_gateway(w), 10000)) != WARBLE_OK) {
 		return rc;
 	}
 	if ((rc = warble_login(c, name, LG_PASSWORD, NULL)) == WARBLE_OK) {
@@ -293,7 +628,7 @@ lg_warble_conn_open(void *ctx)
 		return NULL;
 	}
 	c->w = ctx;
-	if (warble_open(&c->c, c->w->cl.gateway_url, 10000) != WARBLE_OK) {
+	if (warble_open(&c->c, lg_warble_gateway(c->w), 10000) != WARBLE_OK) {
 		free(c);
 		return NULL;
 	}

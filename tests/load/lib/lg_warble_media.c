@@ -46,7 +46,7 @@ lg_wm_open(void *ctx)
 		return NULL;
 	}
 	c->w = ctx;
-	if (rt_client_open(&c->gw, c->w->cl.gateway_url, &o) != WB_OK) {
+	if (rt_client_open(&c->gw, lg_warble_gateway(c->w), &o) != WB_OK) {
 		free(c);
 		return NULL;
 	}

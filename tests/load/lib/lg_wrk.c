@@ -113,7 +113,7 @@ lg_wrk_parse(const char *out, lg_wrk_result *r)
 int
 lg_wrk_home(const lg_warble *w, uint32_t users, uint32_t conns, double secs, lg_wrk_result *r)
 {
-	char          wrk[512], script[64], url[64], nconn[16], dur[16], out[16384];
+	char          wrk[512], script[64], url[LG_URL_MAX + 17], nconn[16], dur[16], out[16384];
 	int           pipefd[2], status = 0, rc = -1;
 	size_t        len = 0;
 	ssize_t       k;
@@ -127,7 +127,7 @@ lg_wrk_home(const lg_warble *w, uint32_t users, uint32_t conns, double secs, lg_
 	if (lg_wrk_script(w, users, script, sizeof(script)) != 0 || pipe(pipefd) != 0) {
 		return -1;
 	}
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", w->http_port);
+	snprintf(url, sizeof(url), "%s/", w->http_url);
 	snprintf(nconn, sizeof(nconn), "%u", conns);
 	snprintf(dur, sizeof(dur), "%.0fs", secs < 1 ? 1 : secs);
 	if ((pid = fork()) == 0) {
