@@ -10,9 +10,9 @@
  * mean the one address of its _URL row.  The event types are the records
  * of the relation and content logs that the inbox applies, and of the
  * user log that relation, content and the inbox apply: "erase" {uid}, a
- * deleted account whose data each erases; relation's "erased" {uid} says
- * that shard holds none of it any more (docs/architecture.md, "Deleting
- * an account").
+ * deleted account whose data each erases; "erased" {uid}, in a relation
+ * or content shard's log, says that shard holds none of it any more and
+ * logs nothing more of it (docs/architecture.md, "Deleting an account").
  */
 #ifndef WB_SERVICES_H
 #define WB_SERVICES_H
@@ -51,7 +51,7 @@
 	X(FOLLOW,   "follow",   relation) \
 	X(UNFOLLOW, "unfollow", relation) \
 	X(ERASE,    "erase",    user)     \
-	X(ERASED,   "erased",   relation)
+	X(ERASED,   "erased",   relation | content)
 /* clang-format on */
 
 typedef enum wb_endpoint {

@@ -12,14 +12,19 @@
  *      first, each page below the last) and the id index cell of each post
  *      is deleted, a write a page;
  *   2. under write_mu, one last write: x's rows of post, pcat, media,
- *      media_preview, upload and upload_preview, with the consumer's
- *      position.  (The re-encode pass writes only what it finds under
- *      write_mu, so it cannot bring one back.)
+ *      media_preview, upload and upload_preview, the consumer's position,
+ *      and one event in this shard's log, "erased" {uid: x}.  (The
+ *      re-encode pass writes only what it finds under write_mu, so it
+ *      cannot bring one back.)
  *
- * No event is logged: the posts leave the inboxes as the relation shards
- * remove x's fans ("unfollow" each, rel_erase.c), not one delete per
- * post.  A crash replays the event: step 1 reads the rows that are still
- * there and deletes their index cells again, which is harmless.
+ * No delete event is logged for each post: the posts leave the inboxes as
+ * the relation shards remove x's fans ("unfollow" each, rel_erase.c).
+ * The one "erased" event comes after every "post" of x in this log, so
+ * the inbox shard of x, dropping x's row on it, drops x's own cells of
+ * posts whose events it applied late (an author's own cell: inbox_fanout.c).
+ * A crash replays the event: step 1 reads the rows that are still there
+ * and deletes their index cells again, which is harmless, and step 2 is
+ * one write.
  */
 #include <string.h>
 
@@ -98,6 +103,21 @@ content_erase_index(content *c, evlog_sub *s, uint64_t x, uint64_t *n)
 	return rc;
 }
 
+/* content_erase_event makes the "erased" {uid} event, with the request's id (logs). */
+static wb_obj *
+content_erase_event(uint64_t x)
+{
+	wb_obj *ev = wb_msg_new();
+
+	if (ev != NULL && (wb_set_cstr(ev, WB_F_TYPE, wb_event_name(WB_EV_ERASED)) != WB_OK ||
+	                      wb_set_u64(ev, WB_F_UID, x) != WB_OK ||
+	                      (wb_rid() != NULL && wb_set_cstr(ev, WB_F_RID, wb_rid()) != WB_OK))) {
+		wb_msg_free(ev);
+		ev = NULL;
+	}
+	return ev;
+}
+
 /* content_erase_account erases everything of x here; b (the position) is the last write. */
 static int
 content_erase_account(content *c, evlog_sub *s, uint64_t x, hb_batch *b)
@@ -106,6 +126,7 @@ content_erase_account(content *c, evlog_sub *s, uint64_t x, hb_batch *b)
 		CONTENT_FAM_MEDIA_PREVIEW, CONTENT_FAM_UPLOAD, CONTENT_FAM_UPLOAD_PREVIEW };
 	uint8_t          row[8];
 	uint64_t         posts = 0, t0 = wb_mono_us();
+	wb_obj          *ev = NULL;
 	int              rc;
 
 	pthread_mutex_lock(&c->write_mu);
@@ -118,11 +139,15 @@ content_erase_account(content *c, evlog_sub *s, uint64_t x, hb_batch *b)
 	for (size_t i = 0; rc == WB_OK && i < sizeof(rows) / sizeof(rows[0]); i++) {
 		rc = hb_batch_delete_row(b, c->t, rows[i], row, 8);
 	}
+	if (rc == WB_OK && (ev = content_erase_event(x)) == NULL) {
+		rc = WB_ENOMEM;
+	}
 	if (rc == WB_OK) {
 		pthread_mutex_lock(&c->write_mu);
-		rc = hb_write(c->t, b);
+		rc = evlog_commit(c->log, b, ev, NULL);
 		pthread_mutex_unlock(&c->write_mu);
 	}
+	wb_msg_free(ev);
 	if (rc == WB_OK) {
 		atomic_fetch_add(&c->erased_posts, posts);
 		RT_INFOF("uid %llu erased here: %llu posts and their images, %.1f ms",

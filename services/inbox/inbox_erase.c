@@ -6,10 +6,12 @@
  * This runs on the consumer's own thread, beside the applier: the row
  * goes at once, whatever the relation and content sources still have to
  * deliver.  Whatever those bring into the row afterwards (a follow of
- * the account's applied late, a post of someone it followed) goes too
- * when relation's "erased" event for it arrives (inbox_erase_row), after
- * which nothing more can come.  The posts of the account leave its fans'
- * inboxes with relation's "unfollow" of each fan, as an unfollow's do.
+ * the account's applied late, a post of someone it followed, the
+ * account's own cell of a post of its own applied late) goes too when
+ * relation's and content's "erased" events for it arrive
+ * (inbox_erase_row), after which nothing more can come.  The posts of
+ * the account leave its fans' inboxes with relation's "unfollow" of each
+ * fan, as an unfollow's do.
  */
 #include <string.h>
 

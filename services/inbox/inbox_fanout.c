@@ -5,7 +5,7 @@
  *   delete {uid, id}       every current fan of uid, and uid itself, loses version id
  *   follow {uid, target}   uid's inbox gets target's newest posts (backfill)
  *   unfollow {uid, target} uid's inbox loses every post by target (never uid's own)
- *   erased {uid}           uid's account is gone: its row goes whole (own cells too)
+ *   erased {uid}           uid's account is gone: its row goes whole (relation and content)
  *
  * An author reads their own posts in their home, as on Twitter, Mastodon
  * and Weibo: the inbox shard that keeps the author's slot writes the
@@ -729,9 +729,11 @@ inbox_apply_purges(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 
 /*
  * inbox_erase_row drops a deleted account's row whole, with the source's
- * applied seq: relation's "erased" {uid} comes after every follow of uid
+ * applied seq.  Relation's "erased" {uid} comes after every follow of uid
  * and every fan cell of uid is gone from that shard, so no later event
- * writes into the row again (rel_erase.c).
+ * of others writes into the row again (rel_erase.c); content's comes
+ * after every post of uid, so none of its own cells comes back
+ * (content_erase.c).  Either may come first: the row is dropped on each.
  */
 int
 inbox_erase_row(inbox *in, inbox_source *s, const inbox_event *ev)

@@ -7,6 +7,12 @@
  * An account with 3,000 fans on every shard, follows of its own on both
  * relation shards and posts in every fan's inbox is deleted through the
  * gateway; one relation shard is killed (-9) and restarted right after.
+ * Its last post comes late to its own inbox shard: that shard is cut off
+ * from the account's content shard (wbc_block) from before the post until
+ * it has applied the user log and relation's "erased", so the post's
+ * event (which writes the author's own cell in their home) comes after
+ * the row was dropped; content's own "erased", later in the same log,
+ * must drop it again.
  * Every relation, content and inbox shard then applies the user log
  * (the restarted shard reads what it missed from the user service), and
  * the end state must be exact on every shard: no fan edge and no follow of it, every count summed over
@@ -151,6 +157,55 @@ ce_counts(uint64_t uid, uint64_t *following, uint64_t *followers)
 	}
 }
 
+/* ce_sum adds up a gauge over clients c[lo..hi). */
+static uint64_t
+ce_sum(rt_client *const *c, unsigned lo, unsigned hi, const char *name)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = lo; i < hi; i++) {
+		sum += ce_gauge(c[i], name);
+	}
+	return sum;
+}
+
+/* ce_rel_of gives the relation shards [*lo, *hi) whose slots overlap inbox shard k's: the ones
+ * whose logs it follows. */
+static void
+ce_rel_of(unsigned k, unsigned *lo, unsigned *hi)
+{
+	unsigned slo, shi;
+
+	wb_shard_slots((wb_shard) { k, CE_INBOX }, &slo, &shi);
+	*lo = wb_slot_shard(slo, CE_RELATION);
+	*hi = wb_slot_shard(shi - 1, CE_RELATION) + 1;
+}
+
+/* ce_wait_applied waits until gauge name of inbox k equals the sum of the last seqs of the logs
+ * it follows (content's: all; relation's: ce_rel_of); whether it did. */
+static bool
+ce_wait_applied(unsigned k, const char *name)
+{
+	long long deadline = wbt_now_ms() + wbt_ms(CE_WAIT_MS);
+	bool      rel = strcmp(name, "relation_applied") == 0;
+	unsigned  lo = 0, hi = CE_CONTENT;
+	uint64_t  have, want;
+
+	if (rel) {
+		ce_rel_of(k, &lo, &hi);
+	}
+	while ((have = ce_gauge(ce_inbox[k], name)) !=
+	       (want = ce_sum(rel ? ce_rel : ce_content, lo, hi, "log_last_seq"))) {
+		if (wbt_now_ms() > deadline) {
+			fprintf(stderr, "cluster_erase: inbox %u: %s %llu of %llu\n", k, name,
+			    (unsigned long long)have, (unsigned long long)want);
+			return false;
+		}
+		wbt_sleep_ms(100);
+	}
+	return true;
+}
+
 /* ce_list counts a rel.fans or rel.following list of uid on relation shard j (one page). */
 static size_t
 ce_list(unsigned j, wb_op op, uint64_t uid)
@@ -251,6 +306,14 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	ce_counts(x, &following, &followers);
 	cr_assert(following == CE_FOLLOWS && followers == CE_FANS);
 
+	/* its own inbox shard, once it has applied every event so far (a follow's backfill
+	 * reads content), cut off from its content shard; then one more post */
+	unsigned xi = wb_uid_shard(x, CE_INBOX), xc = wb_uid_shard(x, CE_CONTENT);
+	cr_assert(ce_wait_applied(xi, "relation_applied"), "inbox %u behind relation before", xi);
+	cr_assert(ce_wait_applied(xi, "content_applied"), "inbox %u behind content before", xi);
+	cr_assert_eq(wbc_block(ce_cl.inbox[xi], ce_cl.content[xc]), 0);
+	cr_assert_eq(warble_post(c, "the last one, late", NULL), WARBLE_OK);
+
 	/* deleted; relation shard 1 killed and restarted at once */
 	long long t0 = wbt_now_ms();
 	cr_assert_eq(warble_delete_account(c, CE_PASSWORD), WARBLE_OK, "%s", warble_errmsg(c));
@@ -280,6 +343,10 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 		wbt_sleep_ms(50);
 	}
 	long long applied_ms = wbt_now_ms() - t0;
+	cr_assert(ce_wait_applied(xi, "relation_applied"), "inbox %u never applied relation's", xi);
+	cr_assert_eq(ce_inbox_by(x, 0), 0, "its own inbox, relation's erased applied");
+	cr_assert_eq(wbc_unblock(ce_cl.inbox[xi], ce_cl.content[xc]), 0);
+	cr_assert(ce_wait_applied(xi, "content_applied"), "inbox %u never applied content's", xi);
 	cr_assert_eq(ce_inboxes_hold(fans, CE_FANS, x, 0), 0, "fans' inboxes still hold its posts");
 	long long purged_ms = wbt_now_ms() - t0;
 
@@ -310,7 +377,7 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	(void)wb_get_objs(rep, WB_F_POSTS, &posts, &np);
 	cr_assert_eq(np, 0, "%zu of its posts are on its content shard", np);
 	wb_msg_free(rep);
-	cr_assert_eq(ce_inbox_by(x, 0), 0, "its own inbox");
+	cr_assert_eq(ce_inbox_by(x, 0), 0, "its own inbox (the late post's own cell too)");
 	fprintf(stderr,
 	    "cluster_erase: %d fans (%u, %u, %u per inbox shard): every shard applied the "
 	    "deletion %lld ms after it, every inbox purged after %lld ms (relation 1 killed)\n",

@@ -7,12 +7,15 @@
  *                          password is refused, then rate limited; the
  *                          right one closes the account at once (no login,
  *                          no profile, no timeline, no session, its posts
- *                          gone from its fans' homes, its name held and
- *                          forgotten by the gateway); then, once relation,
- *                          content and the inbox have applied the user
- *                          log, every edge, count, post, image and inbox
- *                          cell of it is gone, read straight from the
- *                          services; after the name hold the name
+ *                          gone from its fans' homes and their own pages,
+ *                          its name held and forgotten by the gateway);
+ *                          then, once relation, content and the inbox have
+ *                          applied the user log, every edge, count, post,
+ *                          image and inbox cell of it is gone (a post made
+ *                          just before the deletion too, whose event races
+ *                          it), read straight from the services, and
+ *                          content's log ends with one "erased" event
+ *                          (no delete event); after the name hold the name
  *                          registers again as a new account, which the
  *                          gateway resolves to the new uid; the operator's
  *                          user.delete_name closes another account
@@ -162,7 +165,7 @@ Test(erase, closes_at_once, .init = NULL, .fini = it_fini, .timeout = 300)
 	const char     *env[] = { "WARBLE_NAME_HOLD=3", "WARBLE_LOGIN_FAILS=2", NULL };
 	const char     *fan_names[] = { "erfan1", "erfan2", "erfan3" };
 	warble_client  *adm, *cx, *ca, *cb, *fans[3];
-	uint64_t        x, a, b, fan_uids[3], ids[3], xnew, following, followers;
+	uint64_t        x, a, b, fan_uids[3], ids[4], xnew, following, followers;
 	warble_media_t *m = NULL;
 	size_t          png_len;
 	unsigned char  *png = wbt_png(40, 30, 7, &png_len);
@@ -199,6 +202,9 @@ Test(erase, closes_at_once, .init = NULL, .fini = it_fini, .timeout = 300)
 	it_wait_inbox(wbt_ms(30000));
 	cr_assert_eq(er_home_by(fans[0], "erxena"), 3, "a fan sees x's posts before");
 	cr_assert_eq(er_inbox_by(x, a), 1, "x's home holds amos's post");
+	warble_post_t *one = NULL;
+	cr_assert_eq(warble_post_get(fans[0], ids[1], &one), WARBLE_OK, "the post's own page");
+	warble_post_free(one);
 	warble_user_t *u = NULL;
 	cr_assert_eq(
 	    warble_profile(fans[0], "erxena", &u), WARBLE_OK); /* the gateway knows the name */
@@ -220,6 +226,10 @@ Test(erase, closes_at_once, .init = NULL, .fini = it_fini, .timeout = 300)
 	wbt_sleep_ms((int)warble_retry_ms(cx) + 50);
 	cr_assert_not_null(warble_token(cx), "a refused deletion keeps the session");
 
+	/* a last post right before the right password, so its event races the deletion's
+	 * (its cells, x's own among them, may come after the inbox dropped x's row) */
+	cr_assert_eq(warble_post(cx, "x four, late", &ids[3]), WARBLE_OK, "%s", warble_errmsg(cx));
+
 	/* the right password: closed at once */
 	cr_assert_eq(warble_delete_account(cx, ER_PASS), WARBLE_OK, "%s", warble_errmsg(cx));
 	cr_assert_null(warble_token(cx), "the token is forgotten");
@@ -232,6 +242,8 @@ Test(erase, closes_at_once, .init = NULL, .fini = it_fini, .timeout = 300)
 	warble_posts_t *tl = NULL;
 	cr_assert_eq(warble_timeline(fans[0], "erxena", 0, 20, &tl), WARBLE_ENOUSER, "no posts");
 	cr_assert_eq(er_home_by(fans[0], "erxena"), 0, "its posts leave the homes at once");
+	cr_assert_eq(warble_post_get(fans[0], ids[1], &one), WARBLE_ENOPOST, "its post's page");
+	cr_assert_eq(warble_post_get(fans[0], ids[3], &one), WARBLE_ENOPOST, "the late one's");
 	cr_assert_eq(warble_follow(fans[1], "erxena"), WARBLE_ENOUSER);
 	cr_assert_eq(
 	    warble_register(adm, "erxena", ER_PASS, NULL), WARBLE_EEXIST, "the name is held");
@@ -265,10 +277,24 @@ Test(erase, closes_at_once, .init = NULL, .fini = it_fini, .timeout = 300)
 	cr_assert_eq(np, 0, "x's posts are still in content");
 	wb_msg_free(rep);
 	req = wb_request(WB_OP_POST_GET);
-	wb_set_u64s(req, WB_F_IDS, ids, 3);
+	wb_set_u64s(req, WB_F_IDS, ids, 4);
 	rep = er_call(it_cl.content_url, req, WB_OK);
 	cr_assert(wb_get_objs(rep, WB_F_POSTS, &posts, &np) == false || np == 0,
 	    "post.get finds %zu", np);
+	wb_msg_free(rep);
+	/* content's log ends with one "erased" {x}, after every post of x (no delete each) */
+	req = wb_request(WB_OP_POST_LOG);
+	wb_set_u64(req, WB_F_FROM, 1);
+	rep = er_call(it_cl.content_url, req, WB_OK);
+	const wb_obj *evs = NULL;
+	size_t        nev = 0;
+	cr_assert(wb_get_objs(rep, WB_F_EVENTS, &evs, &nev) && nev > 0);
+	cr_assert_str_eq(wb_str(&evs[nev - 1], WB_F_TYPE, ""), "erased");
+	cr_assert_eq(wb_u64(&evs[nev - 1], WB_F_UID, 0), x);
+	for (size_t i = 0; i < nev; i++) {
+		cr_assert_str_neq(
+		    wb_str(&evs[i], WB_F_TYPE, ""), "delete", "a delete event of x's");
+	}
 	wb_msg_free(rep);
 	const char *medias[] = { m->media, unposted->media };
 	for (size_t i = 0; i < 2; i++) {
