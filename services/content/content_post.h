@@ -10,13 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wb_limits.h"
 #include "wb_proto.h"
 
-#define POST_TITLE_MAX    100 /* code points */
-#define POST_CATEGORY_MAX 32  /* bytes of a-z 0-9 _ */
-#define POST_IMAGES_MAX   4
-#define POST_ALT_MAX      1000 /* code points */
-#define POST_RICH_MARK    0xFF /* first byte of a rich post's value */
+#define POST_TITLE_MAX    WB_TITLE_MAX    /* code points */
+#define POST_CATEGORY_MAX WB_CATEGORY_MAX /* bytes of a-z 0-9 _ */
+#define POST_IMAGES_MAX   WB_IMAGES_MAX
+#define POST_ALT_MAX      WB_ALT_MAX /* code points */
+#define POST_RICH_MARK    0xFF       /* first byte of a rich post's value */
 
 /* A post to publish, checked: its columns, pointing into the request. */
 typedef struct content_draft {

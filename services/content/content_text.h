@@ -8,7 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TEXT_MAX_CODEPOINTS 280
+#include "wb_limits.h"
+
+#define TEXT_MAX_CODEPOINTS WB_TEXT_MAX
 
 /* text_utf8_count checks that s[0..n) is well-formed UTF-8 (no overlong
  * forms, no surrogates, nothing above U+10FFFF) and returns its number of

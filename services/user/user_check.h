@@ -15,13 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wb_limits.h"
+
 #define USER_NAME_MIN    3
 #define USER_NAME_MAX    32
 #define USER_PASS_MIN    8
 #define USER_PASS_MAX    1024
-#define USER_TOKEN_HASH  32  /* bytes of a token's stored hash */
-#define USER_DISPLAY_MAX 64  /* characters */
-#define USER_BIO_MAX     280 /* bytes */
+#define USER_TOKEN_HASH  32             /* bytes of a token's stored hash */
+#define USER_DISPLAY_MAX WB_DISPLAY_MAX /* characters */
+#define USER_BIO_MAX     WB_BIO_MAX     /* bytes */
 
 /* user_name_normalize lowercases name into out (USER_NAME_MAX + 1 bytes,
  * NUL-terminated) and checks it is 3-32 of [a-z0-9_]; WB_EBADNAME if not. */

@@ -5,8 +5,10 @@
  * follow, post (one's own post in one's home after a reload) and
  * unfollow, a post's own page opened logged out and gone once deleted,
  * then a post with a title, a category and an image, then an account
- * deleted from its own page.  The screenshots land in tests/artifacts/browser-home.png and
- * tests/artifacts/browser-rich-post.png.  Chromium,
+ * deleted from its own page.  The screenshots land in
+ * tests/artifacts/browser-home.png and tests/artifacts/browser-rich-post.png.
+ * fresh_state runs tests/browser/state.mjs against a cluster of its own:
+ * nothing stale left on the page.  Chromium,
  * node and playwright-core are installed by `make deps`; without them this
  * test fails (it does not skip), so CI cannot pass without running it.
  */
@@ -54,5 +56,59 @@ Test(browser, follow_post_unfollow, .fini = wbt_cleanup, .timeout = 240)
 	cr_assert_gt(st.st_size, 1000);
 	cr_assert_eq(stat(rich, &st), 0, "no screenshot at %s", rich);
 	cr_assert_gt(st.st_size, 1000);
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
+
+/* browser_ready checks what the browser tests need: the scenario, Chromium, node and
+ * playwright-core; root gets the repository's root. */
+static void
+browser_ready(char *root, size_t n, const char *script)
+{
+	char probe[1200];
+
+	cr_assert_eq(ht_root(root, n, script), 0, "cannot find %s", script);
+	cr_assert_eq(
+	    access("/usr/bin/chromium", X_OK), 0, "/usr/bin/chromium is missing: run make deps");
+	cr_assert_eq(
+	    system("command -v node >/dev/null 2>&1"), 0, "node is missing: run make deps");
+	snprintf(probe, sizeof(probe), "%s/tests/browser/node_modules/playwright-core/package.json",
+	    root);
+	cr_assert_eq(access(probe, R_OK), 0,
+	    "playwright-core is not installed: run make deps (npm ci in tests/browser)");
+}
+
+/* browser_run runs cmd (a node scenario, from the root) with its output in log, shown on failure; its status. */
+static int
+browser_run(const char *cmd, const char *log)
+{
+	char show[400];
+	int  rc = system(cmd);
+
+	snprintf(show, sizeof(show), "sed 's/^/    /' '%s' >&2", log);
+	if (rc != 0 && system(show) != 0) {
+		fprintf(stderr, "cannot show %s\n", log);
+	}
+	return rc;
+}
+
+/* The page keeps nothing stale: tests/browser/state.mjs, each of its checks in fresh
+ * browser contexts.  WARBLE_MEDIA_MAX is below the default, so a size check in the page
+ * holds only with the server's own limit (GET /api/v1/limits). */
+Test(browser, fresh_state, .fini = wbt_cleanup, .timeout = 240)
+{
+	const char *env[] = { "WARBLE_MEDIA_MAX=300000", NULL };
+	wbt_cluster cl;
+	char        root[1024], log[256], cmd[3000];
+	int         port;
+
+	browser_ready(root, sizeof(root), "tests/browser/state.mjs");
+	port = ht_cluster_start(&cl, env);
+	cr_assert_gt(port, 0, "cluster did not start");
+	cr_assert_eq(wbt_path(log, sizeof(log), "state.log"), 0);
+	snprintf(cmd, sizeof(cmd),
+	    "cd '%s' && timeout -k 5 200 node tests/browser/state.mjs http://127.0.0.1:%d 300000 "
+	    "'%s/tests/artifacts' >'%s' 2>&1",
+	    root, port, root, log);
+	cr_assert_eq(browser_run(cmd, log), 0, "a check of the page's state failed (log above)");
 	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
 }

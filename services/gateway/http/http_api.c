@@ -18,6 +18,7 @@
 #include "http_int.h"
 #include "http_json.h"
 #include "wb_clock.h"
+#include "wb_limits.h"
 
 #define M(f)      WB_M(f)
 #define HTTP_SEGS 8 /* path segments matched */
@@ -28,6 +29,7 @@ typedef enum http_kind {
 	HTTP_MEDIA,   /* a public operation answered with the bytes of an image */
 	HTTP_HEALTHZ, /* process up */
 	HTTP_READYZ,  /* backends answer */
+	HTTP_LIMITS,  /* the bounds a client checks before sending */
 } http_kind;
 
 struct http_route {
@@ -69,6 +71,7 @@ static const http_route http_routes[] = {
 	{ "GET", "/media/{media}/preview", HTTP_MEDIA, WB_OP_MEDIA, 0, 0, 200, M(PREVIEW) },
 	{ "DELETE", "/api/v1/posts/{id}", HTTP_API, WB_OP_DELETE, 0, 0, 200 },
 	{ "GET", "/api/v1/posts/{id}", HTTP_API, WB_OP_POST, 0, 0, 200 },
+	{ "GET", "/api/v1/limits", HTTP_LIMITS, WB_OP_NONE, 0, 0, 200 },
 	{ "GET", "/healthz", HTTP_HEALTHZ, WB_OP_NONE, 0, 0, 200 },
 	{ "GET", "/readyz", HTTP_READYZ, WB_OP_NONE, 0, 0, 200 },
 };
@@ -389,7 +392,28 @@ http_api(http_job *j, const http_route *r)
 }
 
 /*
- * http_ops answers /healthz and /readyz.  /metrics is not here: the
+ * http_limits answers GET /api/v1/limits: an image's byte limit (media-max,
+ * as configured: the content service reads the same WARBLE_MEDIA_MAX; the
+ * body limit is never below 64 KiB) and the bounds of what users write
+ * (wb_limits.h), so a client can refuse what the server would before
+ * sending it.
+ */
+static void
+http_limits(http_job *j)
+{
+	char body[256];
+	int  n;
+
+	n = snprintf(body, sizeof(body),
+	    "{\"media_max\":%zu,\"images_max\":%d,\"text_max\":%d,\"title_max\":%d,"
+	    "\"alt_max\":%d,\"category_max\":%d,\"display_max\":%d,\"bio_max\":%d}",
+	    j->h->media_max, WB_IMAGES_MAX, WB_TEXT_MAX, WB_TITLE_MAX, WB_ALT_MAX, WB_CATEGORY_MAX,
+	    WB_DISPLAY_MAX, WB_BIO_MAX);
+	http_respond(j, 200, "application/json", body, (size_t)n);
+}
+
+/*
+ * http_ops answers /healthz, /readyz and /api/v1/limits.  /metrics is not here: the
  * figures are on the admin port (WARBLE_METRICS_URL, rt_metrics.h), not
  * on the public one.
  */
@@ -420,6 +444,9 @@ http_ops(http_job *j, http_kind kind)
 		free(report);
 		http_respond(j, rc == WB_OK ? 200 : 503, "application/json",
 		    j->out.p != NULL ? j->out.p : "", j->out.len);
+		return;
+	case HTTP_LIMITS:
+		http_limits(j);
 		return;
 	default:
 		http_fail(j, 500, "INTERNAL", "bad route");
@@ -504,6 +531,10 @@ http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out)
 		}
 		out->route = r;
 		if (r->op == WB_OP_NONE) {
+			/* an API path refuses an unknown query parameter, as every other */
+			if (r->kind == HTTP_LIMITS && !http_query(q, r, qs, out)) {
+				return out->status;
+			}
 			return 0;
 		}
 		if (wb_set_cstr(q, WB_F_OP, wb_op_name(r->op)) != WB_OK ||

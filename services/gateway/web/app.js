@@ -8,10 +8,15 @@
 'use strict';
 
 const API = '/api/v1';
-const MAX_CHARS = 280;
-// The limits of a post (docs/http-api.md): title and alt text in code
-// points, as the server counts them; at most 4 images of these types.
-const MAX_TITLE = 100, MAX_ALT = 1000, MAX_IMAGES = 4;
+// The server's limits, checked before anything is sent: these until GET
+// /api/v1/limits answers with its own (loadLimits; docs/http-api.md).
+// Text, title, alt text and display name in code points, as the server
+// counts them; a bio in bytes of UTF-8; an image in bytes, at most
+// images_max of them (of the types below) a post.
+const limits = {
+  text_max: 280, title_max: 100, alt_max: 1000, images_max: 4, display_max: 64, bio_max: 280,
+  media_max: 1 << 20,
+};
 const CATEGORY_RE = /^[a-z0-9_]{1,32}$/;
 // A blank text shows nothing: only white space (Unicode's White_Space) and
 // zero-width characters, the server's list (services/content/content_text.c).
@@ -23,9 +28,10 @@ const state = { token: localStorage.getItem('warble.token'), me: localStorage.ge
 
 // api calls the API: body is sent as JSON, or as it is when it is a Blob
 // (an image upload).  An error reply throws an Error with the reply's
-// message, its code (the JSON "error") and the HTTP status.
+// message, its code (the JSON "error") and the HTTP status; a 401 to a
+// request sent with the session ends it (sessionEnded).
 async function api(method, path, body) {
-  const headers = {};
+  const headers = {}, sent = state.token;
   if (state.token) headers['Authorization'] = 'Bearer ' + state.token;
   let payload;
   if (body instanceof Blob) {
@@ -42,9 +48,19 @@ async function api(method, path, body) {
     if (res.status === 401 && state.token && path !== '/sessions' && data.error !== 'BAD_CREDENTIALS') { forget(); }
     const err = new Error(data.message || res.statusText);
     err.code = data.error; err.status = res.status;
+    if (res.status === 401 && sent && !state.token) sessionEnded(err);
     throw err;
   }
   return data;
+}
+
+// sessionEnded: the server no longer takes the stored session (it ended
+// elsewhere, or expired) and api() has forgotten it: the page says so and
+// shows the logged-out view at once, not after another reload.
+function sessionEnded(err) {
+  err.message = 'Your session has ended: log in again.';
+  say(err.message);
+  route();
 }
 
 function say(text, ok) {
@@ -66,6 +82,14 @@ function show(view) {
   for (const v of ['auth', 'home', 'user', 'list', 'post']) $('view-' + v).hidden = v !== view;
   $('nav').hidden = !state.token;
   if (state.me) $('nav-me').href = '#/u/' + encodeURIComponent(state.me);
+  $('nav-me').textContent = state.me ? '@' + state.me : 'Me'; // who is logged in
+}
+
+// clearAuthForms empties the log-in and register forms: once logged in, no
+// name or password stays in them for whoever uses the browser next.
+function clearAuthForms() {
+  $('login-form').reset();
+  $('reg-form').reset();
 }
 
 function chars(s) { return [...s].length; } // code points, as the server counts
@@ -80,6 +104,9 @@ function el(tag, cls, text) {
 const userHref = (name) => '#/u/' + encodeURIComponent(name || '');
 const categoryHref = (name, category) => userHref(name) + '/category/' + encodeURIComponent(category);
 const postHref = (id) => '#/post/' + encodeURIComponent(id);
+// searchName is the name a person typed to find someone: spaces around it
+// and a leading @ dropped, in lower case as every name is.
+const searchName = (typed) => typed.trim().replace(/^@/, '').trim().toLowerCase();
 
 // imageGrid shows a post's images: each its preview (at most 640 px a side,
 // preview_url in its record) linking to the original, one click away; an
@@ -87,7 +114,7 @@ const postHref = (id) => '#/post/' + encodeURIComponent(id);
 // it one.  Each is sized from its record before it loads, so the timeline
 // does not jump; lazily loaded.
 function imageGrid(images) {
-  const grid = el('div', 'images n' + Math.min(images.length, MAX_IMAGES));
+  const grid = el('div', 'images n' + Math.min(images.length, limits.images_max));
   for (const im of images) {
     const url = '/media/' + encodeURIComponent(im.media);
     const a = el('a');
@@ -108,6 +135,37 @@ function imageGrid(images) {
   return grid;
 }
 
+// ago says how long before now (ms) a time was: "now", "3 min", "2 h",
+// "5 d", and from a week on its date (with the year if not now's).
+function ago(ms, now) {
+  const s = (now - ms) / 1000;
+  if (s < 60) return 'now'; // a clock a little ahead of ours too
+  if (s < 3600) return Math.floor(s / 60) + ' min';
+  if (s < 86400) return Math.floor(s / 3600) + ' h';
+  if (s < 7 * 86400) return Math.floor(s / 86400) + ' d';
+  const d = new Date(ms), opts = { day: 'numeric', month: 'short' };
+  if (d.getFullYear() !== new Date(now).getFullYear()) opts.year = 'numeric';
+  return d.toLocaleDateString(undefined, opts);
+}
+
+// timeEl is a post's time: how long ago (refreshTimes keeps it so), the
+// full date and time on hover.
+function timeEl(ms) {
+  const t = el('time');
+  if (!Number.isFinite(ms)) return t;
+  t.dateTime = new Date(ms).toISOString();
+  t.title = new Date(ms).toLocaleString();
+  t.dataset.ms = ms;
+  t.textContent = ago(ms, Date.now());
+  return t;
+}
+
+// refreshTimes brings every time shown up to date, as time passes.
+function refreshTimes() {
+  const now = Date.now();
+  for (const t of document.querySelectorAll('time[data-ms]')) t.textContent = ago(Number(t.dataset.ms), now);
+}
+
 function postItem(p) {
   const li = el('li', 'post');
   li.dataset.id = p.id;
@@ -117,7 +175,7 @@ function postItem(p) {
   const when = el('a', 'when'); // the post's own page: its address is the one to share
   when.href = postHref(p.id);
   when.title = 'this post on its own';
-  when.append(el('time', '', new Date(p.time).toLocaleString()));
+  when.append(timeEl(p.time));
   meta.append(who, when);
   if (p.category) {
     const chip = el('a', 'chip', p.category);
@@ -145,19 +203,29 @@ function postItem(p) {
 }
 
 // A paged list: load(cursor) returns {items, next}; render(item) an <li>.
+// page(true) starts again from the first page, page.reset() empties the
+// list; either drops a page still on its way (it belongs to what was shown).
 function pager(listId, moreId, emptyId, load, render) {
-  let next = null;
+  let next = null, gen = 0;
+  function reset() {
+    gen++; next = null;
+    $(listId).replaceChildren();
+    $(moreId).hidden = true; $(emptyId).hidden = true;
+  }
   async function page(first) {
-    if (first) { $(listId).replaceChildren(); next = null; }
+    if (first) reset();
+    const mine = gen;
     try {
       const r = await load(next);
+      if (mine !== gen) return;
       for (const it of r.items) $(listId).append(render(it));
       next = r.next || null;
       $(moreId).hidden = !next;
       $(emptyId).hidden = $(listId).children.length > 0;
-    } catch (e) { say(e.message); }
+    } catch (e) { if (mine === gen) say(e.message); }
   }
   $(moreId).onclick = () => page(false);
+  page.reset = reset;
   return page;
 }
 
@@ -172,7 +240,7 @@ const homePage = pager('home-list', 'home-more', 'home-empty', async (before) =>
   return { items: r.posts || [], next: r.next };
 }, postItem);
 
-let userName = null, userCategory = null;
+let userName = null, userCategory = null, userSeq = 0;
 const userPage = pager('user-posts', 'user-more', 'user-empty', async (before) => {
   const r = await api('GET', '/users/' + encodeURIComponent(userName) + '/posts' +
     qs({ limit: 20, before, category: userCategory }));
@@ -192,10 +260,27 @@ const listPage = pager('list-users', 'list-more', 'list-empty', async (after) =>
   return li;
 });
 
+// clearProfile empties the user view: nothing of a profile shown before
+// stays while another loads, or when it cannot (no such user).
+function clearProfile() {
+  $('user-counts').hidden = true;
+  $('user-following').textContent = ''; $('user-followers').textContent = '';
+  userPage.reset();
+  profileEditor(null);
+}
+
+// profileHeading shows a profile's name, display name and bio.
+function profileHeading(p) {
+  $('user-name').textContent = '@' + p.name + (p.display ? ' (' + p.display + ')' : '');
+  $('user-bio').textContent = p.bio || '';
+}
+
 // showUser shows NAME's profile and posts: all of them, or those of category.
 async function showUser(name, category) {
   userName = name; userCategory = category || null;
+  const seq = ++userSeq; // a profile opened after this one wins
   show('user');
+  clearProfile();
   $('user-filter').hidden = !userCategory;
   $('user-filter-cat').textContent = userCategory || '';
   $('user-filter-all').href = userHref(name);
@@ -207,8 +292,9 @@ async function showUser(name, category) {
   $('delete-form').hidden = true; $('delete-open').hidden = false; $('delete-pass').value = '';
   try {
     const p = await api('GET', '/users/' + encodeURIComponent(name));
-    $('user-name').textContent = '@' + p.name + (p.display ? ' (' + p.display + ')' : '');
-    $('user-bio').textContent = p.bio || '';
+    if (seq !== userSeq) return;
+    profileHeading(p);
+    profileEditor(p);
     $('user-following').textContent = p.following;
     $('user-followers').textContent = p.followers;
     $('user-following-link').href = '#/u/' + encodeURIComponent(name) + '/following';
@@ -217,9 +303,88 @@ async function showUser(name, category) {
     btn.hidden = !state.token || name === state.me;
     btn.textContent = p.followed ? 'Unfollow' : 'Follow';
     btn.dataset.followed = p.followed ? '1' : '0';
-  } catch (e) { say(e.message); return; }
+    $('user-counts').hidden = false;
+  } catch (e) {
+    if (seq === userSeq) { clearProfile(); say(e.message); }
+    return;
+  }
   await userPage(true);
 }
+
+// The profile editor, on one's own profile: display name and bio, checked
+// with the server's rules (limits, and no control characters: C0, DEL, C1;
+// a bio may hold tabs and line ends) before PATCH /api/v1/me is sent.
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
+const BIO_CONTROL_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+const utf8Bytes = (s) => new TextEncoder().encode(s).length;
+const editor = { profile: null, saving: false };
+
+// profileEditor offers the editor when p is one's own profile (null: none).
+function profileEditor(p) {
+  editor.profile = p;
+  $('profile-edit').hidden = !(p && state.token && p.name === state.me);
+  $('edit-form').hidden = true; $('edit-open').hidden = false;
+}
+
+// editValues is what Save would send: both fields, white space around them dropped.
+const editValues = () => ({ display: $('edit-display').value.trim(), bio: $('edit-bio').value.trim() });
+
+// editProblems says what of display and bio the server would refuse ('': nothing).
+function editProblems(display, bio) {
+  const dn = chars(display), bn = utf8Bytes(bio);
+  return {
+    display: dn > limits.display_max ? 'Display name: at most ' + limits.display_max + ' characters (' + dn + ' now).'
+      : CONTROL_RE.test(display) ? 'Display name: no control characters.' : '',
+    bio: bn > limits.bio_max ? 'Bio: at most ' + limits.bio_max + ' bytes (' + bn + ' now: an accented letter takes 2, an emoji 4).'
+      : BIO_CONTROL_RE.test(bio) ? 'Bio: no control characters but tabs and line ends.' : '',
+  };
+}
+
+// editCheck marks the fields the server would refuse, says why under the
+// form and counts the bio's bytes left; true if Save may send them.
+function editCheck() {
+  const v = editValues(), why = editProblems(v.display, v.bio);
+  for (const f of ['display', 'bio']) {
+    $('edit-' + f).classList.toggle('bad', why[f] !== '');
+    $('edit-' + f).setAttribute('aria-invalid', why[f] ? 'true' : 'false');
+  }
+  const problems = [why.display, why.bio].filter(Boolean).join(' ');
+  $('edit-hint').textContent = problems; $('edit-hint').hidden = !problems;
+  const left = limits.bio_max - utf8Bytes(v.bio);
+  $('edit-count').textContent = left + ' bytes left in the bio';
+  $('edit-count').classList.toggle('over', left < 0);
+  $('edit-save').disabled = editor.saving || problems !== '';
+  return !problems;
+}
+for (const id of ['edit-display', 'edit-bio']) $(id).oninput = editCheck;
+
+$('edit-open').onclick = () => {
+  $('edit-display').value = editor.profile.display || '';
+  $('edit-bio').value = editor.profile.bio || '';
+  $('edit-open').hidden = true; $('edit-form').hidden = false;
+  editCheck();
+  $('edit-display').focus();
+};
+$('edit-cancel').onclick = () => profileEditor(editor.profile);
+
+// Save: the profile the server answers is shown; its refusal stays under the form.
+$('edit-form').onsubmit = async (ev) => {
+  ev.preventDefault();
+  if (editor.saving) return;
+  if (!editCheck()) { say($('edit-hint').textContent); return; }
+  editor.saving = true; $('edit-save').disabled = true;
+  try {
+    const p = await api('PATCH', '/me', editValues());
+    profileHeading(p);
+    profileEditor(p);
+    say('Profile saved.', true);
+  } catch (e) {
+    const why = 'Not saved: ' + e.message + (e.code ? ' (' + e.code + ')' : '');
+    $('edit-hint').textContent = why; $('edit-hint').hidden = false;
+    say(why);
+  }
+  editor.saving = false; $('edit-save').disabled = false;
+};
 
 // showPost shows one post on its own (GET /api/v1/posts/ID: anyone may read
 // it), or says it is not there (deleted, or an id never issued).
@@ -260,6 +425,7 @@ async function route() {
 async function login(name, password) {
   const r = await api('POST', '/sessions', { name, password });
   remember(r.token, r.name || name);
+  clearAuthForms();
 }
 
 $('login-form').onsubmit = async (ev) => {
@@ -281,7 +447,7 @@ $('reg-form').onsubmit = async (ev) => {
 
 $('logout-btn').onclick = async () => {
   try { await api('DELETE', '/sessions'); } catch (e) { /* gone anyway */ }
-  forget(); say(''); location.hash = '#/'; route();
+  forget(); clearAuthForms(); clearCompose(); say(''); location.hash = '#/'; route();
 };
 
 // The compose form.  compose.picked holds the chosen images, in order:
@@ -303,13 +469,13 @@ function composeCheck() {
   mark($('post-text'), text !== '' && BLANK_RE.test(text) && compose.picked.length === 0,
     'Text: only white space shows nothing: write something, or add an image.');
   const title = chars($('post-title').value.trim());
-  mark($('post-title'), title > MAX_TITLE, 'Title: at most ' + MAX_TITLE + ' characters (' + title + ' now).');
+  mark($('post-title'), title > limits.title_max, 'Title: at most ' + limits.title_max + ' characters (' + title + ' now).');
   const cat = $('post-category').value.trim();
   mark($('post-category'), cat !== '' && !CATEGORY_RE.test(cat),
     'Category: 1-32 of a-z, 0-9 and _ (no capitals or spaces).');
   compose.picked.forEach((it, i) => {
     const n = chars(it.alt.value.trim());
-    mark(it.alt, n > MAX_ALT, 'Alt text of image ' + (i + 1) + ': at most ' + MAX_ALT + ' characters (' + n + ' now).');
+    mark(it.alt, n > limits.alt_max, 'Alt text of image ' + (i + 1) + ': at most ' + limits.alt_max + ' characters (' + n + ' now).');
   });
   $('post-hint').textContent = problems.join(' ');
   $('post-hint').hidden = problems.length === 0;
@@ -317,14 +483,14 @@ function composeCheck() {
 }
 
 function updateCount() {
-  const left = MAX_CHARS - chars($('post-text').value);
+  const left = limits.text_max - chars($('post-text').value);
   $('post-count').textContent = left;
   $('post-count').classList.toggle('over', left < 0);
   const ok = composeCheck();
   // text may be empty (or blank) only with an image
   const empty = BLANK_RE.test($('post-text').value) && compose.picked.length === 0;
   $('post-btn').disabled = compose.posting || !ok || left < 0 || empty;
-  const full = compose.picked.length >= MAX_IMAGES;
+  const full = compose.picked.length >= limits.images_max;
   $('post-images').disabled = full;
   $('post-pick').classList.toggle('full', full);
 }
@@ -358,12 +524,28 @@ function removePicked(it) {
   compose.picked = compose.picked.filter((x) => x !== it);
 }
 
-$('post-images').onchange = () => {
+// sizeText is a byte count as people read it: 3.2 MiB, 293 KiB, 900 bytes.
+function sizeText(n) {
+  if (n >= 1 << 20) return +(n / (1 << 20)).toFixed(1) + ' MiB';
+  return n >= 1024 ? Math.round(n / 1024) + ' KiB' : n + ' bytes';
+}
+
+// tooLarge says why file f is refused before it is sent: the server takes
+// images of at most media_max bytes (exact counts when rounding hides it).
+function tooLarge(f) {
+  let is = sizeText(f.size), max = sizeText(limits.media_max);
+  if (is === max) { is = f.size + ' bytes'; max = limits.media_max + ' bytes'; }
+  return f.name + ' is ' + is + ': an image may be at most ' + max;
+}
+
+$('post-images').onchange = async () => {
   const input = $('post-images'), files = [...input.files], refused = [];
   input.value = ''; // choosing the same file again fires change again
+  await limitsLoaded;
   for (const f of files) {
     if (f.type && !IMAGE_TYPES.includes(f.type)) refused.push(f.name + ' is not a PNG, JPEG, GIF or WebP image');
-    else if (compose.picked.length >= MAX_IMAGES) refused.push(f.name + ' not added: at most ' + MAX_IMAGES + ' images a post');
+    else if (f.size > limits.media_max) refused.push(tooLarge(f));
+    else if (compose.picked.length >= limits.images_max) refused.push(f.name + ' not added: at most ' + limits.images_max + ' images a post');
     else addPicked(f);
   }
   say(refused.join('; '));
@@ -474,11 +656,25 @@ $('delete-form').onsubmit = async (ev) => {
 
 $('user-search-form').onsubmit = (ev) => {
   ev.preventDefault();
-  const name = $('user-search').value.trim();
+  const name = searchName($('user-search').value);
   if (name) location.hash = '#/u/' + encodeURIComponent(name);
   $('user-search').value = '';
 };
 
+// loadLimits takes the server's limits (GET /api/v1/limits, no token);
+// if it cannot, the defaults hold, and the server checks again anyway.
+async function loadLimits() {
+  try {
+    const r = await fetch(API + '/limits');
+    const got = r.ok ? await r.json() : {};
+    for (const k of Object.keys(limits)) if (Number.isInteger(got[k]) && got[k] > 0) limits[k] = got[k];
+  } catch (e) { /* the defaults */ }
+  updateCount();
+}
+const limitsLoaded = loadLimits();
+
 window.addEventListener('hashchange', () => { say(''); route(); });
+setInterval(refreshTimes, 20000); // a time shown is at most 20 s behind
+document.addEventListener('visibilitychange', () => { if (!document.hidden) refreshTimes(); });
 updateCount();
 route();
