@@ -287,7 +287,10 @@ async function richPost(a, b) {
 
 // deleteAccount: alice deletes her account from her own page; bob's home loses her posts.
 async function deleteAccount(a, b) {
-  step(alice + ' opens her own page: the Delete account card is there, not on bob\'s');
+  step(alice + ' leaves a draft in the compose form, then opens her own page: the Delete account card is there, not on bob\'s');
+  await a.goto(base + '/#/');
+  await a.waitForSelector('#view-home:not([hidden])');
+  await a.fill('#post-text', 'a draft, never sent');
   await a.goto(base + '/#/u/' + bob);
   await a.waitForSelector('#view-user:not([hidden])');
   await a.waitForFunction(() => document.getElementById('user-name').textContent.startsWith('@'));
@@ -322,6 +325,12 @@ async function deleteAccount(a, b) {
   await sessionUi(a, alice, false);
   const said = await a.textContent('#msg');
   if (!said.includes('deleted')) throw new Error('after the deletion the page says ' + JSON.stringify(said));
+  const kept = await a.evaluate(() => ['delete-pass', 'post-text']
+    .filter((id) => document.getElementById(id).value !== ''));
+  if (kept.length) throw new Error('after the deletion these still hold text: ' + kept.join(', '));
+  if (await a.evaluate(() => !document.getElementById('delete-form').hidden)) {
+    throw new Error('the password field of the deletion is still open');
+  }
 
   step(bob + "'s home no longer shows her posts; her page is gone");
   await b.goto(base + '/#/');

@@ -643,7 +643,8 @@ $('delete-form').onsubmit = async (ev) => {
   try {
     await api('DELETE', '/me', { password });
     const name = state.me;
-    forget();
+    forget(); clearAuthForms(); clearCompose(); // as a log out: nothing of it stays in a form
+    $('delete-pass').value = ''; $('delete-form').hidden = true; $('delete-open').hidden = false;
     history.replaceState(null, '', '#/'); // no hashchange: it would clear the message
     await route();
     say('@' + name + ' is deleted: its posts, images and follows are being erased.', true);
