@@ -5,19 +5,20 @@
  * its own (wbc_cluster.h).
  *
  * An account with 3,000 fans on every shard, follows of its own on both
- * relation shards and posts in every fan's inbox is deleted through the
- * gateway; one relation shard is killed (-9) and restarted right after.
- * Its last post comes late to its own inbox shard: that shard is cut off
- * from the account's content shard (wbc_block) from before the post until
- * it has applied the user log and relation's "erased", so the post's
- * event (which writes the author's own cell in their home) comes after
- * the row was dropped; content's own "erased", later in the same log,
- * must drop it again.
- * Every relation, content and inbox shard then applies the user log
- * (the restarted shard reads what it missed from the user service), and
- * the end state must be exact on every shard: no fan edge and no follow of it, every count summed over
- * the shards back to zero, no post of it on its content shard, and no
- * post of it in any fan's inbox, each read on the fan's own inbox shard.
+ * relation shards, an image and posts in every fan's inbox is deleted
+ * through the gateway; one relation shard is killed (-9) and restarted
+ * right after.  The name no longer logs in and its session is refused at
+ * once.  Its last post comes late to its own inbox shard: that shard is
+ * cut off from the account's content shard (wbc_block) from before the
+ * post until it has applied the user log and relation's "erased", so the
+ * post's event (which writes the author's own cell in their home) comes
+ * after the row was dropped; content's own "erased", later in the same
+ * log, must drop it again.  Every relation, content and inbox shard then
+ * applies the user log (the restarted shard reads what it missed from
+ * the user service), and the end state must be exact on every shard: no
+ * fan edge and no follow of it, every count summed over the shards back
+ * to zero, no post or image of it on its content shard, and no post of
+ * it in any fan's inbox, each read on the fan's own inbox shard.
  * Needs root (skips otherwise), and one process per host whatever the
  * mode.
  */
@@ -34,6 +35,7 @@
 #include "wbc.h"
 #include "wbc_cluster.h"
 #include "wbt.h"
+#include "wbt_png.h"
 
 #define CE_CONTENT  2
 #define CE_RELATION 2
@@ -299,9 +301,18 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 		snprintf(name, sizeof(name), "cefan%d", i);
 		cr_assert_eq(warble_follow(c, name), WARBLE_OK, "%s", warble_errmsg(c));
 	}
-	for (int p = 0; p < CE_POSTS; p++) {
+	for (int p = 0; p < CE_POSTS - 1; p++) {
 		cr_assert_eq(warble_post(c, "across the hosts", NULL), WARBLE_OK);
 	}
+	size_t          png_len = 0;
+	unsigned char  *png = wbt_png(40, 30, 11, &png_len);
+	warble_media_t *m = NULL;
+	cr_assert_not_null(png);
+	cr_assert_eq(warble_upload(c, png, png_len, &m), WARBLE_OK, "%s", warble_errmsg(c));
+	warble_attach_t att = { m->media, "an image to erase" };
+	cr_assert_eq(warble_post_rich(c, "with an image", "", "", &att, 1, NULL), WARBLE_OK, "%s",
+	    warble_errmsg(c));
+	free(png);
 	cr_assert_eq(ce_inboxes_hold(fans, CE_FANS, x, CE_POSTS), 0, "the fans' inboxes before");
 	ce_counts(x, &following, &followers);
 	cr_assert(following == CE_FOLLOWS && followers == CE_FANS);
@@ -315,11 +326,17 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	cr_assert_eq(warble_post(c, "the last one, late", NULL), WARBLE_OK);
 
 	/* deleted; relation shard 1 killed and restarted at once */
+	char token[256];
+	snprintf(token, sizeof(token), "%s", warble_token(c));
 	long long t0 = wbt_now_ms();
 	cr_assert_eq(warble_delete_account(c, CE_PASSWORD), WARBLE_OK, "%s", warble_errmsg(c));
 	cr_assert_eq(wbc_restart(ce_cl.relation[1], SIGKILL, wbt_ms(20000)), 0);
 	warble_user_t *u = NULL;
 	cr_assert_eq(warble_profile(c, "cerased", &u), WARBLE_ENOUSER);
+	cr_assert_eq(warble_login(c, "cerased", CE_PASSWORD, NULL), WARBLE_ELOGIN, "no login");
+	cr_assert_eq(warble_set_token(c, token), WARBLE_OK);
+	cr_assert_eq(warble_whoami(c, &u), WARBLE_EAUTH, "its session ended");
+	cr_assert_eq(warble_set_token(c, NULL), WARBLE_OK);
 
 	/* every shard applies the user log, then every inbox loses its posts */
 	last = ce_gauge(ce_user, "log_last_seq");
@@ -377,6 +394,13 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	(void)wb_get_objs(rep, WB_F_POSTS, &posts, &np);
 	cr_assert_eq(np, 0, "%zu of its posts are on its content shard", np);
 	wb_msg_free(rep);
+	req = wb_request(WB_OP_MEDIA_GET);
+	wb_set_cstr(req, WB_F_MEDIA, m->media);
+	wb_set_u64(req, WB_F_UID, x);
+	rc = ce_call(ce_content[xc], req, &rep);
+	wb_msg_free(rep);
+	cr_assert_eq(rc, WB_ENOMEDIA, "its image: %s", wb_err_name(rc));
+	warble_media_free(m);
 	cr_assert_eq(ce_inbox_by(x, 0), 0, "its own inbox (the late post's own cell too)");
 	fprintf(stderr,
 	    "cluster_erase: %d fans (%u, %u, %u per inbox shard): every shard applied the "
