@@ -18,7 +18,10 @@
  * the user service), and the end state must be exact on every shard: no
  * fan edge and no follow of it, every count summed over the shards back
  * to zero, no post or image of it on its content shard, and no post of
- * it in any fan's inbox, each read on the fan's own inbox shard.
+ * it in any fan's inbox, each read on the fan's own inbox shard.  Then,
+ * the cluster stopped, every family of every relation, content and inbox
+ * shard's store but the logs and positions is read from its files for
+ * the account's uid and name (the user store: erase_test's nothing_left).
  * Needs root (skips otherwise), and one process per host whatever the
  * mode.
  */
@@ -29,6 +32,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "content_schema.h"
+#include "hb.h"
+#include "inbox_schema.h"
+#include "rel_schema.h"
 #include "rt_client.h"
 #include "warble.h"
 #include "wb_slot.h"
@@ -44,6 +51,8 @@
 #define CE_FOLLOWS  10 /* fans the account follows itself */
 #define CE_POSTS    3
 #define CE_PASSWORD "cluster-erase-1"
+#define CE_NAME     "cerased"
+#define CE_FAMS_MAX 16
 #define CE_WAIT_MS  90000 /* scaled */
 
 static wbc_net    *ce_net;
@@ -231,6 +240,82 @@ ce_list(unsigned j, wb_op op, uint64_t uid)
 	return n;
 }
 
+/* ce_has tells whether p[0..n) holds needle[0..len). */
+static bool
+ce_has(const void *p, size_t n, const void *needle, size_t len)
+{
+	return n >= len && memmem(p, n, needle, len) != NULL;
+}
+
+/*
+ * ce_scan reads every cell (every version) of every family of the stopped
+ * store of svc on host h, but its log and meta (events and positions,
+ * whose seqs are numbers like any uid), for x's uid (8 bytes, big-endian,
+ * anywhere in a row, qualifier or value) and its name; counts the cells
+ * holding either in *found (the first described in first) and those
+ * holding control, an account still there, in *seen.
+ */
+static void
+ce_scan(wbc_host *h, const char *svc, uint64_t x, uint64_t control, uint64_t *found, uint64_t *seen,
+    char *first, size_t first_len)
+{
+	hb_family_opts fams[CE_FAMS_MAX];
+	hb_table_opts  o = { .read_only = true };
+	hb_table      *t = NULL;
+	size_t         nfams;
+	uint8_t        xb[8], cb[8];
+	char           path[512];
+
+	memset(fams, 0, sizeof(fams));
+	if (strcmp(svc, "relation") == 0) {
+		rel_schema(fams);
+		nfams = REL_FAM_NFAMS;
+	} else if (strcmp(svc, "content") == 0) {
+		content_schema_families(fams);
+		nfams = CONTENT_FAM_COUNT;
+	} else {
+		inbox_schema_families(fams, 0, 0); /* every version, no TTL: all that is on disk */
+		nfams = INBOX_FAM_COUNT;
+	}
+	hb_u64_be(xb, x);
+	hb_u64_be(cb, control);
+	cr_assert_eq(wbc_cluster_store(&ce_cl, h, svc, path, sizeof(path)), 0);
+	cr_assert_eq(
+	    hb_open(&t, path, fams, nfams, &o), WB_OK, "open %s: %s", path, hb_last_error());
+	for (size_t fam = 0; fam < nfams; fam++) {
+		hb_scan_opts so = { .all_versions = true };
+		hb_scan     *sc = NULL;
+		hb_cell      c;
+		int          rc;
+
+		if (strcmp(fams[fam].name, "log") == 0 || strcmp(fams[fam].name, "meta") == 0) {
+			continue;
+		}
+		cr_assert_eq(hb_scan_open(&sc, t, (int)fam, &so), WB_OK);
+		while ((rc = hb_scan_next(sc, &c)) == WB_OK) {
+			bool hit = false, ctl = false;
+			for (int k = 0; k < 3; k++) {
+				const void *p = k == 0 ? c.row : k == 1 ? c.qual : c.value;
+				size_t n = k == 0 ? c.row_len : k == 1 ? c.qual_len : c.value_len;
+				hit = hit || ce_has(p, n, xb, 8) ||
+				      ce_has(p, n, CE_NAME, strlen(CE_NAME));
+				ctl = ctl || ce_has(p, n, cb, 8);
+			}
+			if (hit && (*found)++ == 0) {
+				snprintf(first, first_len,
+				    "%s/%s: row of %zu bytes, qualifier %zu, version %llu, value "
+				    "%zu",
+				    path, fams[fam].name, c.row_len, c.qual_len,
+				    (unsigned long long)c.version, c.value_len);
+			}
+			*seen += ctl;
+		}
+		cr_assert_eq(rc, WB_EEND, "%s/%s: %s", path, fams[fam].name, wb_err_name(rc));
+		hb_scan_close(sc);
+	}
+	hb_close(t);
+}
+
 Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 {
 	static uint64_t fans[CE_FANS], part[CE_RELATION][CE_FANS];
@@ -271,8 +356,6 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	/* the account, its fans on every shard (each follow on the fan's relation shard), its
 	 * follows, and its posts in every fan's inbox */
 	cr_assert_eq(warble_open(&c, ce_cl.gateway_url[0], wbt_ms(15000)), WARBLE_OK);
-	cr_assert_eq(warble_register(c, "cerased", CE_PASSWORD, &x), WARBLE_OK);
-	cr_assert_eq(warble_login(c, "cerased", CE_PASSWORD, NULL), WARBLE_OK);
 	req = wb_request(WB_OP_USER_REGISTER_MANY);
 	wb_set_cstr(req, WB_F_NAME, "cefan");
 	wb_set_u64(req, WB_F_FROM, 0);
@@ -284,6 +367,9 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &nv) && nv == CE_FANS);
 	memcpy(fans, v, sizeof(fans));
 	wb_msg_free(rep);
+	/* registered after its fans: its uid is above every count and every seq but the logs' */
+	cr_assert_eq(warble_register(c, CE_NAME, CE_PASSWORD, &x), WARBLE_OK);
+	cr_assert_eq(warble_login(c, CE_NAME, CE_PASSWORD, NULL), WARBLE_OK);
 	for (size_t i = 0; i < CE_FANS; i++) {
 		unsigned j = wb_uid_shard(fans[i], CE_RELATION);
 		part[j][npart[j]++] = fans[i];
@@ -296,6 +382,13 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 		cr_assert_eq(ce_call(ce_rel[j], req, &rep), WB_OK);
 		wb_msg_free(rep);
 	}
+	/* a follow that stays: the erasure scan's control */
+	uint64_t control = fans[CE_FANS - 1];
+	req = wb_request(WB_OP_REL_FOLLOW_MANY);
+	wb_set_u64(req, WB_F_TARGET, fans[CE_FANS - 2]);
+	wb_set_u64s(req, WB_F_UIDS, &control, 1);
+	cr_assert_eq(ce_call(ce_rel[wb_uid_shard(control, CE_RELATION)], req, &rep), WB_OK);
+	wb_msg_free(rep);
 	for (int i = 0; i < CE_FOLLOWS; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "cefan%d", i);
@@ -332,8 +425,8 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	cr_assert_eq(warble_delete_account(c, CE_PASSWORD), WARBLE_OK, "%s", warble_errmsg(c));
 	cr_assert_eq(wbc_restart(ce_cl.relation[1], SIGKILL, wbt_ms(20000)), 0);
 	warble_user_t *u = NULL;
-	cr_assert_eq(warble_profile(c, "cerased", &u), WARBLE_ENOUSER);
-	cr_assert_eq(warble_login(c, "cerased", CE_PASSWORD, NULL), WARBLE_ELOGIN, "no login");
+	cr_assert_eq(warble_profile(c, CE_NAME, &u), WARBLE_ENOUSER);
+	cr_assert_eq(warble_login(c, CE_NAME, CE_PASSWORD, NULL), WARBLE_ELOGIN, "no login");
 	cr_assert_eq(warble_set_token(c, token), WARBLE_OK);
 	cr_assert_eq(warble_whoami(c, &u), WARBLE_EAUTH, "its session ended");
 	cr_assert_eq(warble_set_token(c, NULL), WARBLE_OK);
@@ -408,6 +501,25 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	    CE_FANS, per_inbox[0], per_inbox[1], per_inbox[2], applied_ms, purged_ms);
 	warble_close(c);
 	cr_assert_eq(wbc_cluster_stop(&ce_cl, wbt_ms(15000)), 0, "a daemon did not stop cleanly");
+
+	/* the erasure scan: nothing of it in any family of any shard's store */
+	static const char *const svcs[] = { "relation", "content", "inbox" };
+	uint64_t                 found = 0, seen = 0;
+	char                     first[700] = "";
+	for (int k = 0; k < 3; k++) {
+		unsigned   n = k == 0 ? CE_RELATION : k == 1 ? CE_CONTENT : CE_INBOX;
+		wbc_host **h = k == 0 ? ce_cl.relation : k == 1 ? ce_cl.content : ce_cl.inbox;
+		for (unsigned i = 0; i < n; i++) {
+			ce_scan(h[i], svcs[k], x, control, &found, &seen, first, sizeof(first));
+		}
+	}
+	cr_assert_gt(seen, 0, "the scan does not see the cells of an account still there");
+	cr_assert_eq(found, 0, "%llu cells hold its uid or name, first %s",
+	    (unsigned long long)found, first);
+	fprintf(stderr,
+	    "cluster_erase: every relation, content and inbox store read back: its uid and name in "
+	    "no cell but the logs' (%llu cells of the control)\n",
+	    (unsigned long long)seen);
 	char prefix[32], what[64];
 	wbc_prefix(prefix, sizeof(prefix), (int)getpid());
 	cr_assert_eq(wbc_close(ce_net), 0);
