@@ -191,6 +191,14 @@ $(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter servic
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rules,$(t))))
 $(call test_bins,$(filter services/content/%,$(TEST_SRCS))): EXT_LIBS += $(VIPS_LIBS)
+# tests/integration/erase_test.c reads every store of a stopped cluster
+# with each service's own families (PREFIX_schema.h): it links their
+# libraries, after its own objects.
+ERASE_SVCS = user relation content inbox
+$(BUILD)/obj/tests/integration/erase_test.o: ALL_CFLAGS += $(foreach s,$(ERASE_SVCS),-Iservices/$(s))
+$(BUILD)/test/erase_test: $(foreach s,$(ERASE_SVCS),$(call svc_lib,$(s)))
+$(BUILD)/test/erase_test: private EXT_LIBS += \
+	$(foreach s,$(ERASE_SVCS),$(call svc_lib,$(s))) $(LIBS) $(VIPS_LIBS)
 # The cluster suite reads the stores of stopped shards (tests/cluster/wbc_stores.c) with the
 # services' own schemas: those objects of their libraries (no image code is linked).
 CLUSTER_SVCS = relation content inbox
@@ -349,6 +357,9 @@ $(BUILD)/bin/warble-load: EXT_LIBS += $(LIBS) $(shell pkg-config --libs $(PKGS) 
 HARNESS_BENCHES = $(addprefix $(BUILD)/bench/,home_bench hybrid_bench login_bench pubsub_bench suggest_bench)
 $(HARNESS_BENCHES): $(LIB_TEST) | $(SVC_BINS)
 $(HARNESS_BENCHES): private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
+# erase_bench deletes an account with a million fans on a whole cluster.
+$(BUILD)/bench/erase_bench: $(LIB_TEST) | $(SVC_BINS)
+$(BUILD)/bench/erase_bench: private EXT_LIBS += $(LIBS) $(NNG_LIB) -lpthread
 $(BUILD)/bench/fanout_bench: | $(SVC_BINS)
 $(BUILD)/obj/tests/bench/fanout_bench.o: ALL_CFLAGS += -Iservices/inbox
 

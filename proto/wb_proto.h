@@ -258,7 +258,12 @@ wb_mask_first(wb_mask m)
 	X(BLOCK,          "block",            WB_M(TOKEN) | WB_M(NAME), 0)         \
 	X(UNBLOCK,        "unblock",          WB_M(TOKEN) | WB_M(NAME), 0)         \
 	X(BLOCKS_LIST,    "blocks",           WB_M(TOKEN), WB_M(AFTER) | WB_M(LIMIT)) \
-	X(SUGGESTIONS,    "suggestions",      WB_M(TOKEN), WB_M(LIMIT)) /* whom to follow */
+	X(SUGGESTIONS,    "suggestions",      WB_M(TOKEN), WB_M(LIMIT)) /* whom to follow */ \
+	/* deleting an account: the user service's, then the gateway's */       \
+	X(USER_DELETE,    "user.delete",      WB_M(TOKEN) | WB_M(PASSWORD), WB_M(ADDR)) \
+	X(USER_DELETE_NAME, "user.delete_name", WB_M(NAME), 0) /* admin: no password */ \
+	X(USER_LOG,       "user.log",         WB_M(FROM), WB_M(LIMIT)) /* the deletions */ \
+	X(DELETE_ACCOUNT, "delete_account",   WB_M(TOKEN) | WB_M(PASSWORD), 0)
 /* clang-format on */
 
 typedef enum wb_op {

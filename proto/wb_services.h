@@ -8,7 +8,11 @@
  * instead of repeating the ports.  The _URLS rows list a sharded
  * service's shards in shard order (shared/rt/rt_shards.h); empty, they
  * mean the one address of its _URL row.  The event types are the records
- * of the relation and content logs that the inbox applies.
+ * of the relation and content logs that the inbox applies, and of the
+ * user log that relation, content and the inbox apply: "erase" {uid}, a
+ * deleted account whose data each erases; "erased" {uid}, in a relation
+ * or content shard's log, says that shard holds none of it any more and
+ * logs nothing more of it (docs/architecture.md, "Deleting an account").
  */
 #ifndef WB_SERVICES_H
 #define WB_SERVICES_H
@@ -30,7 +34,8 @@
 	X(CONTENT_URLS,      "content-urls",      "WARBLE_CONTENT_URLS",      "")             \
 	X(INBOX_URLS,        "inbox-urls",        "WARBLE_INBOX_URLS",        "")             \
 	X(RELATION_PUB_URLS, "relation-pub-urls", "WARBLE_RELATION_PUB_URLS", "")             \
-	X(CONTENT_PUB_URLS,  "content-pub-urls",  "WARBLE_CONTENT_PUB_URLS",  "")
+	X(CONTENT_PUB_URLS,  "content-pub-urls",  "WARBLE_CONTENT_PUB_URLS",  "")             \
+	X(USER_PUB,          "user-pub-url",      "WARBLE_USER_PUB_URL",      "tcp://127.0.0.1:7111")
 
 /*   enum      name        its address    its shards' addresses (none: USER, one) */
 #define WB_SERVICES(X)                                  \
@@ -44,7 +49,9 @@
 	X(POST,     "post",     content)  \
 	X(DELETE,   "delete",   content)  \
 	X(FOLLOW,   "follow",   relation) \
-	X(UNFOLLOW, "unfollow", relation)
+	X(UNFOLLOW, "unfollow", relation) \
+	X(ERASE,    "erase",    user)     \
+	X(ERASED,   "erased",   relation | content)
 /* clang-format on */
 
 typedef enum wb_endpoint {

@@ -101,6 +101,7 @@ content_close(content *c)
 	pthread_mutex_destroy(&c->rc_mu);
 	pthread_cond_destroy(&c->rc_cv);
 	rt_rate_close(c->uploads);
+	rt_uidset_close(c->gone);
 	wb_idgen_free(c->ids);
 	free(c);
 }
@@ -131,6 +132,14 @@ content_gauge_busy(void *arg)
 {
 	content *c = arg;
 	return atomic_load(&c->decode_busy);
+}
+
+/* content_gauge_erased counts the posts erased with their authors. */
+static uint64_t
+content_gauge_erased(void *arg)
+{
+	content *c = arg;
+	return atomic_load(&c->erased_posts);
 }
 
 /* content_gauge_reencode is the re-encode pass's state: 0 idle, 1 running, 2 done, 3 failed. */
@@ -178,6 +187,7 @@ content_gauges(content *c, rt_server *s)
 		{ "media_decodes", content_gauge_decodes },
 		{ "media_decodes_busy", content_gauge_busy },
 		{ "media_reencode_state", content_gauge_reencode },
+		{ "erased_posts", content_gauge_erased },
 	};
 	int rc = WB_OK;
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "evlog.h"
+#include "evlog_sub.h"
 #include "hb.h"
 #include "rt_daemon.h"
 #include "rt_server.h"
@@ -77,6 +78,14 @@ int content_media_reencode(void *arg, const wb_obj *req, wb_obj *rep);
 /* content_media_reencode_status handles media.reencode_status -> {state, done, total, count,
  * errors, elapsed_ms, msg?}. */
 int content_media_reencode_status(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* content_erase_open readies the erasure of deleted authors on the shard that keeps shard's authors
+ * (content_erase.c). */
+int content_erase_open(content *c, wb_shard shard);
+
+/* content_erase_apply applies an event of the user service's log (an evlog_apply_fn; arg is the
+ * content): "erase" {uid} erases that author's posts and images (content_erase.c). */
+int content_erase_apply(void *arg, evlog_sub *s, const wb_obj *ev, hb_batch *b);
 
 /* content_log handles post.log {from, limit?} -> {events, last}. */
 int content_log(void *arg, const wb_obj *req, wb_obj *rep);

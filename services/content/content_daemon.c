@@ -1,7 +1,8 @@
 /*
  * content_daemon.c - warble-content's options and what it opens around
  * the service: the post event log and its publisher; the image limits and
- * decoders (content_decode.c states the memory they bound).
+ * decoders (content_decode.c states the memory they bound); the follower
+ * of the user service's deletions (content_erase.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,13 @@
 #include "wb_id.h"
 
 static const char *content_pub_url, *content_media_max, *content_media_pixels, *content_media_rate,
-    *content_media_decodes_opt;
+    *content_media_decodes_opt, *content_user_url, *content_user_pub_url;
 static uint64_t content_max_bytes, content_max_pixels, content_per_minute, content_decodes;
 
 static rt_opt content_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_CONTENT_PUB, "events PUB URL", &content_pub_url),
+	RT_OPT_URL(WB_EP_USER, "user service URL (its log of deletions)", &content_user_url),
+	RT_OPT_URL(WB_EP_USER_PUB, "user service's events (deletions)", &content_user_pub_url),
 	{ "media-max", "WARBLE_MEDIA_MAX", "1048576", "largest image upload, bytes (at most 3 MiB)",
 	    &content_media_max },
 	{ "media-pixels", "WARBLE_MEDIA_PIXELS", "25000000",
@@ -54,9 +57,11 @@ content_daemon_config(void)
 
 /* Everything warble-content opens, closed in reverse. */
 typedef struct content_daemon {
-	rt_pub  *pub;
-	evlog   *log;
-	content *svc;
+	rt_pub    *pub;
+	evlog     *log;
+	content   *svc;
+	rt_client *users;     /* user.log */
+	evlog_sub *deletions; /* the user service's log */
 } content_daemon;
 
 static void
@@ -67,6 +72,8 @@ content_daemon_close(void *arg)
 	if (d == NULL) {
 		return;
 	}
+	evlog_sub_close(d->deletions);
+	rt_client_close(d->users);
 	content_close(d->svc);
 	evlog_close(d->log);
 	rt_pub_close(d->pub);
@@ -90,7 +97,23 @@ content_daemon_open(const rt_env *env, void **out)
 	    (rc = content_media_limits(d->svc, content_max_bytes, content_max_pixels,
 	         (unsigned)content_per_minute)) != WB_OK ||
 	    (rc = content_media_decodes(d->svc, (unsigned)content_decodes)) != WB_OK ||
-	    (rc = content_gauges(d->svc, env->srv)) != WB_OK) {
+	    (rc = content_gauges(d->svc, env->srv)) != WB_OK ||
+	    (rc = content_erase_open(d->svc, env->shard)) != WB_OK ||
+	    (rc = rt_client_open(&d->users, content_user_url,
+	         &(rt_client_opts) { .timeout_ms = 5000, .tls = env->tls })) != WB_OK ||
+	    (rc = evlog_sub_open(&d->deletions, &(evlog_sub_opts) { .source = "user",
+	                                            .pub_url = content_user_pub_url,
+	                                            .tls = env->tls,
+	                                            .client = d->users,
+	                                            .log_op = WB_OP_USER_LOG,
+	                                            .t = env->store,
+	                                            .fam = CONTENT_FAM_META,
+	                                            .apply = content_erase_apply,
+	                                            .arg = d->svc })) != WB_OK ||
+	    (rc = rt_server_gauge(env->srv, "user_applied", evlog_sub_applied, d->deletions)) !=
+	        WB_OK ||
+	    (rc = rt_server_gauge(env->srv, "user_behind", evlog_sub_behind, d->deletions)) !=
+	        WB_OK) {
 		RT_ERRORF("cannot open (events on %s): %s", content_pub_url, wb_strerror(rc));
 		content_daemon_close(d);
 		return rc;
@@ -120,8 +143,9 @@ static int
 content_daemon_start(void *arg)
 {
 	content_daemon *d = arg;
+	int             rc = content_start(d->svc);
 
-	return content_start(d->svc);
+	return rc == WB_OK ? evlog_sub_start(d->deletions) : rc;
 }
 
 const rt_service content_service = {

@@ -11,19 +11,24 @@
 #include "content_image.h"
 #include "content_post.h"
 #include "rt_rate.h"
+#include "rt_uidset.h"
 #include "wb_id.h"
+#include "wb_slot.h"
 
 /* The states of the re-encode pass (content_reencode.c), as media.reencode_status names them. */
 enum { CONTENT_RC_IDLE, CONTENT_RC_RUNNING, CONTENT_RC_DONE, CONTENT_RC_FAILED };
 
 struct content {
-	hb_table       *t;
-	evlog          *log;
-	wb_idgen       *ids;
-	pthread_mutex_t write_mu;     /* publish, delete and upload: id order = seq order */
-	size_t          media_max;    /* bytes of one image */
-	uint64_t        media_pixels; /* pixels of one image (every frame) */
-	rt_rate        *uploads;      /* uploads per user per minute */
+	hb_table            *t;
+	evlog               *log;
+	wb_idgen            *ids;
+	pthread_mutex_t      write_mu;     /* publish, delete and upload: id order = seq order */
+	size_t               media_max;    /* bytes of one image */
+	uint64_t             media_pixels; /* pixels of one image (every frame) */
+	rt_rate             *uploads;      /* uploads per user per minute */
+	wb_shard             shard;        /* the authors it keeps (content_erase.c) */
+	rt_uidset           *gone; /* deleted authors: no publish or upload (content_erase.c) */
+	atomic_uint_fast64_t erased_posts; /* posts erased with their authors (stats gauge) */
 
 	/* the decodes in flight (content_decode.c): at most decodes_max */
 	pthread_mutex_t      decode_mu;
@@ -61,6 +66,9 @@ bool content_reencode_start(content *c);
 
 /* content_reencode_stop asks a running pass to stop and waits for its thread. */
 void content_reencode_stop(content *c);
+
+/* content_gone tells whether uid's account is being (or was just) erased: call under write_mu. */
+bool content_gone(content *c, uint64_t uid);
 
 /* content_author reads the author of post id (WB_ENOPOST if none). */
 int content_author(content *c, uint64_t id, uint64_t *author);

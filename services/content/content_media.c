@@ -132,7 +132,11 @@ content_media_store(content *c, uint64_t uid, const content_image_file *orig,
 	pthread_mutex_lock(&c->write_mu);
 	*id = wb_id_next(c->ids, wb_slot_group(wb_slot(uid)), wb_now_ms());
 	hb_u64_be(idv, *id);
-	rc = hb_batch_put(b, c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, *id, val, len);
+	/* a deleted account's upload would outlive its erasure (content_erase.c) */
+	rc = content_gone(c, uid) ? WB_ENOUSER : WB_OK;
+	if (rc == WB_OK) {
+		rc = hb_batch_put(b, c->t, CONTENT_FAM_UPLOAD, urow, 8, NULL, 0, *id, val, len);
+	}
 	if (rc == WB_OK) {
 		rc = hb_batch_put(
 		    b, c->t, CONTENT_FAM_UPLOAD_PREVIEW, urow, 8, NULL, 0, *id, pval, plen);
@@ -186,7 +190,9 @@ content_media_put(void *arg, const wb_obj *req, wb_obj *rep)
 		wb_reply_error(rep, rc, "%s", why);
 		return rc;
 	}
-	if ((rc = content_media_store(c, uid, &orig, &preview, &id)) != WB_OK) {
+	if ((rc = content_media_store(c, uid, &orig, &preview, &id)) == WB_ENOUSER) {
+		wb_reply_error(rep, rc, NULL);
+	} else if (rc != WB_OK) {
 		RT_ERRORF("media.put uid %llu: %s %s", (unsigned long long)uid, wb_strerror(rc),
 		    hb_last_error());
 	}

@@ -164,7 +164,7 @@ Test(text, blank)
 
 /* ---- the daemon ---- */
 
-static char        url[128], pub_url[128];
+static char        url[128], pub_url[128], user_url[128], user_pub[128];
 static wbt_daemon *daemon_;
 static rt_client  *cli;
 
@@ -174,9 +174,12 @@ start(void)
 	char data[256];
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "content"), 0);
 	cr_assert_eq(wbt_ipc_url(pub_url, sizeof(pub_url), "content-pub"), 0);
+	/* no user service: its log of deletions is not there to read */
+	cr_assert_eq(wbt_ipc_url(user_url, sizeof(user_url), "no-user"), 0);
+	cr_assert_eq(wbt_ipc_url(user_pub, sizeof(user_pub), "no-user-pub"), 0);
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
-	const char *args[] = { "--content-url", url, "--content-pub-url", pub_url, "--data", data,
-		NULL };
+	const char *args[] = { "--content-url", url, "--content-pub-url", pub_url, "--user-url",
+		user_url, "--user-pub-url", user_pub, "--data", data, NULL };
 	daemon_ = wbt_spawn("warble-content", args, NULL);
 	cr_assert(daemon_ != NULL);
 	cr_assert_eq(wbt_wait_ready(daemon_, url, 15000), 0);

@@ -107,7 +107,11 @@ content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 		return WB_ENOMEM;
 	}
 	pthread_mutex_lock(&c->write_mu);
-	if ((rc = content_media_attach(c, uid, &d, images, b, rep)) != WB_OK) {
+	if (content_gone(c, uid)) {
+		wb_reply_error(rep, WB_ENOUSER, NULL); /* deleted: content_erase.c */
+		rc = WB_ENOUSER;
+		refused = true;
+	} else if ((rc = content_media_attach(c, uid, &d, images, b, rep)) != WB_OK) {
 		refused = wb_has(rep, WB_F_ERR); /* the request's fault, answered */
 	}
 	if (rc == WB_OK) {

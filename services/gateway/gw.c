@@ -10,6 +10,15 @@
 #include "gw_int.h"
 #include "rt_log.h"
 
+/* gw_closed hears of a deleted account from the revocation feed: its name is forgotten. */
+static void
+gw_closed(void *arg, uint64_t uid)
+{
+	gw *g = arg;
+
+	gw_names_forget(g->names, uid);
+}
+
 int
 gw_open(gw **out, const gw_opts *opts)
 {
@@ -41,9 +50,9 @@ gw_open(gw **out, const gw_opts *opts)
 	}
 	int check = opts->session_check_ms;
 	if ((rc = gw_auth_proxies(g, opts->trusted_proxies)) != WB_OK ||
-	    (rc = gw_tokens_open(&g->tokens, gw_shard(g, WB_SVC_USER, 0),
-	         check > 0 ? (check + 3) / 4 : 0, check)) != WB_OK ||
 	    (rc = gw_names_open(&g->names, 0)) != WB_OK ||
+	    (rc = gw_tokens_open(&g->tokens, gw_shard(g, WB_SVC_USER, 0),
+	         check > 0 ? (check + 3) / 4 : 0, check, gw_closed, g)) != WB_OK ||
 	    (rc = gw_postcache_open(&g->posts, opts->post_cache, opts->post_cache_ms)) != WB_OK) {
 		gw_close(g);
 		return rc;

@@ -1,8 +1,9 @@
 /*
  * gw_account.c - accounts and sessions: register, login, logout, log out
- * everywhere, password change, whoami, update_profile.  Passwords and
- * tokens pass through to the user service and are never logged; so does
- * the client's address where the user service limits by it.
+ * everywhere, password change, whoami, update_profile, delete_account.
+ * Passwords and tokens pass through to the user service and are never
+ * logged; so does the client's address where the user service limits by
+ * it.
  */
 #include "gw_int.h"
 
@@ -110,9 +111,10 @@ gw_account_copy(wb_obj *q, const wb_obj *req, wb_field f)
 
 /*
  * gw_account_end forwards req's token as user operation op (a password
- * change also its passwords and addr), then pulls the revocation feed so
- * the session ends at this gateway before the reply; *out gets the user
- * service's reply.
+ * change also its passwords and addr, a deletion its password and addr),
+ * then pulls the revocation feed so the session ends at this gateway
+ * before the reply (a deleted account's name is forgotten too); *out gets
+ * the user service's reply.
  */
 static int
 gw_account_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const char *addr, wb_obj **out)
@@ -130,10 +132,11 @@ gw_account_end(gw *g, wb_op op, const wb_obj *req, wb_obj *rep, const char *addr
 	q = wb_request(op);
 	if (q != NULL &&
 	    (wb_set_str(q, WB_F_TOKEN, tok, len) != WB_OK ||
-	        (op == WB_OP_USER_PASSWORD &&
+	        ((op == WB_OP_USER_PASSWORD || op == WB_OP_USER_DELETE) &&
 	            (gw_account_copy(q, req, WB_F_PASSWORD) != WB_OK ||
-	                gw_account_copy(q, req, WB_F_NEW_PASSWORD) != WB_OK ||
-	                (addr[0] != '\0' && wb_set_cstr(q, WB_F_ADDR, addr) != WB_OK))))) {
+	                (addr[0] != '\0' && wb_set_cstr(q, WB_F_ADDR, addr) != WB_OK))) ||
+	        (op == WB_OP_USER_PASSWORD &&
+	            gw_account_copy(q, req, WB_F_NEW_PASSWORD) != WB_OK))) {
 		wb_msg_free(q);
 		q = NULL;
 	}
@@ -238,4 +241,28 @@ gw_op_update_profile(gw *g, const wb_obj *req, wb_obj *rep)
 	}
 	wb_msg_free(r);
 	return gw_profile_fill(g, uid, 0, rep);
+}
+
+/*
+ * gw_op_delete_account: delete_account {token, password} -> {}.  The
+ * user service checks the password (limited as a login is), closes the
+ * account and logs its deletion; here the feed is pulled before the
+ * reply, so the account's sessions and name are gone from this gateway
+ * at once (from the others within WARBLE_SESSION_CHECK_MS).
+ */
+int
+gw_op_delete_account(gw *g, const wb_obj *req, wb_obj *rep, const char *addr)
+{
+	wb_obj *r;
+	int     rc;
+
+	if (!wb_has(req, WB_F_PASSWORD)) {
+		wb_reply_error(rep, WB_EINVAL, "the password is required");
+		return WB_EINVAL;
+	}
+	if ((rc = gw_account_end(g, WB_OP_USER_DELETE, req, rep, addr, &r)) != WB_OK) {
+		return rc;
+	}
+	wb_msg_free(r);
+	return wb_reply_ok(rep);
 }

@@ -50,6 +50,7 @@ static const struct {
 	{ WB_OP_UNBLOCK, gw_op_unblock },
 	{ WB_OP_BLOCKS_LIST, gw_op_blocks },
 	{ WB_OP_SUGGESTIONS, gw_op_suggestions },
+	{ WB_OP_DELETE_ACCOUNT, .afn = gw_op_delete_account, .slow = true },
 };
 
 #define GW_NROUTES (sizeof(gw_routes) / sizeof(gw_routes[0]))

@@ -6,7 +6,10 @@
  *   uids     --user.get--> {uid, name, display, bio, created}
  *
  * Results keep the order of the ids asked for.  A post or user reported
- * missing (deleted since the id was stored) is skipped, not an error.
+ * missing (deleted since the id was stored) is skipped, not an error; so
+ * is a post whose author is missing: a deleted account's posts are not
+ * served from the moment it closes, while its erasure takes them out of
+ * the inboxes and the content store.
  */
 #include <stdio.h>
 #include <string.h>
@@ -403,6 +406,14 @@ gw_hydrate_posts(
 	if (na > 0 && (rc = gw_hydrate_names(g, authors, na, names, rep)) != WB_OK) {
 		goto out;
 	}
+	size_t named = 0;
+	for (size_t i = 0; i < kept; i++) {
+		if (names[who[i]][0] != '\0') { /* no name: the author's account is deleted */
+			who[named] = who[i];
+			found[named++] = found[i];
+		}
+	}
+	kept = named;
 	wb_reset(rep);
 	if ((rc = wb_reply_ok(rep)) == WB_OK &&
 	    (out = wb_add_objs(rep, WB_F_POSTS, kept)) == NULL && kept > 0) {

@@ -144,5 +144,6 @@ int gw_op_block(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_unblock(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_blocks(gw *g, const wb_obj *req, wb_obj *rep);
 int gw_op_suggestions(gw *g, const wb_obj *req, wb_obj *rep);
+int gw_op_delete_account(gw *g, const wb_obj *req, wb_obj *rep, const char *addr);
 
 #endif

@@ -10,15 +10,23 @@
  * with another and pushed each other out: a user.get in one home read in
  * six.)  A set is read and written under one of GW_NAMES_LOCKS mutexes
  * (set index modulo the count).
+ *
+ * Forgetting a deleted uid looks up its name by_uid and drops both
+ * entries, then walks the whole of by_name for any other entry of the
+ * uid (its by_uid entry may have been pushed out first): a deletion is
+ * rare, the walk a few milliseconds.  The uid then stays in `gone` for
+ * GW_NAMES_GONE_MS, and puts of it are ignored.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "wb_hash.h"
 #include "gw_names.h"
+#include "rt_uidset.h"
+#include "wb_clock.h"
 #include "wb_errors.h"
+#include "wb_hash.h"
 
 #define GW_NAMES_LOCKS 64
 #define GW_NAMES_WAYS  4 /* slots an entry may take */
@@ -39,6 +47,7 @@ typedef struct gw_names_table {
 struct gw_names {
 	size_t         mask; /* of the set index */
 	gw_names_table by_uid, by_name;
+	rt_uidset     *gone; /* uids forgotten lately: not put back */
 };
 
 /* gw_names_lower copies name lowercased into out; false if it cannot be a username. */
@@ -110,7 +119,8 @@ gw_names_open(gw_names **out, size_t slots)
 	}
 	n->mask = size / GW_NAMES_WAYS - 1;
 	if (gw_names_table_init(&n->by_uid, size) != WB_OK ||
-	    gw_names_table_init(&n->by_name, size) != WB_OK) {
+	    gw_names_table_init(&n->by_name, size) != WB_OK ||
+	    rt_uidset_open(&n->gone, GW_NAMES_GONE_MS) != WB_OK) {
 		gw_names_close(n);
 		return WB_ENOMEM;
 	}
@@ -126,6 +136,7 @@ gw_names_close(gw_names *n)
 	}
 	gw_names_table_fini(&n->by_uid);
 	gw_names_table_fini(&n->by_name);
+	rt_uidset_close(n->gone);
 	free(n);
 }
 
@@ -193,13 +204,18 @@ gw_names_uid(gw_names *n, const char *name, size_t len, uint64_t *uid)
 	return hit;
 }
 
-/* gw_names_table_put keeps uid and name in set i of t, in the slot that has the same key (uid, or name if by_name), else an empty one, else the one put longest ago. */
+/* gw_names_table_put keeps uid and name in set i of t, in the slot that has the same key (uid, or name if by_name), else an empty one, else the one put longest ago; not a uid forgotten lately (checked under the set's lock, which gw_names_forget's walk takes after marking it). */
 static void
-gw_names_table_put(
-    gw_names_table *t, size_t i, bool by_name, uint64_t uid, const char *name, size_t len)
+gw_names_table_put(gw_names *n, gw_names_table *t, size_t i, bool by_name, uint64_t uid,
+    const char *name, size_t len)
 {
 	uint32_t       tick = atomic_fetch_add_explicit(&t->ticks, 1, memory_order_relaxed);
 	gw_names_slot *s = gw_names_set(t, i), *v = NULL;
+
+	if (rt_uidset_has(n->gone, uid, wb_now_ms())) {
+		gw_names_unset(t, i);
+		return;
+	}
 
 	for (int w = 0; w < GW_NAMES_WAYS && v == NULL; w++) {
 		if (gw_names_same(&s[w], by_name, uid, name, len)) {
@@ -231,7 +247,35 @@ gw_names_put(gw_names *n, uint64_t uid, const char *name, size_t len)
 	    memchr(name, '\0', len) != NULL) {
 		return;
 	}
-	gw_names_table_put(&n->by_uid, wb_mix64(uid) & n->mask, false, uid, name, len);
+	gw_names_table_put(n, &n->by_uid, wb_mix64(uid) & n->mask, false, uid, name, len);
 	gw_names_table_put(
-	    &n->by_name, gw_names_hash_name(key, len) & n->mask, true, uid, key, len);
+	    n, &n->by_name, gw_names_hash_name(key, len) & n->mask, true, uid, key, len);
+}
+
+/* gw_names_drop empties the slots of set i of t that hold uid. */
+static void
+gw_names_drop(gw_names_table *t, size_t i, uint64_t uid)
+{
+	gw_names_slot *s = gw_names_set(t, i);
+
+	for (int w = 0; w < GW_NAMES_WAYS; w++) {
+		if (s[w].uid == uid) {
+			memset(&s[w], 0, sizeof(s[w]));
+		}
+	}
+	gw_names_unset(t, i);
+}
+
+void
+gw_names_forget(gw_names *n, uint64_t uid)
+{
+	if (uid == 0) {
+		return;
+	}
+	/* first, so that a put racing this walk is refused from here on */
+	(void)rt_uidset_add(n->gone, uid, wb_now_ms());
+	gw_names_drop(&n->by_uid, wb_mix64(uid) & n->mask, uid);
+	for (size_t i = 0; i <= n->mask; i++) {
+		gw_names_drop(&n->by_name, i, uid);
+	}
 }

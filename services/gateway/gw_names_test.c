@@ -1,6 +1,7 @@
 /*
  * gw_names_test.c - the gateway's username cache: lookups both ways,
- * letter case, bounds, sets of four, eviction and concurrent use.
+ * letter case, bounds, sets of four, eviction, concurrent use, and a
+ * deleted account forgotten for good.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -163,4 +164,41 @@ Test(gw_names, concurrent, .timeout = 60)
 		cr_assert_null(bad, "a lookup gave another user's entry");
 	}
 	gw_names_close(shared);
+}
+
+Test(gw_names, forgets_a_deleted_account)
+{
+	gw_names *n;
+	char      name[GW_NAME_MAX + 1];
+	uint64_t  uid = 0;
+
+	cr_assert_eq(gw_names_open(&n, 64), 0); /* small: sets shared with other names */
+	gw_names_put(n, 42, "alice", 5);
+	for (uint64_t u = 100; u < 140; u++) {
+		char other[16];
+		snprintf(other, sizeof(other), "user%llu", (unsigned long long)u);
+		gw_names_put(n, u, other, strlen(other));
+	}
+	gw_names_put(n, 42, "alice", 5); /* the newest of its sets again */
+	cr_assert(gw_names_uid(n, "alice", 5, &uid) && uid == 42);
+	gw_names_forget(n, 42);
+	cr_assert(!gw_names_name(n, 42, name), "the uid still has its name");
+	cr_assert(!gw_names_uid(n, "alice", 5, &uid), "the name still resolves to the dead uid");
+	/* an answer fetched before the deletion and put after it stays out */
+	gw_names_put(n, 42, "alice", 5);
+	cr_assert(!gw_names_uid(n, "alice", 5, &uid), "put back after it was forgotten");
+	/* the name held by a new account later resolves to that one */
+	gw_names_put(n, 43, "alice", 5);
+	cr_assert(gw_names_uid(n, "alice", 5, &uid));
+	cr_assert_eq(uid, 43);
+	/* and the others are untouched, where they still are */
+	size_t kept = 0;
+	for (uint64_t u = 100; u < 140; u++) {
+		kept += gw_names_name(n, u, name);
+	}
+	cr_assert_gt(kept, 0);
+	gw_names_forget(n, 0);   /* no such uid: nothing happens */
+	gw_names_forget(n, 999); /* not known: nothing happens */
+	cr_assert(gw_names_uid(n, "alice", 5, &uid) && uid == 43);
+	gw_names_close(n);
 }

@@ -323,9 +323,9 @@ gw_suggest_popular(gw_suggest *s, wb_obj *rep)
 
 /*
  * gw_suggest_shown tells whether an account (its user record) may be
- * suggested at all.  The hook of account closure: a closed account is
- * never suggested.  Today every account the user service knows may be
- * (an unknown uid has no record, and is skipped before this).
+ * suggested at all: any record user.get gives.  A closed account has none
+ * from the moment it is closed (user_account.c), so it is skipped before
+ * this, as an unknown uid is (erase_test checks it).
  */
 static bool
 gw_suggest_shown(const wb_obj *user)

@@ -22,6 +22,8 @@
 #define GW_TOKENS_KEYS  16   /* public keys held: the user service keeps at most as many */
 #define GW_TOKENS_WAYS  4    /* verified tokens per set */
 #define GW_TOKENS_LOCKS 256  /* lock stripes over the sets */
+#define GW_TOKENS_CLOSED_POLL_MS \
+	250 /* with no checks here, the feed is still pulled this often for closures */
 
 /* An open-addressing table of u64 key -> (value, until); key 0 is empty. */
 typedef struct gw_tokens_entry {
@@ -49,6 +51,9 @@ typedef struct gw_tokens_seen {
 struct gw_tokens {
 	rt_client           *user;
 	int                  poll_ms, trust_ms;
+	int                  pull_ms; /* the feed thread's period (poll_ms, or closures' alone) */
+	gw_tokens_closed_fn  closed;  /* hears of deleted accounts */
+	void                *closed_arg;
 	pthread_rwlock_t     lock; /* the tables, the keys, last, trusted_until, full */
 	gw_tokens_key        keys[GW_TOKENS_KEYS];
 	size_t               nkeys;
@@ -368,6 +373,14 @@ gw_tokens_sync(gw_tokens *t)
 				}
 			}
 			pthread_rwlock_unlock(&t->lock);
+			/* deleted accounts, told once their sessions have ended here */
+			for (size_t i = 0; rc == WB_OK && t->closed != NULL && i < n; i++) {
+				uint64_t uid = wb_u64(&ev[i], WB_F_UID, 0);
+				if (strcmp(wb_str(&ev[i], WB_F_TYPE, ""), "closed") == 0 &&
+				    uid != 0) {
+					t->closed(t->closed_arg, uid);
+				}
+			}
 		}
 		wb_msg_free(r);
 	}
@@ -406,8 +419,8 @@ gw_tokens_main(void *arg)
 		if (!t->closing) {
 			struct timespec ts;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += (long)(t->poll_ms % 1000) * 1000000L;
-			ts.tv_sec += t->poll_ms / 1000 + ts.tv_nsec / 1000000000L;
+			ts.tv_nsec += (long)(t->pull_ms % 1000) * 1000000L;
+			ts.tv_sec += t->pull_ms / 1000 + ts.tv_nsec / 1000000000L;
 			ts.tv_nsec %= 1000000000L;
 			while (!t->closing &&
 			       pthread_cond_timedwait(&t->cv, &t->mu, &ts) != ETIMEDOUT) {
@@ -419,7 +432,8 @@ gw_tokens_main(void *arg)
 }
 
 int
-gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms)
+gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms,
+    gw_tokens_closed_fn closed, void *closed_arg)
 {
 	gw_tokens         *t;
 	pthread_condattr_t ca;
@@ -440,7 +454,11 @@ gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms)
 	}
 	t->user = user;
 	t->poll_ms = poll_ms;
+	/* no checks here (poll_ms 0): the feed is still followed for deleted accounts */
+	t->pull_ms = poll_ms > 0 ? poll_ms : GW_TOKENS_CLOSED_POLL_MS;
 	t->trust_ms = trust_ms;
+	t->closed = closed;
+	t->closed_arg = closed_arg;
 	randombytes_buf(t->hkey, sizeof(t->hkey));
 	atomic_init(&t->stamp, 0);
 	for (size_t i = 0; i < GW_TOKENS_LOCKS; i++) {
@@ -453,7 +471,7 @@ gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&t->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if (poll_ms > 0) {
+	if (poll_ms > 0 || closed != NULL) {
 		if (pthread_create(&t->thread, NULL, gw_tokens_main, t) != 0) {
 			gw_tokens_close(t);
 			return WB_ENOMEM;

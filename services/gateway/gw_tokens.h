@@ -15,6 +15,10 @@
  * rotation is learned with the next pull.  Revocations are checked on
  * every request, cached token or not.
  *
+ * A "closed" record (an account deleted, user_delete.c) comes after the
+ * "all" record that ends its sessions; it is handed to the closed
+ * callback, with which the gateway forgets the account's name.
+ *
  * A token is accepted here only while the last complete pull began less
  * than trust_ms ago; otherwise, and for tokens this cannot judge (a key
  * it has not fetched yet, tables full), the caller asks the user service.
@@ -46,8 +50,14 @@ typedef enum gw_token_verdict {
 	GW_TOKEN_ASK, /* cannot judge here: ask the user service */
 } gw_token_verdict;
 
-/* gw_tokens_open starts the feed over user (which must outlive it); poll_ms 0 disables checking here (always ASK). */
-int gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms);
+/* A gw_tokens_closed_fn hears of a deleted account, on the thread that pulled the feed. */
+typedef void (*gw_tokens_closed_fn)(void *arg, uint64_t uid);
+
+/* gw_tokens_open starts the feed over user (which must outlive it); poll_ms 0 disables checking
+ * here (always ASK); closed (may be NULL) hears of every deleted account the feed names (with
+ * poll_ms 0 too: the feed is then pulled for that alone, every 250 ms). */
+int gw_tokens_open(gw_tokens **out, rt_client *user, int poll_ms, int trust_ms,
+    gw_tokens_closed_fn closed, void *closed_arg);
 
 /* gw_tokens_close stops the feed thread and frees the tables; NULL is ignored. */
 void gw_tokens_close(gw_tokens *t);

@@ -131,6 +131,20 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 	    (rc = hb_batch_new(&in->batch2)) == WB_OK) {
 		rc = inbox_cache_open(&in->cache, opts->cache_readers, in->opts.max_versions);
 	}
+	if (rc == WB_OK && opts->user_url != NULL && opts->user_url[0] != '\0' &&
+	    (rc = rt_client_open(&in->users, opts->user_url,
+	         &(rt_client_opts) { .timeout_ms = 5000, .tls = opts->tls })) == WB_OK) {
+		rc = evlog_sub_open(&in->deletions, &(evlog_sub_opts) { .source = "user",
+		                                        .pub_url = opts->user_pub_url,
+		                                        .tls = opts->tls,
+		                                        .client = in->users,
+		                                        .log_op = WB_OP_USER_LOG,
+		                                        .t = t,
+		                                        .fam = INBOX_FAM_META,
+		                                        .apply = inbox_erase_apply,
+		                                        .arg = in,
+		                                        .poll_ms = opts->poll_ms });
+	}
 	for (int i = 0; rc == WB_OK && i < in->nsrc; i++) {
 		rc = inbox_meta_load(&in->src[i]);
 	}
@@ -168,6 +182,9 @@ inbox_start(inbox *in)
 	if (rc == WB_OK && pthread_create(&in->applier, NULL, inbox_applier_main, in) != 0) {
 		rc = WB_ENOMEM;
 	}
+	if (rc == WB_OK && in->deletions != NULL) {
+		rc = evlog_sub_start(in->deletions);
+	}
 	if (rc != WB_OK) {
 		inbox_stop(in);
 		return rc;
@@ -183,6 +200,9 @@ inbox_start(inbox *in)
 void
 inbox_stop(inbox *in)
 {
+	if (in->deletions != NULL) {
+		evlog_sub_stop(in->deletions);
+	}
 	for (int i = 0; i < in->nsrc; i++) {
 		rt_sub_close(in->src[i].sub);
 		in->src[i].sub = NULL;
@@ -223,6 +243,8 @@ inbox_close(inbox *in)
 	hb_batch_free(in->batch2);
 	inbox_cache_close(in->cache);
 	inbox_hybrid_close(in);
+	evlog_sub_close(in->deletions);
+	rt_client_close(in->users);
 	pthread_mutex_destroy(&in->mu);
 	pthread_cond_destroy(&in->cv);
 	free(in);
@@ -268,6 +290,28 @@ INBOX_SUM_GAUGE(content_behind, false, true)
 INBOX_SUM_GAUGE(relation_behind, true, true)
 INBOX_SUM_GAUGE(content_applied, false, false)
 INBOX_SUM_GAUGE(relation_applied, true, false)
+
+/* inbox_g_user reads the user log's applied seq (applied) or the events behind it. */
+static uint64_t
+inbox_g_user(inbox *in, bool applied)
+{
+	if (in->deletions == NULL) {
+		return 0;
+	}
+	return applied ? evlog_sub_applied(in->deletions) : evlog_sub_behind(in->deletions);
+}
+
+static uint64_t
+inbox_g_user_applied(void *arg)
+{
+	return inbox_g_user(arg, true);
+}
+
+static uint64_t
+inbox_g_user_behind(void *arg)
+{
+	return inbox_g_user(arg, false);
+}
 
 static uint64_t
 inbox_g_queued(void *arg)
@@ -342,6 +386,8 @@ inbox_gauges(inbox *in, rt_server *s)
 		{ "outbox_posts", inbox_g_outbox_posts },
 		{ "fanout_crossed_up", inbox_g_crossed_up },
 		{ "fanout_crossed_down", inbox_g_crossed_down },
+		{ "user_applied", inbox_g_user_applied },
+		{ "user_behind", inbox_g_user_behind },
 	};
 	int rc = WB_OK;
 

@@ -1,6 +1,7 @@
 /*
  * inbox.h - the inbox service: every reader's home timeline as post ids,
- * filled by fan-out on write from the content and relation event logs.
+ * filled by fan-out on write from the content and relation event logs;
+ * a deleted account's inbox goes with the user service's log (inbox_erase.c).
  */
 #ifndef INBOX_H
 #define INBOX_H
@@ -8,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "evlog_sub.h"
 #include "hb.h"
 #include "rt_daemon.h"
 #include "rt_server.h"
@@ -30,7 +32,8 @@ typedef struct inbox_opts {
 	const char *relation_urls, *relation_url;       /* relation REP (rel.fans, rel.log) */
 	const char *content_pub_urls, *content_pub_url; /* content events */
 	const char *relation_pub_urls, *relation_pub_url; /* relation events */
-	wb_shard    shard;                                /* the readers it keeps (0 of 1: all) */
+	const char *user_url, *user_pub_url; /* the user service (user.log) and its deletions */
+	wb_shard    shard;                   /* the readers it keeps (0 of 1: all) */
 	rt_tls     *tls;       /* its TLS identity for the calls and event links (NULL: plain) */
 	uint32_t    backfill;  /* posts copied into an inbox on follow */
 	uint32_t    poll_ms;   /* pull a quiet source's log this often */
@@ -76,6 +79,10 @@ int inbox_rebuild(void *arg, const wb_obj *req, wb_obj *rep);
 
 /* inbox_rebuild_status handles inbox.rebuild_status {} -> {state, done, total, count, limit, elapsed_ms, msg?}. */
 int inbox_rebuild_status(void *arg, const wb_obj *req, wb_obj *rep);
+
+/* inbox_erase_apply applies an event of the user service's log (an evlog_apply_fn; arg is the
+ * inbox): "erase" {uid} drops that reader's inbox row (inbox_erase.c). */
+int inbox_erase_apply(void *arg, evlog_sub *s, const wb_obj *ev, hb_batch *b);
 
 /* inbox_backup_logs adds the applied seqs to a backup's reply as LOGS [{source, seq}], read from the store after the checkpoint. */
 int inbox_backup_logs(void *arg, wb_obj *rep);

@@ -25,6 +25,8 @@ static rt_opt inbox_daemon_opts[] = {
 	    WB_EP_CONTENT_PUB_URLS, "content shards' events, in order", &inbox_o.content_pub_urls),
 	RT_OPT_URL(WB_EP_RELATION_PUB_URLS, "relation shards' events, in order",
 	    &inbox_o.relation_pub_urls),
+	RT_OPT_URL(WB_EP_USER, "user service (its log of deletions)", &inbox_o.user_url),
+	RT_OPT_URL(WB_EP_USER_PUB, "user service's events (deletions)", &inbox_o.user_pub_url),
 	{ "inbox-max", "WARBLE_INBOX_MAX", "800", "posts kept per inbox", &inbox_max },
 	{ "inbox-ttl", "WARBLE_INBOX_TTL", "2592000", "seconds a post stays in inboxes",
 	    &inbox_ttl },

@@ -5,6 +5,7 @@
  *   delete {uid, id}       every current fan of uid, and uid itself, loses version id
  *   follow {uid, target}   uid's inbox gets target's newest posts (backfill)
  *   unfollow {uid, target} uid's inbox loses every post by target (never uid's own)
+ *   erased {uid}           uid's account is gone: its row goes whole (relation and content)
  *
  * An author reads their own posts in their home, as on Twitter, Mastodon
  * and Weibo: the inbox shard that keeps the author's slot writes the
@@ -173,6 +174,7 @@ inbox_cache_page(
 }
 
 #define INBOX_MERGE_CHUNK 256  /* cells of a merged write per RocksDB write */
+#define INBOX_PURGE_MAX   1000 /* unfollows of a run applied as one write, at most */
 #define INBOX_MERGE_FANS  1024 /* authors with more fans are fanned out alone */
 #define INBOX_SPLIT_MIN   4096 /* pages this big (or full small pages) are written by two threads */
 
@@ -524,9 +526,13 @@ inbox_apply_posts(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 static bool
 inbox_elsewhere(const inbox *in, const inbox_source *s, const inbox_event *ev)
 {
-	return s->relation && (ev->type == WB_EV_FOLLOW || ev->type == WB_EV_UNFOLLOW) &&
+	return s->relation &&
+	       (ev->type == WB_EV_FOLLOW || ev->type == WB_EV_UNFOLLOW ||
+	           ev->type == WB_EV_ERASED) &&
 	       !inbox_mine(in, ev->uid);
 }
+
+static int inbox_apply_purges(inbox *in, inbox_source *s, const inbox_event *evs, size_t n);
 
 int
 inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
@@ -556,6 +562,16 @@ inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		}
 		if (run > 1) {
 			rc = inbox_apply_posts(in, s, evs + i, run);
+			i += rc == WB_OK ? run : 0;
+			continue;
+		}
+		while (i + run < n && run < INBOX_PURGE_MAX &&
+		       evs[i + run].type == WB_EV_UNFOLLOW &&
+		       !inbox_elsewhere(in, s, &evs[i + run])) {
+			run++;
+		}
+		if (run > 1) {
+			rc = inbox_apply_purges(in, s, evs + i, run);
 		} else {
 			rc = inbox_apply(in, s, &evs[i]);
 			run = 1;
@@ -619,8 +635,9 @@ inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
 }
 
 /*
- * inbox_purge deletes every post by target from follower's inbox: also
- * the cells beyond the inbox cap.  A row holds more than the cap for a
+ * inbox_purge_row adds to in->batch the delete of every post by target in
+ * follower's inbox (*n counts them): also the cells beyond the inbox
+ * cap.  A row holds more than the cap for a
  * while when the inbox lags (content events replay old posts while follows
  * backfill current ones); reads show the newest inbox-max, and a purge
  * that left the older ones would see them back in the home once newer
@@ -629,36 +646,133 @@ inbox_backfill(inbox *in, inbox_source *s, const inbox_event *ev)
  * (uid = target) only moves the applied seq.
  */
 static int
-inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
+inbox_purge_row(inbox *in, const inbox_event *ev, size_t *n)
 {
 	uint8_t      row[8];
 	hb_scan     *sc = NULL;
 	hb_cell      c;
 	hb_scan_opts o;
+
 	if (ev->uid == ev->target) {
-		return inbox_commit(in, s, ev->seq, true);
+		return WB_OK; /* never one's own posts: the event only moves the applied seq */
 	}
 	hb_scan_opts_id_row(&o, row, ev->uid);
 	o.all_versions = true;
-	int    rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);
-	size_t n = 0;
+	int rc = hb_scan_open(&sc, in->t, INBOX_FAM_TL, &o);
 	while (rc == WB_OK && (rc = hb_scan_next(sc, &c)) == WB_OK) {
 		if (c.value_len == 8 && hb_be_u64(c.value) == ev->target) {
 			rc = hb_batch_delete_version(
 			    in->batch, in->t, INBOX_FAM_TL, row, 8, NULL, 0, c.version);
-			n++;
+			(*n)++;
 		}
 	}
 	hb_scan_close(sc);
 	if (rc == WB_EEND) {
 		rc = inbox_big_follow(in, in->batch, ev, false); /* hidden at once if big */
 	}
+	return rc;
+}
+
+/* inbox_purge applies one unfollow: its row's cells by the target, with the applied seq. */
+static int
+inbox_purge(inbox *in, inbox_source *s, const inbox_event *ev)
+{
+	size_t n = 0;
+	int    rc = inbox_purge_row(in, ev, &n);
+
 	if (rc != WB_OK) {
 		hb_batch_clear(in->batch);
 		return rc;
 	}
 	INBOX_ADD(&in->cells_deleted, n);
 	rc = inbox_commit(in, s, ev->seq, true);
+	inbox_cache_drop(in->cache, ev->uid);
+	return rc;
+}
+
+/* inbox_event_row_cmp orders events (by pointer) by their reader, as the rows' keys sort. */
+static int
+inbox_event_row_cmp(const void *a, const void *b)
+{
+	uint64_t x = (*(const inbox_event *const *)a)->uid,
+	         y = (*(const inbox_event *const *)b)->uid;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * inbox_apply_purges applies a run of unfollows of this shard's readers
+ * (consecutive seqs) as one write: each reader's row scanned as
+ * inbox_purge scans it, every delete in one batch with the run's last
+ * seq.  A deleted account's fans come as such a run, a thousand per
+ * relation batch (rel_erase.c): one write per run, not per fan.  A crash
+ * replays the run; deleting a cell twice is harmless.
+ */
+static int
+inbox_apply_purges(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
+{
+	const inbox_event **by_row = malloc(n * sizeof(*by_row));
+	size_t              cells = 0;
+	int                 rc = by_row == NULL ? WB_ENOMEM : WB_OK;
+
+	/* rows in key order: each delete's memtable insert starts where the last one ended */
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		by_row[i] = &evs[i];
+	}
+	if (rc == WB_OK) {
+		qsort(by_row, n, sizeof(*by_row), inbox_event_row_cmp);
+	}
+	hb_batch_clear(in->batch);
+	for (size_t i = 0; rc == WB_OK && i < n; i++) {
+		rc = inbox_purge_row(in, by_row[i], &cells);
+	}
+	free(by_row);
+	if (rc != WB_OK) {
+		hb_batch_clear(in->batch);
+		return rc;
+	}
+	in->mark = inbox_event_mark(&evs[n - 1]);
+	if ((rc = inbox_commit(in, s, evs[n - 1].seq, true)) != WB_OK) {
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		inbox_cache_drop(in->cache, evs[i].uid);
+	}
+	INBOX_ADD(&in->cells_deleted, cells);
+	INBOX_ADD(&in->events_applied, n);
+	return WB_OK;
+}
+
+/*
+ * inbox_erase_row drops a deleted account's row whole, with the source's
+ * applied seq.  Relation's "erased" {uid} comes after every follow of uid
+ * and every fan cell of uid is gone from that shard, so no later event
+ * of others writes into the row again (rel_erase.c); content's comes
+ * after every post of uid, so none of its own cells comes back
+ * (content_erase.c).  Either may come first: the row is dropped on each,
+ * with the reader's list of big accounts followed and, on every shard,
+ * the account's outbox if it was big.
+ */
+int
+inbox_erase_row(inbox *in, inbox_source *s, const inbox_event *ev)
+{
+	uint8_t row[8];
+	int     rc = WB_OK;
+
+	hb_u64_be(row, ev->uid);
+	if (inbox_mine(in, ev->uid)) {
+		rc = hb_batch_delete_row(in->batch, in->t, INBOX_FAM_TL, row, 8);
+	}
+	if (rc == WB_OK) {
+		rc = inbox_big_erase(in, in->batch, ev->uid);
+	}
+	if (rc != WB_OK) {
+		hb_batch_clear(in->batch);
+		return rc;
+	}
+	if ((rc = inbox_commit(in, s, ev->seq, true)) == WB_OK) {
+		inbox_big_forget(in, ev->uid);
+	}
 	inbox_cache_drop(in->cache, ev->uid);
 	return rc;
 }
@@ -695,6 +809,9 @@ inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev)
 		break;
 	case WB_EV_UNFOLLOW:
 		rc = inbox_purge(in, s, ev);
+		break;
+	case WB_EV_ERASED:
+		rc = inbox_erase_row(in, s, ev);
 		break;
 	default:
 		rc = inbox_commit(in, s, ev->seq, true);

@@ -659,6 +659,29 @@ inbox_big_delete(inbox *in, const inbox_event *ev)
 }
 
 int
+inbox_big_erase(inbox *in, hb_batch *b, uint64_t uid)
+{
+	uint8_t row[8];
+	int     rc;
+
+	hb_u64_be(row, uid);
+	if (inbox_mine(in, uid) &&
+	    (rc = hb_batch_delete_row(b, in->t, INBOX_FAM_BIGF, row, 8)) != WB_OK) {
+		return rc;
+	}
+	if ((rc = hb_batch_delete_row(b, in->t, INBOX_FAM_BIG, row, 8)) != WB_OK) {
+		return rc;
+	}
+	return hb_batch_delete_row(b, in->t, INBOX_FAM_OUT, row, 8);
+}
+
+void
+inbox_big_forget(inbox *in, uint64_t uid)
+{
+	(void)inbox_big_set(in, uid, false); /* a removal allocates nothing: it cannot fail */
+}
+
+int
 inbox_big_follow(inbox *in, hb_batch *b, const inbox_event *ev, bool follow)
 {
 	uint8_t row[8], q[8];

@@ -78,11 +78,13 @@ struct inbox {
 	rt_shards *content;        /* dialled by inbox_start */
 	rt_shards *relation;
 	inbox_source src[INBOX_SRC_MAX];
-	int          nsrc;   /* content sources first, then relation ones */
-	hb_batch    *batch;  /* the applier's, reused */
-	hb_batch    *batch2; /* the other half of a large page */
-	inbox_cache *cache;  /* the newest cells of recent readers (NULL: none) */
-	uint64_t     mark;   /* the mark of the event being applied (applier only) */
+	int          nsrc;      /* content sources first, then relation ones */
+	hb_batch    *batch;     /* the applier's, reused */
+	hb_batch    *batch2;    /* the other half of a large page */
+	inbox_cache *cache;     /* the newest cells of recent readers (NULL: none) */
+	rt_client   *users;     /* user.log */
+	evlog_sub   *deletions; /* the user service's log: inbox_erase.c */
+	uint64_t     mark;      /* the mark of the event being applied (applier only) */
 
 	pthread_mutex_t mu; /* queue */
 	pthread_cond_t  cv;
@@ -186,6 +188,13 @@ int inbox_big_post(inbox *in, inbox_source *s, const inbox_event *ev, bool *done
 /* inbox_big_delete deletes the post of delete ev from its author's outbox, if big. */
 int inbox_big_delete(inbox *in, const inbox_event *ev);
 
+/* inbox_big_erase adds to b the deletes of a deleted account's hybrid rows: its list of big
+ * accounts followed (if its inbox is here) and, on every shard, its outbox and big mark. */
+int inbox_big_erase(inbox *in, hb_batch *b, uint64_t uid);
+
+/* inbox_big_forget takes uid out of the in-memory set of big accounts (once its rows are gone). */
+void inbox_big_forget(inbox *in, uint64_t uid);
+
 /* inbox_big_follow adds to b the bigf cell of a follow of a big account, or its delete on
  * unfollow. */
 int inbox_big_follow(inbox *in, hb_batch *b, const inbox_event *ev, bool follow);
@@ -231,6 +240,10 @@ bool inbox_rebuild_ask(inbox *in, uint32_t depth);
  * event since.
  */
 uint64_t inbox_event_mark(const inbox_event *ev);
+
+/* inbox_erase_row drops reader uid's whole row (if kept here) with s's applied seq: relation's
+ * "erased" event, after which nothing more comes into it (inbox_fanout.c). */
+int inbox_erase_row(inbox *in, inbox_source *s, const inbox_event *ev);
 
 /* inbox_event_parse reads an event record (false if it lacks a seq). */
 bool inbox_event_parse(const wb_obj *o, inbox_event *ev);

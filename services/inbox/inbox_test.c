@@ -20,7 +20,7 @@ enum { SVC_USER, SVC_REL, SVC_CONTENT, SVC_INBOX, SVC_N };
 static const char *svc_bin[SVC_N] = { "warble-user", "warble-relation", "warble-content",
 	"warble-inbox" };
 static char        svc_url[SVC_N][128];
-static char        rel_pub[128], content_pub[128], data[256];
+static char        rel_pub[128], content_pub[128], user_pub[128], data[256];
 static wbt_daemon *svc_d[SVC_N];
 static rt_client  *svc_c[SVC_N];
 static const char *inbox_extra[8]; /* extra inbox flags for a test */
@@ -37,6 +37,7 @@ spawn(int i)
 	switch (i) {
 	case SVC_USER:
 		ARG("--user-url", svc_url[SVC_USER]);
+		ARG("--user-pub-url", user_pub);
 		ARG("--pwhash-ops", "1");
 		ARG("--pwhash-mem", "8192");
 		break;
@@ -44,10 +45,13 @@ spawn(int i)
 		ARG("--user-url", svc_url[SVC_USER]);
 		ARG("--relation-url", svc_url[SVC_REL]);
 		ARG("--relation-pub-url", rel_pub);
+		ARG("--user-pub-url", user_pub);
 		break;
 	case SVC_CONTENT:
 		ARG("--content-url", svc_url[SVC_CONTENT]);
 		ARG("--content-pub-url", content_pub);
+		ARG("--user-url", svc_url[SVC_USER]);
+		ARG("--user-pub-url", user_pub);
 		break;
 	case SVC_INBOX:
 		ARG("--inbox-url", svc_url[SVC_INBOX]);
@@ -55,6 +59,8 @@ spawn(int i)
 		ARG("--relation-url", svc_url[SVC_REL]);
 		ARG("--content-pub-url", content_pub);
 		ARG("--relation-pub-url", rel_pub);
+		ARG("--user-url", svc_url[SVC_USER]);
+		ARG("--user-pub-url", user_pub);
 		ARG("--inbox-poll-ms", "200");
 		for (int k = 0; inbox_extra[k] && inbox_extra[k + 1]; k += 2) {
 			ARG(inbox_extra[k], inbox_extra[k + 1]);
@@ -89,6 +95,7 @@ setup_urls(void)
 	}
 	cr_assert_eq(wbt_ipc_url(rel_pub, sizeof(rel_pub), "rel-pub"), 0);
 	cr_assert_eq(wbt_ipc_url(content_pub, sizeof(content_pub), "content-pub"), 0);
+	cr_assert_eq(wbt_ipc_url(user_pub, sizeof(user_pub), "user-pub"), 0);
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
 }
 

@@ -20,6 +20,12 @@ rel_svc_open(rel_svc **out, hb_table *t, evlog *log, wb_shard shard, rt_client *
 		free(r);
 		return rc;
 	}
+	/* a request in flight lasts seconds; after a restart the user check knows */
+	if ((rc = rt_uidset_open(&r->gone, REL_GONE_MS)) != WB_OK) {
+		rel_known_free(&r->known);
+		free(r);
+		return rc;
+	}
 	r->t = t;
 	r->log = log;
 	r->shard = shard;
@@ -35,6 +41,7 @@ rel_svc_open(rel_svc **out, hb_table *t, evlog *log, wb_shard shard, rt_client *
 	atomic_init(&r->outbox.pending, 0);
 	atomic_init(&r->outbox.pushed, 0);
 	rel_popular_init(&r->popular);
+	atomic_init(&r->erased_edges, 0);
 	*out = r;
 	return WB_OK;
 }
@@ -69,6 +76,14 @@ rel_gauge_blocks_pushed(void *arg)
 	rel_svc *r = arg;
 
 	return atomic_load(&r->outbox.pushed);
+}
+
+static uint64_t
+rel_gauge_erased_edges(void *arg)
+{
+	rel_svc *r = arg;
+
+	return atomic_load(&r->erased_edges);
 }
 
 /*
@@ -110,7 +125,10 @@ rel_svc_gauges(rel_svc *r, rt_server *s)
 	if (rc == WB_OK) {
 		rc = rt_server_gauge(s, "blocks_pending", rel_gauge_blocks_pending, r);
 	}
-	return rc == WB_OK ? rt_server_gauge(s, "blocks_pushed", rel_gauge_blocks_pushed, r) : rc;
+	if (rc == WB_OK) {
+		rc = rt_server_gauge(s, "blocks_pushed", rel_gauge_blocks_pushed, r);
+	}
+	return rc == WB_OK ? rt_server_gauge(s, "erased_edges", rel_gauge_erased_edges, r) : rc;
 }
 
 /* rel_svc_start starts the outbox thread, once the server listens. */
@@ -135,6 +153,7 @@ rel_svc_close(rel_svc *r)
 		pthread_mutex_destroy(&r->stripes[i]);
 	}
 	rel_known_free(&r->known);
+	rt_uidset_close(r->gone);
 	free(r);
 }
 

@@ -20,11 +20,15 @@
  *   rel.following_many {uids, after?, limit?} -> {users: [{uid, uids}]}   (rel_suggest.c)
  *   rel.unrelated    {uid, uids}           -> {uids}   (on uid's shard)
  *   rel.popular      {limit?}              -> {users: [{uid, followers}]}   (this shard's)
+ *
+ * It follows the user service's log of deletions and erases each deleted
+ * account's edges on this shard (rel_erase.c).
  */
 #ifndef REL_SVC_H
 #define REL_SVC_H
 
 #include "evlog.h"
+#include "evlog_sub.h"
 #include "hb.h"
 #include "rt_client.h"
 #include "rt_daemon.h"
@@ -55,6 +59,10 @@ extern const rt_route rel_routes[];
 
 /* rel_svc_gauges adds the service's figures to a server's stats. */
 int rel_svc_gauges(rel_svc *r, rt_server *s);
+
+/* rel_erase_apply applies an event of the user service's log (an evlog_apply_fn; arg is the
+ * rel_svc): "erase" {uid} erases that account's edges on this shard (rel_erase.c). */
+int rel_erase_apply(void *arg, evlog_sub *s, const wb_obj *ev, hb_batch *b);
 
 /* rel_upgrade moves a store of a release before shards to this one's keys (rel_upgrade.c). */
 int rel_upgrade(hb_table *t, const char *dir);

@@ -252,6 +252,9 @@ rel_handle_block_peer(void *arg, const wb_obj *req, wb_obj *rep)
 	if (uid == target || gen == 0) {
 		return rel_fail(rep, WB_EINVAL, "a block is between two users, with a gen from 1");
 	}
+	if (rel_gone(r, uid) || rel_gone(r, target)) {
+		return wb_reply_ok(rep); /* a deleted account's: its cells are erased, none made */
+	}
 	if ((rc = hb_batch_new(&b)) != WB_OK) {
 		return rel_fail(rep, rc, NULL);
 	}

@@ -204,7 +204,13 @@ rel_handle_follow_many(void *arg, const wb_obj *req, wb_obj *rep)
 			pthread_mutex_lock(&r->stripes[i]);
 		}
 	}
-	rc = rel_bulk_apply(r, b, uids, m, target, &count);
+	rc = rel_gone(r, target) ? WB_ENOUSER : WB_OK; /* deleted after the user check */
+	for (size_t i = 0; rc == WB_OK && i < m; i++) {
+		rc = rel_gone(r, uids[i]) ? WB_ENOUSER : WB_OK;
+	}
+	if (rc == WB_OK) {
+		rc = rel_bulk_apply(r, b, uids, m, target, &count);
+	}
 	for (size_t i = REL_STRIPES; i-- > 0;) {
 		if (locked[i]) {
 			pthread_mutex_unlock(&r->stripes[i]);
@@ -213,8 +219,10 @@ rel_handle_follow_many(void *arg, const wb_obj *req, wb_obj *rep)
 	hb_batch_free(b);
 	free(uids);
 	if (rc != WB_OK) {
-		RT_ERRORF("follow_many -> %llu failed: %s %s", (unsigned long long)target,
-		    wb_strerror(rc), hb_last_error());
+		if (rc != WB_ENOUSER) {
+			RT_ERRORF("follow_many -> %llu failed: %s %s", (unsigned long long)target,
+			    wb_strerror(rc), hb_last_error());
+		}
 		return rel_fail(rep, rc, NULL);
 	}
 	wb_reply_ok(rep);

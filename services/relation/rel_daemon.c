@@ -1,7 +1,8 @@
 /*
  * rel_daemon.c - warble-relation's options and what it opens around the
  * service: the event log's publisher, a client of the user service, and
- * clients of the other relation shards (blocks across shards).
+ * clients of the other relation shards (blocks across shards), and
+ * the follower of the user service's deletions (rel_erase.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 #include "rt_pubsub.h"
 #include "rel_schema.h"
 
-static const char *rel_pub_url, *rel_user_url, *rel_peer_urls;
+static const char *rel_pub_url, *rel_user_url, *rel_peer_urls, *rel_user_pub_url;
 
 static rt_opt rel_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_RELATION_PUB, "event PUB URL", &rel_pub_url),
@@ -20,6 +21,7 @@ static rt_opt rel_daemon_opts[] = {
 	    "every relation shard, in order, comma-separated (with more than one: blocks "
 	    "across shards)",
 	    &rel_peer_urls),
+	RT_OPT_URL(WB_EP_USER_PUB, "user service's events (deletions)", &rel_user_pub_url),
 	{ NULL },
 };
 
@@ -30,6 +32,7 @@ typedef struct rel_daemon {
 	rt_client *users, *bulk_users;
 	rt_shards *peers;
 	rel_svc   *svc;
+	evlog_sub *deletions; /* the user service's log */
 } rel_daemon;
 
 static void
@@ -40,6 +43,7 @@ rel_daemon_close(void *arg)
 	if (d == NULL) {
 		return;
 	}
+	evlog_sub_close(d->deletions);
 	rel_svc_close(d->svc);
 	rt_shards_close(d->peers);
 	rt_client_close(d->bulk_users);
@@ -93,7 +97,20 @@ rel_daemon_open(const rt_env *env, void **out)
 	    (rc = rt_client_open(&d->bulk_users, rel_user_url, &bopts)) != WB_OK ||
 	    (rc = rel_svc_open(&d->svc, env->store, d->log, env->shard, d->users, d->bulk_users,
 	         d->peers)) != WB_OK ||
-	    (rc = rel_svc_gauges(d->svc, env->srv)) != WB_OK) {
+	    (rc = rel_svc_gauges(d->svc, env->srv)) != WB_OK ||
+	    (rc = evlog_sub_open(&d->deletions, &(evlog_sub_opts) { .source = "user",
+	                                            .pub_url = rel_user_pub_url,
+	                                            .tls = env->tls,
+	                                            .client = d->users,
+	                                            .log_op = WB_OP_USER_LOG,
+	                                            .t = env->store,
+	                                            .fam = REL_FAM_META,
+	                                            .apply = rel_erase_apply,
+	                                            .arg = d->svc })) != WB_OK ||
+	    (rc = rt_server_gauge(env->srv, "user_applied", evlog_sub_applied, d->deletions)) !=
+	        WB_OK ||
+	    (rc = rt_server_gauge(env->srv, "user_behind", evlog_sub_behind, d->deletions)) !=
+	        WB_OK) {
 		RT_ERRORF("cannot open (events on %s): %s", rel_pub_url, wb_strerror(rc));
 		rel_daemon_close(d);
 		return rc;
@@ -104,13 +121,15 @@ rel_daemon_open(const rt_env *env, void **out)
 	return WB_OK;
 }
 
-/* rel_daemon_start starts the service's outbox once the server listens. */
+/* rel_daemon_start starts the service's outbox and follows the user service's deletions,
+ * once the server listens. */
 static int
 rel_daemon_start(void *arg)
 {
 	rel_daemon *d = arg;
+	int         rc = rel_svc_start(d->svc);
 
-	return rel_svc_start(d->svc);
+	return rc == WB_OK ? evlog_sub_start(d->deletions) : rc;
 }
 
 /* rel_daemon_svc gives the handlers' argument: the service inside d. */

@@ -11,9 +11,11 @@
 
 #include "rel.h"
 #include "rt_shards.h"
+#include "rt_uidset.h"
 
-#define REL_STRIPES      256 /* edge locks, keyed by (uid, target) */
-#define REL_POPULAR_KEEP 100 /* users kept in a shard's most-followed list */
+#define REL_STRIPES      256                     /* edge locks, keyed by (uid, target) */
+#define REL_POPULAR_KEEP 100                     /* users kept in a shard's most-followed list */
+#define REL_GONE_MS      (3600 * UINT64_C(1000)) /* an erased account's edges are refused this long */
 
 /* rel_known: the uids known to exist (users are never deleted), an
  * open-addressing set of nonzero u64; cleared when it reaches its cap. */
@@ -54,7 +56,24 @@ struct rel_svc {
 	atomic_ulong    user_calls; /* user.get calls made (stats gauge) */
 	rel_outbox      outbox;
 	rel_popular     popular;
+	rt_uidset      *gone; /* accounts being erased: no edge of theirs is made (rel_erase.c) */
+	atomic_ulong    erased_edges; /* edges removed by erasures (stats gauge) */
 };
+
+/* rel_stripe_of returns the index of the stripe lock of the pair (uid, target). */
+static inline size_t
+rel_stripe_of(uint64_t uid, uint64_t target)
+{
+	uint64_t h = uid * UINT64_C(0x9E3779B97F4A7C15) ^ target;
+
+	h ^= h >> 29;
+	h *= UINT64_C(0xBF58476D1CE4E5B9);
+	h ^= h >> 32;
+	return (size_t)(h % REL_STRIPES);
+}
+
+/* rel_gone tells whether uid's account is being (or was just) erased: its edges are refused. */
+bool rel_gone(rel_svc *r, uint64_t uid);
 
 /* rel_fail fills rep with an error (msg NULL: the code's message) and returns code. */
 int rel_fail(wb_obj *rep, int code, const char *msg);
@@ -113,6 +132,8 @@ void rel_popular_free(rel_popular *p);
 
 /* rel_popular_note brings uid's place in the most-followed list up to date (after a commit). */
 void rel_popular_note(rel_svc *r, uint64_t uid);
+/* rel_known_clear forgets every user known to exist (one was deleted). */
+void rel_known_clear(rel_known *k);
 
 /* Handlers (rt_handler_fn), by job. */
 int rel_handle_follow(void *arg, const wb_obj *req, wb_obj *rep);

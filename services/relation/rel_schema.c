@@ -51,6 +51,12 @@ rel_schema(hb_family_opts *fams)
 		.row_len = 8,
 		.qual_len = 8,
 	};
+	fams[REL_FAM_META] = (hb_family_opts) {
+		.name = "meta",
+		.max_versions = 1,
+		.row_len = HB_VARLEN,
+		.qual_len = HB_NONE,
+	};
 }
 
 void

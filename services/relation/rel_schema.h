@@ -61,6 +61,13 @@
  *          (8 BE) -> gen (8 BE).  Written in the batch of the blocker's
  *          change, deleted once the other shard has taken that gen or a
  *          later one (rel_outbox.c); empty when both are on one shard.
+ *          target, time}, type "follow" or "unfollow"; and, for a deleted
+ *          account, "unfollow" for each of its fans here and "erased"
+ *          {uid} once this shard holds nothing of it (rel_erase.c).
+ *
+ * meta     row = the name of a log this shard follows ("user") -> its
+ *          applied seq (8 BE) and that event's mark (8 BE): the user
+ *          service's deletions (evlog_sub.h).
  */
 #ifndef REL_SCHEMA_H
 #define REL_SCHEMA_H
@@ -75,6 +82,7 @@ enum rel_fam {
 	REL_FAM_FAN_OLD,
 	REL_FAM_BLOCK,
 	REL_FAM_BPEND,
+	REL_FAM_META,
 	REL_FAM_NFAMS
 };
 

@@ -23,7 +23,7 @@ static rt_client  *ucli, *rcli;
 static void
 rt_setup(void)
 {
-	char data[200], e_data[220], e_uurl[200], e_rurl[200], e_purl[220];
+	char data[200], e_data[220], e_uurl[200], e_rurl[200], e_purl[220], upub[160], e_upub[200];
 
 	cr_assert_eq(wbt_ipc_url(user_url, sizeof(user_url), "user"), 0);
 	cr_assert_eq(wbt_ipc_url(rel_url, sizeof(rel_url), "rel"), 0);
@@ -33,7 +33,9 @@ rt_setup(void)
 	snprintf(e_uurl, sizeof(e_uurl), "WARBLE_USER_URL=%s", user_url);
 	snprintf(e_rurl, sizeof(e_rurl), "WARBLE_RELATION_URL=%s", rel_url);
 	snprintf(e_purl, sizeof(e_purl), "WARBLE_RELATION_PUB_URL=%s", pub_url);
-	const char *env[] = { e_data, e_uurl, e_rurl, e_purl, "WARBLE_PWHASH_OPS=1",
+	cr_assert_eq(wbt_ipc_url(upub, sizeof(upub), "userpub"), 0);
+	snprintf(e_upub, sizeof(e_upub), "WARBLE_USER_PUB_URL=%s", upub);
+	const char *env[] = { e_data, e_uurl, e_rurl, e_purl, e_upub, "WARBLE_PWHASH_OPS=1",
 		"WARBLE_PWHASH_MEM=8192", "WARBLE_WORKERS=4", NULL };
 	user_d = wbt_spawn("warble-user", NULL, env);
 	rel_d = wbt_spawn("warble-relation", NULL, env);
@@ -626,4 +628,117 @@ Test(relation, user_service_down)
 	cr_assert_not(rt_is_following(u[0], u[2]));
 	cr_assert(wbt_alive(rel_d));
 	cr_assert_eq(wbt_stop(rel_d, SIGTERM, 10000), 0);
+}
+
+/* rt_gauge reads a gauge of relation's stats (UINT64_MAX if absent). */
+static uint64_t
+rt_gauge(const char *name)
+{
+	wb_obj  *rep = NULL;
+	uint64_t v = UINT64_MAX;
+
+	if (rt_do(rcli, wb_request(WB_OP_STATS), &rep) == WB_OK) {
+		v = wbt_gauge(rep, name);
+	}
+	wb_msg_free(rep);
+	return v;
+}
+
+#define RT_ERASE_FANS 2500 /* more than two of the erasure's pages */
+
+Test(relation, erases_a_deleted_account)
+{
+	static char     types[RT_ERASE_FANS + 16][16];
+	static uint64_t uids[RT_ERASE_FANS + 16], targets[RT_ERASE_FANS + 16];
+	uint64_t        u[4], fans[RT_ERASE_FANS], following, followers, last, before;
+	wb_obj         *req, *rep;
+	const uint64_t *v;
+	size_t          n;
+
+	rt_users("ex", 4, u); /* u[0] is deleted; u[1] follows it and it follows u[1], u[2] */
+	req = wb_request(WB_OP_USER_REGISTER_MANY);
+	wb_set_cstr(req, WB_F_NAME, "exfan");
+	wb_set_u64(req, WB_F_FROM, 0);
+	wb_set_u64(req, WB_F_LIMIT, RT_ERASE_FANS);
+	wb_set_cstr(req, WB_F_PASSWORD, "password1");
+	cr_assert_eq(rt_do(ucli, req, &rep), WB_OK);
+	cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &n) && n == RT_ERASE_FANS);
+	memcpy(fans, v, sizeof(fans));
+	wb_msg_free(rep);
+	req = wb_request(WB_OP_REL_FOLLOW_MANY);
+	wb_set_u64(req, WB_F_TARGET, u[0]);
+	wb_set_u64s(req, WB_F_UIDS, fans, RT_ERASE_FANS);
+	cr_assert_eq(rt_do(rcli, req, NULL), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[1], u[0]), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[0], u[1]), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[0], u[2]), WB_OK);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[3], u[1]), WB_OK); /* untouched */
+	rt_counts(u[0], &following, &followers);
+	cr_assert(following == 2 && followers == RT_ERASE_FANS + 1);
+	(void)rt_log_read(UINT64_MAX / 2, types, uids, targets, 1, &before);
+
+	/* deleted in the user service: relation erases it from its log */
+	req = wb_request(WB_OP_USER_DELETE_NAME);
+	wb_set_cstr(req, WB_F_NAME, "ex0");
+	cr_assert_eq(rt_do(ucli, req, NULL), WB_OK);
+	long long deadline = wbt_now_ms() + wbt_ms(30000);
+	while (rt_gauge("user_applied") != 1) {
+		cr_assert_lt(wbt_now_ms(), deadline, "relation never applied the deletion");
+		wbt_sleep_ms(20);
+	}
+	cr_assert_eq(rt_gauge("user_behind"), 0);
+	cr_assert_eq(rt_gauge("erased_edges"), RT_ERASE_FANS + 3);
+
+	/* every edge of it gone, both sides' counts exact */
+	rt_counts(u[0], &following, &followers);
+	cr_assert(following == 0 && followers == 0, "%llu %llu", (unsigned long long)following,
+	    (unsigned long long)followers);
+	cr_assert_eq(rt_list_all(WB_OP_REL_FANS, u[0], 1000, uids, RT_ERASE_FANS + 16), 0);
+	cr_assert_eq(rt_list_all(WB_OP_REL_FOLLOWING, u[0], 1000, uids, RT_ERASE_FANS + 16), 0);
+	rt_counts(u[1], &following, &followers);
+	cr_assert(following == 0 && followers == 1, "u1: %llu %llu", (unsigned long long)following,
+	    (unsigned long long)followers);
+	rt_counts(u[2], &following, &followers);
+	cr_assert(following == 0 && followers == 0);
+	for (size_t i = 0; i < RT_ERASE_FANS; i += 97) {
+		rt_counts(fans[i], &following, &followers);
+		cr_assert_eq(
+		    following, 0, "fan %zu still follows %llu", i, (unsigned long long)following);
+	}
+	cr_assert(rt_is_following(u[3], u[1]), "another edge went too");
+	cr_assert_eq(rt_list_all(WB_OP_REL_FANS, u[1], 1000, uids, 16), 1);
+
+	/* its log: an unfollow for each fan (their inboxes lose its posts), then erased */
+	n = rt_log_read(before + 1, types, uids, targets, RT_ERASE_FANS + 16, &last);
+	cr_assert_eq(n, RT_ERASE_FANS + 2, "%zu events", n);
+	for (size_t i = 0; i + 1 < n; i++) {
+		cr_assert_str_eq(types[i], "unfollow");
+		cr_assert_eq(targets[i], u[0]);
+	}
+	cr_assert_str_eq(types[n - 1], "erased");
+	cr_assert_eq(uids[n - 1], u[0]);
+
+	/* nothing of it comes back: a follow of it is no such user */
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[3], u[0]), WB_ENOUSER);
+	cr_assert_eq(rt_edge(WB_OP_REL_FOLLOW, u[0], u[3]), WB_ENOUSER);
+
+	/* a restart applies nothing twice */
+	cr_assert_eq(wbt_stop(rel_d, SIGTERM, 10000), 0);
+	char e_data[220], e_uurl[200], e_rurl[200], e_purl[220];
+	char data[200], upub[160], e_upub[200]; /* the same folder and addresses as rt_setup's */
+	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
+	cr_assert_eq(wbt_ipc_url(upub, sizeof(upub), "userpub"), 0);
+	snprintf(e_data, sizeof(e_data), "WARBLE_DATA=%s", data);
+	snprintf(e_uurl, sizeof(e_uurl), "WARBLE_USER_URL=%s", user_url);
+	snprintf(e_rurl, sizeof(e_rurl), "WARBLE_RELATION_URL=%s", rel_url);
+	snprintf(e_purl, sizeof(e_purl), "WARBLE_RELATION_PUB_URL=%s", pub_url);
+	snprintf(e_upub, sizeof(e_upub), "WARBLE_USER_PUB_URL=%s", upub);
+	const char *env[] = { e_data, e_uurl, e_rurl, e_purl, e_upub, NULL };
+	cr_assert_not_null(rel_d = wbt_spawn("warble-relation", NULL, env));
+	cr_assert_eq(wbt_wait_ready(rel_d, rel_url, 10000), 0);
+	wbt_sleep_ms(300); /* its consumer reads the user log on start */
+	cr_assert_eq(rt_gauge("user_applied"), 1);
+	cr_assert_eq(rt_gauge("erased_edges"), 0, "the erasure ran again");
+	(void)rt_log_read(before + 1, types, uids, targets, RT_ERASE_FANS + 16, &last);
+	cr_assert_eq(last, before + RT_ERASE_FANS + 2, "events logged again");
 }

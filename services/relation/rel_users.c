@@ -1,7 +1,8 @@
 /*
  * rel_users.c - does a uid name a user?  Asked of the user service with
- * user.get and remembered: users are never deleted, so a uid once seen
- * to exist exists for good.  Unknown uids are not cached (they may be
+ * user.get and remembered until an account is deleted (rel_erase.c
+ * clears the set then, and keeps the account in r->gone for the follows
+ * already past this check).  Unknown uids are not cached (they may be
  * registered a moment later).
  */
 #include <stdlib.h>
@@ -31,6 +32,15 @@ rel_known_init(rel_known *k)
 	k->n = 0;
 	pthread_rwlock_init(&k->mu, NULL);
 	return WB_OK;
+}
+
+void
+rel_known_clear(rel_known *k)
+{
+	pthread_rwlock_wrlock(&k->mu);
+	memset(k->slots, 0, k->cap * sizeof(uint64_t));
+	k->n = 0;
+	pthread_rwlock_unlock(&k->mu);
 }
 
 /* rel_known_free frees the set. */

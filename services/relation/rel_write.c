@@ -182,6 +182,10 @@ rel_edge_apply(rel_svc *r, hb_batch *b, uint64_t uid, uint64_t target, bool foll
 	hb_u64_be(a, uid);
 	hb_u64_be(t, target);
 	pthread_mutex_lock(mu);
+	if (follow && (rel_gone(r, uid) || rel_gone(r, target))) {
+		rc = WB_ENOUSER; /* deleted after the user check: rel_erase.c */
+		goto out;
+	}
 	rc = rel_edge_exists(r, a, t, &exists);
 	if (rc != WB_OK || exists == follow) {
 		goto out; /* error, or already as asked: nothing to do */
@@ -232,7 +236,7 @@ rel_handle_edge(rel_svc *r, const wb_obj *req, wb_obj *rep, bool follow)
 	}
 	rc = rel_edge_apply(r, b, uids[0], uids[1], follow, &seq, &why);
 	hb_batch_free(b);
-	if (rc == WB_EBLOCKED) {
+	if (rc == WB_EBLOCKED || rc == WB_ENOUSER) {
 		return rel_fail(rep, rc, why);
 	}
 	if (rc != WB_OK) {

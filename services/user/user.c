@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt_log.h"
 #include "user_schema.h"
@@ -35,11 +36,12 @@ user_meta_load(user_svc *u)
 
 /* user_svc_open creates the service over an open table. */
 int
-user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
+user_svc_open(user_svc **out, hb_table *t, evlog *log, const user_svc_opts *opts)
 {
-	user_svc *u;
-	uint8_t   pw[32];
-	int       rc;
+	user_svc          *u;
+	uint8_t            pw[32];
+	pthread_condattr_t ca;
+	int                rc;
 
 	if (sodium_init() < 0) {
 		return WB_EINTERNAL;
@@ -48,10 +50,16 @@ user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
 		return WB_ENOMEM;
 	}
 	u->t = t;
+	u->log = log;
 	u->opts = *opts;
 	pthread_mutex_init(&u->alloc_mu, NULL);
 	pthread_mutex_init(&u->rev_mu, NULL);
 	pthread_rwlock_init(&u->keys_lock, NULL);
+	pthread_mutex_init(&u->erase_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&u->erase_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	if (u->opts.session_ttl_ms == 0) {
 		u->opts.session_ttl_ms = 7 * 86400 * UINT64_C(1000);
 	}
@@ -69,6 +77,11 @@ user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts)
 	}
 	if ((rc = user_session_load(u)) != WB_OK || (rc = user_keys_load(u)) != WB_OK) {
 		RT_ERRORF("cannot read or store the session keys: %s", wb_strerror(rc));
+		user_svc_close(u);
+		return rc;
+	}
+	if ((rc = user_hold_load(u)) != WB_OK) {
+		RT_ERRORF("cannot read or store the name hold's key: %s", wb_strerror(rc));
 		user_svc_close(u);
 		return rc;
 	}
@@ -110,14 +123,46 @@ const rt_route user_routes[] = {
 	{ WB_OP_USER_SESSION_KEYS, user_handle_session_keys, 0, 0, RT_PEER_GATEWAY },
 	{ WB_OP_USER_ROTATE_KEY, user_handle_rotate_key, 0, 0, 0 },
 	{ WB_OP_USER_REVOCATIONS, user_handle_revocations, 0, 0, RT_PEER_GATEWAY },
+	{ WB_OP_USER_DELETE, user_handle_delete, 0, RT_ROUTE_SLOW, RT_PEER_GATEWAY },
+	{ WB_OP_USER_DELETE_NAME, user_handle_delete_name, 0, 0, 0 },
+	{ WB_OP_USER_LOG, user_handle_log, 0, 0,
+	    RT_PEER_RELATION | RT_PEER_CONTENT | RT_PEER_INBOX },
 	{ WB_OP_NONE },
 };
 
-/* user_svc_gauges adds the service's figures to a server's stats. */
+static uint64_t
+user_gauge_last_seq(void *arg)
+{
+	user_svc *u = arg;
+
+	return evlog_last(u->log);
+}
+
+static uint64_t
+user_gauge_swept(void *arg)
+{
+	user_svc *u = arg;
+
+	return __atomic_load_n(&u->swept, __ATOMIC_RELAXED);
+}
+
+/* user_svc_gauges adds the service's figures to a server's stats: users, the last deletion's seq,
+ * and the last one whose sessions are erased. */
 int
 user_svc_gauges(user_svc *u, rt_server *s)
 {
-	return rt_server_gauge(s, "users", user_gauge_users, u);
+	int rc = rt_server_gauge(s, "users", user_gauge_users, u);
+
+	if (rc == WB_OK) {
+		rc = rt_server_gauge(s, "log_last_seq", user_gauge_last_seq, u);
+	}
+	return rc == WB_OK ? rt_server_gauge(s, "sessions_swept_seq", user_gauge_swept, u) : rc;
+}
+
+int
+user_svc_start(user_svc *u)
+{
+	return user_erase_start(u);
 }
 
 /* user_svc_close frees the service; NULL is ignored. */
@@ -127,6 +172,9 @@ user_svc_close(user_svc *u)
 	if (u == NULL) {
 		return;
 	}
+	user_erase_stop(u);
+	pthread_mutex_destroy(&u->erase_mu);
+	pthread_cond_destroy(&u->erase_cv);
 	pthread_mutex_destroy(&u->alloc_mu);
 	pthread_mutex_destroy(&u->rev_mu);
 	pthread_rwlock_destroy(&u->keys_lock);

@@ -17,6 +17,10 @@
  *   user.get      {uids}                -> {users, missing}
  *   user.lookup   {name}                -> {uid, users}
  *   user.update   {uid, display?, bio?} -> {}
+ *   user.delete   {token, password, addr?} -> {uid} (the account closes: user_delete.c;
+ *                                           RATE_LIMITED as user.login)
+ *   user.delete_name {name}             -> {uid} (the same, by name; admin)
+ *   user.log      {from, limit?}        -> {events, last} (the deletions, by seq)
  */
 #ifndef USER_SVC_H
 #define USER_SVC_H
@@ -24,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evlog.h"
 #include "hb.h"
 #include "rt_daemon.h"
 #include "rt_server.h"
@@ -42,10 +47,16 @@ typedef struct user_svc_opts {
 	uint64_t login_wait_max_ms;   /* the longest wait */
 	unsigned register_per_hour;   /* registrations from one address an hour (0: no limit) */
 	uint64_t session_ttl_ms;      /* session lifetime (the session family's TTL) */
+	uint64_t name_hold_ms;        /* a deleted account's name is held this long (0: not) */
 } user_svc_opts;
 
-/* user_svc_open creates the service over an open table (families from user_schema). */
-int user_svc_open(user_svc **out, hb_table *t, const user_svc_opts *opts);
+/* user_svc_open creates the service over an open table (families from user_schema) and its
+ * event log. */
+int user_svc_open(user_svc **out, hb_table *t, evlog *log, const user_svc_opts *opts);
+
+/* user_svc_start starts what runs beside the handlers: the erasure of deleted accounts'
+ * sessions (user_erase.c). */
+int user_svc_start(user_svc *u);
 
 /* user_routes is the service's route table (handlers take the user_svc). */
 extern const rt_route user_routes[];

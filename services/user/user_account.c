@@ -79,10 +79,7 @@ user_account_create(user_svc *u, const char *name, const char *hash, uint64_t *u
 	}
 	hb_u64_be(created, wb_now_ms());
 	pthread_mutex_lock(&u->alloc_mu);
-	rc = user_name_uid(u, name, &uid);
-	if (rc == WB_OK) {
-		rc = WB_EEXIST;
-	} else if (rc == WB_ENOTFOUND) {
+	if ((rc = user_name_free(u, name)) == WB_OK) {
 		uid = u->last_uid + 1;
 		rc = user_account_put(u, b, uid, name, hash, created);
 		if (rc == WB_OK && (rc = user_account_commit(u, b, uid)) == WB_OK) {
@@ -114,12 +111,8 @@ user_handle_register(void *arg, const wb_obj *req, wb_obj *rep)
 	if (user_password_check(pw_len) != WB_OK) {
 		return user_fail(rep, WB_EBADPASS, "password must be 8 to 1024 bytes long");
 	}
-	/* Cheap early answer for a taken name; checked again under the lock. */
-	rc = user_name_uid(u, lname, &uid);
-	if (rc == WB_OK) {
-		return user_fail(rep, WB_EEXIST, NULL);
-	}
-	if (rc != WB_ENOTFOUND) {
+	/* Cheap early answer for a taken (or held) name; checked again under the lock. */
+	if ((rc = user_name_free(u, lname)) != WB_OK) {
 		return user_fail(rep, rc, NULL);
 	}
 	if (user_limit_register(u, wb_str(req, WB_F_ADDR, ""), rep) != WB_OK) {
@@ -184,7 +177,20 @@ user_handle_login(void *arg, const wb_obj *req, wb_obj *rep)
 		user_limit_done(u, "login", uid, lname, addr, rc == WB_OK);
 	}
 	if (rc == WB_OK) {
-		rc = user_session_new(u, uid, wb_now_ms(), token);
+		/* under alloc_mu, the name still the account's: a session begun as the
+		 * account is deleted would outlive it */
+		uint64_t now_uid = 0;
+		pthread_mutex_lock(&u->alloc_mu);
+		if ((rc = user_name_uid(u, lname, &now_uid)) == WB_OK && now_uid != uid) {
+			rc = WB_ENOTFOUND;
+		}
+		if (rc == WB_OK) {
+			rc = user_session_new(u, uid, wb_now_ms(), token);
+		}
+		pthread_mutex_unlock(&u->alloc_mu);
+		if (rc == WB_ENOTFOUND) {
+			rc = WB_ELOGIN; /* deleted meanwhile: as if it never was */
+		}
 	}
 	if (rc != WB_OK) {
 		if (rc != WB_ELOGIN) {

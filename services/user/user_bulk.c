@@ -48,7 +48,7 @@ user_bulk_write(
 	hb_batch *b;
 	uint8_t   created[8];
 	char      lname[USER_NAME_MAX + 1];
-	uint64_t  uid, existing;
+	uint64_t  uid;
 	int       rc;
 
 	if ((rc = hb_batch_new(&b)) != WB_OK) {
@@ -61,12 +61,7 @@ user_bulk_write(
 		if ((rc = user_bulk_name(lname, prefix, from + i)) != WB_OK) {
 			break;
 		}
-		rc = user_name_uid(u, lname, &existing);
-		if (rc == WB_OK) {
-			rc = WB_EEXIST;
-			break;
-		}
-		if (rc != WB_ENOTFOUND) {
+		if ((rc = user_name_free(u, lname)) != WB_OK) {
 			break;
 		}
 		uid++;

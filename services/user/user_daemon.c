@@ -1,20 +1,24 @@
 /*
  * user_daemon.c - warble-user's options: session lifetime, the argon2id
- * cost, and the limits on password checks and registrations.
+ * cost, the limits on password checks and registrations, and the name
+ * hold; and what it opens around the service: its log of deletions and
+ * that log's publisher.
  */
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rt_log.h"
+#include "rt_pubsub.h"
 #include "user.h"
 #include "user_schema.h"
 
 static const char *user_ttl, *user_ops, *user_mem, *user_fails, *user_addr_fails, *user_acct_fails,
-    *user_wait_max, *user_reg;
+    *user_wait_max, *user_reg, *user_hold, *user_pub_url;
 static user_svc_opts user_o;
 
 static rt_opt user_daemon_opts[] = {
+	RT_OPT_URL(WB_EP_USER_PUB, "event PUB URL (deletions)", &user_pub_url),
 	{ "session-ttl", "WARBLE_SESSION_TTL", "604800", "session lifetime, seconds", &user_ttl },
 	{ "pwhash-ops", "WARBLE_PWHASH_OPS", "interactive",
 	    "argon2id passes (a number, or interactive)", &user_ops },
@@ -34,6 +38,8 @@ static rt_opt user_daemon_opts[] = {
 	    &user_wait_max },
 	{ "register-rate", "WARBLE_REGISTER_RATE", "20",
 	    "registrations from one address an hour (0: no limit)", &user_reg },
+	{ "name-hold", "WARBLE_NAME_HOLD", "2592000",
+	    "seconds a deleted account's name stays taken (0: free at once)", &user_hold },
 	{ NULL },
 };
 
@@ -52,7 +58,7 @@ user_limit(
 static int
 user_daemon_config(void)
 {
-	uint64_t ttl_s, ops, mem, fails, addr_fails, acct_fails, wait_max_s, reg;
+	uint64_t ttl_s, ops, mem, fails, addr_fails, acct_fails, wait_max_s, reg, hold_s;
 
 	if (rt_config_u64("session-ttl", user_ttl, 1, UINT64_MAX / 1000, &ttl_s) != 0 ||
 	    user_limit("pwhash-ops", user_ops, crypto_pwhash_OPSLIMIT_INTERACTIVE,
@@ -63,7 +69,8 @@ user_daemon_config(void)
 	    rt_config_u64("login-addr-fails", user_addr_fails, 0, 1000000, &addr_fails) != 0 ||
 	    rt_config_u64("login-account-fails", user_acct_fails, 0, 1000000, &acct_fails) != 0 ||
 	    rt_config_u64("login-wait-max", user_wait_max, 1, 86400, &wait_max_s) != 0 ||
-	    rt_config_u64("register-rate", user_reg, 0, 1000000, &reg) != 0) {
+	    rt_config_u64("register-rate", user_reg, 0, 1000000, &reg) != 0 ||
+	    rt_config_u64("name-hold", user_hold, 0, UINT64_MAX / 1000, &hold_s) != 0) {
 		return 2;
 	}
 	user_o = (user_svc_opts) { .pwhash_ops = ops,
@@ -73,35 +80,78 @@ user_daemon_config(void)
 		.login_account_fails = (unsigned)acct_fails,
 		.login_wait_max_ms = wait_max_s * 1000,
 		.register_per_hour = (unsigned)reg,
-		.session_ttl_ms = ttl_s * 1000 };
+		.session_ttl_ms = ttl_s * 1000,
+		.name_hold_ms = hold_s * 1000 };
 	return 0;
 }
 
 static void
 user_daemon_families(hb_family_opts *fams)
 {
-	user_schema(fams, user_o.session_ttl_ms);
+	user_schema(fams, user_o.session_ttl_ms, user_o.name_hold_ms);
+}
+
+/* Everything warble-user opens, closed in reverse. */
+typedef struct user_daemon {
+	rt_pub   *pub;
+	evlog    *log;
+	user_svc *svc;
+} user_daemon;
+
+static void
+user_daemon_close(void *arg)
+{
+	user_daemon *d = arg;
+
+	if (d == NULL) {
+		return;
+	}
+	user_svc_close(d->svc);
+	evlog_close(d->log);
+	rt_pub_close(d->pub);
+	free(d);
 }
 
 static int
 user_daemon_open(const rt_env *env, void **out)
 {
-	user_svc *svc = NULL;
-	int       rc;
+	user_daemon *d = calloc(1, sizeof(*d));
+	int          rc;
 
-	if ((rc = user_svc_open(&svc, env->store, &user_o)) != WB_OK ||
-	    (rc = user_svc_gauges(svc, env->srv)) != WB_OK) {
-		user_svc_close(svc);
+	if (d == NULL) {
+		return WB_ENOMEM;
+	}
+	/* the deletions: only the services that erase an account's data may follow them */
+	if ((rc = rt_pub_open(&d->pub, user_pub_url, env->tls,
+	         RT_PEER_RELATION | RT_PEER_CONTENT | RT_PEER_INBOX)) != WB_OK ||
+	    (rc = evlog_open(&d->log, env->store, USER_FAM_LOG, "user", d->pub)) != WB_OK ||
+	    (rc = user_svc_open(&d->svc, env->store, d->log, &user_o)) != WB_OK ||
+	    (rc = user_svc_gauges(d->svc, env->srv)) != WB_OK) {
+		RT_ERRORF("cannot open (events on %s): %s", user_pub_url, wb_strerror(rc));
+		user_daemon_close(d);
 		return rc;
 	}
-	*out = svc;
+	rt_admin_logs(env->admin, evlog_backup_logs, d->log, false);
+	*out = d;
 	return WB_OK;
 }
 
-static void
-user_daemon_close(void *svc)
+/* user_daemon_svc gives the handlers' argument: the service inside d. */
+static void *
+user_daemon_svc(void *arg)
 {
-	user_svc_close(svc);
+	user_daemon *d = arg;
+
+	return d->svc;
+}
+
+/* user_daemon_start begins what runs once the server listens. */
+static int
+user_daemon_start(void *arg)
+{
+	user_daemon *d = arg;
+
+	return user_svc_start(d->svc);
 }
 
 const rt_service user_service = {
@@ -116,5 +166,7 @@ const rt_service user_service = {
 	.families = user_daemon_families,
 	.open = user_daemon_open,
 	.routes = user_routes,
+	.route_arg = user_daemon_svc,
+	.start = user_daemon_start,
 	.close = user_daemon_close,
 };

@@ -11,6 +11,7 @@
 #include "hb.h"
 #include "rt_rate.h"
 #include "user.h"
+#include "user_schema.h"
 #include "wb_session.h"
 #include "wb_proto.h"
 
@@ -26,21 +27,31 @@ typedef struct user_key {
 
 struct user_svc {
 	hb_table        *t;
+	evlog           *log; /* the deletions (user_delete.c) */
 	user_svc_opts    opts;
-	pthread_mutex_t  alloc_mu;            /* serializes uid allocation and name claims */
-	uint64_t         last_uid;            /* under alloc_mu */
-	rt_rate         *limit_pair;          /* failed password checks per account and address */
-	rt_rate         *limit_addr;          /* ... per address */
-	rt_rate         *limit_acct;          /* ... per account */
-	rt_rate         *limit_reg;           /* registrations per address */
-	pthread_rwlock_t keys_lock;           /* keys, nkeys */
+	pthread_mutex_t  alloc_mu;   /* serializes uid allocation, name claims, and every write
+	                            * to an account that must not outlive its deletion */
+	uint64_t         last_uid;   /* under alloc_mu */
+	rt_rate         *limit_pair; /* failed password checks per account and address */
+	rt_rate         *limit_addr; /* ... per address */
+	rt_rate         *limit_acct; /* ... per account */
+	rt_rate         *limit_reg;  /* registrations per address */
+	pthread_rwlock_t keys_lock;  /* keys, nkeys */
 	user_key         keys[USER_KEYS_MAX]; /* the keys that sign and verify tokens */
 	size_t           nkeys;
 	pthread_mutex_t  rev_mu;  /* orders revocation records: seq order = commit order */
 	uint64_t         rev_seq; /* last revocation seq, under rev_mu */
 	/* A hash of a random password, verified when the name is unknown so
 	 * that a wrong name costs as much time as a wrong password. */
-	char dummy_hash[crypto_pwhash_STRBYTES];
+	char    dummy_hash[crypto_pwhash_STRBYTES];
+	uint8_t hold_key[USER_HOLD_KEY]; /* the key of the hold family's name hash */
+
+	/* the erasure of deleted accounts' sessions (user_erase.c) */
+	pthread_mutex_t erase_mu; /* erase_stop, erase_due, with erase_cv */
+	pthread_cond_t  erase_cv;
+	bool            erase_stop, erase_due, erase_running;
+	pthread_t       erase_thread;
+	uint64_t        swept; /* the last log seq whose sessions are deleted (atomic) */
 };
 
 /* user_limit_open makes the limiters of password checks and registrations (user_limit.c). */
@@ -106,6 +117,35 @@ void user_keys_wipe(user_svc *u);
 /* user_record_load fills rec with a user's public record; WB_ENOTFOUND if no such user. */
 int user_record_load(user_svc *u, uint64_t uid, wb_obj *rec);
 
+/* user_account_live tells whether uid's account exists (WB_OK; WB_ENOUSER if not): a write to an
+ * account checks it under alloc_mu, so that nothing of a deleted account is written again. */
+int user_account_live(user_svc *u, uint64_t uid);
+
+/* user_name_free tells whether lowercased name may be registered: WB_OK, WB_EEXIST if an account
+ * has it or it is held after a deletion (user_delete.c); call under alloc_mu. */
+int user_name_free(user_svc *u, const char *name);
+
+/* user_revoke_put adds the revocation record seq (kind, uid, sid, time, until) to b, and the
+ * last seq to meta; the caller holds rev_mu and raises rev_seq once b is written. */
+int user_revoke_put(user_svc *u, hb_batch *b, uint64_t seq, int kind, uint64_t uid, uint64_t sid,
+    uint64_t time_ms, uint64_t until_ms);
+
+/* user_hold_load reads the hold key, making it on a fresh store (user_delete.c). */
+int user_hold_load(user_svc *u);
+
+/* user_erase_kick wakes the erasure of sessions after a deletion (user_erase.c). */
+void user_erase_kick(user_svc *u);
+
+/* user_erase_stop stops it and waits for its thread (at close). */
+void user_erase_stop(user_svc *u);
+
+/* user_erase_start starts its thread, which first catches up with the log. */
+int user_erase_start(user_svc *u);
+
+/* user_session_nb_next gives the moment that voids every session of uid begun so far (after now
+ * and after the last such moment). */
+int user_session_nb_next(user_svc *u, uint64_t uid, uint64_t *nb);
+
 /* Handlers (rt_handler_fn), by job. */
 int user_handle_register(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_login(void *arg, const wb_obj *req, wb_obj *rep);
@@ -120,5 +160,8 @@ int user_handle_get(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_lookup(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_update(void *arg, const wb_obj *req, wb_obj *rep);
 int user_handle_register_many(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_delete(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_delete_name(void *arg, const wb_obj *req, wb_obj *rep);
+int user_handle_log(void *arg, const wb_obj *req, wb_obj *rep);
 
 #endif

@@ -109,7 +109,6 @@ user_handle_update(void *arg, const wb_obj *req, wb_obj *rep)
 	const char *display = NULL, *bio = NULL, *why = NULL;
 	size_t      display_len = 0, bio_len = 0;
 	uint8_t     row[8];
-	hb_cell    *c;
 	hb_batch   *b;
 	int         rc;
 
@@ -122,18 +121,13 @@ user_handle_update(void *arg, const wb_obj *req, wb_obj *rep)
 		return user_fail(rep, WB_EINVAL, why);
 	}
 	hb_u64_be(row, uid);
-	rc = hb_get(u->t, USER_FAM_INFO, row, sizeof(row), USER_Q_NAME, strlen(USER_Q_NAME), &c);
-	if (rc == WB_ENOTFOUND) {
-		return user_fail(rep, WB_ENOUSER, NULL);
-	}
-	if (rc != WB_OK) {
-		return user_fail(rep, rc, NULL);
-	}
-	hb_cell_free(c);
 	if ((rc = hb_batch_new(&b)) != WB_OK) {
 		return user_fail(rep, rc, NULL);
 	}
-	if (has_display) {
+	/* under alloc_mu, with the account there: its cells outlive no deletion */
+	pthread_mutex_lock(&u->alloc_mu);
+	rc = user_account_live(u, uid);
+	if (rc == WB_OK && has_display) {
 		rc = hb_batch_put(b, u->t, USER_FAM_INFO, row, sizeof(row), USER_Q_DISPLAY,
 		    strlen(USER_Q_DISPLAY), USER_VERSION, display, display_len);
 	}
@@ -144,7 +138,11 @@ user_handle_update(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc == WB_OK && hb_batch_count(b) > 0) {
 		rc = hb_write(u->t, b);
 	}
+	pthread_mutex_unlock(&u->alloc_mu);
 	hb_batch_free(b);
+	if (rc == WB_ENOUSER) {
+		return user_fail(rep, rc, NULL);
+	}
 	if (rc != WB_OK) {
 		RT_ERRORF("update of uid %llu failed: %s %s", (unsigned long long)uid,
 		    wb_strerror(rc), hb_last_error());

@@ -43,8 +43,28 @@
  *     kind 2 (all): every session of uid begun before time ended;
  *                   until = time + session lifetime
  *
+ *     kind 3 (closed): the account uid was deleted at time; until = time +
+ *                      session lifetime (gateways forget its name)
+ *
  * info also holds, per user, qualifier "nb" -> the ms before which every
  * session of the user is void (log out everywhere, password change).
+ *
+ * hold     the names of deleted accounts, held so that nobody takes one
+ *          at once (user_delete.c): row = a keyed hash of the lowercased
+ *          name, crypto_generichash(name, key = meta "hold_key"), 32
+ *          bytes; no qualifier; version = the deletion's ms; TTL = the
+ *          name hold (WARBLE_NAME_HOLD) -> "" (empty).  The name itself
+ *          is not stored: whoever holds the store and its key can only
+ *          test a guess.
+ *
+ * log      the user service's event log (evlog): row = seq (8 BE) ->
+ *          {seq, type "erase", uid, time}: an account deleted, whose data
+ *          relation, content and the inbox then erase (and this service
+ *          its sessions, user_erase.c); no name in it.
+ *
+ * meta also holds row "hold_key" -> the 32-byte key of the hold hash
+ *          (made at the first start), and row "swept" -> the seq of the
+ *          last log event whose sessions user_erase.c has deleted (8 BE).
  */
 #ifndef USER_SCHEMA_H
 #define USER_SCHEMA_H
@@ -59,11 +79,13 @@ enum user_fam {
 	USER_FAM_SESSION,
 	USER_FAM_META,
 	USER_FAM_REVOKE,
+	USER_FAM_HOLD,
+	USER_FAM_LOG,
 	USER_FAM_COUNT
 };
 
 /* Revocation kinds (the first byte of a revoke cell). */
-enum user_revoke_kind { USER_REVOKE_SESSION = 1, USER_REVOKE_ALL = 2 };
+enum user_revoke_kind { USER_REVOKE_SESSION = 1, USER_REVOKE_ALL = 2, USER_REVOKE_CLOSED = 3 };
 #define USER_REVOKE_LEN 33
 
 #define USER_Q_NAME       "name"
@@ -76,9 +98,13 @@ enum user_revoke_kind { USER_REVOKE_SESSION = 1, USER_REVOKE_ALL = 2 };
 #define USER_META_SIGN    "sign/"       /* + kid: a token signing key */
 #define USER_META_MAC_KEY "session_key" /* the keyed-hash key of an earlier release: deleted */
 #define USER_META_REV     "revseq"
-#define USER_VERSION      0 /* the version of every info, name and meta cell */
+#define USER_META_HOLD    "hold_key" /* the key of the hold family's hash */
+#define USER_META_SWEPT   "swept"    /* the log seq whose sessions are deleted */
+#define USER_HOLD_KEY     32         /* bytes of that key, and of a hold row */
+#define USER_VERSION      0          /* the version of every info, name and meta cell */
 
-/* user_schema fills fams[USER_FAM_COUNT] with the families; sessions expire after session_ttl_ms. */
-void user_schema(hb_family_opts *fams, uint64_t session_ttl_ms);
+/* user_schema fills fams[USER_FAM_COUNT] with the families; sessions expire after session_ttl_ms,
+ * a deleted account's name is held for name_hold_ms. */
+void user_schema(hb_family_opts *fams, uint64_t session_ttl_ms, uint64_t name_hold_ms);
 
 #endif

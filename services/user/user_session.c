@@ -7,8 +7,10 @@
  * Every way a session ends before its expiry also appends a record to
  * the revoke family, numbered by seq, so that a gateway that checks
  * signed tokens itself (with the public keys of user.session_keys,
- * user_keys.c) learns of it by pulling user.revocations.  Layouts in
- * user_schema.h, tokens in wb_session.h.
+ * user_keys.c) learns of it by pulling user.revocations.  A deleted
+ * account ends every session with it (user_delete.c): its records say
+ * so ("all", then "closed"), and a session of an account that is gone is
+ * no session.  Layouts in user_schema.h, tokens in wb_session.h.
  */
 #include <stdio.h>
 #include <string.h>
@@ -74,12 +76,12 @@ user_session_nb(user_svc *u, uint64_t uid, uint64_t *nb)
 }
 
 /*
- * user_session_next_nb gives the moment that voids every session of uid
+ * user_session_nb_next gives the moment that voids every session of uid
  * begun so far: after now, and after the last such moment too, since a
  * login in that moment's millisecond began at it (user_session_new).
  */
-static int
-user_session_next_nb(user_svc *u, uint64_t uid, uint64_t *nb)
+int
+user_session_nb_next(user_svc *u, uint64_t uid, uint64_t *nb)
 {
 	uint64_t now = wb_now_ms(), last;
 	int      rc = user_session_nb(u, uid, &last);
@@ -165,7 +167,34 @@ user_session_find(user_svc *u, const wb_obj *req, user_session *s)
 	if ((rc = user_session_nb(u, s->uid, &nb)) != WB_OK) {
 		return rc;
 	}
-	return s->began_ms < nb ? WB_EAUTH : WB_OK;
+	if (s->began_ms < nb) {
+		return WB_EAUTH;
+	}
+	/* a deleted account's sessions end with it, before their rows are swept */
+	rc = user_account_live(u, s->uid);
+	return rc == WB_ENOUSER ? WB_EAUTH : rc;
+}
+
+int
+user_revoke_put(user_svc *u, hb_batch *b, uint64_t seq, int kind, uint64_t uid, uint64_t sid,
+    uint64_t time_ms, uint64_t until_ms)
+{
+	uint8_t row[8], val[USER_REVOKE_LEN], last[8];
+	int     rc;
+
+	val[0] = (uint8_t)kind;
+	hb_u64_be(val + 1, uid);
+	hb_u64_be(val + 9, sid);
+	hb_u64_be(val + 17, time_ms);
+	hb_u64_be(val + 25, until_ms);
+	hb_u64_be(row, seq);
+	hb_u64_be(last, seq);
+	rc = hb_batch_put(b, u->t, USER_FAM_REVOKE, row, 8, NULL, 0, wb_now_ms(), val, sizeof(val));
+	if (rc == WB_OK) {
+		rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_REV, strlen(USER_META_REV),
+		    NULL, 0, USER_VERSION, last, sizeof(last));
+	}
+	return rc;
 }
 
 /*
@@ -178,22 +207,10 @@ static int
 user_session_end(user_svc *u, hb_batch *b, int kind, uint64_t uid, uint64_t sid, uint64_t time_ms,
     uint64_t until_ms)
 {
-	uint8_t row[8], val[USER_REVOKE_LEN], seq[8];
-	int     rc;
+	int rc;
 
 	pthread_mutex_lock(&u->rev_mu);
-	val[0] = (uint8_t)kind;
-	hb_u64_be(val + 1, uid);
-	hb_u64_be(val + 9, sid);
-	hb_u64_be(val + 17, time_ms);
-	hb_u64_be(val + 25, until_ms);
-	hb_u64_be(row, u->rev_seq + 1);
-	hb_u64_be(seq, u->rev_seq + 1);
-	rc = hb_batch_put(b, u->t, USER_FAM_REVOKE, row, 8, NULL, 0, wb_now_ms(), val, sizeof(val));
-	if (rc == WB_OK) {
-		rc = hb_batch_put(b, u->t, USER_FAM_META, USER_META_REV, strlen(USER_META_REV),
-		    NULL, 0, USER_VERSION, seq, sizeof(seq));
-	}
+	rc = user_revoke_put(u, b, u->rev_seq + 1, kind, uid, sid, time_ms, until_ms);
 	if (rc == WB_OK && (rc = hb_write(u->t, b)) == WB_OK) {
 		u->rev_seq++;
 	}
@@ -240,11 +257,17 @@ user_session_logout(user_svc *u, const wb_obj *req, wb_obj *rep, bool all)
 		return user_fail(rep, rc, NULL);
 	}
 	if (all) {
-		/* every session begun up to now ends; one begun later is a new login */
+		/* every session begun up to now ends; one begun later is a new login.
+		 * Under alloc_mu, with the account there: its nb cell outlives no deletion */
 		uint64_t nb;
-		if ((rc = user_session_next_nb(u, s.uid, &nb)) == WB_OK) {
+		pthread_mutex_lock(&u->alloc_mu);
+		if ((rc = user_account_live(u, s.uid)) == WB_ENOUSER) {
+			rc = WB_EAUTH;
+		}
+		if (rc == WB_OK && (rc = user_session_nb_next(u, s.uid, &nb)) == WB_OK) {
 			rc = user_session_end_all(u, b, &s, nb);
 		}
+		pthread_mutex_unlock(&u->alloc_mu);
 	} else if ((rc = hb_batch_delete_row(b, u->t, USER_FAM_SESSION, s.key, sizeof(s.key))) ==
 	           WB_OK) {
 		rc = user_session_end(
@@ -317,9 +340,14 @@ user_handle_password(void *arg, const wb_obj *req, wb_obj *rep)
 	if (crypto_pwhash_str(hash, npw, npw_len, u->opts.pwhash_ops, u->opts.pwhash_mem) != 0) {
 		return user_fail(rep, WB_ENOMEM, NULL);
 	}
-	/* sessions begun up to now end; the caller's new one begins at nb */
-	if ((rc = user_session_next_nb(u, s.uid, &nb)) != WB_OK) {
-		return user_fail(rep, rc, NULL);
+	/* sessions begun up to now end; the caller's new one begins at nb.  Under
+	 * alloc_mu, with the account there: its cells outlive no deletion */
+	pthread_mutex_lock(&u->alloc_mu);
+	if ((rc = user_account_live(u, s.uid)) != WB_OK ||
+	    (rc = user_session_nb_next(u, s.uid, &nb)) != WB_OK) {
+		pthread_mutex_unlock(&u->alloc_mu);
+		sodium_memzero(hash, sizeof(hash));
+		return user_fail(rep, rc == WB_ENOUSER ? WB_EAUTH : rc, NULL);
 	}
 	wb_session ns = { 0, s.uid, wb_session_sid(nb), nb + u->opts.session_ttl_ms };
 	hb_u64_be(row, s.uid);
@@ -342,6 +370,7 @@ user_handle_password(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc == WB_OK) {
 		rc = user_session_end_all(u, b, &s, nb);
 	}
+	pthread_mutex_unlock(&u->alloc_mu);
 	hb_batch_free(b);
 	sodium_memzero(hash, sizeof(hash));
 	sodium_memzero(key, sizeof(key));
@@ -378,7 +407,8 @@ user_handle_auth(void *arg, const wb_obj *req, wb_obj *rep)
 /*
  * user_handle_revocations: user.revocations {from, limit?} -> {events,
  * last}: the records with seq >= from, oldest first (each {seq, type
- * "session" or "all", uid, id = sid, time, until}), and the last seq.
+ * "session", "all" or "closed", uid, id = sid, time, until}), and the
+ * last seq.
  * Records older than the session lifetime are gone: what they revoked
  * has expired anyway.  kid names the current signing key, so that a
  * gateway learns of a rotation (user.session_keys) with its next pull.
@@ -424,8 +454,10 @@ user_handle_revocations(void *arg, const wb_obj *req, wb_obj *rep)
 		}
 		wb_obj *e = &ev[n++];
 		if ((rc = wb_set_u64(e, WB_F_SEQ, seq)) != WB_OK ||
-		    (rc = wb_set_cstr(e, WB_F_TYPE, v[0] == USER_REVOKE_ALL ? "all" : "session")) !=
-		        WB_OK ||
+		    (rc = wb_set_cstr(e, WB_F_TYPE,
+		         v[0] == USER_REVOKE_ALL      ? "all"
+		         : v[0] == USER_REVOKE_CLOSED ? "closed"
+		                                      : "session")) != WB_OK ||
 		    (rc = wb_set_u64(e, WB_F_UID, hb_be_u64(v + 1))) != WB_OK ||
 		    (rc = wb_set_u64(e, WB_F_ID, hb_be_u64(v + 9))) != WB_OK ||
 		    (rc = wb_set_u64(e, WB_F_TIME, hb_be_u64(v + 17))) != WB_OK) {

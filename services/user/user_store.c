@@ -21,6 +21,45 @@ user_fail(wb_obj *rep, int code, const char *msg)
 	return code;
 }
 
+/* user_name_free tells whether a lowercased name may be registered: no account has it, and none
+ * deleted within the name hold had it. */
+int
+user_name_free(user_svc *u, const char *name)
+{
+	uint8_t  h[USER_HOLD_KEY];
+	uint64_t uid;
+	hb_cell *c;
+	int      rc = user_name_uid(u, name, &uid);
+
+	if (rc != WB_ENOTFOUND) {
+		return rc == WB_OK ? WB_EEXIST : rc;
+	}
+	crypto_generichash(h, sizeof(h), (const unsigned char *)name, strlen(name), u->hold_key,
+	    sizeof(u->hold_key));
+	rc = hb_get(u->t, USER_FAM_HOLD, h, sizeof(h), NULL, 0, &c);
+	if (rc == WB_OK) {
+		hb_cell_free(c);
+		return WB_EEXIST;
+	}
+	return rc == WB_ENOTFOUND ? WB_OK : rc;
+}
+
+/* user_account_live tells whether uid's account exists: its name cell. */
+int
+user_account_live(user_svc *u, uint64_t uid)
+{
+	uint8_t  row[8];
+	hb_cell *c;
+	int      rc;
+
+	hb_u64_be(row, uid);
+	rc = hb_get(u->t, USER_FAM_INFO, row, 8, USER_Q_NAME, strlen(USER_Q_NAME), &c);
+	if (rc == WB_OK) {
+		hb_cell_free(c);
+	}
+	return rc == WB_ENOTFOUND ? WB_ENOUSER : rc;
+}
+
 /* user_name_uid looks up a lowercased username's uid. */
 int
 user_name_uid(user_svc *u, const char *name, uint64_t *uid)

@@ -18,20 +18,24 @@
 static char        url[160];
 static wbt_daemon *daemon_;
 static rt_client  *cli;
+static const char *ut_hold = "2592000"; /* WARBLE_NAME_HOLD, seconds */
 
 /* ut_start starts warble-user with fast password hashing and session_ttl seconds of sessions. */
 static void
 ut_start(const char *session_ttl)
 {
-	char data[200], ttl[64], env_url[200], env_data[220];
+	char data[200], ttl[64], env_url[200], env_data[220], pub[200], env_pub[220], hold[64];
 
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "user"), 0);
+	cr_assert_eq(wbt_ipc_url(pub, sizeof(pub), "userpub"), 0);
+	snprintf(env_pub, sizeof(env_pub), "WARBLE_USER_PUB_URL=%s", pub);
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
 	snprintf(env_url, sizeof(env_url), "WARBLE_USER_URL=%s", url);
 	snprintf(env_data, sizeof(env_data), "WARBLE_DATA=%s", data);
 	snprintf(ttl, sizeof(ttl), "WARBLE_SESSION_TTL=%s", session_ttl);
-	const char *env[] = { env_url, env_data, ttl, "WARBLE_PWHASH_OPS=1",
-		"WARBLE_PWHASH_MEM=8192", "WARBLE_WORKERS=4", NULL };
+	snprintf(hold, sizeof(hold), "WARBLE_NAME_HOLD=%s", ut_hold);
+	const char *env[] = { env_url, env_data, ttl, env_pub, hold, "WARBLE_PWHASH_OPS=1",
+		"WARBLE_PWHASH_MEM=8192", "WARBLE_LOGIN_FAILS=3", "WARBLE_WORKERS=4", NULL };
 	daemon_ = wbt_spawn("warble-user", NULL, env);
 	cr_assert_not_null(daemon_);
 	cr_assert_eq(wbt_wait_ready(daemon_, url, 10000), 0);
@@ -483,4 +487,166 @@ Test(user, concurrent_registrations)
 		cr_assert_leq(r[i].uid_own, UT_THREADS + 1);
 	}
 	cr_assert_eq(won, 1);
+}
+
+/* ut_delete deletes the account of token with password: user.delete's code. */
+static int
+ut_delete(const char *token, const char *pw)
+{
+	wb_obj *req = wb_request(WB_OP_USER_DELETE);
+
+	wb_set_cstr(req, WB_F_TOKEN, token);
+	wb_set_cstr(req, WB_F_PASSWORD, pw);
+	return ut_call(req, NULL);
+}
+
+/* ut_records reads the revocation feed from seq 1: the types and uids of its records. */
+static size_t
+ut_records(char types[][16], uint64_t *uids, size_t cap)
+{
+	wb_obj       *req = wb_request(WB_OP_USER_REVOCATIONS), *rep;
+	const wb_obj *ev = NULL;
+	size_t        n = 0;
+
+	wb_set_u64(req, WB_F_FROM, 1);
+	cr_assert_eq(ut_call(req, &rep), WB_OK);
+	(void)wb_get_objs(rep, WB_F_EVENTS, &ev, &n);
+	for (size_t i = 0; i < n && i < cap; i++) {
+		snprintf(types[i], 16, "%s", wb_str(&ev[i], WB_F_TYPE, "?"));
+		uids[i] = wb_u64(&ev[i], WB_F_UID, 0);
+	}
+	wb_msg_free(rep);
+	return n < cap ? n : cap;
+}
+
+/* the name is held for a second in this suite */
+static void
+ut_setup_hold(void)
+{
+	ut_hold = "1";
+	ut_start("604800");
+}
+
+Test(user_delete, closes_the_account_and_holds_its_name, .init = ut_setup_hold, .fini = ut_teardown,
+    .timeout = 60)
+{
+	uint64_t uid, other, auid, uid2;
+	char     tok[128], tok2[128], types[8][16];
+	uint64_t ruids[8];
+	wb_obj  *req, *rep;
+
+	cr_assert_eq(ut_register("Nora", "password1", &uid), WB_OK);
+	cr_assert_eq(ut_register("otto", "password1", &other), WB_OK);
+	cr_assert_eq(ut_login("nora", "password1", &auid, tok, sizeof(tok)), WB_OK);
+	cr_assert_eq(ut_login("nora", "password1", &auid, tok2, sizeof(tok2)), WB_OK);
+
+	/* a wrong password is a wrong password, and counts as a login's would */
+	cr_assert_eq(ut_delete(tok, "password2"), WB_ELOGIN);
+	cr_assert_eq(ut_delete(tok, "password2"), WB_ELOGIN);
+	cr_assert_eq(ut_delete(tok, "password2"), WB_ELOGIN);
+	cr_assert_eq(ut_delete(tok, "password2"), WB_ELOGIN); /* the 4th: the first wait begins */
+	cr_assert_eq(ut_delete(tok, "password1"), WB_ERATE, "the limiter holds the right one too");
+	cr_assert_eq(ut_delete("not a token", "password1"), WB_EAUTH);
+	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH, tok, &auid), WB_OK, "still open");
+	wbt_sleep_ms(1100);
+	cr_assert_eq(ut_delete(tok, "password1"), WB_OK);
+
+	/* closed at once: no session, no login, no record, the name held */
+	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH, tok, &auid), WB_EAUTH);
+	cr_assert_eq(ut_token_op(WB_OP_USER_AUTH, tok2, &auid), WB_EAUTH, "every session ended");
+	cr_assert_eq(ut_token_op(WB_OP_USER_LOGOUT_ALL, tok2, NULL), WB_EAUTH);
+	cr_assert_eq(ut_login("nora", "password1", &auid, NULL, 0), WB_ELOGIN);
+	req = wb_request(WB_OP_USER_LOOKUP);
+	wb_set_cstr(req, WB_F_NAME, "nora");
+	cr_assert_eq(ut_call(req, NULL), WB_ENOUSER);
+	ut_get(&uid, 1, &rep);
+	const uint64_t *missing;
+	size_t          nm = 0;
+	cr_assert(wb_get_u64s(rep, WB_F_MISSING, &missing, &nm) && nm == 1 && missing[0] == uid);
+	wb_msg_free(rep);
+	req = wb_request(WB_OP_USER_UPDATE);
+	wb_set_u64(req, WB_F_UID, uid);
+	wb_set_cstr(req, WB_F_BIO, "back from the dead");
+	cr_assert_eq(ut_call(req, NULL), WB_ENOUSER, "no cell of it is written again");
+	cr_assert_eq(ut_register("NORA", "password1", NULL), WB_EEXIST, "held");
+
+	/* the revocation feed ends its sessions, then says it is closed */
+	size_t n = ut_records(types, ruids, 8);
+	cr_assert_eq(n, 2, "%zu records", n);
+	cr_assert(strcmp(types[0], "all") == 0 && ruids[0] == uid, "%s %llu", types[0],
+	    (unsigned long long)ruids[0]);
+	cr_assert(strcmp(types[1], "closed") == 0 && ruids[1] == uid);
+
+	/* its log: one erase event, its uid and no name */
+	req = wb_request(WB_OP_USER_LOG);
+	wb_set_u64(req, WB_F_FROM, 1);
+	cr_assert_eq(ut_call(req, &rep), WB_OK);
+	const wb_obj *ev = NULL;
+	size_t        ne = 0;
+	cr_assert(wb_get_objs(rep, WB_F_EVENTS, &ev, &ne) && ne == 1);
+	cr_assert_str_eq(wb_str(&ev[0], WB_F_TYPE, ""), "erase");
+	cr_assert_eq(wb_u64(&ev[0], WB_F_UID, 0), uid);
+	cr_assert_eq(wb_u64(&ev[0], WB_F_SEQ, 0), 1);
+	cr_assert_not(wb_has(&ev[0], WB_F_NAME));
+	cr_assert_eq(wb_u64(rep, WB_F_LAST, 0), 1);
+	wb_msg_free(rep);
+
+	/* after the hold the name is free: a new account, a new uid */
+	long long t0 = wbt_now_ms();
+	int       rc;
+	while ((rc = ut_register("nora", "password3", &uid2)) == WB_EEXIST &&
+	       wbt_now_ms() - t0 < 5000) {
+		wbt_sleep_ms(50);
+	}
+	cr_assert_eq(rc, WB_OK, "the name is still held after %lld ms", wbt_now_ms() - t0);
+	cr_assert_gt(uid2, other, "a new uid, never the old one");
+	cr_assert_eq(ut_login("nora", "password3", &auid, tok, sizeof(tok)), WB_OK);
+	cr_assert_eq(auid, uid2);
+
+	/* the operator's deletion: by name, no password; an unknown name is no such user */
+	req = wb_request(WB_OP_USER_DELETE_NAME);
+	wb_set_cstr(req, WB_F_NAME, "Otto");
+	cr_assert_eq(ut_call(req, &rep), WB_OK);
+	cr_assert_eq(wb_u64(rep, WB_F_UID, 0), other);
+	wb_msg_free(rep);
+	req = wb_request(WB_OP_USER_DELETE_NAME);
+	wb_set_cstr(req, WB_F_NAME, "otto");
+	cr_assert_eq(ut_call(req, NULL), WB_ENOUSER);
+	req = wb_request(WB_OP_USER_DELETE_NAME);
+	wb_set_cstr(req, WB_F_NAME, "no such name!");
+	cr_assert_eq(ut_call(req, NULL), WB_ENOUSER);
+}
+
+Test(user_delete, sessions_erased_and_survives_restart, .init = ut_setup_hold, .fini = ut_teardown,
+    .timeout = 60)
+{
+	uint64_t uid, auid;
+	char     tok[128];
+
+	cr_assert_eq(ut_register("pia", "password1", &uid), WB_OK);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(ut_login("pia", "password1", &auid, tok, sizeof(tok)), WB_OK);
+	}
+	cr_assert_eq(ut_delete(tok, "password1"), WB_OK);
+	/* the sessions' rows go in the background: the gauge says when */
+	long long t0 = wbt_now_ms();
+	wb_obj   *rep = NULL;
+	uint64_t  swept = 0;
+	while (wbt_now_ms() - t0 < 10000) {
+		cr_assert_eq(ut_call(wb_request(WB_OP_STATS), &rep), WB_OK);
+		swept = wbt_gauge(rep, "sessions_swept_seq");
+		wb_msg_free(rep);
+		if (swept == 1) {
+			break;
+		}
+		wbt_sleep_ms(20);
+	}
+	cr_assert_eq(swept, 1, "the sessions of the deleted account were not swept");
+	cr_assert_eq(wbt_stop(daemon_, SIGTERM, 10000), 0);
+	ut_start("604800");
+	cr_assert_eq(ut_login("pia", "password1", &auid, NULL, 0), WB_ELOGIN, "still deleted");
+	cr_assert_eq(ut_call(wb_request(WB_OP_STATS), &rep), WB_OK);
+	cr_assert_eq(wbt_gauge(rep, "sessions_swept_seq"), 1, "the position survives");
+	cr_assert_eq(wbt_gauge(rep, "log_last_seq"), 1);
+	wb_msg_free(rep);
 }

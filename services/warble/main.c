@@ -73,7 +73,8 @@ main(int argc, char **argv)
 
 	/* The event feeds need no socket of the system's when both ends are here. */
 	if (setenv("WARBLE_RELATION_PUB_URL", "inproc://warble-relation-events", 0) != 0 ||
-	    setenv("WARBLE_CONTENT_PUB_URL", "inproc://warble-content-events", 0) != 0) {
+	    setenv("WARBLE_CONTENT_PUB_URL", "inproc://warble-content-events", 0) != 0 ||
+	    setenv("WARBLE_USER_PUB_URL", "inproc://warble-user-events", 0) != 0) {
 		return 1;
 	}
 	return rt_daemon_main_all(services + first, sizeof(services) / sizeof(services[0]) - first,

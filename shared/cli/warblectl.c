@@ -9,6 +9,7 @@
  *   warblectl upload cup.png          warblectl media 7-7321123456789012 -o cup.png
  *   warblectl media 7-7321123456789012 --preview -o small.webp
  *   warblectl block bob               warblectl blocks       warblectl suggestions
+ *   warblectl delete-account          (the logged-in user's, for good; asks for the password)
  *
  * The session token lives in $XDG_CONFIG_HOME/warble/token (or
  * ~/.config/warble/token), mode 0600; $WARBLE_TOKEN overrides it.
@@ -24,6 +25,7 @@
  *   warblectl admin rotate-session-key  a new key signs sessions (--revoke: end the old ones)
  *   warblectl admin reencode-media      every stored image decoded and written again,
  *                                       with a preview (content_reencode.c)
+ *   warblectl admin delete-user NAME    an account deleted, with no password (user.delete_name)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -879,6 +881,23 @@ ctl_cmd_delete(ctl *x)
 	return 0;
 }
 
+/* ctl_cmd_delete_account deletes the logged-in user's account (the password asked like login's). */
+static int
+ctl_cmd_delete_account(ctl *x)
+{
+	int rc = warble_delete_account(x->c, x->password);
+
+	if (rc != WARBLE_OK) {
+		return ctl_fail(x, rc);
+	}
+	ctl_token_remove();
+	if (x->json) {
+		return ctl_emit(json_pack("{s:b}", "deleted", 1));
+	}
+	printf("account deleted: its posts, follows and images are being erased\n");
+	return 0;
+}
+
 static int
 ctl_cmd_show(ctl *x)
 {
@@ -1725,6 +1744,39 @@ ctl_cmd_admin_rotate_key(ctl *x)
 	return 0;
 }
 
+/*
+ * ctl_cmd_admin_delete_user deletes the account NAME (user.delete_name on
+ * the user service's own port, as the admin identity; no password): it
+ * closes at once, and its data is erased in the background.
+ */
+static int
+ctl_cmd_admin_delete_user(ctl *x)
+{
+	wb_obj *req = wb_request(WB_OP_USER_DELETE_NAME), *rep = NULL;
+	char    msg[512];
+	int     rc;
+
+	if (req != NULL && wb_set_cstr(req, WB_F_NAME, x->args[0]) != WB_OK) {
+		wb_msg_free(req);
+		req = NULL;
+	}
+	if (ctl_admin_shards(x, WB_SVC_USER, msg, sizeof(msg)) == 0) {
+		wb_msg_free(req);
+		return ctl_admin_fail(x, WB_EINVAL, msg);
+	}
+	if ((rc = ctl_admin_call(x, WB_SVC_USER, 0, req, &rep, msg, sizeof(msg))) != WB_OK) {
+		return ctl_admin_fail(x, rc, msg);
+	}
+	uint64_t uid = wb_u64(rep, WB_F_UID, 0);
+	wb_msg_free(rep);
+	if (x->json) {
+		return ctl_emit(
+		    json_pack("{s:s, s:I}", "name", x->args[0], "uid", (json_int_t)uid));
+	}
+	printf("deleted @%s (uid %" PRIu64 "): its data is being erased\n", x->args[0], uid);
+	return 0;
+}
+
 /* ctl_reencode_line prints the re-encode pass's progress on stderr (a line a call off a tty). */
 static void
 ctl_reencode_line(const wb_obj *st, bool tty, bool last)
@@ -1863,6 +1915,8 @@ static const ctl_cmd ctl_cmds[] = {
 	{ "blocks", 0, CTL_O_AFTER | CTL_O_LIMIT, ctl_cmd_blocks, 2,
 	    "blocks [--after UID] [--limit N]" },
 	{ "suggestions", 0, CTL_O_LIMIT, ctl_cmd_suggestions, 2, "suggestions [--limit N]" },
+	{ "delete-account", 0, CTL_O_PASSWORD, ctl_cmd_delete_account, 2,
+	    "delete-account [--password PW]" },
 };
 
 #define CTL_NCMDS (sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
@@ -1879,6 +1933,7 @@ static const ctl_cmd ctl_admin_cmds[] = {
 	    "admin rotate-session-key [--revoke]" },
 	{ "reencode-media", 0, CTL_O_URLS | CTL_O_SHARD | CTL_O_NO_WAIT,
 	    ctl_cmd_admin_reencode_media, 0, "admin reencode-media [--shard I] [--no-wait]" },
+	{ "delete-user", 1, CTL_O_URLS, ctl_cmd_admin_delete_user, 0, "admin delete-user NAME" },
 };
 
 #define CTL_NADMIN (sizeof(ctl_admin_cmds) / sizeof(ctl_admin_cmds[0]))
@@ -1905,8 +1960,8 @@ ctl_usage_print(FILE *f)
 	           "tcp://127.0.0.1:7100)\n"
 	           "  --timeout MS     deadline of each request (default 5000)\n"
 	           "  --json           print one JSON object per command\n"
-	           "  --password PW    password for register/login (or WARBLE_PASSWORD;\n"
-	           "                   prompted without echo on a terminal)\n"
+	           "  --password PW    password for register, login and delete-account (or\n"
+	           "                   WARBLE_PASSWORD; prompted without echo on a terminal)\n"
 	           "  --before ID      home/timeline: posts older than post ID\n"
 	           "  --after UID      following/fans: users after this cursor\n"
 	           "  --limit N        page size, 1-100\n"
@@ -2125,7 +2180,8 @@ main(int argc, char **argv)
 	bool admin = strcmp(argv[optind], "admin") == 0;
 	if (admin && optind + 1 >= argc) {
 		return ctl_usage_error("%s",
-		    "admin needs a command: backup, restore, rebuild-inbox or reencode-media");
+		    "admin needs a command: backup, restore, rebuild-inbox, rotate-session-key, "
+		    "reencode-media or delete-user");
 	}
 	for (size_t i = 0; !admin && i < CTL_NCMDS; i++) {
 		if (strcmp(argv[optind], ctl_cmds[i].name) == 0) {

@@ -587,6 +587,50 @@ Test(warblectl, images, .fini = wbt_cleanup, .timeout = 120)
 	free(o);
 }
 
+Test(warblectl, delete_account_and_admin_delete_user, .fini = wbt_cleanup, .timeout = 120)
+{
+	ct_out     *o = malloc(sizeof(*o));
+	char        xc[300], tokpath[320], user_env[WBT_URL_MAX + 32];
+	json_t     *j;
+	struct stat sb;
+
+	ct_start();
+	ct_config(xc, sizeof(xc), "cfg-carol");
+	snprintf(user_env, sizeof(user_env), "WARBLE_USER_URL=%s", cl.user_url);
+	const char *const carol[] = { xc, "WARBLE_PASSWORD=password1", NULL };
+	const char *const nopass[] = { xc, NULL };
+	const char *const admin[] = { user_env, NULL };
+
+	ct_expect(o, carol, CT_ARGS("register", "carol"), 0, NULL);
+	ct_expect(o, carol, CT_ARGS("login", "carol"), 0, NULL);
+	ct_expect(o, nopass, CT_ARGS("delete-account"), 2, "a password is required");
+	ct_expect(o, carol, CT_ARGS("delete-account", "extra"), 2, "takes fewer arguments");
+	ct_expect(o, carol, CT_ARGS("delete-account", "--password", "wrong-one"), 1,
+	    "warblectl: BAD_CREDENTIALS");
+	ct_expect(o, carol, CT_ARGS("whoami"), 0, NULL); /* still there */
+	ct_expect(o, carol, CT_ARGS("delete-account"), 0, NULL);
+	cr_assert(strstr(o->out, "account deleted") != NULL, "%s", o->out);
+	snprintf(tokpath, sizeof(tokpath), "%s/warble/token", xc + 16);
+	cr_assert_neq(stat(tokpath, &sb), 0, "the token file is gone");
+	ct_expect(o, carol, CT_ARGS("whoami"), 1, "not logged in");
+	ct_expect(o, carol, CT_ARGS("login", "carol"), 1, "BAD_CREDENTIALS");
+	ct_expect(o, carol, CT_ARGS("profile", "carol"), 1, "NO_SUCH_USER");
+	ct_expect(o, carol, CT_ARGS("register", "carol"), 1, "NAME_TAKEN");
+
+	/* the operator's: by name, on the user service's own port, no password */
+	ct_expect(o, carol, CT_ARGS("register", "dave"), 0, NULL);
+	ct_expect(o, admin, CT_ARGS("admin", "delete-user"), 2, "needs more arguments");
+	ct_expect(o, admin, CT_ARGS("--json", "admin", "delete-user", "dave"), 0, NULL);
+	j = ct_json(o);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "name")), "dave");
+	cr_assert_gt(json_integer_value(json_object_get(j, "uid")), 0);
+	json_decref(j);
+	ct_expect(o, admin, CT_ARGS("admin", "delete-user", "dave"), 1, "NO_SUCH_USER");
+	ct_expect(o, carol, CT_ARGS("login", "dave"), 1, "BAD_CREDENTIALS");
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+	free(o);
+}
+
 /* ct_store_fake makes dir/<store> holding one file named after it, as a copy of a store. */
 static void
 ct_store_fake(const char *dir, const char *store)

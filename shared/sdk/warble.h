@@ -201,6 +201,17 @@ int warble_logout_all(warble_client *c);
 /* warble_change_password sets a new password (the current one must match); every other session ends, and c keeps the new session's token. */
 int warble_change_password(warble_client *c, const char *password, const char *new_password);
 
+/*
+ * warble_delete_account deletes the logged-in user's account for good
+ * (the password must match: WARBLE_ELOGIN if not, WARBLE_ERATE after
+ * repeated failures, as warble_login) and forgets the token.  The account
+ * closes at once: every session ends, the name no longer logs in, the
+ * profile and posts are no longer served; its posts, follows, images and
+ * home are then erased in the background (docs/http-api.md), and the
+ * name is held for a while before anyone may register it.  Since 0.5.
+ */
+int warble_delete_account(warble_client *c, const char *password);
+
 /* warble_whoami returns the logged-in user's profile. */
 int warble_whoami(warble_client *c, warble_user_t **out);
 

@@ -155,6 +155,27 @@ warble_change_password(warble_client *c, const char *password, const char *new_p
 	return rc;
 }
 
+int
+warble_delete_account(warble_client *c, const char *password)
+{
+	wb_obj *r;
+	int     rc;
+
+	if (c == NULL) {
+		return WARBLE_EINVAL;
+	}
+	if (password == NULL) {
+		return warble_ops_bad(c, "the password is required");
+	}
+	rc = warble_call(c, warble_ops_req(WB_OP_DELETE_ACCOUNT, WB_F_PASSWORD, password),
+	    WARBLE_AUTH_REQUIRED, &r);
+	if (rc != WARBLE_OK) {
+		return rc;
+	}
+	wb_msg_free(r);
+	return warble_set_token(c, NULL); /* its sessions ended with it */
+}
+
 /* warble_ops_user runs a request whose reply is one user record. */
 static int
 warble_ops_user(warble_client *c, wb_obj *q, warble_auth auth, warble_user_t **out)

@@ -954,6 +954,25 @@ st_shared_lib(char *buf, size_t n)
 	    realpath(path, buf) != NULL && strlen(buf) < n, "no %s: `make sdk` builds it", path);
 }
 
+Test(sdk, delete_account, .fini = st_fini, .timeout = 60)
+{
+	warble_user_t *u = NULL;
+	uint64_t       uid;
+
+	st_start(NULL);
+	st_err(warble_delete_account(wc, "password1"), WARBLE_EAUTH); /* not logged in */
+	cr_assert_eq(warble_register(wc, "gwen", "password1", &uid), WARBLE_OK);
+	cr_assert_eq(warble_login(wc, "gwen", "password1", NULL), WARBLE_OK);
+	st_err(warble_delete_account(wc, NULL), WARBLE_EINVAL);
+	st_err(warble_delete_account(wc, "password2"), WARBLE_ELOGIN);
+	cr_assert_not_null(warble_token(wc), "a wrong password keeps the session");
+	cr_assert_eq(warble_delete_account(wc, "password1"), WARBLE_OK, "%s", warble_errmsg(wc));
+	cr_assert_null(warble_token(wc), "the token is forgotten");
+	st_err(warble_profile(wc, "gwen", &u), WARBLE_ENOUSER);
+	st_err(warble_login(wc, "gwen", "password1", NULL), WARBLE_ELOGIN);
+	cr_assert_eq(warble_delete_account(NULL, "x"), WARBLE_EINVAL);
+}
+
 Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 {
 	const char     *src = "tests/data/abi/warble-0.1-reader.c";
@@ -988,7 +1007,7 @@ Test(sdk, old_header_program, .fini = st_fini, .timeout = 120)
 		    0, "%s is in WARBLE_0.4", fns_0_4[i]);
 	}
 	static const char *const fns_0_5[] = { "warble_block", "warble_unblock", "warble_blocks",
-		"warble_suggestions" };
+		"warble_suggestions", "warble_delete_account" };
 	for (size_t i = 0; i < sizeof(fns_0_5) / sizeof(fns_0_5[0]); i++) {
 		cr_assert_eq(
 		    st_sh("nm -D --defined-only %s | grep -q ' %s@@WARBLE_0.5$'", lib, fns_0_5[i]),

@@ -4,9 +4,11 @@
  * tests/browser/e2e.mjs (playwright-core, /usr/bin/chromium) against it:
  * follow, post (one's own post in one's home after a reload) and
  * unfollow, a post's own page opened logged out and gone once deleted,
- * then a post with a title, a category and an image.  The screenshots land in tests/artifacts/browser-home.png and
- * tests/artifacts/browser-rich-post.png.  fresh_state runs tests/browser/state.mjs
- * against a cluster of its own: nothing stale left on the page.
+ * then a post with a title, a category and an image, then an account
+ * deleted from its own page.  The screenshots land in
+ * tests/artifacts/browser-home.png and tests/artifacts/browser-rich-post.png.
+ * fresh_state runs tests/browser/state.mjs against a cluster of its own:
+ * nothing stale left on the page.
  * suggestions runs tests/browser/suggest.mjs: a new user's empty home lists
  * whom to follow, a click follows and brings the posts, then a block and an
  * unblock on a profile.  Chromium,

@@ -12,7 +12,11 @@
 // preview loaded on his home timeline, linking to the original (which is
 // served too) (screenshot rich.png, by default
 // browser-rich-post.png beside screenshot.png), and the chip shows alice's
-// posts of that category only.  Exits 0 on success, 1 on failure.
+// posts of that category only.  Last, alice deletes her account from her
+// own page: a wrong password is refused and keeps her logged in, the
+// confirm is declined once, then the right password and the confirm log
+// her out, her page says she is no more, and bob's home loses her posts.
+// Exits 0 on success, 1 on failure.
 // playwright-core's launch() gives Chromium a fresh temporary profile
 // (--user-data-dir) and deletes it on close.
 import { chromium } from 'playwright-core';
@@ -246,6 +250,62 @@ async function richPost(a, b) {
   await b.waitForFunction(() => document.querySelectorAll('#user-posts .post').length === 2);
 }
 
+// deleteAccount: alice deletes her account from her own page; bob's home loses her posts.
+async function deleteAccount(a, b) {
+  step(alice + ' leaves a draft in the compose form, then opens her own page: the Delete account card is there, not on bob\'s');
+  await a.goto(base + '/#/');
+  await a.waitForSelector('#view-home:not([hidden])');
+  await a.fill('#post-text', 'a draft, never sent');
+  await a.goto(base + '/#/u/' + bob);
+  await a.waitForSelector('#view-user:not([hidden])');
+  await a.waitForFunction(() => document.getElementById('user-name').textContent.startsWith('@'));
+  if (await visible(a, '#delete-account')) throw new Error('the delete card shows on someone else\'s page');
+  await a.goto(base + '/#/u/' + alice);
+  await a.waitForSelector('#delete-account:not([hidden])');
+  if (await visible(a, '#delete-form')) throw new Error('the password field shows before the button is pressed');
+  await a.click('#delete-open');
+  await a.waitForSelector('#delete-form:not([hidden])');
+
+  step('a wrong password is refused and she stays logged in');
+  a.once('dialog', (d) => d.accept());
+  await a.fill('#delete-pass', 'not-her-password');
+  await a.click('#delete-btn');
+  await a.waitForFunction(() => /password is wrong/.test(document.getElementById('msg').textContent));
+  await sessionUi(a, alice, true);
+
+  step('declining the confirm deletes nothing');
+  a.once('dialog', (d) => d.dismiss());
+  await a.fill('#delete-pass', 'correct-horse-battery');
+  await a.click('#delete-btn');
+  await a.waitForTimeout(300);
+  await sessionUi(a, alice, true);
+
+  step('the right password and the confirm: deleted, logged out');
+  let asked = '';
+  a.once('dialog', (d) => { asked = d.message(); d.accept(); });
+  await a.fill('#delete-pass', 'correct-horse-battery');
+  await a.click('#delete-btn');
+  await a.waitForSelector('#view-auth:not([hidden])');
+  if (!asked.includes(alice)) throw new Error('the confirm did not name the account: ' + asked);
+  await sessionUi(a, alice, false);
+  const said = await a.textContent('#msg');
+  if (!said.includes('deleted')) throw new Error('after the deletion the page says ' + JSON.stringify(said));
+  const kept = await a.evaluate(() => ['delete-pass', 'post-text']
+    .filter((id) => document.getElementById(id).value !== ''));
+  if (kept.length) throw new Error('after the deletion these still hold text: ' + kept.join(', '));
+  if (await a.evaluate(() => !document.getElementById('delete-form').hidden)) {
+    throw new Error('the password field of the deletion is still open');
+  }
+
+  step(bob + "'s home no longer shows her posts; her page is gone");
+  await b.goto(base + '/#/');
+  await b.waitForSelector('#view-home:not([hidden])');
+  await until(b, "alice's posts are gone from bob's home", async () =>
+    (await b.locator('#home-list .post .author', { hasText: '@' + alice }).count()) === 0);
+  await b.goto(base + '/#/u/' + alice);
+  await b.waitForFunction(() => /no such user/i.test(document.getElementById('msg').textContent));
+}
+
 let a;
 try {
   a = await open('alice');
@@ -316,6 +376,7 @@ try {
 
   await postPage(a, b);
   await richPost(a, b);
+  await deleteAccount(a, b);
   step('ok');
   await browser.close();
   clearTimeout(guard);

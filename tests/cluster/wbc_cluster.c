@@ -103,6 +103,7 @@ wbc_cluster_env(const wbc_cluster *c, wbc_env *e, const wbc_host *host, unsigned
 	wbc_cluster_lists(c, e);
 	wbc_env_add(e, "WARBLE_CONTENT_PUB_URL=%s", c->content_pub_url[0]);
 	wbc_env_add(e, "WARBLE_RELATION_PUB_URL=%s", c->relation_pub_url[0]);
+	wbc_env_add(e, "WARBLE_USER_PUB_URL=%s", c->user_pub_url);
 	wbc_list(list, c->content_pub_url, c->ncontent);
 	wbc_env_add(e, "WARBLE_CONTENT_PUB_URLS=%s", list);
 	wbc_list(list, c->relation_pub_url, c->nrelation);
@@ -211,6 +212,7 @@ wbc_cluster_hosts_one(wbc_cluster *c)
 		rc |= wbc_cluster_port(c->content_pub_url[i], h, "tcp", "tcp://x:7113");
 	}
 	c->user = c->gateway[0];
+	rc |= rc == 0 ? wbc_cluster_port(c->user_pub_url, c->user, "tcp", "tcp://x:7111") : 0;
 	return rc == 0 ? wbc_cluster_port(c->user_url, c->user, "tcp", "tcp://x:7101") : -1;
 }
 
@@ -220,7 +222,7 @@ wbc_cluster_hosts(wbc_cluster *c)
 {
 	int rc = 0;
 
-	rc |= wbc_cluster_host(c, "user", -1, &c->user, c->user_url, NULL);
+	rc |= wbc_cluster_host(c, "user", -1, &c->user, c->user_url, c->user_pub_url);
 	for (unsigned i = 0; i < c->nrelation; i++) {
 		rc |= wbc_cluster_host(c, "relation", (int)i, &c->relation[i], c->relation_url[i],
 		    c->relation_pub_url[i]);

@@ -12,8 +12,9 @@
  *   wbc_restart(c.inbox[1], SIGKILL, ..)       kill -9 and restart in place
  *
  * Every daemon listens on port WBC_REP_PORT of its host's address (its
- * event PUB on WBC_PUB_PORT, a gateway's HTTP on WBC_HTTP_PORT, its
- * admin port, /metrics, on WBC_ADMIN_PORT), keeps its data in
+ * event PUB, relation's, content's and the user service's, on
+ * WBC_PUB_PORT, a gateway's HTTP on WBC_HTTP_PORT, its admin port,
+ * /metrics, on WBC_ADMIN_PORT), keeps its data in
  * <data>/<host> (data: wbt_dir(), or the folder given to
  * wbc_cluster_run), runs as shard i/N of its service (WARBLE_SHARD) and
  * is given every other service's addresses: the lists in shard order
@@ -25,7 +26,7 @@
  * --shard i/N` (shard i of relation, content and inbox, and a gateway;
  * host 0 also --user), each service on its own port of the host's
  * address (the defaults of proto/wb_services.h: gateway 7100, user 7101,
- * relation 7102, content 7103, inbox 7104, PUBs 7112 and 7113, HTTP
+ * relation 7102, content 7103, inbox 7104, PUBs 7111, 7112 and 7113, HTTP
  * 8080).  The host arrays then name the same hosts: c.inbox[i] ==
  * c.relation[i] == c.gateway[i], and c.user == c.gateway[0].
  *
@@ -57,7 +58,7 @@ typedef struct wbc_cluster {
 	wbc_host *user;
 	wbc_host *gateway[WBC_SHARDS_MAX];
 	wbc_host *content[WBC_SHARDS_MAX], *relation[WBC_SHARDS_MAX], *inbox[WBC_SHARDS_MAX];
-	char      user_url[WBC_URL_MAX];
+	char      user_url[WBC_URL_MAX], user_pub_url[WBC_URL_MAX]; /* its events: deletions */
 	char      gateway_url[WBC_SHARDS_MAX][WBC_URL_MAX], http_url[WBC_SHARDS_MAX][WBC_URL_MAX];
 	char      content_url[WBC_SHARDS_MAX][WBC_URL_MAX];
 	char      content_pub_url[WBC_SHARDS_MAX][WBC_URL_MAX];

@@ -27,7 +27,7 @@
 
 #include "wbt.h"
 
-#define LT_NVARS 7
+#define LT_NVARS 8
 
 static pid_t lt_group; /* the launcher's process group, 0 if none */
 
@@ -161,11 +161,12 @@ TestSuite(probe, .fini = lt_fini, .timeout = 90);
 
 Test(probe, exit_status_follows_the_daemon)
 {
-	char      url[160], data[160];
+	char      url[160], pub[160], data[160];
 	long long ms;
 	int       rc;
 
 	cr_assert_eq(wbt_ipc_url(url, sizeof(url), "user"), 0);
+	cr_assert_eq(wbt_ipc_url(pub, sizeof(pub), "userpub"), 0);
 	cr_assert_eq(wbt_path(data, sizeof(data), "data"), 0);
 
 	/* usage errors */
@@ -184,7 +185,8 @@ Test(probe, exit_status_follows_the_daemon)
 	cr_expect_lt(ms, 5000, "probe of nothing took %lld ms", ms);
 
 	/* a live daemon answers */
-	const char *args[] = { "--user-url", url, "--data", data, "--workers", "1", NULL };
+	const char *args[] = { "--user-url", url, "--user-pub-url", pub, "--data", data,
+		"--workers", "1", NULL };
 	wbt_daemon *d = wbt_spawn("warble-user", args, NULL);
 	cr_assert_not_null(d);
 	cr_assert_eq(wbt_wait_ready(d, url, 15000), 0);
@@ -257,6 +259,7 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 		{ "WARBLE_GATEWAY_URL", "gateway" },
 		{ "WARBLE_RELATION_PUB_URL", "relpub" },
 		{ "WARBLE_CONTENT_PUB_URL", "conpub" },
+		{ "WARBLE_USER_PUB_URL", "userpub" },
 	};
 	char  urls[LT_NVARS][160], data[160], gw[512], bindir[512], out[200], path[300];
 	char  http[64];
@@ -346,7 +349,7 @@ Test(launcher, runs_the_five_daemons_on_its_variables)
 		snprintf(path, sizeof(path), "%s/log/%s.log", data, logs[i]);
 		cr_expect_eq(access(path, R_OK), 0, "no log %s", path);
 	}
-	/* the events addresses were used too: both sources listen there */
+	/* the events addresses were used too: every source listens there */
 	for (int i = 5; i < LT_NVARS; i++) {
 		char       *sock = strstr(urls[i], "ipc://") + strlen("ipc://");
 		struct stat sb;

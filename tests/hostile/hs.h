@@ -26,6 +26,7 @@ enum {
 	HS_GATEWAY,
 	HS_RELPUB,
 	HS_CONTPUB,
+	HS_USERPUB,
 	HS_HTTP,
 	HS_USER_ADMIN, /* the admin ports (/metrics), in the order of the REP ports */
 	HS_RELATION_ADMIN,
@@ -43,6 +44,7 @@ static const char *const hs_port_names[HS_NPORTS] = {
 	"gateway",
 	"relation-pub",
 	"content-pub",
+	"user-pub",
 	"http",
 	"user-admin",
 	"relation-admin",
@@ -84,7 +86,7 @@ hs_start(hs_cluster *h, const char *const *extra)
 {
 	memset(h, 0, sizeof(*h));
 	char *urls[] = { h->c.user_url, h->c.relation_url, h->c.content_url, h->c.inbox_url,
-		h->c.gateway_url, h->c.relation_pub_url, h->c.content_pub_url };
+		h->c.gateway_url, h->c.relation_pub_url, h->c.content_pub_url, h->c.user_pub_url };
 	static const char *const names[] = { "warble-user", "warble-relation", "warble-content",
 		"warble-inbox", "warble-gateway" };
 	wbt_daemon             **slots[] = { &h->c.user, &h->c.relation, &h->c.content, &h->c.inbox,

@@ -258,7 +258,7 @@ Test(http, errors, .fini = wbt_cleanup, .timeout = 120)
 	/* 405 with Allow */
 	cr_assert_eq(ht_request(port, "POST", "/api/v1/me", a, "{}", &r), 0);
 	cr_assert_eq(r.status, 405);
-	cr_assert_str_eq(ht_header(&r, "Allow", hv, sizeof(hv)), "GET, HEAD, PATCH");
+	cr_assert_str_eq(ht_header(&r, "Allow", hv, sizeof(hv)), "GET, HEAD, PATCH, DELETE");
 	ht_res_free(&r);
 	cr_assert_eq(ht_request(port, "DELETE", "/healthz", NULL, NULL, &r), 0);
 	cr_assert_eq(r.status, 405);

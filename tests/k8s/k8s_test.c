@@ -729,7 +729,8 @@ kt_check_lists(json_t *objs, const k8s_pod *p, json_t *env)
 		{ "WARBLE_CONTENT_URLS", "content", "rpc" },
 		{ "WARBLE_INBOX_URLS", "inbox", "rpc" },
 		{ "WARBLE_RELATION_PUB_URLS", "relation", "events" },
-		{ "WARBLE_CONTENT_PUB_URLS", "content", "events" } };
+		{ "WARBLE_CONTENT_PUB_URLS", "content", "events" },
+		{ "WARBLE_USER_PUB_URL", "user", "events" } };
 	char        host[128];
 
 	for (size_t l = 0; l < sizeof(lists) / sizeof(*lists); l++) {

@@ -29,6 +29,7 @@ wbt_cluster_urls(wbt_cluster *c)
 	WBT_URL(gateway_url, "g");
 	WBT_URL(relation_pub_url, "rp");
 	WBT_URL(content_pub_url, "cp");
+	WBT_URL(user_pub_url, "up");
 #undef WBT_URL
 	snprintf(name, sizeof(name), "%sdata", p);
 	rc |= wbt_path(c->data, sizeof(c->data), name);
@@ -48,6 +49,7 @@ wbt_cluster_env(const wbt_cluster *c, char bufs[][WBT_URL_MAX + 32], const char 
 		{ "WARBLE_GATEWAY_URL", c->gateway_url },
 		{ "WARBLE_RELATION_PUB_URL", c->relation_pub_url },
 		{ "WARBLE_CONTENT_PUB_URL", c->content_pub_url },
+		{ "WARBLE_USER_PUB_URL", c->user_pub_url },
 		{ "WARBLE_DATA", c->data },
 	};
 	int k = 0;

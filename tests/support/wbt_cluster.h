@@ -42,6 +42,7 @@ typedef struct wbt_cluster {
 	char               gateway_url[WBT_URL_MAX];
 	char               relation_pub_url[WBT_URL_MAX];
 	char               content_pub_url[WBT_URL_MAX];
+	char               user_pub_url[WBT_URL_MAX];
 	char               data[WBT_URL_MAX];
 	wbt_daemon        *user, *relation, *content, *inbox, *gateway;
 	const char *const *extra_env; /* as given to wbt_cluster_start (kept for restarts) */

@@ -19,6 +19,7 @@
 #   WARBLE_INBOX_URLS        tcp://inbox-0.inbox:7104,...
 #   WARBLE_RELATION_PUB_URLS tcp://relation-0.relation:7112,...
 #   WARBLE_CONTENT_PUB_URLS  tcp://content-0.content:7113,...
+#   WARBLE_USER_PUB_URL      tcp://user-0.user:7111
 #   WARBLE_SHARD             i/N in a StatefulSet's pod (POD_NAME, from the
 #                            downward API, ends in its ordinal i; N is the
 #                            count of its service)
@@ -123,6 +124,7 @@ warble_pod_set WARBLE_CONTENT_URLS "$(warble_pod_list content "$ncontent" 7103)"
 warble_pod_set WARBLE_INBOX_URLS "$(warble_pod_list inbox "$ninbox" 7104)"
 warble_pod_set WARBLE_RELATION_PUB_URLS "$(warble_pod_list relation "$nrelation" 7112)"
 warble_pod_set WARBLE_CONTENT_PUB_URLS "$(warble_pod_list content "$ncontent" 7113)"
+warble_pod_set WARBLE_USER_PUB_URL "$(warble_pod_list user 1 7111)"
 
 if [ -n "$dry" ]; then
 	exit 0

@@ -60,6 +60,7 @@ static const http_route http_routes[] = {
 	    M(PASSWORD) | M(NEW_PASSWORD), 200 },
 	{ "GET", "/api/v1/me", HTTP_API, WB_OP_WHOAMI, 0, 0, 200 },
 	{ "PATCH", "/api/v1/me", HTTP_API, WB_OP_UPDATE_PROFILE, 0, M(DISPLAY) | M(BIO), 200 },
+	{ "DELETE", "/api/v1/me", HTTP_API, WB_OP_DELETE_ACCOUNT, 0, M(PASSWORD), 200 },
 	{ "PUT", "/api/v1/me/following/{name}", HTTP_API, WB_OP_FOLLOW, 0, 0, 200 },
 	{ "DELETE", "/api/v1/me/following/{name}", HTTP_API, WB_OP_UNFOLLOW, 0, 0, 200 },
 	{ "GET", "/api/v1/home", HTTP_API, WB_OP_HOME, M(BEFORE) | M(LIMIT), 0, 200 },

@@ -2,7 +2,8 @@
 // (docs/http-api.md).  Routes live in the URL hash:
 //   #/                  home timeline (or log in / register); an empty one
 //                       shows whom to follow (GET /api/v1/me/suggestions)
-//   #/u/NAME            a user's posts, counts, follow and block buttons
+//   #/u/NAME            a user's posts, counts, follow and block buttons (one's own:
+//                       delete account)
 //   #/u/NAME/category/C NAME's posts in category C (?category=C)
 //   #/u/NAME/following  whom NAME follows;  #/u/NAME/fans  who follows NAME
 //   #/post/ID           one post on its own: the address to share (logged in or not)
@@ -31,7 +32,8 @@ const state = { token: localStorage.getItem('warble.token'), me: localStorage.ge
 // (an image upload).  An error reply throws an Error with the reply's
 // message, its code (the JSON "error") and the HTTP status; a 401 to a
 // request sent with the session still in use ends it (sessionEnded), not
-// a late one for a session left since (logged out, or another logged in).
+// a late one for a session left since (logged out, or another logged in),
+// nor a wrong password (BAD_CREDENTIALS: changing it, deleting the account).
 async function api(method, path, body) {
   const headers = {}, sent = state.token;
   if (state.token) headers['Authorization'] = 'Bearer ' + state.token;
@@ -48,7 +50,8 @@ async function api(method, path, body) {
   if (!res.ok) {
     const err = new Error(data.message || res.statusText);
     err.code = data.error; err.status = res.status;
-    if (res.status === 401 && sent && sent === state.token && path !== '/sessions') {
+    if (res.status === 401 && sent && sent === state.token && path !== '/sessions' &&
+        data.error !== 'BAD_CREDENTIALS') { // a wrong password keeps the session
       forget();
       sessionEnded(err);
     }
@@ -296,6 +299,8 @@ async function showUser(name, category) {
   $('follow-btn').hidden = true;
   $('block-btn').hidden = true;
   $('user-blocked').hidden = true;
+  $('delete-account').hidden = !state.token || name !== state.me; // one's own page only
+  $('delete-form').hidden = true; $('delete-open').hidden = false; $('delete-pass').value = '';
   try {
     const p = await api('GET', '/users/' + encodeURIComponent(name));
     if (seq !== userSeq) return;
@@ -699,6 +704,34 @@ $('block-btn').onclick = async () => {
     await showUser(userName, userCategory);
   } catch (e) { say(e.message); }
   btn.disabled = false;
+};
+
+// Deleting one's account: the button opens a password field; the account
+// goes only after a confirm, with the password (DELETE /api/v1/me).
+$('delete-open').onclick = () => {
+  $('delete-open').hidden = true; $('delete-form').hidden = false; $('delete-pass').focus();
+};
+$('delete-cancel').onclick = () => {
+  $('delete-form').hidden = true; $('delete-open').hidden = false; $('delete-pass').value = '';
+};
+$('delete-form').onsubmit = async (ev) => {
+  ev.preventDefault();
+  const password = $('delete-pass').value;
+  if (!confirm('Delete @' + state.me + ' and everything it posted? This cannot be undone.')) return;
+  $('delete-btn').disabled = true;
+  try {
+    await api('DELETE', '/me', { password });
+    const name = state.me;
+    forget(); clearAuthForms(); clearCompose(); // as a log out: nothing of it stays in a form
+    $('delete-pass').value = ''; $('delete-form').hidden = true; $('delete-open').hidden = false;
+    history.replaceState(null, '', '#/'); // no hashchange: it would clear the message
+    await route();
+    say('@' + name + ' is deleted: its posts, images and follows are being erased.', true);
+  } catch (e) {
+    say(e.message + (e.status === 429 ? ' (too many tries)' : ''));
+    $('delete-pass').value = '';
+  }
+  $('delete-btn').disabled = false;
 };
 
 $('user-search-form').onsubmit = (ev) => {
