@@ -78,7 +78,7 @@ int content_media_reencode(void *arg, const wb_obj *req, wb_obj *rep);
  * errors, elapsed_ms, msg?}. */
 int content_media_reencode_status(void *arg, const wb_obj *req, wb_obj *rep);
 
-/* content_log handles post.log {from, limit?} -> {events, last}. */
+/* content_log handles post.log {from, limit?, consumer?, applied?} -> {events, last, first} (evlog_serve). */
 int content_log(void *arg, const wb_obj *req, wb_obj *rep);
 
 /* content_authors handles post.authors {after?, limit?, slots?} -> {uids, next?}: the users with

@@ -34,14 +34,6 @@ rel_svc_open(
 }
 
 static uint64_t
-rel_gauge_last_seq(void *arg)
-{
-	rel_svc *r = arg;
-
-	return evlog_last(r->log);
-}
-
-static uint64_t
 rel_gauge_user_calls(void *arg)
 {
 	rel_svc *r = arg;
@@ -72,9 +64,7 @@ const rt_route rel_routes[] = {
 int
 rel_svc_gauges(rel_svc *r, rt_server *s)
 {
-	int rc = rt_server_gauge(s, "log_last_seq", rel_gauge_last_seq, r);
-
-	return rc == WB_OK ? rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r) : rc;
+	return rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r);
 }
 
 /* rel_svc_close frees the service; NULL is ignored. */
