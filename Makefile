@@ -129,9 +129,9 @@ TEST_SRCS  = $(shell find proto shared services tests -name '*_test.c' 2>/dev/nu
 TEST_BINS  = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(TEST_SRCS)))
 # Two tiers.  A system test starts real daemons (wbt_spawn, wbt_cluster,
 # directly or through it.h, fault.h, ht.h, hs.h or the multi-host wbc.h,
-# wbc_cluster.h and ct.h) or runs their binaries (wbt_bin_path); a unit test does
-# neither, so it needs no daemon built.
-SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster|ct)\.h"' $(TEST_SRCS))
+# wbc_cluster.h and ct.h) or runs their binaries (wbt_bin_path,
+# wbt_run_capture); a unit test does neither, so it needs no daemon built.
+SYSTEM_TEST_SRCS = $(shell grep -lE 'wbt_spawn|wbt_run_capture|wbt_cluster|wbt_bin_path|"(it|fault|ht|ht_api|hs|wbc|wbc_cluster|ct)\.h"' $(TEST_SRCS))
 UNIT_TEST_SRCS   = $(filter-out $(SYSTEM_TEST_SRCS),$(TEST_SRCS))
 test_bins        = $(patsubst %.c,$(BUILD)/test/%,$(notdir $(1)))
 BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/null)

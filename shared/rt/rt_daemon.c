@@ -418,13 +418,15 @@ rt_daemon_stats(void *srv, wb_obj *rep)
 	return rt_server_stats(srv, rep);
 }
 
-/* rt_daemon_metrics_port is a gauge: the admin port's TCP port, for whoever has to find it. */
+/*
+ * rt_daemon_metrics_port is a gauge: the admin port's TCP port, for whoever
+ * has to find it.  It reads a copy taken before the servers start, never
+ * the admin loop, which closes while their last requests may still run.
+ */
 static uint64_t
-rt_daemon_metrics_port(void *m)
+rt_daemon_metrics_port(void *port)
 {
-	int port = rt_metrics_port(m);
-
-	return port > 0 ? (uint64_t)port : 0;
+	return *(const int *)port > 0 ? (uint64_t) * (const int *)port : 0;
 }
 
 /*
@@ -458,7 +460,7 @@ rt_daemon_admin(rt_unit *u, rt_metrics **m)
  * serving, and then starts each service.
  */
 static int
-rt_daemon_up(rt_unit *u, size_t n, bool local, rt_metrics *m)
+rt_daemon_up(rt_unit *u, size_t n, bool local, rt_metrics *m, int *admin_port)
 {
 	size_t i;
 	int    rc = WB_OK;
@@ -492,8 +494,8 @@ rt_daemon_up(rt_unit *u, size_t n, bool local, rt_metrics *m)
 		env.dir = u[i].t != NULL ? u[i].c.dir : NULL;
 		env.upgrade = u[i].c.upgrade;
 		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK && m != NULL &&
-		    ((rc = rt_server_gauge(u[i].srv, "metrics_port", rt_daemon_metrics_port, m)) !=
-		            WB_OK ||
+		    ((rc = rt_server_gauge(
+		          u[i].srv, "metrics_port", rt_daemon_metrics_port, admin_port)) != WB_OK ||
 		        (rc = rt_metrics_source(m, u[i].s->name, u[i].c.shard.index,
 		             rt_daemon_stats, u[i].srv)) != WB_OK)) {
 			RT_ERRORF("%s: cannot add its figures to /metrics", u[i].s->name);
@@ -564,10 +566,12 @@ rt_daemon_serve(rt_unit *u, size_t n, bool local, const sigset_t *stop)
 	rt_metrics *m = NULL;
 	pthread_t   timer;
 	bool        timing;
-	int         rc, sig;
+	int         rc, sig, admin_port = 0; /* outlives every server: its gauge reads it */
 
-	if ((rc = rt_daemon_admin(u, &m)) != WB_OK ||
-	    (rc = rt_daemon_up(u, n, local, m)) != WB_OK) {
+	if ((rc = rt_daemon_admin(u, &m)) == WB_OK && m != NULL) {
+		admin_port = rt_metrics_port(m);
+	}
+	if (rc != WB_OK || (rc = rt_daemon_up(u, n, local, m, &admin_port)) != WB_OK) {
 		rt_client_shutdown_all();
 	} else {
 		if (m != NULL) {

@@ -10,7 +10,7 @@
  *   head not complete    wait (the connection's idle deadline runs), or
  *                        431 past 8 KiB
  *   head refused         400 (malformed, or announcing a body) or 505
- *                        (rt_metrics_head.c), and the connection ends
+ *                        (rt_metrics_read), and the connection ends
  *   whole head           answered on this thread: 200, 404, 405 or 503
  *
  * A reply that ends the connection is followed by a close of the sending
@@ -27,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rt_http.h"
 #include "rt_log.h"
 #include "rt_loop.h"
 #include "rt_metrics.h"
-#include "rt_metrics_int.h"
 #include "wb_errors.h"
 
 #define RT_METRICS_MAX     16    /* sources, extra writers, pages: each */
@@ -41,6 +41,13 @@
 
 #define RT_METRICS_PROM "text/plain; version=0.0.4; charset=utf-8"
 #define RT_METRICS_JSON "application/json"
+
+/* A request as the port answers it (strings point into the head's copy). */
+typedef struct rt_metrics_req {
+	const char *method;
+	const char *path;  /* without the query */
+	bool        close; /* the connection ends after the reply */
+} rt_metrics_req;
 
 typedef struct rt_metrics_feed {
 	char               *service;
@@ -70,31 +77,47 @@ struct rt_metrics {
 	rt_loop          *loop;
 };
 
-/* --- replies ---------------------------------------------------------------- */
+/* --- requests --------------------------------------------------------------- */
 
-/* rt_metrics_reason names the statuses this port answers. */
-static const char *
-rt_metrics_reason(int status)
+/*
+ * rt_metrics_read parses the head in buf (n bytes, NUL-terminated, cut in
+ * place) into r: a GET without a body (rt_http.h's parser, then what this
+ * port refuses besides: a target that is not a path, a version other than
+ * HTTP/1.0 and 1.1, a body announced).  0, or the status to refuse it
+ * with and *why.
+ */
+static int
+rt_metrics_read(char *buf, size_t n, rt_metrics_req *r, const char **why)
 {
-	switch (status) {
-	case 200:
-		return "OK";
-	case 400:
-		return "Bad Request";
-	case 404:
-		return "Not Found";
-	case 405:
-		return "Method Not Allowed";
-	case 431:
-		return "Request Header Fields Too Large";
-	case 503:
-		return "Service Unavailable";
-	case 505:
-		return "HTTP Version Not Supported";
-	default:
-		return "Internal Server Error";
+	rt_http_head h;
+	int          status = rt_http_head_parse(buf, n, &h, why);
+	char        *path;
+
+	memset(r, 0, sizeof(*r));
+	r->method = h.method; /* a refused HEAD is answered without a body too */
+	if (status == 413 || (status == 0 && (h.chunked || h.content_length > 0))) {
+		*why = "this port takes no request body";
+		return 400;
 	}
+	if (status != 0) {
+		return status;
+	}
+	if (h.target[0] != '/') {
+		*why = "malformed request line";
+		return 400;
+	}
+	if (h.minor > 1) {
+		*why = "only HTTP/1.0 and 1.1 are served";
+		return 505;
+	}
+	path = buf + (h.target - buf);
+	path[strcspn(path, "?")] = '\0'; /* no page takes a query */
+	r->path = path;
+	r->close = h.close;
+	return 0;
 }
+
+/* --- replies ---------------------------------------------------------------- */
 
 /* rt_metrics_respond sends status with body (none to a HEAD); false if the connection must go. */
 static bool
@@ -112,8 +135,8 @@ rt_metrics_respond(rt_loop_conn *c, const rt_metrics_req *r, int status, const c
 	fprintf(f,
 	    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 	    "Cache-Control: no-store\r\n%s%s\r\n",
-	    status, rt_metrics_reason(status), ctype, len,
-	    status == 405 ? "Allow: GET, HEAD\r\n" : "", r->close ? "Connection: close\r\n" : "");
+	    status, rt_http_reason(status), ctype, len, status == 405 ? "Allow: GET, HEAD\r\n" : "",
+	    r->close ? "Connection: close\r\n" : "");
 	if (!head && len > 0) {
 		fwrite(body, 1, len, f);
 	}
@@ -248,7 +271,7 @@ rt_metrics_serve(
 	rt_metrics *m = arg;
 	uintptr_t  *st = rt_loop_conn_state(c);
 	size_t      at = 0;
-	char        head[RT_METRICS_HEAD_MAX + 1];
+	char        head[RT_HTTP_HEAD_MAX + 1];
 
 	(void)scratch;
 	(void)want;
@@ -267,9 +290,8 @@ rt_metrics_serve(
 			at++; /* empty lines before a request line are allowed */
 			continue;
 		}
-		hlen =
-		    rt_metrics_head_end(p, left < RT_METRICS_HEAD_MAX ? left : RT_METRICS_HEAD_MAX);
-		if (hlen == 0 && left < RT_METRICS_HEAD_MAX) {
+		hlen = rt_http_head_end(p, left < RT_HTTP_HEAD_MAX ? left : RT_HTTP_HEAD_MAX);
+		if (hlen == 0 && left < RT_HTTP_HEAD_MAX) {
 			break; /* the rest of the head is on its way */
 		}
 		if (hlen == 0) {
@@ -280,7 +302,7 @@ rt_metrics_serve(
 			memcpy(head, p, hlen);
 			head[hlen] = '\0';
 			at += hlen;
-			if ((status = rt_metrics_head_parse(head, hlen, &r, &why)) != 0) {
+			if ((status = rt_metrics_read(head, hlen, &r, &why)) != 0) {
 				r.close = true;
 				ok = rt_metrics_fail(c, &r, status,
 				    status == 505 ? "BAD_VERSION" : "BAD_MESSAGE", why);
@@ -305,25 +327,6 @@ static const rt_loop_ops rt_metrics_ops = {
 	.serve = rt_metrics_serve,
 };
 
-/* rt_metrics_tcp_url turns http://host:port[/] into tcp://host:port; NULL if url is not one. */
-static char *
-rt_metrics_tcp_url(const char *url)
-{
-	size_t n;
-	char  *t;
-
-	if (url == NULL || strncmp(url, "http://", 7) != 0) {
-		return NULL;
-	}
-	url += 7;
-	n = strcspn(url, "/");
-	if (n == 0 || strspn(url + n, "/") != strlen(url + n) || (t = malloc(n + 7)) == NULL) {
-		return NULL;
-	}
-	snprintf(t, n + 7, "tcp://%.*s", (int)n, url);
-	return t;
-}
-
 int
 rt_metrics_open(rt_metrics **out, const char *url)
 {
@@ -332,7 +335,7 @@ rt_metrics_open(rt_metrics **out, const char *url)
 		.workers = RT_METRICS_WORKERS,
 		.idle_ms = RT_METRICS_IDLE_MS,
 		.max_conns = RT_METRICS_CONNS,
-		.max_buf = RT_METRICS_HEAD_MAX + 1 };
+		.max_buf = RT_HTTP_HEAD_MAX + 1 };
 	int          rc;
 
 	*out = NULL;
@@ -341,7 +344,7 @@ rt_metrics_open(rt_metrics **out, const char *url)
 	}
 	pthread_mutex_init(&m->mu, NULL);
 	atomic_init(&m->ready, false);
-	if ((m->url = rt_metrics_tcp_url(url)) == NULL) {
+	if ((m->url = rt_http_tcp_url(url)) == NULL) {
 		rt_metrics_close(m);
 		return WB_EINVAL;
 	}

@@ -446,6 +446,8 @@ Test(metrics_http, refuses_bad_requests, .init = admin_open, .fini = admin_close
 		{ "G(T /metrics HTTP/1.1\r\n\r\n", 400 },
 		{ "GET  /metrics HTTP/1.1\r\n\r\n", 400 },
 		{ "GET /metrics HTTP/2.0\r\n\r\n", 505 },
+		{ "GET /metrics HTTP/1.2\r\n\r\n", 505 },
+		{ "GET * HTTP/1.1\r\n\r\n", 400 },
 		{ "GET /metrics FTP/1.1\r\n\r\n", 400 },
 		{ "GET /met\x01rics HTTP/1.1\r\n\r\n", 400 },
 		{ "GET /metrics HTTP/1.1\r\nHost x\r\n\r\n", 400 },
@@ -453,6 +455,7 @@ Test(metrics_http, refuses_bad_requests, .init = admin_open, .fini = admin_close
 		{ "GET /metrics HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n", 400 },
 		{ "GET /metrics HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd", 400 },
 		{ "GET /metrics HTTP/1.1\r\nContent-Length: x\r\n\r\n", 400 },
+		{ "GET /metrics HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n", 400 },
 		{ "GET /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400 },
 	};
 	char *r, *big;

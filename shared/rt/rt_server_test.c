@@ -26,6 +26,7 @@
 #include "wb_clock.h"
 #include "rt_stats.h"
 #include "wbt.h"
+#include "wbt_sp.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -1042,37 +1043,20 @@ lim_server(char *url, size_t n, int request_ms)
 static int
 lim_open(const char *url)
 {
-	uint8_t hello[8] = { 0, 'S', 'P', 0, 0, 0x30, 0, 0 }, back[8];
-	int     fd = probe_connect(url);
+	int fd = probe_connect(url);
 
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(send(fd, hello, 8, MSG_NOSIGNAL), 8);
-	cr_assert_eq(recv(fd, back, 8, MSG_WAITALL), 8);
+	cr_assert_eq(wbt_sp_hello(fd), 0);
 	return fd;
 }
 
-/*
- * lim_frame encodes req as a frame with request id id: [length][id][msgpack] (malloc'd, *n bytes).
- */
+/* lim_frame encodes req as a frame with request id id (wbt_sp.h; malloc'd, *n bytes). */
 static uint8_t *
 lim_frame(const wb_obj *req, uint32_t id, size_t *n)
 {
-	char    *m;
-	size_t   mn;
-	uint8_t *f;
+	uint8_t *f = wbt_sp_frame(req, id, n);
 
-	cr_assert_eq(wb_encode_buf(req, &m, &mn), WB_OK);
-	cr_assert_not_null(f = malloc(mn + 12));
-	for (int i = 0; i < 8; i++) {
-		f[i] = (uint8_t)((uint64_t)(mn + 4) >> (56 - 8 * i));
-	}
-	id |= 0x80000000u;
-	for (int i = 0; i < 4; i++) {
-		f[8 + i] = (uint8_t)(id >> (24 - 8 * i));
-	}
-	memcpy(f + 12, m, mn);
-	free(m);
-	*n = mn + 12;
+	cr_assert_not_null(f);
 	return f;
 }
 
@@ -1107,36 +1091,12 @@ lim_upload(const char *token, bool token_first, uint32_t id, size_t *n)
 static wb_obj *
 lim_reply(int fd, int ms, uint32_t *id)
 {
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	uint8_t       len[8], *body;
-	uint64_t      n = 0;
-	wb_obj       *rep = NULL;
-	char          err[128];
+	wb_obj *rep = NULL;
+	char    err[128];
+	int     rc = wbt_sp_reply(fd, ms, id, &rep, err, sizeof(err));
 
-	if (poll(&pf, 1, ms) != 1 || recv(fd, len, 8, MSG_WAITALL) != 8) {
-		return NULL;
-	}
-	for (int i = 0; i < 8; i++) {
-		n = n << 8 | len[i];
-	}
-	cr_assert(n >= 4 && n < (1u << 20), "reply of %llu bytes", (unsigned long long)n);
-	cr_assert_not_null(body = malloc(n));
-	cr_assert_eq(recv(fd, body, n, MSG_WAITALL), (ssize_t)n);
-	*id = (uint32_t)body[0] << 24 | (uint32_t)body[1] << 16 | body[2] << 8 | body[3];
-	cr_assert_eq(wb_decode(&rep, body + 4, n - 4, &wb_limits_default, err, sizeof(err)), WB_OK,
-	    "%s", err);
-	free(body);
+	cr_assert(rc == WB_OK || rc == WB_ETIMEDOUT, "a bad reply: %s", err);
 	return rep;
-}
-
-/* lim_closed tells whether the server closed fd within ms (its reading end sees the end). */
-static bool
-lim_closed(int fd, int ms)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	char          c;
-
-	return poll(&pf, 1, ms) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
 }
 
 /* lim_served checks that fd is served: an upload of one byte (token "good") answered. */
@@ -1191,14 +1151,14 @@ Test(rt_server, a_request_in_progress_has_a_deadline, .fini = wbt_cleanup, .time
 			break; /* reset: cut off */
 		}
 		sent++;
-		cut = lim_closed(slow, ms / 10);
+		cut = wbt_sp_closed(slow, ms / 10);
 	}
-	cr_assert(cut || lim_closed(slow, ms),
+	cr_assert(cut || wbt_sp_closed(slow, ms),
 	    "a request trickled for %zu of %zu bytes was not cut off", sent, n);
 	cr_assert_lt(sent, n);
 	fprintf(
 	    stderr, "deadline %d ms: a request cut off after %zu of its %zu bytes\n", ms, sent, n);
-	cr_assert(lim_closed(shake, 2 * ms), "half a handshake was not cut off");
+	cr_assert(wbt_sp_closed(shake, 2 * ms), "half a handshake was not cut off");
 	/* the idle connection, idle longer than the deadline, is served */
 	wbt_sleep_ms(ms);
 	lim_served(idle, 2, "an idle connection after the deadline");

@@ -21,10 +21,7 @@
  * The restored stores are read back at the end (no row outside its
  * shard).  Needs root (the test skips otherwise).
  */
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "ct.h"
 #include "wbt_tls.h"
@@ -46,18 +43,9 @@ static const char *const ct_env[] = { CT_ENV_BACKFILL, NULL };
 static int
 ct_ctl(char *out, const char *const *args)
 {
-	char                       bin[512], path[512], *argv[32], *envp[256], *urls[32];
-	int                        n = 0, ne = 0, st = 0, fd, nurls;
-	pid_t                      pid;
-	posix_spawn_file_actions_t fa;
+	char *envp[256], *urls[32];
+	int   ne = 0, nurls, rc;
 
-	cr_assert_eq(wbt_bin_path(bin, sizeof(bin), "warblectl"), 0);
-	cr_assert_eq(wbt_path(path, sizeof(path), "warblectl.out"), 0);
-	argv[n++] = bin;
-	for (int i = 0; args[i] != NULL && n < 31; i++) {
-		argv[n++] = (char *)args[i];
-	}
-	argv[n] = NULL;
 	cr_assert_geq(nurls = wbc_cluster_env_urls(&ct_cl, urls, 32), 0);
 	for (int i = 0; environ[i] != NULL && ne < 200; i++) {
 		if (strncmp(environ[i], "WARBLE_", 7) != 0) {
@@ -71,42 +59,12 @@ ct_ctl(char *out, const char *const *args)
 		envp[ne++] = (char *)wbt_tls_env(); /* WBT_TLS=1: warblectl presents admin */
 	}
 	envp[ne] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, envp), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	rc = wbt_run_capture(out, CT_OUT_MAX, "warblectl", args, envp);
 	for (int i = 0; i < nurls; i++) {
 		free(urls[i]);
 	}
-	out[0] = '\0';
-	if ((fd = open(path, O_RDONLY)) >= 0) {
-		ssize_t k = read(fd, out, CT_OUT_MAX - 1);
-		out[k > 0 ? k : 0] = '\0';
-		close(fd);
-	}
-	fprintf(stderr, "warblectl %s %s: exit %d\n%s", args[0], args[1] ? args[1] : "",
-	    WIFEXITED(st) ? WEXITSTATUS(st) : 128, out);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* ct_world_make registers the users (half through each gateway), a crowd, and random follows. */
-static void
-ct_world_make(uint64_t seed)
-{
-	uint64_t rng = seed;
-
-	ct_users(CT_AUTHORS + CT_READERS, CT_AUTHORS, "user", true);
-	for (unsigned u = 0; u < ct_w.nusers; u++) {
-		for (unsigned a = 0; a < CT_AUTHORS; a++) {
-			if (u != a && ct_rand(&rng) % 3 == 0) {
-				cr_assert_eq(ct_relate(u, a, true), WARBLE_OK);
-			}
-		}
-	}
-	ct_crowd(CT_CROWD);
+	cr_assert_geq(rc, 0, "warblectl did not run");
+	return rc;
 }
 
 /* ct_manifest_has tells whether a manifest names a copy of store ("inbox.2") as shard i of n. */
@@ -170,7 +128,7 @@ Test(cluster_admin, backup_restore, .fini = ct_fini, .timeout = 300)
 	ct_load     l;
 
 	ct_start(CT_SHAPE, ct_env);
-	ct_world_make(0xC4u);
+	ct_world_make(0xC4u, CT_AUTHORS, CT_READERS, CT_CROWD, 3);
 	ct_load_start(&l, true);
 	cr_assert(ct_wait_posts(60, wbt_ms(30000)), "the load made %zu posts", ct_nposts());
 

@@ -35,29 +35,6 @@
 
 static const char *const ct_env[] = { CT_ENV_BACKFILL, NULL };
 
-/*
- * ct_world_make registers the authors and readers through the SDK (half
- * through each gateway), the crowd with the bulk operations, and random
- * follows of the authors, through the followers' gateways.
- */
-static void
-ct_world_make(uint64_t seed)
-{
-	uint64_t rng = seed;
-
-	ct_users(CT_AUTHORS + CT_READERS, CT_AUTHORS, "user", true);
-	for (unsigned u = 0; u < ct_w.nusers; u++) {
-		for (unsigned a = 0; a < CT_AUTHORS; a++) {
-			/* readers follow an author in three, authors one another in four */
-			if (u != a && ct_rand(&rng) % (u < CT_AUTHORS ? 4 : 3) == 0) {
-				cr_assert_eq(ct_relate(u, a, true), WARBLE_OK, "%s",
-				    warble_errmsg(ct_w.u[u].sdk));
-			}
-		}
-	}
-	ct_crowd(CT_CROWD);
-}
-
 /* ct_user_on returns a reader of the model (not an author) whose inbox is on shard k. */
 static unsigned
 ct_user_on(unsigned k)
@@ -127,7 +104,7 @@ Test(cluster_fault, shards_killed, .fini = ct_fini, .timeout = 300)
 	ct_load l;
 
 	ct_start(CT_SHAPE, ct_env);
-	ct_world_make(0xC2u);
+	ct_world_make(0xC2u, CT_AUTHORS, CT_READERS, CT_CROWD, 4);
 	for (unsigned i = 0; i < WBC_SHARDS_MAX; i++) { /* relation 1, content 0, inbox 1, ... */
 		if (i < ct_cl.nrelation) {
 			kills[nkills++].h = ct_cl.relation[(i + 1) % ct_cl.nrelation];
@@ -186,7 +163,7 @@ Test(cluster_fault, inbox_cut_off, .fini = ct_fini, .timeout = 300)
 	cut_ms = cut_ms > CT_CUT_MS ? cut_ms : CT_CUT_MS;
 
 	ct_start(CT_SHAPE, env);
-	ct_world_make(0xC3u);
+	ct_world_make(0xC3u, CT_AUTHORS, CT_READERS, CT_CROWD, 4);
 	unsigned reader = ct_user_on(cut), other = ct_user_on((cut + 1) % ct_cl.ninbox);
 	ct_load_start(&l, true); /* no fault on the write path: every write must succeed */
 	cr_assert(ct_wait_posts(30, wbt_ms(30000)), "the load made %zu posts", ct_nposts());

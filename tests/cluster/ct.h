@@ -633,6 +633,31 @@ ct_relate(unsigned u, unsigned v, bool follow)
 	return rc;
 }
 
+/*
+ * ct_world_make registers nauthors authors and nreaders readers through
+ * the SDK (half through each gateway), ncrowd readers with the bulk
+ * operations, and random follows of the authors (from seed) through the
+ * followers' gateways: a reader follows each author one time in 3, an
+ * author each other author one time in author_odds.
+ */
+static inline void
+ct_world_make(
+    uint64_t seed, unsigned nauthors, unsigned nreaders, size_t ncrowd, unsigned author_odds)
+{
+	uint64_t rng = seed;
+
+	ct_users(nauthors + nreaders, nauthors, "user", true);
+	for (unsigned u = 0; u < ct_w.nusers; u++) {
+		for (unsigned a = 0; a < nauthors; a++) {
+			if (u != a && ct_rand(&rng) % (u < nauthors ? author_odds : 3) == 0) {
+				cr_assert_eq(ct_relate(u, a, true), WARBLE_OK, "%s",
+				    warble_errmsg(ct_w.u[u].sdk));
+			}
+		}
+	}
+	ct_crowd(ncrowd);
+}
+
 /* ct_post_record appends p to the acknowledged posts (maybe: to those whose reply was lost). */
 static inline void
 ct_post_record(ct_post p, bool maybe)

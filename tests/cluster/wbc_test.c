@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "content_schema.h"
+#include "ct.h" /* ct_net, ct_open_net */
 #include "hb.h"
 #include "inbox_schema.h"
 #include "rel_schema.h"
@@ -26,27 +27,6 @@
 #include "wbc_cluster.h"
 #include "wbc_stores.h"
 #include "wbt.h"
-
-static wbc_net *ct_net;
-
-/* ct_open_net opens the hosts' network, or skips the test where it cannot be made. */
-static void
-ct_open_net(void)
-{
-	const char *mode = getenv("WARBLE_TEST_MODE");
-	char        why[512];
-	int         rc;
-
-	if (mode != NULL && strcmp(mode, "one") == 0) {
-		cr_skip_test("the cluster suite runs its own shapes whatever the mode: make test "
-		             "runs it");
-	}
-	rc = wbc_open(&ct_net, why, sizeof(why));
-	if (rc == WBC_SKIP) {
-		cr_skip_test("%s", why);
-	}
-	cr_assert_eq(rc, 0, "cannot make the hosts' network: %s", why);
-}
 
 /* ct_netns_of tells whether pid runs in the namespace /run/netns/<netns>. */
 static bool

@@ -22,6 +22,7 @@
 #include "hs.h"
 #include "wb_proto.h"
 #include "wbt_png.h"
+#include "wbt_sp.h"
 
 #define HS_PROBES    200 /* bare connect/close per port */
 #define HS_HALF_OPEN 40  /* held connections per port and kind */
@@ -643,32 +644,20 @@ Test(hostile, upload_slots_need_a_token, .fini = wbt_cleanup, .timeout = 180)
 static int
 hs_sp_open(void)
 {
-	uint8_t hello[8] = { 0, 'S', 'P', 0, 0, 0x30, 0, 0 }, back[8];
-	int     fd = ht_connect(hc.port[HS_GATEWAY]);
+	int fd = ht_connect(hc.port[HS_GATEWAY]);
 
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(ht_send(fd, (const char *)hello, 8), 0);
-	cr_assert_eq(recv(fd, back, 8, MSG_WAITALL), 8);
+	cr_assert_eq(wbt_sp_hello(fd), 0);
 	return fd;
 }
 
-/* hs_sp_frame encodes req as an SP frame with request id 1 (malloc'd, *n bytes). */
+/* hs_sp_frame encodes req as an SP frame with request id 1 (wbt_sp.h; malloc'd, *n bytes). */
 static uint8_t *
 hs_sp_frame(const wb_obj *req, size_t *n)
 {
-	char    *m;
-	size_t   mn;
-	uint8_t *f;
+	uint8_t *f = wbt_sp_frame(req, 1, n);
 
-	cr_assert_eq(wb_encode_buf(req, &m, &mn), WB_OK);
-	cr_assert_not_null(f = malloc(mn + 12));
-	for (int i = 0; i < 8; i++) {
-		f[i] = (uint8_t)((uint64_t)(mn + 4) >> (56 - 8 * i));
-	}
-	memcpy(f + 8, "\x80\0\0\x01", 4);
-	memcpy(f + 12, m, mn);
-	free(m);
-	*n = mn + 12;
+	cr_assert_not_null(f);
 	return f;
 }
 
@@ -676,25 +665,16 @@ hs_sp_frame(const wb_obj *req, size_t *n)
 static const char *
 hs_sp_reply(int fd, int ms, char *buf, size_t cap)
 {
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	uint8_t       len[8], *body;
-	uint64_t      n = 0;
-	wb_obj       *rep = NULL;
-	char          err[128];
+	wb_obj *rep = NULL;
+	char    err[128];
+	int     rc = wbt_sp_reply(fd, ms, NULL, &rep, err, sizeof(err));
 
-	if (poll(&pf, 1, ms) != 1 || recv(fd, len, 8, MSG_WAITALL) != 8) {
+	if (rc == WB_ETIMEDOUT) {
 		return NULL;
 	}
-	for (int i = 0; i < 8; i++) {
-		n = n << 8 | len[i];
-	}
-	cr_assert(n >= 4 && n < (1u << 20));
-	cr_assert_not_null(body = malloc(n));
-	cr_assert_eq(recv(fd, body, n, MSG_WAITALL), (ssize_t)n);
-	cr_assert_eq(wb_decode(&rep, body + 4, n - 4, NULL, err, sizeof(err)), WB_OK, "%s", err);
+	cr_assert_eq(rc, WB_OK, "a bad reply: %s", err);
 	snprintf(buf, cap, "%s", wb_str(rep, WB_F_ERR, ""));
 	wb_msg_free(rep);
-	free(body);
 	return buf;
 }
 
@@ -721,16 +701,6 @@ hs_sp_big(const char *token, bool publish, size_t *n)
 	f = hs_sp_frame(req, n);
 	wb_msg_free(req);
 	return f;
-}
-
-/* hs_sp_gone tells whether the gateway ended fd within ms. */
-static bool
-hs_sp_gone(int fd, int ms)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	char          c;
-
-	return poll(&pf, 1, ms) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
 }
 
 /*
@@ -805,12 +775,12 @@ Test(hostile, msgpack_port_bounds, .fini = wbt_cleanup, .timeout = 180)
 		if (k + 1 < sn) { /* one byte a round: it would be whole after sn rounds */
 			hs_send_nb(slow, sf + k, 1);
 		}
-		cut = hs_sp_gone(fd, 200);
+		cut = wbt_sp_closed(fd, 200);
 	}
 	fprintf(
 	    stderr, "msgpack port: a trickled upload cut off after %lld ms\n", wbt_now_ms() - t0);
 	cr_assert(cut, "a trickled upload was never cut off");
-	cr_assert(hs_sp_gone(slow, wbt_ms(5000)), "a trickled small request was never cut off");
+	cr_assert(wbt_sp_closed(slow, wbt_ms(5000)), "a trickled small request was never cut off");
 	close(fd);
 	close(slow);
 	wb_msg_free(sq);

@@ -116,6 +116,17 @@ typedef struct wbt_spawn_opts {
 wbt_daemon *wbt_spawn_ex(
     const char *name, const char *const *args, const char *const *env, const wbt_spawn_opts *o);
 
+/*
+ * wbt_run_capture runs build/bin/<name> with args (NULL-terminated, after
+ * argv[0]) and the environment envp (NULL: the test's), stdin from
+ * /dev/null, and waits for it to end: what it wrote to stdout and stderr
+ * goes, in order, into out (cap bytes, NUL-terminated, the rest cut) and,
+ * under a line "<name> <args>: exit N", to the test's stderr.  Returns its
+ * exit status (128+signal if a signal ended it), or -1 if it did not run.
+ */
+int wbt_run_capture(
+    char *out, size_t cap, const char *name, const char *const *args, char *const *envp);
+
 /* wbt_ping sends one ping to url with a deadline; returns a wb_err code (0 = answered ok). */
 int wbt_ping(const char *url, int timeout_ms);
 

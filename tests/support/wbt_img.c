@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "wbt_img.h"
+#include "wbt_png.h"
 
 #define WBT_XMP                                                                           \
 	"<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF "                                 \
@@ -149,21 +150,6 @@ wbt_img_exif(int o, size_t *len)
 	return wbt_done(&b, len);
 }
 
-/* wbt_crc is the CRC-32 of PNG chunks, bit by bit: images here are small. */
-static uint32_t
-wbt_crc(const unsigned char *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-
-	for (size_t i = 0; i < n; i++) {
-		c ^= p[i];
-		for (int k = 0; k < 8; k++) {
-			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-		}
-	}
-	return c ^ 0xffffffffu;
-}
-
 /* wbt_png_chunk appends a PNG chunk with its CRC. */
 static void
 wbt_png_chunk(wbt_buf *b, const char *type, const void *data, size_t n)
@@ -174,7 +160,7 @@ wbt_png_chunk(wbt_buf *b, const char *type, const void *data, size_t n)
 	wbt_put(b, type, 4);
 	wbt_put(b, data, n);
 	if (!b->failed) {
-		wbt_put_be32(b, wbt_crc(b->p + at, n + 4));
+		wbt_put_be32(b, wbt_png_crc(b->p + at, n + 4));
 	}
 }
 

@@ -8,8 +8,7 @@
 
 #include "wbt_png.h"
 
-/* wbt_png_crc is the CRC-32 of PNG chunks (ISO 3309), bit by bit: images here are small. */
-static uint32_t
+uint32_t
 wbt_png_crc(const unsigned char *p, size_t n)
 {
 	uint32_t c = 0xffffffffu;

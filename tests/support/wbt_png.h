@@ -13,6 +13,9 @@
 /* wbt_png returns a width x height PNG (malloc'd, *len bytes) whose pixels depend on seed; NULL if out of memory. */
 unsigned char *wbt_png(uint32_t width, uint32_t height, uint32_t seed, size_t *len);
 
+/* wbt_png_crc returns the CRC-32 of PNG chunks (ISO 3309) of p[0..n), bit by bit (small images). */
+uint32_t wbt_png_crc(const unsigned char *p, size_t n);
+
 /* wbt_write_file writes len bytes to path (created or truncated); 0, or -1. */
 int wbt_write_file(const char *path, const void *data, size_t len);
 

@@ -74,7 +74,7 @@ http_refuse(http_job *j, int status, const char *why)
 
 /* http_body_max returns the largest body h takes for the request of head: an image upload's is larger. */
 static size_t
-http_body_max(const http_server *h, const http_head *head)
+http_body_max(const http_server *h, const rt_http_head *head)
 {
 	return http_is_upload(head->method, head->target) ? h->opts.max_upload : h->opts.max_body;
 }
@@ -91,7 +91,7 @@ http_take(http_job *j, uintptr_t *st, const char *p, size_t n, size_t hlen, size
 	memcpy(j->headbuf, p, hlen);
 	j->headbuf[hlen] = '\0';
 	j->start_us = wb_mono_us();
-	status = http_head_parse(j->headbuf, hlen, &j->head, &why);
+	status = rt_http_head_parse(j->headbuf, hlen, &j->head, &why);
 	if (j->head.request_id != NULL &&
 	    wb_rid_ok(j->head.request_id, strlen(j->head.request_id))) {
 		snprintf(j->rid, sizeof(j->rid), "%s", j->head.request_id);
@@ -176,9 +176,9 @@ http_conn_requests(
 		j->headers[0] = '\0';
 		j->www_auth = false;
 		j->rid[0] = '\0'; /* http_take sets it; a head too large has none */
-		hlen = http_head_end(p, left < HTTP_HEAD_MAX ? left : HTTP_HEAD_MAX);
+		hlen = rt_http_head_end(p, left < RT_HTTP_HEAD_MAX ? left : RT_HTTP_HEAD_MAX);
 		if (hlen == 0) {
-			if (left < HTTP_HEAD_MAX) {
+			if (left < RT_HTTP_HEAD_MAX) {
 				break; /* the rest of the head is on its way */
 			}
 			http_refuse(j, 431, "request head over 8 KiB");
@@ -233,25 +233,6 @@ static const rt_loop_ops http_ops = {
 	.closed = http_conn_closed,
 };
 
-/* http_tcp_url turns http://host:port[/] into tcp://host:port; NULL if url is not one. */
-static char *
-http_tcp_url(const char *url)
-{
-	size_t n;
-	char  *t;
-
-	if (strncmp(url, "http://", 7) != 0) {
-		return NULL;
-	}
-	url += 7;
-	n = strcspn(url, "/");
-	if (n == 0 || strspn(url + n, "/") != strlen(url + n) || (t = malloc(n + 7)) == NULL) {
-		return NULL;
-	}
-	snprintf(t, n + 7, "tcp://%.*s", (int)n, url);
-	return t;
-}
-
 int
 http_open(http_server **out, gw *g, const http_opts *opts)
 {
@@ -298,7 +279,7 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	if (h->opts.header_timeout_ms <= 0) {
 		h->opts.header_timeout_ms = 10000;
 	}
-	if ((h->url = http_tcp_url(opts->url)) == NULL) {
+	if ((h->url = rt_http_tcp_url(opts->url)) == NULL) {
 		RT_ERRORF("bad HTTP URL %s (want http://host:port)", opts->url);
 		http_close(h);
 		return WB_EINVAL;
@@ -313,7 +294,7 @@ http_open(http_server **out, gw *g, const http_opts *opts)
 	lo.spares = h->opts.spares;
 	lo.idle_ms = h->opts.header_timeout_ms;
 	lo.max_conns = h->opts.max_conns;
-	lo.max_buf = HTTP_HEAD_MAX + h->opts.max_upload + 1;
+	lo.max_buf = RT_HTTP_HEAD_MAX + h->opts.max_upload + 1;
 	if ((rc = rt_loop_open(&h->loop, &lo, &http_ops, h)) != WB_OK) {
 		http_close(h);
 		return rc;

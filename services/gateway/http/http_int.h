@@ -1,6 +1,6 @@
 /*
  * http_int.h - internals shared by the HTTP files: the server, the
- * request head and job, static files.
+ * request's job (its head is rt_http.h's), static files.
  */
 #ifndef HTTP_INT_H
 #define HTTP_INT_H
@@ -12,12 +12,12 @@
 
 #include "http.h"
 #include "http_buf.h"
+#include "rt_http.h"
 #include "rt_loop.h"
 
 #define HTTP_FILES_MAX 32        /* files of the web page */
 #define HTTP_FILE_MAX  (1 << 20) /* largest one */
 #define HTTP_PATH_MAX  512       /* decoded path segment bytes */
-#define HTTP_HEAD_MAX  8192 /* a request head's bytes, request line to blank line (431 above) */
 
 /* Bits of a connection's state word (rt_loop_conn_state). */
 enum {
@@ -37,30 +37,12 @@ typedef struct http_file {
 	size_t      len;
 } http_file;
 
-/* A request head, parsed in place (every string points into the parsed buffer). */
-typedef struct http_head {
-	const char *method;
-	const char *target;         /* origin-form: path and query */
-	int         minor;          /* HTTP/1.minor */
-	const char *authorization;  /* NULL if absent */
-	const char *request_id;     /* X-Request-Id, NULL if absent */
-	const char *range;          /* Range, NULL if absent */
-	const char *if_none_match;  /* If-None-Match, NULL if absent */
-	const char *forwarded_for;  /* the last X-Forwarded-For line, NULL if absent */
-	const char *if_range;       /* If-Range, NULL if absent */
-	uint64_t    content_length; /* 0 if absent */
-	bool        has_length;
-	bool        chunked;         /* a Transfer-Encoding was sent */
-	bool        close;           /* close after the reply (Connection: close, or HTTP/1.0) */
-	bool        expect_continue; /* Expect: 100-continue */
-} http_head;
-
 /* One worker's request: the head, the body (in the connection's buffer), the reply. */
 typedef struct http_job {
 	http_server  *h;
 	rt_loop_conn *conn;
-	http_head     head;
-	char          headbuf[HTTP_HEAD_MAX + 1];
+	rt_http_head  head;
+	char          headbuf[RT_HTTP_HEAD_MAX + 1];
 	const char   *body;
 	size_t        body_len;
 	uint64_t      start_us;
@@ -104,12 +86,6 @@ typedef struct http_parsed {
  * Returns 0, or an HTTP status with the error in out.
  */
 int http_parse(const char *method, const char *uri, wb_obj *q, http_parsed *out);
-
-/* http_head_end returns the length of the request head at the front of p (its blank line included), or 0 if it has not all arrived. */
-size_t http_head_end(const char *p, size_t n);
-
-/* http_head_parse parses a whole head (buf, n bytes from http_head_end) in place into h; 0, or the HTTP status to refuse it with and *why. */
-int http_head_parse(char *buf, size_t n, http_head *h, const char **why);
 
 /* http_is_upload tells whether method and uri (path and query) name the image upload route, whose body may exceed the usual limit. */
 bool http_is_upload(const char *method, const char *uri);

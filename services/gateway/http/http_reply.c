@@ -19,56 +19,6 @@ http_client(http_job *j, struct sockaddr_storage *ss)
 	*ss = *rt_loop_conn_peer(j->conn);
 }
 
-/* http_reason names the statuses this API uses. */
-static const char *
-http_reason(int status)
-{
-	switch (status) {
-	case 200:
-		return "OK";
-	case 201:
-		return "Created";
-	case 206:
-		return "Partial Content";
-	case 304:
-		return "Not Modified";
-	case 400:
-		return "Bad Request";
-	case 401:
-		return "Unauthorized";
-	case 403:
-		return "Forbidden";
-	case 404:
-		return "Not Found";
-	case 405:
-		return "Method Not Allowed";
-	case 409:
-		return "Conflict";
-	case 413:
-		return "Payload Too Large";
-	case 415:
-		return "Unsupported Media Type";
-	case 416:
-		return "Range Not Satisfiable";
-	case 421:
-		return "Misdirected Request";
-	case 429:
-		return "Too Many Requests";
-	case 431:
-		return "Request Header Fields Too Large";
-	case 500:
-		return "Internal Server Error";
-	case 503:
-		return "Service Unavailable";
-	case 504:
-		return "Gateway Timeout";
-	case 505:
-		return "HTTP Version Not Supported";
-	default:
-		return "Unknown";
-	}
-}
-
 void
 http_respond(http_job *j, int status, const char *ctype, const void *body, size_t len)
 {
@@ -79,7 +29,7 @@ http_respond(http_job *j, int status, const char *ctype, const void *body, size_
 	RT_DEBUGF("%s %s: %d", j->head.method != NULL ? j->head.method : "-",
 	    j->head.target != NULL ? j->head.target : "-", status);
 	http_buf_clear(r);
-	if (http_buf_printf(r, "HTTP/1.1 %d %s\r\n", status, http_reason(status)) != WB_OK ||
+	if (http_buf_printf(r, "HTTP/1.1 %d %s\r\n", status, rt_http_reason(status)) != WB_OK ||
 	    (status != 304 && http_buf_printf(r, "Content-Type: %s\r\nContent-Length: %zu\r\n",
 	                          ctype, len) != WB_OK) ||
 	    http_buf_printf(r, "%s%s%s%s%s%s%s%s%s\r\n",

@@ -1,11 +1,11 @@
 /*
- * http_head_fuzz.c - libFuzzer target for the request head parser
- * (http_head_end, http_head_parse).
+ * rt_http_head_fuzz.c - libFuzzer target for the request head parser
+ * (rt_http_head_end, rt_http_head_parse).
  *
  * Input: the bytes a client sent.  A head is found only with its blank
  * line, never past the input; a parsed head has a method made of token
  * characters, a target without spaces or control bytes and a version of
- * 1.0 or 1.1, every string inside the parsed copy; a refused one has a
+ * 1.x, every string inside the parsed copy; a refused one has a
  * status of 400, 413 or 505 and a reason.
  */
 #include <stdint.h>
@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "rt_http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void
 hh_fail(const char *what)
 {
-	fprintf(stderr, "http_head_fuzz: %s\n", what);
+	fprintf(stderr, "rt_http_head_fuzz: %s\n", what);
 	abort();
 }
 
@@ -34,16 +34,16 @@ hh_inside(const char *s, const char *buf, size_t n)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char buf[HTTP_HEAD_MAX + 1];
-	http_head   h;
-	const char *why = NULL;
-	size_t      n;
-	int         st;
+	static char  buf[RT_HTTP_HEAD_MAX + 1];
+	rt_http_head h;
+	const char  *why = NULL;
+	size_t       n;
+	int          st;
 
-	if (size > HTTP_HEAD_MAX) {
+	if (size > RT_HTTP_HEAD_MAX) {
 		return 0;
 	}
-	if ((n = http_head_end((const char *)data, size)) == 0) {
+	if ((n = rt_http_head_end((const char *)data, size)) == 0) {
 		return 0;
 	}
 	if (n > size || (data[n - 1] != '\n')) {
@@ -51,7 +51,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memcpy(buf, data, n);
 	buf[n] = '\0';
-	st = http_head_parse(buf, n, &h, &why);
+	st = rt_http_head_parse(buf, n, &h, &why);
 	if (st != 0) {
 		if ((st != 400 && st != 413 && st != 505) || why == NULL || why[0] == '\0') {
 			hh_fail("a refused head needs 400, 413 or 505 and a reason");
@@ -59,7 +59,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (!hh_inside(h.method, buf, n) || !hh_inside(h.target, buf, n) || h.method[0] == '\0' ||
-	    h.target[0] == '\0' || (h.minor != 0 && h.minor != 1)) {
+	    h.target[0] == '\0' || h.minor < 0 || h.minor > 9) {
 		hh_fail("a parsed head needs a method, a target and a version");
 	}
 	for (const char *t = h.target; *t != '\0'; t++) {

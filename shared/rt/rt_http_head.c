@@ -1,7 +1,8 @@
 /*
- * http_head.c - the request head of HTTP/1.0 and 1.1 (RFC 9112): finding
- * its end, then its request line and the header fields the gateway uses.
- * Pure: no I/O, no state (fuzzed by http_parse_fuzz.c).
+ * rt_http_head.c - the request head of HTTP/1.0 and 1.1 (RFC 9112):
+ * finding its end, then its request line and the header fields Warble's
+ * servers use (rt_http.h).  Pure: no I/O, no state (fuzzed by
+ * rt_http_head_fuzz.c).
  *
  *   METHOD SP request-target SP HTTP/1.x CRLF
  *   (field-name ":" OWS field-value OWS CRLF)*
@@ -11,13 +12,15 @@
  * bytes 0x80-0xFF (obs-text); any other control byte, DEL, a folded line
  * or white space before a colon is refused (400), as RFC 9112 allows.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
-#include "http_int.h"
+#include "rt_http.h"
 
 size_t
-http_head_end(const char *p, size_t n)
+rt_http_head_end(const char *p, size_t n)
 {
 	const char *nl = p, *end = p + n;
 
@@ -33,17 +36,20 @@ http_head_end(const char *p, size_t n)
 	return 0;
 }
 
-/* http_tchar tells whether c may be in a token (a method or a field name). */
+/* rt_http_tchar tells whether c may be in a token (a method or a field name). */
 static bool
-http_tchar(unsigned char c)
+rt_http_tchar(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
-/* http_line cuts the line at *pp (ending before end), NUL-terminating it; returns it and its length in *len, or NULL at end. */
+/*
+ * rt_http_line cuts the line at *pp (ending before end), NUL-terminating
+ * it; returns it and its length in *len, or NULL at end.
+ */
 static char *
-http_line(char **pp, char *end, size_t *len)
+rt_http_line(char **pp, char *end, size_t *len)
 {
 	char *p = *pp, *nl;
 
@@ -59,9 +65,9 @@ http_line(char **pp, char *end, size_t *len)
 	return p;
 }
 
-/* http_has_token tells whether the comma-separated list v holds tok (any case). */
+/* rt_http_has_token tells whether the comma-separated list v holds tok (any case). */
 static bool
-http_has_token(const char *v, const char *tok)
+rt_http_has_token(const char *v, const char *tok)
 {
 	size_t n = strlen(tok);
 
@@ -81,15 +87,15 @@ http_has_token(const char *v, const char *tok)
 }
 
 static int
-http_head_fail(const char **why, int status, const char *msg)
+rt_http_head_fail(const char **why, int status, const char *msg)
 {
 	*why = msg;
 	return status;
 }
 
-/* http_head_field takes in one header field (name and value NUL-terminated); 0 or an HTTP status. */
+/* rt_http_head_field takes in one header field (name and value NUL-terminated); 0 or a status. */
 static int
-http_head_field(http_head *h, const char *name, const char *v, bool *keep, const char **why)
+rt_http_head_field(rt_http_head *h, const char *name, const char *v, bool *keep, const char **why)
 {
 	uint64_t len = 0;
 	size_t   i;
@@ -100,19 +106,19 @@ http_head_field(http_head *h, const char *name, const char *v, bool *keep, const
 		}
 		if (i == 0 || v[i] != '\0') {
 			return v[i] >= '0' && v[i] <= '9'
-			           ? http_head_fail(why, 413, "Content-Length too large")
-			           : http_head_fail(why, 400, "bad Content-Length");
+			           ? rt_http_head_fail(why, 413, "Content-Length too large")
+			           : rt_http_head_fail(why, 400, "bad Content-Length");
 		}
 		if (h->has_length && len != h->content_length) {
-			return http_head_fail(why, 400, "two different Content-Lengths");
+			return rt_http_head_fail(why, 400, "two different Content-Lengths");
 		}
 		h->has_length = true;
 		h->content_length = len;
 	} else if (strcasecmp(name, "Transfer-Encoding") == 0) {
 		h->chunked = true;
 	} else if (strcasecmp(name, "Connection") == 0) {
-		h->close |= http_has_token(v, "close");
-		*keep |= http_has_token(v, "keep-alive");
+		h->close |= rt_http_has_token(v, "close");
+		*keep |= rt_http_has_token(v, "keep-alive");
 	} else if (strcasecmp(name, "Authorization") == 0) {
 		h->authorization = v;
 	} else if (strcasecmp(name, "X-Request-Id") == 0) {
@@ -132,7 +138,7 @@ http_head_field(http_head *h, const char *name, const char *v, bool *keep, const
 }
 
 int
-http_head_parse(char *buf, size_t n, http_head *h, const char **why)
+rt_http_head_parse(char *buf, size_t n, rt_http_head *h, const char **why)
 {
 	char  *p = buf, *end = buf + n, *line, *sp;
 	size_t len;
@@ -141,16 +147,16 @@ http_head_parse(char *buf, size_t n, http_head *h, const char **why)
 
 	memset(h, 0, sizeof(*h));
 	*why = "malformed request";
-	if ((line = http_line(&p, end, &len)) == NULL) {
+	if ((line = rt_http_line(&p, end, &len)) == NULL) {
 		return 400;
 	}
 	/* the request line: three parts, one space apart */
 	for (size_t i = 0; i < len; i++) {
 		if ((unsigned char)line[i] <= 0x20 && line[i] != ' ') {
-			return http_head_fail(why, 400, "control byte in the request line");
+			return rt_http_head_fail(why, 400, "control byte in the request line");
 		}
 		if ((unsigned char)line[i] >= 0x7f) {
-			return http_head_fail(why, 400, "byte over 0x7E in the request line");
+			return rt_http_head_fail(why, 400, "byte over 0x7E in the request line");
 		}
 	}
 	h->method = line;
@@ -159,8 +165,8 @@ http_head_parse(char *buf, size_t n, http_head *h, const char **why)
 	}
 	*sp = '\0';
 	for (const char *m = line; *m != '\0'; m++) {
-		if (!http_tchar((unsigned char)*m)) {
-			return http_head_fail(why, 400, "bad method");
+		if (!rt_http_tchar((unsigned char)*m)) {
+			return rt_http_head_fail(why, 400, "bad method");
 		}
 	}
 	h->target = sp + 1;
@@ -170,26 +176,26 @@ http_head_parse(char *buf, size_t n, http_head *h, const char **why)
 	*sp = '\0';
 	if (strncmp(sp + 1, "HTTP/", 5) != 0 || strlen(sp + 1) != 8 || sp[7] != '.' ||
 	    sp[6] < '0' || sp[6] > '9' || sp[8] < '0' || sp[8] > '9') {
-		return http_head_fail(why, 400, "bad HTTP version");
+		return rt_http_head_fail(why, 400, "bad HTTP version");
 	}
 	if (sp[6] != '1') {
-		return http_head_fail(why, 505, "only HTTP/1.0 and HTTP/1.1 are served");
+		return rt_http_head_fail(why, 505, "only HTTP/1.0 and HTTP/1.1 are served");
 	}
-	h->minor = sp[8] == '0' ? 0 : 1; /* a later 1.x is served as 1.1 */
+	h->minor = sp[8] - '0';
 	/* the header fields, up to the empty line */
-	while ((line = http_line(&p, end, &len)) != NULL && len > 0) {
+	while ((line = rt_http_line(&p, end, &len)) != NULL && len > 0) {
 		char *colon, *v, *e;
 
 		if (line[0] == ' ' || line[0] == '\t') {
-			return http_head_fail(why, 400, "folded header line");
+			return rt_http_head_fail(why, 400, "folded header line");
 		}
 		if ((colon = memchr(line, ':', len)) == NULL || colon == line) {
-			return http_head_fail(why, 400, "header line without a name");
+			return rt_http_head_fail(why, 400, "header line without a name");
 		}
 		*colon = '\0';
-		for (const char *c = line; *c != '\0'; c++) {
-			if (!http_tchar((unsigned char)*c)) {
-				return http_head_fail(why, 400, "bad header name");
+		for (const char *c = line; c < colon; c++) { /* a NUL in the name too */
+			if (!rt_http_tchar((unsigned char)*c)) {
+				return rt_http_head_fail(why, 400, "bad header name");
 			}
 		}
 		for (v = colon + 1; *v == ' ' || *v == '\t'; v++) {
@@ -197,14 +203,15 @@ http_head_parse(char *buf, size_t n, http_head *h, const char **why)
 		for (e = v; e < line + len; e++) {
 			unsigned char c = (unsigned char)*e;
 			if ((c < 0x20 && c != '\t') || c == 0x7f) {
-				return http_head_fail(why, 400, "control byte in a header value");
+				return rt_http_head_fail(
+				    why, 400, "control byte in a header value");
 			}
 		}
 		while (e > v && (e[-1] == ' ' || e[-1] == '\t')) {
 			e--;
 		}
 		*e = '\0';
-		if ((rc = http_head_field(h, line, v, &keep, why)) != 0) {
+		if ((rc = rt_http_head_field(h, line, v, &keep, why)) != 0) {
 			return rc;
 		}
 	}
