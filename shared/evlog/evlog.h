@@ -115,7 +115,8 @@ int evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep);
  */
 int evlog_serve(evlog *l, const wb_obj *req, wb_obj *rep);
 
-/* evlog_retention_config checks the options' values (seconds) into r; nonzero (a message printed) if bad. */
+/* evlog_retention_config checks the options' values (seconds) into r; nonzero (a message
+ * printed) if bad. */
 int evlog_retention_config(evlog_retention *r, const char *retention, const char *max_age);
 
 /*

@@ -90,7 +90,8 @@ evlog_consumers_save(evlog *l, uint64_t now_ms)
 	return rc;
 }
 
-/* evlog_name_ok tells whether a consumer's name is 1-EVLOG_CONSUMER_NAME_MAX of a-z A-Z 0-9 / . _ : -. */
+/* evlog_name_ok tells whether a consumer's name is 1-EVLOG_CONSUMER_NAME_MAX of
+ * a-z A-Z 0-9 / . _ : -. */
 static bool
 evlog_name_ok(const char *p, size_t n)
 {
@@ -232,7 +233,8 @@ evlog_time_at(evlog *l, uint64_t seq, uint64_t *at, uint64_t *time_ms)
 	return rc == WB_EEND ? WB_OK : rc;
 }
 
-/* evlog_young finds the first seq in [lo, hi] before which every kept event is older than cut (hi if none younger before it). */
+/* evlog_young finds the first seq in [lo, hi] before which every kept event is older than cut
+ * (hi if none younger before it). */
 static int
 evlog_young(evlog *l, uint64_t lo, uint64_t hi, uint64_t cut, uint64_t *out)
 {
@@ -253,7 +255,8 @@ evlog_young(evlog *l, uint64_t lo, uint64_t hi, uint64_t cut, uint64_t *out)
 	return rc;
 }
 
-/* evlog_forget drops the consumers silent since before now - max_age, and finds the lowest applied of the rest (and whose); call with cons_mu held. */
+/* evlog_forget drops the consumers silent since before now - max_age, and finds the lowest
+ * applied of the rest (and whose); call with cons_mu held. */
 static uint64_t
 evlog_forget(evlog *l, uint64_t now_ms, uint64_t max_age_ms, char *who, size_t cap)
 {
@@ -345,8 +348,9 @@ evlog_trim(evlog *l, const evlog_retention *r, uint64_t now_ms, uint64_t *trimme
 		pthread_mutex_unlock(&l->trim_mu);
 		return rc;
 	}
-	(void)hb_compact_range(l->t, l->fam, lo, 8, hi, 8);
+	/* gone for readers now; the disk space once compacted */
 	EVLOG_ADD(&l->trimmed, bound - first);
+	(void)hb_compact_range(l->t, l->fam, lo, 8, hi, 8);
 	RT_DEBUGF("%s log: trimmed seqs [%llu, %llu); held by %s at %llu", l->source,
 	    (unsigned long long)first, (unsigned long long)bound, who[0] ? who : "none",
 	    (unsigned long long)hold);

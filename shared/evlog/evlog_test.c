@@ -321,7 +321,8 @@ commit_at(evlog *l, uint64_t uid, uint64_t time_ms)
 	wb_msg_free(ev);
 }
 
-/* serve asks the log as a consumer would: {from, limit 1, consumer?, applied?}; returns the code and the reply's FIRST and first event's seq. */
+/* serve asks the log as a consumer would: {from, limit 1, consumer?, applied?}; returns the
+ * code and the reply's FIRST and first event's seq. */
 static int
 serve(
     evlog *l, uint64_t from, const char *consumer, uint64_t applied, uint64_t *first, uint64_t *ev0)
