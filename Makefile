@@ -18,6 +18,8 @@
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
 #   make soak       random kills and stops under load, WARBLE_SOAK_SECONDS (600),
 #                   then 500k keep-alive HTTP requests that must all be answered
+#   make soak-log   an event log's disk under posts with a retention of seconds
+#                   (tests/soak/log_retention.sh, about 2 minutes)
 #   make install    PREFIX=/usr/local DESTDIR= : SDK, headers, warblectl
 #   make format     apply .clang-format; make format-check fails on a difference
 #
@@ -139,7 +141,7 @@ BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/n
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
 .PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-k8s test-k8s-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run bench-cluster bench-cluster-run bench-capacity bench-capacity-run fuzz fuzz-run \
-	soak run install clean format format-check FORCE
+	soak soak-log run install clean format format-check FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
 $(NNG_LIB): deploy/nng/build.sh $(wildcard deploy/nng/*.patch)
@@ -369,6 +371,10 @@ soak: $(SVC_BINS) $(BUILD)/test/fault_test $(BUILD)/test/keepalive_test
 	WARBLE_SOAK_SECONDS=$(WARBLE_SOAK_SECONDS) timeout --kill-after=10 $$(( $(WARBLE_SOAK_SECONDS) + 900 )) \
 		$(BUILD)/test/fault_test --filter 'fault/soak' --verbose
 	WARBLE_KEEPALIVE_REQUESTS=500000 timeout --kill-after=10 1800 $(BUILD)/test/keepalive_test --verbose
+
+# An event log's disk levelling off under a retention of a few seconds.
+soak-log: $(BUILD)/bin/warble
+	BUILD=$(BUILD) tests/soak/log_retention.sh
 
 fuzz:
 	@tests/deps.sh

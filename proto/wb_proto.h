@@ -128,7 +128,10 @@ typedef enum wb_type {
 	X(PREVIEW_URL, "preview_url", STR) /* its preview's path on the HTTP port */ \
 	X(BLOCKING,  "blocking",    BOOL) /* the caller blocks this user */      \
 	X(BLOCKED_BY, "blocked_by", BOOL) /* this user blocks the caller */      \
-	X(FOLLOWED_BY, "followed_by", U64) /* suggestions: followed by this many of one's follows */
+	X(FOLLOWED_BY, "followed_by", U64) /* suggestions: followed by this many of one's follows */ \
+	X(CONSUMER,  "consumer",    STR)  /* *.log: the reader reporting ("inbox/2") */ \
+	X(APPLIED,   "applied",     U64)  /* *.log: the last seq that consumer applied */ \
+	X(FIRST,     "first",       U64)  /* *.log: the first seq the log still holds */
 /* clang-format on */
 
 typedef enum wb_field {
@@ -198,7 +201,7 @@ wb_mask_first(wb_mask m)
 	X(REL_FANS,       "rel.fans",         WB_M(UID), WB_M(AFTER) | WB_M(LIMIT) | WB_M(SLOTS)) \
 	X(REL_IS_FOLLOWING, "rel.is_following", WB_M(UID) | WB_M(TARGET), 0)       \
 	X(REL_COUNTS,     "rel.counts",       WB_M(UIDS), 0)                       \
-	X(REL_LOG,        "rel.log",          WB_M(FROM), WB_M(LIMIT))             \
+	X(REL_LOG,        "rel.log",          WB_M(FROM), WB_M(LIMIT) | WB_M(CONSUMER) | WB_M(APPLIED))             \
 	X(REL_FOLLOW_MANY, "rel.follow_many", WB_M(TARGET) | WB_M(UIDS), 0) /* each of uids follows target */ \
 	X(REL_FOLLOWED,   "rel.followed",     0, WB_M(AFTER) | WB_M(LIMIT)) /* users with fans */ \
 	/* content service */                                                      \
@@ -208,7 +211,7 @@ wb_mask_first(wb_mask m)
 	X(POST_TIMELINE,  "post.timeline",    WB_M(UID),                           \
 	    WB_M(BEFORE) | WB_M(LIMIT) | WB_M(SINCE) | WB_M(UNTIL) | WB_M(CATEGORY)) \
 	X(POST_DELETE,    "post.delete",      WB_M(UID) | WB_M(ID), 0)             \
-	X(POST_LOG,       "post.log",         WB_M(FROM), WB_M(LIMIT))             \
+	X(POST_LOG,       "post.log",         WB_M(FROM), WB_M(LIMIT) | WB_M(CONSUMER) | WB_M(APPLIED))             \
 	X(MEDIA_PUT,      "media.put",        WB_M(UID) | WB_M(DATA), 0) /* an upload */ \
 	X(MEDIA_GET,      "media.get",        WB_M(MEDIA), WB_M(UID) | WB_M(PREVIEW)) /* uid: the reader */ \
 	X(MEDIA_REENCODE, "media.reencode",   0, 0) /* every stored image again (long job) */ \

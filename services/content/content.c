@@ -106,14 +106,6 @@ content_close(content *c)
 	free(c);
 }
 
-/* content_gauge_last_seq is the sequence number of the newest content event (the inbox's lag is this less its content_applied). */
-static uint64_t
-content_gauge_last_seq(void *arg)
-{
-	content *c = arg;
-	return evlog_last(c->log);
-}
-
 /* content_gauge_decodes is the number of images being decoded now. */
 static uint64_t
 content_gauge_decodes(void *arg)
@@ -183,7 +175,6 @@ content_gauges(content *c, rt_server *s)
 		const char *name;
 		rt_gauge_fn fn;
 	} g[] = {
-		{ "log_last_seq", content_gauge_last_seq },
 		{ "media_decodes", content_gauge_decodes },
 		{ "media_decodes_busy", content_gauge_busy },
 		{ "media_reencode_state", content_gauge_reencode },

@@ -87,7 +87,7 @@ int content_erase_open(content *c, wb_shard shard);
  * content): "erase" {uid} erases that author's posts and images (content_erase.c). */
 int content_erase_apply(void *arg, evlog_sub *s, const wb_obj *ev, hb_batch *b);
 
-/* content_log handles post.log {from, limit?} -> {events, last}. */
+/* content_log handles post.log {from, limit?, consumer?, applied?} -> {events, last, first} (evlog_serve). */
 int content_log(void *arg, const wb_obj *req, wb_obj *rep);
 
 /* content_authors handles post.authors {after?, limit?, slots?} -> {uids, next?}: the users with

@@ -1,8 +1,8 @@
 /*
  * content_daemon.c - warble-content's options and what it opens around
- * the service: the post event log and its publisher; the image limits and
- * decoders (content_decode.c states the memory they bound); the follower
- * of the user service's deletions (content_erase.c).
+ * the service: the post event log, its publisher and its retention; the
+ * image limits and decoders (content_decode.c states the memory they
+ * bound); the follower of the user service's deletions (content_erase.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +15,10 @@
 #include "wb_id.h"
 
 static const char *content_pub_url, *content_media_max, *content_media_pixels, *content_media_rate,
-    *content_media_decodes_opt, *content_user_url, *content_user_pub_url;
-static uint64_t content_max_bytes, content_max_pixels, content_per_minute, content_decodes;
+    *content_media_decodes_opt, *content_user_url, *content_user_pub_url, *content_log_retention,
+    *content_log_max_age;
+static uint64_t        content_max_bytes, content_max_pixels, content_per_minute, content_decodes;
+static evlog_retention content_retention;
 
 static rt_opt content_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_CONTENT_PUB, "events PUB URL", &content_pub_url),
@@ -31,6 +33,8 @@ static rt_opt content_daemon_opts[] = {
 	{ "media-decodes", "WARBLE_MEDIA_DECODES", "2",
 	    "images decoded at once, each holding up to 16 bytes a pixel of media-pixels",
 	    &content_media_decodes_opt },
+	EVLOG_OPT_RETENTION(&content_log_retention),
+	EVLOG_OPT_MAX_AGE(&content_log_max_age),
 	{ NULL },
 };
 
@@ -51,6 +55,10 @@ content_daemon_config(void)
 	if (rc == WB_OK) {
 		rc = rt_config_u64(
 		    "media-decodes", content_media_decodes_opt, 1, 64, &content_decodes);
+	}
+	if (rc == WB_OK) {
+		rc = evlog_retention_config(
+		    &content_retention, content_log_retention, content_log_max_age);
 	}
 	return rc;
 }
@@ -93,6 +101,8 @@ content_daemon_open(const rt_env *env, void **out)
 	snprintf(source, sizeof(source), "content/%u", env->shard.index);
 	if ((rc = rt_pub_open(&d->pub, content_pub_url, env->tls, RT_PEER_INBOX)) != WB_OK ||
 	    (rc = evlog_open(&d->log, env->store, CONTENT_FAM_LOG, source, d->pub)) != WB_OK ||
+	    (rc = evlog_gauges(d->log, env->srv)) != WB_OK ||
+	    (rc = evlog_retain(d->log, &content_retention)) != WB_OK ||
 	    (rc = content_open(&d->svc, env->store, d->log)) != WB_OK ||
 	    (rc = content_media_limits(d->svc, content_max_bytes, content_max_pixels,
 	         (unsigned)content_per_minute)) != WB_OK ||

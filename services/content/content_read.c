@@ -240,13 +240,8 @@ int
 content_log(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	content *c = arg;
-	uint64_t from = wb_u64(req, WB_F_FROM, 1);
-	uint64_t limit;
-	if (wb_page_limit(req, EVLOG_READ_MAX, EVLOG_READ_MAX, &limit, rep) != WB_OK) {
-		return WB_EINVAL;
-	}
-	wb_reply_ok(rep);
-	return evlog_read(c->log, from, (size_t)limit, rep);
+
+	return evlog_serve(c->log, req, rep);
 }
 
 /*

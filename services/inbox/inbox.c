@@ -106,6 +106,7 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 		in->opts.max_versions = INBOX_MAX_DEFAULT;
 	}
 	wb_shard_slots(in->opts.shard, &in->lo, &in->hi);
+	snprintf(in->consumer, sizeof(in->consumer), "inbox/%u", in->opts.shard.index);
 	in->ncontent = rt_shards_list_count(
 	    opts->content_urls != NULL && opts->content_urls[0] != '\0' ? opts->content_urls
 	                                                                : opts->content_url);
@@ -339,6 +340,7 @@ INBOX_GAUGE(dropped)
 INBOX_GAUGE(pulls)
 INBOX_GAUGE(gaps)
 INBOX_GAUGE(source_errors)
+INBOX_GAUGE(trim_rebuilds)
 INBOX_GAUGE(cache_hits)
 INBOX_GAUGE(cache_misses)
 INBOX_GAUGE(rb_state)
@@ -378,6 +380,7 @@ inbox_gauges(inbox *in, rt_server *s)
 		{ "log_pulls", inbox_g_pulls },
 		{ "seq_gaps", inbox_g_gaps },
 		{ "source_errors", inbox_g_source_errors },
+		{ "trim_rebuilds", inbox_g_trim_rebuilds },
 		{ "home_cache_hits", inbox_g_cache_hits },
 		{ "home_cache_misses", inbox_g_cache_misses },
 		{ "rebuild_state", inbox_g_rb_state },

@@ -14,6 +14,14 @@
  * It also pulls on start and whenever a source has been quiet for
  * poll_ms.  A source (or the service fan-out needs) that fails is retried
  * with backoff (100 ms doubling to 5 s) while inbox.home keeps serving.
+ *
+ * Every log read carries {consumer "inbox/<shard>", applied}, and a
+ * source that no read reached for INBOX_REPORT_MS (a busy one, whose
+ * events all come by pub/sub) gets a read of no events that carries it:
+ * the source trims its log below what its consumers applied
+ * (evlog_retain.c).  Each reply says the first seq the log still holds;
+ * when it is above applied + 1 the events due here are gone, and the
+ * inbox rebuilds from the stores instead (inbox_source_trimmed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +90,47 @@ inbox_source_diverged(inbox_source *s, const char *why)
 	INBOX_ADD(&s->in->source_errors, 1);
 	(void)inbox_rebuild_ask(s->in, s->in->opts.backfill > 0 ? s->in->opts.backfill : 800);
 	return WB_ECORRUPT;
+}
+
+/* inbox_source_trimmed reports that s's log starts at first, past the next event due here, and
+ * asks for a rebuild (counted once per rebuild asked). */
+static int
+inbox_source_trimmed(inbox_source *s, uint64_t first)
+{
+	inbox *in = s->in;
+
+	if (inbox_rebuild_ask(in, in->opts.backfill > 0 ? in->opts.backfill : 800)) {
+		INBOX_ADD(&in->trim_rebuilds, 1);
+		RT_ERRORF(
+		    "%s: its log was trimmed past what this inbox applied (applied %llu, the "
+		    "log starts at %llu): this inbox was away longer than the log keeps events "
+		    "for it; rebuilding every inbox from relation and content",
+		    s->name, (unsigned long long)s->applied, (unsigned long long)first);
+	}
+	return WB_ECORRUPT;
+}
+
+/* inbox_rebuild_queued tells whether a rebuild waits to run (pulls until then are wasted). */
+static bool
+inbox_rebuild_queued(inbox *in)
+{
+	return INBOX_LOAD(&in->rb_state) == INBOX_RB_QUEUED;
+}
+
+/* inbox_log_req makes a read of s's log from `from` that reports this inbox's applied seq. */
+static wb_obj *
+inbox_log_req(inbox_source *s, uint64_t from, uint64_t limit)
+{
+	wb_obj *req = wb_request(s->log_op);
+
+	if (req != NULL && (wb_set_u64(req, WB_F_FROM, from) != WB_OK ||
+	                       (limit > 0 && wb_set_u64(req, WB_F_LIMIT, limit) != WB_OK) ||
+	                       wb_set_cstr(req, WB_F_CONSUMER, s->in->consumer) != WB_OK ||
+	                       wb_set_u64(req, WB_F_APPLIED, INBOX_LOAD(&s->applied)) != WB_OK)) {
+		wb_msg_free(req);
+		req = NULL;
+	}
+	return req;
 }
 
 void
@@ -172,13 +221,13 @@ inbox_source_pull(inbox_source *s)
 	uint64_t asked_ms;
 	INBOX_ADD(&in->pulls, 1);
 	for (;;) {
-		wb_obj *req = wb_request(s->log_op), *rep = NULL;
+		wb_obj *req = inbox_log_req(s, check ? s->applied : s->applied + 1, INBOX_LOG_PAGE),
+		       *rep = NULL;
 		if (req == NULL) {
 			return WB_ENOMEM;
 		}
 		asked_ms = wb_mono_us() / 1000;
-		wb_set_u64(req, WB_F_FROM, check ? s->applied : s->applied + 1);
-		wb_set_u64(req, WB_F_LIMIT, INBOX_LOG_PAGE);
+		s->reported_ms = asked_ms;
 		int rc = rt_call(inbox_source_client(in, s), req, &rep);
 		wb_msg_free(req);
 		if (rc != WB_OK) {
@@ -186,7 +235,8 @@ inbox_source_pull(inbox_source *s)
 			inbox_source_fail(s, rc, wb_op_name(s->log_op));
 			return rc;
 		}
-		uint64_t      last = wb_u64(rep, WB_F_LAST, 0), next = s->applied + 1;
+		uint64_t last = wb_u64(rep, WB_F_LAST, 0), next = s->applied + 1;
+		uint64_t first = wb_u64(rep, WB_F_FIRST, 0); /* 0: a source that does not say */
 		const wb_obj *evs = NULL;
 		size_t        n = 0, used = 0;
 		inbox_event  *run = NULL;
@@ -202,6 +252,12 @@ inbox_source_pull(inbox_source *s)
 			    (unsigned long long)last, (unsigned long long)s->applied);
 			wb_msg_free(rep);
 			return inbox_source_diverged(s, why);
+		}
+		if (first > next && (n == 0 || wb_u64(&evs[0], WB_F_SEQ, 0) > next)) {
+			/* the log no longer holds the next event due here (and this read
+			 * did not catch it before a trim took it) */
+			wb_msg_free(rep);
+			return inbox_source_trimmed(s, first);
 		}
 		if (n > 0 && (run = malloc(n * sizeof(*run))) == NULL) {
 			wb_msg_free(rep);
@@ -225,7 +281,8 @@ inbox_source_pull(inbox_source *s)
 				continue;
 			}
 			if (ev.seq != next) {
-				RT_WARNF("%s log goes from %llu to %llu (trimmed?): skipping ahead",
+				RT_WARNF("%s log goes from %llu to %llu (a hole: damage?): "
+				         "skipping ahead",
 				    s->name, (unsigned long long)next - 1,
 				    (unsigned long long)ev.seq);
 			}
@@ -250,6 +307,32 @@ inbox_source_pull(inbox_source *s)
 	s->backoff_ms = 0;
 	s->retry_ms = 0;
 	return WB_OK;
+}
+
+/* inbox_source_report tells s the seq applied here with a read of no events, and learns the log's
+ * ends from the reply. */
+static int
+inbox_source_report(inbox_source *s)
+{
+	wb_obj  *req = inbox_log_req(s, UINT64_MAX, 0), *rep = NULL;
+	uint64_t first;
+	int      rc;
+
+	if (req == NULL) {
+		return WB_ENOMEM;
+	}
+	s->reported_ms = wb_mono_us() / 1000;
+	rc = rt_call(inbox_source_client(s->in, s), req, &rep);
+	wb_msg_free(req);
+	if (rc != WB_OK) {
+		wb_msg_free(rep);
+		inbox_source_fail(s, rc, "report");
+		return rc;
+	}
+	inbox_source_known(s, wb_u64(rep, WB_F_LAST, 0));
+	first = wb_u64(rep, WB_F_FIRST, 0);
+	wb_msg_free(rep);
+	return first > s->applied + 1 ? inbox_source_trimmed(s, first) : WB_OK;
 }
 
 /* inbox_source_offer handles the events of one pub/sub message, in seq order. */
@@ -418,7 +501,7 @@ inbox_applier_main(void *arg)
 		(void)inbox_rebuild_run(in); /* asked at start, or a rebuild left unfinished */
 	}
 	for (int i = 0; i < in->nsrc; i++) {
-		if (!in->stop) {
+		if (!in->stop && !inbox_rebuild_queued(in)) {
 			(void)inbox_source_pull(&in->src[i]);
 		}
 	}
@@ -432,6 +515,9 @@ inbox_applier_main(void *arg)
 		for (int i = 0; i < in->nsrc; i++) {
 			inbox_source *s = &in->src[i];
 			uint64_t      due = s->heard_ms + poll;
+			if (s->reported_ms + INBOX_REPORT_MS < due) {
+				due = s->reported_ms + INBOX_REPORT_MS;
+			}
 			if (s->retry_ms > due) {
 				due = s->retry_ms;
 			}
@@ -452,10 +538,13 @@ inbox_applier_main(void *arg)
 			free(m);
 		}
 		now = wb_mono_us() / 1000;
-		for (int i = 0; i < in->nsrc && !in->stop; i++) {
+		for (int i = 0; i < in->nsrc && !in->stop && !inbox_rebuild_queued(in); i++) {
 			inbox_source *s = &in->src[i];
 			if (now >= s->heard_ms + poll && now >= s->retry_ms) {
 				(void)inbox_source_pull(s);
+			} else if (now >= s->reported_ms + INBOX_REPORT_MS && now >= s->retry_ms) {
+				(void)inbox_source_report(
+				    s); /* a busy source: events by pub/sub alone */
 			}
 		}
 	}

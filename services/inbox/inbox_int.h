@@ -30,6 +30,7 @@
 #include "wb_slot.h"
 
 #define INBOX_QUEUE_MAX 200000 /* queued events beyond this are dropped (the log has them) */
+#define INBOX_REPORT_MS 2000   /* each source hears the applied seq at least this often */
 
 /* An event as the applier needs it. */
 typedef struct inbox_event {
@@ -66,6 +67,7 @@ typedef struct inbox_source {
 	uint64_t synced_ms;  /* every event published by then is applied (atomic; 0: never) */
 	uint64_t retry_ms;   /* after a failure: nothing before this */
 	uint64_t backoff_ms;
+	uint64_t reported_ms; /* the last time the applied seq was told to the source */
 } inbox_source;
 
 struct inbox {
@@ -77,6 +79,7 @@ struct inbox {
 	unsigned   rel_lo, rel_hi; /* the relation shards overlapping [lo, hi): [rel_lo, rel_hi) */
 	rt_shards *content;        /* dialled by inbox_start */
 	rt_shards *relation;
+	char       consumer[24]; /* its name to the sources: "inbox/<shard>" */
 	inbox_source src[INBOX_SRC_MAX];
 	int          nsrc;      /* content sources first, then relation ones */
 	hb_batch    *batch;     /* the applier's, reused */
@@ -106,7 +109,9 @@ struct inbox {
 	uint64_t pulls;
 	uint64_t gaps;
 	uint64_t source_errors;
-	uint64_t cache_hits;   /* inbox.home answered from the cache */
+	uint64_t
+	    trim_rebuilds;   /* rebuilds asked because a source's log no longer held what was due */
+	uint64_t cache_hits; /* inbox.home answered from the cache */
 	uint64_t cache_misses; /* inbox.home that read the store */
 
 	/* rebuild (inbox_rebuild.c): asked under mu, run by the applier */

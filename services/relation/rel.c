@@ -47,14 +47,6 @@ rel_svc_open(rel_svc **out, hb_table *t, evlog *log, wb_shard shard, rt_client *
 }
 
 static uint64_t
-rel_gauge_last_seq(void *arg)
-{
-	rel_svc *r = arg;
-
-	return evlog_last(r->log);
-}
-
-static uint64_t
 rel_gauge_user_calls(void *arg)
 {
 	rel_svc *r = arg;
@@ -117,11 +109,8 @@ const rt_route rel_routes[] = {
 int
 rel_svc_gauges(rel_svc *r, rt_server *s)
 {
-	int rc = rt_server_gauge(s, "log_last_seq", rel_gauge_last_seq, r);
+	int rc = rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r);
 
-	if (rc == WB_OK) {
-		rc = rt_server_gauge(s, "user_calls", rel_gauge_user_calls, r);
-	}
 	if (rc == WB_OK) {
 		rc = rt_server_gauge(s, "blocks_pending", rel_gauge_blocks_pending, r);
 	}

@@ -1,8 +1,8 @@
 /*
  * rel_daemon.c - warble-relation's options and what it opens around the
- * service: the event log's publisher, a client of the user service, and
- * clients of the other relation shards (blocks across shards), and
- * the follower of the user service's deletions (rel_erase.c).
+ * service: the event log, its publisher and its retention, a client of
+ * the user service, clients of the other relation shards (blocks across
+ * shards), and the follower of the user service's deletions (rel_erase.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,9 @@
 #include "rt_pubsub.h"
 #include "rel_schema.h"
 
-static const char *rel_pub_url, *rel_user_url, *rel_peer_urls, *rel_user_pub_url;
+static const char *rel_pub_url, *rel_user_url, *rel_peer_urls, *rel_user_pub_url,
+    *rel_log_retention, *rel_log_max_age;
+static evlog_retention rel_retention;
 
 static rt_opt rel_daemon_opts[] = {
 	RT_OPT_URL(WB_EP_RELATION_PUB, "event PUB URL", &rel_pub_url),
@@ -22,8 +24,16 @@ static rt_opt rel_daemon_opts[] = {
 	    "across shards)",
 	    &rel_peer_urls),
 	RT_OPT_URL(WB_EP_USER_PUB, "user service's events (deletions)", &rel_user_pub_url),
+	EVLOG_OPT_RETENTION(&rel_log_retention),
+	EVLOG_OPT_MAX_AGE(&rel_log_max_age),
 	{ NULL },
 };
+
+static int
+rel_daemon_config(void)
+{
+	return evlog_retention_config(&rel_retention, rel_log_retention, rel_log_max_age);
+}
 
 /* Everything warble-relation opens, closed in reverse. */
 typedef struct rel_daemon {
@@ -93,6 +103,8 @@ rel_daemon_open(const rt_env *env, void **out)
 	}
 	if ((rc = rt_pub_open(&d->pub, rel_pub_url, env->tls, RT_PEER_INBOX)) != WB_OK ||
 	    (rc = evlog_open(&d->log, env->store, REL_FAM_LOG, source, d->pub)) != WB_OK ||
+	    (rc = evlog_gauges(d->log, env->srv)) != WB_OK ||
+	    (rc = evlog_retain(d->log, &rel_retention)) != WB_OK ||
 	    (rc = rt_client_open(&d->users, rel_user_url, &uopts)) != WB_OK ||
 	    (rc = rt_client_open(&d->bulk_users, rel_user_url, &bopts)) != WB_OK ||
 	    (rc = rel_svc_open(&d->svc, env->store, d->log, env->shard, d->users, d->bulk_users,
@@ -147,6 +159,7 @@ const rt_service rel_service = {
 	.metrics_url = "http://127.0.0.1:9102",
 	.listen = RT_OPT_URL(WB_EP_RELATION, "listen URL", NULL),
 	.opts = rel_daemon_opts,
+	.config = rel_daemon_config,
 	.nfams = REL_FAM_NFAMS,
 	.families = rel_schema,
 	.open = rel_daemon_open,

@@ -275,21 +275,11 @@ rel_handle_counts(void *arg, const wb_obj *req, wb_obj *rep)
 	return WB_OK;
 }
 
-/* rel_handle_log: rel.log {from, limit?} -> {events, last}. */
+/* rel_handle_log: rel.log {from, limit?, consumer?, applied?} -> {events, last, first} (evlog_serve). */
 int
 rel_handle_log(void *arg, const wb_obj *req, wb_obj *rep)
 {
 	rel_svc *r = arg;
-	uint64_t from = wb_u64(req, WB_F_FROM, 1);
-	uint64_t limit;
-	int      rc;
 
-	if ((rc = wb_page_limit(req, EVLOG_READ_MAX, EVLOG_READ_MAX, &limit, rep)) != WB_OK) {
-		return rc;
-	}
-	wb_reply_ok(rep);
-	if ((rc = evlog_read(r->log, from, (size_t)limit, rep)) != WB_OK) {
-		return rel_fail(rep, rc, NULL);
-	}
-	return WB_OK;
+	return evlog_serve(r->log, req, rep);
 }

@@ -20,14 +20,12 @@
  * queue over EVLOG_QUEUE_MAX is dropped too): consumers pull what they
  * missed with evlog_read.
  *
- * Retention: the log grows by one small cell per event and is never
- * trimmed here.  Since seqs only need to be contiguous from the first
- * kept seq (recovery below looks for the first row, not for seq 1), a
- * later trim may delete rows below min(consumers' applied seq, now - N
- * days) with one row-range delete; readers asking for a trimmed seq then
- * get the first kept event, a jump consumers already tolerate.
+ * Retention (evlog_retain.c) deletes rows below a seq with one range
+ * tombstone, never the last: seqs need only be contiguous from the first
+ * kept one (recovery below looks for the first row, not for seq 1).
+ * Readers asking for a trimmed seq get the first kept event and FIRST.
  */
-#include "evlog.h"
+#include "evlog_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,35 +36,13 @@
 #include "rt_log.h"
 #include "wb_clock.h"
 
-#define EVLOG_BATCH     256   /* events per published message */
-#define EVLOG_FLUSH_US  1000  /* longest wait for a batch to fill */
-#define EVLOG_QUEUE_MAX 65536 /* pending events beyond this are dropped */
-
-struct evlog {
-	hb_table       *t;
-	int             fam;
-	char           *source;
-	rt_pub         *pub;
-	pthread_mutex_t commit_mu; /* serializes commits */
-	uint64_t        last;      /* last committed seq (under commit_mu) */
-
-	/* publish queue: a ring of event copies, guarded by q_mu */
-	pthread_mutex_t q_mu;
-	pthread_cond_t  q_cv;
-	wb_obj        **q;
-	size_t          q_head, q_len;
-	bool            closing;
-	bool            has_thread;
-	pthread_t       thread;
-	uint64_t        dropped;
-};
-
 hb_family_opts
 evlog_family(const char *name)
 {
+	/* each row is written once at version 0: no version limit to keep, which
+	 * lets a trim be one range tombstone (hb_delete_range) */
 	hb_family_opts f = {
 		.name = name,
-		.max_versions = 1,
 		.row_len = 8,
 		.qual_len = HB_NONE,
 		.compression = HB_COMPRESS_LZ4,
@@ -158,6 +134,8 @@ evlog_recover(evlog *l)
 {
 	uint64_t lo = 0, next;
 	int      rc = evlog_first_from(l, 1, &next);
+
+	EVLOG_STORE(&l->first, next);
 	while (rc == WB_OK && next != 0) {
 		lo = next;
 		uint64_t step = 1;
@@ -289,7 +267,13 @@ evlog_open(evlog **out, hb_table *t, int fam, const char *source, rt_pub *pub)
 	pthread_mutex_init(&l->commit_mu, NULL);
 	pthread_mutex_init(&l->q_mu, NULL);
 	pthread_cond_init(&l->q_cv, NULL);
+	pthread_mutex_init(&l->cons_mu, NULL);
+	pthread_mutex_init(&l->trim_mu, NULL);
+	pthread_cond_init(&l->trim_cv, NULL);
 	int rc = evlog_recover(l);
+	if (rc == WB_OK) {
+		rc = evlog_consumers_load(l);
+	}
 	if (rc == WB_OK && pub != NULL) {
 		l->q = calloc(EVLOG_QUEUE_MAX, sizeof(*l->q));
 		if (l->q == NULL) {
@@ -314,6 +298,7 @@ evlog_close(evlog *l)
 	if (l == NULL) {
 		return;
 	}
+	evlog_consumers_close(l);
 	pthread_mutex_lock(&l->q_mu);
 	l->closing = true;
 	pthread_cond_broadcast(&l->q_cv);
@@ -328,6 +313,9 @@ evlog_close(evlog *l)
 	pthread_mutex_destroy(&l->commit_mu);
 	pthread_mutex_destroy(&l->q_mu);
 	pthread_cond_destroy(&l->q_cv);
+	pthread_mutex_destroy(&l->cons_mu);
+	pthread_mutex_destroy(&l->trim_mu);
+	pthread_cond_destroy(&l->trim_cv);
 	free(l->source);
 	free(l);
 }
@@ -380,6 +368,9 @@ evlog_commit(evlog *l, hb_batch *b, wb_obj *event, uint64_t *seq)
 	}
 	if (rc == WB_OK) {
 		l->last = s;
+		if (EVLOG_LOAD(&l->first) == 0) {
+			EVLOG_STORE(&l->first, s);
+		}
 	}
 	if (rc == WB_OK && l->pub != NULL) {
 		evlog_queue(l, event); /* under commit_mu: the queue stays in seq order */
@@ -419,8 +410,11 @@ evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n, uint64
 	if (rc == WB_OK && n > 0) {
 		rc = hb_write(l->t, b);
 	}
-	if (rc == WB_OK) {
+	if (rc == WB_OK && n > 0) {
 		l->last = s + n - 1;
+		if (EVLOG_LOAD(&l->first) == 0) {
+			EVLOG_STORE(&l->first, s);
+		}
 		for (size_t i = 0; l->pub != NULL && i < n; i++) {
 			evlog_queue(l, events[i]);
 		}
@@ -439,6 +433,46 @@ evlog_last(evlog *l)
 	uint64_t s = l->last;
 	pthread_mutex_unlock(&l->commit_mu);
 	return s;
+}
+
+uint64_t
+evlog_first(evlog *l)
+{
+	return EVLOG_LOAD(&l->first);
+}
+
+int
+evlog_serve(evlog *l, const wb_obj *req, wb_obj *rep)
+{
+	uint64_t    from = wb_u64(req, WB_F_FROM, 1), limit, applied = 0;
+	const char *name = NULL;
+	size_t      len = 0;
+	int         rc;
+
+	if ((rc = wb_page_limit(req, EVLOG_READ_MAX, EVLOG_READ_MAX, &limit, rep)) != WB_OK) {
+		return rc;
+	}
+	if (wb_get_str(req, WB_F_CONSUMER, &name, &len) !=
+	    wb_get_u64(req, WB_F_APPLIED, &applied)) {
+		wb_reply_error(rep, WB_EINVAL, "consumer and applied come together");
+		return WB_EINVAL;
+	}
+	if (name != NULL && (rc = evlog_report(l, name, len, applied, wb_now_ms())) != WB_OK) {
+		if (rc == WB_EINVAL) {
+			wb_reply_error(rep, rc, "consumer: 1-%d of a-z A-Z 0-9 / . _ : -",
+			    EVLOG_CONSUMER_NAME_MAX);
+		} else {
+			wb_reply_error(rep, rc, "the %s log keeps at most %d consumers", l->source,
+			    EVLOG_CONSUMERS_MAX);
+		}
+		return rc;
+	}
+	wb_reply_ok(rep);
+	if ((rc = evlog_read(l, from, (size_t)limit, rep)) != WB_OK) {
+		wb_reply_error(rep, rc, "%s log: %s", l->source, wb_strerror(rc));
+		return rc;
+	}
+	return WB_OK;
 }
 
 int
@@ -489,6 +523,10 @@ evlog_read(evlog *l, uint64_t from, size_t limit, wb_obj *rep)
 	}
 	if (rc == WB_OK) {
 		rc = wb_set_u64(rep, WB_F_LAST, last);
+	}
+	if (rc == WB_OK) {
+		/* after the scan: a trim that took rows from under it had moved first before */
+		rc = wb_set_u64(rep, WB_F_FIRST, evlog_first(l));
 	}
 	for (size_t i = 0; i < n; i++) {
 		wb_msg_free(evs[i]);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "evlog.h"
+#include "wb_clock.h"
 #include "wbt.h"
 
 enum { FAM_DATA = 0, FAM_LOG, FAM_N };
@@ -113,6 +114,25 @@ read_all(evlog *l, size_t page, uint64_t n)
 	(void)wb_get_objs(rep, WB_F_EVENTS, &evs, &m);
 	cr_assert_eq(m, 0);
 	cr_assert_eq(wb_u64(rep, WB_F_LAST, 0), n);
+	wb_msg_free(rep);
+}
+
+/* read_all_from reads seqs from..to in one page and checks them. */
+static void
+read_all_from(evlog *l, uint64_t from, uint64_t to)
+{
+	wb_obj       *rep = wb_msg_new();
+	const wb_obj *evs = NULL;
+	size_t        m = 0;
+
+	cr_assert_eq(evlog_read(l, 1, EVLOG_READ_MAX, rep), WB_OK);
+	(void)wb_get_objs(rep, WB_F_EVENTS, &evs, &m);
+	cr_assert_eq(m, to - from + 1);
+	for (size_t i = 0; i < m; i++) {
+		cr_assert_eq(wb_u64(&evs[i], WB_F_SEQ, 0), from + i);
+	}
+	cr_assert_eq(wb_u64(rep, WB_F_FIRST, 0), from);
+	cr_assert_eq(wb_u64(rep, WB_F_LAST, 0), to);
 	wb_msg_free(rep);
 }
 
@@ -279,4 +299,163 @@ Test(evlog, events_are_published_in_batches, .fini = wbt_cleanup, .timeout = 120
 	rt_pub_close(pub);
 	hb_close(t);
 	free(s.got);
+}
+
+/* commit_at commits one event {post, uid} whose time is time_ms (as if committed then). */
+static void
+commit_at(evlog *l, uint64_t uid, uint64_t time_ms)
+{
+	hb_batch *b = NULL;
+	wb_obj   *ev = wb_msg_new();
+	uint64_t  seq;
+
+	cr_assert(ev != NULL);
+	cr_assert_eq(hb_batch_new(&b), WB_OK);
+	wb_set_cstr(ev, WB_F_TYPE, "post");
+	wb_set_u64(ev, WB_F_UID, uid);
+	wb_set_u64(ev, WB_F_ID, uid * 10);
+	wb_set_u64(ev, WB_F_TIME, time_ms);
+	cr_assert_eq(evlog_commit(l, b, ev, &seq), WB_OK);
+	cr_assert_eq(seq, uid);
+	hb_batch_free(b);
+	wb_msg_free(ev);
+}
+
+/* serve asks the log as a consumer would: {from, limit 1, consumer?, applied?}; returns the
+ * code and the reply's FIRST and first event's seq. */
+static int
+serve(
+    evlog *l, uint64_t from, const char *consumer, uint64_t applied, uint64_t *first, uint64_t *ev0)
+{
+	wb_obj       *req = wb_request(WB_OP_POST_LOG), *rep = wb_msg_new();
+	const wb_obj *evs = NULL;
+	size_t        n = 0;
+
+	cr_assert(req != NULL && rep != NULL);
+	wb_set_u64(req, WB_F_FROM, from);
+	wb_set_u64(req, WB_F_LIMIT, 1);
+	if (consumer != NULL) {
+		wb_set_cstr(req, WB_F_CONSUMER, consumer);
+	}
+	if (applied != UINT64_MAX) {
+		wb_set_u64(req, WB_F_APPLIED, applied);
+	}
+	int rc = evlog_serve(l, req, rep);
+	if (rc == WB_OK) {
+		cr_assert(wb_get_u64(rep, WB_F_FIRST, first), "every read says first");
+		*ev0 = wb_get_objs(rep, WB_F_EVENTS, &evs, &n) && n > 0
+		           ? wb_u64(&evs[0], WB_F_SEQ, 0)
+		           : 0;
+	} else {
+		cr_assert_eq(wb_reply_code(rep, NULL), rc, "an error reply");
+	}
+	wb_msg_free(req);
+	wb_msg_free(rep);
+	return rc;
+}
+
+Test(evlog, trim_by_retention_consumers_and_max_age, .fini = wbt_cleanup, .timeout = 120)
+{
+	/* 100 events a second apart, from t0 + 1 s on, t0 well in the past */
+	const uint64_t  t0 = wb_now_ms() - 1000000, s = 1000;
+	evlog_retention r = { .retention_ms = 10 * s, .max_age_ms = 50 * s };
+	hb_table       *t = test_open("trim");
+	evlog          *l = NULL;
+	uint64_t        n, first, ev0;
+
+	cr_assert_eq(evlog_open(&l, t, FAM_LOG, "content/0", NULL), WB_OK);
+	cr_assert_eq(evlog_first(l), 0, "empty");
+	cr_assert_eq(evlog_trim(l, &r, t0, &n), WB_OK);
+	for (uint64_t i = 1; i <= 100; i++) {
+		commit_at(l, i, t0 + i * s);
+	}
+	cr_assert_eq(evlog_first(l), 1);
+
+	/* no consumer: the retention alone; then events younger than it stay */
+	cr_assert_eq(evlog_trim(l, &r, t0 + 15 * s, &n), WB_OK);
+	cr_assert_eq(
+	    n, 4, "seqs 1-4 are more than 10 s old at t0 + 15 s: %llu", (unsigned long long)n);
+	cr_assert_eq(evlog_first(l), 5);
+	cr_assert_eq(serve(l, 1, NULL, UINT64_MAX, &first, &ev0), WB_OK);
+	cr_assert(first == 5 && ev0 == 5, "a read from 1 starts at 5 and says so");
+
+	/* a consumer that applied 30 holds the trim there, the applied event kept */
+	cr_assert_eq(serve(l, 30, "inbox/0", 30, &first, &ev0), WB_OK);
+	cr_assert_eq(evlog_trim(l, &r, t0 + 60 * s, &n), WB_OK);
+	cr_assert_eq(evlog_first(l), 30, "held at the consumer's applied, not 50");
+	/* a second one further on changes nothing; the lowest holds */
+	cr_assert_eq(serve(l, 80, "inbox/1", 80, &first, &ev0), WB_OK);
+	cr_assert_eq(evlog_trim(l, &r, t0 + 70 * s, &n), WB_OK);
+	cr_assert_eq(evlog_first(l), 30);
+
+	/* the max age trims past it whatever it applied */
+	cr_assert_eq(evlog_trim(l, &r, t0 + 90 * s, &n), WB_OK);
+	cr_assert_eq(evlog_first(l), 40, "events older than 50 s go: %llu",
+	    (unsigned long long)evlog_first(l));
+	cr_assert_eq(serve(l, 31, "inbox/0", 30, &first, &ev0), WB_OK);
+	cr_assert(first == 40 && ev0 == 40, "the consumer learns it is behind the trim point");
+
+	/* positions survive a restart: the log still holds for inbox/0 at 30, so at 40 */
+	evlog_close(l);
+	hb_close(t);
+	t = test_open("trim");
+	cr_assert_eq(evlog_open(&l, t, FAM_LOG, "content/0", NULL), WB_OK);
+	cr_assert_eq(evlog_first(l), 40);
+	cr_assert_eq(evlog_last(l), 100);
+	cr_assert_eq(evlog_trim(l, &r, t0 + 95 * s, &n), WB_OK);
+	cr_assert_eq(evlog_first(l), 45, "the max age, not the retention (85): %llu",
+	    (unsigned long long)evlog_first(l));
+
+	/* consumers silent longer than the max age are forgotten; the last event always stays */
+	cr_assert_eq(evlog_trim(l, &r, wb_now_ms() + 51 * s, &n), WB_OK);
+	cr_assert_eq(evlog_first(l), 100, "every event went but the last");
+	commit_at(l, 101, wb_now_ms());
+	evlog_close(l);
+	hb_close(t);
+	t = test_open("trim");
+	cr_assert_eq(evlog_open(&l, t, FAM_LOG, "content/0", NULL), WB_OK);
+	cr_assert_eq(evlog_first(l), 100);
+	cr_assert_eq(evlog_last(l), 101, "seqs go on after a trim and a restart");
+	read_all_from(l, 100, 101);
+
+	/* no retention: nothing goes */
+	r.retention_ms = 0;
+	cr_assert_eq(evlog_trim(l, &r, wb_now_ms() + 1000 * s, &n), WB_OK);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(evlog_first(l), 100);
+	evlog_close(l);
+	hb_close(t);
+}
+
+Test(evlog, consumer_reports_checked, .fini = wbt_cleanup, .timeout = 120)
+{
+	hb_table *t = test_open("reports");
+	evlog    *l = NULL;
+	uint64_t  first, ev0, seq;
+	char      name[40];
+
+	cr_assert_eq(evlog_open(&l, t, FAM_LOG, "relation/1", NULL), WB_OK);
+	cr_assert_eq(test_commit(l, t, 1, &seq), WB_OK);
+	cr_assert_eq(serve(l, 1, "inbox/0", UINT64_MAX, &first, &ev0), WB_EINVAL, "no applied");
+	cr_assert_eq(serve(l, 1, NULL, 3, &first, &ev0), WB_EINVAL, "applied alone");
+	cr_assert_eq(serve(l, 1, "", 3, &first, &ev0), WB_EINVAL);
+	cr_assert_eq(serve(l, 1, "inbox 0", 3, &first, &ev0), WB_EINVAL);
+	cr_assert_eq(serve(l, 1, "inbox/01234567890123456789012345", 3, &first, &ev0), WB_EINVAL,
+	    "32 bytes");
+	cr_assert_eq(serve(l, 1, "inbox/0123456789012345678901234", 3, &first, &ev0), WB_OK);
+	for (int i = 1; i < EVLOG_CONSUMERS_MAX; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		cr_assert_eq(serve(l, 1, name, 1, &first, &ev0), WB_OK);
+	}
+	cr_assert_eq(serve(l, 1, "one-more", 1, &first, &ev0), WB_ETOOBIG);
+	cr_assert_eq(serve(l, 1, "c7", 1, &first, &ev0), WB_OK, "a known one still reports");
+	cr_assert(first == 1 && ev0 == 1);
+	evlog_close(l);
+	hb_close(t);
+	/* the whole table comes back */
+	t = test_open("reports");
+	cr_assert_eq(evlog_open(&l, t, FAM_LOG, "relation/1", NULL), WB_OK);
+	cr_assert_eq(serve(l, 1, "one-more", 1, &first, &ev0), WB_ETOOBIG);
+	evlog_close(l);
+	hb_close(t);
 }

@@ -812,7 +812,8 @@ static void
 hb_batch_delete_range(
     hb_batch *b, hb_fam *f, const uint8_t *begin, size_t blen, const uint8_t *end, size_t elen)
 {
-	if (f->o.max_versions == 0) {
+	/* ascending puts: the memtable hint RocksDB 7.8 shares with range tombstones (hb_clear) */
+	if (f->o.max_versions == 0 && !f->o.ascending_puts) {
 		rocksdb_writebatch_delete_range_cf(
 		    b->wb, f->cf, (const char *)begin, blen, (const char *)end, elen);
 		return;
@@ -947,6 +948,97 @@ hb_flush(hb_table *t, int fam)
 	rocksdb_flush_cf(t->db, fo, f->cf, &err);
 	rocksdb_flushoptions_destroy(fo);
 	return err ? hb_err_rocks(err) : WB_OK;
+}
+
+/*
+ * hb_row_bounds writes the key range of the rows [start_row, stop_row) of
+ * f: every key of a row r starts with enc(r), and enc() keeps the rows'
+ * order with no part a prefix of another, so [enc(start), enc(stop))
+ * holds exactly those rows' keys.  A NULL end is open: begin is then
+ * empty, end past the longest possible key.
+ */
+static int
+hb_row_bounds(const hb_fam *f, const void *start_row, size_t start_len, const void *stop_row,
+    size_t stop_len, uint8_t *begin, size_t *blen, uint8_t *end, size_t *elen)
+{
+	int rv;
+
+	*blen = 0;
+	if (start_row != NULL) {
+		if ((rv = hb_key_check_row(&f->fmt, start_len)) != WB_OK) {
+			return rv;
+		}
+		*blen = (size_t)(hb_key_part(begin, start_row, start_len, f->fmt.row_len) - begin);
+	}
+	if (stop_row != NULL) {
+		if ((rv = hb_key_check_row(&f->fmt, stop_len)) != WB_OK) {
+			return rv;
+		}
+		*elen = (size_t)(hb_key_part(end, stop_row, stop_len, f->fmt.row_len) - end);
+	} else {
+		memset(end, 0xFF, HB_KEY_MAX + 16);
+		*elen = HB_KEY_MAX + 16;
+	}
+	return WB_OK;
+}
+
+int
+hb_delete_range(hb_table *t, int fam, const void *start_row, size_t start_len, const void *stop_row,
+    size_t stop_len)
+{
+	hb_fam  *f = hb_fam_get(t, fam);
+	uint8_t  begin[HB_KEY_PART_MAX], end[HB_KEY_MAX + 16];
+	size_t   bl, el;
+	hb_batch b = { 0 };
+	int      rv;
+
+	if (f == NULL || t->read_only) {
+		return WB_EINVAL;
+	}
+	if ((rv = hb_row_bounds(
+	         f, start_row, start_len, stop_row, stop_len, begin, &bl, end, &el)) != WB_OK) {
+		return rv;
+	}
+	if (hb_bytes_cmp(begin, bl, end, el) >= 0) {
+		return WB_OK; /* an empty range */
+	}
+	if ((b.wb = rocksdb_writebatch_create()) == NULL) {
+		return WB_ENOMEM;
+	}
+	hb_batch_delete_range(&b, f, begin, bl, end, el);
+	b.n++;
+	rv = hb_write(t, &b);
+	rocksdb_writebatch_destroy(b.wb);
+	free(b.keys);
+	return rv;
+}
+
+int
+hb_compact_range(hb_table *t, int fam, const void *start_row, size_t start_len,
+    const void *stop_row, size_t stop_len)
+{
+	hb_fam *f = hb_fam_get(t, fam);
+	uint8_t begin[HB_KEY_PART_MAX], end[HB_KEY_MAX + 16];
+	size_t  bl, el;
+	int     rv;
+
+	if (f == NULL || t->read_only) {
+		return WB_EINVAL;
+	}
+	if ((rv = hb_row_bounds(
+	         f, start_row, start_len, stop_row, stop_len, begin, &bl, end, &el)) != WB_OK) {
+		return rv;
+	}
+	rocksdb_compactoptions_t *co = rocksdb_compactoptions_create();
+	if (co == NULL) {
+		return WB_ENOMEM;
+	}
+	rocksdb_compactoptions_set_exclusive_manual_compaction(co, 0);
+	/* RocksDB's end is inclusive: a key equal to enc(stop) is a row not deleted, and harmless */
+	rocksdb_compact_range_cf_opt(t->db, f->cf, co,
+	    start_row != NULL ? (const char *)begin : NULL, bl, (const char *)end, el);
+	rocksdb_compactoptions_destroy(co);
+	return WB_OK;
 }
 
 int

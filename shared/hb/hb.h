@@ -221,6 +221,22 @@ void hb_scan_close(hb_scan *s);
  * row's key is not 8 bytes. */
 int hb_next_id_row(hb_table *t, int fam, uint64_t id, uint64_t *row);
 
+/*
+ * hb_delete_range deletes every cell of the rows [start_row, stop_row) of
+ * a family in one atomic write (stop_row NULL: to the family's end).  A
+ * family without max versions or ascending puts gets one range tombstone
+ * whatever the range holds; the others get one delete per cell now in the
+ * range (hb_batch_delete_row says why), so keep their ranges small.  The
+ * space returns at compaction (hb_compact_range).
+ */
+int hb_delete_range(hb_table *t, int fam, const void *start_row, size_t start_len,
+    const void *stop_row, size_t stop_len);
+
+/* hb_compact_range compacts the rows [start_row, stop_row) of a family (NULL: that end open),
+ * its memtable first if it holds some: what a delete there left behind is dropped from disk. */
+int hb_compact_range(hb_table *t, int fam, const void *start_row, size_t start_len,
+    const void *stop_row, size_t stop_len);
+
 /* hb_compact runs a full compaction of a family (drops expired and excess versions). */
 int hb_compact(hb_table *t, int fam);
 

@@ -1006,6 +1006,102 @@ Test(hb, checkpoint_and_clear, .init = tdir_make, .fini = tdir_remove)
 	hb_close(t);
 }
 
+/* first_row returns the first row (8 bytes, big-endian) of family fam, 0 if it is empty. */
+static uint64_t
+first_row(hb_table *t, int fam)
+{
+	hb_scan *s;
+	hb_cell  c;
+	uint64_t r = 0;
+
+	cr_assert_eq(hb_scan_open(&s, t, fam, NULL), WB_OK);
+	if (hb_scan_next(s, &c) == WB_OK) {
+		r = hb_be_u64(c.row);
+	}
+	hb_scan_close(s);
+	return r;
+}
+
+Test(hb, delete_range, .init = tdir_make, .fini = tdir_remove)
+{
+	hb_family_opts f[] = {
+		{ .name = "log",
+		    .row_len = 8,
+		    .qual_len = HB_NONE,
+		    .compression = HB_COMPRESS_LZ4 },
+		{ .name = "capped", .row_len = 8, .qual_len = HB_NONE, .max_versions = 2 },
+		{ .name = "var", .row_len = HB_VARLEN },
+	};
+	hb_table *t;
+	uint8_t   row[8], stop[8];
+	char      val[200], name[16];
+	uint64_t  before, after;
+
+	memset(val, 'v', sizeof(val));
+	cr_assert_eq(hb_open(&t, tdir, f, 3, NULL), WB_OK);
+	for (uint64_t i = 1; i <= 20000; i++) {
+		hb_u64_be(row, i);
+		cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, 0, val, sizeof(val)), WB_OK);
+		if (i <= 100) {
+			cr_assert_eq(hb_put(t, 1, row, 8, NULL, 0, 1, "a", 1), WB_OK);
+			cr_assert_eq(hb_put(t, 1, row, 8, NULL, 0, 2, "b", 1), WB_OK);
+			snprintf(name, sizeof(name), "r%03llu", (unsigned long long)i);
+			cr_assert_eq(hb_put(t, 2, name, strlen(name), "q", 1, 1, "c", 1), WB_OK);
+		}
+	}
+	cr_assert_eq(hb_flush(t, 0), WB_OK);
+	cr_assert_eq(hb_family_stats(t, 0, &before, NULL), WB_OK);
+	cr_assert_gt(before, 0);
+
+	/* rows [1, 15001) of the log: one tombstone; the rest untouched */
+	hb_u64_be(row, 1);
+	hb_u64_be(stop, 15001);
+	cr_assert_eq(hb_delete_range(t, 0, row, 8, stop, 8), WB_OK, "%s", hb_last_error());
+	cr_assert_eq(count_cells(t, 0), 5000);
+	cr_assert_eq(first_row(t, 0), 15001);
+	cr_assert_eq(hb_compact_range(t, 0, row, 8, stop, 8), WB_OK);
+	cr_assert_eq(hb_family_stats(t, 0, &after, NULL), WB_OK);
+	cr_assert_lt(after, before / 2, "compaction reclaims the range: %llu -> %llu bytes",
+	    (unsigned long long)before, (unsigned long long)after);
+	cr_assert_eq(count_cells(t, 0), 5000);
+
+	/* an empty or reversed range deletes nothing; a new row below the range shows */
+	cr_assert_eq(hb_delete_range(t, 0, stop, 8, row, 8), WB_OK);
+	cr_assert_eq(hb_delete_range(t, 0, stop, 8, stop, 8), WB_OK);
+	cr_assert_eq(count_cells(t, 0), 5000);
+	cr_assert_eq(hb_put(t, 0, row, 8, NULL, 0, 0, "x", 1), WB_OK);
+	cr_assert_eq(first_row(t, 0), 1, "a write after the delete is read");
+
+	/* a family with max versions (one delete per cell), and rows up to the end */
+	hb_u64_be(row, 51);
+	cr_assert_eq(hb_delete_range(t, 1, row, 8, NULL, 0), WB_OK);
+	cr_assert_eq(count_cells(t, 1), 100, "50 rows of 2 versions left");
+	cr_assert_eq(hb_put(t, 1, row, 8, NULL, 0, 3, "c", 1), WB_OK);
+	cr_assert_eq(count_cells(t, 1), 101);
+	/* variable-length rows: ["r010", "r020") */
+	cr_assert_eq(hb_delete_range(t, 2, "r010", 4, "r020", 4), WB_OK);
+	cr_assert_eq(count_cells(t, 2), 90);
+	/* from the start */
+	cr_assert_eq(hb_delete_range(t, 2, NULL, 0, "r005", 4), WB_OK);
+	cr_assert_eq(count_cells(t, 2), 86);
+
+	/* bad arguments */
+	cr_assert_eq(hb_delete_range(t, 0, row, 7, stop, 8), WB_EINVAL, "a row of the wrong size");
+	cr_assert_eq(hb_delete_range(t, 9, row, 8, stop, 8), WB_EINVAL);
+	cr_assert_eq(hb_delete_range(NULL, 0, row, 8, stop, 8), WB_EINVAL);
+	cr_assert_eq(hb_compact_range(t, 0, row, 8, stop, 4), WB_EINVAL);
+	cr_assert_eq(hb_compact_range(t, 9, NULL, 0, NULL, 0), WB_EINVAL);
+	hb_close(t);
+
+	/* the delete survives a reopen */
+	cr_assert_eq(hb_open(&t, tdir, f, 3, NULL), WB_OK);
+	cr_assert_eq(count_cells(t, 0), 5001);
+	cr_assert_eq(count_cells(t, 1), 101);
+	cr_assert_eq(count_cells(t, 2), 86);
+	hb_close(t);
+	cr_assert_eq(raw_count(tdir, "log"), 5001, "the deleted keys are gone from disk");
+}
+
 Test(hb, attributes, .init = tdir_make, .fini = tdir_remove)
 {
 	hb_family_opts f[] = { { .name = "a", .row_len = HB_VARLEN } };

@@ -30,6 +30,9 @@
  *   warble_<service>_<gauge>{service,shard}      each gauge a service
  *                                                registers (one in ms or
  *                                                us: _seconds)
+ *   warble_<service>_<base>{service,shard,key}   each listed gauge named
+ *                                                "base{key=value}"
+ *                                                (rt_server_gauge_list)
  *   process_cpu_seconds_total{service,shard}     the process's figures
  *   process_resident_memory_bytes, process_start_time_seconds,
  *   process_open_fds                             (rt_proc.h), named as

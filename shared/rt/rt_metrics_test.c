@@ -126,6 +126,46 @@ Test(metrics_text, families_and_labels)
 	wb_msg_free(b);
 }
 
+Test(metrics_text, labelled_gauges)
+{
+	/* a log's figure per consumer, on two shards; one shard with none, a malformed label */
+	static const char *const g0[] = { "log_first_seq", "log_consumer_applied{consumer=inbox/0}",
+		"log_consumer_age_ms{consumer=inbox/0}", "log_consumer_applied{consumer=inbox/1}",
+		"log_consumer_age_ms{consumer=inbox/1}", "odd{=x}" };
+	static const uint64_t    v0[] = { 5, 40, 1500, 38, 2, 1 };
+	static const char *const g1[] = { "log_first_seq", "log_consumer_applied{consumer=in\"x}" };
+	static const uint64_t    v1[] = { 9, 70 };
+	wb_obj        *a = reply(1, g0, v0, 6), *b = reply(1, g1, v1, 2), *c = reply(1, g0, v0, 1);
+	rt_metrics_src src[] = { { "content", 0, a }, { "content", 1, b }, { "content", 2, c } };
+	char          *t = text_of(src, 3, 0);
+
+	/* one family, every consumer of every shard under it, the label beside the others */
+	cr_assert_not_null(
+	    strstr(t, "# TYPE warble_content_log_consumer_applied gauge\n"
+	              "warble_content_log_consumer_applied{service=\"content\",shard=\"0\","
+	              "consumer=\"inbox/0\"} 40\n"
+	              "warble_content_log_consumer_applied{service=\"content\",shard=\"0\","
+	              "consumer=\"inbox/1\"} 38\n"
+	              "warble_content_log_consumer_applied{service=\"content\",shard=\"1\","
+	              "consumer=\"in\\\"x\"} 70\n"),
+	    "%s", t);
+	cr_assert_not_null(strstr(t, "warble_content_log_consumer_age_seconds{service=\"content\","
+	                             "shard=\"0\",consumer=\"inbox/1\"} 0.002\n"),
+	    "%s", t);
+	cr_assert_not_null(strstr(t, "\nwarble_content_log_first_seq{service=\"content\","
+	                             "shard=\"2\"} 5\n"));
+	cr_assert_not_null(
+	    strstr(t, "\nwarble_content_odd__x_{service=\"content\",shard=\"0\"} 1\n"),
+	    "a malformed label stays in the name: %s", t);
+	cr_assert_null(strstr(strstr(t, "# TYPE warble_content_log_consumer_applied") + 1,
+	                   "# TYPE warble_content_log_consumer_applied"),
+	    "the family once");
+	free(t);
+	wb_msg_free(a);
+	wb_msg_free(b);
+	wb_msg_free(c);
+}
+
 Test(metrics_text, no_empty_family_and_escaped_labels)
 {
 	wb_obj        *rep = wb_msg_new();

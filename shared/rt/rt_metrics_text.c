@@ -212,10 +212,59 @@ rt_metrics_gauge_of(const wb_obj *rep, const char *raw, uint64_t *v)
 	return false;
 }
 
+/* A gauge's name cut into its family and its label: "base{key=value}" or "base". */
+typedef struct rt_gname {
+	char base[128], key[64], value[128];
+} rt_gname;
+
+/* rt_metrics_gname cuts raw into g (no label if raw has none, or a malformed one). */
+static void
+rt_metrics_gname(rt_gname *g, const char *raw)
+{
+	const char *open = strchr(raw, '{'), *eq = open != NULL ? strchr(open, '=') : NULL;
+	size_t      n = strlen(raw);
+
+	g->key[0] = g->value[0] = '\0';
+	if (open == NULL || eq == NULL || raw[n - 1] != '}' || eq == open + 1 ||
+	    (size_t)(open - raw) >= sizeof(g->base) || (size_t)(eq - open - 1) >= sizeof(g->key) ||
+	    (size_t)(raw + n - 1 - eq - 1) >= sizeof(g->value)) {
+		snprintf(g->base, sizeof(g->base), "%s", raw);
+		return;
+	}
+	snprintf(g->base, sizeof(g->base), "%.*s", (int)(open - raw), raw);
+	snprintf(g->key, sizeof(g->key), "%.*s", (int)(eq - open - 1), open + 1);
+	snprintf(g->value, sizeof(g->value), "%.*s", (int)(raw + n - 1 - eq - 1), eq + 1);
+	for (char *p = g->key; *p != '\0'; p++) {
+		*p = isalnum((unsigned char)*p) ? *p : '_';
+	}
+}
+
+/* rt_metrics_has_base tells whether one of the first upto gauges of rep belongs to family base. */
+static bool
+rt_metrics_has_base(const wb_obj *rep, const char *base, size_t upto)
+{
+	const wb_obj *g;
+	size_t        ng = 0;
+	rt_gname      gn;
+
+	if (rep == NULL || !wb_get_objs(rep, WB_F_GAUGES, &g, &ng)) {
+		return false;
+	}
+	for (size_t i = 0; i < ng && i < upto; i++) {
+		rt_metrics_gname(&gn, wb_str(&g[i], WB_F_NAME, ""));
+		if (strcmp(gn.base, base) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * rt_metrics_gauges writes each registered gauge as the family
  * warble_<service>_<name>, one sample per source of that service that
- * reports it, the whole family at the first source that has it.
+ * reports it, the whole family at the first source that has it.  A
+ * listed gauge "base{key=value}" is a sample of the family of base with
+ * the label key="value" (one per consumer of a log, say).
  */
 static void
 rt_metrics_gauges(FILE *out, const rt_metrics_src *src, size_t n)
@@ -228,34 +277,52 @@ rt_metrics_gauges(FILE *out, const rt_metrics_src *src, size_t n)
 			continue;
 		}
 		for (size_t i = 0; i < ng; i++) {
-			const char *raw = wb_str(&g[i], WB_F_NAME, "");
-			char        name[128];
-			uint64_t    v;
-			bool        seen = false;
-			unsigned    digits;
+			rt_gname gn;
+			char     name[160];
+			bool     seen = false;
+			unsigned digits;
 
-			if (raw[0] == '\0' || rt_metrics_skipped(raw)) {
+			rt_metrics_gname(&gn, wb_str(&g[i], WB_F_NAME, ""));
+			if (gn.base[0] == '\0' || rt_metrics_skipped(gn.base)) {
 				continue;
 			}
-			for (size_t e = 0; e < s && !seen; e++) { /* an earlier source wrote it */
+			/* an earlier source of the service, or an earlier gauge here, wrote it */
+			seen = rt_metrics_has_base(src[s].rep, gn.base, i);
+			for (size_t e = 0; e < s && !seen; e++) {
 				seen = strcmp(src[e].service, src[s].service) == 0 &&
-				       rt_metrics_gauge_of(src[e].rep, raw, &v);
+				       rt_metrics_has_base(src[e].rep, gn.base, SIZE_MAX);
 			}
 			if (seen) {
 				continue;
 			}
-			digits = rt_metrics_gauge_name(name, sizeof(name), src[s].service, raw);
+			digits = rt_metrics_gauge_name(name, sizeof(name), src[s].service, gn.base);
 			rt_fam f = { out, name, "gauge",
 				"a figure the service reports in its stats" };
 			for (size_t e = s; e < n; e++) {
+				const wb_obj *eg;
+				size_t        neg = 0;
+
 				if (strcmp(src[e].service, src[s].service) != 0 ||
-				    !rt_metrics_gauge_of(src[e].rep, raw, &v)) {
+				    src[e].rep == NULL ||
+				    !wb_get_objs(src[e].rep, WB_F_GAUGES, &eg, &neg)) {
 					continue;
 				}
-				rt_fam_sample(&f, "");
-				rt_metrics_labels(out, &src[e]);
-				fputc('}', out);
-				rt_metrics_fixed(out, v, digits);
+				for (size_t k = 0; k < neg; k++) {
+					rt_gname en;
+					rt_metrics_gname(&en, wb_str(&eg[k], WB_F_NAME, ""));
+					if (strcmp(en.base, gn.base) != 0) {
+						continue;
+					}
+					rt_fam_sample(&f, "");
+					rt_metrics_labels(out, &src[e]);
+					if (en.key[0] != '\0') {
+						fputc(',', out);
+						rt_metrics_label(out, en.key, en.value);
+					}
+					fputc('}', out);
+					rt_metrics_fixed(
+					    out, wb_u64(&eg[k], WB_F_VALUE, 0), digits);
+				}
 			}
 		}
 	}

@@ -48,6 +48,7 @@
 #define RT_SERVER_MAX_WORKERS 4096
 #define RT_SERVER_MAX_MSG     (4u << 20)
 #define RT_SERVER_GAUGES      64
+#define RT_SERVER_GAUGE_LISTS 4
 #define RT_SERVER_KEEP_BUF    (64u << 10) /* an idle worker keeps a reply buffer this large at most */
 
 /* Bits of a connection's state word (rt_loop_conn_state). */
@@ -84,15 +85,20 @@ typedef struct rt_gauge {
 } rt_gauge;
 
 struct rt_server {
-	char            *name;
-	char            *url;
-	int              nworkers, nspares;
-	size_t           max_msg;
-	rt_stats        *stats;
-	rt_server_route  routes[WB_OP_COUNT];
-	wb_shard         shard;
-	rt_gauge         gauges[RT_SERVER_GAUGES];
-	int              ngauges;
+	char           *name;
+	char           *url;
+	int             nworkers, nspares;
+	size_t          max_msg;
+	rt_stats       *stats;
+	rt_server_route routes[WB_OP_COUNT];
+	wb_shard        shard;
+	rt_gauge        gauges[RT_SERVER_GAUGES];
+	int             ngauges;
+	struct {
+		rt_gauge_list_fn fn;
+		void            *arg;
+	} lists[RT_SERVER_GAUGE_LISTS];
+	int              nlists;
 	uint64_t         start_us;
 	rt_loop         *loop;
 	rt_tls          *tls;
@@ -124,19 +130,39 @@ rt_server_stats(rt_server *s, wb_obj *rep)
 	    (rv = rt_stats_fill(s->stats, rep)) != 0) {
 		return rv;
 	}
-	if (s->ngauges == 0) {
-		return WB_OK;
-	}
-	if ((g = wb_add_objs(rep, WB_F_GAUGES, (size_t)s->ngauges)) == NULL) {
+	rt_gauge_val *vals = NULL;
+	size_t        nvals = 0;
+	if (s->nlists > 0 &&
+	    (vals = malloc((size_t)s->nlists * RT_GAUGE_LIST_MAX * sizeof(*vals))) == NULL) {
 		return WB_ENOMEM;
 	}
-	for (int i = 0; i < s->ngauges; i++) {
-		if ((rv = wb_set_cstr(&g[i], WB_F_NAME, s->gauges[i].name)) != 0 ||
-		    (rv = wb_set_u64(&g[i], WB_F_VALUE, s->gauges[i].fn(s->gauges[i].arg))) != 0) {
-			return rv;
+	for (int i = 0; i < s->nlists; i++) {
+		size_t k = s->lists[i].fn(s->lists[i].arg, vals + nvals, RT_GAUGE_LIST_MAX);
+		nvals += k < RT_GAUGE_LIST_MAX ? k : RT_GAUGE_LIST_MAX;
+	}
+	if (s->ngauges + nvals == 0) {
+		free(vals);
+		return WB_OK;
+	}
+	if ((g = wb_add_objs(rep, WB_F_GAUGES, (size_t)s->ngauges + nvals)) == NULL) {
+		free(vals);
+		return WB_ENOMEM;
+	}
+	rv = WB_OK;
+	for (int i = 0; rv == WB_OK && i < s->ngauges; i++) {
+		if ((rv = wb_set_cstr(&g[i], WB_F_NAME, s->gauges[i].name)) == WB_OK) {
+			rv = wb_set_u64(&g[i], WB_F_VALUE, s->gauges[i].fn(s->gauges[i].arg));
 		}
 	}
-	return WB_OK;
+	for (size_t i = 0; rv == WB_OK && i < nvals; i++) {
+		wb_obj *o = &g[(size_t)s->ngauges + i];
+		vals[i].name[RT_GAUGE_NAME_MAX - 1] = '\0';
+		if ((rv = wb_set_cstr(o, WB_F_NAME, vals[i].name)) == WB_OK) {
+			rv = wb_set_u64(o, WB_F_VALUE, vals[i].value);
+		}
+	}
+	free(vals);
+	return rv;
 }
 
 /* rt_server_op_stats answers the stats op (rt_server_stats). */
@@ -353,6 +379,17 @@ rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg)
 		return WB_ENOMEM;
 	}
 	s->gauges[s->ngauges++] = (rt_gauge) { n, fn, arg };
+	return WB_OK;
+}
+
+int
+rt_server_gauge_list(rt_server *s, rt_gauge_list_fn fn, void *arg)
+{
+	if (fn == NULL || s->started || s->nlists == RT_SERVER_GAUGE_LISTS) {
+		return WB_EINVAL;
+	}
+	s->lists[s->nlists].fn = fn;
+	s->lists[s->nlists++].arg = arg;
 	return WB_OK;
 }
 

@@ -59,6 +59,24 @@ typedef struct rt_route {
 /* A gauge reads one named figure for stats. */
 typedef uint64_t (*rt_gauge_fn)(void *arg);
 
+#define RT_GAUGE_NAME_MAX 96  /* a listed gauge's name, NUL included */
+#define RT_GAUGE_LIST_MAX 256 /* figures one gauge list gives at most */
+
+/* One figure of a gauge list. */
+typedef struct rt_gauge_val {
+	char     name[RT_GAUGE_NAME_MAX];
+	uint64_t value;
+} rt_gauge_val;
+
+/*
+ * A gauge list gives figures known only when stats is asked (one per
+ * consumer of a log, say): it writes up to cap of them into out and
+ * returns how many.  A name may carry one label, "base{key=value}": the
+ * metrics text (rt_metrics.h) writes it as the family base with that
+ * label beside service and shard.
+ */
+typedef size_t (*rt_gauge_list_fn)(void *arg, rt_gauge_val *out, size_t cap);
+
 typedef struct rt_server_opts {
 	const char *name;    /* service name, for logs and stats */
 	const char *url;     /* listen URL */
@@ -107,6 +125,9 @@ int rt_server_limit(rt_server *s, const rt_server_limits *lim);
 
 /* rt_server_gauge adds a named figure to the stats reply; call before rt_server_start. */
 int rt_server_gauge(rt_server *s, const char *name, rt_gauge_fn fn, void *arg);
+
+/* rt_server_gauge_list adds a list of figures to the stats reply, after the gauges; call before rt_server_start. */
+int rt_server_gauge_list(rt_server *s, rt_gauge_list_fn fn, void *arg);
 
 /* rt_server_stats fills rep with what the stats op answers: uptime, per-op stats and gauges. */
 int rt_server_stats(rt_server *s, wb_obj *rep);

@@ -568,6 +568,20 @@ g_answer(void *arg)
 	return (uint64_t)(uintptr_t)arg;
 }
 
+/* g_list gives two figures named with a label each. */
+static size_t
+g_list(void *arg, rt_gauge_val *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (uint64_t i = 0; i < 2 && n < cap; i++, n++) {
+		snprintf(out[n].name, sizeof(out[n].name), "%s{consumer=inbox/%llu}",
+		    (const char *)arg, (unsigned long long)i);
+		out[n].value = 100 + i;
+	}
+	return n;
+}
+
 static rt_server *
 local_server(char *url, size_t n)
 {
@@ -582,7 +596,9 @@ local_server(char *url, size_t n)
 	cr_assert_eq(rt_server_handle(s, WB_OP_POST_GET, h_ids, NULL), WB_OK);
 	cr_assert_eq(rt_server_handle(s, WB_OP_REL_FOLLOW, h_slow, NULL), WB_OK);
 	cr_assert_eq(rt_server_gauge(s, "answer", g_answer, (void *)(uintptr_t)42), WB_OK);
+	cr_assert_eq(rt_server_gauge_list(s, g_list, "applied"), WB_OK);
 	cr_assert_eq(rt_server_start(s), WB_OK);
+	cr_assert_eq(rt_server_gauge_list(s, g_list, "late"), WB_EINVAL, "fixed once started");
 	cr_assert_neq(rt_server_handle(s, WB_OP_POST_DELETE, h_ids, NULL), WB_OK,
 	    "routes are fixed once started");
 	return s;
@@ -670,7 +686,9 @@ Test(rt_server, handler_errors_and_gauges, .fini = wbt_cleanup, .timeout = 60)
 		cr_assert_eq(count, 2);
 		cr_assert_eq(errors, 1);
 		cr_assert(wb_get_objs(rep, WB_F_GAUGES, &g, &n));
-		cr_assert_eq(n, 5, "the process's four figures, then the service's own");
+		cr_assert_eq(n, 7, "the process's four figures, the service's own, then its list");
+		cr_assert_str_eq(wb_str(&g[6], WB_F_NAME, ""), "applied{consumer=inbox/1}");
+		cr_assert_eq(wb_u64(&g[6], WB_F_VALUE, 0), 101);
 		cr_assert_str_eq(wb_str(&g[0], WB_F_NAME, ""), "process_cpu_us");
 		cr_assert_gt(wb_u64(&g[0], WB_F_VALUE, 0), 0, "this process used CPU");
 		cr_assert_gt(wb_u64(&g[1], WB_F_VALUE, 0), 1 << 20, "and holds a MiB or more");
