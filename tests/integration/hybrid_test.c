@@ -19,6 +19,11 @@
  *                        posts are in flight; the inbox is killed (-9) in
  *                        the middle of it and restarted, twice; every home
  *                        exact after each
+ *   block_and_erase      a big account blocked by one of its followers, then
+ *                        deleted: its merged posts leave the blocker's home
+ *                        with the block, and everyone's with the erasure,
+ *                        which also drops its outbox (the account's gone
+ *                        from the shard's big accounts)
  *   crossing_killed      an account of 20,000 fans (5,000 sanitized) in its
  *                        outbox, then under a raised limit: the inbox is
  *                        killed (-9) once the crossing down has copied the
@@ -271,8 +276,10 @@ hy_check_all(warble_client *c, const char *when)
 	unsigned long before = it_failures();
 
 	for (int r = 0; r < hy_nu; r++) {
-		hy_check(c, r, 3);
-		hy_check(NULL, r, 100);
+		if (hy_u[r].token != NULL) { /* NULL: the account was deleted */
+			hy_check(c, r, 3);
+			hy_check(NULL, r, 100);
+		}
 	}
 	cr_assert_eq(it_failures(), before, "%s: homes differ from the model (see stderr)", when);
 }
@@ -476,6 +483,77 @@ Test(hybrid, crossings_under_load, .fini = it_fini, .timeout = 300)
 	}
 	cr_assert_gt(hy_gauge("big_accounts") + hy_gauge("fanout_crossed_down"), 0,
 	    "no account crossed the limit: the test tested nothing");
+	warble_close(c);
+	cr_assert_eq(wbt_cluster_stop(&it_cl, 10000), 0, "a daemon did not stop cleanly");
+}
+
+/* hy_wait_erased waits, bounded, until relation, content and the inbox have applied the user
+ * service's whole log of deletions, and the inbox what relation logged for them. */
+static void
+hy_wait_erased(void)
+{
+	long long   end = wbt_now_ms() + wbt_ms(30000);
+	uint64_t    last = it_log_last(it_cl.user_url, WB_OP_USER_LOG);
+	const char *urls[] = { it_cl.relation_url, it_cl.content_url, it_cl.inbox_url };
+
+	for (size_t i = 0; i < 3; i++) {
+		while (it_gauge(urls[i], "user_applied") < last) {
+			cr_assert_lt(wbt_now_ms(), end, "%s has not applied the deletion", urls[i]);
+			wbt_sleep_ms(20);
+		}
+	}
+	it_wait_inbox(wbt_ms(30000));
+}
+
+Test(hybrid, block_and_erase, .fini = it_fini, .timeout = 240)
+{
+	const char    *env[] = { HY_LIMIT, NULL };
+	warble_client *c;
+	int            r[5];
+
+	it_start(env);
+	c = it_client();
+	int b = hy_join(c, "hy_bigb");
+	for (int i = 0; i < 5; i++) {
+		char name[24];
+		snprintf(name, sizeof(name), "hy_fan%d", i);
+		r[i] = hy_join(c, name);
+		cr_assert(hy_follow(c, r[i], b, true));
+	}
+	cr_assert(hy_follow(c, b, r[1], true)); /* the block ends this one too */
+	cr_assert_geq(hy_post_as(c, b), 0);     /* fanned out: shows the inbox five fans */
+	it_wait_inbox(wbt_ms(20000));
+	for (int i = 0; i < 4; i++) {
+		cr_assert_geq(hy_post_as(c, b), 0);
+		cr_assert_geq(hy_post_as(c, r[1]), 0);
+	}
+	it_wait_inbox(wbt_ms(20000));
+	cr_assert_eq(hy_gauge("big_accounts"), 1, "five followers: big");
+	cr_assert_gt(hy_gauge("outbox_posts"), 0);
+	hy_check_all(c, "merged");
+
+	/* a follower blocks it: the follows end both ways, its merged posts leave that home */
+	cr_assert_eq(warble_set_token(c, hy_u[r[1]].token), WARBLE_OK);
+	cr_assert_eq(warble_block(c, hy_u[b].name), WARBLE_OK, "%s", warble_errmsg(c));
+	hy_follows[r[1]][b] = hy_follows[b][r[1]] = false;
+	it_wait_inbox(wbt_ms(20000));
+	hy_check_all(c, "after the block");
+
+	/* then it deletes itself: its posts leave every home, its outbox goes */
+	cr_assert_eq(warble_set_token(c, hy_u[b].token), WARBLE_OK);
+	cr_assert_eq(
+	    warble_delete_account(c, "password-hybrid"), WARBLE_OK, "%s", warble_errmsg(c));
+	for (int i = 0; i < 5; i++) {
+		hy_follows[r[i]][b] = false;
+	}
+	for (int k = 0; k < hy_np; k++) {
+		hy_p[k].deleted = hy_p[k].deleted || hy_p[k].author == b;
+	}
+	free(hy_u[b].token);
+	hy_u[b].token = NULL;
+	hy_wait_erased();
+	hy_check_all(c, "after the erasure");
+	cr_assert_eq(hy_gauge("big_accounts"), 0, "the deleted account is no longer big");
 	warble_close(c);
 	cr_assert_eq(wbt_cluster_stop(&it_cl, 10000), 0, "a daemon did not stop cleanly");
 }
