@@ -157,7 +157,7 @@ gw_suggest_check(gw_suggest *s, const gw_cand *cands, size_t n, bool score_kept,
 		uint64_t        ask[GW_SUGGEST_CHECK], score[GW_SUGGEST_CHECK];
 		const uint64_t *ok = NULL;
 		size_t          nask = 0, nok = 0;
-		wb_obj         *q = wb_request(WB_OP_REL_UNRELATED), *r = NULL;
+		wb_obj         *q, *r = NULL;
 
 		for (; at < n && nask < GW_SUGGEST_CHECK; at++) {
 			bool dup = false;
@@ -170,10 +170,11 @@ gw_suggest_check(gw_suggest *s, const gw_cand *cands, size_t n, bool score_kept,
 			}
 		}
 		if (nask == 0) {
-			break;
+			break; /* every one left is kept already */
 		}
-		if (q != NULL && (wb_set_u64(q, WB_F_UID, s->reader) != WB_OK ||
-		                     wb_set_u64s(q, WB_F_UIDS, ask, nask) != WB_OK)) {
+		if ((q = wb_request(WB_OP_REL_UNRELATED)) != NULL &&
+		    (wb_set_u64(q, WB_F_UID, s->reader) != WB_OK ||
+		        wb_set_u64s(q, WB_F_UIDS, ask, nask) != WB_OK)) {
 			wb_msg_free(q);
 			q = NULL;
 		}
