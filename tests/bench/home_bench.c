@@ -77,36 +77,6 @@ hb_unit(uint64_t *s)
 }
 
 static int
-hb_call(rt_client *c, wb_obj *req, wb_obj **rep)
-{
-	int rc = req != NULL ? rt_call(c, req, rep) : WB_ENOMEM;
-
-	wb_msg_free(req);
-	return rc;
-}
-
-/* hb_gauge reads one gauge of a service's stats (UINT64_MAX if absent). */
-static uint64_t
-hb_gauge(rt_client *c, const char *name)
-{
-	wb_obj       *rep = NULL;
-	const wb_obj *g;
-	size_t        n = 0;
-	uint64_t      v = UINT64_MAX;
-
-	if (hb_call(c, wb_request(WB_OP_STATS), &rep) == WB_OK &&
-	    wb_get_objs(rep, WB_F_GAUGES, &g, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
-				v = wb_u64(&g[i], WB_F_VALUE, UINT64_MAX);
-			}
-		}
-	}
-	wb_msg_free(rep);
-	return v;
-}
-
-static int
 hb_register(rt_client *user)
 {
 	for (uint64_t from = 0; from < nusers; from += 10000) {
@@ -120,7 +90,7 @@ hb_register(rt_client *user)
 		wb_set_u64(req, WB_F_FROM, from);
 		wb_set_u64(req, WB_F_LIMIT, n);
 		wb_set_cstr(req, WB_F_PASSWORD, HB_PASSWORD);
-		if ((rc = hb_call(user, req, &rep)) != WB_OK ||
+		if ((rc = wbt_call(user, req, &rep)) != WB_OK ||
 		    !wb_get_u64s(rep, WB_F_UIDS, &v, &nv) || nv != n) {
 			fprintf(stderr, "home_bench: register_many: %s\n", wb_strerror(rc));
 			wb_msg_free(rep);
@@ -192,7 +162,7 @@ hb_follow(rt_client *rel, uint64_t *nedges)
 			}
 			wb_set_u64(req, WB_F_TARGET, uids[t]);
 			wb_set_u64s(req, WB_F_UIDS, page, n);
-			if ((r = hb_call(rel, req, &rep)) != WB_OK) {
+			if ((r = wbt_call(rel, req, &rep)) != WB_OK) {
 				fprintf(stderr, "home_bench: follow_many: %s\n", wb_strerror(r));
 				wb_msg_free(rep);
 				goto out;
@@ -235,7 +205,7 @@ hb_publish_run(void *arg)
 		    (unsigned long long)(k / nusers), HB_PREFIX, (unsigned long long)u);
 		wb_set_u64(req, WB_F_UID, uids[u]);
 		wb_set_cstr(req, WB_F_TEXT, text);
-		if ((rc = hb_call(p->content, req, &rep)) != WB_OK) {
+		if ((rc = wbt_call(p->content, req, &rep)) != WB_OK) {
 			fprintf(stderr, "home_bench: publish: %s\n", wb_strerror(rc));
 			p->rc = -1;
 		}
@@ -269,9 +239,9 @@ hb_wait_inbox(rt_client *inbox, uint64_t nposts)
 	uint64_t end = wb_mono_us() + 600u * 1000000u;
 
 	while (wb_mono_us() < end) {
-		uint64_t applied = hb_gauge(inbox, "content_applied");
-		uint64_t behind = hb_gauge(inbox, "events_behind");
-		uint64_t busy = hb_gauge(inbox, "fanout_in_progress");
+		uint64_t applied = wbt_stat(inbox, "content_applied");
+		uint64_t behind = wbt_stat(inbox, "events_behind");
+		uint64_t busy = wbt_stat(inbox, "fanout_in_progress");
 
 		if (applied != UINT64_MAX && applied >= nposts && behind == 0 && busy == 0) {
 			return 0;
@@ -375,7 +345,7 @@ hb_worker_run(void *arg)
 		}
 		switch (w->kind) {
 		case HB_PING:
-			r = hb_call(rc, wb_request(WB_OP_PING), &rep);
+			r = wbt_call(rc, wb_request(WB_OP_PING), &rep);
 			wb_msg_free(rep);
 			break;
 		case HB_HOME:

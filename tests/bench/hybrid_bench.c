@@ -40,27 +40,6 @@ static uint64_t    nfans = 20000, limit = 10000, nreads = 20000, nposts = 40;
 static wbt_cluster cl;
 static uint64_t    npublished; /* content log seq: posts published */
 
-static int
-hy_call(rt_client *c, wb_obj *req, wb_obj **rep)
-{
-	int rc = req != NULL ? rt_call(c, req, rep) : WB_ENOMEM;
-
-	wb_msg_free(req);
-	return rc;
-}
-
-/* hy_gauge reads one gauge of a service's stats (UINT64_MAX if absent). */
-static uint64_t
-hy_gauge(rt_client *c, const char *name)
-{
-	wb_obj  *rep = NULL;
-	uint64_t v =
-	    hy_call(c, wb_request(WB_OP_STATS), &rep) == WB_OK ? wbt_gauge(rep, name) : UINT64_MAX;
-
-	wb_msg_free(rep);
-	return v;
-}
-
 /* hy_caught_up waits until the inbox has applied every post and every relation event. */
 static int
 hy_caught_up(rt_client *in, double *secs)
@@ -68,15 +47,15 @@ hy_caught_up(rt_client *in, double *secs)
 	long long t0 = wbt_now_ms();
 
 	for (;;) {
-		uint64_t ca = hy_gauge(in, "content_applied"),
-		         behind = hy_gauge(in, "events_behind");
+		uint64_t ca = wbt_stat(in, "content_applied"),
+		         behind = wbt_stat(in, "events_behind");
 		if (ca != UINT64_MAX && ca >= npublished && behind == 0) {
 			*secs = (double)(wbt_now_ms() - t0) / 1000.0;
 			/* the applied seq is stored with an event's last cells, and
 			 * cells_written counted just after: wait until it holds still */
 			for (uint64_t c0 = UINT64_MAX, c1;; c0 = c1) {
 				wbt_sleep_ms(50);
-				if ((c1 = hy_gauge(in, "cells_written")) == c0) {
+				if ((c1 = wbt_stat(in, "cells_written")) == c0) {
 					return 0;
 				}
 			}
@@ -100,7 +79,7 @@ hy_publish_id(rt_client *content, uint64_t uid, uint64_t *id)
 	snprintf(text, sizeof(text), "post %llu", (unsigned long long)npublished);
 	wb_set_u64(req, WB_F_UID, uid);
 	wb_set_cstr(req, WB_F_TEXT, text);
-	rc = hy_call(content, req, &rep);
+	rc = wbt_call(content, req, &rep);
 	if (rc == WB_OK && id != NULL) {
 		*id = wb_u64(rep, WB_F_ID, 0);
 	}
@@ -130,7 +109,7 @@ hy_follow(rt_client *rel, uint64_t target, const uint64_t *uids, size_t n)
 
 		wb_set_u64(req, WB_F_TARGET, target);
 		wb_set_u64s(req, WB_F_UIDS, uids + a, k);
-		rc = hy_call(rel, req, &rep);
+		rc = wbt_call(rel, req, &rep);
 		wb_msg_free(rep);
 		if (rc != WB_OK) {
 			fprintf(stderr, "hybrid_bench: follow_many: %s\n", wb_strerror(rc));
@@ -145,7 +124,7 @@ static int
 hy_group(rt_client *content, rt_client *in, const char *what, const uint64_t *uids, size_t n)
 {
 	double   secs;
-	uint64_t c0 = hy_gauge(in, "cells_written"), c1;
+	uint64_t c0 = wbt_stat(in, "cells_written"), c1;
 
 	for (uint64_t p = 0; p < nposts; p++) {
 		for (size_t i = 0; i < n; i++) {
@@ -157,7 +136,7 @@ hy_group(rt_client *content, rt_client *in, const char *what, const uint64_t *ui
 	if (hy_caught_up(in, &secs) != 0) {
 		return -1;
 	}
-	c1 = hy_gauge(in, "cells_written");
+	c1 = wbt_stat(in, "cells_written");
 	printf("hybrid_bench: %-34s %6llu posts, %10.1f cells a post (inbox done %.2f s after)\n",
 	    what, (unsigned long long)(nposts * n), (double)(c1 - c0) / (double)(nposts * n), secs);
 	return 0;
@@ -201,7 +180,7 @@ hy_visible(rt_client *content, rt_client *in, const char *what, uint64_t author,
 				}
 				wb_set_u64(req, WB_F_UID, fans[(i * 7919) % nf]);
 				wb_set_u64(req, WB_F_LIMIT, 1);
-				if (hy_call(in, req, &rep) == WB_OK &&
+				if (wbt_call(in, req, &rep) == WB_OK &&
 				    wb_get_objs(rep, WB_F_POSTS, &posts, &np) && np == 1 &&
 				    wb_u64(&posts[0], WB_F_ID, 0) == id) {
 					seen[i] = true;
@@ -222,7 +201,7 @@ hy_visible(rt_client *content, rt_client *in, const char *what, uint64_t author,
 		wb_obj *req = wb_request(WB_OP_INBOX_HOME), *rep = NULL;
 		wb_set_u64(req, WB_F_UID, fans[(i * 7919) % nf]);
 		wb_set_u64(req, WB_F_LIMIT, 1);
-		(void)hy_call(in, req, &rep);
+		(void)wbt_call(in, req, &rep);
 		wb_msg_free(rep);
 	}
 	qsort(us, HY_VIS, sizeof(us[0]), hy_cmp_u64);
@@ -257,7 +236,7 @@ hy_reads(rt_client *in, uint64_t a, uint64_t b, uint64_t *na_posts, uint64_t *nb
 		}
 		wb_set_u64(req, WB_F_UID, uid[who]);
 		wb_set_u64(req, WB_F_LIMIT, 20);
-		if (hy_call(in, req, &rep) != WB_OK) {
+		if (wbt_call(in, req, &rep) != WB_OK) {
 			fprintf(stderr, "hybrid_bench: inbox.home failed\n");
 			rc = -1;
 		} else {
@@ -324,7 +303,7 @@ main(int argc, char **argv)
 		wb_set_u64(req, WB_F_FROM, from);
 		wb_set_u64(req, WB_F_LIMIT, n);
 		wb_set_cstr(req, WB_F_PASSWORD, "hybrid-bench-password");
-		rc = hy_call(user, req, &rep) != WB_OK || !wb_get_u64s(rep, WB_F_UIDS, &u, &nu) ||
+		rc = wbt_call(user, req, &rep) != WB_OK || !wb_get_u64s(rep, WB_F_UIDS, &u, &nu) ||
 		     nu != n;
 		if (rc == 0) {
 			memcpy(&uids[from], u, n * sizeof(uint64_t));
@@ -360,8 +339,8 @@ main(int argc, char **argv)
 	rc = rc || hy_group(content, in, "small account (2 fans)", small, HY_SMALL);
 	if (rc == 0) {
 		printf("hybrid_bench: big accounts %llu, posts to outboxes %llu\n",
-		    (unsigned long long)hy_gauge(in, "big_accounts"),
-		    (unsigned long long)hy_gauge(in, "outbox_posts"));
+		    (unsigned long long)wbt_stat(in, "big_accounts"),
+		    (unsigned long long)wbt_stat(in, "outbox_posts"));
 	}
 	rc = rc || hy_visible(content, in, "big account:", big[0], fans, nfans);
 	rc = rc || hy_visible(content, in, "mid account (fanned):", mid[0], fans, limit);

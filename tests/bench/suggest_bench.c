@@ -56,37 +56,6 @@ sb_rand(uint64_t *s)
 	return *s * 0x2545F4914F6CDD1DULL;
 }
 
-/* sb_call sends req (freed) on c. */
-static int
-sb_call(rt_client *c, wb_obj *req, wb_obj **rep)
-{
-	int rc = req != NULL ? rt_call(c, req, rep) : WB_ENOMEM;
-
-	wb_msg_free(req);
-	return rc;
-}
-
-/* sb_gauge reads one gauge of a service's stats (UINT64_MAX if absent). */
-static uint64_t
-sb_gauge(rt_client *c, const char *name)
-{
-	wb_obj       *rep = NULL;
-	const wb_obj *g;
-	size_t        n = 0;
-	uint64_t      v = UINT64_MAX;
-
-	if (sb_call(c, wb_request(WB_OP_STATS), &rep) == WB_OK &&
-	    wb_get_objs(rep, WB_F_GAUGES, &g, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			if (strcmp(wb_str(&g[i], WB_F_NAME, ""), name) == 0) {
-				v = wb_u64(&g[i], WB_F_VALUE, UINT64_MAX);
-			}
-		}
-	}
-	wb_msg_free(rep);
-	return v;
-}
-
 /* sb_register makes every account and reader: sb0 ... sb<n-1>. */
 static int
 sb_register(rt_client *user, uint64_t total)
@@ -102,7 +71,7 @@ sb_register(rt_client *user, uint64_t total)
 		wb_set_u64(req, WB_F_FROM, from);
 		wb_set_u64(req, WB_F_LIMIT, n);
 		wb_set_cstr(req, WB_F_PASSWORD, SB_PASSWORD);
-		if ((rc = sb_call(user, req, &rep)) != WB_OK ||
+		if ((rc = wbt_call(user, req, &rep)) != WB_OK ||
 		    !wb_get_u64s(rep, WB_F_UIDS, &v, &nv) || nv != n) {
 			fprintf(stderr, "suggest_bench: register_many: %s\n", wb_strerror(rc));
 			wb_msg_free(rep);
@@ -181,7 +150,7 @@ sb_follow(rt_client *rel, uint64_t *nedges)
 			}
 			wb_set_u64(req, WB_F_TARGET, uids[t]);
 			wb_set_u64s(req, WB_F_UIDS, page, n);
-			if ((r = sb_call(rel, req, &rep)) != WB_OK) {
+			if ((r = wbt_call(rel, req, &rep)) != WB_OK) {
 				fprintf(stderr, "suggest_bench: follow_many: %s\n", wb_strerror(r));
 				wb_msg_free(rep);
 				goto out;
@@ -211,9 +180,9 @@ sb_wait_inbox(rt_client *inbox)
 	int      calm = 0;
 
 	while (wb_mono_us() < end) {
-		uint64_t applied = sb_gauge(inbox, "relation_applied");
-		bool     idle = sb_gauge(inbox, "events_behind") == 0 &&
-		            sb_gauge(inbox, "fanout_in_progress") == 0;
+		uint64_t applied = wbt_stat(inbox, "relation_applied");
+		bool     idle = wbt_stat(inbox, "events_behind") == 0 &&
+		            wbt_stat(inbox, "fanout_in_progress") == 0;
 
 		calm = idle && applied == last ? calm + 1 : 0;
 		if (calm >= 2) {
@@ -307,7 +276,7 @@ sb_worker_run(void *arg)
 			break;
 		}
 		if (w->kind == SB_PING) {
-			r = sb_call(rc, wb_request(WB_OP_PING), &rep);
+			r = wbt_call(rc, wb_request(WB_OP_PING), &rep);
 			wb_msg_free(rep);
 		} else {
 			int k = (int)(sb_rand(&seed) % SB_READERS);

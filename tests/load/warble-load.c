@@ -778,7 +778,7 @@ fanout_one(int c, lg_fan *fr)
 		fr->w_ack_ms[rep] = ack / 1e3;
 		fr->w_inbox_ms[rep] = 0;
 		for (unsigned i = 0; i < rt_shards_count(W.inbox); i++) { /* the slowest shard's */
-			uint64_t ms = lg_warble_gauge(rt_shards_at(W.inbox, i), "last_fanout_ms");
+			uint64_t ms = wbt_stat(rt_shards_at(W.inbox, i), "last_fanout_ms");
 			fr->w_inbox_ms[rep] = ms != UINT64_MAX && ms > fr->w_inbox_ms[rep]
 			                          ? (double)ms
 			                          : fr->w_inbox_ms[rep];

@@ -596,7 +596,7 @@ int
 wbt_call(rt_client *c, wb_obj *req, wb_obj **rep)
 {
 	wb_obj *r = NULL;
-	int     rc = rt_call(c, req, &r);
+	int     rc = req != NULL ? rt_call(c, req, &r) : WB_ENOMEM;
 
 	wb_msg_free(req);
 	if (rep != NULL) {
@@ -605,6 +605,17 @@ wbt_call(rt_client *c, wb_obj *req, wb_obj **rep)
 		wb_msg_free(r);
 	}
 	return rc;
+}
+
+uint64_t
+wbt_stat(rt_client *c, const char *name)
+{
+	wb_obj  *rep = NULL;
+	uint64_t v =
+	    wbt_call(c, wb_request(WB_OP_STATS), &rep) == WB_OK ? wbt_gauge(rep, name) : UINT64_MAX;
+
+	wb_msg_free(rep);
+	return v;
 }
 
 /* wbt_reap records d's exit if it has exited (non-blocking); true if it has. */

@@ -152,8 +152,11 @@ char *wbt_repeat(const char *s, size_t n);
 /* wbt_read_file returns the whole of path, NUL-terminated (malloc'd), or NULL if it cannot be read. */
 char *wbt_read_file(const char *path);
 
-/* wbt_call sends req (freed) on c and returns rt_call's code; the reply goes to *rep if rep is not NULL, else it is freed. */
+/* wbt_call sends req (freed) on c and returns rt_call's code (WB_ENOMEM for a NULL req); the reply goes to *rep if rep is not NULL, else it is freed. */
 int wbt_call(struct rt_client *c, struct wb_obj *req, struct wb_obj **rep);
+
+/* wbt_stat asks the service on c for its stats and returns gauge name (UINT64_MAX if it does not answer or lacks it). */
+uint64_t wbt_stat(struct rt_client *c, const char *name);
 
 /* wbt_wait_ready pings url until it answers (0) or timeout_ms passes or d dies (-1, log tail printed). */
 int wbt_wait_ready(wbt_daemon *d, const char *url, int timeout_ms);

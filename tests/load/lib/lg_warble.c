@@ -113,7 +113,7 @@ typedef struct lg_seen {
 static int
 lg_warble_proc_add(lg_warble *w, lg_seen *seen, rt_client *c, const char *url, int role)
 {
-	uint64_t start = lg_warble_gauge(c, "process_start_ms");
+	uint64_t start = wbt_stat(c, "process_start_ms");
 	char     host[LG_URL_MAX];
 
 	if (start == UINT64_MAX) {
@@ -426,23 +426,12 @@ lg_warble_post_as(lg_warble *w, uint64_t uid, const char *text, uint64_t *id)
 }
 
 uint64_t
-lg_warble_gauge(rt_client *c, const char *name)
-{
-	wb_obj  *rep = NULL;
-	uint64_t v =
-	    wbt_call(c, wb_request(WB_OP_STATS), &rep) == WB_OK ? wbt_gauge(rep, name) : UINT64_MAX;
-
-	wb_msg_free(rep);
-	return v;
-}
-
-uint64_t
 lg_warble_gauge_sum(rt_shards *s, const char *name)
 {
 	uint64_t sum = 0;
 
 	for (unsigned i = 0; i < rt_shards_count(s); i++) {
-		uint64_t v = lg_warble_gauge(rt_shards_at(s, i), name);
+		uint64_t v = wbt_stat(rt_shards_at(s, i), name);
 		if (v == UINT64_MAX) {
 			return UINT64_MAX;
 		}
@@ -473,7 +462,7 @@ lg_warble_wait_inbox(lg_warble *w, uint64_t content_last, int timeout_s)
 	uint64_t start = UINT64_MAX;
 
 	for (unsigned j = 0; j < nr; j++) {
-		rel_last[j] = lg_warble_gauge(rt_shards_at(w->rel, j), "log_last_seq");
+		rel_last[j] = wbt_stat(rt_shards_at(w->rel, j), "log_last_seq");
 	}
 	if (w->running) { /* every post so far, whoever made it */
 		uint64_t c = lg_warble_content_last(w);
@@ -493,9 +482,8 @@ lg_warble_wait_inbox(lg_warble *w, uint64_t content_last, int timeout_s)
 		uint64_t ra_sum = 0;
 		bool     known = true, all = true;
 		for (unsigned i = 0; known && i < ni; i++) {
-			uint64_t ra =
-			    lg_warble_gauge(rt_shards_at(w->inbox, i), "relation_applied");
-			uint64_t ca = lg_warble_gauge(rt_shards_at(w->inbox, i), "content_applied");
+			uint64_t ra = wbt_stat(rt_shards_at(w->inbox, i), "relation_applied");
+			uint64_t ca = wbt_stat(rt_shards_at(w->inbox, i), "content_applied");
 			known = ra != UINT64_MAX && ca != UINT64_MAX;
 			all = all && known && ra >= want[i] && ca >= content_last;
 			ra_sum += known ? ra : 0;
@@ -528,7 +516,7 @@ lg_warble_wait_applied(lg_warble *w, uint64_t target, uint64_t poll_us, int time
 
 	*polls = 0;
 	while ((now = lg_now_us()) < dl) {
-		uint64_t a = lg_warble_gauge(rt_shards_at(w->inbox, i), "content_applied");
+		uint64_t a = wbt_stat(rt_shards_at(w->inbox, i), "content_applied");
 		++*polls;
 		if (a == UINT64_MAX || a < target) { /* 2% of the wait so far, at least poll_us */
 			lg_sleep_us((now - t0) / 50 > poll_us ? (now - t0) / 50 : poll_us);
@@ -548,7 +536,7 @@ lg_warble_role_cpu(void *arg, int role)
 
 	for (int i = 0; i < w->nprocs; i++) {
 		if (w->procs[i].role == role) {
-			uint64_t v = lg_warble_gauge(w->procs[i].c, "process_cpu_us");
+			uint64_t v = wbt_stat(w->procs[i].c, "process_cpu_us");
 			if (v == UINT64_MAX) {
 				fprintf(stderr, "warble-load: a server's stats did not answer\n");
 				return 0;
@@ -566,7 +554,7 @@ lg_warble_role_rss(lg_warble *w, int role)
 
 	for (int i = 0; i < w->nprocs; i++) {
 		if (w->procs[i].role == role) {
-			uint64_t v = lg_warble_gauge(w->procs[i].c, "process_rss_bytes");
+			uint64_t v = wbt_stat(w->procs[i].c, "process_rss_bytes");
 			sum += v != UINT64_MAX ? v : 0;
 		}
 	}

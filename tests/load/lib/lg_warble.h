@@ -97,9 +97,6 @@ int lg_warble_login(lg_warble *w, const char *name, char *tok, size_t len);
 /* lg_warble_post_as publishes text as uid through content's own post.publish (setup: no session); *id gets the post id. */
 int lg_warble_post_as(lg_warble *w, uint64_t uid, const char *text, uint64_t *id);
 
-/* lg_warble_gauge reads a gauge of service url's stats (UINT64_MAX if absent or unreachable). */
-uint64_t lg_warble_gauge(struct rt_client *c, const char *name);
-
 /* lg_warble_gauge_sum adds up a gauge over every shard of s (UINT64_MAX if a shard lacks it
  * or is unreachable). */
 uint64_t lg_warble_gauge_sum(struct rt_shards *s, const char *name);
