@@ -19,10 +19,9 @@
 // Exits 0 on success, 1 on failure.
 // playwright-core's launch() gives Chromium a fresh temporary profile
 // (--user-data-dir) and deletes it on close.
-import { chromium } from 'playwright-core';
+import { launch, png } from './lib.mjs';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { png } from './png.mjs';
 
 const base = process.argv[2];
 const shot = process.argv[3] || 'tests/artifacts/browser-home.png';
@@ -36,14 +35,7 @@ const suffix = Date.now().toString(36).slice(-6);
 const alice = 'alice_' + suffix, bob = 'bob_' + suffix;
 const text = 'grüße from ' + bob;
 
-const browser = await chromium.launch({
-  executablePath: process.env.WARBLE_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  timeout: 60000,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-quic', '--disable-dev-shm-usage'],
-});
+const browser = await launch();
 
 function step(msg) { console.log('e2e: ' + msg); }
 

@@ -16,10 +16,9 @@
 //   relative_times            "now", "3 min", "2 h", "5 d", then a date, without reload
 // Waits are bounded (CHECK_MS for what a broken page never shows); time is
 // moved with playwright's clock, never slept through.
-import { chromium } from 'playwright-core';
+import { launch, apiAt, account as accountAs, png } from './lib.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { png } from './png.mjs';
 
 const base = process.argv[2];
 const mediaMax = Number(process.argv[3]);
@@ -34,29 +33,10 @@ const suffix = Date.now().toString(36).slice(-6);
 const pass = 'correct-horse-battery';
 const alice = 'alice_' + suffix, bob = 'bob_' + suffix, carol = 'carol_' + suffix;
 
-const browser = await chromium.launch({
-  executablePath: process.env.WARBLE_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  timeout: 60000,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-quic', '--disable-dev-shm-usage'],
-});
+const browser = await launch();
 
-// api calls the HTTP API from here (the setup: users, follows, posts).
-async function api(method, path, token, body) {
-  const headers = { 'Content-Type': 'application/json' };
-  if (token) headers.Authorization = 'Bearer ' + token;
-  const res = await fetch(base + '/api/v1' + path, { method, headers, body: body && JSON.stringify(body) });
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
-  return data;
-}
-
-async function account(name) {
-  await api('POST', '/users', null, { name, password: pass });
-  return (await api('POST', '/sessions', null, { name, password: pass })).token;
-}
+const api = apiAt(base);
+const account = (name) => accountAs(api, name, pass);
 
 // open gives a page of a fresh context (clock: playwright's fake clock
 // installed first); errors thrown in the page fail the check.

@@ -10,7 +10,7 @@
 // Last, a 401 arriving late for a session already left (its suggestions
 // held past a log out and another user's log in) leaves the new one be.
 // Waits are bounded (CHECK_MS); prints "suggest: ok" or why it failed.
-import { chromium } from 'playwright-core';
+import { launch, apiAt, account as accountAs } from './lib.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -25,19 +25,8 @@ const CHECK_MS = 10000;
 const pass = 'correct-horse-battery';
 const star = 'star', quiet = 'quiet', newbie = 'newbie';
 
-async function api(method, path, token, body) {
-  const headers = { 'Content-Type': 'application/json' };
-  if (token) headers.Authorization = 'Bearer ' + token;
-  const res = await fetch(base + '/api/v1' + path, { method, headers, body: body && JSON.stringify(body) });
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
-  return data;
-}
-
-async function account(name) {
-  await api('POST', '/users', null, { name, password: pass });
-  return (await api('POST', '/sessions', null, { name, password: pass })).token;
-}
+const api = apiAt(base);
+const account = (name) => accountAs(api, name, pass);
 
 function expect(ok, why) { if (!ok) throw new Error(why); }
 
@@ -51,14 +40,7 @@ async function until(page, why, fn, arg) {
 
 const homeTexts = (page) => page.locator('#home-list .post .text').allTextContents();
 
-const browser = await chromium.launch({
-  executablePath: process.env.WARBLE_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  timeout: 60000,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--disable-quic', '--disable-dev-shm-usage'],
-});
+const browser = await launch();
 let failed = false;
 try {
   mkdirSync(shots, { recursive: true });
