@@ -939,32 +939,30 @@ ctl_cmd_timeline(ctl *x)
 	return rc != WARBLE_OK ? ctl_fail(x, rc) : ctl_posts_out(x, p);
 }
 
-/* ctl_relate runs follow or unfollow. */
+/* ctl_related reports a follow, unfollow, block or unblock of args[0]: now, or why it failed. */
 static int
-ctl_relate(ctl *x, int follow)
+ctl_related(ctl *x, int rc, const char *now)
 {
-	int rc = follow ? warble_follow(x->c, x->args[0]) : warble_unfollow(x->c, x->args[0]);
-
 	if (rc != WARBLE_OK) {
 		return ctl_fail(x, rc);
 	}
 	if (x->json) {
 		return ctl_emit(json_pack("{s:s}", "name", x->args[0]));
 	}
-	printf("%s @%s\n", follow ? "following" : "no longer following", x->args[0]);
+	printf("%s @%s\n", now, x->args[0]);
 	return 0;
 }
 
 static int
 ctl_cmd_follow(ctl *x)
 {
-	return ctl_relate(x, 1);
+	return ctl_related(x, warble_follow(x->c, x->args[0]), "following");
 }
 
 static int
 ctl_cmd_unfollow(ctl *x)
 {
-	return ctl_relate(x, 0);
+	return ctl_related(x, warble_unfollow(x->c, x->args[0]), "no longer following");
 }
 
 static int
@@ -985,32 +983,16 @@ ctl_cmd_fans(ctl *x)
 	return rc != WARBLE_OK ? ctl_fail(x, rc) : ctl_users_out(x, u);
 }
 
-/* ctl_block runs block or unblock. */
-static int
-ctl_block(ctl *x, int on)
-{
-	int rc = on ? warble_block(x->c, x->args[0]) : warble_unblock(x->c, x->args[0]);
-
-	if (rc != WARBLE_OK) {
-		return ctl_fail(x, rc);
-	}
-	if (x->json) {
-		return ctl_emit(json_pack("{s:s}", "name", x->args[0]));
-	}
-	printf("%s @%s\n", on ? "blocking" : "no longer blocking", x->args[0]);
-	return 0;
-}
-
 static int
 ctl_cmd_block(ctl *x)
 {
-	return ctl_block(x, 1);
+	return ctl_related(x, warble_block(x->c, x->args[0]), "blocking");
 }
 
 static int
 ctl_cmd_unblock(ctl *x)
 {
-	return ctl_block(x, 0);
+	return ctl_related(x, warble_unblock(x->c, x->args[0]), "no longer blocking");
 }
 
 static int
