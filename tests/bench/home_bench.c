@@ -76,32 +76,6 @@ hb_unit(uint64_t *s)
 	return (double)(hb_rand(s) >> 11) / (double)(1ULL << 53);
 }
 
-static int
-hb_register(rt_client *user)
-{
-	for (uint64_t from = 0; from < nusers; from += 10000) {
-		uint64_t        n = nusers - from < 10000 ? nusers - from : 10000;
-		wb_obj         *req = wb_request(WB_OP_USER_REGISTER_MANY), *rep = NULL;
-		const uint64_t *v;
-		size_t          nv = 0;
-		int             rc;
-
-		wb_set_cstr(req, WB_F_NAME, HB_PREFIX);
-		wb_set_u64(req, WB_F_FROM, from);
-		wb_set_u64(req, WB_F_LIMIT, n);
-		wb_set_cstr(req, WB_F_PASSWORD, HB_PASSWORD);
-		if ((rc = wbt_call(user, req, &rep)) != WB_OK ||
-		    !wb_get_u64s(rep, WB_F_UIDS, &v, &nv) || nv != n) {
-			fprintf(stderr, "home_bench: register_many: %s\n", wb_strerror(rc));
-			wb_msg_free(rep);
-			return -1;
-		}
-		memcpy(&uids[from], v, n * sizeof(uint64_t));
-		wb_msg_free(rep);
-	}
-	return 0;
-}
-
 /* hb_follow builds the graph: user i follows 20-80 others, skewed towards low indexes. */
 static int
 hb_follow(rt_client *rel, uint64_t *nedges)
@@ -600,8 +574,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	t0 = t1 = wb_mono_us();
-	if (hb_register(user) != 0 || hb_step("register", &t1) || hb_follow(rel, &nedges) != 0 ||
-	    hb_step("follow", &t1) || hb_publish(content) != 0 || hb_step("publish", &t1) ||
+	if (wbt_register_many(user, HB_PREFIX, HB_PASSWORD, uids, nusers) != 0 ||
+	    hb_step("register", &t1) || hb_follow(rel, &nedges) != 0 || hb_step("follow", &t1) ||
+	    hb_publish(content) != 0 || hb_step("publish", &t1) ||
 	    hb_wait_inbox(inbox, nusers * posts_per) != 0 || hb_step("fan-out", &t1) ||
 	    hb_login() != 0 || hb_step("login", &t1)) {
 		goto out;

@@ -56,33 +56,6 @@ sb_rand(uint64_t *s)
 	return *s * 0x2545F4914F6CDD1DULL;
 }
 
-/* sb_register makes every account and reader: sb0 ... sb<n-1>. */
-static int
-sb_register(rt_client *user, uint64_t total)
-{
-	for (uint64_t from = 0; from < total; from += SB_PAGE) {
-		uint64_t        n = total - from < SB_PAGE ? total - from : SB_PAGE;
-		wb_obj         *req = wb_request(WB_OP_USER_REGISTER_MANY), *rep = NULL;
-		const uint64_t *v;
-		size_t          nv = 0;
-		int             rc;
-
-		wb_set_cstr(req, WB_F_NAME, SB_PREFIX);
-		wb_set_u64(req, WB_F_FROM, from);
-		wb_set_u64(req, WB_F_LIMIT, n);
-		wb_set_cstr(req, WB_F_PASSWORD, SB_PASSWORD);
-		if ((rc = wbt_call(user, req, &rep)) != WB_OK ||
-		    !wb_get_u64s(rep, WB_F_UIDS, &v, &nv) || nv != n) {
-			fprintf(stderr, "suggest_bench: register_many: %s\n", wb_strerror(rc));
-			wb_msg_free(rep);
-			return -1;
-		}
-		memcpy(&uids[from], v, n * sizeof(uint64_t));
-		wb_msg_free(rep);
-	}
-	return 0;
-}
-
 /*
  * sb_follow builds the graph: account i follows 10-40 other accounts
  * (skewed towards low indexes), reader r 5,000 or 50 distinct accounts;
@@ -446,8 +419,8 @@ main(int argc, char **argv)
 	if (rt_client_open(&user, cl.user_url, &o) != WB_OK ||
 	    rt_client_open(&rel, cl.relation_url, &o) != WB_OK ||
 	    rt_client_open(&inbox, cl.inbox_url, &o) != WB_OK ||
-	    sb_register(user, nusers + 2 * SB_READERS) != 0 || sb_follow(rel, &nedges) != 0 ||
-	    sb_wait_inbox(inbox) != 0 || sb_login() != 0) {
+	    wbt_register_many(user, SB_PREFIX, SB_PASSWORD, uids, nusers + 2 * SB_READERS) != 0 ||
+	    sb_follow(rel, &nedges) != 0 || sb_wait_inbox(inbox) != 0 || sb_login() != 0) {
 		goto out;
 	}
 	printf("suggest_bench: %llu accounts, %d readers following %d and %d following %d, "

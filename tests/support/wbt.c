@@ -607,6 +607,36 @@ wbt_call(rt_client *c, wb_obj *req, wb_obj **rep)
 	return rc;
 }
 
+int
+wbt_register_many(
+    rt_client *c, const char *prefix, const char *password, uint64_t *uids, uint64_t n)
+{
+	for (uint64_t from = 0; from < n; from += 10000) {
+		uint64_t        k = n - from < 10000 ? n - from : 10000;
+		wb_obj         *req = wb_request(WB_OP_USER_REGISTER_MANY), *rep = NULL;
+		const uint64_t *v;
+		size_t          nv = 0;
+		int             rc;
+
+		if (req != NULL) {
+			wb_set_cstr(req, WB_F_NAME, prefix);
+			wb_set_u64(req, WB_F_FROM, from);
+			wb_set_u64(req, WB_F_LIMIT, k);
+			wb_set_cstr(req, WB_F_PASSWORD, password);
+		}
+		if ((rc = wbt_call(c, req, &rep)) != WB_OK ||
+		    !wb_get_u64s(rep, WB_F_UIDS, &v, &nv) || nv != k) {
+			fprintf(stderr, "wbt: user.register_many %s%llu...: %s\n", prefix,
+			    (unsigned long long)from, wb_strerror(rc));
+			wb_msg_free(rep);
+			return -1;
+		}
+		memcpy(&uids[from], v, k * sizeof(uint64_t));
+		wb_msg_free(rep);
+	}
+	return 0;
+}
+
 uint64_t
 wbt_stat(rt_client *c, const char *name)
 {

@@ -155,6 +155,12 @@ char *wbt_read_file(const char *path);
 /* wbt_call sends req (freed) on c and returns rt_call's code (WB_ENOMEM for a NULL req); the reply goes to *rep if rep is not NULL, else it is freed. */
 int wbt_call(struct rt_client *c, struct wb_obj *req, struct wb_obj **rep);
 
+/* wbt_register_many registers accounts prefix0 ... prefix<n-1> with password on the user
+ * service at c (user.register_many, 10,000 a call), their uids into uids[n]: 0, or -1 said on
+ * stderr. */
+int wbt_register_many(
+    struct rt_client *c, const char *prefix, const char *password, uint64_t *uids, uint64_t n);
+
 /* wbt_stat asks the service on c for its stats and returns gauge name (UINT64_MAX if it does not answer or lacks it). */
 uint64_t wbt_stat(struct rt_client *c, const char *name);
 
