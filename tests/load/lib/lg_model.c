@@ -124,6 +124,27 @@ lg_model_want(
 	}
 }
 
+/* lg_model_page reads r's page with read (b's home or timeline) and counts it, and whether it
+ * differs from want, in out: -1 if the read failed. */
+static int
+lg_model_page(const lg_backend *b, lg_conn                            *c,
+    int (*read)(lg_conn *, uint32_t, lg_page *, size_t *), const char *kind, uint32_t r,
+    lg_page *got, const lg_page *want, lg_check *out)
+{
+	char   what[96];
+	size_t n;
+
+	got->n = 0;
+	snprintf(what, sizeof(what), "%s: %s of gu%u", b->name, kind, r);
+	if (read(c, r, got, &n) != 0 || n != got->n) {
+		fprintf(stderr, "warble-load: %s: the read failed\n", what);
+		return -1;
+	}
+	out->pages++;
+	out->wrong += lg_page_diff(got, want, out->wrong < LG_MODEL_SHOWN ? what : NULL) != 0;
+	return 0;
+}
+
 int
 lg_model_check(const lg_model *m, const lg_graph *g, const uint64_t *uids, const lg_backend *b,
     uint32_t k, uint64_t seed, lg_check *out)
@@ -133,7 +154,6 @@ lg_model_check(const lg_model *m, const lg_graph *g, const uint64_t *uids, const
 	lg_page       *got = malloc(sizeof(*got)), *want = malloc(sizeof(*want));
 	lg_conn       *c = NULL;
 	uint64_t       s = seed | 1;
-	char           what[96];
 	int            rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -154,7 +174,6 @@ lg_model_check(const lg_model *m, const lg_graph *g, const uint64_t *uids, const
 	rc = 0;
 	for (uint32_t i = 0; i < k && g->n > 0; i++) {
 		uint32_t r = (uint32_t)(lg_rand(&s) % g->n);
-		size_t   n;
 
 		/* home: the accounts r follows (r is a fan of each) and r */
 		memset(show, 0, g->n);
@@ -165,30 +184,17 @@ lg_model_check(const lg_model *m, const lg_graph *g, const uint64_t *uids, const
 		}
 		show[r] = 1;
 		lg_model_want(p, m->n, show, uids, want);
-		got->n = 0;
-		snprintf(what, sizeof(what), "%s: home of gu%u", b->name, r);
-		if (b->home(c, r, got, &n) != 0 || n != got->n) {
-			fprintf(stderr, "warble-load: %s: the read failed\n", what);
-			rc = -1;
+		if ((rc = lg_model_page(b, c, b->home, "home", r, got, want, out)) != 0) {
 			break;
 		}
-		out->pages++;
-		out->wrong +=
-		    lg_page_diff(got, want, out->wrong < LG_MODEL_SHOWN ? what : NULL) != 0;
 		/* user timeline: r's own */
 		memset(show, 0, g->n);
 		show[r] = 1;
 		lg_model_want(p, m->n, show, uids, want);
-		got->n = 0;
-		snprintf(what, sizeof(what), "%s: user timeline of gu%u", b->name, r);
-		if (b->timeline(c, r, got, &n) != 0 || n != got->n) {
-			fprintf(stderr, "warble-load: %s: the read failed\n", what);
-			rc = -1;
+		if ((rc = lg_model_page(b, c, b->timeline, "user timeline", r, got, want, out)) !=
+		    0) {
 			break;
 		}
-		out->pages++;
-		out->wrong +=
-		    lg_page_diff(got, want, out->wrong < LG_MODEL_SHOWN ? what : NULL) != 0;
 	}
 	rc = rc == 0 && out->wrong == 0 ? 0 : -1;
 out:
