@@ -493,12 +493,9 @@ rt_daemon_up(rt_unit *u, size_t n, bool local, rt_metrics *m, int *admin_port)
 		env.store = u[i].t;
 		env.dir = u[i].t != NULL ? u[i].c.dir : NULL;
 		env.upgrade = u[i].c.upgrade;
-		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK && m != NULL &&
-		    ((rc = rt_server_gauge(
-		          u[i].srv, "metrics_port", rt_daemon_metrics_port, admin_port)) != WB_OK ||
-		        (rc = rt_metrics_source(m, u[i].s->name, u[i].c.shard.index,
-		             rt_daemon_stats, u[i].srv)) != WB_OK)) {
-			RT_ERRORF("%s: cannot add its figures to /metrics", u[i].s->name);
+		if ((rc = rt_server_open(&u[i].srv, &so)) == WB_OK && m != NULL) {
+			rc = rt_server_gauge(
+			    u[i].srv, "metrics_port", rt_daemon_metrics_port, admin_port);
 		}
 		if (rc == WB_OK && (u[i].t == NULL || (rc = rt_admin_open(&u[i].admin, u[i].srv,
 		                                           u[i].s->name, u[i].t)) == WB_OK)) {
@@ -522,6 +519,12 @@ rt_daemon_up(rt_unit *u, size_t n, bool local, rt_metrics *m, int *admin_port)
 		}
 		if (rc == WB_OK && u[i].t != NULL) {
 			rc = rt_daemon_gauges(u[i].srv, u[i].t, u[i].c.dir);
+		}
+		/* its figures on /metrics once every gauge is in: a scrape may come at once */
+		if (rc == WB_OK && m != NULL &&
+		    (rc = rt_metrics_source(m, u[i].s->name, u[i].c.shard.index, rt_daemon_stats,
+		         u[i].srv)) != WB_OK) {
+			RT_ERRORF("%s: cannot add its figures to /metrics", u[i].s->name);
 		}
 		if (rc == WB_OK) {
 			rc = rt_server_start(u[i].srv);
