@@ -167,7 +167,12 @@ kr_write(const char *path, const char *text, mode_t mode, gid_t gid)
 	cr_assert_eq(chown(path, 0, gid), 0);
 }
 
-/* kr_bind adds a mount of src onto the pod's root at dst (made in the root first). */
+/*
+ * kr_bind adds a mount of src onto the pod's root at dst, its mount point
+ * made in the root and, when dst lies inside an earlier mount (the
+ * repository under /tmp, a volume there), in that mount's source too,
+ * which is what the path shows once that one is mounted.
+ */
 static void
 kr_bind(kr_pod *k, const char *src, const char *dst, bool ro)
 {
@@ -178,6 +183,15 @@ kr_bind(kr_pod *k, const char *src, const char *dst, bool ro)
 	snprintf(m->dst, sizeof(m->dst), "%s%s", k->plan.root, dst);
 	m->ro = ro;
 	kr_mkdirs(m->dst);
+	for (int i = 0; i < k->plan.nm - 1; i++) {
+		const kr_mount *o = &k->plan.m[i];
+		size_t          n = strlen(o->dst);
+		if (strncmp(m->dst, o->dst, n) == 0 && m->dst[n] == '/') {
+			char in[KR_PATH * 3];
+			snprintf(in, sizeof(in), "%s%s", o->src, m->dst + n);
+			kr_mkdirs(in);
+		}
+	}
 }
 
 /* kr_volume makes volume name of pod k (a folder of the pod, filled as its source says) and returns it in dir. */
