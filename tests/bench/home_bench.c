@@ -60,20 +60,10 @@ static wbt_cluster cl;
 static const char *gw_url;                /* the gateway the phase runs against */
 static char        gw_url_b[WBT_URL_MAX]; /* HOME_BENCH_GATEWAY_B's */
 
-/* hb_rand is xorshift64*: a fixed seed, so every run builds the same graph. */
-static uint64_t
-hb_rand(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
-}
-
 static double
 hb_unit(uint64_t *s)
 {
-	return (double)(hb_rand(s) >> 11) / (double)(1ULL << 53);
+	return (double)(wbt_rand(s) >> 11) / (double)(1ULL << 53);
 }
 
 /* hb_follow builds the graph: user i follows 20-80 others, skewed towards low indexes. */
@@ -94,7 +84,7 @@ hb_follow(rt_client *rel, uint64_t *nedges)
 		goto out;
 	}
 	for (uint32_t i = 0; i < nusers; i++) {
-		uint32_t k = 20 + (uint32_t)(hb_rand(&seed) % 61), picked[80];
+		uint32_t k = 20 + (uint32_t)(wbt_rand(&seed) % 61), picked[80];
 		uint32_t np = 0;
 
 		for (uint32_t tries = 0; np < k && tries < 10 * k; tries++) {
@@ -239,7 +229,7 @@ hb_login(void)
 	}
 	nreaders = nusers < maxreaders ? nusers : maxreaders;
 	for (size_t i = 0; i < nreaders; i++) {
-		uint32_t u = (uint32_t)(hb_rand(&seed) % nusers);
+		uint32_t u = (uint32_t)(wbt_rand(&seed) % nusers);
 		int      rc;
 
 		readers[i] = u;
@@ -323,12 +313,12 @@ hb_worker_run(void *arg)
 			wb_msg_free(rep);
 			break;
 		case HB_HOME:
-			warble_set_token(c, tokens[hb_rand(&seed) % nreaders]);
+			warble_set_token(c, tokens[wbt_rand(&seed) % nreaders]);
 			r = warble_home(c, 0, 20, &p);
 			break;
 		default:
 			snprintf(name, sizeof(name), "%s%llu", HB_PREFIX,
-			    (unsigned long long)(hb_rand(&seed) % nusers));
+			    (unsigned long long)(wbt_rand(&seed) % nusers));
 			r = warble_timeline(c, name, 0, 20, &p);
 			break;
 		}
@@ -364,30 +354,6 @@ typedef struct hb_result {
 
 static pid_t hb_gw_pid; /* the gateway the phase runs against */
 
-/* hb_cpu_us returns the CPU time (user + system) pid has used, in us (0 if unknown). */
-static uint64_t
-hb_cpu_us(pid_t pid)
-{
-	char               path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	FILE              *f;
-	size_t             n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (pid <= 0 || (f = fopen(path, "r")) == NULL) {
-		return 0;
-	}
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* fields after the parenthesised command: state is field 3, utime 14, stime 15 */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
-		return 0;
-	}
-	return (ut + st) * 1000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
-}
-
 static hb_result
 hb_phase(hb_kind kind, const char *tag)
 {
@@ -411,14 +377,14 @@ hb_phase(hb_kind kind, const char *tag)
 		nanosleep(&ts, NULL);
 	}
 	for (int i = 0; i < 4; i++) {
-		cpu0[i] = hb_cpu_us(pids[i]);
+		cpu0[i] = wbt_cpu_us(pids[i]);
 	}
 	while ((t_end = wb_mono_us()) < now + HB_WARMUP_MS * 1000u + seconds * 1000000u) {
 		struct timespec ts = { 0, 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
 	for (int i = 0; i < 4; i++) {
-		cpu1[i] = hb_cpu_us(pids[i]);
+		cpu1[i] = wbt_cpu_us(pids[i]);
 	}
 	for (uint64_t i = 0; i < nthreads; i++) {
 		pthread_join(w[i].t, NULL);

@@ -41,16 +41,6 @@ typedef struct lb_worker {
 	size_t    n;
 } lb_worker;
 
-/* lb_rand is xorshift64*. */
-static uint64_t
-lb_rand(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
-}
-
 /* lb_gauge reads one gauge of a service's stats (UINT64_MAX if absent). */
 static uint64_t
 lb_gauge(const char *url, const char *name)
@@ -113,7 +103,7 @@ lb_run(void *arg)
 	}
 	while (!atomic_load(&stop)) {
 		snprintf(name, sizeof(name), LB_PREFIX "%llu",
-		    (unsigned long long)(lb_rand(&w->seed) % naccounts));
+		    (unsigned long long)(wbt_rand(&w->seed) % naccounts));
 		uint64_t t0 = wb_mono_us();
 		if (warble_login(c, name, LB_PASSWORD, NULL) != WARBLE_OK) {
 			atomic_fetch_add(&failures, 1);

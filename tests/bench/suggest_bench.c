@@ -46,16 +46,6 @@ static uint64_t   *uids; /* nusers accounts, then 2 x SB_READERS readers */
 static char        tokens[2 * SB_READERS][160];
 static wbt_cluster cl;
 
-/* sb_rand is xorshift64*: a fixed seed, so every run builds the same graph. */
-static uint64_t
-sb_rand(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1DULL;
-}
-
 /*
  * sb_follow builds the graph: account i follows 10-40 other accounts
  * (skewed towards low indexes), reader r 5,000 or 50 distinct accounts;
@@ -79,14 +69,14 @@ sb_follow(rt_client *rel, uint64_t *nedges)
 	}
 	for (uint32_t i = 0; i < total; i++) {
 		bool     reader = i >= nusers;
-		uint32_t k = !reader                   ? 10 + (uint32_t)(sb_rand(&seed) % 31)
+		uint32_t k = !reader                   ? 10 + (uint32_t)(wbt_rand(&seed) % 31)
 		             : i - nusers < SB_READERS ? SB_BIG
 		                                       : SB_SMALL;
 		size_t   first = ne;
 
 		for (uint32_t tries = 0, np = 0; np < k && tries < 20 * k; tries++) {
-			double   u = (double)(sb_rand(&seed) >> 11) / (double)(1ULL << 53);
-			uint32_t t = reader ? (uint32_t)(sb_rand(&seed) % nusers)
+			double   u = (double)(wbt_rand(&seed) >> 11) / (double)(1ULL << 53);
+			uint32_t t = reader ? (uint32_t)(wbt_rand(&seed) % nusers)
 			                    : (uint32_t)((double)nusers * u * u * u);
 
 			if (t == i || t >= nusers || seen[t]) {
@@ -252,7 +242,7 @@ sb_worker_run(void *arg)
 			r = wbt_call(rc, wb_request(WB_OP_PING), &rep);
 			wb_msg_free(rep);
 		} else {
-			int k = (int)(sb_rand(&seed) % SB_READERS);
+			int k = (int)(wbt_rand(&seed) % SB_READERS);
 			warble_set_token(c, tokens[w->kind == SB_SUGGEST_BIG ? k : SB_READERS + k]);
 			r = warble_suggestions(c, 20, &u);
 		}
@@ -284,29 +274,6 @@ sb_cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* sb_cpu_us returns the CPU time (user + system) pid has used, in us (0 if unknown). */
-static uint64_t
-sb_cpu_us(pid_t pid)
-{
-	char               path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	FILE              *f;
-	size_t             n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (pid <= 0 || (f = fopen(path, "r")) == NULL) {
-		return 0;
-	}
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
-		return 0;
-	}
-	return (ut + st) * 1000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
-}
-
 /* sb_sleep_until sleeps until the monotonic clock reaches t (us). */
 static void
 sb_sleep_until(uint64_t t)
@@ -335,11 +302,11 @@ sb_phase(sb_kind kind)
 	}
 	sb_sleep_until(start);
 	for (int i = 0; i < 2; i++) {
-		cpu0[i] = sb_cpu_us(pids[i]);
+		cpu0[i] = wbt_cpu_us(pids[i]);
 	}
 	sb_sleep_until(stop);
 	for (int i = 0; i < 2; i++) {
-		cpu1[i] = sb_cpu_us(pids[i]);
+		cpu1[i] = wbt_cpu_us(pids[i]);
 	}
 	for (uint64_t i = 0; i < nthreads; i++) {
 		pthread_join(w[i].t, NULL);

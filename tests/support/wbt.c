@@ -607,6 +607,38 @@ wbt_call(rt_client *c, wb_obj *req, wb_obj **rep)
 	return rc;
 }
 
+uint64_t
+wbt_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+uint64_t
+wbt_cpu_us(int pid)
+{
+	char               path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE              *f;
+	size_t             n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (pid <= 0 || (f = fopen(path, "r")) == NULL) {
+		return 0;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* fields after the parenthesised command: state is field 3, utime 14, stime 15 */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
+		return 0;
+	}
+	return (ut + st) * 1000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+}
+
 int
 wbt_register_many(
     rt_client *c, const char *prefix, const char *password, uint64_t *uids, uint64_t n)

@@ -161,6 +161,12 @@ int wbt_call(struct rt_client *c, struct wb_obj *req, struct wb_obj **rep);
 int wbt_register_many(
     struct rt_client *c, const char *prefix, const char *password, uint64_t *uids, uint64_t n);
 
+/* wbt_rand is xorshift64*: from a fixed seed, the same numbers every run (*s must not be 0). */
+uint64_t wbt_rand(uint64_t *s);
+
+/* wbt_cpu_us returns the CPU time (user + system) process pid has used, in us (0 if unknown). */
+uint64_t wbt_cpu_us(int pid);
+
 /* wbt_stat asks the service on c for its stats and returns gauge name (UINT64_MAX if it does not answer or lacks it). */
 uint64_t wbt_stat(struct rt_client *c, const char *name);
 
