@@ -94,44 +94,42 @@ browser_run(const char *cmd, const char *log)
 	return rc;
 }
 
+/* browser_scenario runs tests/browser/NAME.mjs against a cluster of its own (started with env)
+ * as node NAME.mjs URL [arg] ARTIFACTS; failing says what, with the scenario's log. */
+static void
+browser_scenario(const char *name, const char *const *env, const char *arg, const char *failing)
+{
+	wbt_cluster cl;
+	char        script[64], file[64], root[1024], log[256], cmd[3000];
+	int         port;
+
+	snprintf(script, sizeof(script), "tests/browser/%s.mjs", name);
+	snprintf(file, sizeof(file), "%s.log", name);
+	browser_ready(root, sizeof(root), script);
+	port = ht_cluster_start(&cl, env);
+	cr_assert_gt(port, 0, "cluster did not start");
+	cr_assert_eq(wbt_path(log, sizeof(log), file), 0);
+	snprintf(cmd, sizeof(cmd),
+	    "cd '%s' && timeout -k 5 200 node %s http://127.0.0.1:%d %s '%s/tests/artifacts' "
+	    ">'%s' 2>&1",
+	    root, script, port, arg != NULL ? arg : "", root, log);
+	cr_assert_eq(browser_run(cmd, log), 0, "%s (log above)", failing);
+	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+}
+
 /* The page keeps nothing stale: tests/browser/state.mjs, each of its checks in fresh
  * browser contexts.  WARBLE_MEDIA_MAX is below the default, so a size check in the page
  * holds only with the server's own limit (GET /api/v1/limits). */
 Test(browser, fresh_state, .fini = wbt_cleanup, .timeout = 240)
 {
 	const char *env[] = { "WARBLE_MEDIA_MAX=300000", NULL };
-	wbt_cluster cl;
-	char        root[1024], log[256], cmd[3000];
-	int         port;
 
-	browser_ready(root, sizeof(root), "tests/browser/state.mjs");
-	port = ht_cluster_start(&cl, env);
-	cr_assert_gt(port, 0, "cluster did not start");
-	cr_assert_eq(wbt_path(log, sizeof(log), "state.log"), 0);
-	snprintf(cmd, sizeof(cmd),
-	    "cd '%s' && timeout -k 5 200 node tests/browser/state.mjs http://127.0.0.1:%d 300000 "
-	    "'%s/tests/artifacts' >'%s' 2>&1",
-	    root, port, root, log);
-	cr_assert_eq(browser_run(cmd, log), 0, "a check of the page's state failed (log above)");
-	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+	browser_scenario("state", env, "300000", "a check of the page's state failed");
 }
 
 /* A new user follows a suggestion of the empty home and sees its posts; a block from a
  * profile hides them again: tests/browser/suggest.mjs. */
 Test(browser, suggestions, .fini = wbt_cleanup, .timeout = 240)
 {
-	wbt_cluster cl;
-	char        root[1024], log[256], cmd[3000];
-	int         port;
-
-	browser_ready(root, sizeof(root), "tests/browser/suggest.mjs");
-	port = ht_cluster_start(&cl, NULL);
-	cr_assert_gt(port, 0, "cluster did not start");
-	cr_assert_eq(wbt_path(log, sizeof(log), "suggest.log"), 0);
-	snprintf(cmd, sizeof(cmd),
-	    "cd '%s' && timeout -k 5 200 node tests/browser/suggest.mjs http://127.0.0.1:%d "
-	    "'%s/tests/artifacts' >'%s' 2>&1",
-	    root, port, root, log);
-	cr_assert_eq(browser_run(cmd, log), 0, "the suggestions scenario failed (log above)");
-	cr_assert_eq(wbt_cluster_stop(&cl, 15000), 0);
+	browser_scenario("suggest", NULL, NULL, "the suggestions scenario failed");
 }
