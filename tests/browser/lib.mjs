@@ -3,6 +3,21 @@
 import { chromium } from 'playwright-core';
 import { deflateSync } from 'node:zlib';
 
+// CHECK_MS bounds every wait for what a broken page would never show.
+export const CHECK_MS = 10000;
+
+// expect throws why unless ok.
+export function expect(ok, why) { if (!ok) throw new Error(why); }
+
+// until waits, bounded, for fn (run in the page, given arg) to hold; why names it.
+export async function until(page, why, fn, arg) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout: CHECK_MS });
+  } catch (e) {
+    throw new Error('never: ' + why);
+  }
+}
+
 // launch starts headless Chromium: WARBLE_CHROMIUM, else Debian's.
 export function launch() {
   return chromium.launch({

@@ -16,7 +16,7 @@
 //   relative_times            "now", "3 min", "2 h", "5 d", then a date, without reload
 // Waits are bounded (CHECK_MS for what a broken page never shows); time is
 // moved with playwright's clock, never slept through.
-import { launch, apiAt, account as accountAs, png } from './lib.mjs';
+import { CHECK_MS, expect, until, launch, apiAt, account as accountAs, png } from './lib.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -28,7 +28,6 @@ if (!base || !(mediaMax > 0)) {
   process.exit(2);
 }
 const guard = setTimeout(() => { console.error('state: overall deadline passed'); process.exit(1); }, 150000);
-const CHECK_MS = 8000;
 const suffix = Date.now().toString(36).slice(-6);
 const pass = 'correct-horse-battery';
 const alice = 'alice_' + suffix, bob = 'bob_' + suffix, carol = 'carol_' + suffix;
@@ -65,16 +64,6 @@ async function logout(page) {
 
 const visible = (page, sel) => page.locator(sel).isVisible();
 const text = (page, sel) => page.locator(sel).textContent();
-function expect(ok, why) { if (!ok) throw new Error(why); }
-
-// until waits, bounded, for fn (run in the page) to hold; why names it.
-async function until(page, why, fn, arg) {
-  try {
-    await page.waitForFunction(fn, arg, { timeout: CHECK_MS });
-  } catch (e) {
-    throw new Error('never: ' + why);
-  }
-}
 
 // openUser opens NAME's profile and waits until it has loaded.
 async function openUser(page, name) {

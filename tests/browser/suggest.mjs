@@ -10,7 +10,7 @@
 // Last, a 401 arriving late for a session already left (its suggestions
 // held past a log out and another user's log in) leaves the new one be.
 // Waits are bounded (CHECK_MS); prints "suggest: ok" or why it failed.
-import { launch, apiAt, account as accountAs } from './lib.mjs';
+import { CHECK_MS, expect, until, launch, apiAt, account as accountAs } from './lib.mjs';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -21,22 +21,12 @@ if (!base) {
   process.exit(2);
 }
 const guard = setTimeout(() => { console.error('suggest: overall deadline passed'); process.exit(1); }, 150000);
-const CHECK_MS = 10000;
 const pass = 'correct-horse-battery';
 const star = 'star', quiet = 'quiet', newbie = 'newbie';
 
 const api = apiAt(base);
 const account = (name) => accountAs(api, name, pass);
 
-function expect(ok, why) { if (!ok) throw new Error(why); }
-
-async function until(page, why, fn, arg) {
-  try {
-    await page.waitForFunction(fn, arg, { timeout: CHECK_MS });
-  } catch (e) {
-    throw new Error('never: ' + why);
-  }
-}
 
 const homeTexts = (page) => page.locator('#home-list .post .text').allTextContents();
 
