@@ -240,7 +240,8 @@ Test(cluster_admin, backup_restore, .fini = ct_fini, .timeout = 300)
 	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
 		wb_obj *rep = NULL;
 		cr_assert_eq(
-		    ct_read(ct_inbox[k], wb_request(WB_OP_INBOX_REBUILD_STATUS), &rep), WB_OK);
+		    wbt_call_retry(ct_inbox[k], wb_request(WB_OP_INBOX_REBUILD_STATUS), &rep),
+		    WB_OK);
 		cr_assert_str_eq(wb_str(rep, WB_F_STATE, "?"), "done", "inbox %u: %s", k,
 		    wb_str(rep, WB_F_MSG, ""));
 		wb_msg_free(rep);

@@ -76,37 +76,6 @@ ce_fini(void)
 	wbc_fini();
 }
 
-/* ce_call sends req (freed) on c, retrying a transport failure for 20 s (a shard restarting). */
-static int
-ce_call(rt_client *c, wb_obj *req, wb_obj **rep)
-{
-	long long deadline = wbt_now_ms() + wbt_ms(20000);
-	int       rc;
-
-	for (;;) {
-		*rep = NULL;
-		rc = rt_call(c, req, rep);
-		if ((rc != WB_EUNAVAIL && rc != WB_ETIMEDOUT) || wbt_now_ms() > deadline) {
-			break;
-		}
-		wbt_sleep_ms(100);
-	}
-	wb_msg_free(req);
-	return rc;
-}
-
-/* ce_gauge reads a gauge of the service of c (UINT64_MAX if absent). */
-static uint64_t
-ce_gauge(rt_client *c, const char *name)
-{
-	wb_obj  *rep = NULL;
-	uint64_t v =
-	    ce_call(c, wb_request(WB_OP_STATS), &rep) == WB_OK ? wbt_gauge(rep, name) : UINT64_MAX;
-
-	wb_msg_free(rep);
-	return v;
-}
-
 /* ce_inbox_by counts the posts of author in reader's inbox, read on the reader's inbox shard. */
 static size_t
 ce_inbox_by(uint64_t reader, uint64_t author)
@@ -117,7 +86,7 @@ ce_inbox_by(uint64_t reader, uint64_t author)
 
 	wb_set_u64(req, WB_F_UID, reader);
 	wb_set_u64(req, WB_F_LIMIT, 100);
-	cr_assert_eq(ce_call(ce_inbox[wb_uid_shard(reader, CE_INBOX)], req, &rep), WB_OK);
+	cr_assert_eq(wbt_call_retry(ce_inbox[wb_uid_shard(reader, CE_INBOX)], req, &rep), WB_OK);
 	(void)wb_get_objs(rep, WB_F_POSTS, &p, &n);
 	for (size_t i = 0; i < n; i++) {
 		by += author == 0 || wb_u64(&p[i], WB_F_AUTHOR, 0) == author;
@@ -160,7 +129,7 @@ ce_counts(uint64_t uid, uint64_t *following, uint64_t *followers)
 		size_t        n = 0;
 
 		wb_set_u64s(req, WB_F_UIDS, &uid, 1);
-		cr_assert_eq(ce_call(ce_rel[j], req, &rep), WB_OK);
+		cr_assert_eq(wbt_call_retry(ce_rel[j], req, &rep), WB_OK);
 		cr_assert(wb_get_objs(rep, WB_F_USERS, &u, &n) && n == 1);
 		*following += wb_u64(&u[0], WB_F_FOLLOWING, 0);
 		*followers += wb_u64(&u[0], WB_F_FOLLOWERS, 0);
@@ -175,7 +144,7 @@ ce_sum(rt_client *const *c, unsigned lo, unsigned hi, const char *name)
 	uint64_t sum = 0;
 
 	for (unsigned i = lo; i < hi; i++) {
-		sum += ce_gauge(c[i], name);
+		sum += wbt_stat(c[i], name);
 	}
 	return sum;
 }
@@ -205,7 +174,7 @@ ce_wait_applied(unsigned k, const char *name)
 	if (rel) {
 		ce_rel_of(k, &lo, &hi);
 	}
-	while ((have = ce_gauge(ce_inbox[k], name)) !=
+	while ((have = wbt_stat(ce_inbox[k], name)) !=
 	       (want = ce_sum(rel ? ce_rel : ce_content, lo, hi, "log_last_seq"))) {
 		if (wbt_now_ms() > deadline) {
 			fprintf(stderr, "cluster_erase: inbox %u: %s %llu of %llu\n", k, name,
@@ -228,7 +197,7 @@ ce_list(unsigned j, wb_op op, uint64_t uid)
 
 	wb_set_u64(req, WB_F_UID, uid);
 	wb_set_u64(req, WB_F_LIMIT, 10000);
-	rc = ce_call(ce_rel[j], req, &rep);
+	rc = wbt_call_retry(ce_rel[j], req, &rep);
 	/* rel.following of another shard's user is WRONG_SHARD: it holds none of them */
 	if (rc == WB_EWRONGSHARD) {
 		wb_msg_free(rep);
@@ -361,7 +330,7 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	wb_set_u64(req, WB_F_FROM, 0);
 	wb_set_u64(req, WB_F_LIMIT, CE_FANS);
 	wb_set_cstr(req, WB_F_PASSWORD, CE_PASSWORD);
-	cr_assert_eq(ce_call(ce_user, req, &rep), WB_OK);
+	cr_assert_eq(wbt_call_retry(ce_user, req, &rep), WB_OK);
 	const uint64_t *v = NULL;
 	size_t          nv = 0;
 	cr_assert(wb_get_u64s(rep, WB_F_UIDS, &v, &nv) && nv == CE_FANS);
@@ -379,7 +348,7 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 		req = wb_request(WB_OP_REL_FOLLOW_MANY);
 		wb_set_u64(req, WB_F_TARGET, x);
 		wb_set_u64s(req, WB_F_UIDS, part[j], npart[j]);
-		cr_assert_eq(ce_call(ce_rel[j], req, &rep), WB_OK);
+		cr_assert_eq(wbt_call_retry(ce_rel[j], req, &rep), WB_OK);
 		wb_msg_free(rep);
 	}
 	/* a follow that stays: the erasure scan's control */
@@ -387,7 +356,7 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	req = wb_request(WB_OP_REL_FOLLOW_MANY);
 	wb_set_u64(req, WB_F_TARGET, fans[CE_FANS - 2]);
 	wb_set_u64s(req, WB_F_UIDS, &control, 1);
-	cr_assert_eq(ce_call(ce_rel[wb_uid_shard(control, CE_RELATION)], req, &rep), WB_OK);
+	cr_assert_eq(wbt_call_retry(ce_rel[wb_uid_shard(control, CE_RELATION)], req, &rep), WB_OK);
 	wb_msg_free(rep);
 	for (int i = 0; i < CE_FOLLOWS; i++) {
 		char name[32];
@@ -432,19 +401,19 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	cr_assert_eq(warble_set_token(c, NULL), WARBLE_OK);
 
 	/* every shard applies the user log, then every inbox loses its posts */
-	last = ce_gauge(ce_user, "log_last_seq");
+	last = wbt_stat(ce_user, "log_last_seq");
 	cr_assert_eq(last, 1);
 	long long deadline = wbt_now_ms() + wbt_ms(CE_WAIT_MS);
 	for (;;) {
-		bool all = ce_gauge(ce_user, "sessions_swept_seq") == last;
+		bool all = wbt_stat(ce_user, "sessions_swept_seq") == last;
 		for (int i = 0; i < CE_CONTENT; i++) {
-			all = all && ce_gauge(ce_content[i], "user_applied") == last;
+			all = all && wbt_stat(ce_content[i], "user_applied") == last;
 		}
 		for (int j = 0; j < CE_RELATION; j++) {
-			all = all && ce_gauge(ce_rel[j], "user_applied") == last;
+			all = all && wbt_stat(ce_rel[j], "user_applied") == last;
 		}
 		for (int k = 0; k < CE_INBOX; k++) {
-			all = all && ce_gauge(ce_inbox[k], "user_applied") == last;
+			all = all && wbt_stat(ce_inbox[k], "user_applied") == last;
 		}
 		if (all) {
 			break;
@@ -481,7 +450,7 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	}
 	req = wb_request(WB_OP_POST_TIMELINE);
 	wb_set_u64(req, WB_F_UID, x);
-	cr_assert_eq(ce_call(ce_content[wb_uid_shard(x, CE_CONTENT)], req, &rep), WB_OK);
+	cr_assert_eq(wbt_call_retry(ce_content[wb_uid_shard(x, CE_CONTENT)], req, &rep), WB_OK);
 	const wb_obj *posts = NULL;
 	size_t        np = 0;
 	(void)wb_get_objs(rep, WB_F_POSTS, &posts, &np);
@@ -490,7 +459,7 @@ Test(cluster_erase, an_account_on_every_shard, .fini = ce_fini, .timeout = 400)
 	req = wb_request(WB_OP_MEDIA_GET);
 	wb_set_cstr(req, WB_F_MEDIA, m->media);
 	wb_set_u64(req, WB_F_UID, x);
-	rc = ce_call(ce_content[xc], req, &rep);
+	rc = wbt_call_retry(ce_content[xc], req, &rep);
 	wb_msg_free(rep);
 	cr_assert_eq(rc, WB_ENOMEDIA, "its image: %s", wb_err_name(rc));
 	warble_media_free(m);

@@ -169,7 +169,7 @@ Test(cluster_fault, inbox_cut_off, .fini = ct_fini, .timeout = 300)
 	cr_assert(ct_wait_posts(30, wbt_ms(30000)), "the load made %zu posts", ct_nposts());
 	cr_assert_eq(rt_client_open(&probe, ct_cl.inbox_url[cut], &po), WB_OK);
 
-	uint64_t  errors0 = ct_gauge(ct_inbox[cut], "source_errors");
+	uint64_t  errors0 = wbt_stat(ct_inbox[cut], "source_errors");
 	size_t    at_cut = ct_nposts();
 	long long t0 = wbt_now_ms();
 	cr_assert_eq(wbc_cut(ct_cl.inbox[cut]), 0);
@@ -248,8 +248,8 @@ Test(cluster_fault, inbox_cut_off, .fini = ct_fini, .timeout = 300)
 	    "elsewhere; through a gateway %d refused, %d served), healed at %zu; its source "
 	    "errors %llu, seq gaps %llu\n",
 	    cut, cut_ms, at_cut, failed, served, gw_failed, gw_served, at_heal,
-	    (unsigned long long)(ct_gauge(ct_inbox[cut], "source_errors") - errors0),
-	    (unsigned long long)ct_gauge(ct_inbox[cut], "seq_gaps"));
+	    (unsigned long long)(wbt_stat(ct_inbox[cut], "source_errors") - errors0),
+	    (unsigned long long)wbt_stat(ct_inbox[cut], "seq_gaps"));
 	char what[64];
 	snprintf(what, sizeof(what), "an inbox shard cut off for %d ms", cut_ms);
 	ct_decide_and_check(what, ms);

@@ -101,7 +101,7 @@ Test(cluster_one, hybrid, .fini = ct_fini, .timeout = 300)
 	ct_start((wbc_shape) { .one = CT_PROCESSES }, env);
 	ct_seed_flows(0xC3u);
 	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
-		outboxed += ct_gauge(ct_inbox[k], "outbox_posts");
+		outboxed += wbt_stat(ct_inbox[k], "outbox_posts");
 	}
 	cr_assert_gt(outboxed, 0, "no post went to an outbox: the test tested nothing");
 	ct_stop(true);

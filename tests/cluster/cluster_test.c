@@ -57,9 +57,9 @@ Test(cluster, hybrid, .fini = ct_fini, .timeout = 300)
 	ct_start(CT_SHAPE, env);
 	ct_seed_flows(0xC2u);
 	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
-		outboxed += ct_gauge(ct_inbox[k], "outbox_posts");
-		up += ct_gauge(ct_inbox[k], "fanout_crossed_up");
-		down += ct_gauge(ct_inbox[k], "fanout_crossed_down");
+		outboxed += wbt_stat(ct_inbox[k], "outbox_posts");
+		up += wbt_stat(ct_inbox[k], "fanout_crossed_up");
+		down += wbt_stat(ct_inbox[k], "fanout_crossed_down");
 	}
 	fprintf(stderr, "cluster: hybrid: %llu posts to outboxes, %llu crossings up, %llu down\n",
 	    (unsigned long long)outboxed, (unsigned long long)up, (unsigned long long)down);

@@ -341,41 +341,6 @@ ct_stop(bool scan)
 	cr_assert_eq(wbc_leftovers(prefix, what, sizeof(what)), 0, "left behind: %s", what);
 }
 
-/*
- * ct_read sends a read-only request (freed) on c and retries a transport
- * failure (UNAVAILABLE, TIMEOUT) for up to 20 s: a shard just restarted
- * or healed may take a moment.  What the service says is returned as is.
- */
-static inline int
-ct_read(rt_client *c, wb_obj *req, wb_obj **rep)
-{
-	long long deadline = wbt_now_ms() + wbt_ms(20000);
-	int       rc;
-
-	for (;;) {
-		*rep = NULL;
-		rc = rt_call(c, req, rep);
-		if ((rc != WB_EUNAVAIL && rc != WB_ETIMEDOUT) || wbt_now_ms() > deadline) {
-			break;
-		}
-		wbt_sleep_ms(100);
-	}
-	wb_msg_free(req);
-	return rc;
-}
-
-/* ct_gauge reads a gauge of the service of c (UINT64_MAX if it does not answer or lacks it). */
-static inline uint64_t
-ct_gauge(rt_client *c, const char *name)
-{
-	wb_obj  *rep = NULL;
-	uint64_t v =
-	    ct_read(c, wb_request(WB_OP_STATS), &rep) == WB_OK ? wbt_gauge(rep, name) : UINT64_MAX;
-
-	wb_msg_free(rep);
-	return v;
-}
-
 /* ct_log_last asks a content (post.log) or relation shard (rel.log) for its log's last seq. */
 static inline uint64_t
 ct_log_last(rt_client *c, wb_op op)
@@ -387,7 +352,7 @@ ct_log_last(rt_client *c, wb_op op)
 	cr_assert_not_null(req);
 	wb_set_u64(req, WB_F_FROM, UINT64_MAX / 2);
 	wb_set_u64(req, WB_F_LIMIT, 1);
-	rc = ct_read(c, req, &rep);
+	rc = wbt_call_retry(c, req, &rep);
 	cr_assert_eq(rc, WB_OK, "%s: %s", wb_op_name(op), wb_err_name(rc));
 	cr_assert(wb_get_u64(rep, WB_F_LAST, &last), "%s gave no last seq", wb_op_name(op));
 	wb_msg_free(rep);
@@ -433,9 +398,9 @@ ct_wait_caught_up(int timeout_ms)
 			want += rel[j]; /* relation_applied sums its relation shards' */
 		}
 		for (;;) {
-			ca = ct_gauge(ct_inbox[k], "content_applied");
-			ra = ct_gauge(ct_inbox[k], "relation_applied");
-			behind = ct_gauge(ct_inbox[k], "events_behind");
+			ca = wbt_stat(ct_inbox[k], "content_applied");
+			ra = wbt_stat(ct_inbox[k], "relation_applied");
+			behind = wbt_stat(ct_inbox[k], "events_behind");
 			if (ca != UINT64_MAX && ra != UINT64_MAX && ca >= content && ra >= want &&
 			    behind == 0) {
 				break;
@@ -751,7 +716,7 @@ ct_timeline(uint64_t uid, ct_post *out, size_t cap)
 		if (before != 0) {
 			wb_set_u64(req, WB_F_BEFORE, before);
 		}
-		int rc = ct_read(ct_content[i], req, &rep);
+		int rc = wbt_call_retry(ct_content[i], req, &rep);
 		cr_assert_eq(rc, WB_OK, "post.timeline %llu on content %u: %s",
 		    (unsigned long long)uid, i, wb_err_name(rc));
 		(void)wb_get_objs(rep, WB_F_POSTS, &posts, &np);
@@ -843,7 +808,7 @@ ct_following(uint64_t uid, uint64_t *out, size_t cap)
 		if (after != 0) {
 			wb_set_u64(req, WB_F_AFTER, after);
 		}
-		int rc = ct_read(ct_rel[j], req, &rep);
+		int rc = wbt_call_retry(ct_rel[j], req, &rep);
 		cr_assert_eq(
 		    rc, WB_OK, "rel.following %llu: %s", (unsigned long long)uid, wb_err_name(rc));
 		(void)wb_get_u64s(rep, WB_F_UIDS, &v, &k);
@@ -927,7 +892,8 @@ ct_home(rt_client *c, uint64_t uid, uint64_t *ids, uint64_t *authors, size_t cap
 		wb_obj       *rep = NULL;
 		const wb_obj *posts = NULL;
 		size_t        np = 0;
-		int rc = ct_read(c != NULL ? c : ct_inbox[k], ct_home_req(uid, before), &rep);
+		int           rc =
+		    wbt_call_retry(c != NULL ? c : ct_inbox[k], ct_home_req(uid, before), &rep);
 
 		if (rc != WB_OK) {
 			ct_fail("inbox.home %llu on shard %u: %s", (unsigned long long)uid, k,

@@ -592,7 +592,7 @@ ct_fans_on(
 		if (after != 0) {
 			wb_set_u64(req, WB_F_AFTER, after);
 		}
-		cr_assert_eq(ct_read(ct_rel[j], req, &rep), WB_OK);
+		cr_assert_eq(wbt_call_retry(ct_rel[j], req, &rep), WB_OK);
 		(void)wb_get_u64s(rep, WB_F_UIDS, &uids, &nu);
 		cr_assert_leq(*n + nu, cap);
 		memcpy(out + *n, uids, nu * sizeof(*uids));
@@ -736,7 +736,7 @@ ct_big_account(void)
 		size_t        n = 0;
 		req = wb_request(WB_OP_REL_COUNTS);
 		wb_set_u64s(req, WB_F_UIDS, &celeb, 1);
-		cr_assert_eq(ct_read(ct_rel[j], req, &rep), WB_OK);
+		cr_assert_eq(wbt_call_retry(ct_rel[j], req, &rep), WB_OK);
 		cr_assert(wb_get_objs(rep, WB_F_USERS, &users, &n) && n == 1);
 		count += wb_u64(&users[0], WB_F_FOLLOWERS, 0);
 		wb_msg_free(rep);
@@ -783,7 +783,7 @@ ct_big_account(void)
 	/* follows applied first, so that every cell below is the posts' fan-out */
 	ct_wait_caught_up(wbt_ms(CT_CAUGHT_UP_MS));
 	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
-		base[k] = ct_gauge(ct_inbox[k], "cells_written");
+		base[k] = wbt_stat(ct_inbox[k], "cells_written");
 		cr_assert_neq(base[k], UINT64_MAX);
 	}
 	cr_assert_eq(warble_set_token(last, warble_token(ct_w.u[0].sdk)), WARBLE_OK);
@@ -796,7 +796,7 @@ ct_big_account(void)
 	unsigned  own =
 	    wb_uid_shard(celeb, ct_cl.ninbox); /* the celebrity's own home: a cell more */
 	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
-		uint64_t d = ct_gauge(ct_inbox[k], "cells_written") - base[k];
+		uint64_t d = wbt_stat(ct_inbox[k], "cells_written") - base[k];
 		cr_assert_eq(d, (uint64_t)(per_inbox[k] + (k == own)) * CT_CELEB_POST,
 		    "inbox %u wrote %llu cells for %u fans%s and %d posts", k,
 		    (unsigned long long)d, per_inbox[k], k == own ? " and the author" : "",
@@ -816,7 +816,7 @@ ct_big_account(void)
 
 	/* one post deleted through the other gateway: out of every fan's inbox, on every shard */
 	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
-		base[k] = ct_gauge(ct_inbox[k], "cells_deleted");
+		base[k] = wbt_stat(ct_inbox[k], "cells_deleted");
 	}
 	warble_client *other = ct_sdk(1 % ct_cl.ngateway);
 	cr_assert_eq(warble_set_token(other, warble_token(ct_w.u[0].sdk)), WARBLE_OK);
@@ -826,7 +826,7 @@ ct_big_account(void)
 	memmove(&posts[1], &posts[2], (CT_CELEB_POST - 2) * sizeof(posts[0]));
 	ct_wait_caught_up(wbt_ms(CT_CAUGHT_UP_MS));
 	for (unsigned k = 0; k < ct_cl.ninbox; k++) {
-		uint64_t d = ct_gauge(ct_inbox[k], "cells_deleted") - base[k];
+		uint64_t d = wbt_stat(ct_inbox[k], "cells_deleted") - base[k];
 		cr_assert_eq(d, per_inbox[k] + (k == own),
 		    "inbox %u deleted %llu cells for %u fans", k, (unsigned long long)d,
 		    per_inbox[k]);

@@ -669,12 +669,31 @@ wbt_register_many(
 	return 0;
 }
 
+int
+wbt_call_retry(rt_client *c, wb_obj *req, wb_obj **rep)
+{
+	long long deadline = wbt_now_ms() + wbt_ms(20000);
+	int       rc;
+
+	for (;;) {
+		*rep = NULL;
+		rc = req != NULL ? rt_call(c, req, rep) : WB_ENOMEM;
+		if ((rc != WB_EUNAVAIL && rc != WB_ETIMEDOUT) || wbt_now_ms() > deadline) {
+			break;
+		}
+		wbt_sleep_ms(100);
+	}
+	wb_msg_free(req);
+	return rc;
+}
+
 uint64_t
 wbt_stat(rt_client *c, const char *name)
 {
 	wb_obj  *rep = NULL;
-	uint64_t v =
-	    wbt_call(c, wb_request(WB_OP_STATS), &rep) == WB_OK ? wbt_gauge(rep, name) : UINT64_MAX;
+	uint64_t v = wbt_call_retry(c, wb_request(WB_OP_STATS), &rep) == WB_OK
+	                 ? wbt_gauge(rep, name)
+	                 : UINT64_MAX;
 
 	wb_msg_free(rep);
 	return v;

@@ -167,7 +167,12 @@ uint64_t wbt_rand(uint64_t *s);
 /* wbt_cpu_us returns the CPU time (user + system) process pid has used, in us (0 if unknown). */
 uint64_t wbt_cpu_us(int pid);
 
-/* wbt_stat asks the service on c for its stats and returns gauge name (UINT64_MAX if it does not answer or lacks it). */
+/* wbt_call_retry is wbt_call retrying a transport failure (UNAVAILABLE, TIMEOUT) for up to
+ * 20 s: a daemon just restarted, or a host just healed, may take a moment.  For reads and for
+ * writes that may be repeated; what the service says is returned as is. */
+int wbt_call_retry(struct rt_client *c, struct wb_obj *req, struct wb_obj **rep);
+
+/* wbt_stat asks the service on c for its stats (wbt_call_retry) and returns gauge name (UINT64_MAX if it does not answer or lacks it). */
 uint64_t wbt_stat(struct rt_client *c, const char *name);
 
 /* wbt_wait_ready pings url until it answers (0) or timeout_ms passes or d dies (-1, log tail printed). */
