@@ -315,12 +315,8 @@ rel_handle_blocks(void *arg, const wb_obj *req, wb_obj *rep)
 		wb_shrink(rep, WB_F_UIDS, 0);
 		return WB_OK;
 	}
-	hb_u64_be(row, uid);
 	rel_block_qual(start, REL_BLOCK_OUT, has_after ? after + 1 : 0);
-	so.row_prefix = row;
-	so.row_prefix_len = sizeof(row);
-	so.start_row = row;
-	so.start_row_len = sizeof(row);
+	hb_scan_opts_id_row(&so, row, uid);
 	so.start_qual = start;
 	so.start_qual_len = sizeof(start);
 	so.qual_prefix = &way;

@@ -109,10 +109,7 @@ rel_erase_page(rel_svc *r, int fam, uint64_t x, uint8_t *from, size_t qlen, bool
 			return WB_OK; /* it was the largest there is */
 		}
 	}
-	so.row_prefix = row;
-	so.row_prefix_len = 8;
-	so.start_row = row;
-	so.start_row_len = 8;
+	hb_scan_opts_id_row(&so, row, x);
 	so.start_qual = first ? NULL : from;
 	so.start_qual_len = first ? 0 : qlen;
 	so.limit = REL_ERASE_PAGE;

@@ -71,11 +71,7 @@ rel_list(rel_svc *r, int fam, const wb_obj *req, wb_obj *rep)
 	} else if (has_after) {
 		hb_u64_be(qual, after + 1);
 	}
-	hb_u64_be(row, uid);
-	so.row_prefix = row;
-	so.row_prefix_len = sizeof(row);
-	so.start_row = row;
-	so.start_row_len = sizeof(row);
+	hb_scan_opts_id_row(&so, row, uid);
 	so.start_qual = qual;
 	so.start_qual_len = qlen;
 	so.limit = limit + 1;

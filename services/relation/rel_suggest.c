@@ -42,12 +42,8 @@ rel_suggest_run(
 	if (room == 0) {
 		return WB_OK;
 	}
-	hb_u64_be(row, uid);
 	hb_u64_be(start, from);
-	so.row_prefix = row;
-	so.row_prefix_len = sizeof(row);
-	so.start_row = row;
-	so.start_row_len = sizeof(row);
+	hb_scan_opts_id_row(&so, row, uid);
 	so.start_qual = start;
 	so.start_qual_len = sizeof(start);
 	so.limit = room;
