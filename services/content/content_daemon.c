@@ -2,7 +2,7 @@
  * content_daemon.c - warble-content's options and what it opens around
  * the service: the post event log, its publisher and its retention; the
  * image limits and decoders (content_decode.c states the memory they
- * bound); the follower of the user service's deletions (content_erase.c).
+ * bound); the pace of publishes while the inbox is behind (evlog_pace.c); the follower of the user service's deletions (content_erase.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +16,9 @@
 
 static const char *content_pub_url, *content_media_max, *content_media_pixels, *content_media_rate,
     *content_media_decodes_opt, *content_user_url, *content_user_pub_url, *content_log_retention,
-    *content_log_max_age;
+    *content_log_max_age, *content_publish_lag, *content_publish_wait;
 static uint64_t        content_max_bytes, content_max_pixels, content_per_minute, content_decodes;
+static evlog_pace      content_pace;
 static evlog_retention content_retention;
 
 static rt_opt content_daemon_opts[] = {
@@ -33,6 +34,13 @@ static rt_opt content_daemon_opts[] = {
 	{ "media-decodes", "WARBLE_MEDIA_DECODES", "2",
 	    "images decoded at once, each holding up to 16 bytes a pixel of media-pixels",
 	    &content_media_decodes_opt },
+	{ "publish-lag", "WARBLE_PUBLISH_LAG", "20",
+	    "ms: a publish or delete waits while an inbox has not applied a post this old "
+	    "(0: never waits)",
+	    &content_publish_lag },
+	{ "publish-wait", "WARBLE_PUBLISH_WAIT", "1000",
+	    "ms: the longest a publish or delete waits for the inbox; then it goes on",
+	    &content_publish_wait },
 	EVLOG_OPT_RETENTION(&content_log_retention),
 	EVLOG_OPT_MAX_AGE(&content_log_max_age),
 	{ NULL },
@@ -55,6 +63,14 @@ content_daemon_config(void)
 	if (rc == WB_OK) {
 		rc = rt_config_u64(
 		    "media-decodes", content_media_decodes_opt, 1, 64, &content_decodes);
+	}
+	if (rc == WB_OK) {
+		rc = rt_config_u64(
+		    "publish-lag", content_publish_lag, 0, 3600000, &content_pace.lag_ms);
+	}
+	if (rc == WB_OK) {
+		rc = rt_config_u64(
+		    "publish-wait", content_publish_wait, 0, 3600000, &content_pace.wait_ms);
 	}
 	if (rc == WB_OK) {
 		rc = evlog_retention_config(
@@ -128,6 +144,9 @@ content_daemon_open(const rt_env *env, void **out)
 		content_daemon_close(d);
 		return rc;
 	}
+	/* waiters are stood in for by the spares, so the inbox's reports are still served */
+	content_pace.waiters = (unsigned)(env->nspares > 0 ? env->nspares : env->nworkers / 2);
+	evlog_pace_set(d->log, &content_pace);
 	rt_admin_logs(env->admin, evlog_backup_logs, d->log, false);
 	RT_INFOF(
 	    "events on %s, last seq %llu", content_pub_url, (unsigned long long)evlog_last(d->log));

@@ -3,7 +3,7 @@
  * entries, its images' move out of (or deletion from) the media families
  * and its event commit in one batch through the event log.
  *
- * Both run under write_mu, so ids are issued in seq order, the newest id
+ * Both wait first while an inbox is behind (evlog_pace_wait), then run under write_mu, so ids are issued in seq order, the newest id
  * in meta never goes backwards, and a post is deleted (and its delete
  * event logged) at most once.
  */
@@ -100,6 +100,7 @@ content_publish(void *arg, const wb_obj *req, wb_obj *rep)
 	if ((rc = content_draft_check(req, uid, &d, rep)) != WB_OK) {
 		return rc;
 	}
+	evlog_pace_wait(c->log);
 	if ((rc = hb_batch_new(&b)) != WB_OK || (scratch = wb_msg_new()) == NULL ||
 	    (d.nimages > 0 && (images = wb_add_objs(scratch, WB_F_IMAGES, d.nimages)) == NULL)) {
 		hb_batch_free(b);
@@ -191,6 +192,7 @@ content_delete(void *arg, const wb_obj *req, wb_obj *rep)
 	if (rc != WB_OK) {
 		return rc;
 	}
+	evlog_pace_wait(c->log);
 	pthread_mutex_lock(&c->write_mu);
 	rc = content_author(c, id, &author);
 	if (rc == WB_OK && author != uid) {

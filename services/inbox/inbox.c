@@ -350,6 +350,53 @@ INBOX_GAUGE(outbox_posts)
 INBOX_GAUGE(crossed_up)
 INBOX_GAUGE(crossed_down)
 
+/* The histogram's bounds, ms: a post visible in at most visible_le[i] ms counts in bucket i. */
+static const uint64_t visible_le[INBOX_VISIBLE_BUCKETS] = { 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70,
+	100, 150, 200, 300, 500, 700, 1000, 2000, 5000, 10000, 30000 };
+
+void
+inbox_visible_note(inbox *in, const inbox_event *evs, size_t n)
+{
+	uint64_t now = wb_now_ms();
+
+	for (size_t i = 0; i < n; i++) {
+		if (evs[i].type != WB_EV_POST) {
+			continue;
+		}
+		uint64_t ms = now > evs[i].time ? now - evs[i].time : 0;
+		size_t   b = 0;
+		while (b < INBOX_VISIBLE_BUCKETS && ms > visible_le[b]) {
+			b++;
+		}
+		INBOX_ADD(&in->visible[b], 1);
+		INBOX_ADD(&in->visible_ms, ms);
+	}
+}
+
+/* inbox_g_visible lists the histogram cumulatively: posts_visible_within{ms=N} counts the posts
+ * visible within N ms of their commit (ms=any: every post). */
+static size_t
+inbox_g_visible(void *arg, rt_gauge_val *out, size_t cap)
+{
+	inbox   *in = arg;
+	uint64_t sum = 0;
+	size_t   n = 0;
+
+	for (size_t b = 0; b <= INBOX_VISIBLE_BUCKETS && n < cap; b++, n++) {
+		sum += INBOX_LOAD(&in->visible[b]);
+		if (b < INBOX_VISIBLE_BUCKETS) {
+			snprintf(out[n].name, sizeof(out[n].name), "posts_visible_within{ms=%llu}",
+			    (unsigned long long)visible_le[b]);
+		} else {
+			snprintf(out[n].name, sizeof(out[n].name), "posts_visible_within{ms=any}");
+		}
+		out[n].value = sum;
+	}
+	return n;
+}
+
+INBOX_GAUGE(visible_ms)
+
 /*
  * inbox_gauges adds the fan-out figures to a server's stats.  The applied
  * seqs of the sources of one kind are summed (content_applied: over every
@@ -391,11 +438,12 @@ inbox_gauges(inbox *in, rt_server *s)
 		{ "fanout_crossed_down", inbox_g_crossed_down },
 		{ "user_applied", inbox_g_user_applied },
 		{ "user_behind", inbox_g_user_behind },
+		{ "posts_visible_ms", inbox_g_visible_ms },
 	};
 	int rc = WB_OK;
 
 	for (size_t i = 0; rc == WB_OK && i < sizeof(g) / sizeof(g[0]); i++) {
 		rc = rt_server_gauge(s, g[i].name, g[i].fn, in);
 	}
-	return rc;
+	return rc == WB_OK ? rt_server_gauge_list(s, inbox_g_visible, in) : rc;
 }

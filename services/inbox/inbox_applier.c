@@ -123,10 +123,11 @@ inbox_log_req(inbox_source *s, uint64_t from, uint64_t limit)
 {
 	wb_obj *req = wb_request(s->log_op);
 
+	s->reported = INBOX_LOAD(&s->applied);
 	if (req != NULL && (wb_set_u64(req, WB_F_FROM, from) != WB_OK ||
 	                       (limit > 0 && wb_set_u64(req, WB_F_LIMIT, limit) != WB_OK) ||
 	                       wb_set_cstr(req, WB_F_CONSUMER, s->in->consumer) != WB_OK ||
-	                       wb_set_u64(req, WB_F_APPLIED, INBOX_LOAD(&s->applied)) != WB_OK)) {
+	                       wb_set_u64(req, WB_F_APPLIED, s->reported) != WB_OK)) {
 		wb_msg_free(req);
 		req = NULL;
 	}
@@ -335,6 +336,15 @@ inbox_source_report(inbox_source *s)
 	return first > s->applied + 1 ? inbox_source_trimmed(s, first) : WB_OK;
 }
 
+/* inbox_report_due gives when s is next due to hear the applied seq: soon after it moved, so
+ * that the source paces its producers by a recent one, else every INBOX_REPORT_MS. */
+static uint64_t
+inbox_report_due(const inbox_source *s)
+{
+	return s->reported_ms +
+	       (INBOX_LOAD(&s->applied) != s->reported ? INBOX_REPORT_BUSY_MS : INBOX_REPORT_MS);
+}
+
 /* inbox_source_offer handles the events of one pub/sub message, in seq order. */
 static void
 inbox_source_offer(inbox_source *s, const inbox_event *evs, size_t n)
@@ -515,8 +525,8 @@ inbox_applier_main(void *arg)
 		for (int i = 0; i < in->nsrc; i++) {
 			inbox_source *s = &in->src[i];
 			uint64_t      due = s->heard_ms + poll;
-			if (s->reported_ms + INBOX_REPORT_MS < due) {
-				due = s->reported_ms + INBOX_REPORT_MS;
+			if (inbox_report_due(s) < due) {
+				due = inbox_report_due(s);
 			}
 			if (s->retry_ms > due) {
 				due = s->retry_ms;
@@ -542,9 +552,8 @@ inbox_applier_main(void *arg)
 			inbox_source *s = &in->src[i];
 			if (now >= s->heard_ms + poll && now >= s->retry_ms) {
 				(void)inbox_source_pull(s);
-			} else if (now >= s->reported_ms + INBOX_REPORT_MS && now >= s->retry_ms) {
-				(void)inbox_source_report(
-				    s); /* a busy source: events by pub/sub alone */
+			} else if (now >= inbox_report_due(s) && now >= s->retry_ms) {
+				(void)inbox_source_report(s); /* events by pub/sub alone */
 			}
 		}
 	}

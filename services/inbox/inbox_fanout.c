@@ -562,7 +562,10 @@ inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 		}
 		if (run > 1) {
 			rc = inbox_apply_posts(in, s, evs + i, run);
-			i += rc == WB_OK ? run : 0;
+			if (rc == WB_OK) {
+				inbox_visible_note(in, evs + i, run);
+				i += run;
+			}
 			continue;
 		}
 		while (i + run < n && run < INBOX_PURGE_MAX &&
@@ -576,7 +579,10 @@ inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n)
 			rc = inbox_apply(in, s, &evs[i]);
 			run = 1;
 		}
-		i += rc == WB_OK ? run : 0;
+		if (rc == WB_OK) {
+			inbox_visible_note(in, evs + i, run);
+			i += run;
+		}
 	}
 	return rc;
 }

@@ -31,6 +31,8 @@
 
 #define INBOX_QUEUE_MAX 200000 /* queued events beyond this are dropped (the log has them) */
 #define INBOX_REPORT_MS 2000   /* each source hears the applied seq at least this often */
+#define INBOX_REPORT_BUSY_MS \
+	10 /* ... and this often while it moves: the source paces its producers by it (evlog_pace.c) */
 
 /* An event as the applier needs it. */
 typedef struct inbox_event {
@@ -47,6 +49,8 @@ typedef struct inbox_msg {
 	size_t            n;
 	inbox_event       ev[];
 } inbox_msg;
+
+#define INBOX_VISIBLE_BUCKETS 22 /* bounds of the histogram of posts' commit to visible (inbox.c) */
 
 #define INBOX_SRC_MAX (2 * WB_SHARDS_MAX) /* every content shard and relation shard, at most */
 
@@ -68,6 +72,7 @@ typedef struct inbox_source {
 	uint64_t retry_ms;   /* after a failure: nothing before this */
 	uint64_t backoff_ms;
 	uint64_t reported_ms; /* the last time the applied seq was told to the source */
+	uint64_t reported;    /* the applied seq told then (applier only) */
 } inbox_source;
 
 struct inbox {
@@ -104,6 +109,9 @@ struct inbox {
 	uint64_t cells_deleted;
 	uint64_t last_fanout_ms;
 	uint64_t last_fanout_cells;
+	uint64_t visible[INBOX_VISIBLE_BUCKETS + 1]; /* posts applied by ms from their commit
+	                                               * (inbox_visible_note) */
+	uint64_t visible_ms;                         /* ... those ms in all */
 	uint64_t fanout_in_progress;
 	uint64_t dropped;
 	uint64_t pulls;
@@ -221,6 +229,10 @@ int inbox_apply(inbox *in, inbox_source *s, const inbox_event *ev);
  * applied + 1) in order, runs of posts together; stops at the first
  * failure, with s->applied the last event applied. */
 int inbox_apply_many(inbox *in, inbox_source *s, const inbox_event *evs, size_t n);
+
+/* inbox_visible_note counts the posts among n events just applied in the histogram of their
+ * time from commit (the event's time) to visible here. */
+void inbox_visible_note(inbox *in, const inbox_event *evs, size_t n);
 
 /* inbox_applier_main is the applier thread. */
 void *inbox_applier_main(void *arg);

@@ -268,9 +268,11 @@ evlog_open(evlog **out, hb_table *t, int fam, const char *source, rt_pub *pub)
 	pthread_mutex_init(&l->q_mu, NULL);
 	pthread_cond_init(&l->q_cv, NULL);
 	pthread_mutex_init(&l->cons_mu, NULL);
+	pthread_cond_init(&l->pace_cv, NULL);
 	pthread_mutex_init(&l->trim_mu, NULL);
 	pthread_cond_init(&l->trim_cv, NULL);
-	int rc = evlog_recover(l);
+	l->times = calloc(EVLOG_TIMES, sizeof(*l->times));
+	int rc = l->times != NULL ? evlog_recover(l) : WB_ENOMEM;
 	if (rc == WB_OK) {
 		rc = evlog_consumers_load(l);
 	}
@@ -314,8 +316,10 @@ evlog_close(evlog *l)
 	pthread_mutex_destroy(&l->q_mu);
 	pthread_cond_destroy(&l->q_cv);
 	pthread_mutex_destroy(&l->cons_mu);
+	pthread_cond_destroy(&l->pace_cv);
 	pthread_mutex_destroy(&l->trim_mu);
 	pthread_cond_destroy(&l->trim_cv);
+	free(l->times);
 	free(l->source);
 	free(l);
 }
@@ -367,7 +371,8 @@ evlog_commit(evlog *l, hb_batch *b, wb_obj *event, uint64_t *seq)
 		rc = hb_write(l->t, b);
 	}
 	if (rc == WB_OK) {
-		l->last = s;
+		evlog_times_note(l, s, s);
+		EVLOG_STORE(&l->last, s);
 		if (EVLOG_LOAD(&l->first) == 0) {
 			EVLOG_STORE(&l->first, s);
 		}
@@ -411,7 +416,8 @@ evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n, uint64
 		rc = hb_write(l->t, b);
 	}
 	if (rc == WB_OK && n > 0) {
-		l->last = s + n - 1;
+		evlog_times_note(l, s, s + n - 1);
+		EVLOG_STORE(&l->last, s + n - 1);
 		if (EVLOG_LOAD(&l->first) == 0) {
 			EVLOG_STORE(&l->first, s);
 		}

@@ -60,6 +60,14 @@ typedef struct evlog_retention {
 		    (dst)                                                                   \
 	}
 
+/* How a log holds its producers back while a consumer is behind (evlog_pace.c). */
+typedef struct evlog_pace {
+	uint64_t lag_ms;  /* a commit waits while a consumer has not applied an event this old
+	                     (0: never waits) */
+	uint64_t wait_ms; /* the longest a commit waits; then it goes on */
+	unsigned waiters; /* commits held at once; the others go on at once (0: no limit) */
+} evlog_pace;
+
 /* evlog_family gives the settings of a log family named name (callers add it to their table). */
 hb_family_opts evlog_family(const char *name);
 
@@ -86,6 +94,21 @@ int evlog_commit_many(evlog *l, hb_batch *b, wb_obj *const *events, size_t n, ui
 
 /* evlog_last returns the last committed seq (0 if none). */
 uint64_t evlog_last(evlog *l);
+
+/* evlog_pace_set sets how the log holds its producers back (none until it is set). */
+void evlog_pace_set(evlog *l, const evlog_pace *p);
+
+/*
+ * evlog_pace_wait holds the calling producer while a consumer heard from
+ * within the last second has not applied an event older than the pace's
+ * lag_ms, up to its wait_ms (a spare thread serves meanwhile:
+ * rt_loop_slow_begin); call it before a commit, holding no lock.
+ */
+void evlog_pace_wait(evlog *l);
+
+/* evlog_behind_ms gives the age at now_ms of the oldest event a consumer heard from within the
+ * last second has not applied (0: none). */
+uint64_t evlog_behind_ms(evlog *l, uint64_t now_ms);
 
 /*
  * evlog_backup_logs adds the log's position to a backup's reply as LOGS
@@ -140,7 +163,9 @@ int evlog_trim(evlog *l, const evlog_retention *r, uint64_t now_ms, uint64_t *tr
 /*
  * evlog_gauges adds the log's figures to a server's stats: log_first_seq,
  * log_last_seq, log_bytes (its SST files), log_trimmed (events deleted
- * since the start), log_consumers, and per consumer
+ * since the start), log_consumers, log_behind_ms (evlog_behind_ms),
+ * log_paced, log_paced_ms and log_pace_over (commits held by the pace,
+ * their wait in all, and those it let go at wait_ms), and per consumer
  * log_consumer_applied{consumer=..} and log_consumer_age_ms{consumer=..}
  * (since its last report).
  */

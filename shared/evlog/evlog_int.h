@@ -13,6 +13,7 @@
 #define EVLOG_BATCH     256   /* events per published message */
 #define EVLOG_FLUSH_US  1000  /* longest wait for a batch to fill */
 #define EVLOG_QUEUE_MAX 65536 /* pending events beyond this are dropped */
+#define EVLOG_TIMES     65536 /* commit times kept, by seq (evlog_pace.c) */
 
 /* A consumer as the source knows it. */
 typedef struct evlog_consumer {
@@ -27,7 +28,9 @@ struct evlog {
 	char           *source;
 	rt_pub         *pub;
 	pthread_mutex_t commit_mu; /* serializes commits */
-	uint64_t        last;      /* last committed seq (under commit_mu) */
+	uint64_t        last;      /* last committed seq (written under commit_mu, atomic) */
+	uint64_t       *times;     /* Unix ms each of the last EVLOG_TIMES seqs was committed,
+	                            * at seq % EVLOG_TIMES (atomic; written under commit_mu) */
 	uint64_t        first;     /* first kept seq, 0 if none (atomic; written under commit_mu) */
 
 	/* publish queue: a ring of event copies, guarded by q_mu */
@@ -47,6 +50,12 @@ struct evlog {
 	uint64_t        saved_ms; /* when the table was last written to the store */
 	bool            dirty;    /* a report came since */
 
+	/* the producers' pace (evlog_pace.c), under cons_mu */
+	evlog_pace     pace;
+	pthread_cond_t pace_cv; /* a report came */
+	unsigned       pace_waiting;
+	uint64_t       paced, pace_ms, pace_over; /* waits, their ms, and those cut short */
+
 	/* the trim (evlog_retain.c) */
 	evlog_retention ret;     /* retention_ms 0: no trim */
 	pthread_mutex_t trim_mu; /* one pass at a time; guards trim_stop */
@@ -63,6 +72,15 @@ int evlog_consumers_load(evlog *l);
 
 /* evlog_consumers_close writes the positions once more and stops the trimmer. */
 void evlog_consumers_close(evlog *l);
+
+/* evlog_times_note records that seqs [first, last] were committed now (under commit_mu). */
+void evlog_times_note(evlog *l, uint64_t first, uint64_t last);
+
+/* evlog_pace_gauges adds log_behind_ms, log_paced, log_paced_ms and log_pace_over to s. */
+int evlog_pace_gauges(evlog *l, rt_server *s);
+
+/* evlog_pace_heard wakes the producers waiting for a consumer (under cons_mu). */
+void evlog_pace_heard(evlog *l);
 
 /* evlog_report notes that consumer name has applied seq applied (at now_ms). */
 int evlog_report(evlog *l, const char *name, size_t name_len, uint64_t applied, uint64_t now_ms);

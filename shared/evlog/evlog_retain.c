@@ -197,6 +197,7 @@ evlog_report(evlog *l, const char *name, size_t len, uint64_t applied, uint64_t 
 	l->cons[i].applied = applied;
 	l->cons[i].heard_ms = now_ms;
 	l->dirty = true;
+	evlog_pace_heard(l);
 	if (now_ms >= l->saved_ms + EVLOG_SAVE_MS) {
 		(void)evlog_consumers_save(l, now_ms);
 	}
@@ -541,6 +542,9 @@ evlog_gauges(evlog *l, rt_server *s)
 
 	for (size_t i = 0; rc == WB_OK && i < sizeof(g) / sizeof(g[0]); i++) {
 		rc = rt_server_gauge(s, g[i].name, g[i].fn, l);
+	}
+	if (rc == WB_OK) {
+		rc = evlog_pace_gauges(l, s);
 	}
 	return rc == WB_OK ? rt_server_gauge_list(s, evlog_g_list, l) : rc;
 }

@@ -629,6 +629,10 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix
 	for (int i = 0; i < out->srv.n; i++) {
 		cpu0[i] = lg_servers_cpu(&out->srv, i);
 	}
+	lg_vis vis0 = { 0 };
+	if (out->srv.visible != NULL && !out->srv.visible(&vis0)) {
+		out->srv.visible = NULL; /* a build without the histogram */
+	}
 	self0 = lg_self_cpu_us();
 	t0 = lg_now_us();
 	for (uint32_t i = 0; i < opt.threads; i++) {
@@ -658,6 +662,9 @@ run_jobs(lg_backend *b, void *(*fn)(void *), uint64_t ms, uint32_t round, lg_mix
 		out->settle_secs = out->settle_max_ms / 1e3;
 	}
 	out->secs = out->req_secs + out->settle_secs;
+	if (out->srv.visible != NULL && out->srv.visible(&out->visible)) {
+		lg_vis_add(&out->visible, &vis0, -1);
+	}
 	out->client_cpu_us = lg_self_cpu_us() - self0;
 	for (int i = 0; i < out->srv.n; i++) {
 		uint64_t c1 = lg_servers_cpu(&out->srv, i);
@@ -1144,6 +1151,14 @@ run_sweep(lg_sweep_point *pt)
 	return rc;
 }
 
+/* inbox_visible reads the inbox's histogram of posts' commit to visible (lg_servers.visible of
+ * Warble's runs). */
+static bool
+inbox_visible(lg_vis *v)
+{
+	return lg_warble_visible(&W, v);
+}
+
 /* settle waits until the inbox has applied every event so far (lg_servers.settle of Warble's runs). */
 static bool
 settle(void)
@@ -1203,7 +1218,8 @@ run_one(const char *const *env, lg_mix *m, lg_mix *mod)
 	    !lg_warble_wait_inbox(&W, seed.ops, 600)) {
 		goto out;
 	}
-	lg_servers one = { 1, { W.cl.gateway->pid }, { "warble" }, false, settle };
+	lg_servers one = { 1, { W.cl.gateway->pid }, { "warble" }, false, settle,
+		.visible = inbox_visible };
 	printf("mix on the one-process warble (every service in one process):\n");
 	if (run_jobs(&b, mix_main, opt.duration * 1000ull, 0, m, &one, &model) != 0) {
 		goto out;
@@ -1718,7 +1734,7 @@ main(int argc, char **argv)
 	    lg_hist_q(&vis, 0.5) / 1e3, lg_hist_q(&vis, 0.99) / 1e3, (unsigned long long)vis.n);
 
 	lg_servers wsrv = { 5, { 0 }, { "gateway", "user", "relation", "content", "inbox" }, false,
-		settle };
+		settle, .visible = inbox_visible };
 	if (W.running) { /* the processes' own counters, LG_ROLE_GATEWAY .. LG_ROLE_INBOX */
 		wsrv.cpu_us = lg_warble_role_cpu;
 		wsrv.cpu_ctx = &W;

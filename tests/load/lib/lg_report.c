@@ -68,8 +68,53 @@ lg_servers_cpu(const lg_servers *s, int i)
 }
 
 void
+lg_vis_add(lg_vis *a, const lg_vis *b, int sign)
+{
+	if (a->n == 0) {
+		memcpy(a->le_ms, b->le_ms, sizeof(a->le_ms));
+		memset(a->count, 0, sizeof(a->count));
+		a->n = b->n;
+	}
+	for (int i = 0; i < a->n && i < b->n; i++) {
+		a->count[i] = sign > 0
+		                  ? a->count[i] + b->count[i]
+		                  : (a->count[i] > b->count[i] ? a->count[i] - b->count[i] : 0);
+	}
+}
+
+double
+lg_vis_q(const lg_vis *v, double q)
+{
+	uint64_t all = 0, seen = 0;
+
+	for (int i = 0; i < v->n; i++) {
+		all += v->count[i];
+	}
+	for (int i = 0; i < v->n && all > 0; i++) {
+		seen += v->count[i];
+		if ((double)seen >= q * (double)all) {
+			return v->le_ms[i];
+		}
+	}
+	return 0;
+}
+
+/* lg_vis_posts counts the posts of v. */
+static uint64_t
+lg_vis_posts(const lg_vis *v)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < v->n; i++) {
+		n += v->count[i];
+	}
+	return n;
+}
+
+void
 lg_mix_add(lg_mix *sum, const lg_mix *m)
 {
+	lg_vis_add(&sum->visible, &m->visible, 1);
 	lg_hist_merge(&sum->home, &m->home);
 	lg_hist_merge(&sum->tl, &m->tl);
 	lg_hist_merge(&sum->post, &m->post);
@@ -123,6 +168,13 @@ lg_mix_json(const lg_mix *m)
 	json_object_set_new(o, "settle_seconds", json_real(m->settle_secs));
 	json_object_set_new(
 	    o, "ops_per_request_second", json_real(m->req_secs > 0 ? m->ops / m->req_secs : 0.0));
+	if (m->visible.n > 0) {
+		json_object_set_new(o, "post_visible",
+		    json_pack("{s:I, s:f, s:f, s:f}", "posts",
+		        (json_int_t)lg_vis_posts(&m->visible), "p50_ms_at_most",
+		        lg_vis_q(&m->visible, 0.5), "p99_ms_at_most", lg_vis_q(&m->visible, 0.99),
+		        "max_ms_at_most", lg_vis_q(&m->visible, 1.0)));
+	}
 	return o;
 }
 
@@ -150,6 +202,14 @@ lg_mix_print(const char *name, const lg_mix *m)
 		    "%.2f s in all): req/s counted to it, %.0f over the requests' %.2f s alone\n",
 		    m->settle_max_ms, m->settle_secs, m->req_secs > 0 ? m->ops / m->req_secs : 0.0,
 		    m->req_secs);
+	}
+	if (m->visible.n > 0) {
+		printf(
+		    "    post visible in every inbox, from its commit: p50 <= %.0f ms, p99 <= %.0f "
+		    "ms, max <= %.0f ms (%llu posts; the post's p99 above is the publish's own "
+		    "wait)\n",
+		    lg_vis_q(&m->visible, 0.5), lg_vis_q(&m->visible, 0.99),
+		    lg_vis_q(&m->visible, 1.0), (unsigned long long)lg_vis_posts(&m->visible));
 	}
 	fflush(stdout);
 }

@@ -14,6 +14,23 @@
 #define LG_MAX_PEERS   4                  /* lg_peers.h's LG_PEERS */
 #define LG_MAX_SYSTEMS (1 + LG_MAX_PEERS) /* Warble and its peers */
 
+#define LG_VIS_MAX 32 /* bounds of the inbox's posts_visible_within histogram, at most */
+
+/* Posts by ms from their commit to visible in every inbox (the inbox's posts_visible_within
+ * gauges, summed over its shards): count[i] posts within le_ms[i] ms (the last bound: any). */
+typedef struct lg_vis {
+	int      n;
+	double   le_ms[LG_VIS_MAX]; /* the last may be INFINITY */
+	uint64_t count[LG_VIS_MAX];
+} lg_vis;
+
+/* lg_vis_add adds b's counts to a's (sign > 0) or takes them away (the same bounds; a with n 0
+ * takes b's). */
+void lg_vis_add(lg_vis *a, const lg_vis *b, int sign);
+
+/* lg_vis_q gives the bound within which a fraction q of the posts were visible (0: none). */
+double lg_vis_q(const lg_vis *v, double q);
+
 /* The server processes whose CPU a mixed run charges to its system. */
 typedef struct lg_servers {
 	int         n;
@@ -28,6 +45,8 @@ typedef struct lg_servers {
 	 * (a running deployment's stats: lg_warble_role_cpu); NULL: the pid */
 	uint64_t (*cpu_us)(void *ctx, int i);
 	void *cpu_ctx;
+	/* visible reads the histogram of posts' commit to visible so far (Warble's; NULL: none) */
+	bool (*visible)(lg_vis *v);
 } lg_servers;
 
 /* lg_servers_cpu reads the CPU (us) entry i of s has used so far. */
@@ -44,6 +63,7 @@ typedef struct lg_mix {
 	uint64_t   client_cpu_us;              /* this process's CPU over the run */
 	double     settle_max_ms; /* longest wait for srv.settle after a run (fan-out lag) */
 	double     settle_secs;   /* the waits of every run, in secs */
+	lg_vis     visible;       /* posts of the runs by commit to visible (srv.visible) */
 } lg_mix;
 
 /* Home reads of one sweep reader, in each system (per_s 0: it did not run). */

@@ -3,6 +3,7 @@
  * running deployment), bulk setup, gauges over every shard, each server
  * process's CPU, and the SDK backend of the mixed workload.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,6 +439,55 @@ lg_warble_gauge_sum(rt_shards *s, const char *name)
 		sum += v;
 	}
 	return sum;
+}
+
+/* lg_vis_read adds the posts_visible_within{ms=..} gauges of a stats reply to v (cumulative
+ * counts, in the order of their bounds); false if it has none or other bounds than v. */
+static bool
+lg_vis_read(const wb_obj *rep, lg_vis *v)
+{
+	static const char pre[] = "posts_visible_within{ms=";
+	const wb_obj     *g = NULL;
+	size_t            n = 0;
+	int               k = 0;
+	uint64_t          below = 0;
+
+	(void)wb_get_objs(rep, WB_F_GAUGES, &g, &n);
+	for (size_t i = 0; i < n && k < LG_VIS_MAX; i++) {
+		const char *name = wb_str(&g[i], WB_F_NAME, "");
+		if (strncmp(name, pre, sizeof(pre) - 1) != 0) {
+			continue;
+		}
+		const char *b = name + sizeof(pre) - 1;
+		double      le = strncmp(b, "any", 3) == 0 ? INFINITY : strtod(b, NULL);
+		uint64_t    cum = wb_u64(&g[i], WB_F_VALUE, 0);
+		if (k < v->n && v->le_ms[k] != le) {
+			return false;
+		}
+		v->le_ms[k] = le;
+		v->count[k] = (k < v->n ? v->count[k] : 0) + (cum > below ? cum - below : 0);
+		below = cum;
+		k++;
+	}
+	v->n = k;
+	return k > 0;
+}
+
+bool
+lg_warble_visible(lg_warble *w, lg_vis *v)
+{
+	memset(v, 0, sizeof(*v));
+	for (unsigned i = 0; i < rt_shards_count(w->inbox); i++) {
+		wb_obj *rep = NULL;
+		bool    ok = wbt_call_retry(
+		                 rt_shards_at(w->inbox, i), wb_request(WB_OP_STATS), &rep) == WB_OK &&
+		          lg_vis_read(rep, v);
+		wb_msg_free(rep);
+		if (!ok) {
+			return false;
+		}
+	}
+	return true;
 }
 
 uint64_t

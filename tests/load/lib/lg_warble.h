@@ -23,6 +23,7 @@
 
 #include "lg.h"
 #include "lg_media.h"
+#include "lg_report.h"
 #include "wbt_cluster.h"
 
 #define LG_PASSWORD "load-test-password"
@@ -100,6 +101,10 @@ int lg_warble_post_as(lg_warble *w, uint64_t uid, const char *text, uint64_t *id
 /* lg_warble_gauge_sum adds up a gauge over every shard of s (UINT64_MAX if a shard lacks it
  * or is unreachable). */
 uint64_t lg_warble_gauge_sum(struct rt_shards *s, const char *name);
+
+/* lg_warble_visible reads every inbox shard's histogram of posts' commit to visible, summed
+ * (false if a shard has none or does not answer). */
+bool lg_warble_visible(lg_warble *w, lg_vis *v);
 
 /* lg_warble_content_last is the sum of every content shard's log_last_seq (UINT64_MAX on error). */
 uint64_t lg_warble_content_last(lg_warble *w);
