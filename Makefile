@@ -14,7 +14,8 @@
 #   make test-compose  build the image, run both compose files, check them
 #   make run        install deps, build, start all five daemons locally
 #   make run-one    the same services as one warble process
-#   make bench      store vs raw RocksDB and the fan-out load benchmarks
+#   make bench      store vs raw RocksDB and the fan-out load benchmarks (on the release
+#                   RocksDB when the cache holds it; ROCKSDB=debian for Debian's)
 #   make bench-cluster  shards on this machine: CPU per request and per fan-out cell
 #   make bench-capacity bytes on disk per follow edge and per post (docs/operations.md)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
@@ -39,6 +40,7 @@
 # (-DNDEBUG) by deploy/rocksdb/build.sh, statically, from a cache outside
 # the tree (ROCKSDB_PREFIX), into build-rel/: the first such make builds
 # it (make rocksdb-release alone does just that; see docs/operations.md).
+# make bench and make bench-quick use it when the cache holds it.
 ROCKSDB ?=
 ROCKSDB_VERSION := $(shell dpkg-query -W -f='$${Version}' librocksdb-dev 2>/dev/null)
 ROCKSDB_PREFIX  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/warble/rocksdb-$(ROCKSDB_VERSION)
@@ -341,9 +343,18 @@ test-k8s:
 test-k8s-run: $(BUILD)/test/k8s_test $(BUILD)/test/k8s_replay_test $(SVC_BINS) $(TOOL_BINS)
 	@BUILD=$(BUILD) TESTS="k8s_test k8s_replay_test" tests/run.sh
 
+# make bench and make bench-quick run on the release RocksDB (build-rel/)
+# when the cache holds it, and say how to get it otherwise (its build
+# takes minutes: never inside a benchmark); ROCKSDB=debian keeps Debian's,
+# as does a sanitized build.
+BENCH_ROCKSDB = $(or $(ROCKSDB),$(if $(SANITIZE),debian),$(if $(wildcard $(ROCKSDB_A)),release,debian))
+BENCH_NOTE    = @echo "bench: $(if $(filter release,$(BENCH_ROCKSDB)),on the release RocksDB in \
+	$(ROCKSDB_PREFIX) (build-rel/),on Debian's librocksdb (assertions on): make \
+	rocksdb-release builds a release one once (docs/operations.md))"
 bench:
 	@tests/deps.sh bench
-	@$(MAKE) --no-print-directory -j2 bench-run
+	$(BENCH_NOTE)
+	@$(MAKE) --no-print-directory -j2 ROCKSDB=$(BENCH_ROCKSDB) bench-run
 
 bench-run: all
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
@@ -352,7 +363,8 @@ bench-run: all
 # A smaller load run with the peers, a few minutes (tests/bench/bench.sh).
 bench-quick:
 	@tests/deps.sh bench
-	@$(MAKE) --no-print-directory -j2 bench-quick-run
+	$(BENCH_NOTE)
+	@$(MAKE) --no-print-directory -j2 ROCKSDB=$(BENCH_ROCKSDB) bench-quick-run
 
 bench-quick-run: $(SVC_BINS) $(BUILD)/bin/warble-load
 	@BUILD=$(BUILD) tests/bench/bench.sh quick
