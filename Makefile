@@ -8,11 +8,14 @@
 #   make test-k8s   deploy/k8s offline: rendered, schema-checked, drift, every pod replayed
 #   make SANITIZE=1 test   the same under ASan+UBSan (in build-san/)
 #   make SANITIZE=thread test   under ThreadSanitizer (in build-tsan/, nng too)
+#   make rocksdb-release  build RocksDB without assertions once, into a cache outside the tree
+#   make ROCKSDB=release  link that RocksDB statically instead of Debian's (in build-rel/)
 #   make test-one   every test again, each cluster one warble process (WARBLE_TEST_MODE=one)
 #   make test-compose  build the image, run both compose files, check them
 #   make run        install deps, build, start all five daemons locally
 #   make run-one    the same services as one warble process
-#   make bench      store vs raw RocksDB and the fan-out load benchmarks
+#   make bench      store vs raw RocksDB and the fan-out load benchmarks (on the release
+#                   RocksDB when the cache holds it; ROCKSDB=debian for Debian's)
 #   make bench-cluster  shards on this machine: CPU per request and per fan-out cell
 #   make bench-capacity bytes on disk per follow edge and per post (docs/operations.md)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
@@ -30,6 +33,24 @@
 # transfer that hangs nng_close; a close racing a send that leaks the
 # message) and linked statically from $(NNG_PREFIX);
 # deploy/nng/build.sh builds it once.
+#
+# RocksDB is Debian's shared librocksdb by default (make, make run, make
+# test, CI).  Debian builds it with assertions on; ROCKSDB=release links
+# instead the same version's source package built for release
+# (-DNDEBUG) by deploy/rocksdb/build.sh, statically, from a cache outside
+# the tree (ROCKSDB_PREFIX), into build-rel/: the first such make builds
+# it (make rocksdb-release alone does just that; see docs/operations.md).
+# make bench and make bench-quick use it when the cache holds it.
+ROCKSDB ?=
+ROCKSDB_VERSION := $(shell dpkg-query -W -f='$${Version}' librocksdb-dev 2>/dev/null)
+ROCKSDB_PREFIX  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/warble/rocksdb-$(ROCKSDB_VERSION)
+ROCKSDB_A        = $(ROCKSDB_PREFIX)/lib/librocksdb.a
+ifneq ($(filter-out release debian,$(ROCKSDB)),)
+$(error ROCKSDB=$(ROCKSDB): ROCKSDB=release, or debian (the default) for Debian's librocksdb)
+endif
+ifneq ($(and $(filter release,$(ROCKSDB)),$(SANITIZE)),)
+$(error ROCKSDB=release is for the unsanitized build)
+endif
 
 SANITIZE ?=
 # WARBLE_TEST_SLOW multiplies the time bounds tests hold daemons to (a
@@ -60,6 +81,10 @@ WARBLE_TEST_SLOW ?= 8
 # stripe lock of a batch at once, in one fixed order.
 export TSAN_OPTIONS ?= suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 detect_deadlocks=0
 export TLS_RUNS ?= seed_test
+else ifeq ($(ROCKSDB),release)
+BUILD   ?= build-rel
+SANFLAGS =
+WARBLE_TEST_SLOW ?= 1
 else
 BUILD   ?= build
 SANFLAGS =
@@ -69,13 +94,24 @@ export WARBLE_TEST_SLOW
 
 CC      ?= cc
 PREFIX  ?= /usr/local
+# With ROCKSDB=release, RocksDB's headers come from the cache (ahead of
+# /usr/include) and its static library, with the compression libraries
+# Debian's librocksdb links (ldd) and the C++ runtime, ends every link line
+# (ROCKSDB_LIBS), after the archives that call it.
+ifeq ($(ROCKSDB),release)
+PKGS     = msgpack libsodium jansson openssl
+ROCKSDB_CFLAGS = -I$(ROCKSDB_PREFIX)/include
+ROCKSDB_LIBS   = $(ROCKSDB_A) -lsnappy -llz4 -lzstd -lz -lbz2 -lstdc++ -lpthread -ldl -lm
+ROCKSDB_DEP    = $(ROCKSDB_A)
+else
 PKGS     = msgpack rocksdb libsodium jansson openssl
+endif
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WFLAGS   = -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 NNG_PREFIX ?= build/nng
 NNG_LIB  = $(NNG_PREFIX)/lib/libnng.a
-INCS     = -I$(NNG_PREFIX)/include -Iproto -Ishared/hb -Ishared/rt -Ishared/evlog -Ishared/sdk -Itests/support
+INCS     = $(ROCKSDB_CFLAGS) -I$(NNG_PREFIX)/include -Iproto -Ishared/hb -Ishared/rt -Ishared/evlog -Ishared/sdk -Itests/support
 ALL_CFLAGS  = $(WFLAGS) $(CFLAGS) $(SANFLAGS) -fPIC -MMD -MP -D_GNU_SOURCE $(INCS) \
               $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 EXT_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(NNG_LIB) -lpthread -lm
@@ -141,13 +177,23 @@ BENCH_SRCS = $(shell find proto shared services tests -name '*_bench.c' 2>/dev/n
 BENCH_BINS = $(patsubst %.c,$(BUILD)/bench/%,$(notdir $(BENCH_SRCS)))
 
 .PHONY: all deps test test-one run-one check test-unit test-unit-run test-system test-system-run test-cluster test-cluster-run test-k8s test-k8s-run test-compose test-run test-bins bench bench-run bench-quick bench-quick-run bench-cluster bench-cluster-run bench-capacity bench-capacity-run fuzz fuzz-run \
-	soak soak-log run install clean format format-check FORCE
+	soak soak-log run install clean format format-check rocksdb-release FORCE
 all: $(LIBS) $(LIB_TEST) $(SVC_BINS) $(TOOL_BINS) $(TEST_BINS) $(BENCH_BINS) sdk
 
 $(NNG_LIB): deploy/nng/build.sh $(wildcard deploy/nng/*.patch)
 	NNG_CFLAGS="$(NNG_CFLAGS)" deploy/nng/build.sh $(NNG_PREFIX)
 
-$(BUILD)/obj/%.o: %.c | $(NNG_LIB)
+# The release RocksDB (deploy/rocksdb/build.sh): with ROCKSDB=release,
+# built on first use if the cache lacks it; make rocksdb-release builds it
+# alone, after tests/deps.sh.
+$(ROCKSDB_PREFIX)/lib/librocksdb.a:
+	deploy/rocksdb/build.sh $(ROCKSDB_PREFIX) >/dev/null
+
+rocksdb-release:
+	@tests/deps.sh
+	@deploy/rocksdb/build.sh $(ROCKSDB_PREFIX)
+
+$(BUILD)/obj/%.o: %.c | $(NNG_LIB) $(ROCKSDB_DEP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -166,7 +212,7 @@ $(call svc_lib,$(1)): $(call objs,$(call svc_srcs,$(1)))
 $(BUILD)/obj/services/$(1)/%.o: ALL_CFLAGS += $(addprefix -I,$(call svc_dirs,$(1)))
 $(BUILD)/bin/warble-$(1): $(BUILD)/obj/services/$(1)/main.o $(call svc_lib,$(1)) $(LIBS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS) $$(ROCKSDB_LIBS)
 endef
 $(foreach s,$(SERVICES),$(eval $(call service_rules,$(s))))
 $(BUILD)/obj/services/content/%.o: ALL_CFLAGS += $(VIPS_CFLAGS)
@@ -175,12 +221,12 @@ $(BUILD)/bin/warble-content $(ONE_BIN): EXT_LIBS += $(VIPS_LIBS)
 $(BUILD)/obj/services/warble/%.o: ALL_CFLAGS += $(foreach s,$(SERVICES),$(addprefix -I,$(call svc_dirs,$(s))))
 $(ONE_BIN): $(BUILD)/obj/services/warble/main.o $(foreach s,$(SERVICES),$(call svc_lib,$(s))) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXT_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXT_LIBS) $(ROCKSDB_LIBS)
 
 define tool_rules
 $(BUILD)/bin/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS) $$(ROCKSDB_LIBS)
 endef
 $(foreach t,$(TOOL_SRCS),$(eval $(call tool_rules,$(t))))
 
@@ -189,7 +235,8 @@ $(foreach t,$(TOOL_SRCS),$(eval $(call tool_rules,$(t))))
 define test_rules
 $(BUILD)/test/$(basename $(notdir $(1))): $(call objs,$(1)) $(if $(filter services/%,$(1)),$(call svc_lib,$(word 2,$(subst /, ,$(1))))) $(LIB_TEST) $(LIBS) $(if $(filter $(1),$(SYSTEM_TEST_SRCS)),| $(SVC_BINS) $(TOOL_BINS))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o %.a,$$^) $$(EXT_LIBS) $$(shell pkg-config --libs criterion)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o %.a,$$^) $$(EXT_LIBS) $$(shell pkg-config --libs criterion) \
+	    $$(ROCKSDB_LIBS)
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rules,$(t))))
 $(call test_bins,$(filter services/content/%,$(TEST_SRCS))): EXT_LIBS += $(VIPS_LIBS)
@@ -212,7 +259,7 @@ $(call test_bins,$(wildcard tests/cluster/*_test.c)): private EXT_LIBS += \
 define bench_rules
 $(BUILD)/bench/$(basename $(notdir $(1))): $(call objs,$(1)) $(LIBS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(EXT_LIBS) $$(ROCKSDB_LIBS)
 endef
 $(foreach b,$(BENCH_SRCS),$(eval $(call bench_rules,$(b))))
 
@@ -296,9 +343,18 @@ test-k8s:
 test-k8s-run: $(BUILD)/test/k8s_test $(BUILD)/test/k8s_replay_test $(SVC_BINS) $(TOOL_BINS)
 	@BUILD=$(BUILD) TESTS="k8s_test k8s_replay_test" tests/run.sh
 
+# make bench and make bench-quick run on the release RocksDB (build-rel/)
+# when the cache holds it, and say how to get it otherwise (its build
+# takes minutes: never inside a benchmark); ROCKSDB=debian keeps Debian's,
+# as does a sanitized build.
+BENCH_ROCKSDB = $(or $(ROCKSDB),$(if $(SANITIZE),debian),$(if $(wildcard $(ROCKSDB_A)),release,debian))
+BENCH_NOTE    = @echo "bench: $(if $(filter release,$(BENCH_ROCKSDB)),on the release RocksDB in \
+	$(ROCKSDB_PREFIX) (build-rel/),on Debian's librocksdb (assertions on): make \
+	rocksdb-release builds a release one once (docs/operations.md))"
 bench:
 	@tests/deps.sh bench
-	@$(MAKE) --no-print-directory -j2 bench-run
+	$(BENCH_NOTE)
+	@$(MAKE) --no-print-directory -j2 ROCKSDB=$(BENCH_ROCKSDB) bench-run
 
 bench-run: all
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
@@ -307,7 +363,8 @@ bench-run: all
 # A smaller load run with the peers, a few minutes (tests/bench/bench.sh).
 bench-quick:
 	@tests/deps.sh bench
-	@$(MAKE) --no-print-directory -j2 bench-quick-run
+	$(BENCH_NOTE)
+	@$(MAKE) --no-print-directory -j2 ROCKSDB=$(BENCH_ROCKSDB) bench-quick-run
 
 bench-quick-run: $(SVC_BINS) $(BUILD)/bin/warble-load
 	@BUILD=$(BUILD) tests/bench/bench.sh quick
@@ -406,7 +463,7 @@ format-check:
 	@clang-format --dry-run --Werror $(FORMAT_SRCS) && echo "format: $(words $(FORMAT_SRCS)) files clean"
 
 clean:
-	rm -rf build build-san build-tsan build-fuzz
+	rm -rf build build-san build-tsan build-fuzz build-rel
 
 include shared/sdk/install.mk
 

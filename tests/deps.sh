@@ -11,8 +11,12 @@
 # nng is built from Debian's own nng source package (deploy/nng/build.sh),
 # so this also makes sure apt knows bookworm's deb-src entries.
 set -eu
+# The compression libraries' -dev packages are those librocksdb-dev
+# depends on, named too: make ROCKSDB=release links them beside its static
+# RocksDB (deploy/rocksdb/build.sh).
 pkgs="build-essential pkg-config clang libclang-rt-14-dev cmake dpkg-dev patch
       libmsgpack-dev librocksdb-dev libsodium-dev libjansson-dev libcriterion-dev libvips-dev libssl-dev openssl
+      libsnappy-dev liblz4-dev libzstd-dev zlib1g-dev libbz2-dev
       docker-compose curl chromium nodejs prometheus iproute2"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs redis-server libhiredis-dev postgresql libpq-dev gnuplot-nox wrk jq"
