@@ -226,8 +226,9 @@ hy_home_count(
 	return rc;
 }
 
-/* hy_check pages through the whole home of each of sample[0..ns) and counts the author's
- * newest HY_CHECKED posts missing from it, or in it more than once, and any id twice. */
+/* hy_check waits for the inbox to apply every post, then pages through the whole home of
+ * each of sample[0..ns) and counts the author's newest HY_CHECKED posts missing from it, or
+ * in it more than once, and any id twice. */
 #define HY_CHECKED 100
 static int
 hy_check(rt_client *in, const char *what, const hy_posts *pp, const uint64_t *sample, size_t ns)
@@ -235,7 +236,8 @@ hy_check(rt_client *in, const char *what, const hy_posts *pp, const uint64_t *sa
 	size_t    w = pp->n < HY_CHECKED ? pp->n : HY_CHECKED;
 	uint64_t  missing = 0, twice = 0, dup = 0, t0 = wb_mono_us();
 	unsigned *have = malloc(w * sizeof(*have));
-	int       rc = have != NULL ? 0 : -1;
+	double    secs;
+	int       rc = have != NULL ? hy_caught_up(in, &secs) : -1;
 
 	for (size_t i = 0; rc == 0 && i < ns; i++) {
 		rc = hy_home_count(in, sample[i], pp->ids + pp->n - w, w, have, &dup);
