@@ -14,10 +14,10 @@
  *   reader B     follows small0..19 (no big account)
  *
  * and prints how long each part of that took.  Each big account posts
- * once (that fan-out finds it over the limit), then POSTS posts each by
- * the big accounts, by mid and by the small ones, published straight to
- * content; after each group the inbox's cells_written tells the cells a
- * post wrote.
+ * once (fanned out, which notes its fans here) and again (the inbox finds
+ * it over the limit and crosses), then POSTS posts each by the big
+ * accounts, by mid and by the small ones, published straight to content;
+ * after each group the inbox's cells_written tells the cells a post wrote.
  *
  * Publish-to-visible: SAMPLE followers spread evenly over the fans (over
  * mid's for mid); SAMPLE posts of big0 and 20 of mid, one at a time, post
@@ -458,7 +458,13 @@ main(int argc, char **argv)
 	long long t2 = wbt_now_ms();
 	rc = rc || hy_caught_up(in, &secs);
 	long long t3 = wbt_now_ms();
-	/* one post each: its fan-out finds the big accounts over the limit */
+	/* one post each: fanned out, it notes the big accounts' fans here */
+	for (int i = 0; rc == 0 && i < HY_BIG; i++) {
+		rc = hy_publish(content, big[i]);
+	}
+	rc = rc || hy_caught_up(in, &secs);
+	long long t4 = wbt_now_ms();
+	/* a second each: the inbox finds them over the limit and crosses (a bigf cell a fan) */
 	for (int i = 0; rc == 0 && i < HY_BIG; i++) {
 		rc = hy_publish(content, big[i]);
 	}
@@ -466,12 +472,13 @@ main(int argc, char **argv)
 	if (rc == 0) {
 		printf(
 		    "hybrid_bench: %zu users, 5 x %llu + %llu follows, limit %llu: made in %.1f s "
-		    "(users %.1f s, follows %.1f s, inbox %.1f s after them, the big accounts' "
-		    "first posts fanned out and crossed %.1f s)\n",
+		    "(users %.1f s, follows %.1f s, inbox %.1f s after them; the big accounts' "
+		    "first posts fanned out %.1f s, their second crossed the limit %.1f s)\n",
 		    nusers, (unsigned long long)nfans, (unsigned long long)limit,
 		    (unsigned long long)limit, (double)(wbt_now_ms() - t0) / 1000.0,
 		    (double)(t1 - t0) / 1000.0, (double)(t2 - t1) / 1000.0,
-		    (double)(t3 - t2) / 1000.0, (double)(wbt_now_ms() - t3) / 1000.0);
+		    (double)(t3 - t2) / 1000.0, (double)(t4 - t3) / 1000.0,
+		    (double)(wbt_now_ms() - t4) / 1000.0);
 	}
 	rc = rc || hy_group(content, in, "big account (over the limit)", big, HY_BIG);
 	rc = rc || hy_group(content, in, "mid account (at the limit, fanned)", mid, 1);
