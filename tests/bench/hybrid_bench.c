@@ -171,7 +171,7 @@ typedef struct hy_posts {
 } hy_posts;
 
 /* hy_home_count pages through uid's whole home (at most HY_PAGES pages of 100): *dup counts
- * the ids met more than once, *have[k] how often ids[k] was met (have holds n). */
+ * the ids met more than once, have[k] how often ids[k] was met (have holds n). */
 #define HY_PAGES 40
 static int
 hy_home_count(
