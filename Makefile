@@ -14,8 +14,8 @@
 #   make test-compose  build the image, run both compose files, check them
 #   make run        install deps, build, start all five daemons locally
 #   make run-one    the same services as one warble process
-#   make bench      store vs raw RocksDB and the fan-out load benchmarks (on the release
-#                   RocksDB when the cache holds it; ROCKSDB=debian for Debian's)
+#   make bench      store vs raw RocksDB, the fan-out load benchmarks, hybrid at 1M fans
+#                   (on the release RocksDB when the cache holds it; ROCKSDB=debian for Debian's)
 #   make bench-cluster  shards on this machine: CPU per request and per fan-out cell
 #   make bench-capacity bytes on disk per follow edge and per post (docs/operations.md)
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS each
@@ -356,8 +356,12 @@ bench:
 	$(BENCH_NOTE)
 	@$(MAKE) --no-print-directory -j2 ROCKSDB=$(BENCH_ROCKSDB) bench-run
 
+# hybrid_bench at the size of the hybrid row: a million followers for each big
+# account, the limit 100,000, 1,000 sampled followers (its default is a quick run).
+HYBRID_BENCH_ARGS ?= 1000000 100000 20000 20 1000
 bench-run: all
-	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@for b in $(BENCH_BINS); do echo "== $$b"; a=; \
+	    case $$b in */hybrid_bench) a="$(HYBRID_BENCH_ARGS)";; esac; $$b $$a || exit 1; done
 	@BUILD=$(BUILD) tests/bench/bench.sh full
 
 # A smaller load run with the peers, a few minutes (tests/bench/bench.sh).
