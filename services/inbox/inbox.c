@@ -102,6 +102,9 @@ inbox_open(inbox **out, hb_table *t, const inbox_opts *opts)
 	if (in->opts.fans_page == 0 || in->opts.fans_page > INBOX_FANS_PAGE) {
 		in->opts.fans_page = INBOX_FANS_PAGE;
 	}
+	if (in->opts.fans_run == 0) {
+		in->opts.fans_run = INBOX_FANS_RUN;
+	}
 	if (in->opts.max_versions == 0) {
 		in->opts.max_versions = INBOX_MAX_DEFAULT;
 	}

@@ -17,7 +17,8 @@
 
 #define INBOX_PAGE_DEFAULT 20           /* inbox.home default limit */
 #define INBOX_PAGE_MAX     100          /* inbox.home largest limit */
-#define INBOX_FANS_PAGE    10000        /* fans per rel.fans page (one write batch), at most */
+#define INBOX_FANS_PAGE    10000        /* fans per rel.fans page, at most */
+#define INBOX_FANS_RUN     131072       /* fans sorted and written together (1 MiB of uids) */
 #define INBOX_MAX_DEFAULT  800          /* posts kept per inbox when inbox_opts gives none */
 #define INBOX_LOG_PAGE     1000         /* events per post.log / rel.log page */
 #define INBOX_MERGE_MAX    WB_BATCH_MAX /* queued posts written as one, at most (one rel.fans batch) */
@@ -38,6 +39,7 @@ typedef struct inbox_opts {
 	uint32_t    backfill;  /* posts copied into an inbox on follow */
 	uint32_t    poll_ms;   /* pull a quiet source's log this often */
 	uint32_t    fans_page; /* fans per rel.fans page (default INBOX_FANS_PAGE) */
+	uint32_t    fans_run;  /* fans sorted and written together (default INBOX_FANS_RUN) */
 	uint32_t
 	    max_versions; /* posts kept per inbox (the tl family's cap; 0: INBOX_MAX_DEFAULT) */
 	uint64_t ttl_ms;  /* how long a post stays in inboxes (0: forever) */

@@ -7,8 +7,8 @@
 #include "inbox_schema.h"
 #include "rt_log.h"
 
-static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_page, *inbox_rb,
-    *inbox_cache_n, *inbox_limit;
+static const char *inbox_max, *inbox_ttl, *inbox_backfill, *inbox_poll, *inbox_page, *inbox_run,
+    *inbox_rb, *inbox_cache_n, *inbox_limit;
 static uint64_t   inbox_nmax, inbox_ttl_s;
 static inbox_opts inbox_o;
 
@@ -35,7 +35,9 @@ static rt_opt inbox_daemon_opts[] = {
 	{ "inbox-poll-ms", "WARBLE_INBOX_POLL_MS", "500",
 	    "pull a quiet source's log this often, ms", &inbox_poll },
 	{ "inbox-fanout-page", "WARBLE_INBOX_FANOUT_PAGE", "10000",
-	    "fans per rel.fans page and write batch (1..10000)", &inbox_page },
+	    "fans per rel.fans page (1..10000)", &inbox_page },
+	{ "inbox-fanout-run", "WARBLE_INBOX_FANOUT_RUN", "131072",
+	    "fans gathered from pages, sorted and written together (1..4194304)", &inbox_run },
 	{ "rebuild", "WARBLE_INBOX_REBUILD", "0",
 	    "1 = rebuild every inbox from relation and content once started", &inbox_rb },
 	{ "inbox-cache", "WARBLE_INBOX_CACHE", "32768",
@@ -51,13 +53,14 @@ static rt_opt inbox_daemon_opts[] = {
 static int
 inbox_daemon_config(void)
 {
-	uint64_t back, poll_ms, page, rb, cache, limit;
+	uint64_t back, poll_ms, page, run, rb, cache, limit;
 
 	if (rt_config_u64("inbox-max", inbox_max, 1, 1000000, &inbox_nmax) != 0 ||
 	    rt_config_u64("inbox-ttl", inbox_ttl, 1, UINT64_MAX / 1000, &inbox_ttl_s) != 0 ||
 	    rt_config_u64("backfill", inbox_backfill, 0, 100000, &back) != 0 ||
 	    rt_config_u64("inbox-poll-ms", inbox_poll, 1, 3600000, &poll_ms) != 0 ||
 	    rt_config_u64("inbox-fanout-page", inbox_page, 1, 10000, &page) != 0 ||
+	    rt_config_u64("inbox-fanout-run", inbox_run, 1, 4194304, &run) != 0 ||
 	    rt_config_u64("rebuild", inbox_rb, 0, 1, &rb) != 0 ||
 	    rt_config_u64("inbox-cache", inbox_cache_n, 0, 1u << 24, &cache) != 0 ||
 	    rt_config_u64("fanout-limit", inbox_limit, 0, UINT64_MAX / WB_SLOTS, &limit) != 0) {
@@ -66,6 +69,7 @@ inbox_daemon_config(void)
 	inbox_o.backfill = (uint32_t)back;
 	inbox_o.poll_ms = (uint32_t)poll_ms;
 	inbox_o.fans_page = (uint32_t)page;
+	inbox_o.fans_run = (uint32_t)run;
 	inbox_o.max_versions = (uint32_t)inbox_nmax;
 	inbox_o.ttl_ms = inbox_ttl_s * 1000;
 	inbox_o.rebuild = rb != 0;

@@ -614,7 +614,9 @@ small_pages(void)
 {
 	inbox_extra[0] = "--inbox-fanout-page";
 	inbox_extra[1] = "97";
-	inbox_extra[2] = NULL;
+	inbox_extra[2] = "--inbox-fanout-run"; /* runs of three pages and a bit */
+	inbox_extra[3] = "300";
+	inbox_extra[4] = NULL;
 	start_all();
 }
 

@@ -2,7 +2,7 @@
  * fanout_bench.c - how fast warble-inbox writes a post into N inboxes.
  *
  * Runs the real warble-inbox against stand-ins for relation (rel.fans
- * serves fans 1..N in pages) and content (post.log serves POSTS post
+ * serves fans 1..N in pages, in slot order as relation keeps them) and content (post.log serves POSTS post
  * events by author N+1), waits until every event is applied and prints
  * each post's fan-out time (min and median; fan-out on write for any
  * number of fans: --fanout-limit 0), cells/s, the CPU seconds
@@ -32,13 +32,28 @@
 #include "rt_log.h"
 #include "rt_server.h"
 #include "wb_id.h"
+#include "wb_slot.h"
 
 /* The bench links no service library: the inbox's own family settings
  * are compiled in, so the offline compaction below cannot drift. */
 #include "inbox_schema.c"
 #include "wb_clock.h"
 
-static uint64_t nfans = 1000000, nposts = 3, author, first_id;
+static uint64_t  nfans = 1000000, nposts = 3, author, first_id;
+static uint64_t *fans_by_slot; /* 1..nfans as relation pages them: by slot, then uid */
+
+/* bench_slot_cmp orders uids as relation's fans qualifier does: slot, then uid. */
+static int
+bench_slot_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	unsigned sx = wb_slot(x), sy = wb_slot(y);
+
+	if (sx != sy) {
+		return sx < sy ? -1 : 1;
+	}
+	return x < y ? -1 : x > y;
+}
 
 static int
 bench_fans(void *arg, const wb_obj *req, wb_obj *rep)
@@ -57,9 +72,7 @@ bench_fans(void *arg, const wb_obj *req, wb_obj *rep)
 	if (n && v == NULL) {
 		return WB_ENOMEM;
 	}
-	for (uint64_t i = 0; i < n; i++) {
-		v[i] = after + 1 + i;
-	}
+	memcpy(v, fans_by_slot + after, n * sizeof(*v));
 	if (after + n < nfans) {
 		return wb_set_u64(rep, WB_F_NEXT, after + n);
 	}
@@ -238,6 +251,13 @@ main(int argc, char **argv)
 		nposts = strtoull(argv[2], NULL, 10);
 	}
 	author = nfans + 1;
+	if ((fans_by_slot = malloc(nfans * sizeof(*fans_by_slot))) == NULL) {
+		return 1;
+	}
+	for (uint64_t i = 0; i < nfans; i++) {
+		fans_by_slot[i] = i + 1;
+	}
+	qsort(fans_by_slot, nfans, sizeof(*fans_by_slot), bench_slot_cmp);
 	first_id = wb_id_min(wb_now_ms());
 	rt_log_init("fanout_bench", RT_WARN);
 

@@ -40,9 +40,11 @@ Test(cluster, flows, .fini = ct_fini, .timeout = 300)
 
 Test(cluster, big_account, .fini = ct_fini, .timeout = 300)
 {
-	/* fan-out pages of 1,000 (10,000 by default): each inbox shard pages through each relation
-	 * shard's part of its slots, a page fetched ahead while the last is written */
-	const char *const env[] = { CT_ENV_BACKFILL, "WARBLE_INBOX_FANOUT_PAGE=1000", NULL };
+	/* fan-out pages and runs of 1,000 (10,000 and 131,072 by default): each inbox shard pages
+	 * through each relation shard's part of its slots, a page fetched ahead while the last run
+	 * is written */
+	const char *const env[] = { CT_ENV_BACKFILL, "WARBLE_INBOX_FANOUT_PAGE=1000",
+		"WARBLE_INBOX_FANOUT_RUN=1000", NULL };
 
 	ct_start(CT_SHAPE, env);
 	ct_big_account();

@@ -244,15 +244,16 @@ ft_fans_check(const uint64_t *list, size_t n, uint64_t celeb, const uint64_t *wa
 
 Test(fault, celebrity_fanout, .fini = it_fini, .timeout = 600)
 {
-	static char     page[64];
+	static char     page[64], run[64];
 	static uint64_t fans[FT_FANS_MAX];
-	const char     *env[] = { page, NULL };
+	const char     *env[] = { page, run, NULL };
 	uint64_t        celeb, posts[FT_CELEB_POSTS], fr;
 	size_t          nposts = 0;
 	wb_obj         *req, *rep = NULL;
 
-	/* 20 pages per fan-out, so a kill can land between two of them */
+	/* 20 pages and runs per fan-out, so a kill can land between two of them */
 	snprintf(page, sizeof(page), "WARBLE_INBOX_FANOUT_PAGE=%d", FT_FANS / 20);
+	snprintf(run, sizeof(run), "WARBLE_INBOX_FANOUT_RUN=%d", FT_FANS / 20);
 	fprintf(stderr, "fault: celebrity: %d fans%s, %s\n", FT_FANS,
 	    FT_SANITIZED ? " (sanitized build: 20k instead of 100k)" : "", page);
 	it_start_as(env, WBT_FIVE); /* the inbox alone is killed */
