@@ -249,7 +249,7 @@ inbox_u64_cmp(const void *a, const void *b)
 
 /* inbox_fans_write writes the cells of fans[0..n) (in uid order) as two halves from two threads
  * when large, and the author's own if own; with last, the write that ends it carries the
- * source's applied seq.  Then the cache follows, and the counters. */
+ * source's applied seq.  Then the cache follows. */
 static int
 inbox_fans_write(inbox *in, inbox_source *s, const inbox_event *ev, bool put, const uint64_t *fans,
     size_t n, bool own, bool last)
@@ -267,7 +267,11 @@ inbox_fans_write(inbox *in, inbox_source *s, const inbox_event *ev, bool put, co
 		inbox_half_main(&h1); /* no thread: write it here */
 	}
 	rc = inbox_half_fill(&h2);
-	if (rc == WB_OK) { /* the seq goes with the last cells, unless a half is still in flight */
+	if (rc == WB_OK) {
+		/* counted before the write that may carry the seq: once the applied seq shows, so
+		 * do its cells (a failed write is retried, and counted again) */
+		INBOX_ADD(put ? &in->cells_written : &in->cells_deleted, n + own);
+		/* the seq goes with the last cells, unless a half is still in flight */
 		rc = inbox_commit(in, s, ev->seq, last && !split);
 	} else {
 		hb_batch_clear(in->batch);
@@ -284,9 +288,6 @@ inbox_fans_write(inbox *in, inbox_source *s, const inbox_event *ev, bool put, co
 	inbox_cache_page(in, ev, fans, n, put, rc == WB_OK);
 	if (own) {
 		inbox_cache_cell(in, ev, ev->uid, put, rc == WB_OK);
-	}
-	if (rc == WB_OK) {
-		INBOX_ADD(put ? &in->cells_written : &in->cells_deleted, n + own);
 	}
 	return rc;
 }
