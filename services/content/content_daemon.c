@@ -34,7 +34,7 @@ static rt_opt content_daemon_opts[] = {
 	{ "media-decodes", "WARBLE_MEDIA_DECODES", "2",
 	    "images decoded at once, each holding up to 16 bytes a pixel of media-pixels",
 	    &content_media_decodes_opt },
-	{ "publish-lag", "WARBLE_PUBLISH_LAG", "20",
+	{ "publish-lag", "WARBLE_PUBLISH_LAG", "50",
 	    "ms: a publish or delete waits while an inbox has not applied a post this old "
 	    "(0: never waits)",
 	    &content_publish_lag },
