@@ -180,13 +180,19 @@ evlog_g_pace_over(void *arg)
 int
 evlog_pace_gauges(evlog *l, rt_server *s)
 {
-	int rc = rt_server_gauge(s, "log_behind_ms", evlog_g_behind, l);
+	static const struct {
+		const char *name;
+		rt_gauge_fn fn;
+	} g[] = {
+		{ "log_behind_ms", evlog_g_behind },
+		{ "log_paced", evlog_g_paced },
+		{ "log_paced_ms", evlog_g_pace_ms },
+		{ "log_pace_over", evlog_g_pace_over },
+	};
+	int rc = WB_OK;
 
-	if (rc == WB_OK) {
-		rc = rt_server_gauge(s, "log_paced", evlog_g_paced, l);
+	for (size_t i = 0; rc == WB_OK && i < sizeof(g) / sizeof(g[0]); i++) {
+		rc = rt_server_gauge(s, g[i].name, g[i].fn, l);
 	}
-	if (rc == WB_OK) {
-		rc = rt_server_gauge(s, "log_paced_ms", evlog_g_pace_ms, l);
-	}
-	return rc == WB_OK ? rt_server_gauge(s, "log_pace_over", evlog_g_pace_over, l) : rc;
+	return rc;
 }
