@@ -296,6 +296,9 @@ inbox_fans_write(inbox *in, inbox_source *s, const inbox_event *ev, bool put, co
 static int
 inbox_fans_add(uint64_t **run, size_t *len, size_t *cap, const uint64_t *fans, size_t n)
 {
+	if (n == 0) {
+		return WB_OK; /* an empty page (fans may be NULL) */
+	}
 	if (*len + n > *cap) {
 		size_t    c = (*len + n) * 2;
 		uint64_t *p = realloc(*run, c * sizeof(*p));
@@ -350,7 +353,9 @@ inbox_fans_each(inbox *in, inbox_source *s, const inbox_event *ev, bool put)
 		wb_msg_free(cur->rep);
 		cur->rep = NULL;
 		if (rc == WB_OK && (!more || len >= in->opts.fans_run)) {
-			qsort(run, len, sizeof(*run), inbox_u64_cmp);
+			if (len > 1) {
+				qsort(run, len, sizeof(*run), inbox_u64_cmp);
+			}
 			rc = inbox_fans_write(in, s, ev, put, run, len, own, !more);
 			cells += rc == WB_OK ? len + own : 0;
 			own = false;

@@ -72,7 +72,9 @@ bench_fans(void *arg, const wb_obj *req, wb_obj *rep)
 	if (n && v == NULL) {
 		return WB_ENOMEM;
 	}
-	memcpy(v, fans_by_slot + after, n * sizeof(*v));
+	if (n > 0) {
+		memcpy(v, fans_by_slot + after, n * sizeof(*v));
+	}
 	if (after + n < nfans) {
 		return wb_set_u64(rep, WB_F_NEXT, after + n);
 	}
