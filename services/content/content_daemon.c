@@ -2,7 +2,8 @@
  * content_daemon.c - warble-content's options and what it opens around
  * the service: the post event log, its publisher and its retention; the
  * image limits and decoders (content_decode.c states the memory they
- * bound); the pace of publishes while the inbox is behind (evlog_pace.c); the follower of the user service's deletions (content_erase.c).
+ * bound); the pace of publishes while the inbox is behind (evlog_pace.c);
+ * the follower of the user service's deletions (content_erase.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

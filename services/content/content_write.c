@@ -3,9 +3,10 @@
  * entries, its images' move out of (or deletion from) the media families
  * and its event commit in one batch through the event log.
  *
- * Both wait first while an inbox is behind (evlog_pace_wait), then run under write_mu, so ids are issued in seq order, the newest id
- * in meta never goes backwards, and a post is deleted (and its delete
- * event logged) at most once.
+ * Both wait first while an inbox is behind (evlog_pace_wait), then run
+ * under write_mu, so ids are issued in seq order, the newest id in meta
+ * never goes backwards, and a post is deleted (and its delete event
+ * logged) at most once.
  */
 #include <stdlib.h>
 #include <time.h>

@@ -22,6 +22,10 @@
  * deleted, so the seqs go on after a restart; kept seqs stay one
  * contiguous run [first, last], and every read says first, so a consumer
  * that asks from a seq below it knows the events it lacks are gone.
+ *
+ * The pace (evlog_pace.c): from the same reports and the commit times of
+ * its last events, the log knows how far behind its slowest consumer is,
+ * and a producer may wait before its commit while that is too far.
  */
 #ifndef EVLOG_H
 #define EVLOG_H

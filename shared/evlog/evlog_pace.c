@@ -34,9 +34,6 @@ evlog_times_note(evlog *l, uint64_t first, uint64_t last)
 {
 	uint64_t now = wb_now_ms();
 
-	if (l->times == NULL) {
-		return;
-	}
 	for (uint64_t s = first; s <= last; s++) {
 		EVLOG_STORE(&l->times[s % EVLOG_TIMES], now);
 	}
@@ -65,7 +62,7 @@ evlog_behind_locked(evlog *l, uint64_t now_ms)
 			next = c->applied + 1;
 		}
 	}
-	if (next == UINT64_MAX || l->times == NULL) {
+	if (next == UINT64_MAX) {
 		return 0;
 	}
 	uint64_t t = evlog_time_of(l, next, last);

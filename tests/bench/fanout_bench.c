@@ -2,8 +2,8 @@
  * fanout_bench.c - how fast warble-inbox writes a post into N inboxes.
  *
  * Runs the real warble-inbox against stand-ins for relation (rel.fans
- * serves fans 1..N in pages, in slot order as relation keeps them) and content (post.log serves POSTS post
- * events by author N+1), waits until every event is applied and prints
+ * serves fans 1..N in pages, in slot order as relation keeps them) and
+ * content (post.log serves POSTS post events by author N+1), waits until every event is applied and prints
  * each post's fan-out time (min and median; fan-out on write for any
  * number of fans: --fanout-limit 0), cells/s, the CPU seconds
  * the inbox and the stand-ins spent, the inbox's peak RSS, and then,
