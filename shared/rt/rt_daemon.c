@@ -21,6 +21,8 @@
 #include "rt_client.h"
 #include "rt_daemon.h"
 #include "rt_log.h"
+#include "rt_loop.h"
+#include "rt_sp.h"
 #include "rt_tls.h"
 #include "wb_errors.h"
 
@@ -28,10 +30,12 @@
 #define RT_DAEMON_MAX_OPTS    48
 #define RT_DAEMON_RUN         (-1) /* rt_daemon_config: go on */
 #define RT_DAEMON_PER_CPU     3    /* --workers auto: threads a CPU */
+#define RT_DAEMON_LOOP_YIELDS 3    /* --yield 1: looks of a worker for its next request */
+#define RT_DAEMON_CALL_YIELDS 10   /* ... and of a caller for its reply (rt_sp.h) */
 
 /* The values of the common options. */
 typedef struct rt_common {
-	const char *url, *data, *level, *workers, *sync, *shard_s, *tls_dir, *metrics;
+	const char *url, *data, *level, *workers, *sync, *yield, *shard_s, *tls_dir, *metrics;
 	uint64_t    nworkers;
 	bool        fsync;
 	wb_shard    shard;          /* --shard (0 of 1 unless the service is sharded) */
@@ -48,13 +52,18 @@ rt_daemon_opts(const rt_service *s, rt_common *c, rt_opt *opts, size_t max)
 	size_t      n = 0;
 	const char *workers = c->all && s->workers_all != NULL ? s->workers_all : s->workers;
 	const char *metrics = c->all ? RT_DAEMON_METRICS_URL : s->metrics_url;
-	enum { DATA, LEVEL, WORKERS, SYNC, SHARD, TLS, METRICS };
+	enum { DATA, LEVEL, WORKERS, SYNC, YIELD, SHARD, TLS, METRICS };
 	const rt_opt common[] = {
 		{ "data", "WARBLE_DATA", "./var", c->data_help, &c->data },
 		{ "log-level", "WARBLE_LOG_LEVEL", "info", "debug|info|warn|error", &c->level },
 		{ "workers", "WARBLE_WORKERS", workers != NULL ? workers : "8",
 		    s->workers_help != NULL ? s->workers_help : "worker threads", &c->workers },
 		{ "sync", "WARBLE_SYNC", "0", "1 = fsync the WAL on every write", &c->sync },
+		{ "yield", "WARBLE_YIELD", "1",
+		    "1 = a thread out of work gives up its CPU a few times, looking for more, "
+		    "before it sleeps: fewer sleeps and wake-ups under load "
+		    "(docs/operations.md); 0 = it sleeps at once",
+		    &c->yield },
 		{ "shard", "WARBLE_SHARD", "0/1",
 		    "this process's shard, i/N: it owns slot groups [i*64/N, (i+1)*64/N) "
 		    "(docs/architecture.md)",
@@ -167,7 +176,7 @@ rt_daemon_config(const rt_service *s, rt_common *c, int argc, char **argv)
 	rt_opt   opts[RT_DAEMON_MAX_OPTS];
 	char     prog[64];
 	uint64_t max = s->max_workers > 0 ? s->max_workers : RT_DAEMON_MAX_WORKERS;
-	uint64_t fsync = 0;
+	uint64_t fsync = 0, yield = 0;
 	int      rc;
 
 	snprintf(prog, sizeof(prog), "warble-%s", s->name);
@@ -184,9 +193,12 @@ rt_daemon_config(const rt_service *s, rt_common *c, int argc, char **argv)
 		return 2;
 	}
 	if (rt_daemon_workers(c->workers, max, &c->nworkers) != 0 ||
-	    (c->sync != NULL && rt_config_u64("sync", c->sync, 0, 1, &fsync) != 0)) {
+	    (c->sync != NULL && rt_config_u64("sync", c->sync, 0, 1, &fsync) != 0) ||
+	    rt_config_u64("yield", c->yield, 0, 1, &yield) != 0) {
 		return 2;
 	}
+	rt_loop_yields_set(yield != 0 ? RT_DAEMON_LOOP_YIELDS : 0);
+	rt_sp_yields_set(yield != 0 ? RT_DAEMON_CALL_YIELDS : 0);
 	c->shard = (wb_shard) { 0, 1 };
 	if (c->shard_s != NULL && !wb_shard_parse(c->shard_s, &c->shard)) {
 		fprintf(stderr, "%s: bad --shard '%s': i/N with 0 <= i < N <= %d\n", prog,

@@ -6,7 +6,7 @@
  * owns the rest, in this order:
  *
  *   1. options: the service's table plus the common rows (data folder,
- *      log level, workers, WAL sync), flags over WARBLE_* variables,
+ *      log level, workers, WAL sync, --yield), flags over WARBLE_* variables,
  *      --help and --print-defaults; then the service's config check;
  *   2. logging as the service's name, SIGTERM/SIGINT/SIGPIPE handling,
  *      the admin HTTP port (--metrics-url, WARBLE_METRICS_URL: /metrics,

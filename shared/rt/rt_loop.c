@@ -19,6 +19,12 @@
  * one already queued instead of sleeping until a sleeping thread is woken
  * for it (docs/benchmarks.md, 2026-11-26 12:05).
  *
+ * A worker done with a request looks for the next rt_loop_yields times
+ * (rt_loop_yields_set), giving up its CPU between looks, before it
+ * sleeps in epoll_wait: under load one usually arrives meanwhile, and
+ * the sleep and wake-up it spares are the dearest part of a request on
+ * a busy machine (docs/benchmarks.md, 2026-11-27 20:00).
+ *
  * The guard thread (when idle_ms or opts.guard is set) looks over the connections
  * every RT_LOOP_TICK_MS and shuts down (shutdown(2): the worker that then
  * wakes closes it) those past their deadline with nothing unread.
@@ -27,6 +33,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -433,6 +440,27 @@ rt_loop_slow_end(void)
 	}
 }
 
+/* Looks for a request, each after a sched_yield, before a worker sleeps (rt_loop_yields_set). */
+static atomic_int rt_loop_yields;
+
+void
+rt_loop_yields_set(int n)
+{
+	atomic_store(&rt_loop_yields, n > 0 ? n : 0);
+}
+
+/* rt_loop_next waits for l's next event into ev, looking rt_loop_yields times before it sleeps; as epoll_wait(2). */
+static int
+rt_loop_next(rt_loop *l, struct epoll_event *ev)
+{
+	int n = 0, yields = atomic_load_explicit(&rt_loop_yields, memory_order_relaxed);
+
+	for (int i = 0; i < yields && (n = epoll_wait(l->epfd, ev, 1, 0)) == 0; i++) {
+		sched_yield();
+	}
+	return n != 0 ? n : epoll_wait(l->epfd, ev, 1, -1);
+}
+
 /* rt_loop_worker is a worker thread: wait for an event, serve it, until the loop closes. */
 static void *
 rt_loop_worker(void *arg)
@@ -449,7 +477,7 @@ rt_loop_worker(void *arg)
 		if (atomic_load_explicit(&l->serving, memory_order_relaxed) > l->opts.workers) {
 			rt_loop_park(l);
 		}
-		if ((n = epoll_wait(l->epfd, &ev, 1, -1)) < 0 && errno != EINTR) {
+		if ((n = rt_loop_next(l, &ev)) < 0 && errno != EINTR) {
 			RT_ERRORF("%s: epoll_wait: %s", l->name, strerror(errno));
 			break;
 		}

@@ -75,6 +75,14 @@ int rt_loop_port(rt_loop *l);
 /* rt_loop_close stops accepting, lets requests in flight finish (bounded), closes every connection and frees l; NULL is ignored. */
 void rt_loop_close(rt_loop *l);
 
+/*
+ * rt_loop_yields_set makes every worker of the process, done with a
+ * request and finding none waiting, look again n times, giving up its
+ * CPU (sched_yield) between looks, before it sleeps (0, the default: it
+ * sleeps at once); the daemons set it (rt_daemon.h, --yield).
+ */
+void rt_loop_yields_set(int n);
+
 /* rt_loop_slow_begin lets a parked spare take the calling worker's place until its slow call is done (no-op off a loop's thread; calls nest: the outermost counts). */
 void rt_loop_slow_begin(void);
 

@@ -3,8 +3,9 @@
  * echoed): requests split across reads and pipelined in one, the idle
  * deadline for a silent and for a dribbling client, a longer wait set by
  * the protocol, a slow request never cut, a final reply that survives
- * the client still sending, and a spare thread serving while the only
- * worker waits on a slow call.
+ * the client still sending, a spare thread serving while the only
+ * worker waits on a slow call, and workers that look again before they
+ * sleep.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -280,4 +281,31 @@ Test(rt_loop, spare_serves_beside_a_slow_call)
 			close(b);
 		}
 	}
+}
+
+Test(rt_loop, yielding_workers)
+{
+	char buf[16];
+	int  fd[4];
+
+	/* workers looking again before they sleep answer every request and keep the deadline */
+	rt_loop_yields_set(3);
+	for (int i = 0; i < 4; i++) {
+		fd[i] = dial();
+	}
+	for (int round = 0; round < 200; round++) {
+		for (int i = 0; i < 4; i++) {
+			put(fd[i], "ping\n");
+		}
+		for (int i = 0; i < 4; i++) {
+			cr_assert_eq(get(fd[i], buf, 5, 5000), 5, "round %d: client %d unanswered",
+			    round, i);
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		cr_assert(
+		    closed_within(fd[i], 3 * IDLE_MS), "an idle client outlived its deadline");
+		close(fd[i]);
+	}
+	rt_loop_yields_set(0);
 }

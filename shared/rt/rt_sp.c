@@ -15,6 +15,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -152,6 +154,39 @@ rt_sp_left(uint64_t deadline_us)
 	return now < deadline_us ? (int)((deadline_us - now + 999) / 1000) : 0;
 }
 
+/* Looks for a reply, each after a sched_yield, before a caller sleeps (rt_sp_yields_set). */
+static atomic_int rt_sp_yields;
+
+void
+rt_sp_yields_set(int n)
+{
+	atomic_store(&rt_sp_yields, n > 0 ? n : 0);
+}
+
+/*
+ * rt_sp_readable waits until k has bytes to read (or its peer closed it)
+ * or the deadline passes; false then.  It looks rt_sp_yields times first,
+ * giving its CPU to whoever can run between looks, then sleeps in poll(2)
+ * asking for POLLIN, never in a blocking recv: a unix socket wakes every
+ * thread asleep on it whenever its peer takes bytes from it
+ * (unix_write_space), so a caller asleep in recv would be woken, for
+ * nothing, when the server reads the request (docs/benchmarks.md,
+ * 2026-11-27 20:00).
+ */
+static bool
+rt_sp_readable(const rt_sp_conn *k, uint64_t deadline_us)
+{
+	struct pollfd pfd = { .fd = k->fd, .events = POLLIN };
+	int           n, yields = atomic_load_explicit(&rt_sp_yields, memory_order_relaxed);
+
+	for (int i = 0; i < yields && poll(&pfd, 1, 0) == 0; i++) {
+		sched_yield();
+	}
+	while ((n = poll(&pfd, 1, rt_sp_left(deadline_us))) < 0 && errno == EINTR) {
+	}
+	return n != 0;
+}
+
 /* rt_sp_io writes (out) or reads at least need and at most cap bytes of buf on k, within the deadline, counting them in *done (if not NULL); 0, or an errno value. */
 static int
 rt_sp_io(const rt_sp *c, rt_sp_conn *k, bool out, void *buf, size_t need, size_t cap, size_t *done,
@@ -161,6 +196,9 @@ rt_sp_io(const rt_sp *c, rt_sp_conn *k, bool out, void *buf, size_t need, size_t
 	size_t did = 0;
 
 	while (did < need) {
+		if (!out && k->layer == NULL && !rt_sp_readable(k, deadline_us)) {
+			return ETIMEDOUT;
+		}
 		ssize_t n = k->layer != NULL ? (out ? c->layer->write(k->layer, p + did, cap - did)
 		                                    : c->layer->read(k->layer, p + did, cap - did))
 		            : out            ? send(k->fd, p + did, cap - did, MSG_NOSIGNAL)

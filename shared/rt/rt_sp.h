@@ -76,6 +76,15 @@ int rt_sp_start(rt_sp *c, const wb_obj *req, rt_sp_pending **out);
 /* rt_sp_finish waits for p's reply (within the client's deadline from the start) and frees p; results as rt_sp_call. */
 int rt_sp_finish(rt_sp_pending *p, wb_obj **rep);
 
+/*
+ * rt_sp_yields_set makes every caller of the process, its request sent,
+ * look for the reply n times, giving up its CPU (sched_yield) between
+ * looks, before it sleeps (0, the default: it sleeps at once).  Under
+ * load the reply often comes while others run, and the caller is spared
+ * a sleep and a wake-up; the daemons set it (rt_daemon.h, --yield).
+ */
+void rt_sp_yields_set(int n);
+
 /* rt_sp_shutdown ends every call in flight on c at once (WB_ECLOSED) and refuses new ones; c stays valid until rt_sp_close. */
 void rt_sp_shutdown(rt_sp *c);
 
