@@ -23,7 +23,7 @@
  * (rt_loop_yields_set), giving up its CPU between looks, before it
  * sleeps in epoll_wait: under load one usually arrives meanwhile, and
  * the sleep and wake-up it spares are the dearest part of a request on
- * a busy machine (docs/benchmarks.md, 2026-11-27 20:00).
+ * a busy machine (docs/benchmarks.md, 2026-11-27 19:45).
  *
  * The guard thread (when idle_ms or opts.guard is set) looks over the connections
  * every RT_LOOP_TICK_MS and shuts down (shutdown(2): the worker that then

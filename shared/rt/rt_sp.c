@@ -171,7 +171,7 @@ rt_sp_yields_set(int n)
  * thread asleep on it whenever its peer takes bytes from it
  * (unix_write_space), so a caller asleep in recv would be woken, for
  * nothing, when the server reads the request (docs/benchmarks.md,
- * 2026-11-27 20:00).
+ * 2026-11-27 19:45).
  */
 static bool
 rt_sp_readable(const rt_sp_conn *k, uint64_t deadline_us)
