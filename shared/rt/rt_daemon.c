@@ -197,7 +197,7 @@ rt_daemon_config(const rt_service *s, rt_common *c, int argc, char **argv)
 	    rt_config_u64("yield", c->yield, 0, 1, &yield) != 0) {
 		return 2;
 	}
-	rt_loop_yields_set(yield != 0 ? RT_DAEMON_LOOP_YIELDS : 0);
+	rt_loop_yields_set(yield != 0 ? RT_DAEMON_LOOP_YIELDS : 0, (int)rt_daemon_cpus());
 	rt_sp_yields_set(yield != 0 ? RT_DAEMON_CALL_YIELDS : 0);
 	c->shard = (wb_shard) { 0, 1 };
 	if (c->shard_s != NULL && !wb_shard_parse(c->shard_s, &c->shard)) {

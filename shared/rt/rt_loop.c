@@ -23,7 +23,9 @@
  * (rt_loop_yields_set), giving up its CPU between looks, before it
  * sleeps in epoll_wait: under load one usually arrives meanwhile, and
  * the sleep and wake-up it spares are the dearest part of a request on
- * a busy machine (docs/benchmarks.md, 2026-11-27 19:45).
+ * a busy machine (docs/benchmarks.md, 2026-11-27 19:45).  Only a few
+ * look at once (rt_loop_lookers, the daemons' CPUs): a request's thread
+ * preempted behind a dozen yielding workers waits for each of them.
  *
  * The guard thread (when idle_ms or opts.guard is set) looks over the connections
  * every RT_LOOP_TICK_MS and shuts down (shutdown(2): the worker that then
@@ -104,11 +106,12 @@ struct rt_loop {
 	pthread_cond_t  spare;   /* signalled when a serving thread steps aside, or at close */
 	int             active;  /* worker threads still running */
 	atomic_int      serving; /* threads taking requests: neither parked nor in a slow call */
-	rt_loop_conn   *conns;   /* every open connection (under mtx) */
-	size_t          nconns;
-	atomic_bool     closing;
-	pthread_t       guard;
-	bool            guarded;
+	atomic_int    looking; /* workers looking for a request before they sleep (rt_loop_next) */
+	rt_loop_conn *conns;   /* every open connection (under mtx) */
+	size_t        nconns;
+	atomic_bool   closing;
+	pthread_t     guard;
+	bool          guarded;
 };
 
 static _Thread_local rt_loop *rt_loop_self;       /* the loop whose worker runs on this thread */
@@ -440,23 +443,33 @@ rt_loop_slow_end(void)
 	}
 }
 
-/* Looks for a request, each after a sched_yield, before a worker sleeps (rt_loop_yields_set). */
-static atomic_int rt_loop_yields;
+/* Looks for a request, each after a sched_yield, before a worker sleeps, and how many workers
+ * of a loop look at once (rt_loop_yields_set). */
+static atomic_int rt_loop_yields, rt_loop_lookers;
 
 void
-rt_loop_yields_set(int n)
+rt_loop_yields_set(int n, int lookers)
 {
+	atomic_store(&rt_loop_lookers, lookers > 0 ? lookers : 1);
 	atomic_store(&rt_loop_yields, n > 0 ? n : 0);
 }
 
-/* rt_loop_next waits for l's next event into ev, looking rt_loop_yields times before it sleeps; as epoll_wait(2). */
+/* rt_loop_next waits for l's next event into ev, looking rt_loop_yields times before it sleeps
+ * unless rt_loop_lookers others are looking; as epoll_wait(2). */
 static int
 rt_loop_next(rt_loop *l, struct epoll_event *ev)
 {
 	int n = 0, yields = atomic_load_explicit(&rt_loop_yields, memory_order_relaxed);
 
-	for (int i = 0; i < yields && (n = epoll_wait(l->epfd, ev, 1, 0)) == 0; i++) {
-		sched_yield();
+	if (yields > 0) {
+		if (atomic_fetch_add(&l->looking, 1) <
+		    atomic_load_explicit(&rt_loop_lookers, memory_order_relaxed)) {
+			for (int i = 0; i < yields && (n = epoll_wait(l->epfd, ev, 1, 0)) == 0;
+			     i++) {
+				sched_yield();
+			}
+		}
+		atomic_fetch_sub(&l->looking, 1);
 	}
 	return n != 0 ? n : epoll_wait(l->epfd, ev, 1, -1);
 }

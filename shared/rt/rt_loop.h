@@ -78,10 +78,12 @@ void rt_loop_close(rt_loop *l);
 /*
  * rt_loop_yields_set makes every worker of the process, done with a
  * request and finding none waiting, look again n times, giving up its
- * CPU (sched_yield) between looks, before it sleeps (0, the default: it
- * sleeps at once); the daemons set it (rt_daemon.h, --yield).
+ * CPU (sched_yield) between looks, before it sleeps, while fewer than
+ * lookers (at least 1) other workers of its loop are looking; the rest
+ * sleep at once, as all do with n 0, the default.  The daemons set it
+ * (rt_daemon.h, --yield).
  */
-void rt_loop_yields_set(int n);
+void rt_loop_yields_set(int n, int lookers);
 
 /* rt_loop_slow_begin lets a parked spare take the calling worker's place until its slow call is done (no-op off a loop's thread; calls nest: the outermost counts). */
 void rt_loop_slow_begin(void);

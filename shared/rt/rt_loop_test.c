@@ -289,7 +289,7 @@ Test(rt_loop, yielding_workers)
 	int  fd[4];
 
 	/* workers looking again before they sleep answer every request and keep the deadline */
-	rt_loop_yields_set(3);
+	rt_loop_yields_set(3, 2);
 	for (int i = 0; i < 4; i++) {
 		fd[i] = dial();
 	}
@@ -307,5 +307,5 @@ Test(rt_loop, yielding_workers)
 		    closed_within(fd[i], 3 * IDLE_MS), "an idle client outlived its deadline");
 		close(fd[i]);
 	}
-	rt_loop_yields_set(0);
+	rt_loop_yields_set(0, 1);
 }
