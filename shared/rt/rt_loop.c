@@ -106,12 +106,12 @@ struct rt_loop {
 	pthread_cond_t  spare;   /* signalled when a serving thread steps aside, or at close */
 	int             active;  /* worker threads still running */
 	atomic_int      serving; /* threads taking requests: neither parked nor in a slow call */
-	atomic_int    looking; /* workers looking for a request before they sleep (rt_loop_next) */
-	rt_loop_conn *conns;   /* every open connection (under mtx) */
-	size_t        nconns;
-	atomic_bool   closing;
-	pthread_t     guard;
-	bool          guarded;
+	atomic_int      looking; /* workers looking before they sleep (rt_loop_next) */
+	rt_loop_conn   *conns;   /* every open connection (under mtx) */
+	size_t          nconns;
+	atomic_bool     closing;
+	pthread_t       guard;
+	bool            guarded;
 };
 
 static _Thread_local rt_loop *rt_loop_self;       /* the loop whose worker runs on this thread */

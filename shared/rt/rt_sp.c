@@ -4,7 +4,8 @@
  * The wire format is in rt_wire.h.
  *
  * A connection is blocking, with SO_RCVTIMEO and SO_SNDTIMEO at the
- * call's deadline, so a call costs a write and (usually) one read.
+ * call's deadline; a call costs a write, a poll for the reply (after a
+ * few looks with yields, rt_sp_yields_set) and (usually) one read.
  * Before an idle connection is reused it is peeked at: a peer that has
  * closed it (a restarted server) shows as end of file, and the request
  * goes out on a new connection instead, so no request is ever sent into

@@ -5,9 +5,9 @@
  *
  * A synchronous call through libnng hands the request to nng's threads
  * and waits to be woken with the reply: several wake-ups and context
- * switches per call, most of a client's CPU.  Here a call is one write
- * and one read on a connection taken from a small pool, so the caller
- * pays for the system calls and nothing else.  rt_server is the other
+ * switches per call, most of a client's CPU.  Here a call is one write,
+ * a poll and one read on a connection taken from a small pool, so the
+ * caller pays for the system calls and nothing else.  rt_server is the other
  * end.  The SDK calls the gateway through it, and rt_client makes every
  * call to a tcp:// or ipc:// service through it; other transports stay
  * on libnng.
