@@ -3,6 +3,9 @@
  * (warble-ping): the handshake and many calls over tcp and ipc, from many
  * threads at once; a server restarted between calls; deadlines with a
  * stopped server, a closed port and a listener that is not an SP server;
+ * servers whose threads look for work before they sleep, or not, and
+ * callers that look for their reply first, or not (a bad --yield
+ * refused);
  * a reply over the size limit, and one that arrives in pieces; URLs it
  * does not speak; waiting for a server that starts late; a shutdown
  * ending calls in flight.
@@ -36,16 +39,23 @@ sp_ping(rt_sp *c)
 	return rv;
 }
 
-/* sp_server starts warble-ping on url and waits until it answers. */
+/* sp_server_yield starts warble-ping on url with --yield yield (NULL: its default) and waits until it answers. */
 static wbt_daemon *
-sp_server(const char *url)
+sp_server_yield(const char *url, const char *yield)
 {
-	const char *args[] = { "--url", url, NULL };
+	const char *args[] = { "--url", url, yield != NULL ? "--yield" : NULL, yield, NULL };
 	wbt_daemon *d = wbt_spawn("warble-ping", args, NULL);
 
 	cr_assert_not_null(d);
 	cr_assert_eq(wbt_wait_ready(d, url, wbt_ms(15000)), 0);
 	return d;
+}
+
+/* sp_server starts warble-ping on url as a daemon runs by default and waits until it answers. */
+static wbt_daemon *
+sp_server(const char *url)
+{
+	return sp_server_yield(url, NULL);
 }
 
 typedef struct sp_worker {
@@ -92,13 +102,26 @@ Test(rt_sp, calls_over_tcp_and_ipc, .fini = wbt_cleanup, .timeout = 120)
 
 	cr_assert_gt(wbt_tcp_url(tcp, sizeof(tcp)), 0);
 	cr_assert_eq(wbt_ipc_url(ipc, sizeof(ipc), "sp"), 0);
-	sp_server(tcp);
-	sp_server(ipc);
+	sp_server(tcp);            /* its workers look for requests before they sleep */
+	sp_server_yield(ipc, "0"); /* they sleep at once */
 	for (int yields = 0; yields <= 10; yields += 10) { /* a caller sleeping at once, or not */
 		rt_sp_yields_set(yields);
 		sp_calls(tcp);
 		sp_calls(ipc);
 	}
+}
+
+Test(rt_sp, a_bad_yield_is_refused, .fini = wbt_cleanup, .timeout = 60)
+{
+	char        url[64];
+	const char *args[] = { "--url", NULL, "--yield", "2", NULL };
+	wbt_daemon *d;
+
+	cr_assert_gt(wbt_tcp_url(url, sizeof(url)), 0);
+	args[1] = url;
+	d = wbt_spawn("warble-ping", args, NULL);
+	cr_assert_not_null(d);
+	cr_assert_eq(wbt_wait_exit(d, wbt_ms(10000)), 2, "--yield 2 was not refused");
 }
 
 Test(rt_sp, server_restarted_between_calls, .fini = wbt_cleanup, .timeout = 120)
